@@ -1,0 +1,226 @@
+/* flakyctl: the command-line front of libflaky. */
+#include "config.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "flakyctl.h"
+#include "log.h"
+#include "util.h"
+
+static const struct ctl_command commands[] = {
+	{ "analyze", cmd_analyze,
+	  "analyze [--runs N] [--jobs J] [--timeout D] [--target NAME] "
+	  "[--junit PATH] [--fail-on TIERS] [--] COMMAND..." },
+	{ "report", cmd_report,
+	  "report [--since D|DATE] [--until DATE] [--target NAME] "
+	  "[--fail-on TIERS]" },
+	{ "scan", cmd_scan,
+	  "scan [--store --target NAME] PATH..." },
+};
+
+static void
+usage(FILE *f)
+{
+	fprintf(f, "usage: flakyctl [--db PATH] [--config FILE] "
+	    "[--format table|json|...] COMMAND [options]\n");
+	for (size_t i = 0; i < FLAKY_ARRAY_SIZE(commands); i++)
+		fprintf(f, "       flakyctl %s\n", commands[i].usage);
+}
+
+void
+ctl_usage_error(const char *cmd, const char *fmt, ...)
+{
+	va_list	 ap;
+
+	fprintf(stderr, "flakyctl%s%s: ", cmd ? " " : "", cmd ? cmd : "");
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	for (size_t i = 0; cmd != NULL && i < FLAKY_ARRAY_SIZE(commands); i++)
+		if (strcmp(commands[i].name, cmd) == 0)
+			fprintf(stderr, "usage: flakyctl %s\n",
+			    commands[i].usage);
+}
+
+int
+ctl_global_option(struct ctl *ctl, int c, const char *arg)
+{
+	static const char *const names[] = {
+		[FORMAT_TABLE] = "table", [FORMAT_JSON] = "json",
+		[FORMAT_CSV] = "csv", [FORMAT_MARKDOWN] = "markdown",
+		[FORMAT_TSV] = "tsv",
+	};
+
+	switch (c) {
+	case CTL_OPT_DB:
+		ctl->db = arg;
+		return 0;
+	case CTL_OPT_CONFIG:
+		ctl->config = arg;
+		return 0;
+	case CTL_OPT_SOCKET:
+		ctl->socket = arg;
+		return 0;
+	case CTL_OPT_FORMAT:
+		for (size_t i = 0; i < FLAKY_ARRAY_SIZE(names); i++)
+			if (strcmp(arg, names[i]) == 0) {
+				ctl->format = (int)i;
+				ctl->format_set = 1;
+				return 0;
+			}
+		ctl_usage_error(NULL, "unknown format '%s' (expected table, "
+		    "json, csv, markdown or tsv)", arg);
+		return -1;
+	}
+	return -1;
+}
+
+int
+ctl_check_format(struct ctl *ctl, const char *cmd, int allowed)
+{
+	static const char *const names[] = {
+		"table", "json", "csv", "markdown", "tsv"
+	};
+
+	if (allowed & (1 << ctl->format))
+		return 0;
+	ctl_usage_error(cmd, "--format %s is not available here",
+	    names[ctl->format]);
+	return -1;
+}
+
+/* "database:" from a config file, without the schedule machinery: the
+ * first top-level "database:" line. Returns a static buffer or NULL. */
+static const char *
+config_database(const char *path)
+{
+	static char	 value[4096];
+	char		 line[4096];
+	FILE		*f;
+
+	if ((f = fopen(path, "r")) == NULL)
+		return NULL;
+	value[0] = '\0';
+	while (fgets(line, sizeof line, f) != NULL) {
+		char	*v, *e;
+
+		if (strncmp(line, "database:", 9) != 0)
+			continue;
+		v = line + 9;
+		v += strspn(v, " \t");
+		if ((e = strchr(v, '#')) != NULL)
+			*e = '\0';
+		e = v + strlen(v);
+		while (e > v && strchr(" \t\r\n", e[-1]) != NULL)
+			*--e = '\0';
+		if (e > v && (*v == '"' || *v == '\'') && e[-1] == *v) {
+			e[-1] = '\0';
+			v++;
+		}
+		snprintf(value, sizeof value, "%s", v);
+		break;
+	}
+	fclose(f);
+	return value[0] ? value : NULL;
+}
+
+static const char *
+ctl_config_path(struct ctl *ctl)
+{
+	const char	*e;
+
+	if (ctl->config != NULL)
+		return ctl->config;
+	if ((e = getenv("FLAKY_CONFIG")) != NULL && *e != '\0')
+		return e;
+	if (access(FLAKY_DEFAULT_CONFIG, R_OK) == 0)
+		return FLAKY_DEFAULT_CONFIG;
+	return NULL;
+}
+
+const char *
+ctl_db_path(struct ctl *ctl)
+{
+	const char	*e, *cfg;
+
+	if (ctl->db != NULL)
+		return ctl->db;
+	if ((e = getenv("FLAKY_DB")) != NULL && *e != '\0')
+		return e;
+	if ((cfg = ctl_config_path(ctl)) != NULL &&
+	    (e = config_database(cfg)) != NULL)
+		return e;
+	return "flaky.db";
+}
+
+/* "socket:" is read the same way as "database:". */
+const char *
+ctl_socket_path(struct ctl *ctl)
+{
+	const char	*e;
+
+	if (ctl->socket != NULL)
+		return ctl->socket;
+	if ((e = getenv("FLAKY_SOCKET")) != NULL && *e != '\0')
+		return e;
+	return FLAKY_DEFAULT_SOCKET;
+}
+
+int
+main(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
+		CTL_GLOBAL_LONGOPTS,
+		{ NULL, 0, NULL, 0 }
+	};
+	struct ctl	 ctl;
+	const char	*nc;
+	int		 c;
+
+	memset(&ctl, 0, sizeof ctl);
+	log_init("flakyctl", 0);
+	ctl.tty = isatty(STDOUT_FILENO);
+	nc = getenv("NO_COLOR");
+	ctl.color = ctl.tty && (nc == NULL || *nc == '\0') &&
+	    (getenv("TERM") == NULL || strcmp(getenv("TERM"), "dumb") != 0);
+
+	/* Global options before the command; "+" stops at the command. */
+	while ((c = getopt_long(argc, argv, "+hV", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'h':
+			usage(stdout);
+			return EXIT_OK;
+		case 'V':
+			printf("flakyctl %s\n", FLAKY_VERSION);
+			return EXIT_OK;
+		default:
+			if (c == '?' || ctl_global_option(&ctl, c, optarg) < 0) {
+				usage(stderr);
+				return EXIT_ERROR;
+			}
+		}
+	}
+	argc -= optind;
+	argv += optind;
+	if (argc == 0) {
+		usage(stderr);
+		return EXIT_ERROR;
+	}
+	for (size_t i = 0; i < FLAKY_ARRAY_SIZE(commands); i++) {
+		if (strcmp(argv[0], commands[i].name) == 0) {
+			optind = 0;	/* reset getopt for the command */
+			return commands[i].run(&ctl, argc, argv);
+		}
+	}
+	fprintf(stderr, "flakyctl: unknown command '%s'\n", argv[0]);
+	usage(stderr);
+	return EXIT_ERROR;
+}

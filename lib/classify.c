@@ -1,0 +1,2 @@
+/* classify: placeholder until it lands. */
+#include "config.h"

@@ -1,0 +1,2 @@
+/* config: placeholder until it lands. */
+#include "config.h"

@@ -1,0 +1,80 @@
+/* Runner output -> per-test results.
+ *
+ * A parser is fed a run's output as it arrives, in chunks of any size, one
+ * parser per stream (stdout, stderr). It splits lines itself, detects the
+ * runner from the lines it sees (pytest, unittest, Jest, go test, TAP) and
+ * hands each line to that runner's state machine, so memory is bounded by the
+ * number of tests, not by the size of the output. JUnit XML is a file, read
+ * with expat by flaky_parse_junit(). */
+#ifndef FLAKY_PARSE_H
+#define FLAKY_PARSE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+enum flaky_outcome {
+	FLAKY_PASS = 0,
+	FLAKY_FAIL = 1,
+	FLAKY_ERROR = 2,
+	FLAKY_SKIP = 3,
+	FLAKY_XFAIL = 4,	/* expected failure */
+	FLAKY_XPASS = 5,	/* unexpected pass (non-strict) */
+};
+#define FLAKY_OUTCOME_MAX	FLAKY_XPASS
+#define FLAKY_FAILED(o)		((o) == FLAKY_FAIL || (o) == FLAKY_ERROR)
+
+/* A failure message kept per result is bounded to this many bytes. */
+#define FLAKY_MESSAGE_MAX	4096
+/* Lines longer than this are cut (the rest is dropped, not split). */
+#define FLAKY_LINE_MAX		(64 * 1024)
+
+struct flaky_result {
+	char		*test;		/* the runner's own test id, UTF-8 */
+	int		 outcome;	/* enum flaky_outcome */
+	int64_t		 duration_us;	/* -1 when the runner did not print it */
+	char		*message;	/* failure message or NULL; bounded */
+	unsigned	 position;	/* 0-based order in which tests ran */
+};
+
+struct flaky_results {
+	char			 runner[16];	/* "pytest", ..., "" if unknown */
+	char			*version;	/* runner version or NULL */
+	char			*seed;		/* random-order seed or NULL */
+	struct flaky_result	*v;
+	size_t			 n, cap;
+	long			 summary_total;	/* the runner's own count, -1 */
+	char			*warning;	/* why nothing was parsed, or NULL */
+};
+
+struct flaky_parser;
+
+/* rundir: the run's working directory, for making paths relative (Jest). */
+int	 flaky_parser_new(struct flaky_parser **ret, const char *rundir);
+int	 flaky_parser_feed(struct flaky_parser *, const char *, size_t);
+/* Ends the input and moves the results into *out (which the caller frees
+ * with flaky_results_free). Tests with the same id in one run get a stable
+ * suffix " #2", " #3" in the order they ran. */
+int	 flaky_parser_finish(struct flaky_parser *, struct flaky_results *out);
+void	 flaky_parser_free(struct flaky_parser *);
+
+/* Parse a whole buffer (ingest, tests). */
+int	 flaky_parse_buffer(const char *, size_t, const char *rundir,
+	    struct flaky_results *out);
+
+/* Read a JUnit XML file (no external entities, no entity expansion beyond
+ * the predefined ones). Returns 0, or a negative errno with err filled:
+ * "FILE:LINE:COL: what was expected". */
+int	 flaky_parse_junit(const char *path, struct flaky_results *out,
+	    char *err, size_t errlen);
+int	 flaky_parse_junit_buffer(const char *name, const char *, size_t,
+	    struct flaky_results *out, char *err, size_t errlen);
+
+/* Merge src into dst (results appended, positions continued); src emptied. */
+int	 flaky_results_merge(struct flaky_results *dst, struct flaky_results *src);
+void	 flaky_results_init(struct flaky_results *);
+void	 flaky_results_free(struct flaky_results *);
+
+const char *flaky_outcome_name(int);	/* "pass", "fail", ... */
+int	 flaky_outcome_from_name(const char *);
+
+#endif

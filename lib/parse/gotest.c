@@ -1,0 +1,27 @@
+/* gotest output -> results. Placeholder until its parser lands. */
+#include "config.h"
+
+#include "runner.h"
+
+static int
+detect(const char *line, size_t len)
+{
+	(void)line;
+	(void)len;
+	return 0;
+}
+
+static int
+line(struct parse_ctx *ctx, const char *s, size_t len)
+{
+	(void)ctx;
+	(void)s;
+	(void)len;
+	return 0;
+}
+
+const struct runner runner_gotest = {
+	.name = "gotest",
+	.detect = detect,
+	.line = line,
+};

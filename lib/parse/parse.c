@@ -1,0 +1,455 @@
+/* The parser front: line splitting, runner detection and the result list
+ * that every runner's state machine fills. */
+#include "config.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "runner.h"
+
+static const struct runner *const runners[] = {
+	&runner_pytest,
+	&runner_unittest,
+	&runner_jest,
+	&runner_gotest,
+	&runner_tap,
+};
+#define NRUNNERS FLAKY_ARRAY_SIZE(runners)
+
+/* Lines held back while the runner is not known yet. */
+#define LOOKAHEAD_LINES	512
+#define LOOKAHEAD_BYTES	(256 * 1024)
+
+struct flaky_parser {
+	struct flaky_results	 res;
+	struct parse_ctx	 ctx;
+	const struct runner	*runner;
+	char			*rundir;
+	struct flaky_buf	 line;		/* the partial line */
+	int			 line_cut;	/* the line passed LINE_MAX */
+	struct flaky_buf	 held;		/* look-ahead, NUL-separated */
+	size_t			 nheld;
+	int			 votes[NRUNNERS];
+	int			 gave_up;	/* look-ahead full, no runner */
+	int			 error;		/* first -errno seen */
+};
+
+const char *
+flaky_outcome_name(int o)
+{
+	static const char *const names[] = {
+		"pass", "fail", "error", "skip", "xfail", "xpass"
+	};
+
+	if (o < 0 || o > FLAKY_OUTCOME_MAX)
+		return "unknown";
+	return names[o];
+}
+
+int
+flaky_outcome_from_name(const char *s)
+{
+	for (int o = 0; o <= FLAKY_OUTCOME_MAX; o++)
+		if (strcmp(s, flaky_outcome_name(o)) == 0)
+			return o;
+	return -EINVAL;
+}
+
+void
+flaky_results_init(struct flaky_results *r)
+{
+	memset(r, 0, sizeof *r);
+	r->summary_total = -1;
+}
+
+void
+flaky_results_free(struct flaky_results *r)
+{
+	if (r == NULL)
+		return;
+	for (size_t i = 0; i < r->n; i++) {
+		free(r->v[i].test);
+		free(r->v[i].message);
+	}
+	free(r->v);
+	free(r->version);
+	free(r->seed);
+	free(r->warning);
+	flaky_results_init(r);
+}
+
+int
+flaky_results_merge(struct flaky_results *dst, struct flaky_results *src)
+{
+	struct flaky_result	*v;
+	unsigned		 base = 0;
+
+	if (src->n == 0)
+		goto meta;
+	for (size_t i = 0; i < dst->n; i++)
+		if (dst->v[i].position + 1 > base)
+			base = dst->v[i].position + 1;
+	if (dst->n + src->n > dst->cap) {
+		size_t	 cap = dst->n + src->n;
+
+		if ((v = realloc(dst->v, cap * sizeof *v)) == NULL)
+			return -ENOMEM;
+		dst->v = v;
+		dst->cap = cap;
+	}
+	for (size_t i = 0; i < src->n; i++) {
+		dst->v[dst->n] = src->v[i];
+		dst->v[dst->n].position += base;
+		dst->n++;
+	}
+	src->n = 0;
+meta:
+	if (dst->runner[0] == '\0')
+		memcpy(dst->runner, src->runner, sizeof dst->runner);
+	if (dst->version == NULL) {
+		dst->version = src->version;
+		src->version = NULL;
+	}
+	if (dst->seed == NULL) {
+		dst->seed = src->seed;
+		src->seed = NULL;
+	}
+	if (src->summary_total >= 0)
+		dst->summary_total = (dst->summary_total >= 0 ?
+		    dst->summary_total : 0) + src->summary_total;
+	flaky_results_free(src);
+	return 0;
+}
+
+long
+parse_add(struct parse_ctx *ctx, const char *test, size_t len, int outcome,
+    int64_t duration_us)
+{
+	struct flaky_results	*r = ctx->res;
+	struct flaky_result	*v;
+
+	if (r->n == r->cap) {
+		size_t	 cap = r->cap ? r->cap * 2 : 64;
+
+		if ((v = realloc(r->v, cap * sizeof *v)) == NULL)
+			return -ENOMEM;
+		r->v = v;
+		r->cap = cap;
+	}
+	v = &r->v[r->n];
+	if ((v->test = flaky_strndup(test, len)) == NULL)
+		return -ENOMEM;
+	v->outcome = outcome;
+	v->duration_us = duration_us;
+	v->message = NULL;
+	v->position = (unsigned)r->n;
+	return (long)r->n++;
+}
+
+long
+parse_find(struct parse_ctx *ctx, const char *test, size_t len)
+{
+	struct flaky_results	*r = ctx->res;
+
+	for (size_t i = r->n; i-- > 0;)
+		if (strncmp(r->v[i].test, test, len) == 0 &&
+		    r->v[i].test[len] == '\0')
+			return (long)i;
+	return -1;
+}
+
+int
+parse_message(struct parse_ctx *ctx, long idx, const char *s, size_t len)
+{
+	struct flaky_result	*v = &ctx->res->v[idx];
+	size_t			 have = v->message ? strlen(v->message) : 0;
+	size_t			 room, n;
+	char			*p;
+
+	if (have >= FLAKY_MESSAGE_MAX - 1)
+		return 0;
+	room = FLAKY_MESSAGE_MAX - 1 - have - (have > 0);
+	n = len < room ? len : room;
+	if ((p = realloc(v->message, have + (have > 0) + n + 1)) == NULL)
+		return -ENOMEM;
+	if (have > 0)
+		p[have++] = '\n';
+	memcpy(p + have, s, n);
+	p[have + n] = '\0';
+	v->message = p;
+	return 0;
+}
+
+static int
+set_str(char **dst, const char *s, size_t len)
+{
+	char	*p;
+
+	if ((p = flaky_strndup(s, len)) == NULL)
+		return -ENOMEM;
+	free(*dst);
+	*dst = p;
+	return 0;
+}
+
+int
+parse_set_version(struct parse_ctx *ctx, const char *s, size_t len)
+{
+	return set_str(&ctx->res->version, s, len);
+}
+
+int
+parse_set_seed(struct parse_ctx *ctx, const char *s, size_t len)
+{
+	return set_str(&ctx->res->seed, s, len);
+}
+
+int
+flaky_parser_new(struct flaky_parser **ret, const char *rundir)
+{
+	struct flaky_parser	*p;
+
+	if ((p = calloc(1, sizeof *p)) == NULL)
+		return -ENOMEM;
+	flaky_results_init(&p->res);
+	flaky_buf_init(&p->line);
+	flaky_buf_init(&p->held);
+	if (rundir != NULL && (p->rundir = strdup(rundir)) == NULL) {
+		free(p);
+		return -ENOMEM;
+	}
+	p->ctx.res = &p->res;
+	p->ctx.rundir = p->rundir;
+	*ret = p;
+	return 0;
+}
+
+void
+flaky_parser_free(struct flaky_parser *p)
+{
+	if (p == NULL)
+		return;
+	if (p->runner != NULL && p->runner->free != NULL)
+		p->runner->free(&p->ctx);
+	flaky_results_free(&p->res);
+	flaky_buf_free(&p->line);
+	flaky_buf_free(&p->held);
+	free(p->rundir);
+	free(p);
+}
+
+/* Pick the runner and replay the held lines to it. */
+static int
+choose(struct flaky_parser *p, const struct runner *r)
+{
+	const char	*s, *end;
+	int		 e;
+
+	p->runner = r;
+	memcpy(p->res.runner, r->name, strlen(r->name) + 1);
+	if (r->init != NULL && (e = r->init(&p->ctx)) < 0)
+		return e;
+	s = p->held.data;
+	end = s + p->held.len;
+	while (s != NULL && s < end) {
+		size_t	 n = strlen(s);
+
+		if ((e = r->line(&p->ctx, s, n)) < 0)
+			return e;
+		s += n + 1;
+	}
+	flaky_buf_free(&p->held);
+	p->nheld = 0;
+	return 0;
+}
+
+/* Vote on one line while the runner is unknown. */
+static int
+detect_line(struct flaky_parser *p, const char *s, size_t n)
+{
+	size_t	 best = 0;
+
+	for (size_t i = 0; i < NRUNNERS; i++) {
+		int	 v = runners[i]->detect(s, n);
+
+		if (v >= 2) {
+			if (!p->gave_up) {
+				flaky_buf_add(&p->held, s, n);
+				flaky_buf_addc(&p->held, '\0');
+				if (p->held.oom)
+					return -ENOMEM;
+			} else {
+				/* Too late for the look-ahead: start here. */
+				flaky_buf_add(&p->held, s, n);
+				flaky_buf_addc(&p->held, '\0');
+			}
+			return choose(p, runners[i]);
+		}
+		p->votes[i] += v;
+	}
+	if (p->gave_up)
+		return 0;
+	flaky_buf_add(&p->held, s, n);
+	flaky_buf_addc(&p->held, '\0');
+	if (p->held.oom)
+		return -ENOMEM;
+	if (++p->nheld < LOOKAHEAD_LINES && p->held.len < LOOKAHEAD_BYTES)
+		return 0;
+	for (size_t i = 1; i < NRUNNERS; i++)
+		if (p->votes[i] > p->votes[best])
+			best = i;
+	if (p->votes[best] > 0)
+		return choose(p, runners[best]);
+	/* Nothing yet: keep scanning for a certain line, hold nothing. */
+	p->gave_up = 1;
+	flaky_buf_free(&p->held);
+	p->nheld = 0;
+	return 0;
+}
+
+static int
+one_line(struct flaky_parser *p, const char *s, size_t n)
+{
+	if (n > 0 && s[n - 1] == '\r')
+		n--;
+	if (p->runner != NULL)
+		return p->runner->line(&p->ctx, s, n);
+	return detect_line(p, s, n);
+}
+
+int
+flaky_parser_feed(struct flaky_parser *p, const char *data, size_t len)
+{
+	const char	*s = data, *end = data + len, *nl;
+	int		 e;
+
+	if (p->error < 0)
+		return p->error;
+	while (s < end) {
+		size_t	 n, room;
+
+		nl = memchr(s, '\n', (size_t)(end - s));
+		n = (size_t)((nl != NULL ? nl : end) - s);
+		if (!p->line_cut) {
+			room = FLAKY_LINE_MAX - p->line.len;
+			if (n > room) {
+				flaky_buf_add(&p->line, s, room);
+				p->line_cut = 1;
+			} else
+				flaky_buf_add(&p->line, s, n);
+		}
+		if (p->line.oom)
+			return p->error = -ENOMEM;
+		if (nl == NULL)
+			break;
+		e = one_line(p, p->line.data ? p->line.data : "", p->line.len);
+		if (e < 0)
+			return p->error = e;
+		flaky_buf_reset(&p->line);
+		p->line_cut = 0;
+		s = nl + 1;
+	}
+	return 0;
+}
+
+/* Tests with the same id get " #2", " #3" in run order. */
+static int
+cmp_index(const void *a, const void *b, void *arg)
+{
+	const struct flaky_result *v = arg;
+	size_t	 i = *(const size_t *)a, j = *(const size_t *)b;
+	int	 c = strcmp(v[i].test, v[j].test);
+
+	if (c != 0)
+		return c;
+	return i < j ? -1 : i > j;
+}
+
+static int
+dedupe(struct flaky_results *r)
+{
+	size_t	*ix;
+	int	 e = 0;
+
+	if (r->n < 2)
+		return 0;
+	if ((ix = malloc(r->n * sizeof *ix)) == NULL)
+		return -ENOMEM;
+	for (size_t i = 0; i < r->n; i++)
+		ix[i] = i;
+	qsort_r(ix, r->n, sizeof *ix, cmp_index, r->v);
+	/* The first of a group keeps its name; later ones get a suffix. */
+	for (size_t i = 1, g = 0; i < r->n; i++) {
+		struct flaky_result *b = &r->v[ix[i]];
+		struct flaky_buf nb;
+
+		if (strcmp(r->v[ix[g]].test, b->test) != 0) {
+			g = i;
+			continue;
+		}
+		flaky_buf_init(&nb);
+		flaky_buf_printf(&nb, "%s #%zu", b->test, i - g + 1);
+		if (nb.oom) {
+			e = -ENOMEM;
+			break;
+		}
+		free(b->test);
+		b->test = flaky_buf_steal(&nb);
+	}
+	free(ix);
+	return e;
+}
+
+int
+flaky_parser_finish(struct flaky_parser *p, struct flaky_results *out)
+{
+	int	 e;
+
+	if (p->error < 0)
+		return p->error;
+	if (p->line.len > 0 || p->line_cut) {
+		if ((e = one_line(p, p->line.data, p->line.len)) < 0)
+			return p->error = e;
+		flaky_buf_reset(&p->line);
+	}
+	if (p->runner == NULL && p->nheld > 0) {
+		size_t	 best = 0;
+
+		for (size_t i = 1; i < NRUNNERS; i++)
+			if (p->votes[i] > p->votes[best])
+				best = i;
+		if (p->votes[best] > 0 && (e = choose(p, runners[best])) < 0)
+			return p->error = e;
+	}
+	if (p->runner != NULL && p->runner->finish != NULL &&
+	    (e = p->runner->finish(&p->ctx)) < 0)
+		return p->error = e;
+	if (p->runner == NULL || p->res.n == 0) {
+		free(p->res.warning);
+		p->res.warning = strdup(p->runner == NULL ?
+		    "no known test runner output (pytest, unittest, Jest, "
+		    "go test, TAP) was recognized" :
+		    "the runner was recognized but no test result was found");
+	}
+	if ((e = dedupe(&p->res)) < 0)
+		return p->error = e;
+	*out = p->res;
+	flaky_results_init(&p->res);
+	return 0;
+}
+
+int
+flaky_parse_buffer(const char *s, size_t len, const char *rundir,
+    struct flaky_results *out)
+{
+	struct flaky_parser	*p;
+	int			 e;
+
+	if ((e = flaky_parser_new(&p, rundir)) < 0)
+		return e;
+	if ((e = flaky_parser_feed(p, s, len)) == 0)
+		e = flaky_parser_finish(p, out);
+	flaky_parser_free(p);
+	return e;
+}

@@ -1,0 +1,2 @@
+/* pyscan: placeholder until it lands. */
+#include "config.h"

@@ -1,0 +1,2 @@
+/* redact: placeholder until it lands. */
+#include "config.h"

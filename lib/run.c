@@ -1,0 +1,2 @@
+/* run: placeholder until it lands. */
+#include "config.h"

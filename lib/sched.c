@@ -1,0 +1,2 @@
+/* sched: placeholder until it lands. */
+#include "config.h"

@@ -1,0 +1,2 @@
+/* spawn: placeholder until it lands. */
+#include "config.h"

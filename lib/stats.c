@@ -1,0 +1,2 @@
+/* stats: placeholder until it lands. */
+#include "config.h"

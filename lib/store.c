@@ -1,0 +1,2 @@
+/* store: placeholder until it lands. */
+#include "config.h"

@@ -1,0 +1,114 @@
+/* util: durations, times, buffers. */
+#include "config.h"
+
+#include <check.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util.h"
+
+START_TEST(durations)
+{
+	static const struct { const char *s; int64_t ms; } ok[] = {
+		{ "90", 90000 }, { "30s", 30000 }, { "10m", 600000 },
+		{ "1h30m", 5400000 }, { "2d", 172800000 },
+		{ "2w", 1209600000 }, { "250ms", 250 }, { "1m30s", 90000 },
+		{ "0s", 0 },
+	};
+	static const char *const bad[] = {
+		"", "m", "10x", "1.5h", "-3m", "10 m", "1h30", "h1",
+		"99999999999999999999d",
+	};
+	int64_t	 ms;
+
+	for (size_t i = 0; i < FLAKY_ARRAY_SIZE(ok); i++) {
+		ck_assert_int_eq(flaky_parse_duration(ok[i].s, &ms), 0);
+		ck_assert_int_eq(ms, ok[i].ms);
+	}
+	for (size_t i = 0; i < FLAKY_ARRAY_SIZE(bad); i++)
+		ck_assert_int_lt(flaky_parse_duration(bad[i], &ms), 0);
+}
+END_TEST
+
+START_TEST(times)
+{
+	static const struct { const char *s; int64_t ms; } ok[] = {
+		{ "2026-11-01", 1793491200000LL },
+		{ "2026-11-01T12:00", 1793534400000LL },
+		{ "2026-11-01T12:00:00Z", 1793534400000LL },
+		{ "2026-11-01 13:00:00+01:00", 1793534400000LL },
+		{ "2026-11-01T12:00:00.250Z", 1793534400250LL },
+		{ "1970-01-01", 0 },
+	};
+	static const char *const bad[] = {
+		"2026-13-01", "2026-02-31", "2026-11-01T25:00", "yesterday",
+		"2026-11-01T12:00:00+", "2026-11-1", "",
+	};
+	char	 buf[32];
+	int64_t	 ms;
+
+	for (size_t i = 0; i < FLAKY_ARRAY_SIZE(ok); i++) {
+		ck_assert_msg(flaky_parse_time(ok[i].s, &ms) == 0, "%s", ok[i].s);
+		ck_assert_int_eq(ms, ok[i].ms);
+	}
+	for (size_t i = 0; i < FLAKY_ARRAY_SIZE(bad); i++)
+		ck_assert_msg(flaky_parse_time(bad[i], &ms) < 0, "%s", bad[i]);
+	ck_assert_str_eq(flaky_format_time(1793534400250LL, buf, sizeof buf),
+	    "2026-11-01T12:00:00Z");
+	ck_assert_str_eq(flaky_format_day(1793534400250LL, buf, sizeof buf),
+	    "2026-11-01");
+}
+END_TEST
+
+START_TEST(buffers)
+{
+	struct flaky_buf b;
+	char	*s;
+
+	flaky_buf_init(&b);
+	ck_assert_str_eq(flaky_buf_cstr(&b), "");
+	for (int i = 0; i < 1000; i++)
+		flaky_buf_printf(&b, "%d,", i);
+	ck_assert_int_eq(b.oom, 0);
+	ck_assert(strncmp(b.data, "0,1,2,", 6) == 0);
+	ck_assert_int_eq(b.len, strlen(b.data));
+	s = flaky_buf_steal(&b);
+	ck_assert_ptr_null(b.data);
+	free(s);
+}
+END_TEST
+
+START_TEST(ints)
+{
+	long long v;
+
+	ck_assert_int_eq(flaky_parse_int("50", 1, 100, &v), 0);
+	ck_assert_int_eq(v, 50);
+	ck_assert_int_eq(flaky_parse_int("0", 1, 100, &v), -ERANGE);
+	ck_assert_int_eq(flaky_parse_int("-3", 1, 100, &v), -ERANGE);
+	ck_assert_int_eq(flaky_parse_int("5x", 1, 100, &v), -EINVAL);
+	ck_assert_int_eq(flaky_parse_int("", 1, 100, &v), -EINVAL);
+	ck_assert_int_eq(flaky_parse_int(" 5", 1, 100, &v), -EINVAL);
+}
+END_TEST
+
+int
+main(void)
+{
+	Suite	*s = suite_create("util");
+	TCase	*tc = tcase_create("util");
+	SRunner	*sr;
+	int	 failed;
+
+	tcase_add_test(tc, durations);
+	tcase_add_test(tc, times);
+	tcase_add_test(tc, buffers);
+	tcase_add_test(tc, ints);
+	suite_add_tcase(s, tc);
+	sr = srunner_create(s);
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? 1 : 0;
+}
