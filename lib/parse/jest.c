@@ -1,27 +1,462 @@
-/* jest output -> results. Placeholder until its parser lands. */
+/* Jest (29) output -> results.
+ *
+ * Jest reports on stderr, one block per test file, each printed whole when
+ * the file finishes (so several workers never interleave inside a block):
+ *
+ *	FAIL tests/b.test.js
+ *	  describe
+ *	    ✓ passes (5 ms)		(--verbose, or a run of one file)
+ *	    ✕ fails (3 ms)
+ *	    ○ skipped title
+ *	    ✎ todo title
+ *
+ *	  ● describe › fails		(one block per failed test)
+ *
+ *	    message, code frame, "at" lines
+ *
+ * then "Summary of all failing tests" (a repeat of the blocks, skipped here)
+ * when many files ran, then "Seed:", "Tests: ... N total". The test id is
+ * "file › describe › test": the nesting of the verbose tree comes from its
+ * indentation, that of a failure block from its title. Without --verbose Jest
+ * names failing tests only; those are all we emit (with a warning), never
+ * invented passes. */
 #include "config.h"
 
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
 #include "runner.h"
+
+#define SEP		" \xe2\x80\xba "	/* " › " as Jest prints it */
+#define DEPTH_MAX	64			/* describe nesting kept */
+
+enum jest_mode {
+	M_NONE,		/* before the first file, or between files */
+	M_TREE,		/* after "PASS file": the verbose tree, console output */
+	M_BLOCK,	/* inside a "●" failure block */
+	M_SUMMARY,	/* "Summary of all failing tests" and the totals */
+};
+
+struct jest_state {
+	struct flaky_buf	 clean;		/* the line without colours */
+	struct flaky_buf	 id;		/* scratch for test ids */
+	char			*file;		/* the current test file */
+	size_t			 file_start;	/* its first result */
+	enum jest_mode		 mode;
+	long			 block;		/* result of the "●" block, -1 */
+	int			 block_at;	/* its "at" line was kept */
+	struct {
+		int		 indent;
+		char		*title;
+	}			 stack[DEPTH_MAX];
+	int			 depth;
+	unsigned		 nfiles;
+	unsigned		 nverbose;	/* verbose test lines seen */
+	unsigned		 nsuite;	/* files that failed to run */
+};
+
+/* Copy a line into b without ANSI escape sequences (FORCE_COLOR output). */
+static const char *
+strip_ansi(struct flaky_buf *b, const char *s, size_t len, size_t *ret_len)
+{
+	size_t	 i = 0;
+
+	flaky_buf_reset(b);
+	while (i < len) {
+		size_t	 j = i;
+
+		while (j < len && s[j] != '\033')
+			j++;
+		flaky_buf_add(b, s + i, j - i);
+		if (j >= len)
+			break;
+		/* ESC [ params final, or ESC and one more byte. */
+		if (j + 1 < len && s[j + 1] == '[') {
+			j += 2;
+			while (j < len && !(s[j] >= 0x40 && s[j] <= 0x7e))
+				j++;
+			j++;
+		} else
+			j += 2;
+		i = j;
+	}
+	*ret_len = b->len;
+	return b->oom ? NULL : flaky_buf_cstr(b);
+}
+
+static int
+starts(const char *s, size_t len, const char *prefix)
+{
+	size_t	 n = strlen(prefix);
+
+	return len >= n && memcmp(s, prefix, n) == 0;
+}
+
+static size_t
+indent_of(const char *s, size_t len)
+{
+	size_t	 i = 0;
+
+	while (i < len && s[i] == ' ')
+		i++;
+	return i;
+}
+
+/* "PASS path" / "FAIL path": the path, or NULL. */
+static const char *
+file_line(const char *s, size_t len, size_t *ret_len)
+{
+	size_t	 i = indent_of(s, len), j;
+
+	if (i > 1 || (!starts(s + i, len - i, "PASS ") &&
+	    !starts(s + i, len - i, "FAIL ")))
+		return NULL;
+	i += 5;
+	while (i < len && s[i] == ' ')
+		i++;
+	/* The path is the last word (a displayName may come before it). */
+	for (j = len; j > i && s[j - 1] != ' '; j--)
+		;
+	if (j >= len || memchr(s + j, '\t', len - j) != NULL ||
+	    memchr(s + j, '.', len - j) == NULL)
+		return NULL;
+	*ret_len = len - j;
+	return s + j;
+}
+
+/* "Tests:       1 failed, 5 passed, 6 total": the total, or -1. */
+static long
+totals_line(const char *s, size_t len)
+{
+	const char	*p;
+	long		 n = 0;
+
+	if (!starts(s, len, "Tests:") || len < 6 ||
+	    (p = strstr(s, " total")) == NULL || (size_t)(p - s) + 6 != len)
+		return -1;
+	while (p > s && p[-1] >= '0' && p[-1] <= '9')
+		p--;
+	for (; *p >= '0' && *p <= '9' && n < 1000000000L; p++)
+		n = n * 10 + (*p - '0');
+	return n;
+}
 
 static int
 detect(const char *line, size_t len)
 {
-	(void)line;
-	(void)len;
+	struct flaky_buf	 b;
+	const char		*s;
+	size_t			 n, fl;
+	int			 v = 0;
+
+	flaky_buf_init(&b);
+	if ((s = strip_ansi(&b, line, len, &n)) == NULL)
+		goto out;
+	if (file_line(s, n, &fl) != NULL || totals_line(s, n) >= 0 ||
+	    starts(s, n, "Test Suites: "))
+		v = 2;
+	else if (starts(s, n, "  \xe2\x97\x8f ") ||
+	    strstr(s, "\xe2\x9c\x93 ") != NULL ||
+	    strstr(s, "\xe2\x9c\x95 ") != NULL)
+		v = 1;
+out:
+	flaky_buf_free(&b);
+	return v;
+}
+
+static int
+init(struct parse_ctx *ctx)
+{
+	struct jest_state	*st;
+
+	if ((st = calloc(1, sizeof *st)) == NULL)
+		return -ENOMEM;
+	st->block = -1;
+	ctx->state = st;
+	return 0;
+}
+
+static void
+pop_to(struct jest_state *st, int indent)
+{
+	while (st->depth > 0 && st->stack[st->depth - 1].indent >= indent)
+		free(st->stack[--st->depth].title);
+}
+
+/* Start the id with the file: "file › " (or nothing without a file). */
+static void
+id_start(struct jest_state *st)
+{
+	flaky_buf_reset(&st->id);
+	if (st->file != NULL) {
+		flaky_buf_adds(&st->id, st->file);
+		flaky_buf_adds(&st->id, SEP);
+	}
+}
+
+/* A new file block; the path is made relative to the run's directory when
+ * Jest printed it absolute. */
+static int
+new_file(struct parse_ctx *ctx, struct jest_state *st, const char *p,
+    size_t n)
+{
+	size_t	 rl;
+
+	if (p[0] == '/' && ctx->rundir != NULL &&
+	    (rl = strlen(ctx->rundir)) > 0 && n > rl + 1 &&
+	    memcmp(p, ctx->rundir, rl) == 0) {
+		if (ctx->rundir[rl - 1] != '/' && p[rl] == '/')
+			rl++;
+		if (p[rl - 1] == '/') {
+			p += rl;
+			n -= rl;
+		}
+	}
+	free(st->file);
+	if ((st->file = flaky_strndup(p, n)) == NULL)
+		return -ENOMEM;
+	st->file_start = ctx->res->n;
+	st->mode = M_TREE;
+	st->block = -1;
+	pop_to(st, 0);
+	st->nfiles++;
+	return 0;
+}
+
+/* A verbose test line: "✓ title (5 ms)" and friends. 1 if it was one. */
+static int
+tree_test(struct parse_ctx *ctx, struct jest_state *st, const char *s,
+    size_t len, int indent, int *err)
+{
+	static const struct {
+		const char	*mark;
+		int		 outcome;
+	} marks[] = {
+		{ "\xe2\x9c\x93 ", FLAKY_PASS },		/* ✓ */
+		{ "\xe2\x9c\x95 ", FLAKY_FAIL },		/* ✕ */
+		{ "\xe2\x97\x8b skipped ", FLAKY_SKIP },	/* ○ */
+		{ "\xe2\x9c\x8e todo ", FLAKY_SKIP },		/* ✎ */
+	};
+	const char	*t = s + indent;
+	size_t		 tl = len - (size_t)indent;
+	int64_t		 dur = -1;
+	size_t		 i;
+	long		 idx;
+
+	for (i = 0; i < FLAKY_ARRAY_SIZE(marks); i++)
+		if (starts(t, tl, marks[i].mark))
+			break;
+	if (i == FLAKY_ARRAY_SIZE(marks))
+		return 0;
+	t += strlen(marks[i].mark);
+	tl -= strlen(marks[i].mark);
+	/* " (5 ms)" is only printed on run tests. */
+	if (marks[i].outcome <= FLAKY_FAIL && tl > 6 &&
+	    memcmp(t + tl - 4, " ms)", 4) == 0) {
+		size_t	 j = tl - 4;
+		int64_t	 ms = 0;
+
+		while (j > 0 && t[j - 1] >= '0' && t[j - 1] <= '9')
+			j--;
+		if (j >= 2 && j < tl - 4 && t[j - 1] == '(' &&
+		    t[j - 2] == ' ' && tl - 4 - j < 12) {
+			for (size_t k = j; k < tl - 4; k++)
+				ms = ms * 10 + (t[k] - '0');
+			dur = ms * 1000;
+			tl = j - 2;
+		}
+	}
+	pop_to(st, indent);
+	id_start(st);
+	for (int d = 0; d < st->depth; d++) {
+		flaky_buf_adds(&st->id, st->stack[d].title);
+		flaky_buf_adds(&st->id, SEP);
+	}
+	flaky_buf_add(&st->id, t, tl);
+	if (st->id.oom)
+		return *err = -ENOMEM, 1;
+	idx = parse_add(ctx, st->id.data, st->id.len, marks[i].outcome, dur);
+	if (idx < 0)
+		return *err = (int)idx, 1;
+	st->nverbose++;
+	return 1;
+}
+
+/* "● title": find the failed test it explains (verbose) or add it. */
+static int
+block_start(struct parse_ctx *ctx, struct jest_state *st, const char *t,
+    size_t tl)
+{
+	struct flaky_results	*r = ctx->res;
+	long			 idx = -1;
+
+	st->mode = M_BLOCK;
+	st->block_at = 0;
+	if (tl == 24 && memcmp(t, "Test suite failed to run", 24) == 0) {
+		/* The file could not run: one error result for the file. */
+		flaky_buf_reset(&st->id);
+		if (st->file != NULL)
+			flaky_buf_adds(&st->id, st->file);
+		else
+			flaky_buf_add(&st->id, t, tl);
+		if (st->id.oom)
+			return -ENOMEM;
+		idx = parse_add(ctx, st->id.data, st->id.len, FLAKY_ERROR, -1);
+		st->nsuite++;
+		goto found;
+	}
+	id_start(st);
+	flaky_buf_add(&st->id, t, tl);
+	if (st->id.oom)
+		return -ENOMEM;
+	/* Two tests may share a title: take the first unexplained failure. */
+	for (size_t i = st->file_start; i < r->n; i++)
+		if (r->v[i].outcome == FLAKY_FAIL && r->v[i].message == NULL &&
+		    strcmp(r->v[i].test, st->id.data) == 0) {
+			idx = (long)i;
+			break;
+		}
+	if (idx < 0)
+		idx = parse_add(ctx, st->id.data, st->id.len, FLAKY_FAIL, -1);
+found:
+	if (idx < 0)
+		return (int)idx;
+	st->block = idx;
+	/* An empty message marks it explained even if no text follows. */
+	return parse_message(ctx, idx, "", 0);
+}
+
+/* A line of a failure block: keep the message and the first "at" line,
+ * drop code frames and the rest of the stack. */
+static int
+block_line(struct parse_ctx *ctx, struct jest_state *st, const char *s,
+    size_t len)
+{
+	size_t	 i = indent_of(s, len), j;
+
+	if (st->block < 0 || i == len)
+		return 0;
+	if (starts(s + i, len - i, "at ")) {
+		if (st->block_at)
+			return 0;
+		st->block_at = 1;
+		return parse_message(ctx, st->block, s + i, len - i);
+	}
+	if (st->block_at)
+		return 0;
+	/* Code frame: "  12 | code", "> 12 | code", "     |    ^". */
+	j = i;
+	if (j < len && s[j] == '>')
+		for (j++; j < len && s[j] == ' '; j++)
+			;
+	while (j < len && s[j] >= '0' && s[j] <= '9')
+		j++;
+	while (j < len && s[j] == ' ')
+		j++;
+	if (j < len && s[j] == '|')
+		return 0;
+	/* The message itself is indented by four. */
+	if (i > 4)
+		i = 4;
+	return parse_message(ctx, st->block, s + i, len - i);
+}
+
+static int
+line(struct parse_ctx *ctx, const char *raw, size_t rawlen)
+{
+	struct jest_state	*st = ctx->state;
+	const char		*s, *p;
+	size_t			 len, n, ind;
+	long			 total;
+	int			 e = 0;
+
+	if ((s = strip_ansi(&st->clean, raw, rawlen, &len)) == NULL)
+		return -ENOMEM;
+	if ((total = totals_line(s, len)) >= 0) {
+		ctx->res->summary_total = total;
+		st->mode = M_SUMMARY;
+		return 0;
+	}
+	if (starts(s, len, "Seed:")) {
+		p = s + 5;
+		while (*p == ' ')
+			p++;
+		n = len - (size_t)(p - s);
+		if (n > 0 && n < 32)
+			return parse_set_seed(ctx, p, n);
+		return 0;
+	}
+	if (starts(s, len, "Summary of all failing tests") ||
+	    starts(s, len, "Test Suites:")) {
+		st->mode = M_SUMMARY;
+		return 0;
+	}
+	if (st->mode == M_SUMMARY)
+		return 0;
+	if ((p = file_line(s, len, &n)) != NULL)
+		return new_file(ctx, st, p, n);
+	ind = indent_of(s, len);
+	if (ind == 2 && starts(s + 2, len - 2, "\xe2\x97\x8f "))
+		return block_start(ctx, st, s + 6, len - 6);
+	if (st->mode == M_BLOCK)
+		return block_line(ctx, st, s, len);
+	if (st->mode != M_TREE || ind == len || ind < 2)
+		return 0;
+	if (tree_test(ctx, st, s, len, (int)ind, &e))
+		return e;
+	/* Anything else indented is a describe title (or console output,
+	 * which the next title at its indentation pops again). */
+	pop_to(st, (int)ind);
+	if (st->depth < DEPTH_MAX) {
+		char	*t;
+
+		if ((t = flaky_strndup(s + ind, len - ind)) == NULL)
+			return -ENOMEM;
+		st->stack[st->depth].indent = (int)ind;
+		st->stack[st->depth++].title = t;
+	}
 	return 0;
 }
 
 static int
-line(struct parse_ctx *ctx, const char *s, size_t len)
+finish(struct parse_ctx *ctx)
 {
-	(void)ctx;
-	(void)s;
-	(void)len;
-	return 0;
+	struct jest_state	*st = ctx->state;
+	struct flaky_results	*r = ctx->res;
+
+	/* Files that failed to run are results but not in Jest's count. */
+	if (st->nverbose > 0 || st->nfiles == 0 ||
+	    (r->summary_total >= 0 &&
+	    (long)(r->n - st->nsuite) >= r->summary_total))
+		return 0;
+	free(r->warning);
+	r->warning = strdup("Jest listed failing tests only (not --verbose): "
+	    "passing tests are not listed; run Jest with --verbose for "
+	    "per-test evidence");
+	return r->warning == NULL ? -ENOMEM : 0;
+}
+
+static void
+jest_free(struct parse_ctx *ctx)
+{
+	struct jest_state	*st = ctx->state;
+
+	if (st == NULL)
+		return;
+	pop_to(st, 0);
+	flaky_buf_free(&st->clean);
+	flaky_buf_free(&st->id);
+	free(st->file);
+	free(st);
+	ctx->state = NULL;
 }
 
 const struct runner runner_jest = {
 	.name = "jest",
 	.detect = detect,
+	.init = init,
 	.line = line,
+	.finish = finish,
+	.free = jest_free,
 };
