@@ -1,27 +1,465 @@
-/* tap output -> results. Placeholder until its parser lands. */
+/* TAP (13 and 14) -> results.
+ *
+ *	TAP version 13
+ *	# Subtest: suite
+ *	    ok 1 - inner passes			(a subtest: indented by 4)
+ *	    1..1
+ *	not ok 1 - suite # TODO later
+ *	  ---					(YAML diagnostics)
+ *	  duration_ms: 1.68
+ *	  error: 'connection refused'
+ *	  ...
+ *	#   Failed test 'suite'			(comment diagnostics, Test::More)
+ *	1..1
+ *
+ * The id is the description ("#N" when there is none). A subtest's points
+ * come before the point that closes it, so they are held until then and
+ * named "parent > child": the parent's description is the only name TAP is
+ * sure to give (the "# Subtest:" comment is optional). prove -v prefixes
+ * each file's stream with "file .. "; then ids are "file > description",
+ * as numbering and descriptions restart per file. summary_total is the sum
+ * of the top-level plans (or prove's "Tests=N"): it counts top-level
+ * points, while subtests are results of their own. */
 #include "config.h"
 
+#include <ctype.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <strings.h>
+#include <string.h>
+
 #include "runner.h"
+
+#define SEP		" > "
+#define DEPTH_MAX	64
+#define PENDING_MAX	(1024 * 1024)
+
+struct tap_point {
+	char		*name;
+	int		 depth;
+	int		 outcome;
+	int64_t		 duration_us;
+	struct flaky_buf msg;
+};
+
+struct tap_state {
+	struct tap_point *v;			/* held until depth 0 closes */
+	size_t		 n, cap;
+	unsigned	 count[DEPTH_MAX];	/* points per level, for "#N" */
+	char		*file;			/* prove's current file */
+	long		 last;			/* the point diagnostics go to */
+	int		 yaml;			/* in a YAML block */
+	size_t		 yaml_indent;
+	int		 yaml_key;		/* in a block scalar we keep */
+	size_t		 key_indent;
+	long		 plans;			/* sum of top-level plans */
+	int		 prove_total;		/* "Tests=N" seen */
+};
+
+static int
+starts(const char *s, size_t len, const char *prefix)
+{
+	size_t	 n = strlen(prefix);
+
+	return len >= n && memcmp(s, prefix, n) == 0;
+}
+
+static size_t
+indent_of(const char *s, size_t len)
+{
+	size_t	 i = 0;
+
+	while (i < len && s[i] == ' ')
+		i++;
+	return i;
+}
+
+/* "ok", "not ok" at the start: the length of the keyword, or 0. */
+static size_t
+point_word(const char *s, size_t len, int *ok)
+{
+	size_t	 n;
+
+	if (starts(s, len, "ok")) {
+		*ok = 1;
+		n = 2;
+	} else if (starts(s, len, "not ok")) {
+		*ok = 0;
+		n = 6;
+	} else
+		return 0;
+	if (n < len && s[n] != ' ')
+		return 0;
+	return n;
+}
+
+/* "1..N": N, or -1. */
+static long
+plan_line(const char *s, size_t len)
+{
+	long	 n = 0;
+	size_t	 i;
+
+	if (!starts(s, len, "1.."))
+		return -1;
+	for (i = 3; i < len && s[i] >= '0' && s[i] <= '9'; i++)
+		if ((n = n * 10 + (s[i] - '0')) > 100000000L)
+			return -1;
+	if (i == 3 || (i < len && s[i] != ' '))
+		return -1;
+	return n;
+}
+
+/* prove's "t/x.t .. " header: the file, or NULL. */
+static const char *
+prove_header(const char *s, size_t len, size_t *ret_len)
+{
+	size_t	 i;
+
+	while (len > 0 && s[len - 1] == ' ')
+		len--;
+	if (len < 4 || memcmp(s + len - 2, "..", 2) != 0)
+		return NULL;
+	for (i = len - 2; i > 0 && s[i - 1] == '.'; i--)
+		;
+	if (i < 2 || s[i - 1] != ' ' || memchr(s, ' ', i - 1) != NULL ||
+	    s[0] == '#' || s[0] == ' ')
+		return NULL;
+	*ret_len = i - 1;
+	return s;
+}
 
 static int
 detect(const char *line, size_t len)
 {
-	(void)line;
-	(void)len;
+	size_t	 i = indent_of(line, len);
+	int	 ok;
+
+	if (starts(line, len, "TAP version 1"))
+		return 2;
+	if (point_word(line + i, len - i, &ok) > 0 || plan_line(line, len) >= 0)
+		return 1;
+	return 0;
+}
+
+static int
+init(struct parse_ctx *ctx)
+{
+	struct tap_state	*st;
+
+	if ((st = calloc(1, sizeof *st)) == NULL)
+		return -ENOMEM;
+	st->last = -1;
+	ctx->state = st;
+	return 0;
+}
+
+static void
+add_msg(struct flaky_buf *b, const char *s, size_t len)
+{
+	if (b->len >= FLAKY_MESSAGE_MAX - 1)
+		return;
+	if (b->len > 0)
+		flaky_buf_addc(b, '\n');
+	if (len > FLAKY_MESSAGE_MAX - 1 - b->len)
+		len = FLAKY_MESSAGE_MAX - 1 - b->len;
+	flaky_buf_add(b, s, len);
+}
+
+/* Hand the held points to the results, in the order they were printed. */
+static int
+flush(struct parse_ctx *ctx, struct tap_state *st)
+{
+	int	 e = 0;
+
+	for (size_t i = 0; i < st->n; i++) {
+		struct tap_point	*p = &st->v[i];
+		long			 idx;
+
+		if (e == 0 && p->msg.oom)
+			e = -ENOMEM;
+		if (e == 0 && (idx = parse_add(ctx, p->name, strlen(p->name),
+		    p->outcome, p->duration_us)) < 0)
+			e = (int)idx;
+		if (e == 0 && p->msg.len > 0 &&
+		    (p->outcome == FLAKY_FAIL || p->outcome == FLAKY_XFAIL))
+			e = parse_message(ctx, idx, p->msg.data, p->msg.len);
+		free(p->name);
+		flaky_buf_free(&p->msg);
+	}
+	st->n = 0;
+	st->last = -1;
+	st->yaml = st->yaml_key = 0;
+	return e;
+}
+
+/* One test point at this depth; s starts after "ok"/"not ok". */
+static int
+point(struct parse_ctx *ctx, struct tap_state *st, int depth, int ok,
+    const char *s, size_t len)
+{
+	struct flaky_buf	 name;
+	struct tap_point	*p;
+	const char		*d, *dir = NULL;
+	size_t			 i = 0, dl;
+	unsigned long		 num = 0;
+	int			 have_num = 0, outcome;
+
+	while (i < len && s[i] == ' ')
+		i++;
+	for (; i < len && s[i] >= '0' && s[i] <= '9'; i++) {
+		have_num = 1;
+		if (num < 100000000UL)
+			num = num * 10 + (unsigned long)(s[i] - '0');
+	}
+	while (i < len && s[i] == ' ')
+		i++;
+	if (i < len && s[i] == '-' && (i + 1 == len || s[i + 1] == ' '))
+		for (i++; i < len && s[i] == ' '; i++)
+			;
+	d = s + i;
+	dl = len - i;
+	/* The description ends at an unescaped "#": the directive. */
+	for (size_t k = 0; k < dl; k++)
+		if (d[k] == '#' && (k == 0 || d[k - 1] != '\\')) {
+			dir = d + k + 1;
+			dl = k;
+			break;
+		}
+	while (dl > 0 && d[dl - 1] == ' ')
+		dl--;
+	outcome = ok ? FLAKY_PASS : FLAKY_FAIL;
+	if (dir != NULL) {
+		while (*dir == ' ')
+			dir++;
+		if (strncasecmp(dir, "skip", 4) == 0)
+			outcome = FLAKY_SKIP;
+		else if (strncasecmp(dir, "todo", 4) == 0)
+			outcome = ok ? FLAKY_XPASS : FLAKY_XFAIL;
+	}
+	if (depth < DEPTH_MAX) {
+		st->count[depth]++;
+		if (depth + 1 < DEPTH_MAX)
+			st->count[depth + 1] = 0;
+	}
+	flaky_buf_init(&name);
+	if (depth == 0 && st->file != NULL) {
+		flaky_buf_adds(&name, st->file);
+		flaky_buf_adds(&name, SEP);
+	}
+	if (dl > 0) {
+		/* "\#" is an escaped "#". */
+		for (size_t k = 0; k < dl; k++)
+			if (!(d[k] == '\\' && k + 1 < dl &&
+			    (d[k + 1] == '#' || d[k + 1] == '\\')))
+				flaky_buf_addc(&name, d[k]);
+			else
+				flaky_buf_addc(&name, d[++k]);
+	} else
+		flaky_buf_printf(&name, "#%lu", have_num ? num :
+		    (unsigned long)st->count[depth < DEPTH_MAX ? depth : 0]);
+	if (name.oom)
+		goto oom;
+	/* The points held at a deeper level are this one's subtests. */
+	for (size_t k = st->n; k-- > 0 && st->v[k].depth > depth;) {
+		struct flaky_buf nb;
+
+		flaky_buf_init(&nb);
+		flaky_buf_printf(&nb, "%s%s%s", name.data, SEP, st->v[k].name);
+		if (nb.oom)
+			goto oom;
+		free(st->v[k].name);
+		st->v[k].name = flaky_buf_steal(&nb);
+		st->v[k].depth = depth;
+	}
+	/* What is held is complete now: the previous top-level point with
+	 * its diagnostics, and this one's subtests. This one waits for its
+	 * own YAML block and comments. */
+	if (depth == 0 && flush(ctx, st) < 0)
+		goto oom;
+	if (st->n >= PENDING_MAX) {
+		flaky_buf_free(&name);
+		return 0;
+	}
+	if (st->n == st->cap) {
+		size_t	 cap = st->cap ? st->cap * 2 : 32;
+
+		if ((p = realloc(st->v, cap * sizeof *p)) == NULL)
+			goto oom;
+		st->v = p;
+		st->cap = cap;
+	}
+	p = &st->v[st->n];
+	memset(p, 0, sizeof *p);
+	p->name = flaky_buf_steal(&name);
+	p->depth = depth;
+	p->outcome = outcome;
+	p->duration_us = -1;
+	st->last = (long)st->n++;
+	return 0;
+oom:
+	flaky_buf_free(&name);
+	return -ENOMEM;
+}
+
+/* Where diagnostics go: the point just printed, or NULL. */
+static struct flaky_buf *
+last_msg(struct tap_state *st)
+{
+	if (st->last >= 0 && (size_t)st->last < st->n)
+		return &st->v[st->last].msg;
+	return NULL;
+}
+
+/* A YAML line: duration_ms and the error/message keys. */
+static int
+yaml_line(struct parse_ctx *ctx, struct tap_state *st, const char *s,
+    size_t len, size_t ind, struct flaky_buf *msg, int64_t *dur)
+{
+	const char	*v;
+	size_t		 vl;
+
+	(void)ctx;
+	if (st->yaml_key) {
+		if (ind > st->key_indent || ind == len) {
+			if (msg != NULL)
+				add_msg(msg, s + (ind < len ? ind : len),
+				    len - (ind < len ? ind : len));
+			return 0;
+		}
+		st->yaml_key = 0;
+	}
+	s += ind;
+	len -= ind;
+	if (starts(s, len, "duration_ms: ")) {
+		double	 ms = strtod(s + 13, NULL);
+
+		if (ms >= 0 && ms < 1e12 && dur != NULL)
+			*dur = (int64_t)(ms * 1000.0 + 0.5);
+		return 0;
+	}
+	if (starts(s, len, "error: "))
+		v = s + 7;
+	else if (starts(s, len, "message: "))
+		v = s + 9;
+	else
+		return 0;
+	vl = len - (size_t)(v - s);
+	if (vl > 0 && (v[0] == '|' || v[0] == '>')) {
+		st->yaml_key = 1;
+		st->key_indent = ind;
+		return 0;
+	}
+	if (vl >= 2 && (v[0] == '\'' || v[0] == '"') && v[vl - 1] == v[0]) {
+		v++;
+		vl -= 2;
+	}
+	if (msg != NULL)
+		add_msg(msg, v, vl);
 	return 0;
 }
 
 static int
 line(struct parse_ctx *ctx, const char *s, size_t len)
 {
-	(void)ctx;
-	(void)s;
-	(void)len;
+	struct tap_state	*st = ctx->state;
+	struct flaky_buf	*msg = last_msg(st);
+	size_t			 ind = indent_of(s, len), fl;
+	const char		*t = s + ind, *f;
+	size_t			 tl = len - ind;
+	long			 plan;
+	int			 ok;
+	size_t			 w;
+
+	if (st->yaml) {
+		if (ind == st->yaml_indent && tl == 3 &&
+		    memcmp(t, "...", 3) == 0) {
+			st->yaml = st->yaml_key = 0;
+			return 0;
+		}
+		return yaml_line(ctx, st, s, len, ind, msg,
+		    st->last >= 0 ? &st->v[st->last].duration_us : NULL);
+	}
+	if (tl == 3 && memcmp(t, "---", 3) == 0 && st->last >= 0) {
+		st->yaml = 1;
+		st->yaml_indent = ind;
+		return 0;
+	}
+	if ((w = point_word(t, tl, &ok)) > 0)
+		return point(ctx, st, (int)(ind / 4), ok, t + w, tl - w);
+	if (t[0] == '#' && tl > 0) {
+		/* Diagnostics right after a failed point are its message. */
+		if (msg != NULL && st->v[st->last].outcome != FLAKY_PASS &&
+		    !starts(t, tl, "# Subtest") &&
+		    !starts(t, tl, "# Looks like")) {
+			t++;
+			tl--;
+			while (tl > 0 && *t == ' ')
+				t++, tl--;
+			add_msg(msg, t, tl);
+			return msg->oom ? -ENOMEM : 0;
+		}
+		st->last = -1;
+		return 0;
+	}
+	st->last = -1;
+	if (ind == 0 && (plan = plan_line(t, tl)) >= 0) {
+		int	 e;
+
+		if ((e = flush(ctx, st)) < 0)
+			return e;
+		st->plans += plan;
+		if (!st->prove_total)
+			ctx->res->summary_total = st->plans;
+		return 0;
+	}
+	if (ind == 0 && starts(t, tl, "Files=") &&
+	    (f = strstr(t, ", Tests=")) != NULL) {
+		ctx->res->summary_total = strtol(f + 8, NULL, 10);
+		st->prove_total = 1;
+		return 0;
+	}
+	if (ind == 0 && (f = prove_header(t, tl, &fl)) != NULL) {
+		int	 e;
+
+		if ((e = flush(ctx, st)) < 0)
+			return e;
+		free(st->file);
+		if ((st->file = flaky_strndup(f, fl)) == NULL)
+			return -ENOMEM;
+	}
 	return 0;
+}
+
+static int
+finish(struct parse_ctx *ctx)
+{
+	/* Subtests whose parent never closed (a cut-off run) still count. */
+	return flush(ctx, ctx->state);
+}
+
+static void
+tap_free(struct parse_ctx *ctx)
+{
+	struct tap_state	*st = ctx->state;
+
+	if (st == NULL)
+		return;
+	for (size_t i = 0; i < st->n; i++) {
+		free(st->v[i].name);
+		flaky_buf_free(&st->v[i].msg);
+	}
+	free(st->v);
+	free(st->file);
+	free(st);
+	ctx->state = NULL;
 }
 
 const struct runner runner_tap = {
 	.name = "tap",
 	.detect = detect,
 	.line = line,
+	.init = init,
+	.finish = finish,
+	.free = tap_free,
 };
