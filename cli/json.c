@@ -1,6 +1,6 @@
 /* JSON string and number output, UTF-8 passed through, invalid bytes and
  * control characters escaped. */
-#include "config.h"
+#include "buildconf.h"
 
 #include <math.h>
 #include <stdio.h>

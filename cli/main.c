@@ -1,5 +1,5 @@
 /* flakyctl: the command-line front of libflaky. */
-#include "config.h"
+#include "buildconf.h"
 
 #include <errno.h>
 #include <stdarg.h>

@@ -1,5 +1,5 @@
 /* One place where the programs write their messages (OpenBSD ntpd log.c). */
-#include "config.h"
+#include "buildconf.h"
 
 #include <errno.h>
 #include <stdio.h>

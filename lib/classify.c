@@ -1,2 +1,260 @@
-/* classify: placeholder until it lands. */
-#include "config.h"
+/* What a failure says, reduced to what stays the same between runs, and
+ * which of the triage signatures (docs/triage.md) its evidence points at. */
+#include "buildconf.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <string.h>
+
+#include "classify.h"
+
+static const char *const sig_names[] = {
+	[FLAKY_SIG_NONE] = "NONE",
+	[FLAKY_SIG_TIMEOUT] = "TIMEOUT",
+	[FLAKY_SIG_RACE] = "RACE",
+	[FLAKY_SIG_ORDER_DEPENDENT] = "ORDER_DEPENDENT",
+	[FLAKY_SIG_INFRA] = "INFRA",
+	[FLAKY_SIG_UNKNOWN] = "UNKNOWN",
+};
+
+const char *
+flaky_signature_name(int s)
+{
+	if (s < 0 || s > FLAKY_SIG_MAX)
+		return "UNKNOWN";
+	return sig_names[s];
+}
+
+int
+flaky_signature_from_name(const char *s)
+{
+	for (int i = 1; i <= FLAKY_SIG_MAX; i++)
+		if (strcasecmp(s, sig_names[i]) == 0)
+			return i;
+	return -EINVAL;
+}
+
+static int
+is_hex(int c)
+{
+	return isxdigit((unsigned char)c);
+}
+
+/* Length of a UUID at s (8-4-4-4-12 hex), or 0. */
+static size_t
+uuid_len(const char *s, size_t n)
+{
+	static const int groups[] = { 8, 4, 4, 4, 12 };
+	size_t	 i = 0;
+
+	for (int g = 0; g < 5; g++) {
+		for (int k = 0; k < groups[g]; k++, i++)
+			if (i >= n || !is_hex(s[i]))
+				return 0;
+		if (g < 4) {
+			if (i >= n || s[i] != '-')
+				return 0;
+			i++;
+		}
+	}
+	return i;
+}
+
+static int
+path_char(int c)
+{
+	return c != '\0' && !isspace((unsigned char)c) && c != '\'' &&
+	    c != '"' && c != ')' && c != ']' && c != ',' && c != ':' &&
+	    c != '>';
+}
+
+int
+flaky_normalize(const char *msg, size_t len, struct flaky_buf *out)
+{
+	size_t	 start = out->len, i = 0;
+	int	 space = 0;
+
+	if (len > FLAKY_CLASSIFY_INPUT_MAX)
+		len = FLAKY_CLASSIFY_INPUT_MAX;
+	while (i < len && out->len - start < FLAKY_NORMALIZED_MAX) {
+		unsigned char c = (unsigned char)msg[i];
+		size_t	 k;
+
+		if (isspace(c) || c == '\0') {
+			space = 1;
+			i++;
+			continue;
+		}
+		if (space && out->len > start)
+			flaky_buf_addc(out, ' ');
+		space = 0;
+		/* Temporary paths differ per run. */
+		if (c == '/' && ((len - i >= 5 &&
+		    memcmp(msg + i, "/tmp/", 5) == 0) || (len - i >= 13 &&
+		    memcmp(msg + i, "/var/folders/", 13) == 0))) {
+			flaky_buf_adds(out, "<tmp>");
+			while (i < len && path_char(msg[i]))
+				i++;
+			continue;
+		}
+		if ((k = uuid_len(msg + i, len - i)) > 0 &&
+		    (i == 0 || !isalnum((unsigned char)msg[i - 1]))) {
+			flaky_buf_adds(out, "<uuid>");
+			i += k;
+			continue;
+		}
+		if (c == '0' && i + 2 < len && (msg[i + 1] == 'x' ||
+		    msg[i + 1] == 'X') && is_hex(msg[i + 2])) {
+			flaky_buf_adds(out, "0x?");
+			for (i += 2; i < len && is_hex(msg[i]); i++)
+				;
+			continue;
+		}
+		if (isdigit(c) || (is_hex(c) && (i == 0 ||
+		    !isalnum((unsigned char)msg[i - 1])))) {
+			/* A run of digits, or a hex word with a digit in it
+			 * (ids, hashes): numbers, ports, times all vary. */
+			size_t	 j = i;
+			int	 digit = 0, alpha = 0;
+
+			while (j < len && (is_hex(msg[j]))) {
+				if (isdigit((unsigned char)msg[j]))
+					digit = 1;
+				else
+					alpha = 1;
+				j++;
+			}
+			if (digit && (!alpha || j - i >= 6) &&
+			    (j >= len || !isalpha((unsigned char)msg[j]) ||
+			    !alpha)) {
+				/* 1.5, 12:30:01, 2026-11-01: one token */
+				while (j + 1 < len && (msg[j] == '.' ||
+				    msg[j] == ':' || msg[j] == '-') &&
+				    isdigit((unsigned char)msg[j + 1])) {
+					j++;
+					while (j < len &&
+					    isdigit((unsigned char)msg[j]))
+						j++;
+				}
+				flaky_buf_addc(out, 'N');
+				i = j;
+				continue;
+			}
+			/* an ordinary word: copy it whole */
+			flaky_buf_add(out, msg + i, j - i);
+			i = j;
+			continue;
+		}
+		flaky_buf_addc(out, (char)c);
+		i++;
+	}
+	return out->oom ? -ENOMEM : 0;
+}
+
+int64_t
+flaky_fingerprint(const char *s, size_t len)
+{
+	uint64_t h = flaky_hash64(s, len, FLAKY_HASH_SEED);
+
+	/* A signed 64-bit value for SQLite; 0 is kept for "none". */
+	if (h == 0)
+		h = 1;
+	return (int64_t)h;
+}
+
+struct pattern {
+	const char	*text;
+	int		 sig;
+};
+
+/* Checked in order: the first match wins. Connection errors come before
+ * timeouts, so "ETIMEDOUT" on a socket reads as the network's fault. */
+static const struct pattern builtin[] = {
+	{ "ECONNREFUSED", FLAKY_SIG_INFRA },
+	{ "ECONNRESET", FLAKY_SIG_INFRA },
+	{ "ETIMEDOUT", FLAKY_SIG_INFRA },
+	{ "EAI_AGAIN", FLAKY_SIG_INFRA },
+	{ "ENOTFOUND", FLAKY_SIG_INFRA },
+	{ "EHOSTUNREACH", FLAKY_SIG_INFRA },
+	{ "ConnectionRefused", FLAKY_SIG_INFRA },
+	{ "ConnectionReset", FLAKY_SIG_INFRA },
+	{ "ConnectionAborted", FLAKY_SIG_INFRA },
+	{ "Connection refused", FLAKY_SIG_INFRA },
+	{ "Connection reset", FLAKY_SIG_INFRA },
+	{ "connection refused", FLAKY_SIG_INFRA },
+	{ "connection reset", FLAKY_SIG_INFRA },
+	{ "Temporary failure in name resolution", FLAKY_SIG_INFRA },
+	{ "Name or service not known", FLAKY_SIG_INFRA },
+	{ "no such host", FLAKY_SIG_INFRA },
+	{ "Network is unreachable", FLAKY_SIG_INFRA },
+	{ "502 Bad Gateway", FLAKY_SIG_INFRA },
+	{ "503 Service Unavailable", FLAKY_SIG_INFRA },
+	{ "504 Gateway Time", FLAKY_SIG_INFRA },
+	{ "status code 502", FLAKY_SIG_INFRA },
+	{ "status code 503", FLAKY_SIG_INFRA },
+	{ "status code 504", FLAKY_SIG_INFRA },
+	{ "database is locked", FLAKY_SIG_INFRA },
+	{ "No space left on device", FLAKY_SIG_INFRA },
+	{ "Too many open files", FLAKY_SIG_INFRA },
+	{ "BrokenPipeError", FLAKY_SIG_INFRA },
+	{ "Failed: Timeout", FLAKY_SIG_TIMEOUT },	/* pytest-timeout */
+	{ "Exceeded timeout", FLAKY_SIG_TIMEOUT },	/* Jest */
+	{ "TimeoutError", FLAKY_SIG_TIMEOUT },
+	{ "test timed out after", FLAKY_SIG_TIMEOUT },	/* go test */
+	{ "timed out", FLAKY_SIG_TIMEOUT },
+	{ "Timeout", FLAKY_SIG_TIMEOUT },
+	{ "deadline exceeded", FLAKY_SIG_TIMEOUT },
+	{ "DeadlineExceeded", FLAKY_SIG_TIMEOUT },
+	{ "None is not None", FLAKY_SIG_RACE },
+	{ "UnboundLocalError", FLAKY_SIG_RACE },
+	{ "Cannot read propert", FLAKY_SIG_RACE },	/* JS undefined */
+	{ "of undefined", FLAKY_SIG_RACE },
+	{ "WARNING: DATA RACE", FLAKY_SIG_RACE },	/* go -race */
+	{ "concurrent map", FLAKY_SIG_RACE },
+	{ "changed size during iteration", FLAKY_SIG_RACE },
+	{ "ConcurrentModificationException", FLAKY_SIG_RACE },
+	{ "deadlock", FLAKY_SIG_RACE },
+};
+
+int
+flaky_classify_message(const char *msg, size_t len)
+{
+	if (msg == NULL || len == 0)
+		return FLAKY_SIG_UNKNOWN;
+	if (len > FLAKY_CLASSIFY_INPUT_MAX)
+		len = FLAKY_CLASSIFY_INPUT_MAX;
+	for (size_t i = 0; i < FLAKY_ARRAY_SIZE(builtin); i++)
+		if (memmem(msg, len, builtin[i].text,
+		    strlen(builtin[i].text)) != NULL)
+			return builtin[i].sig;
+	return FLAKY_SIG_UNKNOWN;
+}
+
+int
+flaky_classify_run(const struct flaky_results *r,
+    const struct flaky_run_evidence *ev, int *sigs)
+{
+	size_t	 failed = 0, last_failed = (size_t)-1;
+
+	for (size_t i = 0; i < r->n; i++) {
+		sigs[i] = FLAKY_SIG_NONE;
+		if (!FLAKY_FAILED(r->v[i].outcome))
+			continue;
+		failed++;
+		last_failed = i;
+		sigs[i] = flaky_classify_message(r->v[i].message,
+		    r->v[i].message ? strlen(r->v[i].message) : 0);
+	}
+	/* Most of a run failing at once is the environment, not the tests. */
+	if (failed >= 5 && failed * 2 > r->n) {
+		for (size_t i = 0; i < r->n; i++)
+			if (sigs[i] != FLAKY_SIG_NONE)
+				sigs[i] = FLAKY_SIG_INFRA;
+		return 0;
+	}
+	/* Killed at its limit: the last test that failed was the one
+	 * running. */
+	if (ev != NULL && ev->timed_out && last_failed != (size_t)-1)
+		sigs[last_failed] = FLAKY_SIG_TIMEOUT;
+	return 0;
+}

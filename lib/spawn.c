@@ -1,2 +1,801 @@
-/* spawn: placeholder until it lands. */
-#include "config.h"
+/* Running one command under supervision (tmux job.c, OpenSMTPD smtpd.c):
+ * posix_spawn into its own process group, non-blocking capture through
+ * bufferevents, reaping in a WNOHANG loop, group kill at the time limit. */
+#include "buildconf.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/time.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <event2/buffer.h>
+#include <event2/bufferevent.h>
+#include <event2/event.h>
+
+#include "spawner.h"
+
+extern char **environ;
+
+/* The kept part of one stream: a head and a ring for the tail. */
+struct capture {
+	char		*head;
+	size_t		 head_len, head_cap;
+	char		*tail;
+	size_t		 tail_pos, tail_len, tail_cap;
+	uint64_t	 total;
+};
+
+struct flaky_proc {
+	struct flaky_spawner	*sp;
+	struct flaky_proc	*next;
+	struct flaky_proc_info	 info;
+	pid_t			 pid;		/* 0 once reaped */
+	int			 status;	/* wait status */
+	struct bufferevent	*bev[2];
+	struct capture		 cap[2];
+	struct event		*timeout_ev;	/* time limit */
+	struct event		*kill_ev;	/* grace, then SIGKILL */
+	struct event		*drain_ev;	/* pipes after the reap */
+	int64_t			 start_mono;
+	int64_t			 grace_ms;
+	int			 ending;	/* 0, TIMEOUT or STOPPED */
+	int			 done;
+	char			*tmpdir;
+	flaky_proc_data_cb	 data_cb;
+	flaky_proc_done_cb	 done_cb;
+	void			*arg;
+};
+
+struct flaky_spawner {
+	struct event_base	*base;
+	struct event		*sigchld;
+	struct flaky_proc	*procs;		/* live ones */
+	int			 running;
+};
+
+static void	proc_check_done(struct flaky_proc *);
+
+/* Keep the head until it is full, then the last tail_cap bytes. */
+static int
+capture_add(struct capture *c, const char *s, size_t n)
+{
+	size_t	 k;
+
+	c->total += n;
+	if (c->head_len < c->head_cap) {
+		k = c->head_cap - c->head_len;
+		if (k > n)
+			k = n;
+		memcpy(c->head + c->head_len, s, k);
+		c->head_len += k;
+		s += k;
+		n -= k;
+	}
+	if (n == 0 || c->tail_cap == 0)
+		return 0;
+	if (n >= c->tail_cap) {
+		memcpy(c->tail, s + n - c->tail_cap, c->tail_cap);
+		c->tail_pos = 0;
+		c->tail_len = c->tail_cap;
+		return 0;
+	}
+	while (n > 0) {
+		k = c->tail_cap - c->tail_pos;
+		if (k > n)
+			k = n;
+		memcpy(c->tail + c->tail_pos, s, k);
+		c->tail_pos = (c->tail_pos + k) % c->tail_cap;
+		if (c->tail_len < c->tail_cap)
+			c->tail_len = c->tail_len + k > c->tail_cap ?
+			    c->tail_cap : c->tail_len + k;
+		s += k;
+		n -= k;
+	}
+	return 0;
+}
+
+static int
+capture_init(struct capture *c, size_t max)
+{
+	memset(c, 0, sizeof *c);
+	c->head_cap = max / 2;
+	c->tail_cap = max - c->head_cap;
+	/* The buffers grow on demand: most runs print little. */
+	return 0;
+}
+
+/* Grow lazily: allocate the head and tail on first use. */
+static int
+capture_feed(struct capture *c, const char *s, size_t n)
+{
+	if (c->head == NULL && c->head_cap > 0 &&
+	    (c->head = malloc(c->head_cap)) == NULL)
+		return -ENOMEM;
+	if (c->tail == NULL && c->tail_cap > 0 && c->total + n > c->head_cap &&
+	    (c->tail = malloc(c->tail_cap)) == NULL)
+		return -ENOMEM;
+	return capture_add(c, s, n);
+}
+
+static void
+capture_free(struct capture *c)
+{
+	free(c->head);
+	free(c->tail);
+	memset(c, 0, sizeof *c);
+}
+
+int
+flaky_proc_output(const struct flaky_proc *p, int stream,
+    struct flaky_buf *out)
+{
+	const struct capture *c = &p->cap[stream];
+	uint64_t	 dropped = c->total - c->head_len - c->tail_len;
+	size_t		 start;
+
+	flaky_buf_add(out, c->head, c->head_len);
+	if (dropped > 0)
+		flaky_buf_printf(out, "\n[... %llu bytes not kept ...]\n",
+		    (unsigned long long)dropped);
+	if (c->tail_len > 0) {
+		start = (c->tail_pos + c->tail_cap - c->tail_len) % c->tail_cap;
+		if (start + c->tail_len <= c->tail_cap)
+			flaky_buf_add(out, c->tail + start, c->tail_len);
+		else {
+			flaky_buf_add(out, c->tail + start, c->tail_cap - start);
+			flaky_buf_add(out, c->tail,
+			    c->tail_len - (c->tail_cap - start));
+		}
+	}
+	return out->oom ? -ENOMEM : 0;
+}
+
+/* Remove the run's TMPDIR, whatever the test left in it. */
+static int
+rm_entry(const char *path, const struct stat *st, int type, struct FTW *ftw)
+{
+	(void)st;
+	(void)ftw;
+	if (type == FTW_DP)
+		rmdir(path);
+	else
+		unlink(path);
+	return 0;
+}
+
+static void
+remove_tree(const char *path)
+{
+	nftw(path, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+static void
+proc_unlink(struct flaky_proc *p)
+{
+	struct flaky_proc **pp;
+
+	for (pp = &p->sp->procs; *pp != NULL; pp = &(*pp)->next) {
+		if (*pp == p) {
+			*pp = p->next;
+			p->sp->running--;
+			p->next = NULL;
+			return;
+		}
+	}
+}
+
+static void
+proc_finish(struct flaky_proc *p)
+{
+	struct flaky_spawner *sp = p->sp;
+
+	if (p->done)
+		return;
+	p->done = 1;
+	for (int i = 0; i < 2; i++) {
+		if (p->bev[i] != NULL) {
+			bufferevent_free(p->bev[i]);
+			p->bev[i] = NULL;
+		}
+		p->info.dropped[i] = p->cap[i].total - p->cap[i].head_len -
+		    p->cap[i].tail_len;
+		p->info.bytes[i] = p->cap[i].total;
+	}
+	if (p->timeout_ev != NULL)
+		event_del(p->timeout_ev);
+	if (p->kill_ev != NULL)
+		event_del(p->kill_ev);
+	if (p->drain_ev != NULL)
+		event_del(p->drain_ev);
+	proc_unlink(p);
+	(void)sp;
+	if (p->done_cb != NULL)
+		p->done_cb(p->arg, p);
+}
+
+static void
+proc_check_done(struct flaky_proc *p)
+{
+	if (p->pid == 0 && p->bev[0] == NULL && p->bev[1] == NULL)
+		proc_finish(p);
+}
+
+/* Read what is there; everything goes to the data callback, a bounded part
+ * is kept. */
+static void
+proc_read_cb(struct bufferevent *bev, void *arg)
+{
+	struct flaky_proc	*p = arg;
+	struct evbuffer		*in = bufferevent_get_input(bev);
+	int			 stream = bev == p->bev[1];
+	struct evbuffer_iovec	 v[8];
+	int			 n;
+
+	while ((n = evbuffer_peek(in, -1, NULL, v, 8)) > 0) {
+		size_t	 total = 0;
+
+		if (n > 8)
+			n = 8;
+		for (int i = 0; i < n; i++) {
+			if (p->data_cb != NULL)
+				p->data_cb(p->arg, stream, v[i].iov_base,
+				    v[i].iov_len);
+			capture_feed(&p->cap[stream], v[i].iov_base,
+			    v[i].iov_len);
+			total += v[i].iov_len;
+		}
+		evbuffer_drain(in, total);
+	}
+}
+
+static void
+proc_event_cb(struct bufferevent *bev, short what, void *arg)
+{
+	struct flaky_proc	*p = arg;
+	int			 stream = bev == p->bev[1];
+
+	if (!(what & (BEV_EVENT_EOF | BEV_EVENT_ERROR)))
+		return;
+	proc_read_cb(bev, p);
+	bufferevent_free(bev);
+	p->bev[stream] = NULL;
+	proc_check_done(p);
+}
+
+static void
+proc_kill_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct flaky_proc	*p = arg;
+
+	(void)fd;
+	(void)what;
+	if (p->pid > 0)
+		killpg(p->pid, SIGKILL);
+}
+
+/* SIGTERM to the whole group, SIGKILL after the grace. */
+static void
+proc_terminate(struct flaky_proc *p, int why)
+{
+	struct timeval	 tv;
+
+	if (p->ending || p->done)
+		return;
+	p->ending = why;
+	p->info.end = why;
+	if (p->pid == 0)
+		return;
+	killpg(p->pid, SIGTERM);
+	killpg(p->pid, SIGCONT);
+	tv.tv_sec = p->grace_ms / 1000;
+	tv.tv_usec = (p->grace_ms % 1000) * 1000;
+	event_add(p->kill_ev, &tv);
+}
+
+static void
+proc_timeout_cb(evutil_socket_t fd, short what, void *arg)
+{
+	(void)fd;
+	(void)what;
+	proc_terminate(arg, FLAKY_PROC_TIMEOUT);
+}
+
+void
+flaky_proc_stop(struct flaky_proc *p)
+{
+	proc_terminate(p, FLAKY_PROC_STOPPED);
+}
+
+/* The drain after the reap ran out: a grandchild holds the pipe. */
+static void
+proc_drain_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct flaky_proc	*p = arg;
+
+	(void)fd;
+	(void)what;
+	for (int i = 0; i < 2; i++) {
+		if (p->bev[i] != NULL) {
+			proc_read_cb(p->bev[i], p);
+			bufferevent_free(p->bev[i]);
+			p->bev[i] = NULL;
+		}
+	}
+	proc_check_done(p);
+}
+
+static void
+proc_reaped(struct flaky_proc *p, int status, const struct rusage *ru)
+{
+	struct timeval	 tv = { 0, FLAKY_DRAIN_MS * 1000 };
+	pid_t		 pgid = p->pid;
+
+	p->pid = 0;
+	p->status = status;
+	p->info.wall_us = flaky_mono_us() - p->start_mono;
+	p->info.end_ms = flaky_now_ms();
+	p->info.user_us = (int64_t)ru->ru_utime.tv_sec * 1000000 +
+	    ru->ru_utime.tv_usec;
+	p->info.sys_us = (int64_t)ru->ru_stime.tv_sec * 1000000 +
+	    ru->ru_stime.tv_usec;
+	p->info.maxrss_kb = ru->ru_maxrss;
+	if (WIFEXITED(status)) {
+		p->info.exit_code = WEXITSTATUS(status);
+		p->info.signal = 0;
+	} else if (WIFSIGNALED(status)) {
+		p->info.exit_code = -1;
+		p->info.signal = WTERMSIG(status);
+	}
+	/* Whatever is left of the group goes now; nothing of a finished run
+	 * may keep running. */
+	killpg(pgid, SIGKILL);
+	if (p->timeout_ev != NULL)
+		event_del(p->timeout_ev);
+	event_del(p->kill_ev);
+	if (p->bev[0] != NULL || p->bev[1] != NULL)
+		event_add(p->drain_ev, &tv);
+	proc_check_done(p);
+}
+
+void
+flaky_spawner_reap(struct flaky_spawner *sp)
+{
+	struct flaky_proc	*p;
+	struct rusage		 ru;
+	int			 status;
+	pid_t			 pid;
+
+	for (;;) {
+		pid = wait4(-1, &status, WNOHANG, &ru);
+		if (pid == -1 && errno == EINTR)
+			continue;
+		if (pid <= 0)
+			break;
+		for (p = sp->procs; p != NULL; p = p->next)
+			if (p->pid == pid)
+				break;
+		if (p != NULL)
+			proc_reaped(p, status, &ru);
+		/* else a stray reparented to us: reaped, nothing to do */
+	}
+}
+
+static void
+sigchld_cb(evutil_socket_t fd, short what, void *arg)
+{
+	(void)fd;
+	(void)what;
+	flaky_spawner_reap(arg);
+}
+
+int
+flaky_spawner_new(struct event_base *base, struct flaky_spawner **ret)
+{
+	struct flaky_spawner	*sp;
+
+	if ((sp = calloc(1, sizeof *sp)) == NULL)
+		return -ENOMEM;
+	sp->base = base;
+	sp->sigchld = evsignal_new(base, SIGCHLD, sigchld_cb, sp);
+	if (sp->sigchld == NULL || evsignal_add(sp->sigchld, NULL) == -1) {
+		if (sp->sigchld != NULL)
+			event_free(sp->sigchld);
+		free(sp);
+		return -ENOMEM;
+	}
+	*ret = sp;
+	return 0;
+}
+
+int
+flaky_spawner_free(struct flaky_spawner *sp)
+{
+	if (sp == NULL)
+		return 0;
+	if (sp->procs != NULL)
+		return -EBUSY;
+	event_free(sp->sigchld);
+	free(sp);
+	return 0;
+}
+
+int
+flaky_spawner_running(const struct flaky_spawner *sp)
+{
+	return sp->running;
+}
+
+/* Is path an executable regular file? 0, -ENOENT, -EACCES or -EISDIR. */
+static int
+check_exec(const char *path)
+{
+	struct stat	 st;
+
+	if (stat(path, &st) == -1)
+		return -errno;
+	if (S_ISDIR(st.st_mode))
+		return -EISDIR;
+	if (!S_ISREG(st.st_mode) || access(path, X_OK) == -1)
+		return -EACCES;
+	return 0;
+}
+
+int
+flaky_resolve_command(const char *cmd, const char *dir, const char *path_env,
+    char **ret, char *err, size_t errlen)
+{
+	struct flaky_buf	 b;
+	const char		*p, *e;
+	int			 r, best = -ENOENT;
+
+	flaky_buf_init(&b);
+	if (cmd == NULL || *cmd == '\0')
+		return flaky_error(err, errlen, EINVAL, "empty command");
+	if (strchr(cmd, '/') != NULL) {
+		if (cmd[0] != '/' && dir != NULL)
+			flaky_buf_printf(&b, "%s/%s", dir, cmd);
+		else
+			flaky_buf_adds(&b, cmd);
+		if (b.oom)
+			return -ENOMEM;
+		if ((r = check_exec(b.data)) < 0) {
+			flaky_buf_free(&b);
+			goto fail;
+		}
+		*ret = flaky_buf_steal(&b);
+		return 0;
+	}
+	if (path_env == NULL)
+		path_env = "/usr/local/bin:/usr/bin:/bin";
+	for (p = path_env;; p = e + 1) {
+		e = strchr(p, ':');
+		if (e == NULL)
+			e = p + strlen(p);
+		flaky_buf_reset(&b);
+		if (e == p)
+			flaky_buf_printf(&b, "%s/%s", dir ? dir : ".", cmd);
+		else if (*p != '/' && dir != NULL)
+			flaky_buf_printf(&b, "%s/%.*s/%s", dir, (int)(e - p), p,
+			    cmd);
+		else
+			flaky_buf_printf(&b, "%.*s/%s", (int)(e - p), p, cmd);
+		if (b.oom)
+			return -ENOMEM;
+		r = check_exec(b.data);
+		if (r == 0) {
+			*ret = flaky_buf_steal(&b);
+			return 0;
+		}
+		/* Report "not executable" over "not found", as a shell does. */
+		if (r == -EACCES || (r == -EISDIR && best == -ENOENT))
+			best = r;
+		if (*e == '\0')
+			break;
+	}
+	flaky_buf_free(&b);
+	r = best;
+fail:
+	if (r == -ENOENT)
+		return flaky_error(err, errlen, ENOENT,
+		    "%s: command not found", cmd);
+	if (r == -EISDIR)
+		return flaky_error(err, errlen, EISDIR,
+		    "%s: is a directory, not a command", cmd);
+	if (r == -EACCES)
+		return flaky_error(err, errlen, EACCES,
+		    "%s: not executable (permission denied)", cmd);
+	return flaky_error(err, errlen, -r, "%s: %s", cmd, strerror(-r));
+}
+
+/* The child's environment: envp with TMPDIR (and TMP, TEMP) replaced. */
+static char **
+make_env(char *const *envp, const char *tmpdir)
+{
+	size_t	 n = 0, k = 0;
+	char	**v;
+
+	for (n = 0; envp[n] != NULL; n++)
+		;
+	if ((v = calloc(n + 2, sizeof *v)) == NULL)
+		return NULL;
+	for (size_t i = 0; i < n; i++)
+		if (strncmp(envp[i], "TMPDIR=", 7) != 0)
+			v[k++] = envp[i];
+	if (asprintf(&v[k], "TMPDIR=%s", tmpdir) == -1) {
+		free(v);
+		return NULL;
+	}
+	v[k + 1] = NULL;
+	return v;
+}
+
+static void
+free_env(char **v)
+{
+	size_t	 i;
+
+	if (v == NULL)
+		return;
+	for (i = 0; v[i] != NULL; i++)
+		;
+	if (i > 0)
+		free(v[i - 1]);		/* our TMPDIR= string */
+	free(v);
+}
+
+static const char *
+env_get(char *const *envp, const char *name)
+{
+	size_t	 n = strlen(name);
+
+	for (size_t i = 0; envp[i] != NULL; i++)
+		if (strncmp(envp[i], name, n) == 0 && envp[i][n] == '=')
+			return envp[i] + n + 1;
+	return NULL;
+}
+
+int
+flaky_spawn(struct flaky_spawner *sp, const struct flaky_spawn_opts *o,
+    flaky_proc_data_cb data_cb, flaky_proc_done_cb done_cb, void *arg,
+    struct flaky_proc **ret, char *err, size_t errlen)
+{
+	struct flaky_proc	*p = NULL;
+	posix_spawn_file_actions_t fa;
+	posix_spawnattr_t	 attr;
+	sigset_t		 all, none;
+	char			*path = NULL, **env = NULL;
+	char *const		*envp = o->envp ? o->envp : environ;
+	const char		*tmp_parent;
+	int			 out[2] = { -1, -1 }, errp[2] = { -1, -1 };
+	int			 r, fa_ok = 0, attr_ok = 0;
+	struct stat		 st;
+	pid_t			 pid;
+	size_t			 cap;
+
+	if (o->argv == NULL || o->argv[0] == NULL)
+		return flaky_error(err, errlen, EINVAL, "empty command");
+	if (o->dir != NULL && (stat(o->dir, &st) == -1 || !S_ISDIR(st.st_mode)))
+		return flaky_error(err, errlen, ENOENT,
+		    "%s: working directory does not exist", o->dir);
+	r = flaky_resolve_command(o->argv[0], o->dir, env_get(envp, "PATH"),
+	    &path, err, errlen);
+	if (r < 0)
+		return r;
+
+	if ((p = calloc(1, sizeof *p)) == NULL) {
+		r = -ENOMEM;
+		goto out;
+	}
+	p->sp = sp;
+	p->grace_ms = o->grace_ms > 0 ? o->grace_ms : FLAKY_GRACE_DEFAULT;
+	cap = o->capture_max > 0 ? o->capture_max : FLAKY_CAPTURE_DEFAULT;
+	capture_init(&p->cap[0], cap / 2);
+	capture_init(&p->cap[1], cap - cap / 2);
+	p->data_cb = data_cb;
+	p->done_cb = done_cb;
+	p->arg = arg;
+
+	tmp_parent = o->tmp_parent;
+	if (tmp_parent == NULL && (tmp_parent = getenv("TMPDIR")) == NULL)
+		tmp_parent = "/tmp";
+	if (asprintf(&p->tmpdir, "%s/flaky-run-XXXXXX", tmp_parent) == -1) {
+		p->tmpdir = NULL;
+		r = -ENOMEM;
+		goto out;
+	}
+	if (mkdtemp(p->tmpdir) == NULL) {
+		r = flaky_error(err, errlen, errno, "%s: %s", p->tmpdir,
+		    strerror(errno));
+		free(p->tmpdir);
+		p->tmpdir = NULL;
+		goto out;
+	}
+	if ((env = make_env(envp, p->tmpdir)) == NULL) {
+		r = -ENOMEM;
+		goto out;
+	}
+
+	/* Both ends close on exec; only our (read) ends are non-blocking: a
+	 * test writing to a non-blocking stdout would see EAGAIN. */
+	if (pipe2(out, O_CLOEXEC) == -1 || pipe2(errp, O_CLOEXEC) == -1) {
+		r = flaky_error(err, errlen, errno, "pipe: %s", strerror(errno));
+		goto out;
+	}
+	if (fcntl(out[0], F_SETFL, O_NONBLOCK) == -1 ||
+	    fcntl(errp[0], F_SETFL, O_NONBLOCK) == -1) {
+		r = flaky_error(err, errlen, errno, "fcntl: %s", strerror(errno));
+		goto out;
+	}
+
+	if ((r = posix_spawn_file_actions_init(&fa)) != 0) {
+		r = -r;
+		goto out;
+	}
+	fa_ok = 1;
+	if ((r = posix_spawnattr_init(&attr)) != 0) {
+		r = -r;
+		goto out;
+	}
+	attr_ok = 1;
+	sigfillset(&all);
+	sigemptyset(&none);
+	r = posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+	if (r == 0)
+		r = posix_spawn_file_actions_adddup2(&fa, out[1], 1);
+	if (r == 0)
+		r = posix_spawn_file_actions_adddup2(&fa, errp[1], 2);
+	if (r == 0 && o->dir != NULL)
+		r = posix_spawn_file_actions_addchdir_np(&fa, o->dir);
+	if (r == 0)
+		r = posix_spawn_file_actions_addclosefrom_np(&fa, 3);
+	/* Its own group, default dispositions, nothing blocked: a suite
+	 * behaves as in a terminal even when we run under nohup. */
+	if (r == 0)
+		r = posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP |
+		    POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK);
+	if (r == 0)
+		r = posix_spawnattr_setpgroup(&attr, 0);
+	if (r == 0)
+		r = posix_spawnattr_setsigdefault(&attr, &all);
+	if (r == 0)
+		r = posix_spawnattr_setsigmask(&attr, &none);
+	if (r != 0) {
+		r = flaky_error(err, errlen, r, "posix_spawn setup: %s",
+		    strerror(r));
+		goto out;
+	}
+
+	p->info.start_ms = flaky_now_ms();
+	p->start_mono = flaky_mono_us();
+	if (getloadavg(&p->info.loadavg, 1) != 1)
+		p->info.loadavg = -1;
+	p->info.in_flight = sp->running + 1;
+	r = posix_spawn(&pid, path, &fa, &attr, o->argv, env);
+	if (r != 0) {
+		r = flaky_error(err, errlen, r, "%s: %s", o->argv[0],
+		    strerror(r));
+		goto out;
+	}
+	/* Also from here, so no later killpg can miss the group. */
+	setpgid(pid, pid);
+	p->pid = pid;
+	p->info.pid = pid;
+	close(out[1]);
+	close(errp[1]);
+	out[1] = errp[1] = -1;
+
+	p->timeout_ev = NULL;
+	p->kill_ev = evtimer_new(sp->base, proc_kill_cb, p);
+	p->drain_ev = evtimer_new(sp->base, proc_drain_cb, p);
+	p->bev[0] = bufferevent_socket_new(sp->base, out[0],
+	    BEV_OPT_CLOSE_ON_FREE);
+	if (p->bev[0] != NULL)
+		out[0] = -1;
+	p->bev[1] = bufferevent_socket_new(sp->base, errp[0],
+	    BEV_OPT_CLOSE_ON_FREE);
+	if (p->bev[1] != NULL)
+		errp[0] = -1;
+	if (o->timeout_ms > 0)
+		p->timeout_ev = evtimer_new(sp->base, proc_timeout_cb, p);
+	if (p->kill_ev == NULL || p->drain_ev == NULL || p->bev[0] == NULL ||
+	    p->bev[1] == NULL || (o->timeout_ms > 0 && p->timeout_ev == NULL)) {
+		/* Out of memory with a child running: end it at once. */
+		killpg(pid, SIGKILL);
+		waitpid(pid, NULL, 0);
+		p->pid = 0;
+		r = -ENOMEM;
+		goto out;
+	}
+	for (int i = 0; i < 2; i++) {
+		bufferevent_setcb(p->bev[i], proc_read_cb, NULL, proc_event_cb,
+		    p);
+		bufferevent_set_max_single_read(p->bev[i], 256 * 1024);
+		bufferevent_enable(p->bev[i], EV_READ);
+	}
+	if (o->timeout_ms > 0) {
+		struct timeval tv = {
+			(time_t)(o->timeout_ms / 1000),
+			(suseconds_t)((o->timeout_ms % 1000) * 1000)
+		};
+		event_add(p->timeout_ev, &tv);
+	}
+	p->next = sp->procs;
+	sp->procs = p;
+	sp->running++;
+	*ret = p;
+	p = NULL;
+	r = 0;
+out:
+	if (fa_ok)
+		posix_spawn_file_actions_destroy(&fa);
+	if (attr_ok)
+		posix_spawnattr_destroy(&attr);
+	for (int i = 0; i < 2; i++) {
+		if (out[i] != -1)
+			close(out[i]);
+		if (errp[i] != -1)
+			close(errp[i]);
+	}
+	free_env(env);
+	free(path);
+	if (p != NULL)
+		flaky_proc_free(p);
+	return r;
+}
+
+const struct flaky_proc_info *
+flaky_proc_info(const struct flaky_proc *p)
+{
+	return &p->info;
+}
+
+const char *
+flaky_proc_tmpdir(const struct flaky_proc *p)
+{
+	return p->tmpdir;
+}
+
+void
+flaky_proc_free(struct flaky_proc *p)
+{
+	if (p == NULL)
+		return;
+	if (p->pid > 0) {
+		/* Still running: no callbacks any more, end it now. */
+		p->done_cb = NULL;
+		p->data_cb = NULL;
+		killpg(p->pid, SIGKILL);
+		if (waitpid(p->pid, NULL, 0) == p->pid)
+			p->pid = 0;
+	}
+	if (!p->done && p->sp != NULL) {
+		p->done = 1;
+		proc_unlink(p);
+	}
+	for (int i = 0; i < 2; i++) {
+		if (p->bev[i] != NULL)
+			bufferevent_free(p->bev[i]);
+		capture_free(&p->cap[i]);
+	}
+	if (p->timeout_ev != NULL)
+		event_free(p->timeout_ev);
+	if (p->kill_ev != NULL)
+		event_free(p->kill_ev);
+	if (p->drain_ev != NULL)
+		event_free(p->drain_ev);
+	if (p->tmpdir != NULL) {
+		remove_tree(p->tmpdir);
+		free(p->tmpdir);
+	}
+	free(p);
+}

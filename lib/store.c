@@ -1,2 +1,901 @@
-/* store: placeholder until it lands. */
-#include "config.h"
+/* The evidence database: open and migrate, and the writes of a run (its
+ * row, results, deduplicated messages and daily rollups) in one short
+ * transaction each. Reads are in store_query.c. */
+#include "buildconf.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <sqlite3.h>
+
+#include "classify.h"
+#include "redact.h"
+#include "store.h"
+#include "store_int.h"
+
+extern const char *const flaky_schema_migrations[];
+extern const size_t flaky_schema_count;
+
+enum {
+	ST_RUN_START,
+	ST_RUN_FINISH,
+	ST_TEST_FIND,
+	ST_TEST_ADD,
+	ST_MSG_FIND,
+	ST_MSG_ADD,
+	ST_RESULT_ADD,
+	ST_ROLLUP,
+	ST_COUNT
+};
+
+static const char *const stmt_sql[ST_COUNT] = {
+	[ST_RUN_START] =
+	    "INSERT INTO runs (target_id, status, trigger, started_ms, "
+	    "revision, in_flight, loadavg) VALUES (?, ?, ?, ?, ?, ?, ?)",
+	[ST_RUN_FINISH] =
+	    "UPDATE runs SET status = ?, ended_ms = ?, duration_us = ?, "
+	    "exit_code = ?, signal = ?, revision = coalesce(?, revision), "
+	    "runner = ?, runner_version = ?, seed = ?, tests = ?, "
+	    "failures = ?, summary_total = ?, in_flight = coalesce(?, "
+	    "in_flight), loadavg = coalesce(?, loadavg), user_us = ?, "
+	    "sys_us = ?, maxrss_kb = ?, output_bytes = ?, output_dropped = ?, "
+	    "stdout = ?, stderr = ?, error = ?, content_hash = ?, "
+	    "started_ms = ?, trigger = coalesce(?, trigger) WHERE id = ?",
+	[ST_TEST_FIND] =
+	    "SELECT id FROM tests WHERE target_id = ? AND name = ?",
+	[ST_TEST_ADD] =
+	    "INSERT INTO tests (target_id, name) VALUES (?, ?)",
+	[ST_MSG_FIND] =
+	    "SELECT id FROM messages WHERE fingerprint = ?",
+	[ST_MSG_ADD] =
+	    "INSERT INTO messages (fingerprint, normalized) VALUES (?, ?)",
+	[ST_RESULT_ADD] =
+	    "INSERT INTO results (run_id, position, test_id, outcome, "
+	    "duration_us, message_id, signature, message) "
+	    "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+	[ST_ROLLUP] =
+	    "INSERT INTO rollups (test_id, day, runs, failures, skips, "
+	    "pass_us, fail_us, pass_hist, fail_hist) "
+	    "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, "
+	    "flaky_hist_add(NULL, ?8), flaky_hist_add(NULL, ?9)) "
+	    "ON CONFLICT (test_id, day) DO UPDATE SET "
+	    "runs = runs + ?3, failures = failures + ?4, skips = skips + ?5, "
+	    "pass_us = pass_us + ?6, fail_us = fail_us + ?7, "
+	    "pass_hist = CASE WHEN ?8 IS NULL THEN pass_hist "
+	    "ELSE flaky_hist_add(pass_hist, ?8) END, "
+	    "fail_hist = CASE WHEN ?9 IS NULL THEN fail_hist "
+	    "ELSE flaky_hist_add(fail_hist, ?9) END",
+};
+
+/* Test ids and message ids already looked up, so a run of 1,000 tests
+ * does not ask SQLite 1,000 times. Cleared on rollback. */
+struct idcache_ent {
+	uint64_t	 hash;
+	int64_t		 key;	/* target id, or the fingerprint */
+	char		*name;	/* NULL for messages */
+	int64_t		 id;
+};
+
+struct idcache {
+	struct idcache_ent *v;
+	size_t		 n, cap;	/* cap: a power of two */
+};
+
+#define IDCACHE_MAX	(1 << 20)
+
+struct flaky_store {
+	sqlite3			*db;
+	char			*path;
+	int			 flags;
+	int			 in_tx;
+	sqlite3_stmt		*st[ST_COUNT];
+	struct idcache		 tests, msgs;
+	struct flaky_redactor	*redact;
+};
+
+sqlite3 *
+store_db(struct flaky_store *s)
+{
+	return s->db;
+}
+
+const char *
+flaky_store_path(const struct flaky_store *s)
+{
+	return s->path;
+}
+
+int
+flaky_store_schema_version(void)
+{
+	return (int)flaky_schema_count;
+}
+
+const char *
+flaky_run_status_name(int s)
+{
+	static const char *const names[] = {
+		"running", "done", "timeout", "error", "interrupted", "skipped"
+	};
+
+	if (s < 0 || s > FLAKY_RUN_SKIPPED)
+		return "unknown";
+	return names[s];
+}
+
+static void
+idcache_clear(struct idcache *c)
+{
+	for (size_t i = 0; i < c->cap; i++)
+		free(c->v[i].name);
+	free(c->v);
+	memset(c, 0, sizeof *c);
+}
+
+static struct idcache_ent *
+idcache_slot(struct idcache *c, uint64_t hash, int64_t key, const char *name)
+{
+	size_t	 mask = c->cap - 1, i;
+
+	for (i = hash & mask;; i = (i + 1) & mask) {
+		struct idcache_ent *e = &c->v[i];
+
+		if (e->id == 0)
+			return e;
+		if (e->hash == hash && e->key == key && (name == NULL ||
+		    (e->name != NULL && strcmp(e->name, name) == 0)))
+			return e;
+	}
+}
+
+static int64_t
+idcache_get(struct idcache *c, uint64_t hash, int64_t key, const char *name)
+{
+	if (c->cap == 0)
+		return 0;
+	return idcache_slot(c, hash, key, name)->id;
+}
+
+static int
+idcache_put(struct idcache *c, uint64_t hash, int64_t key, const char *name,
+    int64_t id)
+{
+	struct idcache_ent *e;
+
+	if (c->n >= IDCACHE_MAX)
+		idcache_clear(c);
+	if ((c->n + 1) * 2 > c->cap) {
+		struct idcache old = *c;
+		size_t	 cap = c->cap ? c->cap * 2 : 1024;
+
+		if ((c->v = calloc(cap, sizeof *c->v)) == NULL) {
+			*c = old;
+			return -ENOMEM;
+		}
+		c->cap = cap;
+		c->n = 0;
+		for (size_t i = 0; i < old.cap; i++) {
+			if (old.v[i].id == 0)
+				continue;
+			*idcache_slot(c, old.v[i].hash, old.v[i].key,
+			    old.v[i].name) = old.v[i];
+			c->n++;
+		}
+		free(old.v);
+	}
+	e = idcache_slot(c, hash, key, name);
+	if (e->id == 0) {
+		if (name != NULL && (e->name = strdup(name)) == NULL)
+			return -ENOMEM;
+		e->hash = hash;
+		e->key = key;
+		c->n++;
+	}
+	e->id = id;
+	return 0;
+}
+
+/* SQL function flaky_hist_add(hist BLOB, duration_us): the histogram with
+ * one more duration. The blob is a sorted list of (bucket byte, count
+ * varint). */
+static void
+sql_hist_add(sqlite3_context *ctx, int argc, sqlite3_value **argv)
+{
+	uint64_t	 counts[FLAKY_HIST_BUCKETS];
+	unsigned char	 out[FLAKY_HIST_BUCKETS * 11];
+	size_t		 n = 0;
+	int		 b;
+
+	(void)argc;
+	if (sqlite3_value_type(argv[1]) == SQLITE_NULL) {
+		if (sqlite3_value_type(argv[0]) == SQLITE_NULL)
+			sqlite3_result_null(ctx);
+		else
+			sqlite3_result_value(ctx, argv[0]);
+		return;
+	}
+	memset(counts, 0, sizeof counts);
+	if (sqlite3_value_type(argv[0]) == SQLITE_BLOB)
+		flaky_hist_merge(sqlite3_value_blob(argv[0]),
+		    (size_t)sqlite3_value_bytes(argv[0]), counts);
+	b = flaky_hist_bucket(sqlite3_value_int64(argv[1]));
+	counts[b]++;
+	for (int i = 0; i < FLAKY_HIST_BUCKETS; i++) {
+		uint64_t v = counts[i];
+
+		if (v == 0)
+			continue;
+		out[n++] = (unsigned char)i;
+		while (v >= 0x80) {
+			out[n++] = (unsigned char)(v | 0x80);
+			v >>= 7;
+		}
+		out[n++] = (unsigned char)v;
+	}
+	sqlite3_result_blob(ctx, out, (int)n, SQLITE_TRANSIENT);
+}
+
+int
+flaky_hist_bucket(int64_t us)
+{
+	double	 ms = (double)us / 1000.0;
+	int	 b;
+
+	if (ms < 1.0)
+		return 0;
+	b = 1 + (int)floor(4.0 * log2(ms));
+	return b >= FLAKY_HIST_BUCKETS ? FLAKY_HIST_BUCKETS - 1 : b;
+}
+
+double
+flaky_hist_value_ms(int b)
+{
+	if (b <= 0)
+		return 0.5;
+	return exp2(((double)(b - 1) + 0.5) / 4.0);
+}
+
+int
+flaky_hist_merge(const void *blob, size_t len, uint64_t *counts)
+{
+	const unsigned char *p = blob, *end = p + len;
+
+	while (p < end) {
+		int		 b = *p++;
+		uint64_t	 v = 0;
+		int		 shift = 0;
+
+		while (p < end && shift < 64) {
+			v |= (uint64_t)(*p & 0x7f) << shift;
+			shift += 7;
+			if (!(*p++ & 0x80))
+				break;
+		}
+		if (b < FLAKY_HIST_BUCKETS)
+			counts[b] += v;
+	}
+	return 0;
+}
+
+double
+flaky_hist_quantile(const uint64_t *counts, double q)
+{
+	uint64_t	 total = 0, seen = 0, rank;
+
+	for (int i = 0; i < FLAKY_HIST_BUCKETS; i++)
+		total += counts[i];
+	if (total == 0)
+		return NAN;
+	rank = (uint64_t)ceil(q * (double)total);
+	if (rank == 0)
+		rank = 1;
+	for (int i = 0; i < FLAKY_HIST_BUCKETS; i++) {
+		seen += counts[i];
+		if (seen >= rank)
+			return flaky_hist_value_ms(i);
+	}
+	return NAN;
+}
+
+/* An error from SQLite, naming the database. */
+static int
+sql_error(struct flaky_store *s, char *err, size_t errlen, const char *what)
+{
+	int	 rc = sqlite3_extended_errcode(s->db);
+	int	 code = EIO;
+
+	if ((rc & 0xff) == SQLITE_BUSY || (rc & 0xff) == SQLITE_LOCKED)
+		code = EBUSY;
+	else if ((rc & 0xff) == SQLITE_READONLY || (rc & 0xff) == SQLITE_PERM
+	    || (rc & 0xff) == SQLITE_CANTOPEN)
+		code = EACCES;
+	else if ((rc & 0xff) == SQLITE_FULL)
+		code = ENOSPC;
+	else if ((rc & 0xff) == SQLITE_NOMEM)
+		code = ENOMEM;
+	return flaky_error(err, errlen, code, "%s: %s: %s", s->path, what,
+	    sqlite3_errmsg(s->db));
+}
+
+int
+store_sql_error(struct flaky_store *s, char *err, size_t errlen,
+    const char *what)
+{
+	return sql_error(s, err, errlen, what);
+}
+
+static int
+exec(struct flaky_store *s, const char *sql, char *err, size_t errlen)
+{
+	if (sqlite3_exec(s->db, sql, NULL, NULL, NULL) != SQLITE_OK)
+		return sql_error(s, err, errlen, sql);
+	return 0;
+}
+
+/* Bring the schema forward, all in one transaction; refuse a newer one. */
+static int
+migrate(struct flaky_store *s, char *err, size_t errlen)
+{
+	sqlite3_stmt	*st;
+	int		 version, r;
+	char		 sql[64];
+
+	if (sqlite3_prepare_v2(s->db, "PRAGMA user_version", -1, &st, NULL) !=
+	    SQLITE_OK)
+		return sql_error(s, err, errlen, "reading the schema version");
+	if (sqlite3_step(st) != SQLITE_ROW) {
+		sqlite3_finalize(st);
+		return sql_error(s, err, errlen, "reading the schema version");
+	}
+	version = sqlite3_column_int(st, 0);
+	sqlite3_finalize(st);
+	if (version > (int)flaky_schema_count)
+		return flaky_error(err, errlen, EPROTO,
+		    "%s: schema version %d is newer than this program "
+		    "understands (%d); upgrade flaky", s->path, version,
+		    (int)flaky_schema_count);
+	if (version == (int)flaky_schema_count)
+		return 0;
+	if (s->flags & FLAKY_STORE_READONLY)
+		return flaky_error(err, errlen, EROFS,
+		    "%s: schema version %d needs migrating to %d; open it "
+		    "for writing once", s->path, version,
+		    (int)flaky_schema_count);
+	if ((r = exec(s, "BEGIN IMMEDIATE", err, errlen)) < 0)
+		return r;
+	/* Another process may have migrated while we waited. */
+	if (sqlite3_prepare_v2(s->db, "PRAGMA user_version", -1, &st, NULL) ==
+	    SQLITE_OK && sqlite3_step(st) == SQLITE_ROW)
+		version = sqlite3_column_int(st, 0);
+	sqlite3_finalize(st);
+	for (size_t i = (size_t)version; i < flaky_schema_count; i++) {
+		if ((r = exec(s, flaky_schema_migrations[i], err, errlen)) < 0)
+			goto fail;
+	}
+	snprintf(sql, sizeof sql, "PRAGMA user_version = %d",
+	    (int)flaky_schema_count);
+	if ((r = exec(s, sql, err, errlen)) < 0)
+		goto fail;
+	if ((r = exec(s, "COMMIT", err, errlen)) < 0)
+		goto fail;
+	return 0;
+fail:
+	sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+	return r;
+}
+
+int
+flaky_store_open(const char *path, int flags, struct flaky_store **ret,
+    char *err, size_t errlen)
+{
+	struct flaky_store	*s;
+	struct stat		 st;
+	int			 oflags, r;
+	char			 sql[128];
+
+	if ((s = calloc(1, sizeof *s)) == NULL)
+		return -ENOMEM;
+	s->flags = flags;
+	if ((s->path = strdup(path)) == NULL) {
+		free(s);
+		return -ENOMEM;
+	}
+	if ((r = flaky_redactor_new(&s->redact)) < 0)
+		goto fail;
+	if (flags & FLAKY_STORE_READONLY) {
+		if (stat(path, &st) == -1) {
+			r = flaky_error(err, errlen, errno, "%s: %s", path,
+			    errno == ENOENT ? "no such database" :
+			    strerror(errno));
+			goto fail;
+		}
+		oflags = SQLITE_OPEN_READONLY;
+	} else
+		oflags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE;
+	oflags |= SQLITE_OPEN_NOMUTEX;
+	if (sqlite3_open_v2(path, &s->db, oflags, NULL) != SQLITE_OK) {
+		if (s->db == NULL) {
+			r = -ENOMEM;
+			goto fail;
+		}
+		r = flaky_error(err, errlen, EACCES, "%s: cannot open: %s",
+		    path, sqlite3_errmsg(s->db));
+		goto fail;
+	}
+	sqlite3_extended_result_codes(s->db, 1);
+	sqlite3_busy_timeout(s->db, FLAKY_BUSY_TIMEOUT_MS);
+	/* The first read tells a corrupt file or a foreign one. */
+	if ((r = exec(s, "SELECT count(*) FROM sqlite_schema", err,
+	    errlen)) < 0)
+		goto fail;
+	if (!(flags & FLAKY_STORE_READONLY)) {
+		if ((r = exec(s, "PRAGMA journal_mode = WAL", err, errlen)) < 0)
+			goto fail;
+		snprintf(sql, sizeof sql, "PRAGMA synchronous = %s",
+		    flags & FLAKY_STORE_BULK ? "NORMAL" : "FULL");
+		if ((r = exec(s, sql, err, errlen)) < 0)
+			goto fail;
+		/* Readers that hold on must not grow the WAL for ever. */
+		if ((r = exec(s, "PRAGMA journal_size_limit = 67108864", err,
+		    errlen)) < 0)
+			goto fail;
+	}
+	if ((r = exec(s, "PRAGMA foreign_keys = ON", err, errlen)) < 0)
+		goto fail;
+	if (sqlite3_create_function(s->db, "flaky_hist_add", 2,
+	    SQLITE_UTF8 | SQLITE_DETERMINISTIC, NULL, sql_hist_add, NULL,
+	    NULL) != SQLITE_OK) {
+		r = sql_error(s, err, errlen, "registering functions");
+		goto fail;
+	}
+	if ((r = migrate(s, err, errlen)) < 0)
+		goto fail;
+	*ret = s;
+	return 0;
+fail:
+	flaky_store_close(s);
+	return r;
+}
+
+void
+flaky_store_close(struct flaky_store *s)
+{
+	if (s == NULL)
+		return;
+	for (int i = 0; i < ST_COUNT; i++)
+		sqlite3_finalize(s->st[i]);
+	store_query_finalize(s);
+	if (s->db != NULL) {
+		if (s->in_tx)
+			sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+		sqlite3_close(s->db);
+	}
+	idcache_clear(&s->tests);
+	idcache_clear(&s->msgs);
+	flaky_redactor_free(s->redact);
+	free(s->path);
+	free(s);
+}
+
+int
+flaky_store_add_redaction(struct flaky_store *s, const char *regex,
+    char *err, size_t errlen)
+{
+	return flaky_redactor_add(s->redact, regex, err, errlen);
+}
+
+/* A cached prepared statement, reset and unbound. */
+static sqlite3_stmt *
+stmt(struct flaky_store *s, int which)
+{
+	if (s->st[which] == NULL) {
+		if (sqlite3_prepare_v3(s->db, stmt_sql[which], -1,
+		    SQLITE_PREPARE_PERSISTENT, &s->st[which], NULL) !=
+		    SQLITE_OK)
+			return NULL;
+	} else {
+		sqlite3_reset(s->st[which]);
+		sqlite3_clear_bindings(s->st[which]);
+	}
+	return s->st[which];
+}
+
+int
+flaky_store_begin(struct flaky_store *s, char *err, size_t errlen)
+{
+	int	 r;
+
+	if (s->in_tx)
+		return flaky_error(err, errlen, EALREADY,
+		    "%s: a transaction is already open", s->path);
+	if ((r = exec(s, "BEGIN IMMEDIATE", err, errlen)) < 0)
+		return r;
+	s->in_tx = 1;
+	return 0;
+}
+
+int
+flaky_store_commit(struct flaky_store *s, char *err, size_t errlen)
+{
+	int	 r;
+
+	if (!s->in_tx)
+		return 0;
+	if ((r = exec(s, "COMMIT", err, errlen)) < 0) {
+		flaky_store_rollback(s);
+		return r;
+	}
+	s->in_tx = 0;
+	return 0;
+}
+
+void
+flaky_store_rollback(struct flaky_store *s)
+{
+	if (!s->in_tx)
+		return;
+	sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+	s->in_tx = 0;
+	/* Ids handed out inside the transaction are gone. */
+	idcache_clear(&s->tests);
+	idcache_clear(&s->msgs);
+}
+
+static void
+bind_text(sqlite3_stmt *st, int i, const char *s)
+{
+	if (s == NULL)
+		sqlite3_bind_null(st, i);
+	else
+		sqlite3_bind_text(st, i, s, -1, SQLITE_STATIC);
+}
+
+static void
+bind_int_or_null(sqlite3_stmt *st, int i, int64_t v, int null)
+{
+	if (null)
+		sqlite3_bind_null(st, i);
+	else
+		sqlite3_bind_int64(st, i, v);
+}
+
+int
+flaky_store_target(struct flaky_store *s, const char *name,
+    const char *command, const char *dir, int64_t *ret_id, char *err,
+    size_t errlen)
+{
+	sqlite3_stmt	*st = NULL;
+	int		 r = 0;
+
+	if (sqlite3_prepare_v2(s->db,
+	    "INSERT INTO targets (name, command, dir, created_ms) "
+	    "VALUES (?1, ?2, ?3, ?4) ON CONFLICT (name) DO UPDATE SET "
+	    "command = coalesce(?2, command), dir = coalesce(?3, dir) "
+	    "RETURNING id", -1, &st, NULL) != SQLITE_OK)
+		return sql_error(s, err, errlen, "saving the target");
+	bind_text(st, 1, name);
+	bind_text(st, 2, command);
+	bind_text(st, 3, dir);
+	sqlite3_bind_int64(st, 4, flaky_now_ms());
+	if (sqlite3_step(st) != SQLITE_ROW)
+		r = sql_error(s, err, errlen, "saving the target");
+	else
+		*ret_id = sqlite3_column_int64(st, 0);
+	sqlite3_finalize(st);
+	return r;
+}
+
+int
+flaky_store_run_start(struct flaky_store *s, struct flaky_run_record *rec,
+    char *err, size_t errlen)
+{
+	sqlite3_stmt	*st;
+	int		 r, own = !s->in_tx;
+
+	if (own && (r = flaky_store_begin(s, err, errlen)) < 0)
+		return r;
+	if ((st = stmt(s, ST_RUN_START)) == NULL) {
+		r = sql_error(s, err, errlen, "preparing");
+		goto fail;
+	}
+	sqlite3_bind_int64(st, 1, rec->target_id);
+	bind_text(st, 2, flaky_run_status_name(FLAKY_RUN_RUNNING));
+	bind_text(st, 3, rec->trigger);
+	sqlite3_bind_int64(st, 4, rec->started_ms);
+	bind_text(st, 5, rec->revision);
+	sqlite3_bind_int(st, 6, rec->in_flight);
+	if (rec->loadavg >= 0)
+		sqlite3_bind_double(st, 7, rec->loadavg);
+	if (sqlite3_step(st) != SQLITE_DONE) {
+		r = sql_error(s, err, errlen, "recording the run start");
+		goto fail;
+	}
+	rec->id = sqlite3_last_insert_rowid(s->db);
+	if (own && (r = flaky_store_commit(s, err, errlen)) < 0)
+		return r;
+	return 0;
+fail:
+	if (own)
+		flaky_store_rollback(s);
+	return r;
+}
+
+/* The id of a test, created on first sight. */
+static int
+test_id(struct flaky_store *s, int64_t target, const char *name,
+    int64_t *ret, char *err, size_t errlen)
+{
+	uint64_t	 h = flaky_hash64(name, strlen(name), (uint64_t)target);
+	sqlite3_stmt	*st;
+	int64_t		 id;
+
+	if ((id = idcache_get(&s->tests, h, target, name)) != 0)
+		goto done;
+	if ((st = stmt(s, ST_TEST_FIND)) == NULL)
+		return sql_error(s, err, errlen, "preparing");
+	sqlite3_bind_int64(st, 1, target);
+	bind_text(st, 2, name);
+	if (sqlite3_step(st) == SQLITE_ROW)
+		id = sqlite3_column_int64(st, 0);
+	else {
+		if ((st = stmt(s, ST_TEST_ADD)) == NULL)
+			return sql_error(s, err, errlen, "preparing");
+		sqlite3_bind_int64(st, 1, target);
+		bind_text(st, 2, name);
+		if (sqlite3_step(st) != SQLITE_DONE)
+			return sql_error(s, err, errlen, "adding a test");
+		id = sqlite3_last_insert_rowid(s->db);
+	}
+	if (idcache_put(&s->tests, h, target, name, id) < 0)
+		return -ENOMEM;
+done:
+	*ret = id;
+	return 0;
+}
+
+/* The id of a normalized failure text, stored once per fingerprint. */
+static int
+message_id(struct flaky_store *s, const char *msg, int64_t *ret, char *err,
+    size_t errlen)
+{
+	struct flaky_buf norm;
+	sqlite3_stmt	*st;
+	int64_t		 fp, id;
+	int		 r = 0;
+
+	flaky_buf_init(&norm);
+	if (flaky_normalize(msg, strlen(msg), &norm) < 0)
+		return -ENOMEM;
+	fp = flaky_fingerprint(flaky_buf_cstr(&norm), norm.len);
+	if ((id = idcache_get(&s->msgs, (uint64_t)fp, fp, NULL)) != 0)
+		goto done;
+	if ((st = stmt(s, ST_MSG_FIND)) == NULL) {
+		r = sql_error(s, err, errlen, "preparing");
+		goto out;
+	}
+	sqlite3_bind_int64(st, 1, fp);
+	if (sqlite3_step(st) == SQLITE_ROW)
+		id = sqlite3_column_int64(st, 0);
+	else {
+		if ((st = stmt(s, ST_MSG_ADD)) == NULL) {
+			r = sql_error(s, err, errlen, "preparing");
+			goto out;
+		}
+		sqlite3_bind_int64(st, 1, fp);
+		bind_text(st, 2, flaky_buf_cstr(&norm));
+		if (sqlite3_step(st) != SQLITE_DONE) {
+			r = sql_error(s, err, errlen, "adding a message");
+			goto out;
+		}
+		id = sqlite3_last_insert_rowid(s->db);
+	}
+	if (idcache_put(&s->msgs, (uint64_t)fp, fp, NULL, id) < 0) {
+		r = -ENOMEM;
+		goto out;
+	}
+done:
+	*ret = id;
+out:
+	flaky_buf_free(&norm);
+	return r;
+}
+
+/* Redacted copy of a text into b (reset first); NULL stays NULL. */
+static const char *
+redacted(struct flaky_store *s, const char *t, size_t len,
+    struct flaky_buf *b, size_t *ret_len)
+{
+	flaky_buf_reset(b);
+	if (t == NULL)
+		return NULL;
+	if (flaky_redact(s->redact, t, len, b) < 0)
+		return NULL;
+	if (ret_len != NULL)
+		*ret_len = b->len;
+	return flaky_buf_cstr(b);
+}
+
+static int
+add_result(struct flaky_store *s, int64_t run_id, int64_t target,
+    int64_t day, const struct flaky_result *res, int sig,
+    struct flaky_buf *tmp, char *err, size_t errlen)
+{
+	sqlite3_stmt	*st;
+	int64_t		 tid = 0, mid = 0;
+	const char	*msg = NULL;
+	int		 failed = FLAKY_FAILED(res->outcome), r;
+	int		 counted = res->outcome == FLAKY_PASS ||
+			    res->outcome == FLAKY_XPASS || failed;
+	int		 known = res->duration_us >= 0;
+
+	if ((r = test_id(s, target, res->test, &tid, err, errlen)) < 0)
+		return r;
+	if (failed && res->message != NULL) {
+		msg = redacted(s, res->message, strlen(res->message), tmp,
+		    NULL);
+		if (msg == NULL)
+			return -ENOMEM;
+		if ((r = message_id(s, msg, &mid, err, errlen)) < 0)
+			return r;
+	}
+	if ((st = stmt(s, ST_RESULT_ADD)) == NULL)
+		return sql_error(s, err, errlen, "preparing");
+	sqlite3_bind_int64(st, 1, run_id);
+	sqlite3_bind_int64(st, 2, res->position);
+	sqlite3_bind_int64(st, 3, tid);
+	sqlite3_bind_int(st, 4, res->outcome);
+	bind_int_or_null(st, 5, res->duration_us, !known);
+	bind_int_or_null(st, 6, mid, mid == 0);
+	if (failed)
+		bind_text(st, 7, flaky_signature_name(sig));
+	bind_text(st, 8, msg);
+	if (sqlite3_step(st) != SQLITE_DONE)
+		return sql_error(s, err, errlen, "adding a result");
+
+	if ((st = stmt(s, ST_ROLLUP)) == NULL)
+		return sql_error(s, err, errlen, "preparing");
+	sqlite3_bind_int64(st, 1, tid);
+	sqlite3_bind_int64(st, 2, day);
+	sqlite3_bind_int(st, 3, counted);
+	sqlite3_bind_int(st, 4, failed);
+	sqlite3_bind_int(st, 5, !counted);
+	sqlite3_bind_int64(st, 6, counted && !failed && known ?
+	    res->duration_us : 0);
+	sqlite3_bind_int64(st, 7, failed && known ? res->duration_us : 0);
+	if (counted && !failed && known)
+		sqlite3_bind_int64(st, 8, res->duration_us);
+	if (failed && known)
+		sqlite3_bind_int64(st, 9, res->duration_us);
+	if (sqlite3_step(st) != SQLITE_DONE)
+		return sql_error(s, err, errlen, "updating the rollups");
+	return 0;
+}
+
+int
+flaky_store_run_finish(struct flaky_store *s, struct flaky_run_record *rec,
+    const struct flaky_results *res, char *err, size_t errlen)
+{
+	struct flaky_run_evidence ev = { 0 };
+	struct flaky_buf out, errb, tmp, msg;
+	sqlite3_stmt	*st;
+	const char	*o, *e, *error;
+	size_t		 olen = 0, elen = 0;
+	int64_t		 day, failures = 0;
+	int		*sigs = NULL, r, own = !s->in_tx;
+
+	flaky_buf_init(&out);
+	flaky_buf_init(&errb);
+	flaky_buf_init(&tmp);
+	flaky_buf_init(&msg);
+	if (res != NULL && res->n > 0 &&
+	    (sigs = calloc(res->n, sizeof *sigs)) == NULL)
+		return -ENOMEM;
+	if (own && (r = flaky_store_begin(s, err, errlen)) < 0)
+		goto out;
+	if (rec->id == 0) {
+		if ((r = flaky_store_run_start(s, rec, err, errlen)) < 0)
+			goto fail;
+	}
+	o = redacted(s, rec->out, rec->out_len, &out, &olen);
+	e = redacted(s, rec->err, rec->err_len, &errb, &elen);
+	error = redacted(s, rec->error, rec->error ? strlen(rec->error) : 0,
+	    &msg, NULL);
+	if (out.oom || errb.oom || msg.oom) {
+		r = -ENOMEM;
+		goto fail;
+	}
+	if (res != NULL) {
+		ev.timed_out = rec->status == FLAKY_RUN_TIMEOUT;
+		flaky_classify_run(res, &ev, sigs);
+		for (size_t i = 0; i < res->n; i++)
+			failures += FLAKY_FAILED(res->v[i].outcome);
+	}
+	if ((st = stmt(s, ST_RUN_FINISH)) == NULL) {
+		r = sql_error(s, err, errlen, "preparing");
+		goto fail;
+	}
+	bind_text(st, 1, flaky_run_status_name(rec->status));
+	sqlite3_bind_int64(st, 2, rec->ended_ms);
+	sqlite3_bind_int64(st, 3, rec->duration_us);
+	bind_int_or_null(st, 4, rec->exit_code, rec->exit_code < 0 ||
+	    rec->status == FLAKY_RUN_ERROR || rec->status == FLAKY_RUN_SKIPPED);
+	bind_int_or_null(st, 5, rec->signal, rec->signal == 0);
+	bind_text(st, 6, rec->revision);
+	if (res != NULL && res->runner[0] != '\0')
+		bind_text(st, 7, res->runner);
+	bind_text(st, 8, res ? res->version : NULL);
+	bind_text(st, 9, res ? res->seed : NULL);
+	sqlite3_bind_int64(st, 10, res ? (int64_t)res->n : 0);
+	sqlite3_bind_int64(st, 11, failures);
+	bind_int_or_null(st, 12, res ? res->summary_total : -1,
+	    res == NULL || res->summary_total < 0);
+	bind_int_or_null(st, 13, rec->in_flight, rec->in_flight <= 0);
+	if (rec->loadavg >= 0)
+		sqlite3_bind_double(st, 14, rec->loadavg);
+	sqlite3_bind_int64(st, 15, rec->user_us);
+	sqlite3_bind_int64(st, 16, rec->sys_us);
+	sqlite3_bind_int64(st, 17, rec->maxrss_kb);
+	sqlite3_bind_int64(st, 18, (int64_t)rec->output_bytes);
+	sqlite3_bind_int64(st, 19, (int64_t)rec->output_dropped);
+	if (o != NULL)
+		sqlite3_bind_blob(st, 20, o, (int)olen, SQLITE_STATIC);
+	if (e != NULL)
+		sqlite3_bind_blob(st, 21, e, (int)elen, SQLITE_STATIC);
+	bind_text(st, 22, error);
+	bind_text(st, 23, rec->content_hash);
+	sqlite3_bind_int64(st, 24, rec->started_ms);
+	bind_text(st, 25, rec->trigger);
+	sqlite3_bind_int64(st, 26, rec->id);
+	if (sqlite3_step(st) != SQLITE_DONE) {
+		r = sql_error(s, err, errlen, "completing the run");
+		goto fail;
+	}
+	day = rec->started_ms / 86400000;
+	for (size_t i = 0; res != NULL && i < res->n; i++) {
+		r = add_result(s, rec->id, rec->target_id, day, &res->v[i],
+		    sigs[i], &tmp, err, errlen);
+		if (r < 0)
+			goto fail;
+	}
+	if (own && (r = flaky_store_commit(s, err, errlen)) < 0)
+		goto out;
+	r = 0;
+	goto out;
+fail:
+	if (own)
+		flaky_store_rollback(s);
+out:
+	free(sigs);
+	flaky_buf_free(&out);
+	flaky_buf_free(&errb);
+	flaky_buf_free(&tmp);
+	flaky_buf_free(&msg);
+	return r;
+}
+
+int
+flaky_store_mark_interrupted(struct flaky_store *s, int64_t target_id,
+    char *err, size_t errlen)
+{
+	sqlite3_stmt	*st;
+	int		 r;
+
+	if (sqlite3_prepare_v2(s->db,
+	    "UPDATE runs SET status = 'interrupted', error = "
+	    "coalesce(error, 'interrupted: the run did not finish') "
+	    "WHERE status = 'running' AND (?1 = 0 OR target_id = ?1)", -1, &st,
+	    NULL) != SQLITE_OK)
+		return sql_error(s, err, errlen, "marking interrupted runs");
+	sqlite3_bind_int64(st, 1, target_id);
+	if (sqlite3_step(st) != SQLITE_DONE)
+		r = sql_error(s, err, errlen, "marking interrupted runs");
+	else
+		r = sqlite3_changes(s->db);
+	sqlite3_finalize(st);
+	return r;
+}

@@ -1,6 +1,6 @@
 /* Growable buffers, error strings, clocks and the parsing of times and
  * durations that every command and the schedule share. */
-#include "config.h"
+#include "buildconf.h"
 
 #include <ctype.h>
 #include <errno.h>

@@ -8,9 +8,15 @@ out=$1; shift
 	echo '#include <stddef.h>'
 	echo 'const char *const flaky_schema_migrations[] = {'
 	for f in "$@"; do
-		printf '\t/* %s */\n\t"' "$(basename "$f")"
-		sed -e 's/\\/\\\\/g' -e 's/"/\\"/g' -e 's/$/\\n"/' -e '$!s/$/\n\t"/' "$f" | tr -d '\r'
-		printf ',\n'
+		printf '\t/* %s */\n' "$(basename "$f")"
+		awk '{
+			gsub(/\r/, "");
+			gsub(/\\/, "\\\\");
+			gsub(/"/, "\\\"");
+			gsub(/\t/, "\\t");
+			printf "\t\"%s\\n\"\n", $0
+		}' "$f"
+		printf '\t,\n'
 	done
 	echo '};'
 	echo "const size_t flaky_schema_count = $#;"

@@ -1,6 +1,6 @@
 /* The parser front: line splitting, runner detection and the result list
  * that every runner's state machine fills. */
-#include "config.h"
+#include "buildconf.h"
 
 #include <errno.h>
 #include <stdlib.h>

@@ -1,5 +1,5 @@
 /* util: durations, times, buffers. */
-#include "config.h"
+#include "buildconf.h"
 
 #include <check.h>
 #include <errno.h>

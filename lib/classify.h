@@ -1,0 +1,47 @@
+/* Failure message -> normalized text, fingerprint and signature. */
+#ifndef FLAKY_CLASSIFY_H
+#define FLAKY_CLASSIFY_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "parse.h"
+#include "util.h"
+
+enum flaky_signature {
+	FLAKY_SIG_NONE = 0,	/* not a failure */
+	FLAKY_SIG_TIMEOUT,
+	FLAKY_SIG_RACE,
+	FLAKY_SIG_ORDER_DEPENDENT,
+	FLAKY_SIG_INFRA,
+	FLAKY_SIG_UNKNOWN,
+};
+#define FLAKY_SIG_MAX	FLAKY_SIG_UNKNOWN
+
+/* Normalized text is at most this long. */
+#define FLAKY_NORMALIZED_MAX	1024
+/* Only this much of a message is looked at. */
+#define FLAKY_CLASSIFY_INPUT_MAX (64 * 1024)
+
+const char *flaky_signature_name(int);		/* "TIMEOUT", ... */
+int	 flaky_signature_from_name(const char *);
+
+/* Replace what varies between runs of the same failure (numbers, hex
+ * addresses, UUIDs, temporary paths, timestamps, ports, durations) and fold
+ * white space. Appends at most FLAKY_NORMALIZED_MAX bytes to out. */
+int	 flaky_normalize(const char *msg, size_t len, struct flaky_buf *out);
+/* 64-bit fingerprint of a normalized text (never 0). */
+int64_t	 flaky_fingerprint(const char *normalized, size_t len);
+/* The signature the message's text suggests: a built-in pattern, or
+ * FLAKY_SIG_UNKNOWN. */
+int	 flaky_classify_message(const char *msg, size_t len);
+
+/* Run-level evidence, decided when a run is stored: every failing result's
+ * signature, into sigs[n] (FLAKY_SIG_NONE for the rest). */
+struct flaky_run_evidence {
+	int		 timed_out;	/* the run was killed at its limit */
+};
+int	 flaky_classify_run(const struct flaky_results *,
+	    const struct flaky_run_evidence *, int *sigs);
+
+#endif

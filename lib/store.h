@@ -1,0 +1,141 @@
+/* The evidence database. Only the store talks SQL: the rest of libflaky and
+ * the programs hand it plain structs and get plain structs back. */
+#ifndef FLAKY_STORE_H
+#define FLAKY_STORE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "parse.h"
+
+struct flaky_store;
+
+/* flags for flaky_store_open */
+#define FLAKY_STORE_READONLY	0x01	/* queries only; never creates */
+#define FLAKY_STORE_BULK	0x02	/* synchronous=NORMAL (bulk ingest) */
+
+#define FLAKY_BUSY_TIMEOUT_MS	2000
+
+enum flaky_run_status {
+	FLAKY_RUN_RUNNING = 0,
+	FLAKY_RUN_DONE,		/* the command ran to its end */
+	FLAKY_RUN_TIMEOUT,	/* killed at its time limit */
+	FLAKY_RUN_ERROR,	/* could not be started */
+	FLAKY_RUN_INTERRUPTED,	/* stopped by shutdown or a crash */
+	FLAKY_RUN_SKIPPED,	/* a trigger skipped: the last run still ran */
+};
+const char *flaky_run_status_name(int);
+
+/* One run as stored. Strings may be NULL. */
+struct flaky_run_record {
+	int64_t		 id;		/* set by flaky_store_run_start */
+	int64_t		 target_id;
+	int		 status;	/* enum flaky_run_status */
+	const char	*trigger;	/* "analyze", "schedule", "manual", ... */
+	int64_t		 started_ms;
+	int64_t		 ended_ms;
+	int64_t		 duration_us;
+	int		 exit_code;	/* -1 when killed by a signal */
+	int		 signal;
+	const char	*revision;
+	int		 in_flight;
+	double		 loadavg;
+	int64_t		 user_us, sys_us;
+	long		 maxrss_kb;
+	uint64_t	 output_bytes;	/* produced, both streams */
+	uint64_t	 output_dropped;	/* not kept */
+	const char	*out;		/* kept stdout (head, marker, tail) */
+	size_t		 out_len;
+	const char	*err;		/* kept stderr */
+	size_t		 err_len;
+	const char	*error;		/* why it could not start, warning */
+	const char	*content_hash;	/* ingest: idempotence key */
+};
+
+int	 flaky_store_open(const char *path, int flags,
+	    struct flaky_store **ret, char *err, size_t errlen);
+void	 flaky_store_close(struct flaky_store *);
+const char *flaky_store_path(const struct flaky_store *);
+/* The schema version this binary writes. */
+int	 flaky_store_schema_version(void);
+
+/* User redaction patterns (POSIX extended regular expressions), applied
+ * with the built-in ones to stored output and messages. */
+int	 flaky_store_add_redaction(struct flaky_store *, const char *regex,
+	    char *err, size_t errlen);
+
+/* Group several writes into one transaction (BEGIN IMMEDIATE). Without
+ * them each write is its own transaction. */
+int	 flaky_store_begin(struct flaky_store *, char *err, size_t errlen);
+int	 flaky_store_commit(struct flaky_store *, char *err, size_t errlen);
+void	 flaky_store_rollback(struct flaky_store *);
+
+/* Find or create a target by name; command and dir are updated when given. */
+int	 flaky_store_target(struct flaky_store *, const char *name,
+	    const char *command, const char *dir, int64_t *ret_id,
+	    char *err, size_t errlen);
+/* The row written when a run starts (status running); sets rec->id. */
+int	 flaky_store_run_start(struct flaky_store *,
+	    struct flaky_run_record *, char *err, size_t errlen);
+/* Complete a run: the row, its results, messages and rollups, in one
+ * transaction (or in the open one). rec->id 0 inserts the row too. */
+int	 flaky_store_run_finish(struct flaky_store *,
+	    struct flaky_run_record *, const struct flaky_results *,
+	    char *err, size_t errlen);
+/* Runs left "running" (a crash) become interrupted; returns how many. */
+int	 flaky_store_mark_interrupted(struct flaky_store *, int64_t target_id,
+	    char *err, size_t errlen);
+
+/* Per-test statistics over a window, from the daily rollups (and the raw
+ * results for messages). */
+struct flaky_test_row {
+	char		*target;
+	char		*test;
+	int64_t		 test_id;
+	int64_t		 runs;		/* pass, fail, error, xpass */
+	int64_t		 failures;	/* fail, error */
+	int64_t		 skips;		/* skip, xfail */
+	int64_t		 pass_n, fail_n;	/* with a known duration */
+	double		 median_ms_pass;	/* NAN when unknown */
+	double		 median_ms_fail;
+	double		 p90_ms_pass;
+	double		 p90_ms_fail;
+	char		*top_message;	/* most common failure, or NULL */
+	int64_t		 top_message_count;
+	int64_t		 first_ms, last_ms;	/* first/last day seen */
+};
+
+struct flaky_query {
+	int64_t		 since_ms;	/* inclusive; INT64_MIN: all */
+	int64_t		 until_ms;	/* exclusive; INT64_MAX: all */
+	const char	*target;	/* NULL: all */
+	int64_t		 first_run_id;	/* >0: only runs with id >= this */
+	int64_t		 last_run_id;	/* >0: only runs with id <= this */
+};
+
+/* Fill *ret with one row per test seen in the window (caller frees with
+ * flaky_test_rows_free). Windows by days use the rollups; run-id windows
+ * (one analyze call) read the raw results. */
+int	 flaky_store_test_stats(struct flaky_store *, const struct flaky_query *,
+	    struct flaky_test_row **ret, size_t *ret_n, char *err, size_t errlen);
+void	 flaky_test_rows_free(struct flaky_test_row *, size_t);
+
+/* Counts of runs in a window by status. */
+struct flaky_run_counts {
+	int64_t		 runs, done, timeout, error, interrupted, skipped;
+	int64_t		 first_ms, last_ms;
+};
+int	 flaky_store_run_counts(struct flaky_store *, const struct flaky_query *,
+	    struct flaky_run_counts *, char *err, size_t errlen);
+
+/* Duration histograms (log-scale buckets, 4 per doubling of ms), kept per
+ * test and day in the rollups so medians need no raw rows. */
+#define FLAKY_HIST_BUCKETS	128
+int	 flaky_hist_bucket(int64_t duration_us);
+double	 flaky_hist_value_ms(int bucket);
+/* Add a histogram blob's counts into counts[FLAKY_HIST_BUCKETS]. */
+int	 flaky_hist_merge(const void *blob, size_t len, uint64_t *counts);
+/* The q-quantile (0..1) of counts, in ms; NAN when empty. */
+double	 flaky_hist_quantile(const uint64_t *counts, double q);
+
+#endif

@@ -1,0 +1,461 @@
+/* Reading the evidence back: per-test statistics over a window, from the
+ * daily rollups (days) or the raw results (one analyze call's runs). */
+#include "buildconf.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "store.h"
+#include "store_int.h"
+
+#define DAY_MS	86400000LL
+
+void
+store_query_finalize(struct flaky_store *s)
+{
+	(void)s;
+}
+
+void
+flaky_test_rows_free(struct flaky_test_row *v, size_t n)
+{
+	if (v == NULL)
+		return;
+	for (size_t i = 0; i < n; i++) {
+		free(v[i].target);
+		free(v[i].test);
+		free(v[i].top_message);
+	}
+	free(v);
+}
+
+/* The days [*from, *to) that cover the window, rounded outwards. */
+static void
+window_days(const struct flaky_query *q, int64_t *from, int64_t *to)
+{
+	*from = q->since_ms == INT64_MIN ? INT64_MIN / 2 :
+	    (q->since_ms >= 0 ? q->since_ms / DAY_MS :
+	    -((-q->since_ms + DAY_MS - 1) / DAY_MS));
+	*to = q->until_ms == INT64_MAX ? INT64_MAX / 2 :
+	    (q->until_ms > 0 ? (q->until_ms - 1) / DAY_MS + 1 : 0);
+}
+
+struct rows {
+	struct flaky_test_row	*v;
+	size_t			 n, cap;
+};
+
+static struct flaky_test_row *
+rows_add(struct rows *r)
+{
+	if (r->n == r->cap) {
+		size_t	 cap = r->cap ? r->cap * 2 : 256;
+		void	*p = realloc(r->v, cap * sizeof *r->v);
+
+		if (p == NULL)
+			return NULL;
+		r->v = p;
+		r->cap = cap;
+	}
+	memset(&r->v[r->n], 0, sizeof r->v[r->n]);
+	r->v[r->n].median_ms_pass = r->v[r->n].median_ms_fail = NAN;
+	r->v[r->n].p90_ms_pass = r->v[r->n].p90_ms_fail = NAN;
+	return &r->v[r->n++];
+}
+
+static char *
+col_strdup(sqlite3_stmt *st, int i)
+{
+	const unsigned char *t = sqlite3_column_text(st, i);
+
+	return strdup(t ? (const char *)t : "");
+}
+
+/* The most common failure of a test in the window and one real message of
+ * that kind. */
+static int
+top_message(struct flaky_store *s, sqlite3_stmt **cache,
+    const struct flaky_query *q, struct flaky_test_row *row)
+{
+	sqlite3_stmt	*st;
+	const unsigned char *t;
+
+	if (*cache == NULL && sqlite3_prepare_v2(store_db(s),
+	    "SELECT r.message_id, count(*) AS c, max(r.run_id) "
+	    "FROM results r JOIN runs ru ON ru.id = r.run_id "
+	    "WHERE r.test_id = ?1 AND r.outcome IN (1, 2) "
+	    "AND ru.started_ms >= ?2 AND ru.started_ms < ?3 "
+	    "AND r.run_id BETWEEN ?4 AND ?5 "
+	    "GROUP BY r.message_id ORDER BY c DESC, r.message_id LIMIT 1",
+	    -1, cache, NULL) != SQLITE_OK)
+		return -EIO;
+	st = *cache;
+	sqlite3_reset(st);
+	sqlite3_bind_int64(st, 1, row->test_id);
+	sqlite3_bind_int64(st, 2, q->since_ms);
+	sqlite3_bind_int64(st, 3, q->until_ms);
+	sqlite3_bind_int64(st, 4, q->first_run_id > 0 ? q->first_run_id : 0);
+	sqlite3_bind_int64(st, 5, q->last_run_id > 0 ? q->last_run_id :
+	    INT64_MAX);
+	if (sqlite3_step(st) != SQLITE_ROW)
+		return 0;
+	row->top_message_count = sqlite3_column_int64(st, 1);
+	{
+		sqlite3_stmt	*m;
+		int64_t		 mid = sqlite3_column_int64(st, 0);
+		int		 null = sqlite3_column_type(st, 0) == SQLITE_NULL;
+		int64_t		 run = sqlite3_column_int64(st, 2);
+
+		if (null)
+			return 0;
+		if (sqlite3_prepare_v2(store_db(s),
+		    "SELECT message FROM results WHERE test_id = ? AND "
+		    "message_id = ? AND outcome IN (1, 2) AND run_id <= ? "
+		    "ORDER BY run_id DESC LIMIT 1", -1, &m, NULL) != SQLITE_OK)
+			return -EIO;
+		sqlite3_bind_int64(m, 1, row->test_id);
+		sqlite3_bind_int64(m, 2, mid);
+		sqlite3_bind_int64(m, 3, run);
+		if (sqlite3_step(m) == SQLITE_ROW &&
+		    (t = sqlite3_column_text(m, 0)) != NULL)
+			row->top_message = strdup((const char *)t);
+		sqlite3_finalize(m);
+	}
+	return 0;
+}
+
+/* From the rollups: one row per (test, day), folded per test. */
+static int
+stats_rollups(struct flaky_store *s, const struct flaky_query *q,
+    struct rows *rows, char *err, size_t errlen)
+{
+	static uint64_t	 ph[FLAKY_HIST_BUCKETS], fh[FLAKY_HIST_BUCKETS];
+	sqlite3_stmt	*st = NULL;
+	struct flaky_test_row *row = NULL;
+	int64_t		 from, to;
+	int		 rc, r = 0;
+
+	window_days(q, &from, &to);
+	if (sqlite3_prepare_v2(store_db(s),
+	    "SELECT ru.test_id, t.name, tg.name, ru.day, ru.runs, "
+	    "ru.failures, ru.skips, ru.pass_hist, ru.fail_hist "
+	    "FROM rollups ru JOIN tests t ON t.id = ru.test_id "
+	    "JOIN targets tg ON tg.id = t.target_id "
+	    "WHERE ru.day >= ?1 AND ru.day < ?2 "
+	    "AND (?3 IS NULL OR tg.name = ?3) "
+	    "ORDER BY ru.test_id", -1, &st, NULL) != SQLITE_OK)
+		return store_sql_error(s, err, errlen, "reading the rollups");
+	sqlite3_bind_int64(st, 1, from);
+	sqlite3_bind_int64(st, 2, to);
+	if (q->target != NULL)
+		sqlite3_bind_text(st, 3, q->target, -1, SQLITE_STATIC);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		int64_t	 tid = sqlite3_column_int64(st, 0);
+		int64_t	 day = sqlite3_column_int64(st, 3);
+
+		if (row == NULL || row->test_id != tid) {
+			if (row != NULL) {
+				row->median_ms_pass = flaky_hist_quantile(ph, .5);
+				row->p90_ms_pass = flaky_hist_quantile(ph, .9);
+				row->median_ms_fail = flaky_hist_quantile(fh, .5);
+				row->p90_ms_fail = flaky_hist_quantile(fh, .9);
+			}
+			memset(ph, 0, sizeof ph);
+			memset(fh, 0, sizeof fh);
+			if ((row = rows_add(rows)) == NULL) {
+				r = -ENOMEM;
+				goto out;
+			}
+			row->test_id = tid;
+			row->test = col_strdup(st, 1);
+			row->target = col_strdup(st, 2);
+			if (row->test == NULL || row->target == NULL) {
+				r = -ENOMEM;
+				goto out;
+			}
+			row->first_ms = day * DAY_MS;
+		}
+		row->last_ms = day * DAY_MS;
+		row->runs += sqlite3_column_int64(st, 4);
+		row->failures += sqlite3_column_int64(st, 5);
+		row->skips += sqlite3_column_int64(st, 6);
+		if (sqlite3_column_type(st, 7) == SQLITE_BLOB)
+			flaky_hist_merge(sqlite3_column_blob(st, 7),
+			    (size_t)sqlite3_column_bytes(st, 7), ph);
+		if (sqlite3_column_type(st, 8) == SQLITE_BLOB)
+			flaky_hist_merge(sqlite3_column_blob(st, 8),
+			    (size_t)sqlite3_column_bytes(st, 8), fh);
+	}
+	if (rc != SQLITE_DONE) {
+		r = store_sql_error(s, err, errlen, "reading the rollups");
+		goto out;
+	}
+	if (row != NULL) {
+		row->median_ms_pass = flaky_hist_quantile(ph, .5);
+		row->p90_ms_pass = flaky_hist_quantile(ph, .9);
+		row->median_ms_fail = flaky_hist_quantile(fh, .5);
+		row->p90_ms_fail = flaky_hist_quantile(fh, .9);
+	}
+out:
+	sqlite3_finalize(st);
+	return r;
+}
+
+struct durs {
+	int64_t	*v;
+	size_t	 n, cap;
+};
+
+static int
+durs_add(struct durs *d, int64_t us)
+{
+	if (d->n == d->cap) {
+		size_t	 cap = d->cap ? d->cap * 2 : 16;
+		void	*p = realloc(d->v, cap * sizeof *d->v);
+
+		if (p == NULL)
+			return -ENOMEM;
+		d->v = p;
+		d->cap = cap;
+	}
+	d->v[d->n++] = us;
+	return 0;
+}
+
+static int
+cmp_i64(const void *a, const void *b)
+{
+	int64_t	 x = *(const int64_t *)a, y = *(const int64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* The q-quantile by the nearest-rank rule, in ms; NAN when empty. */
+static double
+quantile(struct durs *d, double q)
+{
+	size_t	 rank;
+
+	if (d->n == 0)
+		return NAN;
+	rank = (size_t)ceil(q * (double)d->n);
+	if (rank == 0)
+		rank = 1;
+	return (double)d->v[rank - 1] / 1000.0;
+}
+
+static int
+cmp_test_id(const void *a, const void *b)
+{
+	const struct flaky_test_row *x = a, *y = b;
+
+	return x->test_id < y->test_id ? -1 : x->test_id > y->test_id;
+}
+
+/* From the raw results of a range of runs (one analyze call). */
+static int
+stats_raw(struct flaky_store *s, const struct flaky_query *q,
+    struct rows *rows, char *err, size_t errlen)
+{
+	sqlite3_stmt	*st = NULL;
+	struct durs	*pass = NULL, *fail = NULL;
+	int		 rc, r = 0;
+	size_t		 cap = 0;
+
+	if (sqlite3_prepare_v2(store_db(s),
+	    "SELECT r.test_id, t.name, tg.name, r.outcome, r.duration_us, "
+	    "ru.started_ms FROM runs ru JOIN results r ON r.run_id = ru.id "
+	    "JOIN tests t ON t.id = r.test_id "
+	    "JOIN targets tg ON tg.id = t.target_id "
+	    "WHERE ru.id BETWEEN ?1 AND ?2 AND ru.started_ms >= ?4 "
+	    "AND ru.started_ms < ?5 AND (?3 IS NULL OR tg.name = ?3) "
+	    "ORDER BY r.test_id", -1, &st, NULL) != SQLITE_OK)
+		return store_sql_error(s, err, errlen, "reading the results");
+	sqlite3_bind_int64(st, 1, q->first_run_id > 0 ? q->first_run_id : 0);
+	sqlite3_bind_int64(st, 2, q->last_run_id > 0 ? q->last_run_id :
+	    INT64_MAX);
+	if (q->target != NULL)
+		sqlite3_bind_text(st, 3, q->target, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(st, 4, q->since_ms);
+	sqlite3_bind_int64(st, 5, q->until_ms);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		struct flaky_test_row *row;
+		int64_t	 tid = sqlite3_column_int64(st, 0);
+		int	 o = sqlite3_column_int(st, 3);
+		int	 known = sqlite3_column_type(st, 4) != SQLITE_NULL;
+		int64_t	 us = sqlite3_column_int64(st, 4);
+		int64_t	 t = sqlite3_column_int64(st, 5);
+		size_t	 i;
+
+		if (rows->n == 0 || rows->v[rows->n - 1].test_id != tid) {
+			if ((row = rows_add(rows)) == NULL) {
+				r = -ENOMEM;
+				goto out;
+			}
+			row->test_id = tid;
+			row->test = col_strdup(st, 1);
+			row->target = col_strdup(st, 2);
+			row->first_ms = t;
+			if (rows->n > cap) {
+				size_t	 nc = rows->cap;
+				void	*p1 = realloc(pass, nc * sizeof *pass);
+				void	*p2;
+
+				if (p1 == NULL) {
+					r = -ENOMEM;
+					goto out;
+				}
+				pass = p1;
+				if ((p2 = realloc(fail, nc * sizeof *fail)) ==
+				    NULL) {
+					r = -ENOMEM;
+					goto out;
+				}
+				fail = p2;
+				memset(pass + cap, 0, (nc - cap) * sizeof *pass);
+				memset(fail + cap, 0, (nc - cap) * sizeof *fail);
+				cap = nc;
+			}
+			if (row->test == NULL || row->target == NULL) {
+				r = -ENOMEM;
+				goto out;
+			}
+		}
+		i = rows->n - 1;
+		row = &rows->v[i];
+		if (t < row->first_ms)
+			row->first_ms = t;
+		if (t > row->last_ms)
+			row->last_ms = t;
+		if (FLAKY_FAILED(o)) {
+			row->runs++;
+			row->failures++;
+			if (known && durs_add(&fail[i], us) < 0) {
+				r = -ENOMEM;
+				goto out;
+			}
+		} else if (o == FLAKY_PASS || o == FLAKY_XPASS) {
+			row->runs++;
+			if (known && durs_add(&pass[i], us) < 0) {
+				r = -ENOMEM;
+				goto out;
+			}
+		} else
+			row->skips++;
+	}
+	if (rc != SQLITE_DONE) {
+		r = store_sql_error(s, err, errlen, "reading the results");
+		goto out;
+	}
+	for (size_t i = 0; i < rows->n; i++) {
+		struct flaky_test_row *row = &rows->v[i];
+
+		qsort(pass[i].v, pass[i].n, sizeof *pass[i].v, cmp_i64);
+		qsort(fail[i].v, fail[i].n, sizeof *fail[i].v, cmp_i64);
+		row->pass_n = (int64_t)pass[i].n;
+		row->fail_n = (int64_t)fail[i].n;
+		row->median_ms_pass = quantile(&pass[i], .5);
+		row->p90_ms_pass = quantile(&pass[i], .9);
+		row->median_ms_fail = quantile(&fail[i], .5);
+		row->p90_ms_fail = quantile(&fail[i], .9);
+	}
+out:
+	for (size_t i = 0; i < cap; i++) {
+		free(pass[i].v);
+		free(fail[i].v);
+	}
+	free(pass);
+	free(fail);
+	sqlite3_finalize(st);
+	return r;
+}
+
+int
+flaky_store_test_stats(struct flaky_store *s, const struct flaky_query *q,
+    struct flaky_test_row **ret, size_t *ret_n, char *err, size_t errlen)
+{
+	struct rows	 rows = { 0 };
+	sqlite3_stmt	*top = NULL;
+	int		 r;
+
+	if (q->first_run_id > 0 || q->last_run_id > 0)
+		r = stats_raw(s, q, &rows, err, errlen);
+	else
+		r = stats_rollups(s, q, &rows, err, errlen);
+	if (r < 0)
+		goto fail;
+	qsort(rows.v, rows.n, sizeof *rows.v, cmp_test_id);
+	for (size_t i = 0; i < rows.n; i++) {
+		if (rows.v[i].failures == 0)
+			continue;
+		if ((r = top_message(s, &top, q, &rows.v[i])) < 0) {
+			r = store_sql_error(s, err, errlen,
+			    "reading failure messages");
+			goto fail;
+		}
+	}
+	sqlite3_finalize(top);
+	*ret = rows.v;
+	*ret_n = rows.n;
+	return 0;
+fail:
+	sqlite3_finalize(top);
+	flaky_test_rows_free(rows.v, rows.n);
+	return r;
+}
+
+int
+flaky_store_run_counts(struct flaky_store *s, const struct flaky_query *q,
+    struct flaky_run_counts *c, char *err, size_t errlen)
+{
+	sqlite3_stmt	*st;
+	int		 rc;
+
+	memset(c, 0, sizeof *c);
+	if (sqlite3_prepare_v2(store_db(s),
+	    "SELECT ru.status, count(*), min(ru.started_ms), "
+	    "max(ru.started_ms) FROM runs ru JOIN targets tg "
+	    "ON tg.id = ru.target_id WHERE ru.started_ms >= ?1 AND "
+	    "ru.started_ms < ?2 AND ru.id BETWEEN ?3 AND ?4 AND "
+	    "(?5 IS NULL OR tg.name = ?5) GROUP BY ru.status", -1, &st,
+	    NULL) != SQLITE_OK)
+		return store_sql_error(s, err, errlen, "counting runs");
+	sqlite3_bind_int64(st, 1, q->since_ms);
+	sqlite3_bind_int64(st, 2, q->until_ms);
+	sqlite3_bind_int64(st, 3, q->first_run_id > 0 ? q->first_run_id : 0);
+	sqlite3_bind_int64(st, 4, q->last_run_id > 0 ? q->last_run_id :
+	    INT64_MAX);
+	if (q->target != NULL)
+		sqlite3_bind_text(st, 5, q->target, -1, SQLITE_STATIC);
+	c->first_ms = INT64_MAX;
+	c->last_ms = INT64_MIN;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		const char *status = (const char *)sqlite3_column_text(st, 0);
+		int64_t	 n = sqlite3_column_int64(st, 1);
+		int64_t	 lo = sqlite3_column_int64(st, 2);
+		int64_t	 hi = sqlite3_column_int64(st, 3);
+
+		c->runs += n;
+		if (strcmp(status, "done") == 0)
+			c->done += n;
+		else if (strcmp(status, "timeout") == 0)
+			c->timeout += n;
+		else if (strcmp(status, "error") == 0)
+			c->error += n;
+		else if (strcmp(status, "interrupted") == 0)
+			c->interrupted += n;
+		else if (strcmp(status, "skipped") == 0)
+			c->skipped += n;
+		if (lo < c->first_ms)
+			c->first_ms = lo;
+		if (hi > c->last_ms)
+			c->last_ms = hi;
+	}
+	sqlite3_finalize(st);
+	if (rc != SQLITE_DONE)
+		return store_sql_error(s, err, errlen, "counting runs");
+	return 0;
+}
