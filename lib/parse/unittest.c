@@ -1,27 +1,531 @@
-/* unittest output -> results. Placeholder until its parser lands. */
+/* python -m unittest -v output -> results.
+ *
+ * A verbose run prints "test_b (pkg.mod.TestA.test_b) ... ok" per test
+ * (Python 3.11; older ones print "(pkg.mod.TestA)"), but the line breaks
+ * easily: a docstring's first line comes before " ... ", the test's own
+ * output may sit between " ... " and the status, and failing subtests print
+ * their own indented lines with no status for the parent. So a test stays
+ * pending until its status shows up. The "FAIL:" / "ERROR:" blocks after the
+ * run give the messages, and name tests a non-verbose run never named. */
 #include "config.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "runner.h"
 
+#define SEP_LEN		70	/* unittest's "=====" and "-----" rules */
+
+enum block_kind { B_NONE, B_FAIL, B_ERROR, B_XPASS };
+
+struct unittest {
+	struct flaky_buf clean;		/* the line without ANSI colours */
+
+	/* The test whose status has not come yet. */
+	int		 pending;
+	int		 pend_doc;	/* its docstring line comes next */
+	int		 pend_sub;	/* worst outcome of its subtests, -1 */
+	struct flaky_buf pend_id;
+	/* The result whose status was read glued to the test's output. */
+	long		 soft;
+
+	/* The "FAIL: ..." block being read. */
+	enum block_kind	 block;
+	int		 body;		/* past its "-----" rule */
+	int		 in_tb, in_exc, stdio;
+	struct flaky_buf bid, bsub, bfile, bexc;
+};
+
 static int
-detect(const char *line, size_t len)
+has_prefix(const char *s, size_t n, const char *p)
 {
-	(void)line;
-	(void)len;
-	return 0;
+	size_t	 l = strlen(p);
+
+	return n >= l && memcmp(s, p, l) == 0;
 }
 
 static int
-line(struct parse_ctx *ctx, const char *s, size_t len)
+is_rule(const char *s, size_t n, char c)
 {
-	(void)ctx;
-	(void)s;
-	(void)len;
+	if (n != SEP_LEN)
+		return 0;
+	for (size_t i = 0; i < n; i++)
+		if (s[i] != c)
+			return 0;
+	return 1;
+}
+
+/*
+ * "name (dotted.id)[ sub] ... rest": *idn gets the end of the name, *da and
+ * *db the bounds of the dotted part, *after the position after ")". 0 when
+ * s does not start with that shape.
+ */
+static int
+test_head(const char *s, size_t n, size_t *idn, size_t *da, size_t *db,
+    size_t *after)
+{
+	size_t	 i = 0, d;
+	int	 dot = 0;
+
+	while (i < n && s[i] != ' ' && s[i] != '(' && s[i] != ')')
+		i++;
+	if (i == 0 || i + 2 >= n || s[i] != ' ' || s[i + 1] != '(')
+		return 0;
+	*idn = i;
+	d = i + 2;
+	for (i = d; i < n && s[i] != ')'; i++) {
+		if (s[i] == ' ' || s[i] == '(')
+			return 0;
+		if (s[i] == '.')
+			dot = 1;
+	}
+	if (i == n || i == d || !dot || s[d] == '.' || s[i - 1] == '.')
+		return 0;
+	*da = d;
+	*db = i;
+	*after = i + 1;
+	return 1;
+}
+
+/* "Ran 12 tests in 0.003s" */
+static int
+is_ran(const char *s, size_t n)
+{
+	size_t	 i = 4;
+
+	if (!has_prefix(s, n, "Ran "))
+		return 0;
+	while (i < n && s[i] >= '0' && s[i] <= '9')
+		i++;
+	return i > 4 && (has_prefix(s + i, n - i, " tests in ") ||
+	    has_prefix(s + i, n - i, " test in "));
+}
+
+/* The test id: "pkg.mod.TestA.test_b" from either Python's form. */
+static int
+make_id(struct flaky_buf *b, const char *s, size_t idn, size_t da, size_t db)
+{
+	const char	*last = s + db;
+
+	flaky_buf_reset(b);
+	while (last > s + da && last[-1] != '.')
+		last--;
+	flaky_buf_add(b, s + da, db - da);
+	if ((size_t)(s + db - last) != idn || memcmp(last, s, idn) != 0) {
+		/* Python < 3.11: "(pkg.mod.TestA)" names only the class. */
+		flaky_buf_addc(b, '.');
+		flaky_buf_add(b, s, idn);
+	}
+	return b->oom ? -ENOMEM : 0;
+}
+
+/*
+ * The status that ends s: "ok", "FAIL", "ERROR", "skipped 'why'",
+ * "expected failure", "unexpected success". Returns the outcome or -1;
+ * *pos gets where the status starts (0 when s is the status alone).
+ */
+static int
+status_end(const char *s, size_t n, size_t *pos)
+{
+	static const struct {
+		const char	*w;
+		int		 o;
+	} st[] = {
+		{ "ok", FLAKY_PASS }, { "FAIL", FLAKY_FAIL },
+		{ "ERROR", FLAKY_ERROR }, { "expected failure", FLAKY_XFAIL },
+		{ "unexpected success", FLAKY_XPASS },
+	};
+	const char	*p;
+
+	for (size_t i = 0; i < FLAKY_ARRAY_SIZE(st); i++) {
+		size_t	 l = strlen(st[i].w);
+
+		if (n >= l && memcmp(s + n - l, st[i].w, l) == 0) {
+			*pos = n - l;
+			return st[i].o;
+		}
+	}
+	/* skipped 'reason' or skipped "reason" (repr picks the quote) */
+	if (n < 10 || (s[n - 1] != '\'' && s[n - 1] != '"'))
+		return -1;
+	for (p = s; (p = memmem(p, n - (size_t)(p - s), "skipped ", 8)) !=
+	    NULL; p++)
+		if ((size_t)(p - s) + 9 < n && p[8] == s[n - 1]) {
+			*pos = (size_t)(p - s);
+			return FLAKY_SKIP;
+		}
+	return -1;
+}
+
+static long
+add(struct parse_ctx *ctx, struct unittest *st, const char *id, size_t n,
+    int outcome, int soft)
+{
+	long	 idx;
+
+	if ((idx = parse_add(ctx, id, n, outcome, -1)) < 0)
+		return idx;
+	st->soft = soft ? idx : -1;
+	return idx;
+}
+
+/* The pending test's status came (or never will: o < 0). */
+static int
+resolve(struct parse_ctx *ctx, struct unittest *st, int o, int soft)
+{
+	long	 idx;
+
+	if (!st->pending)
+		return 0;
+	st->pending = 0;
+	st->pend_doc = 0;
+	/* Failing subtests print no status for their parent. */
+	if (st->pend_sub >= 0 && (o < 0 || o == FLAKY_PASS))
+		o = st->pend_sub;
+	if (o < 0)
+		return 0;
+	idx = add(ctx, st, st->pend_id.data, st->pend_id.len, o, soft);
+	return idx < 0 ? (int)idx : 0;
+}
+
+/* What follows " ... ": the status, output then the status, or output. */
+static int
+rest_of(struct parse_ctx *ctx, struct unittest *st, const char *s, size_t n)
+{
+	size_t	 pos;
+	int	 o;
+
+	while (n > 0 && s[n - 1] == ' ')
+		n--;
+	if ((o = status_end(s, n, &pos)) >= 0)
+		return resolve(ctx, st, o, pos > 0);
+	return 0;
+}
+
+/* The decisive part of a finished block goes to its test. */
+static int
+end_block(struct parse_ctx *ctx, struct unittest *st)
+{
+	struct flaky_buf	 m;
+	long			 idx;
+	int			 o, e = 0;
+
+	if (st->block == B_NONE)
+		return 0;
+	o = st->block == B_FAIL ? FLAKY_FAIL : st->block == B_ERROR ?
+	    FLAKY_ERROR : FLAKY_XPASS;
+	st->block = B_NONE;
+	if (st->bid.len == 0)
+		return 0;
+	if ((idx = parse_find(ctx, st->bid.data, st->bid.len)) < 0) {
+		/* Not named before: a quiet run, or setUpClass failing. */
+		if ((idx = add(ctx, st, st->bid.data, st->bid.len, o, 0)) < 0)
+			return (int)idx;
+	} else if (FLAKY_FAILED(o) && !FLAKY_FAILED(ctx->res->v[idx].outcome))
+		ctx->res->v[idx].outcome = o;
+	while (st->bexc.len > 0 && st->bexc.data[st->bexc.len - 1] == '\n')
+		st->bexc.data[--st->bexc.len] = '\0';
+	flaky_buf_init(&m);
+	if (st->bsub.len > 0) {
+		flaky_buf_add(&m, st->bsub.data, st->bsub.len);
+		flaky_buf_adds(&m, ": ");
+	}
+	if (st->bexc.len > 0)
+		flaky_buf_add(&m, st->bexc.data, st->bexc.len);
+	if (st->bfile.len > 0) {
+		if (st->bexc.len > 0)
+			flaky_buf_addc(&m, '\n');
+		flaky_buf_add(&m, st->bfile.data, st->bfile.len);
+	}
+	if (m.oom)
+		e = -ENOMEM;
+	else if (m.len > 0 && st->bexc.len + st->bfile.len > 0)
+		e = parse_message(ctx, idx, m.data, m.len);
+	flaky_buf_free(&m);
+	return e;
+}
+
+/* "FAIL: test_b (pkg.mod.TestA.test_b) (i=1)" starts a block. */
+static int
+block_head(struct unittest *st, const char *s, size_t n)
+{
+	static const struct {
+		const char	*w;
+		enum block_kind	 k;
+	} heads[] = {
+		{ "FAIL: ", B_FAIL }, { "ERROR: ", B_ERROR },
+		{ "UNEXPECTED SUCCESS: ", B_XPASS },
+	};
+	size_t	 idn, da, db, after, l = 0;
+	enum block_kind k = B_NONE;
+
+	for (size_t i = 0; i < FLAKY_ARRAY_SIZE(heads); i++)
+		if (has_prefix(s, n, heads[i].w)) {
+			l = strlen(heads[i].w);
+			k = heads[i].k;
+		}
+	if (k == B_NONE)
+		return 0;
+	st->block = k;
+	st->body = st->in_tb = st->in_exc = st->stdio = 0;
+	flaky_buf_reset(&st->bid);
+	flaky_buf_reset(&st->bsub);
+	flaky_buf_reset(&st->bfile);
+	flaky_buf_reset(&st->bexc);
+	s += l;
+	n -= l;
+	if (!test_head(s, n, &idn, &da, &db, &after))
+		return 1;
+	if (make_id(&st->bid, s, idn, da, db) < 0)
+		return -ENOMEM;
+	while (after < n && s[after] == ' ')
+		after++;
+	flaky_buf_add(&st->bsub, s + after, n - after < 1024 ? n - after :
+	    1024);
+	return st->bsub.oom ? -ENOMEM : 1;
+}
+
+/* A line of a block's traceback: keep the last frame and the exception. */
+static int
+block_line(struct unittest *st, const char *s, size_t n)
+{
+	if (has_prefix(s, n, "Traceback (most recent call last):")) {
+		st->in_tb = 1;
+		st->in_exc = 0;
+		st->stdio = 0;
+		flaky_buf_reset(&st->bexc);
+		return 0;
+	}
+	if (!st->in_tb || st->stdio)
+		return 0;
+	if (!st->in_exc && n > 0 && s[0] == ' ') {
+		if (has_prefix(s, n, "  File \"")) {
+			flaky_buf_reset(&st->bfile);
+			flaky_buf_add(&st->bfile, s + 2, n - 2 < 1024 ?
+			    n - 2 : 1024);
+		}
+		return st->bfile.oom ? -ENOMEM : 0;
+	}
+	/* -b adds the captured output after the exception. */
+	if ((n == 7 && memcmp(s, "Stdout:", 7) == 0) ||
+	    (n == 7 && memcmp(s, "Stderr:", 7) == 0)) {
+		st->stdio = 1;
+		return 0;
+	}
+	st->in_exc = 1;
+	if (st->bexc.len + n + 1 > FLAKY_MESSAGE_MAX)
+		return 0;
+	flaky_buf_add(&st->bexc, s, n);
+	flaky_buf_addc(&st->bexc, '\n');
+	return st->bexc.oom ? -ENOMEM : 0;
+}
+
+static int
+line(struct parse_ctx *ctx, const char *s, size_t n)
+{
+	struct unittest	*st = ctx->state;
+	size_t		 idn, da, db, after, pos;
+	const char	*p;
+	int		 o, e, sub;
+
+	if (memchr(s, '\033', n) != NULL) {
+		flaky_buf_reset(&st->clean);
+		for (size_t i = 0; i < n; i++) {
+			if (s[i] != '\033') {
+				flaky_buf_addc(&st->clean, s[i]);
+				continue;
+			}
+			if (i + 1 < n && s[i + 1] == '[')
+				for (i += 2; i < n && !(s[i] >= 0x40 &&
+				    s[i] <= 0x7e); i++)
+					;
+		}
+		if (st->clean.oom)
+			return -ENOMEM;
+		s = st->clean.data ? st->clean.data : "";
+		n = st->clean.len;
+	}
+	if (is_rule(s, n, '=')) {
+		st->soft = -1;
+		if ((e = resolve(ctx, st, -1, 0)) < 0 ||
+		    (e = end_block(ctx, st)) < 0)
+			return e;
+		st->block = B_NONE;
+		st->body = 0;
+		return 0;
+	}
+	if (is_ran(s, n)) {
+		long	 v = 0;
+
+		if ((e = resolve(ctx, st, -1, 0)) < 0 ||
+		    (e = end_block(ctx, st)) < 0)
+			return e;
+		for (size_t i = 4; i < n && s[i] >= '0' && s[i] <= '9'; i++)
+			if (v < 100000000)
+				v = v * 10 + (s[i] - '0');
+		ctx->res->summary_total = v;
+		return 0;
+	}
+	if (st->block != B_NONE) {
+		if (!st->body) {
+			if (is_rule(s, n, '-'))
+				st->body = 1;
+			return 0;
+		}
+		if (is_rule(s, n, '-'))
+			return end_block(ctx, st);
+		return block_line(st, s, n);
+	}
+	if ((e = block_head(st, s, n)) != 0) {
+		if (e < 0)
+			return e;
+		return resolve(ctx, st, -1, 0);
+	}
+	sub = has_prefix(s, n, "  ");
+	if (test_head(s + 2 * sub, n - 2 * sub, &idn, &da, &db, &after)) {
+		const char	*t = s + 2 * sub;
+		size_t		 tn = n - 2 * sub;
+
+		if (sub) {
+			/* A subtest: counts against the pending parent. */
+			if (!st->pending)
+				return 0;
+			if ((p = memmem(t + after, tn - after, " ... ", 5)) ==
+			    NULL)
+				return 0;
+			p += 5;
+			tn -= (size_t)(p - t);
+			while (tn > 0 && p[tn - 1] == ' ')
+				tn--;
+			o = status_end(p, tn, &pos);
+			if (FLAKY_FAILED(o) && (st->pend_sub < 0 ||
+			    o == FLAKY_ERROR))
+				st->pend_sub = o;
+			return 0;
+		}
+		if ((e = resolve(ctx, st, -1, 0)) < 0)
+			return e;
+		st->soft = -1;
+		if (make_id(&st->pend_id, t, idn, da, db) < 0)
+			return -ENOMEM;
+		st->pending = 1;
+		st->pend_sub = -1;
+		st->pend_doc = 0;
+		if (after == tn) {
+			/* The docstring's first line and the status follow. */
+			st->pend_doc = 1;
+			return 0;
+		}
+		if ((p = memmem(t + after, tn - after, " ...", 4)) == NULL) {
+			st->pending = 0;
+			return 0;
+		}
+		p += 4;
+		if (p < t + tn && *p == ' ')
+			p++;
+		return rest_of(ctx, st, p, tn - (size_t)(p - t));
+	}
+	if (!st->pending) {
+		/* A bare status corrects one read from the test's output. */
+		while (n > 0 && s[n - 1] == ' ')
+			n--;
+		if (st->soft >= 0 && (o = status_end(s, n, &pos)) >= 0 &&
+		    pos == 0) {
+			ctx->res->v[st->soft].outcome = o;
+			st->soft = -1;
+		}
+		return 0;
+	}
+	if (st->pend_doc) {
+		st->pend_doc = 0;
+		/* The docstring's last " ... " is unittest's. */
+		for (p = NULL, pos = 0; pos + 5 <= n; pos++)
+			if (memcmp(s + pos, " ... ", 5) == 0)
+				p = s + pos + 5;
+		if (p == NULL && n >= 4 && memcmp(s + n - 4, " ...", 4) == 0)
+			return 0;
+		if (p != NULL)
+			return rest_of(ctx, st, p, n - (size_t)(p - s));
+	}
+	return rest_of(ctx, st, s, n);
+}
+
+static int
+finish(struct parse_ctx *ctx)
+{
+	struct unittest	*st = ctx->state;
+	int		 e;
+
+	if ((e = end_block(ctx, st)) < 0)
+		return e;
+	return resolve(ctx, st, -1, 0);
+}
+
+static int
+init(struct parse_ctx *ctx)
+{
+	struct unittest	*st;
+
+	if ((st = calloc(1, sizeof *st)) == NULL)
+		return -ENOMEM;
+	st->soft = -1;
+	st->pend_sub = -1;
+	ctx->state = st;
+	return 0;
+}
+
+static void
+state_free(struct parse_ctx *ctx)
+{
+	struct unittest	*st = ctx->state;
+
+	if (st == NULL)
+		return;
+	flaky_buf_free(&st->clean);
+	flaky_buf_free(&st->pend_id);
+	flaky_buf_free(&st->bid);
+	flaky_buf_free(&st->bsub);
+	flaky_buf_free(&st->bfile);
+	flaky_buf_free(&st->bexc);
+	free(st);
+	ctx->state = NULL;
+}
+
+/* 2 for a verbose status line or "Ran N tests in", 1 for the rules and
+ * block heads unittest prints. */
+static int
+detect(const char *s, size_t n)
+{
+	size_t	 idn, da, db, after, pos;
+	const char	*p;
+
+	while (n > 0 && (s[n - 1] == ' ' || s[n - 1] == '\r'))
+		n--;
+	if (is_ran(s, n))
+		return 2;
+	if (test_head(s, n, &idn, &da, &db, &after) &&
+	    (p = memmem(s + after, n - after, " ... ", 5)) != NULL) {
+		p += 5;
+		if (status_end(p, n - (size_t)(p - s), &pos) >= 0 && pos == 0)
+			return 2;
+		return 1;
+	}
+	if (is_rule(s, n, '='))
+		return 1;
+	if ((has_prefix(s, n, "FAIL: ") &&
+	    test_head(s + 6, n - 6, &idn, &da, &db, &after)) ||
+	    (has_prefix(s, n, "ERROR: ") &&
+	    test_head(s + 7, n - 7, &idn, &da, &db, &after)))
+		return 1;
 	return 0;
 }
 
 const struct runner runner_unittest = {
 	.name = "unittest",
 	.detect = detect,
+	.init = init,
 	.line = line,
+	.finish = finish,
+	.free = state_free,
 };
