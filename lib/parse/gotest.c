@@ -15,7 +15,7 @@
  * by the last result line (plain); they become the message of a failed
  * test. A test that started but never got a result (a panic, go's own
  * timeout, a killed run) fails with the panic as its message. */
-#include "config.h"
+#include "buildconf.h"
 
 #include <errno.h>
 #include <stdlib.h>

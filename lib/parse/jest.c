@@ -20,7 +20,7 @@
  * indentation, that of a failure block from its title. Without --verbose Jest
  * names failing tests only; those are all we emit (with a warning), never
  * invented passes. */
-#include "config.h"
+#include "buildconf.h"
 
 #include <errno.h>
 #include <stdlib.h>

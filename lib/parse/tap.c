@@ -20,7 +20,7 @@
  * as numbering and descriptions restart per file. summary_total is the sum
  * of the top-level plans (or prove's "Tests=N"): it counts top-level
  * points, while subtests are results of their own. */
-#include "config.h"
+#include "buildconf.h"
 
 #include <ctype.h>
 #include <errno.h>
