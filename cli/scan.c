@@ -1,14 +1,256 @@
-/* flakyctl scan: placeholder until pyscan lands. */
-#include "config.h"
+/* flakyctl scan: the static risk scan of Python test code (lib/pyscan),
+ * printed as a table, JSON or the tsv other tools compare against. */
+#include "buildconf.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "flakyctl.h"
+#include "pyscan.h"
+#include "util.h"
+
+struct scan_out {
+	struct ctl	*ctl;
+	int		 failed;	/* an unreadable path: exit 2 */
+	int		 json_first;
+	size_t		 files, skipped, findings, tests, unseeded;
+};
+
+/* A directory the walk could not read: say so, go on, fail at the end. */
+static void
+walk_error(void *arg, const char *path, int error)
+{
+	struct scan_out	*so = arg;
+
+	fprintf(stderr, "flakyctl scan: %s: %s\n", path, strerror(error));
+	so->failed = 1;
+}
+
+/* Field for tsv: tabs and newlines cannot occur in names, but be sure. */
+static void
+tsv_field(const char *s)
+{
+	for (; *s != '\0'; s++)
+		putchar(*s == '\t' || *s == '\n' || *s == '\r' ? ' ' : *s);
+}
+
+static void
+print_tsv(const char *path, const struct flaky_scan_result *r)
+{
+	for (size_t i = 0; i < r->nfindings; i++) {
+		const struct flaky_finding *f = &r->findings[i];
+
+		tsv_field(path);
+		printf("\t%d\t%s\t", f->line,
+		    flaky_finding_category_name(f->category));
+		tsv_field(f->classes);
+		putchar('\t');
+		tsv_field(f->function);
+		putchar('\n');
+	}
+}
+
+/* "Class.test" or "test" or "" for a finding's location column. */
+static void
+print_where(const struct flaky_finding *f)
+{
+	const char	*fn = *f->test ? f->test : f->function;
+
+	if (*f->classes && *fn)
+		printf("%s.%s", f->classes, fn);
+	else
+		printf("%s", *f->classes ? f->classes : fn);
+}
+
+static void
+print_table(const char *path, const struct flaky_scan_result *r)
+{
+	for (size_t i = 0; i < r->nfindings; i++) {
+		const struct flaky_finding *f = &r->findings[i];
+		char	 loc[64];
+
+		snprintf(loc, sizeof loc, "%s:%d", path, f->line);
+		if (strlen(path) + 12 > sizeof loc)
+			printf("%s:%d\n%-40s", path, f->line, "");
+		else
+			printf("%-40s", loc);
+		printf(" %-10s %-8s ", flaky_finding_category_name(f->category),
+		    *f->test == '\0' ? "-" : f->seeded ? "seeded" : "UNSEEDED");
+		print_where(f);
+		if (*f->tolerance)
+			printf(" (%s)", f->tolerance);
+		printf("\n%44s%s\n", "", f->source);
+	}
+}
+
+static void
+print_json_file(struct scan_out *so, const char *path,
+    const struct flaky_scan_result *r)
+{
+	printf("%s\n    {\"path\": ", so->json_first ? "" : ",");
+	so->json_first = 0;
+	json_string(stdout, path);
+	if (r->skipped) {
+		printf(", \"skipped\": true, \"reason\": ");
+		json_string(stdout, r->reason);
+		printf("}");
+		return;
+	}
+	printf(", \"skipped\": false, \"module_seeded\": %s,\n"
+	    "     \"findings\": [", r->module_seeded ? "true" : "false");
+	for (size_t i = 0; i < r->nfindings; i++) {
+		const struct flaky_finding *f = &r->findings[i];
+
+		printf("%s\n      {\"line\": %d, \"category\": \"%s\", "
+		    "\"class\": ", i ? "," : "", f->line,
+		    flaky_finding_category_name(f->category));
+		json_string(stdout, f->classes);
+		printf(", \"function\": ");
+		json_string(stdout, f->function);
+		printf(", \"test\": ");
+		if (*f->test)
+			json_string(stdout, f->test);
+		else
+			printf("null");
+		printf(", \"seeded\": %s, \"tolerance\": ",
+		    f->seeded ? "true" : "false");
+		json_string(stdout, f->tolerance);
+		printf(", \"source\": ");
+		json_string(stdout, f->source);
+		printf("}");
+	}
+	printf("%s],\n     \"tests\": [", r->nfindings ? "\n     " : "");
+	for (size_t i = 0; i < r->ntests; i++) {
+		const struct flaky_scan_test *t = &r->tests[i];
+
+		printf("%s\n      {\"line\": %d, \"class\": ", i ? "," : "",
+		    t->line);
+		json_string(stdout, t->classes);
+		printf(", \"name\": ");
+		json_string(stdout, t->name);
+		printf(", \"seeded\": %s, \"findings\": %d}",
+		    t->seeded ? "true" : "false", t->nfindings);
+	}
+	printf("%s]}", r->ntests ? "\n     " : "");
+}
+
+static void
+scan_one(struct scan_out *so, const char *path)
+{
+	struct flaky_scan_result *r = NULL;
+	char		 err[512];
+
+	so->files++;
+	if (flaky_pyscan_file(path, &r, err, sizeof err) < 0) {
+		fprintf(stderr, "flakyctl scan: %s\n", err);
+		so->failed = 1;
+		return;
+	}
+	if (r->skipped) {
+		fprintf(stderr, "flakyctl scan: %s: skipped: %s\n", path,
+		    r->reason);
+		so->skipped++;
+	}
+	so->findings += r->nfindings;
+	so->tests += r->ntests;
+	for (size_t i = 0; i < r->nfindings; i++)
+		if (*r->findings[i].test && !r->findings[i].seeded)
+			so->unseeded++;
+	switch (so->ctl->format) {
+	case FORMAT_TSV:
+		print_tsv(path, r);
+		break;
+	case FORMAT_JSON:
+		print_json_file(so, path, r);
+		break;
+	default:
+		print_table(path, r);
+		break;
+	}
+	flaky_scan_result_free(r);
+}
 
 int
 cmd_scan(struct ctl *ctl, int argc, char **argv)
 {
-	(void)ctl;
-	(void)argc;
-	(void)argv;
-	ctl_usage_error("scan", "not implemented yet");
-	return EXIT_ERROR;
+	static const struct option longopts[] = {
+		{ "store", no_argument, NULL, 's' },
+		{ "target", required_argument, NULL, 't' },
+		{ "help", no_argument, NULL, 'h' },
+		CTL_GLOBAL_LONGOPTS,
+		{ NULL, 0, NULL, 0 }
+	};
+	struct scan_out	 so;
+	const char	*target = NULL;
+	int		 c, store = 0;
+
+	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+		switch (c) {
+		case 's':
+			store = 1;
+			break;
+		case 't':
+			target = optarg;
+			break;
+		case 'h':
+			printf("usage: flakyctl scan [--format table|json|tsv] "
+			    "[--store --target NAME] PATH...\n");
+			return EXIT_OK;
+		default:
+			if (c == '?' || ctl_global_option(ctl, c, optarg) < 0) {
+				ctl_usage_error("scan", "bad option");
+				return EXIT_ERROR;
+			}
+		}
+	}
+	argc -= optind;
+	argv += optind;
+	if (ctl_check_format(ctl, "scan", 1 << FORMAT_TABLE |
+	    1 << FORMAT_JSON | 1 << FORMAT_TSV) < 0)
+		return EXIT_ERROR;
+	if (store || target != NULL) {
+		fprintf(stderr, "flakyctl scan: --store is not available yet\n");
+		return EXIT_ERROR;
+	}
+	if (argc == 0) {
+		ctl_usage_error("scan", "no PATH given");
+		return EXIT_ERROR;
+	}
+
+	memset(&so, 0, sizeof so);
+	so.ctl = ctl;
+	so.json_first = 1;
+	if (ctl->format == FORMAT_JSON)
+		printf("{\"files\": [");
+	for (int i = 0; i < argc; i++) {
+		char	**paths = NULL;
+		size_t	  npaths = 0;
+		char	  err[512];
+
+		if (flaky_pyscan_paths(argv[i], &paths, &npaths, walk_error,
+		    &so, err, sizeof err) < 0) {
+			fprintf(stderr, "flakyctl scan: %s\n", err);
+			so.failed = 1;
+		}
+		for (size_t k = 0; k < npaths; k++)
+			scan_one(&so, paths[k]);
+		flaky_pyscan_paths_free(paths, npaths);
+	}
+	if (ctl->format == FORMAT_JSON)
+		printf("%s],\n \"summary\": {\"files\": %zu, \"skipped\": %zu, "
+		    "\"findings\": %zu, \"tests\": %zu, "
+		    "\"unseeded_findings\": %zu}}\n", so.json_first ? "" : "\n  ",
+		    so.files, so.skipped, so.findings, so.tests, so.unseeded);
+	else if (ctl->format == FORMAT_TABLE)
+		printf("%zu file%s, %zu skipped, %zu finding%s, %zu in "
+		    "unseeded tests\n", so.files, so.files == 1 ? "" : "s",
+		    so.skipped, so.findings, so.findings == 1 ? "" : "s",
+		    so.unseeded);
+	if (fflush(stdout) == EOF || ferror(stdout)) {
+		fprintf(stderr, "flakyctl scan: stdout: %s\n", strerror(errno));
+		return EXIT_ERROR;
+	}
+	return so.failed ? EXIT_ERROR : EXIT_OK;
 }

@@ -1,2 +1,2306 @@
-/* pyscan: placeholder until it lands. */
-#include "config.h"
+/* pyscan: a Python tokenizer (3.11 rules: string prefixes, triple quotes,
+ * f-string replacement fields, continuations, brackets across lines, tabs
+ * vs spaces, CRLF and CR, a BOM) and, over its tokens, the statements with
+ * their enclosing classes and functions by indentation. On that structure
+ * the finding rules of docs/scan.md and the seeding signal. The tokenizer
+ * rejects what CPython's tokenizer rejects and a few parser-level errors
+ * (unexpected indent, missing block, decorators without a def), so a file
+ * Python cannot parse is reported as skipped rather than scanned wrongly. */
+#include "buildconf.h"
+
+#include <sys/stat.h>
+#include <sys/types.h>
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "pyscan.h"
+#include "util.h"
+
+/* CPython's own limits (tokenizer.h MAXINDENT, MAXLEVEL). */
+#define MAXINDENT	100
+#define MAXLEVEL	200
+/* f-strings inside f-string fields: quotes run out after four levels. */
+#define MAXFDEPTH	8
+/* Bounds on what a user controls in the output. */
+#define MAXSOURCE	240
+#define MAXTOLVALUE	64
+#define MAXFIXTUREDEPTH	16
+
+enum {
+	T_NAME = 1, T_NUMBER, T_STRING, T_OP, T_NEWLINE, T_INDENT, T_DEDENT,
+	T_FSTART, T_FEND, T_END
+};
+
+enum {
+	KW_NONE, KW_FALSE, KW_NONE_, KW_TRUE, KW_AND, KW_AS, KW_ASSERT,
+	KW_ASYNC, KW_AWAIT, KW_BREAK, KW_CLASS, KW_CONTINUE, KW_DEF, KW_DEL,
+	KW_ELIF, KW_ELSE, KW_EXCEPT, KW_FINALLY, KW_FOR, KW_FROM, KW_GLOBAL,
+	KW_IF, KW_IMPORT, KW_IN, KW_IS, KW_LAMBDA, KW_NONLOCAL, KW_NOT, KW_OR,
+	KW_PASS, KW_RAISE, KW_RETURN, KW_TRY, KW_WHILE, KW_WITH, KW_YIELD
+};
+
+static const struct {
+	const char	*name;
+	unsigned char	 len;
+	unsigned char	 kw;
+} keywords[] = {
+	{ "False", 5, KW_FALSE }, { "None", 4, KW_NONE_ },
+	{ "True", 4, KW_TRUE }, { "and", 3, KW_AND }, { "as", 2, KW_AS },
+	{ "assert", 6, KW_ASSERT }, { "async", 5, KW_ASYNC },
+	{ "await", 5, KW_AWAIT }, { "break", 5, KW_BREAK },
+	{ "class", 5, KW_CLASS }, { "continue", 8, KW_CONTINUE },
+	{ "def", 3, KW_DEF }, { "del", 3, KW_DEL }, { "elif", 4, KW_ELIF },
+	{ "else", 4, KW_ELSE }, { "except", 6, KW_EXCEPT },
+	{ "finally", 7, KW_FINALLY }, { "for", 3, KW_FOR },
+	{ "from", 4, KW_FROM }, { "global", 6, KW_GLOBAL }, { "if", 2, KW_IF },
+	{ "import", 6, KW_IMPORT }, { "in", 2, KW_IN }, { "is", 2, KW_IS },
+	{ "lambda", 6, KW_LAMBDA }, { "nonlocal", 8, KW_NONLOCAL },
+	{ "not", 3, KW_NOT }, { "or", 2, KW_OR }, { "pass", 4, KW_PASS },
+	{ "raise", 5, KW_RAISE }, { "return", 6, KW_RETURN },
+	{ "try", 3, KW_TRY }, { "while", 5, KW_WHILE }, { "with", 4, KW_WITH },
+	{ "yield", 5, KW_YIELD },
+};
+
+/* Operators are stored as up to three bytes packed in an int. */
+#define OP1(a)		((uint32_t)(unsigned char)(a))
+#define OP2(a, b)	(OP1(a) | OP1(b) << 8)
+#define OP3(a, b, c)	(OP2(a, b) | OP1(c) << 16)
+
+struct tok {
+	uint32_t	 off;		/* byte offset of the first byte */
+	uint32_t	 len;
+	int32_t		 line;
+	uint32_t	 op;		/* T_OP: packed bytes */
+	int32_t		 match;		/* brackets: index of the partner */
+	unsigned char	 type;
+	unsigned char	 kw;		/* T_NAME: keyword or KW_NONE */
+};
+
+struct lexer {
+	const char	*src;
+	size_t		 len;		/* of the whole source */
+	size_t		 pos;
+	size_t		 end;		/* of the range being tokenized */
+	int		 line;
+	int		 atbol;		/* at the beginning of a line */
+	int		 fdepth;	/* f-string fields being tokenized */
+
+	struct tok	*toks;
+	size_t		 ntoks, captoks;
+
+	uint32_t	*lines;		/* offset where each line starts */
+	size_t		 nlines, caplines;
+
+	int		 indents[MAXINDENT + 1];
+	int		 altindents[MAXINDENT + 1];
+	int		 nindent;
+
+	int32_t		 brtok[MAXLEVEL + 1];	/* token of each open bracket */
+	char		 brchar[MAXLEVEL + 1];
+	int		 depth;
+
+	int		 oom;
+	int		 failed;
+	int		 errline;
+	char		 errmsg[128];
+};
+
+struct pyscan_arena {
+	struct pyscan_arena	*next;
+	size_t			 used, cap;
+	char			 data[];
+};
+
+/* A def or class. */
+struct scope {
+	int		 kind;		/* KW_DEF or KW_CLASS */
+	int		 parent;	/* enclosing scope or -1 */
+	int		 line;
+	uint32_t	 name_off, name_len;
+	int32_t		 params_open;	/* token of "(" of a def, or -1 */
+	int		 seeds;		/* code directly in it seeds */
+	int		 fixture, autouse;
+	int		 resolved;	/* 0 unknown, 1 no, 2 yes, 3 visiting */
+	int		 test_index;
+	const char	*classes, *function, *test;	/* cached strings */
+	int		 test_scope;	/* nearest enclosing test* def */
+};
+
+struct rawfinding {
+	int		 line;
+	int		 category;
+	int		 scope;
+	const char	*tolerance;
+};
+
+struct scan {
+	struct lexer		*lx;
+	struct flaky_scan_result *res;
+	struct scope		*scopes;
+	size_t			 nscopes, capscopes;
+	int			 stack[MAXINDENT + 2];	/* scopes open */
+	int			 nstack;
+	struct rawfinding	*finds;
+	size_t			 nfinds, capfinds;
+	int			 module_seeds;
+	int			 deco_fixture, deco_autouse, deco_pending;
+	int			 oom;
+};
+
+static const char *const category_names[] = {
+	[FLAKY_FINDING_COMPARISON] = "comparison",
+	[FLAKY_FINDING_UNITTEST] = "unittest",
+	[FLAKY_FINDING_TORCH] = "torch",
+	[FLAKY_FINDING_NUMPY] = "numpy",
+	[FLAKY_FINDING_APPROX] = "approx",
+};
+
+const char *
+flaky_finding_category_name(int category)
+{
+	if (category < 0 || category >= FLAKY_FINDING_NCATEGORIES)
+		return NULL;
+	return category_names[category];
+}
+
+/* --- arena: the strings a result hands out ------------------------------ */
+
+/* A copy of s[0..n) that lives as long as the result. */
+static const char *
+arena_strndup(struct flaky_scan_result *res, const char *s, size_t n)
+{
+	struct pyscan_arena	*a = res->arena;
+	char			*p;
+
+	if (n == 0)
+		return "";
+	if (a == NULL || a->cap - a->used < n + 1) {
+		size_t	 cap = n + 1 > 16384 ? n + 1 : 16384;
+
+		if ((a = malloc(sizeof(*a) + cap)) == NULL)
+			return NULL;
+		a->cap = cap;
+		a->used = 0;
+		a->next = res->arena;
+		res->arena = a;
+	}
+	p = a->data + a->used;
+	memcpy(p, s, n);
+	p[n] = '\0';
+	a->used += n + 1;
+	return p;
+}
+
+void
+flaky_scan_result_free(struct flaky_scan_result *res)
+{
+	struct pyscan_arena	*a, *next;
+
+	if (res == NULL)
+		return;
+	for (a = res->arena; a != NULL; a = next) {
+		next = a->next;
+		free(a);
+	}
+	free(res->findings);
+	free(res->tests);
+	free(res);
+}
+
+/* --- tokenizer ---------------------------------------------------------- */
+
+/* Record the first error (the one CPython would report first, mostly). */
+static int
+lex_error(struct lexer *lx, int line, const char *msg)
+{
+	if (!lx->failed) {
+		lx->failed = 1;
+		lx->errline = line;
+		snprintf(lx->errmsg, sizeof lx->errmsg, "%s", msg);
+	}
+	return -1;
+}
+
+static int
+add_tok(struct lexer *lx, int type, size_t off, size_t len, int line)
+{
+	struct tok	*t;
+
+	if (lx->ntoks == lx->captoks) {
+		size_t	 cap = lx->captoks ? lx->captoks * 2 : 1024;
+		void	*p;
+
+		if ((p = realloc(lx->toks, cap * sizeof(*lx->toks))) == NULL) {
+			lx->oom = 1;
+			return lex_error(lx, line, "out of memory");
+		}
+		lx->toks = p;
+		lx->captoks = cap;
+	}
+	t = &lx->toks[lx->ntoks++];
+	t->off = (uint32_t)off;
+	t->len = (uint32_t)len;
+	t->line = line;
+	t->type = (unsigned char)type;
+	t->kw = KW_NONE;
+	t->op = 0;
+	t->match = -1;
+	return 0;
+}
+
+/* A newline ends at pos; count it (the outermost string or line owns the
+ * line table, f-string fields are scanned a second time). */
+static int
+count_newline(struct lexer *lx, size_t next)
+{
+	lx->line++;
+	if (lx->fdepth > 0)
+		return 0;
+	if (lx->nlines == lx->caplines) {
+		size_t	 cap = lx->caplines ? lx->caplines * 2 : 1024;
+		void	*p;
+
+		if ((p = realloc(lx->lines, cap * sizeof(*lx->lines))) == NULL) {
+			lx->oom = 1;
+			return lex_error(lx, lx->line, "out of memory");
+		}
+		lx->lines = p;
+		lx->caplines = cap;
+	}
+	lx->lines[lx->nlines++] = (uint32_t)next;
+	return 0;
+}
+
+/* Length of the newline at i: 2 for CRLF, 1 for LF or a lone CR, else 0. */
+static inline size_t
+newline_len(const char *s, size_t i, size_t end)
+{
+	if (s[i] == '\n')
+		return 1;
+	if (s[i] == '\r')
+		return i + 1 < end && s[i + 1] == '\n' ? 2 : 1;
+	return 0;
+}
+
+static inline int
+is_name_start(unsigned char c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_' ||
+	    c >= 0x80;
+}
+
+static inline int
+is_name_char(unsigned char c)
+{
+	return is_name_start(c) || (c >= '0' && c <= '9');
+}
+
+static inline int
+is_digit(unsigned char c)
+{
+	return c >= '0' && c <= '9';
+}
+
+static int
+keyword(const char *s, size_t n)
+{
+	if (n < 2 || n > 8)
+		return KW_NONE;
+	for (size_t i = 0; i < FLAKY_ARRAY_SIZE(keywords); i++)
+		if (keywords[i].len == n && keywords[i].name[0] == s[0] &&
+		    memcmp(keywords[i].name, s, n) == 0)
+			return keywords[i].kw;
+	return KW_NONE;
+}
+
+/* 1 raw, 2 f-string, 4 valid prefix; 0 when s[0..n) is not a prefix. */
+static int
+string_prefix(const char *s, size_t n)
+{
+	int	 r = 0, f = 0, b = 0, u = 0;
+
+	if (n > 2)
+		return 0;
+	for (size_t i = 0; i < n; i++) {
+		switch (s[i]) {
+		case 'r': case 'R': r++; break;
+		case 'f': case 'F': f++; break;
+		case 'b': case 'B': b++; break;
+		case 'u': case 'U': u++; break;
+		default: return 0;
+		}
+	}
+	if (r > 1 || f > 1 || b > 1 || u > 1 || (u && n > 1) || (f && b))
+		return 0;
+	return 4 | (r ? 1 : 0) | (f ? 2 : 0);
+}
+
+static int	lex_range(struct lexer *, size_t, size_t);
+static int	fstring_literal(struct lexer *, size_t *, size_t, int *, int,
+		    int);
+
+static int
+open_bracket(struct lexer *lx, char c, int line)
+{
+	if (lx->depth >= MAXLEVEL)
+		return lex_error(lx, line, "too many nested parentheses");
+	lx->brtok[lx->depth] = (int32_t)(lx->ntoks - 1);
+	lx->brchar[lx->depth] = c;
+	lx->depth++;
+	return 0;
+}
+
+static int
+close_bracket(struct lexer *lx, char c, int line)
+{
+	char	 o, want;
+	int32_t	 ti;
+
+	if (lx->depth == 0 || lx->brchar[lx->depth - 1] == 'F')
+		return lex_error(lx, line, c == ')' ? "unmatched ')'" :
+		    c == ']' ? "unmatched ']'" : "unmatched '}'");
+	o = lx->brchar[lx->depth - 1];
+	want = o == '(' ? ')' : o == '[' ? ']' : '}';
+	if (c != want)
+		return lex_error(lx, line, "closing parenthesis does not match "
+		    "opening parenthesis");
+	ti = lx->brtok[--lx->depth];
+	lx->toks[ti].match = (int32_t)(lx->ntoks - 1);
+	lx->toks[lx->ntoks - 1].match = ti;
+	return 0;
+}
+
+/* One replacement field of an f-string, *pi just after its "{": the
+ * expression (tokenized into the stream between T_FSTART and T_FEND), an
+ * optional "=", conversion and format spec, up to the closing "}". Follows
+ * CPython 3.11's fstring_find_expr. */
+static int
+fstring_field(struct lexer *lx, size_t *pi, size_t end, int *line, int raw,
+    int lvl)
+{
+	const char	*s = lx->src;
+	size_t		 i = *pi, estart = *pi, eend;
+	char		 parens[MAXLEVEL];
+	int		 nested = 0, quote = 0, triple = 0, saveline, rc;
+	size_t		 savepos, saveend;
+
+	if (lvl >= 2)
+		return lex_error(lx, *line, "f-string: expressions nested too "
+		    "deeply");
+	for (; i < end; i++) {
+		unsigned char c = (unsigned char)s[i];
+
+		if (c == '\\')
+			return lex_error(lx, *line, "f-string expression part "
+			    "cannot include a backslash");
+		if (quote) {
+			if (c == quote) {
+				if (triple) {
+					if (i + 2 < end && s[i + 1] == quote &&
+					    s[i + 2] == quote) {
+						i += 2;
+						quote = 0;
+					}
+				} else
+					quote = 0;
+			}
+			continue;
+		}
+		if (c == '\'' || c == '"') {
+			triple = i + 2 < end && s[i + 1] == c && s[i + 2] == c;
+			if (triple)
+				i += 2;
+			quote = c;
+		} else if (c == '[' || c == '{' || c == '(') {
+			if (nested >= MAXLEVEL)
+				return lex_error(lx, *line, "f-string: too many "
+				    "nested parenthesis");
+			parens[nested++] = (char)c;
+		} else if (c == '#') {
+			return lex_error(lx, *line, "f-string expression part "
+			    "cannot include '#'");
+		} else if (nested == 0 && (c == '!' || c == ':' || c == '}' ||
+		    c == '=' || c == '>' || c == '<')) {
+			if (i + 1 < end) {
+				char	 n = s[i + 1];
+
+				if ((c == '!' && n == '=') ||
+				    (c == '=' && n == '=') ||
+				    (c == '<' && n == '=') ||
+				    (c == '>' && n == '=')) {
+					i++;
+					continue;
+				}
+			}
+			if (c == '>' || c == '<')
+				continue;
+			break;
+		} else if (c == ']' || c == '}' || c == ')') {
+			char	 o;
+
+			if (nested == 0)
+				return lex_error(lx, *line, "f-string: unmatched "
+				    "closing parenthesis");
+			o = parens[--nested];
+			if ((o == '(' && c != ')') || (o == '[' && c != ']') ||
+			    (o == '{' && c != '}'))
+				return lex_error(lx, *line, "f-string: closing "
+				    "parenthesis does not match opening "
+				    "parenthesis");
+		}
+	}
+	if (quote)
+		return lex_error(lx, *line, "f-string: unterminated string");
+	if (nested)
+		return lex_error(lx, *line, "f-string: unmatched parenthesis");
+	if (i >= end)
+		return lex_error(lx, *line, "f-string: expecting '}'");
+	eend = i;
+	{
+		size_t	 k;
+
+		for (k = estart; k < eend; k++)
+			if (strchr(" \t\n\r\f\v", s[k]) == NULL)
+				break;
+		if (k == eend)
+			return lex_error(lx, *line, "f-string: empty "
+			    "expression not allowed");
+	}
+
+	/* Tokenize the expression as if in parentheses (CPython compiles
+	 * "(" expr ")"), its lines counted from where it starts. */
+	if (add_tok(lx, T_FSTART, estart, 0, *line) < 0 ||
+	    open_bracket(lx, 'F', *line) < 0)
+		return -1;
+	savepos = lx->pos;
+	saveend = lx->end;
+	saveline = lx->line;
+	lx->line = *line;
+	lx->fdepth++;
+	rc = lex_range(lx, estart, eend);
+	lx->fdepth--;
+	*line = lx->line;
+	lx->pos = savepos;
+	lx->end = saveend;
+	lx->line = saveline;
+	if (rc < 0)
+		return -1;
+	if (lx->depth == 0 || lx->brchar[lx->depth - 1] != 'F')
+		return lex_error(lx, *line, "f-string: unmatched parenthesis");
+	if (add_tok(lx, T_FEND, eend, 0, *line) < 0)
+		return -1;
+	{
+		int32_t ti = lx->brtok[--lx->depth];
+
+		lx->toks[ti].match = (int32_t)(lx->ntoks - 1);
+		lx->toks[lx->ntoks - 1].match = ti;
+	}
+
+	i = eend;
+	if (s[i] == '=') {
+		i++;
+		while (i < end && strchr(" \t\n\r\f\v", s[i]) != NULL) {
+			size_t	 nl = newline_len(s, i, end);
+
+			if (nl) {
+				(*line)++;
+				i += nl;
+			} else
+				i++;
+		}
+	}
+	if (i < end && s[i] == '!') {
+		i++;
+		if (i >= end)
+			return lex_error(lx, *line, "f-string: expecting '}'");
+		if (s[i] != 's' && s[i] != 'r' && s[i] != 'a')
+			return lex_error(lx, *line, "f-string: invalid "
+			    "conversion character");
+		i++;
+	}
+	if (i < end && s[i] == ':') {
+		i++;
+		if (i >= end)
+			return lex_error(lx, *line, "f-string: expecting '}'");
+		if (fstring_literal(lx, &i, end, line, raw, lvl + 1) < 0)
+			return -1;
+	}
+	if (i >= end || s[i] != '}')
+		return lex_error(lx, *line, "f-string: expecting '}'");
+	*pi = i + 1;
+	return 0;
+}
+
+/* The literal part of an f-string body (lvl 0) or of a format spec (lvl
+ * > 0, which ends at a "}"), with the fields in it. */
+static int
+fstring_literal(struct lexer *lx, size_t *pi, size_t end, int *line, int raw,
+    int lvl)
+{
+	const char	*s = lx->src;
+	size_t		 i = *pi;
+
+	while (i < end) {
+		unsigned char	 c = (unsigned char)s[i];
+		size_t		 nl;
+
+		if (!raw && c == '\\' && i + 1 < end) {
+			i++;
+			c = (unsigned char)s[i];
+			if (c == 'N' && i + 1 < end && s[i + 1] == '{') {
+				/* \N{NAME} is not a field. */
+				for (i += 2; i < end && s[i] != '}'; i++)
+					if ((nl = newline_len(s, i, end))) {
+						(*line)++;
+						i += nl - 1;
+					}
+				if (i < end)
+					i++;
+				continue;
+			}
+		}
+		if (c == '{') {
+			if (lvl == 0 && i + 1 < end && s[i + 1] == '{') {
+				i += 2;
+				continue;
+			}
+			i++;
+			if (fstring_field(lx, &i, end, line, raw, lvl) < 0)
+				return -1;
+			continue;
+		}
+		if (c == '}') {
+			if (lvl > 0)
+				break;
+			if (i + 1 < end && s[i + 1] == '}') {
+				i += 2;
+				continue;
+			}
+			return lex_error(lx, *line, "f-string: single '}' is "
+			    "not allowed");
+		}
+		if ((nl = newline_len(s, i, end))) {
+			(*line)++;
+			i += nl;
+		} else
+			i++;
+	}
+	*pi = i;
+	return 0;
+}
+
+/* A string literal from its prefix at start, the quote at q. */
+static int
+lex_string(struct lexer *lx, size_t start, size_t q, int flags)
+{
+	const char	*s = lx->src;
+	size_t		 end = lx->end, i, body, bodyend;
+	char		 quote = s[q];
+	int		 triple, line = lx->line;
+
+	triple = q + 2 < end && s[q + 1] == quote && s[q + 2] == quote;
+	i = body = q + (triple ? 3 : 1);
+	for (;;) {
+		size_t	 nl;
+
+		if (i >= end)
+			return lex_error(lx, line, triple ? "unterminated "
+			    "triple-quoted string literal" :
+			    "unterminated string literal");
+		if (s[i] == '\\') {
+			if (i + 1 < end && (nl = newline_len(s, i + 1, end))) {
+				i += 1 + nl;
+				if (count_newline(lx, i) < 0)
+					return -1;
+			} else
+				i += 2;
+			continue;
+		}
+		if ((nl = newline_len(s, i, end))) {
+			if (!triple)
+				return lex_error(lx, line, "unterminated string "
+				    "literal");
+			i += nl;
+			if (count_newline(lx, i) < 0)
+				return -1;
+			continue;
+		}
+		if (s[i] == quote) {
+			if (!triple) {
+				bodyend = i;
+				i++;
+				break;
+			}
+			if (i + 2 < end && s[i + 1] == quote &&
+			    s[i + 2] == quote) {
+				bodyend = i;
+				i += 3;
+				break;
+			}
+		}
+		i++;
+	}
+	if (add_tok(lx, T_STRING, start, i - start, line) < 0)
+		return -1;
+	lx->pos = i;
+	if (flags & 2) {
+		int	 fline = line;
+		size_t	 k = body;
+
+		if (lx->fdepth >= MAXFDEPTH)
+			return lex_error(lx, line, "f-string: expressions "
+			    "nested too deeply");
+		if (fstring_literal(lx, &k, bodyend, &fline, flags & 1, 0) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+/* A number: decimal, hex, octal, binary, float, imaginary. */
+static size_t
+lex_number(const char *s, size_t i, size_t end)
+{
+	if (s[i] == '0' && i + 1 < end && strchr("xXoObB", s[i + 1]) != NULL &&
+	    s[i + 1] != '\0') {
+		i += 2;
+		while (i < end && (is_name_char((unsigned char)s[i]) &&
+		    (unsigned char)s[i] < 0x80))
+			i++;
+		return i;
+	}
+	while (i < end && (is_digit((unsigned char)s[i]) || s[i] == '_'))
+		i++;
+	if (i < end && s[i] == '.') {
+		i++;
+		while (i < end && (is_digit((unsigned char)s[i]) || s[i] == '_'))
+			i++;
+	}
+	if (i < end && (s[i] == 'e' || s[i] == 'E')) {
+		size_t	 k = i + 1;
+
+		if (k < end && (s[k] == '+' || s[k] == '-'))
+			k++;
+		if (k < end && is_digit((unsigned char)s[k])) {
+			i = k;
+			while (i < end && (is_digit((unsigned char)s[i]) ||
+			    s[i] == '_'))
+				i++;
+		}
+	}
+	if (i < end && (s[i] == 'j' || s[i] == 'J'))
+		i++;
+	return i;
+}
+
+/* Length of the operator at s[i], 0 when there is none. */
+static size_t
+lex_operator(const char *s, size_t i, size_t end, uint32_t *op)
+{
+	static const char *const three[] = { "**=", "//=", ">>=", "<<=",
+	    "...", NULL };
+	static const char *const two[] = { "->", ":=", "==", "!=", "<=", ">=",
+	    "<<", ">>", "**", "//", "+=", "-=", "*=", "/=", "%=", "&=", "|=",
+	    "^=", "@=", NULL };
+	size_t	 n = end - i;
+
+	if (n >= 3)
+		for (int k = 0; three[k]; k++)
+			if (memcmp(s + i, three[k], 3) == 0) {
+				*op = OP3(s[i], s[i + 1], s[i + 2]);
+				return 3;
+			}
+	if (n >= 2)
+		for (int k = 0; two[k]; k++)
+			if (s[i] == two[k][0] && s[i + 1] == two[k][1]) {
+				*op = OP2(s[i], s[i + 1]);
+				return 2;
+			}
+	if (strchr("+-*/%@&|^~<>()[]{},:;.=", s[i]) != NULL && s[i] != '\0') {
+		*op = OP1(s[i]);
+		return 1;
+	}
+	return 0;
+}
+
+/* Indentation at the start of a logical line: INDENT / DEDENT tokens or
+ * an error. Returns 1 when the line is blank (skipped), 0 or -1. */
+static int
+lex_indent(struct lexer *lx)
+{
+	const char	*s = lx->src;
+	size_t		 i = lx->pos, end = lx->end;
+	int		 col = 0, altcol = 0;
+
+	for (; i < end; i++) {
+		if (s[i] == ' ') {
+			col++;
+			altcol++;
+		} else if (s[i] == '\t') {
+			col = (col / 8 + 1) * 8;
+			altcol++;
+		} else if (s[i] == '\f')
+			col = altcol = 0;
+		else
+			break;
+	}
+	lx->pos = i;
+	if (i >= end || s[i] == '#' || newline_len(s, i, end))
+		return 1;	/* blank lines do not count */
+	if (col == lx->indents[lx->nindent]) {
+		if (altcol != lx->altindents[lx->nindent])
+			return lex_error(lx, lx->line, "inconsistent use of "
+			    "tabs and spaces in indentation");
+	} else if (col > lx->indents[lx->nindent]) {
+		if (lx->nindent + 1 >= MAXINDENT)
+			return lex_error(lx, lx->line, "too many levels of "
+			    "indentation");
+		if (altcol <= lx->altindents[lx->nindent])
+			return lex_error(lx, lx->line, "inconsistent use of "
+			    "tabs and spaces in indentation");
+		lx->nindent++;
+		lx->indents[lx->nindent] = col;
+		lx->altindents[lx->nindent] = altcol;
+		if (add_tok(lx, T_INDENT, i, 0, lx->line) < 0)
+			return -1;
+	} else {
+		while (lx->nindent > 0 && col < lx->indents[lx->nindent]) {
+			lx->nindent--;
+			if (add_tok(lx, T_DEDENT, i, 0, lx->line) < 0)
+				return -1;
+		}
+		if (col != lx->indents[lx->nindent])
+			return lex_error(lx, lx->line, "unindent does not match "
+			    "any outer indentation level");
+		if (altcol != lx->altindents[lx->nindent])
+			return lex_error(lx, lx->line, "inconsistent use of "
+			    "tabs and spaces in indentation");
+	}
+	return 0;
+}
+
+/* Tokenize src[start..end): the whole file, or (fdepth > 0) the
+ * expression of an f-string field. */
+static int
+lex_range(struct lexer *lx, size_t start, size_t end)
+{
+	const char	*s = lx->src;
+
+	lx->pos = start;
+	lx->end = end;
+	while (!lx->failed) {
+		size_t		 i, nl;
+		unsigned char	 c;
+		uint32_t	 op;
+		int		 r;
+
+		if (lx->atbol && lx->depth == 0 && lx->fdepth == 0) {
+			if ((r = lex_indent(lx)) < 0)
+				return -1;
+			if (r == 1) {
+				/* Blank or comment-only line. */
+				i = lx->pos;
+				while (i < end && !newline_len(s, i, end))
+					i++;
+				if (i >= end) {
+					lx->pos = i;
+					break;
+				}
+				lx->pos = i + newline_len(s, i, end);
+				if (count_newline(lx, lx->pos) < 0)
+					return -1;
+				continue;
+			}
+			lx->atbol = 0;
+		}
+		i = lx->pos;
+		while (i < end && (s[i] == ' ' || s[i] == '\t' || s[i] == '\f'))
+			i++;
+		lx->pos = i;
+		if (i >= end)
+			break;
+		c = (unsigned char)s[i];
+		if (c == '#') {
+			if (lx->fdepth > 0)
+				return lex_error(lx, lx->line, "f-string "
+				    "expression part cannot include '#'");
+			while (i < end && !newline_len(s, i, end))
+				i++;
+			lx->pos = i;
+			continue;
+		}
+		if ((nl = newline_len(s, i, end))) {
+			if (lx->depth == 0) {
+				if (add_tok(lx, T_NEWLINE, i, 0, lx->line) < 0)
+					return -1;
+				lx->atbol = 1;
+			}
+			lx->pos = i + nl;
+			if (count_newline(lx, lx->pos) < 0)
+				return -1;
+			continue;
+		}
+		if (c == '\\') {
+			if (i + 1 < end && (nl = newline_len(s, i + 1, end))) {
+				lx->pos = i + 1 + nl;
+				if (count_newline(lx, lx->pos) < 0)
+					return -1;
+				if (lx->pos >= end)
+					return lex_error(lx, lx->line,
+					    "unexpected EOF while parsing");
+				continue;
+			}
+			return lex_error(lx, lx->line, "unexpected character "
+			    "after line continuation character");
+		}
+		if (is_name_start(c)) {
+			size_t	 k = i + 1;
+			int	 flags;
+
+			while (k < end && is_name_char((unsigned char)s[k]))
+				k++;
+			if (k < end && (s[k] == '\'' || s[k] == '"') &&
+			    (flags = string_prefix(s + i, k - i)) != 0) {
+				if (lex_string(lx, i, k, flags) < 0)
+					return -1;
+				continue;
+			}
+			if (add_tok(lx, T_NAME, i, k - i, lx->line) < 0)
+				return -1;
+			lx->toks[lx->ntoks - 1].kw =
+			    (unsigned char)keyword(s + i, k - i);
+			lx->pos = k;
+			continue;
+		}
+		if (c == '\'' || c == '"') {
+			if (lex_string(lx, i, i, 4) < 0)
+				return -1;
+			continue;
+		}
+		if (is_digit(c) || (c == '.' && i + 1 < end &&
+		    is_digit((unsigned char)s[i + 1]))) {
+			size_t	 k = lex_number(s, i, end);
+
+			if (add_tok(lx, T_NUMBER, i, k - i, lx->line) < 0)
+				return -1;
+			lx->pos = k;
+			continue;
+		}
+		if ((nl = lex_operator(s, i, end, &op)) == 0) {
+			if (c == '!')
+				return lex_error(lx, lx->line, "invalid syntax");
+			return lex_error(lx, lx->line, "invalid character");
+		}
+		if (op == OP2('<', '>'))
+			return lex_error(lx, lx->line, "invalid syntax");
+		if (add_tok(lx, T_OP, i, nl, lx->line) < 0)
+			return -1;
+		lx->toks[lx->ntoks - 1].op = op;
+		lx->pos = i + nl;
+		if (nl == 1) {
+			if (c == '(' || c == '[' || c == '{') {
+				if (open_bracket(lx, (char)c, lx->line) < 0)
+					return -1;
+			} else if (c == ')' || c == ']' || c == '}') {
+				if (close_bracket(lx, (char)c, lx->line) < 0)
+					return -1;
+			}
+		}
+	}
+	return lx->failed ? -1 : 0;
+}
+
+/* Valid UTF-8 (what CPython decodes a file without a coding cookie as);
+ * returns 0 or the offset + 1 of the first bad byte. */
+static size_t
+utf8_check(const unsigned char *s, size_t n)
+{
+	size_t	 i = 0;
+
+	while (i < n) {
+		unsigned char	 c = s[i];
+		unsigned	 cp;
+		size_t		 len;
+
+		if (c < 0x80) {
+			i++;
+			continue;
+		}
+		if ((c & 0xe0) == 0xc0) {
+			len = 2;
+			cp = c & 0x1f;
+		} else if ((c & 0xf0) == 0xe0) {
+			len = 3;
+			cp = c & 0x0f;
+		} else if ((c & 0xf8) == 0xf0) {
+			len = 4;
+			cp = c & 0x07;
+		} else
+			return i + 1;
+		if (len > n - i)
+			return i + 1;
+		for (size_t k = 1; k < len; k++) {
+			if ((s[i + k] & 0xc0) != 0x80)
+				return i + 1;
+			cp = (cp << 6) | (s[i + k] & 0x3f);
+		}
+		if ((len == 2 && cp < 0x80) || (len == 3 && cp < 0x800) ||
+		    (len == 4 && (cp < 0x10000 || cp > 0x10ffff)) ||
+		    (cp >= 0xd800 && cp <= 0xdfff))
+			return i + 1;
+		i += len;
+	}
+	return 0;
+}
+
+/* A PEP 263 coding cookie in the first two lines that names something
+ * other than UTF-8: the file is then not checked as UTF-8. */
+static int
+other_encoding(const char *s, size_t n)
+{
+	size_t	 i = 0;
+
+	for (int line = 0; line < 2 && i < n; line++) {
+		size_t	 e = i, k;
+
+		while (e < n && s[e] != '\n' && s[e] != '\r')
+			e++;
+		k = i;
+		while (k < e && (s[k] == ' ' || s[k] == '\t' || s[k] == '\f'))
+			k++;
+		if (k < e && s[k] == '#') {
+			for (size_t j = k; j + 7 < e; j++) {
+				char		 name[32];
+				size_t		 m = 0, v;
+
+				if (memcmp(s + j, "coding", 6) != 0 ||
+				    (s[j + 6] != ':' && s[j + 6] != '='))
+					continue;
+				v = j + 7;
+				while (v < e && (s[v] == ' ' || s[v] == '\t'))
+					v++;
+				while (v < e && m + 1 < sizeof name &&
+				    (is_name_char((unsigned char)s[v]) ||
+				    s[v] == '-' || s[v] == '.'))
+					name[m++] = (char)(s[v++] | 0x20);
+				name[m] = '\0';
+				return !(strncmp(name, "utf-8", 5) == 0 ||
+				    strncmp(name, "utf_8", 5) == 0 ||
+				    strcmp(name, "utf8") == 0);
+			}
+		} else if (k < e)
+			return 0;	/* code: no cookie on line 2 */
+		i = e;
+		if (i < n)
+			i += newline_len(s, i, n);
+	}
+	return 0;
+}
+
+/* --- structure and rules ------------------------------------------------ */
+
+static inline int
+tok_is_op(const struct tok *t, uint32_t op)
+{
+	return t->type == T_OP && t->op == op;
+}
+
+static inline int
+tok_is_name(const struct tok *t)
+{
+	return t->type == T_NAME && (t->kw == KW_NONE || t->kw == KW_FALSE ||
+	    t->kw == KW_NONE_ || t->kw == KW_TRUE);
+}
+
+/* A plain name: an identifier, not a keyword (True/None/False included). */
+static inline int
+tok_is_ident(const struct tok *t)
+{
+	return t->type == T_NAME && t->kw == KW_NONE;
+}
+
+static inline int
+tok_eq(const struct scan *sc, const struct tok *t, const char *str)
+{
+	size_t	 n = strlen(str);
+
+	return t->type == T_NAME && t->len == n &&
+	    memcmp(sc->lx->src + t->off, str, n) == 0;
+}
+
+/* Whether token k ends a primary (an atom or a trailer), so that a "("
+ * after it is a call. */
+static int
+ends_primary(const struct tok *t)
+{
+	switch (t->type) {
+	case T_NAME:
+		return tok_is_name(t);
+	case T_NUMBER:
+	case T_STRING:
+	case T_FEND:
+		return 1;
+	case T_OP:
+		return t->op == OP1(')') || t->op == OP1(']') ||
+		    t->op == OP1('}') || t->op == OP3('.', '.', '.');
+	}
+	return 0;
+}
+
+/* First token of a run of adjacent strings ending at k (a T_STRING or the
+ * T_FEND of an f-string's last field). */
+static size_t
+string_start(const struct tok *toks, size_t k, size_t lo)
+{
+	for (;;) {
+		while (toks[k].type == T_FEND)
+			k = (size_t)toks[k].match - 1;
+		if (k > lo && (toks[k - 1].type == T_STRING ||
+		    toks[k - 1].type == T_FEND)) {
+			k--;
+			continue;
+		}
+		return k;
+	}
+}
+
+/* Where the primary (atom and trailers) that ends at token k starts, not
+ * before lo: "np.testing.assert_allclose", "a[0].f(x).g", "(f)". */
+static size_t
+primary_start(const struct tok *toks, size_t k, size_t lo)
+{
+	for (;;) {
+		const struct tok *t = &toks[k];
+
+		if (t->type == T_STRING || t->type == T_FEND)
+			return string_start(toks, k, lo);
+		if (t->type == T_OP && (t->op == OP1(')') ||
+		    t->op == OP1(']') || t->op == OP1('}'))) {
+			size_t	 o = (size_t)t->match;
+
+			if (t->op != OP1('}') && o > lo &&
+			    ends_primary(&toks[o - 1])) {
+				k = o - 1;	/* a call or subscript trailer */
+				continue;
+			}
+			return o;
+		}
+		if (k >= lo + 2 && tok_is_op(&toks[k - 1], OP1('.')) &&
+		    ends_primary(&toks[k - 2])) {
+			k -= 2;
+			continue;
+		}
+		return k;
+	}
+}
+
+/* The function expression of a call spans [x, y]. Finds its last name
+ * (when it is a Name or an Attribute, through parentheses), whether it is
+ * an attribute, and whether it is a pure dotted name rooted at "torch". */
+struct callee {
+	size_t	 last;		/* token of the last name */
+	int	 has_last;
+	int	 is_attr;
+	int	 is_bare;	/* a Name */
+	int	 torch;		/* torch.<...>.last */
+	size_t	 x;		/* first token after unwrapping parentheses */
+};
+
+static void
+callee_info(struct scan *sc, size_t x, size_t y, struct callee *ce)
+{
+	const struct tok *toks = sc->lx->toks;
+
+	memset(ce, 0, sizeof(*ce));
+	/* Unwrap "(expr)" when the parentheses span the whole callee. */
+	while (y > x && tok_is_op(&toks[y], OP1(')')) &&
+	    (size_t)toks[y].match == x) {
+		x++;
+		y--;
+	}
+	if (y < x || !tok_is_ident(&toks[y]) ||
+	    primary_start(toks, y, x) != x)
+		return;
+	ce->has_last = 1;
+	ce->last = y;
+	ce->x = x;
+	if (y == x) {
+		ce->is_bare = 1;
+		return;
+	}
+	ce->is_attr = tok_is_op(&toks[y - 1], OP1('.'));
+	if (!ce->is_attr)
+		return;
+	/* A pure chain a.b.c (parenthesized parts allowed) down to x. */
+	{
+		size_t	 k = y;
+
+		for (;;) {
+			if (tok_is_ident(&toks[k])) {
+				if (k == x) {
+					ce->torch = tok_eq(sc, &toks[k],
+					    "torch");
+					return;
+				}
+				if (k >= x + 2 &&
+				    tok_is_op(&toks[k - 1], OP1('.'))) {
+					k -= 2;
+					continue;
+				}
+				return;
+			}
+			if (tok_is_op(&toks[k], OP1(')')) &&
+			    (size_t)toks[k].match >= x) {
+				size_t	 o = (size_t)toks[k].match;
+
+				if (o != x)
+					return;	/* a call in the chain */
+				x++;
+				k--;
+				continue;
+			}
+			return;
+		}
+	}
+}
+
+static int
+name_in(struct scan *sc, const struct tok *t, const char *const *set)
+{
+	for (; *set != NULL; set++)
+		if (tok_eq(sc, t, *set))
+			return 1;
+	return 0;
+}
+
+static const char *const unittest_names[] = {
+	"assertGreater", "assertGreaterEqual", "assertLess", "assertLessEqual",
+	"assertAlmostEqual", "assertNotAlmostEqual", "assertAlmostEquals",
+	"assertNotAlmostEquals", NULL
+};
+static const char *const numpy_names[] = {
+	"assert_allclose", "assert_array_almost_equal", "assert_almost_equal",
+	"assert_approx_equal", "assert_array_almost_equal_nulp",
+	"assert_array_max_ulp", "assert_array_less", NULL
+};
+static const char *const approx_names[] = {
+	"approx", "allclose", "isclose", NULL
+};
+static const char *const tolerance_names[] = {
+	"rtol", "atol", "places", "delta", "decimal", "abs", "rel", NULL
+};
+
+/* Positional tolerance parameters of the common signatures. */
+static const struct {
+	const char	*func;
+	const char	*params[5];
+} positional[] = {
+	{ "assertAlmostEqual", { NULL, NULL, "places", NULL, "delta" } },
+	{ "assertNotAlmostEqual", { NULL, NULL, "places", NULL, "delta" } },
+	{ "assertAlmostEquals", { NULL, NULL, "places", NULL, "delta" } },
+	{ "assertNotAlmostEquals", { NULL, NULL, "places", NULL, "delta" } },
+	{ "assert_allclose", { NULL, NULL, "rtol", "atol", NULL } },
+	{ "assert_almost_equal", { NULL, NULL, "decimal", NULL, NULL } },
+	{ "assert_array_almost_equal", { NULL, NULL, "decimal", NULL, NULL } },
+	{ "allclose", { NULL, NULL, "rtol", "atol", NULL } },
+	{ "isclose", { NULL, NULL, "rtol", "atol", NULL } },
+	{ "approx", { NULL, "rel", "abs", NULL, NULL } },
+};
+
+/* Append "name=value" (value bounded, whitespace runs folded) to buf. */
+static void
+tolerance_add(struct scan *sc, struct flaky_buf *buf, const char *name,
+    size_t from, size_t to)
+{
+	const struct tok *toks = sc->lx->toks;
+	const char	*s = sc->lx->src;
+	size_t		 a, b, n = 0;
+	int		 space = 0;
+
+	if (to <= from)
+		return;
+	a = toks[from].off;
+	b = toks[to - 1].off + toks[to - 1].len;
+	if (buf->len > 0)
+		flaky_buf_adds(buf, ", ");
+	flaky_buf_adds(buf, name);
+	flaky_buf_addc(buf, '=');
+	for (size_t i = a; i < b && n < MAXTOLVALUE; i++) {
+		unsigned char	 c = (unsigned char)s[i];
+
+		if (c == ' ' || c == '\t' || c == '\n' || c == '\r' ||
+		    c == '\f' || c == '\\') {
+			space = 1;
+			continue;
+		}
+		if (space && n > 0) {
+			flaky_buf_addc(buf, ' ');
+			n++;
+		}
+		space = 0;
+		flaky_buf_addc(buf, (char)c);
+		n++;
+	}
+}
+
+/* The tolerance arguments of the call whose "(" is token open, by keyword
+ * and, for known signatures, by position. */
+static const char *
+call_tolerance(struct scan *sc, size_t open, const struct tok *last)
+{
+	const struct tok *toks = sc->lx->toks;
+	struct flaky_buf buf;
+	size_t		 close = (size_t)toks[open].match, a = open + 1;
+	int		 argn = 0, pos = -1;
+	const char	*ret;
+
+	for (size_t k = 0; last != NULL && k < FLAKY_ARRAY_SIZE(positional);
+	    k++)
+		if (tok_eq(sc, last, positional[k].func))
+			pos = (int)k;
+	flaky_buf_init(&buf);
+	while (a < close) {
+		size_t	 b = a;
+
+		/* One argument: up to a "," at this level. */
+		while (b < close && !tok_is_op(&toks[b], OP1(','))) {
+			if (toks[b].match >= 0 && (size_t)toks[b].match > b)
+				b = (size_t)toks[b].match;
+			b++;
+		}
+		if (b > a + 2 && tok_is_ident(&toks[a]) &&
+		    tok_is_op(&toks[a + 1], OP1('='))) {
+			if (name_in(sc, &toks[a], tolerance_names)) {
+				char	 name[16];
+
+				snprintf(name, sizeof name, "%.*s",
+				    (int)toks[a].len, sc->lx->src + toks[a].off);
+				tolerance_add(sc, &buf, name, a + 2, b);
+			}
+		} else if (b > a && !tok_is_op(&toks[a], OP1('*')) &&
+		    !tok_is_op(&toks[a], OP2('*', '*'))) {
+			if (pos >= 0 && argn < 5 &&
+			    positional[pos].params[argn] != NULL)
+				tolerance_add(sc, &buf,
+				    positional[pos].params[argn], a, b);
+			argn++;
+		}
+		a = b + 1;
+	}
+	if (buf.oom) {
+		flaky_buf_free(&buf);
+		sc->oom = 1;
+		return "";
+	}
+	ret = buf.len ? arena_strndup(sc->res, buf.data, buf.len) : "";
+	flaky_buf_free(&buf);
+	if (ret == NULL) {
+		sc->oom = 1;
+		ret = "";
+	}
+	return ret;
+}
+
+static int
+current_scope(const struct scan *sc)
+{
+	return sc->nstack > 0 ? sc->stack[sc->nstack - 1] : -1;
+}
+
+static void
+add_finding(struct scan *sc, int line, int category, const char *tol)
+{
+	struct rawfinding *f;
+
+	if (sc->nfinds == sc->capfinds) {
+		size_t	 cap = sc->capfinds ? sc->capfinds * 2 : 64;
+		void	*p;
+
+		if ((p = realloc(sc->finds, cap * sizeof(*sc->finds))) == NULL) {
+			sc->oom = 1;
+			return;
+		}
+		sc->finds = p;
+		sc->capfinds = cap;
+	}
+	f = &sc->finds[sc->nfinds++];
+	f->line = line;
+	f->category = category;
+	f->scope = current_scope(sc);
+	f->tolerance = tol;
+}
+
+/* Code in the current scope seeds randomness: mark every function it is
+ * in, or the class whose body it is in, or the module. */
+static void
+mark_seeds(struct scan *sc)
+{
+	int	 any = 0;
+
+	if (sc->nstack == 0) {
+		sc->module_seeds = 1;
+		return;
+	}
+	if (sc->scopes[sc->stack[sc->nstack - 1]].kind == KW_CLASS) {
+		sc->scopes[sc->stack[sc->nstack - 1]].seeds = 1;
+		return;
+	}
+	for (int i = 0; i < sc->nstack; i++)
+		if (sc->scopes[sc->stack[i]].kind == KW_DEF) {
+			sc->scopes[sc->stack[i]].seeds = 1;
+			any = 1;
+		}
+	if (!any)
+		sc->module_seeds = 1;
+}
+
+/* Whether the call at token open (callee ending at open - 1) seeds:
+ * random.seed, np.random.seed, torch.manual_seed, tf.random.set_seed,
+ * default_rng(<seed>), RandomState(<seed>), or any random_state=<int>. */
+static int
+call_seeds(struct scan *sc, size_t open, const struct callee *ce)
+{
+	const struct tok *toks = sc->lx->toks;
+	size_t		 close = (size_t)toks[open].match;
+
+	if (ce->has_last) {
+		const struct tok *l = &toks[ce->last];
+		int		 prev_random = ce->is_attr &&
+		    ce->last >= 2 && tok_eq(sc, &toks[ce->last - 2], "random");
+
+		if (tok_eq(sc, l, "manual_seed") ||
+		    ((tok_eq(sc, l, "seed") || tok_eq(sc, l, "set_seed")) &&
+		    prev_random))
+			return 1;
+		if ((tok_eq(sc, l, "default_rng") ||
+		    tok_eq(sc, l, "RandomState")) && close > open + 1 &&
+		    !(close == open + 2 && toks[open + 1].kw == KW_NONE_))
+			return 1;
+	}
+	for (size_t k = open + 1; k + 2 < close; k++)
+		if (tok_eq(sc, &toks[k], "random_state") &&
+		    tok_is_op(&toks[k + 1], OP1('=')) &&
+		    (tok_is_op(&toks[k - 1], OP1(',')) ||
+		    tok_is_op(&toks[k - 1], OP1('('))) &&
+		    toks[k + 2].type == T_NUMBER &&
+		    (tok_is_op(&toks[k + 3], OP1(',')) ||
+		    tok_is_op(&toks[k + 3], OP1(')')))) {
+			const char *v = sc->lx->src + toks[k + 2].off;
+
+			if (memchr(v, '.', toks[k + 2].len) == NULL &&
+			    memchr(v, 'j', toks[k + 2].len) == NULL &&
+			    memchr(v, 'e', toks[k + 2].len) == NULL)
+				return 1;
+		}
+	return 0;
+}
+
+/* Every call in tokens [a, b) of one statement; cond_a..cond_b is an
+ * assert's condition (empty when none); skip is the "(" of a def or class
+ * header, which is no call. */
+static void
+scan_calls(struct scan *sc, size_t a, size_t b, size_t cond_a, size_t cond_b,
+    size_t skip)
+{
+	const struct tok *toks = sc->lx->toks;
+
+	for (size_t j = a + 1; j < b; j++) {
+		struct callee	 ce;
+		const struct tok *l;
+		size_t		 x;
+		int		 cat = -1;
+
+		if (!tok_is_op(&toks[j], OP1('(')) || j == skip ||
+		    !ends_primary(&toks[j - 1]))
+			continue;
+		x = primary_start(toks, j - 1, a);
+		callee_info(sc, x, j - 1, &ce);
+		if (call_seeds(sc, j, &ce))
+			mark_seeds(sc);
+		if (!ce.has_last)
+			continue;
+		l = &toks[ce.last];
+		if (ce.is_attr && name_in(sc, l, unittest_names))
+			cat = FLAKY_FINDING_UNITTEST;
+		else if ((ce.torch && (tok_eq(sc, l, "assert_close") ||
+		    tok_eq(sc, l, "assert_allclose"))) ||
+		    (ce.is_bare && tok_eq(sc, l, "assert_close")))
+			cat = FLAKY_FINDING_TORCH;
+		else if (name_in(sc, l, numpy_names))
+			cat = FLAKY_FINDING_NUMPY;
+		else if (j >= cond_a && j < cond_b &&
+		    name_in(sc, l, approx_names))
+			cat = FLAKY_FINDING_APPROX;
+		if (cat >= 0)
+			add_finding(sc, toks[x].line, cat,
+			    call_tolerance(sc, j, l));
+	}
+}
+
+/* Next token at this bracket level in [k, b) that is op (lambda colons
+ * and parameters skipped when lambda_aware), or b. */
+static size_t
+find_level(const struct tok *toks, size_t k, size_t b, uint32_t op,
+    int lambda_aware)
+{
+	int	 lambdas = 0;
+
+	for (; k < b; k++) {
+		const struct tok *t = &toks[k];
+
+		if (t->match >= 0 && (size_t)t->match > k) {
+			k = (size_t)t->match;
+			continue;
+		}
+		if (lambda_aware && t->type == T_NAME && t->kw == KW_LAMBDA) {
+			lambdas++;
+			continue;
+		}
+		if (lambdas > 0 && tok_is_op(t, OP1(':'))) {
+			lambdas--;
+			continue;
+		}
+		if (lambdas > 0 && tok_is_op(t, OP1(',')))
+			continue;
+		if (t->type == T_OP && t->op == op)
+			return k;
+	}
+	return b;
+}
+
+/* One simple statement, tokens [a, b). */
+static void
+scan_simple(struct scan *sc, size_t a, size_t b)
+{
+	const struct tok *toks = sc->lx->toks;
+	size_t		 ca = 0, cb = 0;
+
+	if (a >= b)
+		return;
+	if (toks[a].type == T_NAME && toks[a].kw == KW_ASSERT) {
+		ca = a + 1;
+		cb = find_level(toks, ca, b, OP1(','), 1);
+		for (size_t k = ca; k < cb; k++)
+			if (toks[k].type == T_OP && (toks[k].op == OP1('<') ||
+			    toks[k].op == OP1('>') ||
+			    toks[k].op == OP2('<', '=') ||
+			    toks[k].op == OP2('>', '='))) {
+				add_finding(sc, toks[a].line,
+				    FLAKY_FINDING_COMPARISON, "");
+				break;
+			}
+	}
+	scan_calls(sc, a, b, ca, cb, (size_t)-1);
+}
+
+/* Simple statements separated by ";" in [a, b). */
+static void
+scan_simple_list(struct scan *sc, size_t a, size_t b)
+{
+	const struct tok *toks = sc->lx->toks;
+
+	while (a < b) {
+		size_t	 e = find_level(toks, a, b, OP1(';'), 0);
+
+		scan_simple(sc, a, e);
+		a = e + 1;
+	}
+}
+
+static int
+is_compound(const struct scan *sc, const struct tok *t)
+{
+	switch (t->kw) {
+	case KW_IF: case KW_ELIF: case KW_ELSE: case KW_FOR: case KW_WHILE:
+	case KW_TRY: case KW_EXCEPT: case KW_FINALLY: case KW_WITH:
+		return 1;
+	}
+	return tok_eq(sc, t, "match") || tok_eq(sc, t, "case");
+}
+
+static int
+new_scope(struct scan *sc, int kind, const struct tok *name, size_t open)
+{
+	struct scope	*s;
+
+	if (sc->nscopes == sc->capscopes) {
+		size_t	 cap = sc->capscopes ? sc->capscopes * 2 : 64;
+		void	*p;
+
+		if ((p = realloc(sc->scopes, cap * sizeof(*sc->scopes))) ==
+		    NULL) {
+			sc->oom = 1;
+			return -1;
+		}
+		sc->scopes = p;
+		sc->capscopes = cap;
+	}
+	s = &sc->scopes[sc->nscopes];
+	memset(s, 0, sizeof(*s));
+	s->kind = kind;
+	s->parent = current_scope(sc);
+	s->line = name->line;
+	s->name_off = name->off;
+	s->name_len = name->len;
+	s->params_open = kind == KW_DEF ? (int32_t)open : -1;
+	s->fixture = sc->deco_fixture;
+	s->autouse = sc->deco_autouse;
+	s->test_index = -1;
+	s->test_scope = -1;
+	return (int)sc->nscopes++;
+}
+
+/* A decorator line "@expr": is it a fixture, is it autouse. */
+static void
+scan_decorator(struct scan *sc, size_t a, size_t b)
+{
+	const struct tok *toks = sc->lx->toks;
+	size_t		 y = b - 1;
+
+	scan_calls(sc, a, b, 0, 0, (size_t)-1);
+	if (tok_is_op(&toks[y], OP1(')')) && (size_t)toks[y].match > a)
+		y = (size_t)toks[y].match - 1;
+	if (y >= a && tok_eq(sc, &toks[y], "fixture"))
+		sc->deco_fixture = 1;
+	for (size_t k = a; k + 2 < b; k++)
+		if (tok_eq(sc, &toks[k], "autouse") &&
+		    tok_is_op(&toks[k + 1], OP1('=')) &&
+		    toks[k + 2].kw == KW_TRUE)
+			sc->deco_autouse = 1;
+}
+
+/* One logical line, tokens [a, b) without its NEWLINE. Returns 1 when it
+ * is a block header waiting for its indented body, 0, or -1 on a syntax
+ * error (recorded in the lexer). */
+static int
+scan_line(struct scan *sc, size_t a, size_t b, int *pending)
+{
+	struct lexer	*lx = sc->lx;
+	const struct tok *toks = lx->toks;
+	size_t		 t = a, hc;
+	int		 kw;
+
+	*pending = -1;
+	if (tok_is_op(&toks[a], OP1('@'))) {
+		if (b == a + 1)
+			return lex_error(lx, toks[a].line, "invalid syntax");
+		scan_decorator(sc, a + 1, b);
+		sc->deco_pending = 1;
+		return 0;
+	}
+	kw = toks[a].kw;
+	if (kw == KW_ASYNC && a + 1 < b) {
+		t = a + 1;
+		kw = toks[t].kw;
+		if (kw != KW_DEF && kw != KW_FOR && kw != KW_WITH)
+			return lex_error(lx, toks[a].line, "invalid syntax");
+	}
+	if (sc->deco_pending && kw != KW_DEF && kw != KW_CLASS)
+		return lex_error(lx, toks[a].line, "invalid syntax");
+	sc->deco_pending = 0;
+	if (kw == KW_DEF || kw == KW_CLASS) {
+		size_t	 open = (size_t)-1;
+		int	 si;
+
+		if (t + 1 >= b || !tok_is_ident(&toks[t + 1]))
+			return lex_error(lx, toks[t].line, "invalid syntax");
+		if (t + 2 < b && tok_is_op(&toks[t + 2], OP1('(')))
+			open = t + 2;
+		else if (kw == KW_DEF)
+			return lex_error(lx, toks[t].line, "invalid syntax");
+		hc = find_level(toks, t + 2, b, OP1(':'), 0);
+		if (hc == b)
+			return lex_error(lx, toks[t].line, "expected ':'");
+		scan_calls(sc, a, hc, 0, 0, open);
+		if ((si = new_scope(sc, kw, &toks[t + 1], open)) < 0)
+			return -1;
+		sc->deco_fixture = sc->deco_autouse = 0;
+		if (hc + 1 == b) {
+			*pending = si;
+			return 1;
+		}
+		sc->stack[sc->nstack++] = si;
+		scan_simple_list(sc, hc + 1, b);
+		sc->nstack--;
+		return 0;
+	}
+	if (is_compound(sc, &toks[t]) || kw == KW_FOR || kw == KW_WITH) {
+		hc = find_level(toks, t, b, OP1(':'), 1);
+		if (hc < b) {
+			scan_calls(sc, a, hc, 0, 0, (size_t)-1);
+			scan_simple_list(sc, hc + 1, b);
+			return hc + 1 == b;
+		}
+		if (toks[t].kw != KW_NONE)
+			return lex_error(lx, toks[t].line, "expected ':'");
+	}
+	if (tok_is_op(&toks[b - 1], OP1(':')))
+		return lex_error(lx, toks[b - 1].line, "invalid syntax");
+	scan_simple_list(sc, a, b);
+	return 0;
+}
+
+/* Walk the logical lines, keeping the def/class scopes by indentation. */
+static int
+scan_tokens(struct scan *sc)
+{
+	struct lexer	*lx = sc->lx;
+	const struct tok *toks = lx->toks;
+	int		 levels[MAXINDENT + 2];	/* scope pushed per INDENT */
+	int		 nlevels = 0, expect = 0, pending = -1;
+	size_t		 i = 0;
+
+	while (toks[i].type != T_END && !sc->oom) {
+		size_t	 e;
+		int	 r;
+
+		if (toks[i].type == T_INDENT) {
+			if (!expect)
+				return lex_error(lx, toks[i].line,
+				    "unexpected indent");
+			levels[nlevels++] = pending;
+			if (pending >= 0)
+				sc->stack[sc->nstack++] = pending;
+			expect = 0;
+			pending = -1;
+			i++;
+			continue;
+		}
+		if (expect)
+			return lex_error(lx, toks[i].line, "expected an "
+			    "indented block");
+		if (toks[i].type == T_DEDENT) {
+			if (sc->deco_pending)
+				return lex_error(lx, toks[i].line,
+				    "invalid syntax");
+			if (nlevels > 0 && levels[--nlevels] >= 0)
+				sc->nstack--;
+			i++;
+			continue;
+		}
+		for (e = i; toks[e].type != T_NEWLINE && toks[e].type != T_END;
+		    e++)
+			;
+		if ((r = scan_line(sc, i, e, &pending)) < 0)
+			return -1;
+		expect = r;
+		i = toks[e].type == T_NEWLINE ? e + 1 : e;
+	}
+	if (expect)
+		return lex_error(lx, toks[i].line, "expected an indented block");
+	if (sc->deco_pending)
+		return lex_error(lx, toks[i].line, "invalid syntax");
+	return 0;
+}
+
+/* --- seeding and results ------------------------------------------------ */
+
+static int	scope_seeded(struct scan *, int, int);
+
+/* Does the def-scope si name (as a parameter) a fixture that seeds? */
+static int
+fixture_params_seed(struct scan *sc, int si, int depth)
+{
+	const struct tok *toks = sc->lx->toks;
+	int32_t		 open = sc->scopes[si].params_open;
+	size_t		 close;
+
+	if (open < 0)
+		return 0;
+	close = (size_t)toks[open].match;
+	for (size_t k = (size_t)open + 1; k < close; k++) {
+		const struct tok *p = &toks[k - 1];
+
+		if (toks[k].match >= 0 && (size_t)toks[k].match > k) {
+			k = (size_t)toks[k].match;
+			continue;
+		}
+		if (!tok_is_ident(&toks[k]) || !(tok_is_op(p, OP1('(')) ||
+		    tok_is_op(p, OP1(',')) || tok_is_op(p, OP1('*')) ||
+		    tok_is_op(p, OP2('*', '*'))))
+			continue;
+		for (size_t f = 0; f < sc->nscopes; f++) {
+			struct scope *fs = &sc->scopes[f];
+
+			if (fs->kind != KW_DEF || !fs->fixture ||
+			    (int)f == si || fs->name_len != toks[k].len ||
+			    memcmp(sc->lx->src + fs->name_off,
+			    sc->lx->src + toks[k].off, fs->name_len) != 0)
+				continue;
+			if (scope_seeded(sc, (int)f, depth + 1))
+				return 1;
+		}
+	}
+	return 0;
+}
+
+static int
+scope_name_is(struct scan *sc, const struct scope *s, const char *name)
+{
+	size_t	 n = strlen(name);
+
+	return s->name_len == n &&
+	    memcmp(sc->lx->src + s->name_off, name, n) == 0;
+}
+
+/* Setup hooks and autouse fixtures directly in parent (-1: module). */
+static int
+hooks_seed(struct scan *sc, int parent, int depth)
+{
+	static const char *const class_hooks[] = { "setUp", "setup_method",
+	    "setUpClass", "setup_class", "setup", "setUpTestData", NULL };
+	static const char *const module_hooks[] = { "setup_module",
+	    "setUpModule", "setup_function", "setup", NULL };
+	const char *const *hooks = parent < 0 ? module_hooks : class_hooks;
+
+	for (size_t f = 0; f < sc->nscopes; f++) {
+		struct scope *fs = &sc->scopes[f];
+
+		if (fs->kind != KW_DEF || fs->parent != parent)
+			continue;
+		if (fs->fixture && fs->autouse) {
+			if (scope_seeded(sc, (int)f, depth + 1))
+				return 1;
+			continue;
+		}
+		for (int h = 0; hooks[h] != NULL; h++)
+			if (scope_name_is(sc, fs, hooks[h]) && fs->seeds)
+				return 1;
+	}
+	return 0;
+}
+
+/* The seeding signal of a def: itself, the fixtures it names, setup hooks
+ * and class-body code of its classes, autouse fixtures, the module. */
+static int
+scope_seeded(struct scan *sc, int si, int depth)
+{
+	struct scope	*s = &sc->scopes[si];
+	int		 yes = 0;
+
+	if (s->resolved == 1 || s->resolved == 2)
+		return s->resolved == 2;
+	if (s->resolved == 3 || depth > MAXFIXTUREDEPTH)
+		return 0;	/* a cycle through fixtures */
+	s->resolved = 3;
+	if (s->seeds || sc->module_seeds)
+		yes = 1;
+	if (!yes)
+		yes = fixture_params_seed(sc, si, depth);
+	for (int p = s->parent; !yes && p >= 0; p = sc->scopes[p].parent)
+		if (sc->scopes[p].kind == KW_CLASS)
+			yes = sc->scopes[p].seeds || hooks_seed(sc, p, depth);
+	if (!yes && !s->fixture)
+		yes = hooks_seed(sc, -1, depth);
+	s->resolved = yes ? 2 : 1;
+	return yes;
+}
+
+/* The classes / function / test strings of a scope, cached. */
+static int
+scope_strings(struct scan *sc, int si)
+{
+	struct scope	*s = &sc->scopes[si];
+	struct flaky_buf buf;
+	int		 chain[MAXINDENT + 2], n = 0;
+	const char	*src = sc->lx->src;
+
+	if (s->classes != NULL)
+		return 0;
+	for (int p = si; p >= 0 && n < MAXINDENT + 2; p = sc->scopes[p].parent)
+		chain[n++] = p;
+	flaky_buf_init(&buf);
+	s->function = "";
+	s->test = "";
+	for (int k = n - 1; k >= 0; k--) {
+		struct scope *c = &sc->scopes[chain[k]];
+
+		if (c->kind == KW_CLASS) {
+			if (buf.len > 0)
+				flaky_buf_addc(&buf, '.');
+			flaky_buf_add(&buf, src + c->name_off, c->name_len);
+		}
+	}
+	for (int k = 0; k < n; k++) {
+		struct scope *c = &sc->scopes[chain[k]];
+
+		if (c->kind != KW_DEF)
+			continue;
+		if (*s->function == '\0' &&
+		    (s->function = arena_strndup(sc->res, src + c->name_off,
+		    c->name_len)) == NULL)
+			goto fail;
+		if (c->name_len >= 4 && memcmp(src + c->name_off, "test",
+		    4) == 0) {
+			s->test = arena_strndup(sc->res, src + c->name_off,
+			    c->name_len);
+			if (s->test == NULL)
+				goto fail;
+			s->test_scope = chain[k];
+			break;
+		}
+	}
+	if (buf.oom || (s->classes = arena_strndup(sc->res,
+	    buf.len ? buf.data : "", buf.len)) == NULL)
+		goto fail;
+	flaky_buf_free(&buf);
+	return 0;
+fail:
+	flaky_buf_free(&buf);
+	sc->oom = 1;
+	return -ENOMEM;
+}
+
+static int
+finding_cmp(const void *pa, const void *pb)
+{
+	const struct flaky_finding *a = pa, *b = pb;
+	int	 c;
+
+	if (a->line != b->line)
+		return a->line < b->line ? -1 : 1;
+	if ((c = strcmp(category_names[a->category],
+	    category_names[b->category])) != 0)
+		return c;
+	if ((c = strcmp(a->classes, b->classes)) != 0)
+		return c;
+	return strcmp(a->function, b->function);
+}
+
+/* The source line (trimmed, bounded at a UTF-8 boundary) of line n. */
+static const char *
+source_line(struct scan *sc, int n)
+{
+	struct lexer	*lx = sc->lx;
+	size_t		 a, b, k;
+	const char	*p;
+
+	if (n < 1 || (size_t)n > lx->nlines)
+		return "";
+	a = lx->lines[n - 1];
+	b = (size_t)n < lx->nlines ? lx->lines[n] : lx->len;
+	while (a < b && strchr(" \t\f", lx->src[a]) != NULL)
+		a++;
+	while (b > a && (lx->src[b - 1] == '\n' || lx->src[b - 1] == '\r' ||
+	    lx->src[b - 1] == ' ' || lx->src[b - 1] == '\t'))
+		b--;
+	if (b - a > MAXSOURCE) {
+		b = a + MAXSOURCE;
+		for (k = 0; k < 3 && b > a &&
+		    ((unsigned char)lx->src[b] & 0xc0) == 0x80; k++)
+			b--;
+	}
+	if ((p = arena_strndup(sc->res, lx->src + a, b - a)) == NULL) {
+		sc->oom = 1;
+		return "";
+	}
+	return p;
+}
+
+/* Turn the raw findings and scopes into the public result. */
+static int
+build_result(struct scan *sc)
+{
+	struct flaky_scan_result *res = sc->res;
+	const char	*src = sc->lx->src;
+	size_t		 ntests = 0;
+
+	res->module_seeded = sc->module_seeds;
+	for (size_t i = 0; i < sc->nscopes; i++) {
+		struct scope *s = &sc->scopes[i];
+
+		if (s->kind == KW_DEF && s->name_len >= 4 &&
+		    memcmp(src + s->name_off, "test", 4) == 0)
+			ntests++;
+	}
+	if (ntests > 0 &&
+	    (res->tests = calloc(ntests, sizeof(*res->tests))) == NULL)
+		return -ENOMEM;
+	for (size_t i = 0; i < sc->nscopes; i++) {
+		struct scope *s = &sc->scopes[i];
+		struct flaky_scan_test *t;
+
+		if (s->kind != KW_DEF || s->name_len < 4 ||
+		    memcmp(src + s->name_off, "test", 4) != 0)
+			continue;
+		if (scope_strings(sc, (int)i) < 0)
+			return -ENOMEM;
+		t = &res->tests[res->ntests];
+		s->test_index = (int)res->ntests++;
+		t->line = s->line;
+		t->classes = s->classes;
+		t->name = s->function;
+		t->seeded = scope_seeded(sc, (int)i, 0);
+	}
+	if (sc->nfinds > 0 && (res->findings = calloc(sc->nfinds,
+	    sizeof(*res->findings))) == NULL)
+		return -ENOMEM;
+	for (size_t i = 0; i < sc->nfinds; i++) {
+		struct rawfinding *r = &sc->finds[i];
+		struct flaky_finding *f = &res->findings[i];
+
+		f->line = r->line;
+		f->category = r->category;
+		f->tolerance = r->tolerance ? r->tolerance : "";
+		f->classes = f->function = f->test = "";
+		f->test_index = -1;
+		f->seeded = sc->module_seeds;
+		if (r->scope >= 0) {
+			struct scope *s = &sc->scopes[r->scope];
+
+			if (scope_strings(sc, r->scope) < 0)
+				return -ENOMEM;
+			f->classes = s->classes;
+			f->function = s->function;
+			f->test = s->test;
+			if (s->test_scope >= 0) {
+				struct scope *ts = &sc->scopes[s->test_scope];
+
+				f->test_index = ts->test_index;
+				f->seeded = scope_seeded(sc, s->test_scope, 0);
+				if (ts->test_index >= 0)
+					res->tests[ts->test_index].nfindings++;
+			}
+		}
+		f->source = source_line(sc, f->line);
+	}
+	res->nfindings = sc->nfinds;
+	qsort(res->findings, res->nfindings, sizeof(*res->findings),
+	    finding_cmp);
+	return sc->oom ? -ENOMEM : 0;
+}
+
+int
+flaky_pyscan_buffer(const char *src, size_t len,
+    struct flaky_scan_result **ret, char *err, size_t errlen)
+{
+	struct flaky_scan_result *res;
+	struct lexer	*lx = NULL;
+	struct scan	 sc;
+	size_t		 start = 0, bad;
+	int		 rc = 0;
+
+	*ret = NULL;
+	memset(&sc, 0, sizeof sc);
+	if (len > FLAKY_PYSCAN_MAX_BYTES)
+		return flaky_error(err, errlen, EFBIG, "larger than %d bytes",
+		    FLAKY_PYSCAN_MAX_BYTES);
+	if ((res = calloc(1, sizeof(*res))) == NULL ||
+	    (lx = calloc(1, sizeof(*lx))) == NULL) {
+		rc = flaky_error(err, errlen, ENOMEM, "out of memory");
+		goto out;
+	}
+	res->bytes = len;
+	lx->src = src;
+	lx->len = len;
+	lx->line = 1;
+	lx->atbol = 1;
+	if (count_newline(lx, 0) < 0)	/* line 1 starts at 0 */
+		goto oom;
+	lx->line = 1;
+	if (memchr(src, '\0', len) != NULL) {
+		lex_error(lx, 1, "source code cannot contain null bytes");
+		goto invalid;
+	}
+	if (len >= 3 && memcmp(src, "\xef\xbb\xbf", 3) == 0)
+		start = 3;
+	if (!other_encoding(src + start, len - start) &&
+	    (bad = utf8_check((const unsigned char *)src + start,
+	    len - start)) != 0) {
+		int	 line = 1;
+
+		for (size_t i = start; i < start + bad - 1; i++)
+			if (src[i] == '\n' || (src[i] == '\r' &&
+			    (i + 1 >= len || src[i + 1] != '\n')))
+				line++;
+		lex_error(lx, line, "invalid UTF-8");
+		goto invalid;
+	}
+	if (lex_range(lx, start, len) < 0)
+		goto invalid;
+	if (lx->fdepth == 0 && lx->depth > 0) {
+		lex_error(lx, lx->toks[lx->brtok[lx->depth - 1]].line,
+		    "bracket was never closed");
+		goto invalid;
+	}
+	if (lx->ntoks > 0 && lx->toks[lx->ntoks - 1].type != T_NEWLINE &&
+	    lx->toks[lx->ntoks - 1].type != T_DEDENT &&
+	    lx->toks[lx->ntoks - 1].type != T_INDENT &&
+	    add_tok(lx, T_NEWLINE, len, 0, lx->line) < 0)
+		goto invalid;
+	while (lx->nindent > 0) {
+		lx->nindent--;
+		if (add_tok(lx, T_DEDENT, len, 0, lx->line) < 0)
+			goto invalid;
+	}
+	if (add_tok(lx, T_END, len, 0, lx->line) < 0)
+		goto invalid;
+
+	sc.lx = lx;
+	sc.res = res;
+	if (scan_tokens(&sc) < 0 && !sc.oom)
+		goto invalid;
+	if (sc.oom || lx->oom || build_result(&sc) < 0)
+		goto oom;
+	*ret = res;
+	res = NULL;
+	goto out;
+invalid:
+	if (lx->oom)
+		goto oom;
+	/* Not valid Python: a skipped file, not an error. */
+	flaky_scan_result_free(res);
+	if ((res = calloc(1, sizeof(*res))) == NULL)
+		goto oom;
+	res->skipped = 1;
+	res->bytes = len;
+	snprintf(res->reason, sizeof res->reason, "line %d: %s", lx->errline,
+	    lx->errmsg);
+	*ret = res;
+	res = NULL;
+	goto out;
+oom:
+	rc = flaky_error(err, errlen, ENOMEM, "out of memory");
+out:
+	flaky_scan_result_free(res);
+	if (lx != NULL) {
+		free(lx->toks);
+		free(lx->lines);
+		free(lx);
+	}
+	free(sc.scopes);
+	free(sc.finds);
+	return rc;
+}
+
+int
+flaky_pyscan_file(const char *path, struct flaky_scan_result **ret,
+    char *err, size_t errlen)
+{
+	struct stat	 st;
+	char		*buf = NULL;
+	size_t		 len = 0, cap;
+	int		 fd, rc;
+
+	*ret = NULL;
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1)
+		return flaky_error(err, errlen, errno, "%s: %s", path,
+		    strerror(errno));
+	if (fstat(fd, &st) == -1) {
+		rc = flaky_error(err, errlen, errno, "%s: %s", path,
+		    strerror(errno));
+		goto out;
+	}
+	if (S_ISDIR(st.st_mode)) {
+		rc = flaky_error(err, errlen, EISDIR, "%s: %s", path,
+		    strerror(EISDIR));
+		goto out;
+	}
+	if (st.st_size > FLAKY_PYSCAN_MAX_BYTES) {
+		rc = flaky_error(err, errlen, EFBIG, "%s: larger than %d bytes",
+		    path, FLAKY_PYSCAN_MAX_BYTES);
+		goto out;
+	}
+	/* Read to EOF: the size may change, and pipes have none. */
+	cap = st.st_size > 0 ? (size_t)st.st_size + 1 : 4096;
+	if ((buf = malloc(cap)) == NULL) {
+		rc = flaky_error(err, errlen, ENOMEM, "out of memory");
+		goto out;
+	}
+	for (;;) {
+		ssize_t	 n;
+
+		if (len == cap) {
+			char	*p;
+
+			if (cap > FLAKY_PYSCAN_MAX_BYTES) {
+				rc = flaky_error(err, errlen, EFBIG, "%s: larger "
+				    "than %d bytes", path,
+				    FLAKY_PYSCAN_MAX_BYTES);
+				goto out;
+			}
+			if ((p = realloc(buf, cap * 2)) == NULL) {
+				rc = flaky_error(err, errlen, ENOMEM,
+				    "out of memory");
+				goto out;
+			}
+			buf = p;
+			cap *= 2;
+		}
+		n = read(fd, buf + len, cap - len);
+		if (n == -1 && errno == EINTR)
+			continue;
+		if (n == -1) {
+			rc = flaky_error(err, errlen, errno, "%s: %s", path,
+			    strerror(errno));
+			goto out;
+		}
+		if (n == 0)
+			break;
+		len += (size_t)n;
+	}
+	if ((rc = flaky_pyscan_buffer(buf, len, ret, err, errlen)) < 0 &&
+	    err != NULL && errlen > 0) {
+		char	 msg[256];
+
+		snprintf(msg, sizeof msg, "%s", err);
+		flaky_error(err, errlen, -rc, "%s: %s", path, msg);
+	}
+out:
+	free(buf);
+	close(fd);
+	return rc;
+}
+
+/* --- directory walk ----------------------------------------------------- */
+
+struct pathlist {
+	char	**v;
+	size_t	  n, cap;
+};
+
+static int
+pathlist_add(struct pathlist *pl, char *p)
+{
+	if (p == NULL)
+		return -ENOMEM;
+	if (pl->n == pl->cap) {
+		size_t	 cap = pl->cap ? pl->cap * 2 : 64;
+		void	*v;
+
+		if ((v = realloc(pl->v, cap * sizeof(*pl->v))) == NULL) {
+			free(p);
+			return -ENOMEM;
+		}
+		pl->v = v;
+		pl->cap = cap;
+	}
+	pl->v[pl->n++] = p;
+	return 0;
+}
+
+static int
+name_cmp(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static char *
+path_join(const char *dir, const char *name)
+{
+	size_t	 n = strlen(dir);
+	char	*p;
+
+	if (asprintf(&p, "%s%s%s", dir, n > 0 && dir[n - 1] == '/' ? "" : "/",
+	    name) == -1)
+		return NULL;
+	return p;
+}
+
+static int
+has_py_suffix(const char *name)
+{
+	size_t	 n = strlen(name);
+
+	return n >= 3 && strcmp(name + n - 3, ".py") == 0;
+}
+
+/* The .py files below dir, sorted, depth first. depth bounds the walk. */
+static int
+walk(const char *dir, struct pathlist *pl, flaky_pyscan_walk_error onerror,
+    void *arg, int depth)
+{
+	struct pathlist	 names = { NULL, 0, 0 };
+	struct dirent	*de;
+	DIR		*d;
+	int		 rc = 0;
+
+	if (depth > 256 || (d = opendir(dir)) == NULL) {
+		if (onerror != NULL)
+			onerror(arg, dir, depth > 256 ? ELOOP : errno);
+		return 0;
+	}
+	while ((de = readdir(d)) != NULL) {
+		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+			continue;
+		if ((rc = pathlist_add(&names, strdup(de->d_name))) < 0)
+			break;
+	}
+	closedir(d);
+	if (rc == 0)
+		qsort(names.v, names.n, sizeof(*names.v), name_cmp);
+	for (size_t i = 0; rc == 0 && i < names.n; i++) {
+		struct stat	 st;
+		char		*full = path_join(dir, names.v[i]);
+
+		if (full == NULL) {
+			rc = -ENOMEM;
+			break;
+		}
+		if (lstat(full, &st) == -1) {
+			if (onerror != NULL)
+				onerror(arg, full, errno);
+			free(full);
+			continue;
+		}
+		if (S_ISLNK(st.st_mode)) {
+			if (has_py_suffix(names.v[i]) &&
+			    stat(full, &st) == 0 && S_ISREG(st.st_mode)) {
+				rc = pathlist_add(pl, full);
+				continue;
+			}
+			free(full);
+			continue;
+		}
+		if (S_ISDIR(st.st_mode)) {
+			rc = walk(full, pl, onerror, arg, depth + 1);
+			free(full);
+			continue;
+		}
+		if (S_ISREG(st.st_mode) && has_py_suffix(names.v[i])) {
+			rc = pathlist_add(pl, full);
+			continue;
+		}
+		free(full);
+	}
+	flaky_pyscan_paths_free(names.v, names.n);
+	return rc;
+}
+
+int
+flaky_pyscan_paths(const char *path, char ***paths, size_t *npaths,
+    flaky_pyscan_walk_error onerror, void *arg, char *err, size_t errlen)
+{
+	struct pathlist	 pl = { *paths, *npaths, *npaths };
+	struct stat	 st;
+	int		 rc;
+
+	if (stat(path, &st) == -1)
+		return flaky_error(err, errlen, errno, "%s: %s", path,
+		    strerror(errno));
+	if (S_ISDIR(st.st_mode))
+		rc = walk(path, &pl, onerror, arg, 0);
+	else
+		rc = pathlist_add(&pl, strdup(path));
+	*paths = pl.v;
+	*npaths = pl.n;
+	if (rc < 0)
+		return flaky_error(err, errlen, -rc, "out of memory");
+	return 0;
+}
+
+void
+flaky_pyscan_paths_free(char **paths, size_t npaths)
+{
+	if (paths == NULL)
+		return;
+	for (size_t i = 0; i < npaths; i++)
+		free(paths[i]);
+	free(paths);
+}
