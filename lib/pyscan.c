@@ -320,7 +320,8 @@ keyword(const char *s, size_t n)
 	return KW_NONE;
 }
 
-/* 1 raw, 2 f-string, 4 valid prefix; 0 when s[0..n) is not a prefix. */
+/* 1 raw, 2 f-string, 4 valid prefix, 8 bytes; 0 when s[0..n) is not a
+ * prefix. */
 static int
 string_prefix(const char *s, size_t n)
 {
@@ -339,7 +340,7 @@ string_prefix(const char *s, size_t n)
 	}
 	if (r > 1 || f > 1 || b > 1 || u > 1 || (u && n > 1) || (f && b))
 		return 0;
-	return 4 | (r ? 1 : 0) | (f ? 2 : 0);
+	return 4 | (r ? 1 : 0) | (f ? 2 : 0) | (b ? 8 : 0);
 }
 
 static int	lex_range(struct lexer *, size_t, size_t);
@@ -647,8 +648,16 @@ lex_string(struct lexer *lx, size_t start, size_t q, int flags)
 		}
 		i++;
 	}
+	/* Adjacent literals concatenate; bytes and str do not mix. */
+	if (lx->ntoks > 0 && (lx->toks[lx->ntoks - 1].type == T_FEND ||
+	    lx->toks[lx->ntoks - 1].type == T_STRING) &&
+	    (lx->toks[lx->ntoks - 1].type == T_FEND ? 0 :
+	    lx->toks[lx->ntoks - 1].kw) != ((flags & 8) != 0))
+		return lex_error(lx, line, "cannot mix bytes and nonbytes "
+		    "literals");
 	if (add_tok(lx, T_STRING, start, i - start, line) < 0)
 		return -1;
+	lx->toks[lx->ntoks - 1].kw = (flags & 8) != 0;
 	lx->pos = i;
 	if (flags & 2) {
 		int	 fline = line;
@@ -897,7 +906,7 @@ lex_range(struct lexer *lx, size_t start, size_t end)
 				return lex_error(lx, lx->line, "invalid syntax");
 			return lex_error(lx, lx->line, "invalid character");
 		}
-		if (op == OP2('<', '>'))
+		if (op == OP1('<') && i + 1 < end && s[i + 1] == '>')
 			return lex_error(lx, lx->line, "invalid syntax");
 		if (add_tok(lx, T_OP, i, nl, lx->line) < 0)
 			return -1;

@@ -13,6 +13,7 @@ of the row). A file ast cannot parse goes to stderr as
 import ast
 import os
 import sys
+import warnings
 
 UNITTEST = {
     "assertGreater", "assertGreaterEqual", "assertLess", "assertLessEqual",
@@ -146,6 +147,7 @@ def collect(path, out):
 
 def main(argv):
     sys.setrecursionlimit(100000)
+    warnings.simplefilter("ignore")
     files = []
     ok = True
     for p in argv:

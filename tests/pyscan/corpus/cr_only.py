@@ -1,0 +1,1 @@
+def test_cr():    x = 1    assert x < 2    assert_allclose(x, 1)

@@ -1,0 +1,3 @@
+def test_a():
+    x = (1,
+    assert x < 1

@@ -1,0 +1,3 @@
+def test_a():
+    x = "abc
+    assert x < 1

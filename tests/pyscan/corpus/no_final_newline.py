@@ -1,0 +1,2 @@
+def test_nonl():
+    assert 1 < 2
