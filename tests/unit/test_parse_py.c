@@ -1,0 +1,689 @@
+/* parse: the pytest and unittest runners, against output captured from the
+ * real runners (tests/fixtures/{pytest,unittest}, see capture.sh) and a few
+ * hand-written lines for what this machine's runners cannot print. */
+#include "config.h"
+
+#include <check.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "parse.h"
+#include "util.h"
+
+struct expect {
+	const char	*test;
+	int		 outcome;
+	const char	*msg;		/* a substring of the message, or NULL */
+};
+
+/* The whole of a fixture file. */
+static char *
+slurp(const char *rel, size_t *len)
+{
+	char	 path[1024];
+	FILE	*f;
+	char	*buf;
+	long	 n;
+
+	snprintf(path, sizeof path, "%s/%s", FIXTURES, rel);
+	ck_assert_msg((f = fopen(path, "rb")) != NULL, "open %s", path);
+	ck_assert_int_eq(fseek(f, 0, SEEK_END), 0);
+	n = ftell(f);
+	ck_assert_int_ge(n, 0);
+	rewind(f);
+	ck_assert_ptr_nonnull(buf = malloc((size_t)n + 1));
+	ck_assert_uint_eq(fread(buf, 1, (size_t)n, f), (size_t)n);
+	buf[n] = '\0';
+	fclose(f);
+	*len = (size_t)n;
+	return buf;
+}
+
+/* Parse s fed in chunks of `chunk` bytes (0: all at once). */
+static void
+parse_chunked(const char *s, size_t len, size_t chunk, struct flaky_results *r)
+{
+	struct flaky_parser	*p;
+
+	if (chunk == 0) {
+		ck_assert_int_eq(flaky_parse_buffer(s, len, NULL, r), 0);
+		return;
+	}
+	ck_assert_int_eq(flaky_parser_new(&p, NULL), 0);
+	for (size_t i = 0; i < len; i += chunk)
+		ck_assert_int_eq(flaky_parser_feed(p, s + i,
+		    len - i < chunk ? len - i : chunk), 0);
+	ck_assert_int_eq(flaky_parser_finish(p, r), 0);
+	flaky_parser_free(p);
+}
+
+static int
+str_eq(const char *a, const char *b)
+{
+	if (a == NULL || b == NULL)
+		return a == b;
+	return strcmp(a, b) == 0;
+}
+
+/* Two parses of the same text must agree in every field. */
+static void
+assert_same(const struct flaky_results *a, const struct flaky_results *b,
+    const char *what)
+{
+	ck_assert_msg(a->n == b->n, "%s: %zu != %zu results", what, a->n, b->n);
+	ck_assert_str_eq(a->runner, b->runner);
+	ck_assert_msg(str_eq(a->version, b->version), "%s: version", what);
+	ck_assert_msg(str_eq(a->seed, b->seed), "%s: seed", what);
+	ck_assert_int_eq(a->summary_total, b->summary_total);
+	for (size_t i = 0; i < a->n; i++) {
+		ck_assert_str_eq(a->v[i].test, b->v[i].test);
+		ck_assert_int_eq(a->v[i].outcome, b->v[i].outcome);
+		ck_assert_uint_eq(a->v[i].position, b->v[i].position);
+		ck_assert_msg(str_eq(a->v[i].message, b->v[i].message),
+		    "%s: message of %s", what, a->v[i].test);
+	}
+}
+
+/* Parse a fixture whole, and in 1- and 7-byte chunks: same results. */
+static void
+parse_fixture(const char *rel, struct flaky_results *r)
+{
+	struct flaky_results	 c;
+	size_t			 len;
+	char			*s = slurp(rel, &len);
+	static const size_t	 chunks[] = { 1, 7 };
+
+	parse_chunked(s, len, 0, r);
+	for (size_t i = 0; i < FLAKY_ARRAY_SIZE(chunks); i++) {
+		parse_chunked(s, len, chunks[i], &c);
+		assert_same(r, &c, rel);
+		flaky_results_free(&c);
+	}
+	free(s);
+}
+
+static void
+parse_text(const char *s, struct flaky_results *r)
+{
+	struct flaky_results	 c;
+
+	parse_chunked(s, strlen(s), 0, r);
+	parse_chunked(s, strlen(s), 1, &c);
+	assert_same(r, &c, s);
+	flaky_results_free(&c);
+}
+
+static const struct flaky_result *
+find(const struct flaky_results *r, const char *test)
+{
+	for (size_t i = 0; i < r->n; i++)
+		if (strcmp(r->v[i].test, test) == 0)
+			return &r->v[i];
+	return NULL;
+}
+
+/* Each expected test is there, once, with its outcome and message. */
+static void
+assert_has(const struct flaky_results *r, const struct expect *e, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		const struct flaky_result *v = find(r, e[i].test);
+
+		ck_assert_msg(v != NULL, "missing %s", e[i].test);
+		ck_assert_msg(v->outcome == e[i].outcome, "%s: %s, not %s",
+		    e[i].test, flaky_outcome_name(v->outcome),
+		    flaky_outcome_name(e[i].outcome));
+		if (e[i].msg != NULL)
+			ck_assert_msg(v->message != NULL &&
+			    strstr(v->message, e[i].msg) != NULL,
+			    "%s: message %s lacks %s", e[i].test,
+			    v->message ? v->message : "(null)", e[i].msg);
+		else if (!FLAKY_FAILED(e[i].outcome))
+			ck_assert_ptr_null(v->message);
+	}
+}
+
+/* Exactly these tests, in this order. */
+static void
+assert_exact(const struct flaky_results *r, const struct expect *e, size_t n)
+{
+	ck_assert_uint_eq(r->n, n);
+	for (size_t i = 0; i < n; i++) {
+		ck_assert_str_eq(r->v[i].test, e[i].test);
+		ck_assert_uint_eq(r->v[i].position, i);
+		ck_assert_int_eq(r->v[i].duration_us, -1);
+	}
+	assert_has(r, e, n);
+}
+
+#define D	"src/test_demo.py::"
+static char long_id[512];
+
+/* test_demo.py's tests in the order a plain -v run prints them. */
+static const struct expect demo[] = {
+	{ D "test_pass", FLAKY_PASS, NULL },
+	{ D "test_fail", FLAKY_FAIL, "AssertionError: value of a was wrong\n"
+	    "assert 1 == 2\nsrc/test_demo.py:14: AssertionError" },
+	{ D "test_raises", FLAKY_FAIL, "ValueError: bad value 42" },
+	{ D "test_fixture_error", FLAKY_ERROR,
+	    "RuntimeError: fixture exploded\nsrc/test_demo.py:23" },
+	{ D "test_skip", FLAKY_SKIP, NULL },
+	{ D "test_skip_inside", FLAKY_SKIP, NULL },
+	{ D "test_xfail", FLAKY_XFAIL, NULL },
+	{ D "test_xpass", FLAKY_XPASS, NULL },
+	{ D "test_ids[plain]", FLAKY_PASS, NULL },
+	{ D "test_ids[with space]", FLAKY_PASS, NULL },
+	{ D "test_ids[[brackets]]", FLAKY_PASS, NULL },
+	{ D "test_ids[quote'single]", FLAKY_PASS, NULL },
+	{ D "test_ids[quote\"double]", FLAKY_PASS, NULL },
+	{ D "test_ids[back\\\\slash]", FLAKY_PASS, NULL },
+	{ D "test_ids[tab\\there]", FLAKY_PASS, NULL },
+	{ D "test_ids[caf\\xe9 \\u65e5\\u672c]", FLAKY_PASS, NULL },
+	{ long_id, FLAKY_PASS, NULL },
+	{ D "test_ids[::colons::]", FLAKY_FAIL,
+	    "assert '::colons::' not in ('::colons::', ' - dash - ')" },
+	{ D "test_ids[ - dash - ]", FLAKY_FAIL,
+	    "assert ' - dash - ' not in" },
+	{ D "test_pairs[one-two]", FLAKY_PASS, NULL },
+	{ D "test_pairs[three four]", FLAKY_PASS, NULL },
+	{ D "TestThing::test_method_ok", FLAKY_PASS, NULL },
+	{ D "TestThing::test_method_fail", FLAKY_FAIL,
+	    "assert [1, 2, 3] == [1, 2, 4]\n  At index 2 diff: 3 != 4" },
+	{ D "TestThing::test_method_param[1]", FLAKY_PASS, NULL },
+	{ D "TestThing::test_method_param[2]", FLAKY_FAIL,
+	    "assert 2 == 1\nsrc/test_demo.py:80: AssertionError" },
+	{ D "test_prints", FLAKY_PASS, NULL },
+	{ D "test_prints_no_newline", FLAKY_PASS, NULL },
+	{ D "test_teardown_error", FLAKY_ERROR, "OSError: teardown failed" },
+	{ D "test_timeout", FLAKY_FAIL, "Failed: Timeout >0.5s" },
+};
+#define NDEMO	FLAKY_ARRAY_SIZE(demo)
+
+static void
+setup_ids(void)
+{
+	size_t	 n = strlen(D "test_ids[");
+
+	memcpy(long_id, D "test_ids[", n);
+	memset(long_id + n, 'x', 300);
+	memcpy(long_id + n + 300, "]", 2);
+}
+
+/* The runner's own total: 7 failed, 17 passed, 2 skipped, 1 xfailed,
+ * 1 xpassed, 2 errors. test_teardown_error is in both "passed" and
+ * "errors", so it is one more than the tests. */
+#define DEMO_TOTAL	30
+
+static void
+assert_demo_meta(const struct flaky_results *r, int version)
+{
+	ck_assert_str_eq(r->runner, "pytest");
+	if (version)
+		ck_assert_str_eq(r->version, "7.2.1");
+	else
+		ck_assert_ptr_null(r->version);
+	ck_assert_int_eq(r->summary_total, DEMO_TOTAL);
+	ck_assert_ptr_null(r->warning);
+}
+
+START_TEST(pytest_verbose)
+{
+	struct flaky_results	 r;
+
+	parse_fixture("pytest/v.txt", &r);
+	assert_demo_meta(&r, 1);
+	ck_assert_ptr_null(r.seed);
+	assert_exact(&r, demo, NDEMO);
+	flaky_results_free(&r);
+}
+END_TEST
+
+/* -v -s -rA: output around the status words, every test also named by the
+ * summary, and still each test once, in run order. */
+START_TEST(pytest_verbose_s_rA)
+{
+	struct flaky_results	 r;
+
+	parse_fixture("pytest/v_s_rA.txt", &r);
+	assert_demo_meta(&r, 1);
+	assert_exact(&r, demo, NDEMO);
+	flaky_results_free(&r);
+}
+END_TEST
+
+/* -rA without -v: the summary names everything but skips (they are named
+ * by place, "SKIPPED [1] src/test_demo.py:30: ..."), in its own order. */
+START_TEST(pytest_rA)
+{
+	struct flaky_results	 r;
+	struct expect		 e[NDEMO];
+	size_t			 n = 0;
+
+	parse_fixture("pytest/rA.txt", &r);
+	assert_demo_meta(&r, 1);
+	for (size_t i = 0; i < NDEMO; i++)
+		if (demo[i].outcome != FLAKY_SKIP)
+			e[n++] = demo[i];
+	ck_assert_uint_eq(r.n, n);
+	assert_has(&r, e, n);
+	/* PASSED lines come first, then XFAIL, XPASS, ERROR, FAILED. */
+	ck_assert_str_eq(r.v[0].test, D "test_pass");
+	ck_assert_str_eq(r.v[r.n - 1].test, D "test_timeout");
+	ck_assert_str_eq(find(&r, D "test_teardown_error")->message,
+	    "OSError: teardown failed\nsrc/test_demo.py:95: OSError");
+	flaky_results_free(&r);
+}
+END_TEST
+
+/* The default -r fE: only failures and errors are known, the total is the
+ * runner's. */
+static void
+check_failures_only(const char *rel, int version)
+{
+	struct flaky_results	 r;
+	struct expect		 e[NDEMO];
+	size_t			 n = 0;
+
+	parse_fixture(rel, &r);
+	assert_demo_meta(&r, version);
+	for (size_t i = 0; i < NDEMO; i++)
+		if (FLAKY_FAILED(demo[i].outcome))
+			e[n++] = demo[i];
+	ck_assert_uint_eq(r.n, n);
+	assert_has(&r, e, n);
+	ck_assert_str_eq(r.v[0].test, D "test_fail");
+	ck_assert_uint_eq(r.v[0].position, 0);
+	ck_assert_str_eq(r.v[8].test, D "test_teardown_error");
+	flaky_results_free(&r);
+}
+
+START_TEST(pytest_plain)
+{
+	check_failures_only("pytest/plain.txt", 1);
+	check_failures_only("pytest/q.txt", 0);
+}
+END_TEST
+
+/* pytest-xdist: positions are the order of the [gwN] lines; a teardown
+ * error far from its PASSED line is the same test; a crashed worker's
+ * block gives the message. */
+START_TEST(pytest_xdist)
+{
+	struct flaky_results	 r;
+
+	parse_fixture("pytest/xdist.txt", &r);
+	assert_demo_meta(&r, 1);
+	ck_assert_uint_eq(r.n, NDEMO);
+	assert_has(&r, demo, NDEMO - 1);
+	ck_assert_str_eq(r.v[0].test, D "test_pass");
+	ck_assert_str_eq(r.v[1].test, D "test_fixture_error");
+	ck_assert_str_eq(r.v[2].test, D "test_skip");
+	ck_assert_str_eq(r.v[3].test, D "test_fail");
+	ck_assert_str_eq(r.v[27].test, D "test_teardown_error");
+	ck_assert_str_eq(r.v[28].test, D "test_timeout");
+	ck_assert_int_eq(r.v[28].outcome, FLAKY_FAIL);
+	ck_assert_str_eq(r.v[28].message, "worker 'gw1' crashed while "
+	    "running 'src/test_demo.py::test_timeout'");
+	flaky_results_free(&r);
+}
+END_TEST
+
+START_TEST(pytest_random_order)
+{
+	struct flaky_results	 r;
+
+	parse_fixture("pytest/random_order.txt", &r);
+	assert_demo_meta(&r, 1);
+	ck_assert_str_eq(r.seed, "4242");
+	ck_assert_uint_eq(r.n, NDEMO);
+	assert_has(&r, demo, NDEMO);
+	ck_assert_str_eq(r.v[0].test, D "test_prints_no_newline");
+	ck_assert_str_eq(r.v[1].test, D "test_ids[ - dash - ]");
+	ck_assert_str_eq(r.v[2].test, D "test_prints");
+	flaky_results_free(&r);
+}
+END_TEST
+
+/* Ids as they are: UTF-8 straight through. */
+START_TEST(pytest_unicode)
+{
+	struct flaky_results	 r;
+	struct expect		 e[NDEMO];
+
+	memcpy(e, demo, sizeof e);
+	e[15].test = D "test_ids[caf\xc3\xa9 \xe6\x97\xa5\xe6\x9c\xac]";
+	e[13].test = D "test_ids[back\\slash]";
+	e[14].test = D "test_ids[tab\there]";
+	parse_fixture("pytest/unicode.txt", &r);
+	assert_demo_meta(&r, 1);
+	assert_exact(&r, e, NDEMO);
+	flaky_results_free(&r);
+}
+END_TEST
+
+START_TEST(pytest_collect_error)
+{
+	struct flaky_results	 r;
+
+	parse_fixture("pytest/collect_error.txt", &r);
+	ck_assert_uint_eq(r.n, 1);
+	ck_assert_int_eq(r.summary_total, 1);
+	ck_assert_str_eq(r.v[0].test, "src/collect/test_broken.py");
+	ck_assert_int_eq(r.v[0].outcome, FLAKY_ERROR);
+	ck_assert_str_eq(r.v[0].message, "ModuleNotFoundError: No module "
+	    "named 'no_such_module_for_flaky'");
+	flaky_results_free(&r);
+}
+END_TEST
+
+/* 1,000 tests: every one accounted for, as the runner counts them. */
+START_TEST(pytest_big)
+{
+	struct flaky_results	 r;
+	size_t			 failed = 0;
+	char			 id[128];
+
+	parse_fixture("pytest/big_v.txt", &r);
+	ck_assert_int_eq(r.summary_total, 1000);
+	ck_assert_uint_eq(r.n, (size_t)r.summary_total);
+	for (size_t i = 0; i < r.n; i++) {
+		ck_assert_uint_eq(r.v[i].position, i);
+		if (i < 900)
+			snprintf(id, sizeof id, "src/test_big.py::test_param[%zu]",
+			    i);
+		else
+			snprintf(id, sizeof id, "src/test_big.py::test_plain_%03zu",
+			    i - 900);
+		ck_assert_str_eq(r.v[i].test, id);
+		if (r.v[i].outcome == FLAKY_FAIL) {
+			failed++;
+			ck_assert_ptr_nonnull(strstr(r.v[i].message,
+			    i < 900 ? "is unlucky" : "failed"));
+		} else
+			ck_assert_int_eq(r.v[i].outcome, FLAKY_PASS);
+	}
+	ck_assert_uint_eq(failed, 14);
+	ck_assert_int_eq(find(&r, "src/test_big.py::test_param[5]")->outcome,
+	    FLAKY_FAIL);
+	ck_assert_str_eq(find(&r, "src/test_big.py::test_param[102]")->message,
+	    "AssertionError: case 102 is unlucky\nassert (102 % 97) != 5\n"
+	    "src/test_big.py:8: AssertionError");
+	flaky_results_free(&r);
+
+	parse_fixture("pytest/big_plain.txt", &r);
+	ck_assert_int_eq(r.summary_total, 1000);
+	ck_assert_uint_eq(r.n, 14);
+	flaky_results_free(&r);
+}
+END_TEST
+
+/* What this machine's plugins do not print, and -s corner cases. */
+START_TEST(pytest_handwritten)
+{
+	struct flaky_results	 r;
+
+	parse_text("platform linux -- Python 3.12.1, pytest-8.0.0, "
+	    "pluggy-1.4.0\nUsing --randomly-seed=1234567\nrootdir: /x\n"
+	    "collected 2 items\n\n"
+	    "t/a.py::test_a PASSED\n"
+	    "t/a.py::TestB::test_b <- t/base.py FAILED  [100%]\n"
+	    "\x1b[32mt/a.py::test_c \x1b[32mPASSED\x1b[0m   [ 50%]\n"
+	    "t/a.py::test_d \n"
+	    "------------------------ live log call -------------------------\n"
+	    "INFO     root:a.py:5 hello\n"
+	    "SKIPPED (no network)                                     [ 75%]\n"
+	    "t/a.py::test_e out that ends in PASSED\n"
+	    "FAILED\n"
+	    "t/a.py::test_f[a PASSED (x)] XFAIL (why (really))\n"
+	    "t/data.yaml::my check PASSED\n"
+	    "========= 1 failed, 4 passed, 1 skipped, 1 xfailed, 3 warnings, "
+	    "2 deselected in 75.10s (0:01:15) =========\n", &r);
+	ck_assert_str_eq(r.runner, "pytest");
+	ck_assert_str_eq(r.version, "8.0.0");
+	ck_assert_str_eq(r.seed, "1234567");
+	ck_assert_int_eq(r.summary_total, 7);
+	ck_assert_uint_eq(r.n, 7);
+	ck_assert_str_eq(r.v[0].test, "t/a.py::test_a");
+	ck_assert_str_eq(r.v[1].test, "t/a.py::TestB::test_b");
+	ck_assert_int_eq(r.v[1].outcome, FLAKY_FAIL);
+	ck_assert_str_eq(r.v[2].test, "t/a.py::test_c");
+	ck_assert_str_eq(r.v[3].test, "t/a.py::test_d");
+	ck_assert_int_eq(r.v[3].outcome, FLAKY_SKIP);
+	/* A status word at the end of the output is corrected by the real
+	 * one on the next line. */
+	ck_assert_str_eq(r.v[4].test, "t/a.py::test_e");
+	ck_assert_int_eq(r.v[4].outcome, FLAKY_FAIL);
+	ck_assert_str_eq(r.v[5].test, "t/a.py::test_f[a PASSED (x)]");
+	ck_assert_int_eq(r.v[5].outcome, FLAKY_XFAIL);
+	ck_assert_str_eq(r.v[6].test, "t/data.yaml::my check");
+	flaky_results_free(&r);
+
+	/* XPASS names its reason without " - "; a summary after -v lines
+	 * adds no test. */
+	parse_text("============ test session starts ============\n"
+	    "t.py::test_x[a b] XPASS (fixed?)\n"
+	    "t.py::test_y FAILED\n"
+	    "t.py::test_y ERROR\n"
+	    "====== short test summary info ======\n"
+	    "XPASS t.py::test_x[a b] fixed?\n"
+	    "FAILED t.py::test_y - ValueError: boom\n"
+	    "ERROR t.py::test_y - OSError: teardown\n"
+	    "FAILED t.py::test_z - only in the summary\n"
+	    "==== 2 failed, 1 xpassed, 1 error in 0.01s ====\n", &r);
+	ck_assert_uint_eq(r.n, 3);
+	ck_assert_str_eq(r.v[0].test, "t.py::test_x[a b]");
+	ck_assert_int_eq(r.v[0].outcome, FLAKY_XPASS);
+	ck_assert_int_eq(r.v[1].outcome, FLAKY_FAIL);
+	ck_assert_str_eq(r.v[1].message, "ValueError: boom");
+	ck_assert_str_eq(r.v[2].test, "t.py::test_z");
+	ck_assert_str_eq(r.v[2].message, "only in the summary");
+	ck_assert_int_eq(r.summary_total, 4);
+	flaky_results_free(&r);
+}
+END_TEST
+
+#define U	"pkg.test_mod."
+
+static const struct expect unit_v[] = {
+	{ U "TestA.test_doc", FLAKY_PASS, NULL },
+	{ U "TestA.test_doc_fail", FLAKY_FAIL,
+	    "AssertionError: 'x' not found in 'abc'\nFile \"" },
+	{ U "TestA.test_error", FLAKY_ERROR, "KeyError: 'missing key'" },
+	{ U "TestA.test_fail", FLAKY_FAIL,
+	    "AssertionError: Lists differ: [1, 2, 3] != [1, 2, 4]\n\n"
+	    "First differing element 2:" },
+	{ U "TestA.test_ok", FLAKY_PASS, NULL },
+	{ U "TestA.test_prints", FLAKY_PASS, NULL },
+	{ U "TestA.test_prints_stderr", FLAKY_PASS, NULL },
+	{ U "TestA.test_skip", FLAKY_SKIP, NULL },
+	{ U "TestA.test_subtests", FLAKY_FAIL,
+	    "(i=1): AssertionError: 1 == 1\nFile \"" },
+	{ U "TestA.test_subtests_ok", FLAKY_PASS, NULL },
+	{ U "TestA.test_unicode_caf\xc3\xa9", FLAKY_FAIL,
+	    "AssertionError: 'caf\xc3\xa9' != 'cafe'" },
+	{ U "TestA.test_xfail", FLAKY_XFAIL, NULL },
+	{ U "TestA.test_xpass", FLAKY_XPASS, NULL },
+	{ U "TestSetUpError.test_with_setup", FLAKY_ERROR,
+	    "OSError: set-up broke" },
+	{ U "TestZ.test_last", FLAKY_PASS, NULL },
+	/* setUpClass failed: its tests never ran; unittest counts none. */
+	{ U "TestSetUpClassError.setUpClass", FLAKY_ERROR,
+	    "RuntimeError: class set-up broke" },
+};
+
+START_TEST(unittest_verbose)
+{
+	static const char *const rel[] = {
+		"unittest/v.txt", "unittest/v_merged.txt",
+	};
+	struct flaky_results	 r;
+
+	for (size_t i = 0; i < FLAKY_ARRAY_SIZE(rel); i++) {
+		parse_fixture(rel[i], &r);
+		ck_assert_str_eq(r.runner, "unittest");
+		ck_assert_ptr_null(r.version);
+		ck_assert_ptr_null(r.seed);
+		ck_assert_int_eq(r.summary_total, 15);
+		assert_exact(&r, unit_v, FLAKY_ARRAY_SIZE(unit_v));
+		ck_assert_ptr_nonnull(strstr(r.v[8].message,
+		    "\n(i=3): AssertionError: 1 == 1"));
+		ck_assert_ptr_nonnull(strstr(r.v[1].message,
+		    "test_mod.py\", line 39, in test_doc_fail"));
+		flaky_results_free(&r);
+	}
+}
+END_TEST
+
+/* Not verbose: the blocks name the tests that did not pass. */
+START_TEST(unittest_quiet)
+{
+	struct flaky_results	 r;
+
+	parse_fixture("unittest/quiet.txt", &r);
+	ck_assert_str_eq(r.runner, "unittest");
+	ck_assert_int_eq(r.summary_total, 15);
+	ck_assert_uint_eq(r.n, 8);
+	ck_assert_str_eq(r.v[0].test, U "TestA.test_error");
+	ck_assert_int_eq(r.v[0].outcome, FLAKY_ERROR);
+	ck_assert_str_eq(r.v[5].test, U "TestA.test_subtests");
+	ck_assert_int_eq(r.v[5].outcome, FLAKY_FAIL);
+	ck_assert_str_eq(r.v[7].test, U "TestA.test_xpass");
+	ck_assert_int_eq(r.v[7].outcome, FLAKY_XPASS);
+	flaky_results_free(&r);
+}
+END_TEST
+
+/* Python < 3.11 names only the class; output breaks lines; ERROR in a
+ * subtest is worse than FAIL. */
+START_TEST(unittest_handwritten)
+{
+	struct flaky_results	 r;
+
+	parse_text("test_a (m.T) ... ok\n"
+	    "test_b (m.T) ... hello ok\n"
+	    "FAIL\n"
+	    "test_c (m.T)\nDoc ... with dots ... ok\n"
+	    "test_d (m.T) ... skipped \"it's off\"\n"
+	    "test_e (m.T) ... \n"
+	    "  test_e (m.T) [lbl] (i=1) ... FAIL\n"
+	    "  test_e (m.T) (i=2) ... ERROR\n"
+	    "test_f (m.T) ... printing\nmore\nunexpected success\n"
+	    "\n======================================================================\n"
+	    "ERROR: test_e (m.T) (i=2)\n"
+	    "----------------------------------------------------------------------\n"
+	    "Traceback (most recent call last):\n"
+	    "  File \"m.py\", line 3, in test_e\n"
+	    "    x()\n"
+	    "ValueError: no\n"
+	    "\n"
+	    "----------------------------------------------------------------------\n"
+	    "Ran 6 tests in 0.001s\n\nFAILED (failures=1, errors=1)\n", &r);
+	ck_assert_str_eq(r.runner, "unittest");
+	ck_assert_int_eq(r.summary_total, 6);
+	ck_assert_uint_eq(r.n, 6);
+	ck_assert_str_eq(r.v[0].test, "m.T.test_a");
+	ck_assert_str_eq(r.v[1].test, "m.T.test_b");
+	ck_assert_int_eq(r.v[1].outcome, FLAKY_FAIL);
+	ck_assert_str_eq(r.v[2].test, "m.T.test_c");
+	ck_assert_int_eq(r.v[2].outcome, FLAKY_PASS);
+	ck_assert_int_eq(r.v[3].outcome, FLAKY_SKIP);
+	ck_assert_str_eq(r.v[4].test, "m.T.test_e");
+	ck_assert_int_eq(r.v[4].outcome, FLAKY_ERROR);
+	ck_assert_str_eq(r.v[4].message, "(i=2): ValueError: no\n"
+	    "File \"m.py\", line 3, in test_e");
+	ck_assert_int_eq(r.v[5].outcome, FLAKY_XPASS);
+	flaky_results_free(&r);
+}
+END_TEST
+
+/* Garbage, binary and half lines: a warning, never a crash. */
+START_TEST(garbage)
+{
+	struct flaky_results	 r;
+	char			*buf;
+	uint64_t		 x = 88172645463325252ULL;
+	static const char *const texts[] = {
+		"",
+		"\n\n\n",
+		"hello world\nthis is not a test runner\n",
+		"================\n____ x ____\n::\n[gw\n[gw0] \n",
+		"a (b.c) ... \n  a (b.c) (x) ... FAIL\n",
+		"=== FAILURES ===\n____ t ____\nE\n=== short test summary "
+		"info ===\nFAILED\nFAILED \nXPASS x",
+	};
+
+	static const char nul[] = "===== test session starts =====\n"
+	    "t.py::a\0b PASSED\nt.py::a PASSED\n";
+
+	ck_assert_ptr_nonnull(buf = malloc(256 * 1024));
+	for (size_t i = 0; i < 256 * 1024; i++) {
+		x ^= x << 13;
+		x ^= x >> 7;
+		x ^= x << 17;
+		buf[i] = (char)(x & 0xff);
+	}
+	parse_chunked(buf, 256 * 1024, 0, &r);
+	ck_assert_ptr_nonnull(r.warning);
+	ck_assert_uint_eq(r.n, 0);
+	flaky_results_free(&r);
+	parse_chunked(buf, 256 * 1024, 7, &r);
+	ck_assert_ptr_nonnull(r.warning);
+	flaky_results_free(&r);
+	/* Binary in the middle of real output keeps what is real. */
+	memcpy(buf, "===== test session starts =====\n", 32);
+	memcpy(buf + 1000, "\nt.py::test_a PASSED\n", 21);
+	parse_chunked(buf, 64 * 1024, 0, &r);
+	ck_assert_str_eq(r.runner, "pytest");
+	ck_assert_ptr_nonnull(find(&r, "t.py::test_a"));
+	flaky_results_free(&r);
+	for (size_t i = 0; i < FLAKY_ARRAY_SIZE(texts); i++) {
+		parse_chunked(texts[i], strlen(texts[i]), 0, &r);
+		flaky_results_free(&r);
+	}
+	/* A NUL inside an id does not make two ids one. */
+	parse_chunked(nul, sizeof nul - 1, 0, &r);
+	ck_assert_uint_eq(r.n, 2);
+	flaky_results_free(&r);
+	free(buf);
+}
+END_TEST
+
+static Suite *
+parse_py_suite(void)
+{
+	Suite	*s = suite_create("parse_py");
+	TCase	*tc = tcase_create("core");
+
+	setup_ids();
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, pytest_verbose);
+	tcase_add_test(tc, pytest_verbose_s_rA);
+	tcase_add_test(tc, pytest_rA);
+	tcase_add_test(tc, pytest_plain);
+	tcase_add_test(tc, pytest_xdist);
+	tcase_add_test(tc, pytest_random_order);
+	tcase_add_test(tc, pytest_unicode);
+	tcase_add_test(tc, pytest_collect_error);
+	tcase_add_test(tc, pytest_big);
+	tcase_add_test(tc, pytest_handwritten);
+	tcase_add_test(tc, unittest_verbose);
+	tcase_add_test(tc, unittest_quiet);
+	tcase_add_test(tc, unittest_handwritten);
+	tcase_add_test(tc, garbage);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int
+main(void)
+{
+	SRunner	*sr = srunner_create(parse_py_suite());
+	int	 failed;
+
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}
