@@ -9,7 +9,7 @@
  * and names tests no -v line named; the blocks give the best message and are
  * matched to results at the end, when every name is known. A test is counted
  * once however many of these name it. */
-#include "config.h"
+#include "buildconf.h"
 
 #include <errno.h>
 #include <stdint.h>

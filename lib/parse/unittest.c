@@ -7,7 +7,7 @@
  * their own indented lines with no status for the parent. So a test stays
  * pending until its status shows up. The "FAIL:" / "ERROR:" blocks after the
  * run give the messages, and name tests a non-verbose run never named. */
-#include "config.h"
+#include "buildconf.h"
 
 #include <errno.h>
 #include <stdlib.h>

@@ -1,7 +1,7 @@
 /* parse: the pytest and unittest runners, against output captured from the
  * real runners (tests/fixtures/{pytest,unittest}, see capture.sh) and a few
  * hand-written lines for what this machine's runners cannot print. */
-#include "config.h"
+#include "buildconf.h"
 
 #include <check.h>
 #include <errno.h>
