@@ -18,6 +18,7 @@
 #include "buildconf.h"
 
 #include <errno.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -29,6 +30,7 @@
 
 struct gt_test {
 	char		*name;
+	size_t		 namelen;
 	int		 outcome;	/* -1 while it runs */
 	int64_t		 duration_us;
 	struct flaky_buf msg;
@@ -37,6 +39,8 @@ struct gt_test {
 struct gt_state {
 	struct gt_test	*v;
 	size_t		 n, cap;
+	uint32_t	*hash;		/* index + 1 by name, open addressing */
+	size_t		 hcap;		/* a power of two, > 2 * n */
 	long		 cur;		/* output goes here (-v) */
 	long		 after;		/* ... or here (after a result line) */
 	struct flaky_buf panic;		/* "panic: ..." of the package */
@@ -136,9 +140,33 @@ clear(struct gt_state *st)
 		flaky_buf_free(&st->v[i].msg);
 	}
 	st->n = 0;
+	if (st->hash != NULL)
+		memset(st->hash, 0, st->hcap * sizeof *st->hash);
 	st->cur = st->after = -1;
 	st->panicking = 0;
 	flaky_buf_free(&st->panic);
+}
+
+/* Index the held tests by name (a package may have thousands). */
+static int
+rehash(struct gt_state *st, size_t hcap)
+{
+	uint32_t	*h;
+
+	if ((h = calloc(hcap, sizeof *h)) == NULL)
+		return -ENOMEM;
+	for (size_t i = 0; i < st->n; i++) {
+		size_t	 j = flaky_hash64(st->v[i].name, st->v[i].namelen,
+		    FLAKY_HASH_SEED) & (hcap - 1);
+
+		while (h[j] != 0)
+			j = (j + 1) & (hcap - 1);
+		h[j] = (uint32_t)i + 1;
+	}
+	free(st->hash);
+	st->hash = h;
+	st->hcap = hcap;
+	return 0;
 }
 
 /* The held test with this name, added when new; -1 when full. */
@@ -146,11 +174,16 @@ static long
 find_test(struct gt_state *st, const char *name, size_t len, int *err)
 {
 	struct gt_test	*t;
+	size_t		 j = 0;
 
-	for (size_t i = st->n; i-- > 0;)
-		if (strncmp(st->v[i].name, name, len) == 0 &&
-		    st->v[i].name[len] == '\0')
-			return (long)i;
+	if (st->hcap > 0) {
+		j = flaky_hash64(name, len, FLAKY_HASH_SEED) & (st->hcap - 1);
+		for (; st->hash[j] != 0; j = (j + 1) & (st->hcap - 1)) {
+			t = &st->v[st->hash[j] - 1];
+			if (t->namelen == len && memcmp(t->name, name, len) == 0)
+				return (long)(st->hash[j] - 1);
+		}
+	}
 	if (st->n >= PENDING_MAX)
 		return -1;
 	if (st->n == st->cap) {
@@ -165,9 +198,22 @@ find_test(struct gt_state *st, const char *name, size_t len, int *err)
 	memset(t, 0, sizeof *t);
 	if ((t->name = flaky_strndup(name, len)) == NULL)
 		return *err = -ENOMEM, -1;
+	t->namelen = len;
 	t->outcome = -1;
 	t->duration_us = -1;
-	return (long)st->n++;
+	st->n++;
+	if (2 * st->n >= st->hcap) {
+		if ((*err = rehash(st, st->hcap ? st->hcap * 2 : 64)) < 0) {
+			free(t->name);
+			st->n--;
+			return -1;
+		}
+	} else {
+		while (st->hash[j] != 0)
+			j = (j + 1) & (st->hcap - 1);
+		st->hash[j] = (uint32_t)st->n;
+	}
+	return (long)st->n - 1;
 }
 
 /* Append a line to a held message, within FLAKY_MESSAGE_MAX. */
@@ -370,6 +416,7 @@ gt_free(struct parse_ctx *ctx)
 		return;
 	clear(st);
 	free(st->v);
+	free(st->hash);
 	free(st);
 	ctx->state = NULL;
 }
