@@ -1,0 +1,418 @@
+/* config: every fixture under tests/fixtures/config, good ones to their
+ * exact values, bad ones to their exact one-line error. */
+#include "config.h"
+
+#include <check.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "conf.h"
+#include "sched.h"
+#include "util.h"
+
+#define CONFIG_DIR	FIXTURES "/config"
+
+static char	 base[PATH_MAX];
+
+static struct flaky_config *
+must_load(const char *file)
+{
+	struct flaky_config *cfg;
+	char	 path[PATH_MAX], err[512] = "";
+
+	snprintf(path, sizeof path, "%s/%s", CONFIG_DIR, file);
+	ck_assert_msg(flaky_config_load(path, 0, &cfg, err, sizeof err) == 0,
+	    "%s", err);
+	ck_assert_ptr_nonnull(cfg);
+	return cfg;
+}
+
+static void
+assert_regex(const struct flaky_regex *re, const char *src, const char *hit,
+    const char *miss)
+{
+	ck_assert_str_eq(re->src, src);
+	ck_assert_int_eq(regexec(&re->re, hit, 0, NULL, 0), 0);
+	ck_assert_int_eq(regexec(&re->re, miss, 0, NULL, 0), REG_NOMATCH);
+}
+
+START_TEST(good_full)
+{
+	struct flaky_config *cfg = must_load("good-full.yaml");
+	const struct flaky_target *t;
+	char	 want[PATH_MAX + 64], buf[64];
+	int64_t	 next;
+
+	snprintf(want, sizeof want, "%s/state/flaky.db", base);
+	ck_assert_str_eq(cfg->database, want);
+	ck_assert_int_eq(cfg->jobs, 3);
+	ck_assert_str_eq(cfg->socket, "/tmp/flaky-test.sock");
+	ck_assert_str_eq(cfg->timezone, "Europe/Berlin");
+	ck_assert_str_eq(flaky_tz_name(cfg->tz), "Europe/Berlin");
+	ck_assert_int_eq(cfg->kill_grace_ms, 15000);
+	ck_assert_int_eq(cfg->retention_ms, 180LL * 86400 * 1000);
+
+	ck_assert_uint_eq(cfg->nredact, 2);
+	assert_regex(&cfg->redact[0], "token=[A-Za-z0-9]+", "x token=abc1 y",
+	    "token=");
+	assert_regex(&cfg->redact[1], "(password|secret): *[^ ]+",
+	    "secret: hunter2", "password:");
+
+	ck_assert_uint_eq(cfg->nsignatures, 2);
+	ck_assert_str_eq(cfg->signatures[0].name, "DB_DEADLOCK");
+	ck_assert_uint_eq(cfg->signatures[0].npatterns, 2);
+	assert_regex(&cfg->signatures[0].patterns[0], "deadlock detected",
+	    "ERROR: deadlock detected", "deadlock");
+	/* REG_NEWLINE: ^ matches after a newline in a multi-line message. */
+	assert_regex(&cfg->signatures[0].patterns[1],
+	    "^ERROR: could not serialize", "Traceback\nERROR: could not "
+	    "serialize access", "an ERROR: could not serialize");
+	ck_assert_str_eq(cfg->signatures[1].name, "TIMEOUT");
+	ck_assert_uint_eq(cfg->signatures[1].npatterns, 1);
+	assert_regex(&cfg->signatures[1].patterns[0],
+	    "took longer than [0-9]+ s", "took longer than 30 s",
+	    "took longer than s");
+
+	ck_assert_uint_eq(cfg->ntargets, 4);
+	t = &cfg->targets[0];
+	ck_assert_str_eq(t->name, "shop-unit");
+	ck_assert_uint_eq(t->argc, 3);
+	ck_assert_str_eq(t->argv[0], "sh");
+	ck_assert_str_eq(t->argv[1], "-c");
+	ck_assert_str_eq(t->argv[2], "exit 0");
+	ck_assert_ptr_null(t->argv[3]);
+	ck_assert_int_eq(t->shell, 0);
+	ck_assert_str_eq(t->dir, base);
+	ck_assert_int_eq(t->has_schedule, 1);
+	ck_assert_str_eq(t->schedule, "*/30 * * * *");
+	flaky_sched_format(&t->sched, buf, sizeof buf);
+	ck_assert_str_eq(buf, "*/30 * * * *");
+	ck_assert_int_eq(t->runs, 5);
+	ck_assert_int_eq(t->timeout_ms, 600000);
+	ck_assert_uint_eq(t->nenv, 2);
+	ck_assert_str_eq(t->env[0].name, "PYTHONHASHSEED");
+	ck_assert_str_eq(t->env[0].value, "0");
+	ck_assert_str_eq(t->env[1].name, "LANG");
+	ck_assert_str_eq(t->env[1].value, "C.UTF-8");
+	ck_assert_int_eq(t->jitter_ms, 120000);
+	ck_assert_int_eq(t->overlap, FLAKY_OVERLAP_QUEUE);
+	ck_assert_int_eq(t->catch_up, 0);
+	ck_assert_str_eq(t->isolate, "pytest -v {test}");
+	ck_assert_str_eq(t->revision, "cat REVISION");
+	ck_assert_int_eq(t->confirm, 1);
+	ck_assert_int_eq(t->scan, 1);
+	ck_assert_str_eq(t->junit, "out/junit.xml");
+	ck_assert_int_eq(t->line, 19);
+
+	t = &cfg->targets[1];
+	ck_assert_str_eq(t->name, "nightly.e2e_2");
+	ck_assert_int_eq(t->shell, 1);
+	ck_assert_uint_eq(t->argc, 3);
+	ck_assert_str_eq(t->argv[0], "/bin/sh");
+	ck_assert_str_eq(t->argv[1], "-c");
+	ck_assert_str_eq(t->argv[2], "echo hello && true");
+	ck_assert_str_eq(t->schedule, "@midnight");
+	flaky_sched_format(&t->sched, buf, sizeof buf);
+	ck_assert_str_eq(buf, "@daily");
+	/* Evaluated in the file's zone: midnight in Berlin. */
+	ck_assert_int_eq(flaky_sched_next(&t->sched, cfg->tz, 0,
+	    1774738800000LL /* 2026-03-28T23:00:00Z */, &next), 0);
+	ck_assert_str_eq(flaky_tz_format(cfg->tz, next, buf, sizeof buf),
+	    "2026-03-30T00:00:00+02:00");
+	ck_assert_int_eq(t->runs, 1);
+	ck_assert_int_eq(t->timeout_ms, 30 * 60 * 1000);
+	ck_assert_int_eq(t->catch_up, 1);
+	ck_assert_int_eq(t->overlap, FLAKY_OVERLAP_SKIP);
+	ck_assert_ptr_null(t->isolate);
+	ck_assert_ptr_null(t->revision);
+	ck_assert_ptr_null(t->junit);
+	ck_assert_int_eq(t->confirm, 0);
+	ck_assert_int_eq(t->scan, 0);
+	ck_assert_str_eq(t->dir, base);
+
+	t = &cfg->targets[2];
+	ck_assert_str_eq(t->name, "every");
+	ck_assert_str_eq(t->dir, "/");
+	ck_assert_int_eq(t->sched.kind, FLAKY_SCHED_EVERY);
+	ck_assert_int_eq(t->sched.every_ms, 90 * 60 * 1000);
+	ck_assert_str_eq(t->argv[0], "/bin/true");
+	ck_assert_uint_eq(t->argc, 1);
+
+	t = &cfg->targets[3];
+	ck_assert_str_eq(t->name, "manual");
+	ck_assert_int_eq(t->has_schedule, 0);
+	ck_assert_ptr_null(t->schedule);
+	/* A plain `true` in a command list is the word, not a boolean. */
+	ck_assert_str_eq(t->argv[0], "true");
+	snprintf(want, sizeof want, "%s/../config", base);
+	ck_assert_str_eq(t->dir, want);
+
+	ck_assert_ptr_eq(flaky_config_target(cfg, "every"), &cfg->targets[2]);
+	ck_assert_ptr_null(flaky_config_target(cfg, "nope"));
+	flaky_config_free(cfg);
+}
+END_TEST
+
+START_TEST(good_defaults)
+{
+	struct flaky_config *cfg = must_load("good-minimal.yaml");
+	const struct flaky_target *t;
+
+	ck_assert_ptr_null(cfg->database);
+	ck_assert_ptr_null(cfg->socket);
+	ck_assert_ptr_null(cfg->timezone);
+	ck_assert_ptr_nonnull(cfg->tz);
+	ck_assert_int_eq(cfg->jobs, 1);
+	ck_assert_int_eq(cfg->kill_grace_ms, 10000);
+	ck_assert_int_eq(cfg->retention_ms, 0);
+	ck_assert_uint_eq(cfg->nredact, 0);
+	ck_assert_uint_eq(cfg->nsignatures, 0);
+	ck_assert_uint_eq(cfg->ntargets, 1);
+	t = &cfg->targets[0];
+	ck_assert_str_eq(t->name, "only");
+	ck_assert_str_eq(t->dir, base);
+	ck_assert_int_eq(t->has_schedule, 0);
+	ck_assert_int_eq(t->runs, 1);
+	ck_assert_int_eq(t->timeout_ms, 1800000);
+	ck_assert_uint_eq(t->nenv, 0);
+	ck_assert_int_eq(t->jitter_ms, 0);
+	ck_assert_int_eq(t->overlap, FLAKY_OVERLAP_SKIP);
+	ck_assert_int_eq(t->catch_up, 1);
+	ck_assert_int_eq(t->line, 2);
+	flaky_config_free(cfg);
+
+	cfg = must_load("good-no-targets.yaml");
+	ck_assert_int_eq(cfg->jobs, 2);
+	ck_assert_uint_eq(cfg->ntargets, 0);
+	flaky_config_free(cfg);
+
+	cfg = must_load("good-anchors.yaml");
+	ck_assert_uint_eq(cfg->ntargets, 3);
+	ck_assert_uint_eq(cfg->targets[1].nenv, 2);
+	ck_assert_str_eq(cfg->targets[1].env[1].name, "TZ");
+	ck_assert_str_eq(cfg->targets[1].env[1].value, "UTC");
+	ck_assert_str_eq(cfg->targets[2].schedule, "0 9 * * mon-fri");
+	ck_assert_str_eq(cfg->targets[2].argv[2], "exit 1");
+	flaky_config_free(cfg);
+}
+END_TEST
+
+START_TEST(bad_files)
+{
+	static const struct { const char *file, *err; } t[] = {
+		{ "bad-bool-quoted.yaml",
+		    "4:11: scan: expected true or false, got \"true\"" },
+		{ "bad-bool.yaml",
+		    "4:15: catch_up: expected true or false, got \"sometimes\"" },
+		{ "bad-command-dir.yaml", "3:15: command: expected an "
+		    "executable file, \"/\" is a directory" },
+		{ "bad-command-empty.yaml", "3:14: command: expected a program "
+		    "and its arguments, got an empty sequence" },
+		{ "bad-command-map.yaml", "3:14: command: expected a program "
+		    "and its arguments or a shell command, got a mapping" },
+		{ "bad-command-missing-rel.yaml", "3:15: command: expected an "
+		    "executable file, \"bin/run-tests\" does not exist" },
+		{ "bad-command-noexec.yaml", "3:15: command: expected an "
+		    "executable file, \"./good-full.yaml\" is not executable" },
+		{ "bad-command.yaml", "3:15: command: expected a program in "
+		    "PATH, \"no-such-program-flaky\" was not found" },
+		{ "bad-confirm.yaml", "4:14: confirm: expected an isolate: "
+		    "template in the same target, confirming reruns tests "
+		    "alone" },
+		{ "bad-cron-fields.yaml", "4:15: schedule: expected 5 fields "
+		    "(minute hour day-of-month month day-of-week), got 4" },
+		{ "bad-cron.yaml",
+		    "4:15: schedule: minute field: expected 0-59, got 61" },
+		{ "bad-dir-file.yaml", "4:10: dir: expected a directory, "
+		    "\"/dev/null\" is not one" },
+		{ "bad-dir-missing.yaml", "4:10: dir: expected an existing "
+		    "directory, \"/nonexistent/flaky-fixture\": No such file or "
+		    "directory" },
+		{ "bad-dir-null.yaml", "4:9: dir: expected a directory, got "
+		    "null" },
+		{ "bad-dup-key.yaml",
+		    "5:5: target: duplicate key \"runs\", first at line 4" },
+		{ "bad-dup-name.yaml", "6:11: name: duplicate target name "
+		    "\"shop\", first at line 2" },
+		{ "bad-dup-top.yaml",
+		    "2:1: duplicate key \"jobs\", first at line 1" },
+		{ "bad-duration.yaml", "4:14: timeout: expected a duration such "
+		    "as 30s, 10m or 1h30m, got \"10 minutes\"" },
+		{ "bad-empty.yaml",
+		    "1:1: expected a mapping of settings, got an empty file" },
+		{ "bad-env-dup.yaml", "6:7: env: duplicate variable \"A\"" },
+		{ "bad-env-value.yaml",
+		    "5:10: env: expected a string value, got a sequence" },
+		{ "bad-env.yaml", "4:11: env: expected a variable name of "
+		    "letters, digits and _, got \"1BAD\"" },
+		{ "bad-isolate.yaml", "4:14: isolate: expected a command "
+		    "template containing {test}, got \"pytest -v\"" },
+		{ "bad-jobs.yaml",
+		    "1:7: jobs: expected an integer from 1 to 1024, got \"lots\"" },
+		{ "bad-kill-grace.yaml", "1:13: kill_grace: expected a duration "
+		    "such as 30s, 10m or 1h30m, got \"soon\"" },
+		{ "bad-missing-command.yaml",
+		    "2:5: target \"a\": expected a command: key" },
+		{ "bad-missing-name.yaml", "2:5: target: expected a name: key" },
+		{ "bad-name.yaml", "2:11: name: expected 1 to 64 letters, "
+		    "digits, '.', '_' or '-', got \"shop unit\"" },
+		{ "bad-never.yaml", "4:15: schedule: expected dates that exist, "
+		    "\"0 0 31 2 *\" never fires" },
+		{ "bad-overlap.yaml",
+		    "4:14: overlap: expected skip or queue, got \"wait\"" },
+		{ "bad-redact.yaml", "2:5: redact: expected a POSIX extended "
+		    "regular expression, got \"[z-a]\" (Invalid range end)" },
+		{ "bad-regex.yaml", "5:9: patterns: expected a POSIX extended "
+		    "regular expression, got \"a(b\" (Unmatched ( or \\()" },
+		{ "bad-retention.yaml", "1:12: retention: expected a duration "
+		    "such as 30s, 10m or 1h30m, got a sequence" },
+		{ "bad-runs-range.yaml",
+		    "4:11: runs: expected an integer from 1 to 10000, got \"0\"" },
+		{ "bad-runs-type.yaml", "4:11: runs: expected an integer from 1 "
+		    "to 10000, got a sequence" },
+		{ "bad-sig-dup.yaml",
+		    "4:11: name: duplicate signature name \"MINE\"" },
+		{ "bad-sig-nopatterns.yaml",
+		    "2:5: signature \"MINE\": expected a patterns: list" },
+		{ "bad-syntax.yaml", "4:8: YAML syntax error: did not find "
+		    "expected ',' or ']' while parsing a flow sequence" },
+		{ "bad-tab.yaml", "3:1: YAML syntax error: found a tab "
+		    "character that violates indentation while scanning a "
+		    "plain scalar" },
+		{ "bad-target-scalar.yaml",
+		    "2:5: target: expected a mapping, got \"a\"" },
+		{ "bad-targets-map.yaml",
+		    "2:3: targets: expected a list of targets, got a mapping" },
+		{ "bad-timeout-zero.yaml", "4:14: timeout: expected a duration "
+		    "above 0 such as 30s, 10m or 1h30m, got \"0s\"" },
+		{ "bad-top-seq.yaml", "1:1: expected a mapping of settings at "
+		    "the top, got a sequence" },
+		{ "bad-two-docs.yaml",
+		    "2:1: expected one YAML document, got a second one" },
+		{ "bad-tz.yaml", "1:11: timezone: expected a zone name such as "
+		    "Europe/Berlin, got \"Mars/Olympus\"" },
+		{ "bad-unknown-key.yaml", "3:5: target: unknown key \"comand\", "
+		    "expected name, command, dir, schedule, runs, timeout, env, "
+		    "jitter, overlap, catch_up, isolate, revision, confirm, "
+		    "scan or junit" },
+		{ "bad-unknown-top.yaml", "1:1: unknown key \"databse\", "
+		    "expected database, jobs, socket, timezone, kill_grace, "
+		    "retention, redact, signatures or targets" },
+		{ "bad-utf8.yaml",
+		    "2:14: YAML syntax error: invalid leading UTF-8 octet" },
+	};
+	struct flaky_config *cfg;
+	char	 path[PATH_MAX], want[PATH_MAX + 512], err[1024];
+
+	for (size_t i = 0; i < FLAKY_ARRAY_SIZE(t); i++) {
+		snprintf(path, sizeof path, "%s/%s", CONFIG_DIR, t[i].file);
+		snprintf(want, sizeof want, "%s:%s", path, t[i].err);
+		err[0] = '\0';
+		cfg = (struct flaky_config *)1;
+		ck_assert_msg(flaky_config_load(path, 0, &cfg, err, sizeof err) ==
+		    -EINVAL, "%s loaded", t[i].file);
+		ck_assert_ptr_null(cfg);
+		ck_assert_msg(strcmp(err, want) == 0, "%s:\n got  %s\n want %s",
+		    t[i].file, err, want);
+		ck_assert_ptr_null(strchr(err, '\n'));
+	}
+}
+END_TEST
+
+START_TEST(bad_buffers)
+{
+	struct flaky_config *cfg;
+	struct flaky_buf b;
+	char	 err[512];
+	size_t	 big = FLAKY_CONFIG_MAX_BYTES + 1;
+	char	*huge;
+	static const char nul[] = "targets:\n  - name: \"a\\0b\"\n";
+	static const char missing[] = "targets:\n  - name: a\n"
+	    "    command: [no-such-program-flaky]\n    dir: /nonexistent\n";
+
+	/* Without file system checks a missing command and dir pass. */
+	ck_assert_int_eq(flaky_config_parse_buffer("/etc/x.yaml", missing,
+	    sizeof missing - 1, FLAKY_CONFIG_NO_FS_CHECKS, &cfg, err,
+	    sizeof err), 0);
+	ck_assert_str_eq(cfg->targets[0].dir, "/nonexistent");
+	flaky_config_free(cfg);
+	ck_assert_int_eq(flaky_config_parse_buffer("/etc/x.yaml", missing,
+	    sizeof missing - 1, 0, &cfg, err, sizeof err), -EINVAL);
+	ck_assert_str_eq(err, "/etc/x.yaml:4:10: dir: expected an existing "
+	    "directory, \"/nonexistent\": No such file or directory");
+
+	ck_assert_int_eq(flaky_config_parse_buffer("mem.yaml", nul,
+	    sizeof nul - 1, 0, &cfg, err, sizeof err), -EINVAL);
+	ck_assert_str_eq(err, "mem.yaml:2:11: name: expected a target name, "
+	    "got a value with a NUL byte or longer than 65536 bytes");
+
+	huge = calloc(1, big);
+	ck_assert_ptr_nonnull(huge);
+	memset(huge, '#', big);
+	ck_assert_int_eq(flaky_config_parse_buffer("big.yaml", huge, big, 0,
+	    &cfg, err, sizeof err), -EINVAL);
+	ck_assert_str_eq(err, "big.yaml:1:1: expected a file of at most "
+	    "1048576 bytes, got 1048577");
+	free(huge);
+
+	/* Aliases do not multiply work without bound. */
+	flaky_buf_init(&b);
+	flaky_buf_adds(&b, "targets:\n  - name: t0\n    command: &c [sh");
+	for (int i = 0; i < 2000; i++)
+		flaky_buf_adds(&b, ", x");
+	flaky_buf_adds(&b, "]\n");
+	for (int i = 1; i < 1000; i++)
+		flaky_buf_printf(&b, "  - {name: t%d, command: *c}\n", i);
+	ck_assert_int_eq(b.oom, 0);
+	ck_assert_int_eq(flaky_config_parse_buffer("alias.yaml", b.data, b.len,
+	    FLAKY_CONFIG_NO_FS_CHECKS, &cfg, err, sizeof err), -EINVAL);
+	ck_assert_str_eq(err, "alias.yaml:3:14: expected a file of at most "
+	    "1000000 values with aliases expanded");
+	flaky_buf_free(&b);
+
+	ck_assert_int_eq(flaky_config_load(CONFIG_DIR "/nope.yaml", 0, &cfg,
+	    err, sizeof err), -ENOENT);
+	ck_assert_str_eq(err, CONFIG_DIR "/nope.yaml: cannot open: No such "
+	    "file or directory");
+	ck_assert_int_eq(flaky_config_load(CONFIG_DIR, 0, &cfg, err,
+	    sizeof err), -EINVAL);
+	ck_assert_str_eq(err, CONFIG_DIR ": expected a file, got a directory");
+	flaky_config_free(NULL);
+}
+END_TEST
+
+static Suite *
+config_suite(void)
+{
+	Suite	*s = suite_create("config");
+	TCase	*tc = tcase_create("core");
+
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, good_full);
+	tcase_add_test(tc, good_defaults);
+	tcase_add_test(tc, bad_files);
+	tcase_add_test(tc, bad_buffers);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int
+main(void)
+{
+	SRunner	*sr;
+	int	 failed;
+
+	unsetenv("TZDIR");
+	/* Commands resolve through a known PATH. */
+	setenv("PATH", "/usr/local/bin:/usr/bin:/bin", 1);
+	if (realpath(CONFIG_DIR, base) == NULL)
+		return 99;
+	sr = srunner_create(config_suite());
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}
