@@ -419,6 +419,79 @@ START_TEST(zones)
 }
 END_TEST
 
+/* Walking a whole year of fire times: strictly increasing, and the count
+ * a person would expect (a daily job once a day through both changes). */
+START_TEST(whole_year)
+{
+	static const struct { const char *zone, *expr; int count; } t[] = {
+		{ "Europe/Berlin", "30 2 * * *", 365 },
+		{ "Europe/Berlin", "0 2 * * *", 365 },
+		{ "Europe/Berlin", "*/15 * * * *", 365 * 96 },
+		{ "Europe/Berlin", "@hourly", 365 * 24 },
+		{ "America/New_York", "30 1 * * *", 365 },
+		{ "America/New_York", "0 9 * * mon-fri", 261 },
+		{ "UTC", "0 0 29 2 *", 0 },
+		{ "UTC", "@weekly", 52 },
+	};
+
+	for (size_t i = 0; i < FLAKY_ARRAY_SIZE(t); i++) {
+		struct flaky_tz	*tz = must_tz(t[i].zone);
+		struct flaky_sched s = must_parse(t[i].expr);
+		int64_t	 end = must_time("2027-01-01T00:00:00Z"), at, next;
+		int	 n = 0;
+
+		/* From local midnight of Jan 1 to local midnight of the
+		 * next Jan 1. */
+		at = must_time("2026-01-01T00:00:00Z") -
+		    (int64_t)flaky_tz_offset(tz, 1767225600) * 1000 - 1;
+		end -= (int64_t)flaky_tz_offset(tz, 1798761600) * 1000;
+		for (;;) {
+			ck_assert_int_eq(flaky_sched_next(&s, tz, 0, at, &next),
+			    0);
+			ck_assert_int_gt(next, at);
+			if (next >= end)
+				break;
+			at = next;
+			n++;
+		}
+		ck_assert_msg(n == t[i].count, "%s %s: %d fires in 2026, want "
+		    "%d", t[i].zone, t[i].expr, n, t[i].count);
+		flaky_tz_free(tz);
+	}
+}
+END_TEST
+
+/* Random bytes and near-miss expressions never crash the parser, and
+ * whatever parses formats to something that parses the same. */
+START_TEST(garbage)
+{
+	static const char alphabet[] = "0123456789*/-, @abcdefghijklmnopqrstuvwxyz\t";
+	struct flaky_sched s, s2;
+	char	 expr[40], buf[64], err[256];
+	unsigned int seed = 12345;
+
+	for (int i = 0; i < 200000; i++) {
+		int	 n = rand_r(&seed) % (int)(sizeof expr - 1);
+
+		for (int j = 0; j < n; j++)
+			expr[j] = alphabet[rand_r(&seed) %
+			    (int)(sizeof alphabet - 1)];
+		expr[n] = '\0';
+		if (flaky_sched_parse(expr, &s, err, sizeof err) < 0) {
+			ck_assert_int_gt(strlen(err), 0);
+			continue;
+		}
+		flaky_sched_format(&s, buf, sizeof buf);
+		ck_assert_msg(flaky_sched_parse(buf, &s2, err, sizeof err) == 0,
+		    "%s -> %s: %s", expr, buf, err);
+		ck_assert_msg(s.minutes == s2.minutes && s.hours == s2.hours &&
+		    s.mdays == s2.mdays && s.months == s2.months &&
+		    s.wdays == s2.wdays && s.every_ms == s2.every_ms,
+		    "%s -> %s", expr, buf);
+	}
+}
+END_TEST
+
 static Suite *
 sched_suite(void)
 {
@@ -434,6 +507,8 @@ sched_suite(void)
 	tcase_add_test(tc, impossible);
 	tcase_add_test(tc, every);
 	tcase_add_test(tc, zones);
+	tcase_add_test(tc, whole_year);
+	tcase_add_test(tc, garbage);
 	suite_add_tcase(s, tc);
 	return s;
 }
