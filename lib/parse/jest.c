@@ -33,7 +33,7 @@
 
 enum jest_mode {
 	M_NONE,		/* before the first file, or between files */
-	M_TREE,		/* after "PASS file": the verbose tree, console output */
+	M_TREE,		/* after "PASS file": the verbose tree */
 	M_BLOCK,	/* inside a "●" failure block */
 	M_SUMMARY,	/* "Summary of all failing tests" and the totals */
 };
@@ -399,9 +399,20 @@ line(struct parse_ctx *ctx, const char *raw, size_t rawlen)
 	ind = indent_of(s, len);
 	if (ind == 2 && starts(s + 2, len - 2, "\xe2\x97\x8f "))
 		return block_start(ctx, st, s + 6, len - 6);
+	/* Console output comes between files ("  console.log", then the
+	 * text indented by four): it must not extend a failure message, and
+	 * a "✓" in it must not become a test. The verbose tree ends with a
+	 * blank line, and console blocks only come after one. */
+	if (st->mode == M_BLOCK && ind == 2 &&
+	    starts(s + 2, len - 2, "console."))
+		st->mode = M_NONE;
 	if (st->mode == M_BLOCK)
 		return block_line(ctx, st, s, len);
-	if (st->mode != M_TREE || ind == len || ind < 2)
+	if (st->mode == M_TREE && ind == len) {
+		st->mode = M_NONE;
+		return 0;
+	}
+	if (st->mode != M_TREE || ind < 2)
 		return 0;
 	if (tree_test(ctx, st, s, len, (int)ind, &e))
 		return e;

@@ -295,6 +295,63 @@ START_TEST(jest_rundir_colour)
 }
 END_TEST
 
+/* Console output (stdout, here merged with 2>&1) comes between files. Jest
+ * indents it by four, so a "✓" or "●" in it looks like Jest's own lines;
+ * after a finished tree or a failure block it must not become a test or
+ * extend a message. The real capture, then its lines in the order that
+ * would fool a parser that trusted indentation alone. */
+START_TEST(jest_console)
+{
+	static const char reordered[] =
+	    "PASS console/quiet.test.js\n"
+	    "  \xe2\x9c\x93 quiet pass (19 ms)\n"
+	    "\n"
+	    "  console.error\n"
+	    "      \xe2\x9c\x93 fake line (3 ms)\n"
+	    "\n"
+	    "      at Object.error (console/loud.test.js:6:13)\n"
+	    "\n"
+	    "FAIL console/loud.test.js\n"
+	    "  logs\n"
+	    "    \xe2\x9c\x93 prints (93 ms)\n"
+	    "    \xe2\x9c\x95 fails after printing (11 ms)\n"
+	    "\n"
+	    "  \xe2\x97\x8f logs \xe2\x80\xba fails after printing\n"
+	    "\n"
+	    "    Expected: 2\n"
+	    "\n"
+	    "  console.warn\n"
+	    "      \xe2\x97\x8f fake block\n"
+	    "    Received: 9\n"
+	    "\n"
+	    "Tests:       1 failed, 2 passed, 3 total\n";
+	struct flaky_results	 r;
+
+	parse_fixture("jest/console-merged.txt", NULL, &r);
+	ck_assert_int_eq(r.n, 3);
+	ck_assert_int_eq(r.summary_total, 3);
+	ck_assert_int_eq(count(&r, FLAKY_PASS), 2);
+	ck_assert_int_eq(count(&r, FLAKY_FAIL), 1);
+	for (size_t i = 0; i < r.n; i++)
+		ck_assert_ptr_null(strstr(r.v[i].test, "fake"));
+	flaky_results_free(&r);
+
+	parse_fixture("jest/console-stderr.txt", NULL, &r);
+	ck_assert_int_eq(r.n, 3);
+	ck_assert_int_eq(r.summary_total, 3);
+	flaky_results_free(&r);
+
+	ck_assert_int_eq(flaky_parse_buffer(reordered, sizeof reordered - 1,
+	    NULL, &r), 0);
+	ck_assert_int_eq(r.n, 3);
+	ck_assert_str_eq(r.v[0].test, "console/quiet.test.js" SEP "quiet pass");
+	ck_assert_str_eq(r.v[2].test,
+	    "console/loud.test.js" SEP "logs" SEP "fails after printing");
+	ck_assert_str_eq(r.v[2].message, "Expected: 2");
+	flaky_results_free(&r);
+}
+END_TEST
+
 #define G "example.com/flakyfix/"
 
 START_TEST(gotest_verbose)
@@ -638,6 +695,7 @@ main(void)
 	tcase_add_test(tc, jest_single_and_broken);
 	tcase_add_test(tc, jest_large);
 	tcase_add_test(tc, jest_rundir_colour);
+	tcase_add_test(tc, jest_console);
 	tcase_add_test(tc, gotest_verbose);
 	tcase_add_test(tc, gotest_plain_panic_timeout);
 	tcase_add_test(tc, tap_node);
