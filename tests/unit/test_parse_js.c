@@ -588,6 +588,8 @@ START_TEST(junit_jest_surefire)
 	ck_assert_int_eq(r.v[0].duration_us, 4000);
 	ck_assert_ptr_nonnull(strstr(r.v[0].message, "deep equality"));
 	ck_assert_str_eq(r.v[2].test, "same title");
+	ck_assert_str_eq(r.v[3].test, "same title #2");
+	ck_assert_int_eq(r.v[3].outcome, FLAKY_FAIL);
 	ck_assert_str_eq(r.v[10].test, "math skipped one");
 	ck_assert_int_eq(r.v[10].outcome, FLAKY_SKIP);
 	ck_assert_int_eq(count(&r, FLAKY_FAIL), 3);
