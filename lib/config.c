@@ -102,7 +102,21 @@ describe(const yaml_node_t *n, char *buf, size_t len)
 	for (i = 0; i < vlen && o + 5 < len; i++)
 		buf[o++] = v[i] >= 0x20 && v[i] != 0x7f ? (char)v[i] : '?';
 	if (i < vlen) {
-		buf[o - 3] = buf[o - 2] = buf[o - 1] = '.';
+		/* Cut on a character boundary, then mark the cut. */
+		size_t	 lead = o, need;
+
+		while (lead > 1 && ((unsigned char)buf[lead - 1] & 0xc0) == 0x80)
+			lead--;
+		if (lead > 1) {
+			unsigned char c = (unsigned char)buf[lead - 1];
+
+			need = c >= 0xf0 ? 4 : c >= 0xe0 ? 3 : c >= 0xc0 ? 2 : 1;
+			if (o - (lead - 1) < need)
+				o = lead - 1;
+		}
+		buf[o++] = '.';
+		buf[o++] = '.';
+		buf[o++] = '.';
 	}
 	buf[o++] = '"';
 	buf[o] = '\0';

@@ -349,6 +349,18 @@ START_TEST(bad_buffers)
 	ck_assert_str_eq(err, "mem.yaml:2:11: name: expected a target name, "
 	    "got a value with a NUL byte or longer than 65536 bytes");
 
+	/* Long values are cut in messages, on a character boundary. */
+	{
+		static const char longv[] = "jobs: \"xéééééééééééééééééééé"
+		    "éééééééééééééééééééééééééééééééééé\"\n";
+
+		ck_assert_int_eq(flaky_config_parse_buffer("mem.yaml", longv,
+		    sizeof longv - 1, 0, &cfg, err, sizeof err), -EINVAL);
+		ck_assert_str_eq(err, "mem.yaml:1:7: jobs: expected an integer "
+		    "from 1 to 1024, got \"xéééééééééééééééééééééééééééééééééé"
+		    "éé...\"");
+	}
+
 	huge = calloc(1, big);
 	ck_assert_ptr_nonnull(huge);
 	memset(huge, '#', big);
