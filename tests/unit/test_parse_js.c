@@ -553,6 +553,16 @@ START_TEST(junit_pytest)
 	ck_assert_ptr_nonnull(strstr(r.v[1].message,
 	    ">       assert {\"retries\": 2}"));
 	flaky_results_free(&r);
+
+	/* xunit1 names the file: the same node ids. */
+	ck_assert_int_eq(flaky_parse_junit(FIXTURES "/junit/pytest-xunit1.xml",
+	    &r, err, sizeof err), 0);
+	ck_assert_int_eq(r.n, FLAKY_ARRAY_SIZE(w));
+	for (size_t i = 0; i < r.n; i++) {
+		ck_assert_str_eq(r.v[i].test, w[i].test);
+		ck_assert_int_eq(r.v[i].outcome, w[i].outcome);
+	}
+	flaky_results_free(&r);
 }
 END_TEST
 
