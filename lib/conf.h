@@ -65,7 +65,7 @@ struct flaky_target {
 	char		*revision;	/* shell command, or NULL: git HEAD */
 	int		 confirm;	/* default 0; needs isolate */
 	int		 scan;		/* default 0 */
-	char		*junit;		/* as written (relative to dir), or NULL */
+	char		*junit;		/* as written (under dir), or NULL */
 	int		 line;		/* where the target starts, 1-based */
 };
 

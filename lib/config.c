@@ -61,6 +61,7 @@ cfg_err(struct ctx *c, const yaml_node_t *n, const char *fmt, ...)
 	return -EINVAL;
 }
 
+/* Report an allocation failure. */
 static int
 nomem(struct ctx *c)
 {
@@ -68,6 +69,7 @@ nomem(struct ctx *c)
 	return -ENOMEM;
 }
 
+/* Is a node YAML's null (an empty or ~ or null plain scalar)? */
 static int
 is_null(const yaml_node_t *n)
 {
@@ -90,8 +92,9 @@ describe(const yaml_node_t *n, char *buf, size_t len)
 	size_t	 i, o = 0, vlen;
 
 	if (n->type == YAML_SEQUENCE_NODE)
-		return n->data.sequence.items.top == n->data.sequence.items.start ?
-		    "an empty sequence" : "a sequence";
+		return n->data.sequence.items.top ==
+		    n->data.sequence.items.start ? "an empty sequence" :
+		    "a sequence";
 	if (n->type == YAML_MAPPING_NODE)
 		return "a mapping";
 	if (is_null(n))
@@ -105,12 +108,14 @@ describe(const yaml_node_t *n, char *buf, size_t len)
 		/* Cut on a character boundary, then mark the cut. */
 		size_t	 lead = o, need;
 
-		while (lead > 1 && ((unsigned char)buf[lead - 1] & 0xc0) == 0x80)
+		while (lead > 1 &&
+		    ((unsigned char)buf[lead - 1] & 0xc0) == 0x80)
 			lead--;
 		if (lead > 1) {
 			unsigned char c = (unsigned char)buf[lead - 1];
 
-			need = c >= 0xf0 ? 4 : c >= 0xe0 ? 3 : c >= 0xc0 ? 2 : 1;
+			need = c >= 0xf0 ? 4 : c >= 0xe0 ? 3 :
+			    c >= 0xc0 ? 2 : 1;
 			if (o - (lead - 1) < need)
 				o = lead - 1;
 		}
@@ -125,6 +130,7 @@ describe(const yaml_node_t *n, char *buf, size_t len)
 
 #define GOT(n)	describe((n), gotbuf, sizeof gotbuf)
 
+/* A node by index, counted against the visit bound. */
 static yaml_node_t *
 node_at(struct ctx *c, int index)
 {
@@ -150,6 +156,7 @@ get_text(struct ctx *c, const yaml_node_t *n, const char *key,
 	return 0;
 }
 
+/* A scalar as an allocated string. */
 static int
 get_str(struct ctx *c, const yaml_node_t *n, const char *key,
     const char *expect, char **ret)
@@ -165,6 +172,7 @@ get_str(struct ctx *c, const yaml_node_t *n, const char *key,
 	return 0;
 }
 
+/* A bounded integer. */
 static int
 get_int(struct ctx *c, const yaml_node_t *n, const char *key, int min,
     int max, int *ret)
@@ -180,6 +188,7 @@ get_int(struct ctx *c, const yaml_node_t *n, const char *key, int min,
 	return 0;
 }
 
+/* A YAML 1.1 boolean, unquoted. */
 static int
 get_bool(struct ctx *c, const yaml_node_t *n, const char *key, int *ret)
 {
@@ -245,6 +254,7 @@ get_path(struct ctx *c, const yaml_node_t *n, const char *key,
 	return *ret == NULL ? nomem(c) : 0;
 }
 
+/* Compile a regular expression; a bad one is an error with the reason. */
 static int
 get_regex(struct ctx *c, const yaml_node_t *n, const char *key,
     struct flaky_regex *ret)
@@ -281,7 +291,8 @@ get_seq(struct ctx *c, const yaml_node_t *n, const char *key,
 	if (n->type != YAML_SEQUENCE_NODE)
 		return cfg_err(c, n, "%s: expected %s, got %s", key, expect,
 		    GOT(n));
-	cnt = (size_t)(n->data.sequence.items.top - n->data.sequence.items.start);
+	cnt = (size_t)(n->data.sequence.items.top -
+	    n->data.sequence.items.start);
 	if (cnt > MAX_ITEMS)
 		return cfg_err(c, n, "%s: expected at most %d items, got %zu",
 		    key, MAX_ITEMS, cnt);
@@ -349,6 +360,7 @@ get_keys(struct ctx *c, const yaml_node_t *map, const char *what,
 	return 0;
 }
 
+/* Is s 1 to 64 letters, digits or characters from extra? */
 static int
 name_ok(const char *s, const char *extra)
 {
@@ -441,6 +453,7 @@ enum {
 	T_SCAN, T_JUNIT, T_NKEYS
 };
 
+/* command: a list is argv, a string is /bin/sh -c STRING. */
 static int
 parse_command(struct ctx *c, struct flaky_target *t, const yaml_node_t *n)
 {
@@ -487,6 +500,7 @@ parse_command(struct ctx *c, struct flaky_target *t, const yaml_node_t *n)
 	return 0;
 }
 
+/* env: a mapping of variable names to string values. */
 static int
 parse_env(struct ctx *c, struct flaky_target *t, const yaml_node_t *n)
 {
@@ -531,6 +545,7 @@ parse_env(struct ctx *c, struct flaky_target *t, const yaml_node_t *n)
 	return 0;
 }
 
+/* One target: its keys, defaults, and the checks that span keys. */
 static int
 parse_target(struct ctx *c, const yaml_node_t *n, struct flaky_target *t)
 {
@@ -606,8 +621,8 @@ parse_target(struct ctx *c, const yaml_node_t *n, struct flaky_target *t)
 		else if (strcmp(s, "queue") == 0)
 			t->overlap = FLAKY_OVERLAP_QUEUE;
 		else
-			return cfg_err(c, v[T_OVERLAP], "overlap: expected skip "
-			    "or queue, got %s", GOT(v[T_OVERLAP]));
+			return cfg_err(c, v[T_OVERLAP], "overlap: expected "
+			    "skip or queue, got %s", GOT(v[T_OVERLAP]));
 	}
 	if (v[T_CATCH_UP] != NULL && (r = get_bool(c, v[T_CATCH_UP],
 	    "catch_up", &t->catch_up)) < 0)
@@ -660,8 +675,10 @@ parse_target(struct ctx *c, const yaml_node_t *n, struct flaky_target *t)
 	return 0;
 }
 
+/* One user signature: a name and its compiled patterns. */
 static int
-parse_signature(struct ctx *c, const yaml_node_t *n, struct flaky_signature *sig)
+parse_signature(struct ctx *c, const yaml_node_t *n,
+    struct flaky_signature *sig)
 {
 	static const char *const keys[] = { "name", "patterns" };
 	yaml_node_t	*v[2];
@@ -714,6 +731,7 @@ enum {
 	K_REDACT, K_SIGNATURES, K_TARGETS, K_NKEYS
 };
 
+/* The top-level mapping; the zone first, since schedules need it. */
 static int
 parse_top(struct ctx *c, yaml_node_t *root)
 {
@@ -762,7 +780,8 @@ parse_top(struct ctx *c, yaml_node_t *root)
 		if ((r = get_seq(c, v[K_REDACT], "redact", "a list of regular "
 		    "expressions", &items, &cnt)) < 0)
 			return r;
-		if ((cfg->redact = calloc(cnt + 1, sizeof *cfg->redact)) == NULL)
+		cfg->redact = calloc(cnt + 1, sizeof *cfg->redact);
+		if (cfg->redact == NULL)
 			return nomem(c);
 		for (size_t i = 0; i < cnt; i++) {
 			if ((r = get_regex(c, yaml_document_get_node(c->doc,
@@ -859,6 +878,7 @@ offset_mark(const char *buf, size_t len, size_t off, yaml_mark_t *m)
 	}
 }
 
+/* libyaml's own error as one FILE:LINE:COL line. */
 static int
 syntax_error(struct ctx *c, yaml_parser_t *p, const char *buf, size_t len)
 {
@@ -879,6 +899,7 @@ syntax_error(struct ctx *c, yaml_parser_t *p, const char *buf, size_t len)
 	    p->problem != NULL ? p->problem : "unknown problem");
 }
 
+/* Parse a schedule file held in memory. */
 int
 flaky_config_parse_buffer(const char *name, const char *buf, size_t len,
     unsigned flags, struct flaky_config **ret, char *err, size_t errlen)
@@ -898,8 +919,8 @@ flaky_config_parse_buffer(const char *name, const char *buf, size_t len,
 	c.errlen = errlen;
 	c.doc = &doc;
 	if (len > FLAKY_CONFIG_MAX_BYTES) {
-		r = cfg_err(&c, NULL, "expected a file of at most %d bytes, got "
-		    "%zu", FLAKY_CONFIG_MAX_BYTES, len);
+		r = cfg_err(&c, NULL, "expected a file of at most %d bytes, "
+		    "got %zu", FLAKY_CONFIG_MAX_BYTES, len);
 		goto out;
 	}
 	if ((c.basedir = base_dir(name)) == NULL ||
@@ -948,7 +969,8 @@ flaky_config_parse_buffer(const char *name, const char *buf, size_t len,
 	if (cfg->tz == NULL) {
 		char	 zerr[192];
 
-		if ((r = flaky_tz_load(NULL, &cfg->tz, zerr, sizeof zerr)) < 0) {
+		r = flaky_tz_load(NULL, &cfg->tz, zerr, sizeof zerr);
+		if (r < 0) {
 			r = cfg_err(&c, root, "timezone: %s", zerr);
 			goto out;
 		}
@@ -969,6 +991,7 @@ out:
 	return r;
 }
 
+/* Read a schedule file, bounded in size, and parse it. */
 int
 flaky_config_load(const char *path, unsigned flags, struct flaky_config **ret,
     char *err, size_t errlen)
@@ -989,13 +1012,14 @@ flaky_config_load(const char *path, unsigned flags, struct flaky_config **ret,
 		goto out;
 	}
 	if (!S_ISREG(st.st_mode)) {
-		r = flaky_error(err, errlen, EINVAL, "%s: expected a file, got %s",
-		    path, S_ISDIR(st.st_mode) ? "a directory" : "a special file");
+		r = flaky_error(err, errlen, EINVAL, "%s: expected a file, "
+		    "got %s", path, S_ISDIR(st.st_mode) ? "a directory" :
+		    "a special file");
 		goto out;
 	}
 	if (st.st_size > FLAKY_CONFIG_MAX_BYTES) {
-		r = flaky_error(err, errlen, EINVAL, "%s: expected a file of at "
-		    "most %d bytes, got %lld", path, FLAKY_CONFIG_MAX_BYTES,
+		r = flaky_error(err, errlen, EINVAL, "%s: expected a file of "
+		    "at most %d bytes, got %lld", path, FLAKY_CONFIG_MAX_BYTES,
 		    (long long)st.st_size);
 		goto out;
 	}
@@ -1008,8 +1032,8 @@ flaky_config_load(const char *path, unsigned flags, struct flaky_config **ret,
 		if (got < 0 && errno == EINTR)
 			continue;
 		if (got < 0) {
-			r = flaky_error(err, errlen, errno, "%s: cannot read: %s",
-			    path, strerror(errno));
+			r = flaky_error(err, errlen, errno, "%s: cannot read: "
+			    "%s", path, strerror(errno));
 			goto out;
 		}
 		if (got == 0)
@@ -1023,6 +1047,7 @@ out:
 	return r;
 }
 
+/* Free one compiled pattern, if it was compiled. */
 static void
 regex_free(struct flaky_regex *re)
 {
@@ -1032,6 +1057,7 @@ regex_free(struct flaky_regex *re)
 	}
 }
 
+/* Free what a target owns. */
 static void
 target_free(struct flaky_target *t)
 {
@@ -1052,6 +1078,7 @@ target_free(struct flaky_target *t)
 	free(t->junit);
 }
 
+/* Free a config and everything it owns; NULL is fine. */
 void
 flaky_config_free(struct flaky_config *cfg)
 {
@@ -1080,6 +1107,7 @@ flaky_config_free(struct flaky_config *cfg)
 	free(cfg);
 }
 
+/* Look a target up by name. */
 const struct flaky_target *
 flaky_config_target(const struct flaky_config *cfg, const char *name)
 {

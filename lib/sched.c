@@ -31,6 +31,7 @@
 
 /* ---- civil calendar (proleptic Gregorian, days since 1970-01-01) ---- */
 
+/* Division rounding toward minus infinity, for times before 1970. */
 static int64_t
 floor_div(int64_t a, int64_t b)
 {
@@ -80,16 +81,20 @@ weekday(int64_t days)
 	return (int)(((days + 4) % 7 + 7) % 7);
 }
 
+/* Gregorian leap year. */
 static int
 is_leap(int64_t y)
 {
 	return (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
 }
 
+/* Days in a month of a year. */
 static int
 month_days(int64_t y, int m)
 {
-	static const int n[] = { 31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31 };
+	static const int n[] = {
+		31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31
+	};
 
 	return m == 2 && is_leap(y) ? 29 : n[m - 1];
 }
@@ -185,14 +190,15 @@ parse_field(const struct field *f, const char *s, size_t n, uint64_t *ret_bits,
 			if ((lo = field_value(f, s + vs, i - vs, 0)) < 0)
 				return flaky_error(err, errlen, EINVAL,
 				    "%s field: expected %s, got %.*s", f->name,
-				    f->expect, (int)(i > vs ? i - vs : end - vs),
-				    s + vs);
+				    f->expect,
+				    (int)(i > vs ? i - vs : end - vs), s + vs);
 			hi = lo;
 			if (i < end && s[i] == '-') {
 				vs = ++i;
 				while (i < end && isalnum((unsigned char)s[i]))
 					i++;
-				if ((hi = field_value(f, s + vs, i - vs, 1)) < 0)
+				hi = field_value(f, s + vs, i - vs, 1);
+				if (hi < 0)
 					return flaky_error(err, errlen, EINVAL,
 					    "%s field: expected %s, got %.*s",
 					    f->name, f->expect,
@@ -200,9 +206,10 @@ parse_field(const struct field *f, const char *s, size_t n, uint64_t *ret_bits,
 					    s + vs);
 				if (hi < lo)
 					return flaky_error(err, errlen, EINVAL,
-					    "%s field: expected a range low-high "
-					    "with low <= high, got %.*s", f->name,
-					    (int)(i - start), s + start);
+					    "%s field: expected a range "
+					    "low-high with low <= high, got "
+					    "%.*s", f->name, (int)(i - start),
+					    s + start);
 			} else if (i < end && s[i] == '/')
 				hi = f->max;	/* "5/15" means 5-max/15 */
 		}
@@ -220,16 +227,18 @@ parse_field(const struct field *f, const char *s, size_t n, uint64_t *ret_bits,
 					step = step * 10 + (s[k] - '0');
 			if (step < 1 || step > smax)
 				return flaky_error(err, errlen, EINVAL,
-				    "%s field: expected a step of 1-%d, got %.*s",
-				    f->name, smax, (int)(end - vs), s + vs);
+				    "%s field: expected a step of 1-%d, got "
+				    "%.*s", f->name, smax, (int)(end - vs),
+				    s + vs);
 		}
 		if (i != end)
 			return flaky_error(err, errlen, EINVAL,
 			    "%s field: expected %s, got %.*s", f->name,
 			    f->expect, (int)(end - start), s + start);
+		/* Day of week 7 is Sunday, 0. */
 		for (int v = lo; v <= hi; v += step)
-			bits |= (uint64_t)1 << (f->names == day_names && v == 7 ?
-			    0 : v);
+			bits |= (uint64_t)1 <<
+			    (f->names == day_names && v == 7 ? 0 : v);
 		i = end + 1;
 	}
 	*ret_bits = bits;
@@ -263,8 +272,8 @@ parse_cron(const char *expr, struct flaky_sched *s, char *err, size_t errlen)
 		return flaky_error(err, errlen, EINVAL, "expected 5 fields "
 		    "(minute hour day-of-month month day-of-week), got %d", n);
 	for (int i = 0; i < 5; i++) {
-		if ((r = parse_field(&fields[i], tok[i], len[i], &bits[i], &star,
-		    err, errlen)) < 0)
+		if ((r = parse_field(&fields[i], tok[i], len[i], &bits[i],
+		    &star, err, errlen)) < 0)
 			return r;
 		if (star)
 			s->flags |= 1u << i;
@@ -277,6 +286,7 @@ parse_cron(const char *expr, struct flaky_sched *s, char *err, size_t errlen)
 	return 0;
 }
 
+/* Parse "@name", "every DURATION" or five cron fields into bit sets. */
 int
 flaky_sched_parse(const char *expr, struct flaky_sched *ret, char *err,
     size_t errlen)
@@ -302,8 +312,8 @@ flaky_sched_parse(const char *expr, struct flaky_sched *ret, char *err,
 		    "such as \"*/15 * * * *\", @daily or \"every 10m\", got "
 		    "nothing");
 	if (n > SCHED_MAX_EXPR)
-		return flaky_error(err, errlen, EINVAL, "expected a schedule of "
-		    "at most %d characters, got %zu", SCHED_MAX_EXPR, n);
+		return flaky_error(err, errlen, EINVAL, "expected a schedule "
+		    "of at most %d characters, got %zu", SCHED_MAX_EXPR, n);
 	while (isspace((unsigned char)*expr))
 		expr++;
 	n = strlen(expr);
@@ -335,9 +345,9 @@ flaky_sched_parse(const char *expr, struct flaky_sched *ret, char *err,
 		s.kind = FLAKY_SCHED_EVERY;
 		if (flaky_parse_duration(d, &s.every_ms) < 0 ||
 		    s.every_ms < 1000)
-			return flaky_error(err, errlen, EINVAL, "every: expected "
-			    "a duration of at least 1s such as 10m or 1h30m, "
-			    "got %s", *d != '\0' ? d : "nothing");
+			return flaky_error(err, errlen, EINVAL, "every: "
+			    "expected a duration of at least 1s such as 10m "
+			    "or 1h30m, got %s", *d != '\0' ? d : "nothing");
 		*ret = s;
 		return 0;
 	}
@@ -391,6 +401,7 @@ format_field(struct flaky_buf *b, uint64_t bits, int min, int max, int star)
 	}
 }
 
+/* Print a schedule in its normal form, for round trips and --check-config. */
 int
 flaky_sched_format(const struct flaky_sched *s, char *out, size_t len)
 {
@@ -418,16 +429,20 @@ flaky_sched_format(const struct flaky_sched *s, char *out, size_t len)
 	} else if (s->macro > 0 && s->macro < FLAKY_ARRAY_SIZE(macro_names)) {
 		flaky_buf_adds(&b, macro_names[s->macro]);
 	} else {
-		format_field(&b, s->minutes, 0, 59, s->flags & FLAKY_SCHED_MIN_STAR);
+		format_field(&b, s->minutes, 0, 59,
+		    s->flags & FLAKY_SCHED_MIN_STAR);
 		flaky_buf_addc(&b, ' ');
-		format_field(&b, s->hours, 0, 23, s->flags & FLAKY_SCHED_HOUR_STAR);
+		format_field(&b, s->hours, 0, 23,
+		    s->flags & FLAKY_SCHED_HOUR_STAR);
 		flaky_buf_addc(&b, ' ');
-		format_field(&b, s->mdays, 1, 31, s->flags & FLAKY_SCHED_DOM_STAR);
+		format_field(&b, s->mdays, 1, 31,
+		    s->flags & FLAKY_SCHED_DOM_STAR);
 		flaky_buf_addc(&b, ' ');
 		format_field(&b, s->months, 1, 12,
 		    s->flags & FLAKY_SCHED_MONTH_STAR);
 		flaky_buf_addc(&b, ' ');
-		format_field(&b, s->wdays, 0, 6, s->flags & FLAKY_SCHED_DOW_STAR);
+		format_field(&b, s->wdays, 0, 6,
+		    s->flags & FLAKY_SCHED_DOW_STAR);
 	}
 	if (b.oom) {
 		flaky_buf_free(&b);
@@ -452,7 +467,7 @@ struct tz_date {
 struct flaky_tz {
 	char		 name[128];
 	int64_t		*trans;		/* transition instants, ascending */
-	uint8_t		*idx;		/* offset index in effect from trans[i] */
+	uint8_t		*idx;		/* offs[] index from trans[i] on */
 	size_t		 ntrans;
 	int32_t		*offs;
 	size_t		 noffs;
@@ -469,6 +484,7 @@ struct period {
 	int32_t	 off, off_prev, off_next;
 };
 
+/* Big-endian 32-bit field of a TZif file. */
 static uint32_t
 be32(const unsigned char *p)
 {
@@ -476,6 +492,7 @@ be32(const unsigned char *p)
 	    (uint32_t)p[2] << 8 | p[3];
 }
 
+/* Big-endian 64-bit field of a TZif file. */
 static int64_t
 be64(const unsigned char *p)
 {
@@ -526,6 +543,7 @@ posix_name(const char *p)
 	return p - s >= 3 ? p : NULL;
 }
 
+/* The date part of a POSIX TZ rule, "M3.5.0/3", "J60" or "59". */
 static const char *
 posix_date(const char *p, struct tz_date *dt)
 {
@@ -614,7 +632,8 @@ rule_instant(const struct tz_date *dt, int64_t y, int32_t off_before)
 		break;
 	default: {
 		int64_t	 first = days_from_civil(y, dt->m, 1);
-		int	 md = 1 + (dt->d - weekday(first) + 7) % 7 + (dt->w - 1) * 7;
+		int	 md = 1 + (dt->d - weekday(first) + 7) % 7 +
+		    (dt->w - 1) * 7;
 
 		while (md > month_days(y, dt->m))
 			md -= 7;
@@ -682,7 +701,8 @@ tzif_parse(const unsigned char *buf, size_t len, struct flaky_tz *tz)
 		    (size_t)(buf + len - p - 1));
 		char	 footer[128];
 
-		if (e != NULL && e - p - 1 > 0 && e - p - 1 < (long)sizeof footer) {
+		if (e != NULL && e - p - 1 > 0 &&
+		    e - p - 1 < (long)sizeof footer) {
 			memcpy(footer, p + 1, (size_t)(e - p - 1));
 			footer[e - p - 1] = '\0';
 			if (posix_parse(footer, tz) < 0)
@@ -748,6 +768,7 @@ zone_name_ok(const char *name)
 	return 1;
 }
 
+/* Read and parse one TZif file; -ENOENT when it cannot be read. */
 static int
 tz_load_file(struct flaky_tz *tz, const char *path)
 {
@@ -762,6 +783,7 @@ tz_load_file(struct flaky_tz *tz, const char *path)
 	return r;
 }
 
+/* Load a zone by name, or the local zone, into memory once. */
 int
 flaky_tz_load(const char *name, struct flaky_tz **ret, char *err,
     size_t errlen)
@@ -805,8 +827,8 @@ flaky_tz_load(const char *name, struct flaky_tz **ret, char *err,
 
 				link[n] = '\0';
 				if ((z = strstr(link, "zoneinfo/")) != NULL)
-					snprintf(tz->name, sizeof tz->name, "%s",
-					    z + strlen("zoneinfo/"));
+					snprintf(tz->name, sizeof tz->name,
+					    "%s", z + strlen("zoneinfo/"));
 			}
 		} else if (r == -ENOENT) {
 			/* No local zone configured: UTC, as libc does. */
@@ -854,6 +876,7 @@ fail:
 	return r;
 }
 
+/* Free a zone; NULL is fine. */
 void
 flaky_tz_free(struct flaky_tz *tz)
 {
@@ -865,6 +888,7 @@ flaky_tz_free(struct flaky_tz *tz)
 	free(tz);
 }
 
+/* The name a zone was loaded as, for messages. */
 const char *
 flaky_tz_name(const struct flaky_tz *tz)
 {
@@ -969,6 +993,7 @@ tz_period(const struct flaky_tz *tz, int64_t t, struct period *p)
 	}
 }
 
+/* UTC offset of the zone at an instant. */
 int32_t
 flaky_tz_offset(const struct flaky_tz *tz, int64_t t)
 {
@@ -978,6 +1003,7 @@ flaky_tz_offset(const struct flaky_tz *tz, int64_t t)
 	return p.off;
 }
 
+/* An instant as local ISO 8601 with its offset, for people. */
 char *
 flaky_tz_format(const struct flaky_tz *tz, int64_t ms, char *buf, size_t len)
 {
@@ -998,6 +1024,7 @@ flaky_tz_format(const struct flaky_tz *tz, int64_t ms, char *buf, size_t len)
 
 /* ---- next fire time ---- */
 
+/* Does a day match? Either day field will do when both are restricted. */
 static int
 day_matches(const struct flaky_sched *s, int64_t days, int mday)
 {
@@ -1054,6 +1081,7 @@ cron_next_local(const struct flaky_sched *s, int64_t from, int64_t limit,
 	return -ENOENT;
 }
 
+/* The next fire time after an instant, walking stretches of constant offset. */
 int
 flaky_sched_next(const struct flaky_sched *s, const struct flaky_tz *tz,
     int64_t start_ms, int64_t after_ms, int64_t *ret_ms)
@@ -1087,7 +1115,8 @@ flaky_sched_next(const struct flaky_sched *s, const struct flaky_tz *tz,
 		/* Entering a stretch after a jump forward: a fixed-time job
 		 * due in the skipped local times runs at the jump. */
 		if (fixed && t == p.t0 && p.off_prev < p.off &&
-		    cron_next_local(s, p.t0 + p.off_prev, p.t0 + p.off, &l) == 0) {
+		    cron_next_local(s, p.t0 + p.off_prev, p.t0 + p.off,
+		    &l) == 0) {
 			*ret_ms = p.t0 * 1000;
 			return 0;
 		}

@@ -32,8 +32,8 @@ struct flaky_sched {
 	uint16_t	 months;	/* bit n: month n, 1-12 */
 	uint8_t		 wdays;		/* bit n: weekday n, 0 = Sunday .. 6 */
 	uint8_t		 flags;		/* FLAKY_SCHED_*_STAR */
-	uint8_t		 macro;		/* 0, or which @name it was written as */
-	int64_t		 every_ms;	/* FLAKY_SCHED_EVERY: the interval, > 0 */
+	uint8_t		 macro;		/* 0, or the @name it was written as */
+	int64_t		 every_ms;	/* FLAKY_SCHED_EVERY: interval, > 0 */
 };
 
 /* A time zone loaded from a TZif file; opaque. */
