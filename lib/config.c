@@ -58,6 +58,10 @@ cfg_err(struct ctx *c, const yaml_node_t *n, const char *fmt, ...)
 		vsnprintf(c->err + off, c->errlen - off, fmt, ap);
 		va_end(ap);
 	}
+	/* One line, whatever the user's text held. */
+	for (char *p = c->err; *p != '\0'; p++)
+		if ((unsigned char)*p < 0x20 || *p == 0x7f)
+			*p = '?';
 	return -EINVAL;
 }
 

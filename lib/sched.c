@@ -287,8 +287,8 @@ parse_cron(const char *expr, struct flaky_sched *s, char *err, size_t errlen)
 }
 
 /* Parse "@name", "every DURATION" or five cron fields into bit sets. */
-int
-flaky_sched_parse(const char *expr, struct flaky_sched *ret, char *err,
+static int
+sched_parse(const char *expr, struct flaky_sched *ret, char *err,
     size_t errlen)
 {
 	static const struct { const char *name; int macro; const char *cron; }
@@ -355,6 +355,20 @@ flaky_sched_parse(const char *expr, struct flaky_sched *ret, char *err,
 		return r;
 	*ret = s;
 	return 0;
+}
+
+/* The parser, with messages kept to one line of printable text. */
+int
+flaky_sched_parse(const char *expr, struct flaky_sched *ret, char *err,
+    size_t errlen)
+{
+	int	 r;
+
+	if ((r = sched_parse(expr, ret, err, errlen)) < 0 && err != NULL)
+		for (char *p = err; errlen > 0 && *p != '\0'; p++)
+			if ((unsigned char)*p < 0x20 || *p == 0x7f)
+				*p = '?';
+	return r;
 }
 
 /* ---- formatting ---- */

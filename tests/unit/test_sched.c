@@ -117,6 +117,8 @@ START_TEST(bad_fields)
 		{ "1-x * * * *", "minute field: expected 0-59, got x" },
 		{ "-1 * * * *", "minute field: expected 0-59, got -1" },
 		{ "99999 * * * *", "minute field: expected 0-59, got 99999" },
+		{ "@x\ny", "expected @hourly, @daily, @midnight, @weekly, "
+		    "@monthly, @yearly or @annually, got @x?y" },
 		{ "* * * *", "expected 5 fields (minute hour day-of-month month "
 		    "day-of-week), got 4" },
 		{ "* * * * * *", "expected 5 fields (minute hour day-of-month "
