@@ -29,6 +29,10 @@
 #include "runner.h"
 
 #define SEP		" \xe2\x80\xba "	/* " › " as Jest prints it */
+/* An id repeats its parents' titles, so nesting multiplies the input: ids
+ * are cut at this many bytes (a long title stays whole; a long title
+ * times 64 levels does not). */
+#define ID_MAX		(8 * 1024)
 #define DEPTH_MAX	64			/* describe nesting kept */
 
 enum jest_mode {
@@ -83,6 +87,21 @@ strip_ansi(struct flaky_buf *b, const char *s, size_t len, size_t *ret_len)
 	}
 	*ret_len = b->len;
 	return b->oom ? NULL : flaky_buf_cstr(b);
+}
+
+/* Ids are bounded like lines; cut at a UTF-8 character boundary. */
+static void
+id_bound(struct flaky_buf *b)
+{
+	size_t	 n = b->len;
+
+	if (n <= ID_MAX)
+		return;
+	n = ID_MAX;
+	while (n > 0 && ((unsigned char)b->data[n] & 0xc0) == 0x80)
+		n--;
+	b->len = n;
+	b->data[n] = '\0';
 }
 
 static int
@@ -276,6 +295,7 @@ tree_test(struct parse_ctx *ctx, struct jest_state *st, const char *s,
 	flaky_buf_add(&st->id, t, tl);
 	if (st->id.oom)
 		return *err = -ENOMEM, 1;
+	id_bound(&st->id);
 	idx = parse_add(ctx, st->id.data, st->id.len, marks[i].outcome, dur);
 	if (idx < 0)
 		return *err = (int)idx, 1;
@@ -310,6 +330,7 @@ block_start(struct parse_ctx *ctx, struct jest_state *st, const char *t,
 	flaky_buf_add(&st->id, t, tl);
 	if (st->id.oom)
 		return -ENOMEM;
+	id_bound(&st->id);
 	/* Two tests may share a title: take the first unexplained failure. */
 	for (size_t i = st->file_start; i < r->n; i++)
 		if (r->v[i].outcome == FLAKY_FAIL && r->v[i].message == NULL &&

@@ -32,10 +32,15 @@
 
 #define SEP		" > "
 #define DEPTH_MAX	64
+/* An id repeats its parents' titles, so nesting multiplies the input: ids
+ * are cut at this many bytes (a long title stays whole; a long title
+ * times 64 levels does not). */
+#define ID_MAX		(8 * 1024)
 #define PENDING_MAX	(1024 * 1024)
 
 struct tap_point {
-	char		*name;
+	char		*name;		/* its own description */
+	long		 parent;	/* the point that closed it, -1 */
 	int		 depth;
 	int		 outcome;
 	int64_t		 duration_us;
@@ -166,30 +171,70 @@ add_msg(struct flaky_buf *b, const char *s, size_t len)
 	flaky_buf_add(b, s, len);
 }
 
-/* Hand the held points to the results, in the order they were printed. */
-static int
-flush(struct parse_ctx *ctx, struct tap_state *st)
+/* The full id: the descriptions of the closing points, outermost first,
+ * bounded like a line (cut at a UTF-8 character boundary). */
+static void
+full_name(struct tap_state *st, size_t i, struct flaky_buf *b)
 {
-	int	 e = 0;
+	long	 chain[DEPTH_MAX + 1];
+	int	 n = 0;
 
-	for (size_t i = 0; i < st->n; i++) {
+	flaky_buf_reset(b);
+	for (long k = (long)i; k >= 0 && n <= DEPTH_MAX; k = st->v[k].parent)
+		chain[n++] = k;
+	while (n-- > 0 && b->len < ID_MAX) {
+		flaky_buf_adds(b, st->v[chain[n]].name);
+		if (n > 0)
+			flaky_buf_adds(b, SEP);
+	}
+	if (b->len > ID_MAX && !b->oom) {
+		size_t	 k = ID_MAX;
+
+		while (k > 0 && ((unsigned char)b->data[k] & 0xc0) == 0x80)
+			k--;
+		b->len = k;
+		b->data[k] = '\0';
+	}
+}
+
+/* Hand the first `upto` held points to the results, in the order they were
+ * printed; the rest (the point whose diagnostics may still come) stays. */
+static int
+flush(struct parse_ctx *ctx, struct tap_state *st, size_t upto)
+{
+	struct flaky_buf	 name;
+	int			 e = 0;
+
+	flaky_buf_init(&name);
+	for (size_t i = 0; i < upto; i++) {
 		struct tap_point	*p = &st->v[i];
 		long			 idx;
 
-		if (e == 0 && p->msg.oom)
-			e = -ENOMEM;
-		if (e == 0 && (idx = parse_add(ctx, p->name, strlen(p->name),
+		if (e == 0) {
+			full_name(st, i, &name);
+			if (p->msg.oom || name.oom)
+				e = -ENOMEM;
+		}
+		if (e == 0 && (idx = parse_add(ctx, name.data, name.len,
 		    p->outcome, p->duration_us)) < 0)
 			e = (int)idx;
 		if (e == 0 && p->msg.len > 0 &&
 		    (p->outcome == FLAKY_FAIL || p->outcome == FLAKY_XFAIL))
 			e = parse_message(ctx, idx, p->msg.data, p->msg.len);
-		free(p->name);
-		flaky_buf_free(&p->msg);
 	}
-	st->n = 0;
-	st->last = -1;
-	st->yaml = st->yaml_key = 0;
+	for (size_t i = 0; i < upto; i++) {
+		free(st->v[i].name);
+		flaky_buf_free(&st->v[i].msg);
+	}
+	if (upto > 0 && st->n > upto)
+		memmove(st->v, st->v + upto, (st->n - upto) * sizeof *st->v);
+	st->n -= upto;
+	for (size_t i = 0; i < st->n; i++)
+		st->v[i].parent = -1;	/* only a top-level point stays */
+	st->last = st->n > 0 ? (long)st->n - 1 : -1;
+	if (st->n == 0)
+		st->yaml = st->yaml_key = 0;
+	flaky_buf_free(&name);
 	return e;
 }
 
@@ -260,27 +305,15 @@ point(struct parse_ctx *ctx, struct tap_state *st, int depth, int ok,
 		    (unsigned long)st->count[depth < DEPTH_MAX ? depth : 0]);
 	if (name.oom)
 		goto oom;
-	/* The points held at a deeper level are this one's subtests. */
-	for (size_t k = st->n; k-- > 0 && st->v[k].depth > depth;) {
-		struct flaky_buf nb;
-
-		flaky_buf_init(&nb);
-		flaky_buf_printf(&nb, "%s%s%s", name.data, SEP, st->v[k].name);
-		if (nb.oom)
-			goto oom;
-		free(st->v[k].name);
-		st->v[k].name = flaky_buf_steal(&nb);
-		st->v[k].depth = depth;
-	}
-	/* What is held is complete now: the previous top-level point with
-	 * its diagnostics, and this one's subtests. This one waits for its
-	 * own YAML block and comments. */
-	if (depth == 0 && flush(ctx, st) < 0)
-		goto oom;
 	if (st->n >= PENDING_MAX) {
 		flaky_buf_free(&name);
 		return 0;
 	}
+	/* The points held at a deeper level without a parent yet are this
+	 * one's subtests (their own subtests already have one). */
+	for (size_t k = st->n; k-- > 0 && st->v[k].depth > depth;)
+		if (st->v[k].parent < 0)
+			st->v[k].parent = (long)st->n;
 	if (st->n == st->cap) {
 		size_t	 cap = st->cap ? st->cap * 2 : 32;
 
@@ -292,10 +325,16 @@ point(struct parse_ctx *ctx, struct tap_state *st, int depth, int ok,
 	p = &st->v[st->n];
 	memset(p, 0, sizeof *p);
 	p->name = flaky_buf_steal(&name);
+	p->parent = -1;
 	p->depth = depth;
 	p->outcome = outcome;
 	p->duration_us = -1;
 	st->last = (long)st->n++;
+	/* What came before is complete now: the previous top-level point
+	 * with its diagnostics, and this one's subtests. This one waits for
+	 * its own YAML block and comments. */
+	if (depth == 0)
+		return flush(ctx, st, st->n - 1);
 	return 0;
 oom:
 	flaky_buf_free(&name);
@@ -386,7 +425,8 @@ line(struct parse_ctx *ctx, const char *s, size_t len)
 		return 0;
 	}
 	if ((w = point_word(t, tl, &ok)) > 0)
-		return point(ctx, st, (int)(ind / 4), ok, t + w, tl - w);
+		return point(ctx, st, ind / 4 < DEPTH_MAX ? (int)(ind / 4) :
+		    DEPTH_MAX - 1, ok, t + w, tl - w);
 	if (t[0] == '#' && tl > 0) {
 		/* Diagnostics right after a failed point are its message. */
 		if (msg != NULL && st->v[st->last].outcome != FLAKY_PASS &&
@@ -406,7 +446,7 @@ line(struct parse_ctx *ctx, const char *s, size_t len)
 	if (ind == 0 && (plan = plan_line(t, tl)) >= 0) {
 		int	 e;
 
-		if ((e = flush(ctx, st)) < 0)
+		if ((e = flush(ctx, st, st->n)) < 0)
 			return e;
 		st->plans += plan;
 		if (!st->prove_total)
@@ -422,7 +462,7 @@ line(struct parse_ctx *ctx, const char *s, size_t len)
 	if (ind == 0 && (f = prove_header(t, tl, &fl)) != NULL) {
 		int	 e;
 
-		if ((e = flush(ctx, st)) < 0)
+		if ((e = flush(ctx, st, st->n)) < 0)
 			return e;
 		free(st->file);
 		if ((st->file = flaky_strndup(f, fl)) == NULL)
@@ -435,7 +475,7 @@ static int
 finish(struct parse_ctx *ctx)
 {
 	/* Subtests whose parent never closed (a cut-off run) still count. */
-	return flush(ctx, ctx->state);
+	return flush(ctx, ctx->state, ((struct tap_state *)ctx->state)->n);
 }
 
 static void
