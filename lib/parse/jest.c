@@ -112,6 +112,15 @@ starts(const char *s, size_t len, const char *prefix)
 	return len >= n && memcmp(s, prefix, n) == 0;
 }
 
+/* Whether s (len bytes) ends with suffix. */
+static int
+ends(const char *s, size_t len, const char *suffix)
+{
+	size_t	 n = strlen(suffix);
+
+	return len >= n && memcmp(s + len - n, suffix, n) == 0;
+}
+
 static size_t
 indent_of(const char *s, size_t len)
 {
@@ -122,7 +131,10 @@ indent_of(const char *s, size_t len)
 	return i;
 }
 
-/* "PASS path" / "FAIL path": the path, or NULL. */
+/* "PASS path" / "FAIL path": the path, or NULL. Jest may add the
+ * project's displayName before the path (kept: the same file can run in
+ * two projects) and " (5.2 s, 40 MB heap size)" after it (dropped: it
+ * changes from run to run). */
 static const char *
 file_line(const char *s, size_t len, size_t *ret_len)
 {
@@ -134,14 +146,20 @@ file_line(const char *s, size_t len, size_t *ret_len)
 	i += 5;
 	while (i < len && s[i] == ' ')
 		i++;
-	/* The path is the last word (a displayName may come before it). */
-	for (j = len; j > i && s[j - 1] != ' '; j--)
-		;
-	if (j >= len || memchr(s + j, '\t', len - j) != NULL ||
-	    memchr(s + j, '.', len - j) == NULL)
+	while (len > i && s[len - 1] == ' ')
+		len--;
+	if (len > i + 4 && s[len - 1] == ')') {
+		for (j = len - 1; j > i && s[j] != '('; j--)
+			;
+		if (j > i + 1 && s[j - 1] == ' ' && (ends(s, len, " s)") ||
+		    ends(s, len, " ms)") || ends(s, len, " heap size)")))
+			len = j - 1;
+	}
+	if (len <= i || memchr(s + i, '\t', len - i) != NULL ||
+	    memchr(s + i, '.', len - i) == NULL)
 		return NULL;
-	*ret_len = len - j;
-	return s + j;
+	*ret_len = len - i;
+	return s + i;
 }
 
 /* "Tests:       1 failed, 5 passed, 6 total": the total, or -1. */

@@ -295,6 +295,38 @@ START_TEST(jest_rundir_colour)
 }
 END_TEST
 
+/* The file header may carry a displayName before the path and a slow or
+ * heap-size note after it: the note is not part of the id. */
+START_TEST(jest_header_extras)
+{
+	static const char slow[] =
+	    "PASS tests/slow.test.js (5.123 s)\n"
+	    "  \xe2\x9c\x93 waits (5002 ms)\n"
+	    "\n"
+	    "PASS client tests/my file.test.js (5.2 s, 40 MB heap size)\n"
+	    "  \xe2\x9c\x93 renders\n";
+	struct flaky_results	 r;
+
+	parse_fixture("jest/heap-verbose.txt", NULL, &r);
+	ck_assert_int_eq(r.n, 13);
+	ck_assert_int_eq(r.summary_total, 13);
+	for (size_t i = 0; i < r.n; i++) {
+		ck_assert_ptr_null(strstr(r.v[i].test, "heap"));
+		ck_assert_int_eq(strncmp(r.v[i].test, "small/tests/", 12), 0);
+	}
+	flaky_results_free(&r);
+
+	ck_assert_int_eq(flaky_parse_buffer(slow, sizeof slow - 1, NULL, &r),
+	    0);
+	ck_assert_int_eq(r.n, 2);
+	ck_assert_str_eq(r.v[0].test, "tests/slow.test.js" SEP "waits");
+	ck_assert_int_eq(r.v[0].duration_us, 5002000);
+	ck_assert_str_eq(r.v[1].test,
+	    "client tests/my file.test.js" SEP "renders");
+	flaky_results_free(&r);
+}
+END_TEST
+
 /* Console output (stdout, here merged with 2>&1) comes between files. Jest
  * indents it by four, so a "✓" or "●" in it looks like Jest's own lines;
  * after a finished tree or a failure block it must not become a test or
@@ -708,6 +740,7 @@ main(void)
 	tcase_add_test(tc, jest_large);
 	tcase_add_test(tc, jest_rundir_colour);
 	tcase_add_test(tc, jest_console);
+	tcase_add_test(tc, jest_header_extras);
 	tcase_add_test(tc, gotest_verbose);
 	tcase_add_test(tc, gotest_plain_panic_timeout);
 	tcase_add_test(tc, tap_node);
