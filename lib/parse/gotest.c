@@ -2,7 +2,7 @@
  *
  *	=== RUN   TestTable
  *	=== RUN   TestTable/one
- *	    calc_test.go:41: Add(1, 0) = 1, want 2	(-v: output before the result)
+ *	    calc_test.go:41: want 2	(-v: output before the result)
  *	--- FAIL: TestTable (0.00s)
  *	    --- FAIL: TestTable/one (0.00s)
  *	        calc_test.go:41: ...			(plain: output after it)
@@ -48,6 +48,7 @@ struct gt_state {
 	unsigned	 nrun;		/* "=== RUN" lines seen (-v) */
 };
 
+/* Whether s (len bytes) starts with prefix. */
 static int
 starts(const char *s, size_t len, const char *prefix)
 {
@@ -56,6 +57,7 @@ starts(const char *s, size_t len, const char *prefix)
 	return len >= n && memcmp(s, prefix, n) == 0;
 }
 
+/* The number of leading blanks. */
 static size_t
 skip_space(const char *s, size_t len)
 {
@@ -66,6 +68,7 @@ skip_space(const char *s, size_t len)
 	return i;
 }
 
+/* "--- PASS: ", "--- FAIL: ", "--- SKIP: ": 1 with the outcome, else 0. */
 static int
 result_line(const char *s, size_t len, int *outcome)
 {
@@ -105,6 +108,7 @@ package_line(const char *s, size_t len, const char **pkg, size_t *pkglen,
 	return 1;
 }
 
+/* "=== RUN" and result lines are certain; a package line is a maybe. */
 static int
 detect(const char *line, size_t len)
 {
@@ -120,6 +124,7 @@ detect(const char *line, size_t len)
 	return 0;
 }
 
+/* The state for one stream. */
 static int
 init(struct parse_ctx *ctx)
 {
@@ -132,6 +137,7 @@ init(struct parse_ctx *ctx)
 	return 0;
 }
 
+/* Forget the held tests once their package is emitted. */
 static void
 clear(struct gt_state *st)
 {
@@ -180,7 +186,8 @@ find_test(struct gt_state *st, const char *name, size_t len, int *err)
 		j = flaky_hash64(name, len, FLAKY_HASH_SEED) & (st->hcap - 1);
 		for (; st->hash[j] != 0; j = (j + 1) & (st->hcap - 1)) {
 			t = &st->v[st->hash[j] - 1];
-			if (t->namelen == len && memcmp(t->name, name, len) == 0)
+			if (t->namelen == len &&
+			    memcmp(t->name, name, len) == 0)
 				return (long)(st->hash[j] - 1);
 		}
 	}
@@ -321,6 +328,7 @@ out:
 	return e;
 }
 
+/* One line of go test's output. */
 static int
 line(struct parse_ctx *ctx, const char *s, size_t len)
 {
@@ -385,6 +393,7 @@ line(struct parse_ctx *ctx, const char *s, size_t len)
 	return 0;
 }
 
+/* End of output: emit what is held, warn when -v was missing. */
 static int
 finish(struct parse_ctx *ctx)
 {
@@ -407,6 +416,7 @@ finish(struct parse_ctx *ctx)
 	return 0;
 }
 
+/* Free the state; NULL is fine. */
 static void
 gt_free(struct parse_ctx *ctx)
 {

@@ -104,6 +104,7 @@ id_bound(struct flaky_buf *b)
 	b->data[n] = '\0';
 }
 
+/* Whether s (len bytes) starts with prefix. */
 static int
 starts(const char *s, size_t len, const char *prefix)
 {
@@ -121,6 +122,7 @@ ends(const char *s, size_t len, const char *suffix)
 	return len >= n && memcmp(s + len - n, suffix, n) == 0;
 }
 
+/* The number of leading spaces. */
 static size_t
 indent_of(const char *s, size_t len)
 {
@@ -179,6 +181,8 @@ totals_line(const char *s, size_t len)
 	return n;
 }
 
+/* A file header or the totals line is certain; a failure title or a tick
+ * mark is a maybe. */
 static int
 detect(const char *line, size_t len)
 {
@@ -202,6 +206,7 @@ out:
 	return v;
 }
 
+/* The state for one stream. */
 static int
 init(struct parse_ctx *ctx)
 {
@@ -214,6 +219,7 @@ init(struct parse_ctx *ctx)
 	return 0;
 }
 
+/* Leave the describe blocks indented at or beyond indent. */
 static void
 pop_to(struct jest_state *st, int indent)
 {
@@ -401,6 +407,7 @@ block_line(struct parse_ctx *ctx, struct jest_state *st, const char *s,
 	return parse_message(ctx, st->block, s + i, len - i);
 }
 
+/* One line of Jest's report. */
 static int
 line(struct parse_ctx *ctx, const char *raw, size_t rawlen)
 {
@@ -469,6 +476,7 @@ line(struct parse_ctx *ctx, const char *raw, size_t rawlen)
 	return 0;
 }
 
+/* End of output: warn when Jest named the failures only. */
 static int
 finish(struct parse_ctx *ctx)
 {
@@ -487,6 +495,7 @@ finish(struct parse_ctx *ctx)
 	return r->warning == NULL ? -ENOMEM : 0;
 }
 
+/* Free the state; NULL is fine. */
 static void
 jest_free(struct parse_ctx *ctx)
 {

@@ -2,7 +2,8 @@
  *
  *	<testsuites>
  *	  <testsuite name="pytest" tests="3">
- *	    <testcase classname="tests.test_x.TestA" name="test_b[p]" time="0.01">
+ *	    <testcase classname="tests.test_x.TestA" name="test_b[p]"
+ *	      time="0.01">
  *	      <failure message="assert 1 == 2">traceback</failure>
  *	    </testcase>
  *
@@ -49,17 +50,17 @@ struct jx {
 	struct flaky_results	 res;
 	struct parse_ctx	 ctx;
 	int			 depth;
-	int			 pytest;	/* in <testsuite name="pytest"> */
+	int			 pytest;	/* in pytest's <testsuite> */
 	int			 pytest_depth;
 	int			 any_pytest;
 	long			 root_total;	/* <testsuites tests=> */
-	long			 suite_total;	/* sum of top <testsuite tests=> */
+	long			 suite_total;	/* top <testsuite tests=> */
 	int			 suites_seen;
 	/* The open testcase. */
 	int			 in_case;
 	int			 case_depth;
 	int			 outcome;
-	int			 flaky;		/* only flaky* children so far */
+	int			 flaky;		/* only flaky* children */
 	int			 text_on;	/* keep character data */
 	int64_t			 duration_us;
 	struct flaky_buf	 id;
@@ -67,6 +68,7 @@ struct jx {
 	char			 err[256];	/* the reason we stopped */
 };
 
+/* An attribute's value, or NULL. */
 static const char *
 attr(const XML_Char **a, const char *key)
 {
@@ -76,6 +78,7 @@ attr(const XML_Char **a, const char *key)
 	return NULL;
 }
 
+/* Stop the parser with "FILE:LINE:COL: what". */
 static void
 stop(struct jx *x, const char *what)
 {
@@ -85,6 +88,7 @@ stop(struct jx *x, const char *what)
 	XML_StopParser(x->p, XML_FALSE);
 }
 
+/* Append to a message, within FLAKY_MESSAGE_MAX. */
 static void
 add_msg(struct flaky_buf *b, const char *s, size_t len)
 {
@@ -112,7 +116,8 @@ bounded(const char **sp)
 	return n < JUNIT_ATTR_MAX ? n : JUNIT_ATTR_MAX;
 }
 
-/* pytest: "tests.test_x.TestA" + "test_b" -> "tests/test_x.py::TestA::test_b". */
+/* pytest: "tests.test_x.TestA" + "test_b" ->
+ * "tests/test_x.py::TestA::test_b". */
 static void
 pytest_id(struct flaky_buf *b, const char *cls, const char *name,
     const char *file)
@@ -157,6 +162,7 @@ pytest_id(struct flaky_buf *b, const char *cls, const char *name,
 	flaky_buf_add(b, name, nl);
 }
 
+/* <testcase>: its id and duration. */
 static void
 case_start(struct jx *x, const XML_Char **a)
 {
@@ -245,6 +251,7 @@ child_start(struct jx *x, const char *el, const XML_Char **a)
 	x->text_on = 1;
 }
 
+/* </testcase>: the result. */
 static void
 case_end(struct jx *x)
 {
@@ -272,6 +279,7 @@ case_end(struct jx *x)
 	}
 }
 
+/* An element opens: bound the nesting, check the root, dispatch. */
 static void XMLCALL
 on_start(void *ud, const XML_Char *el, const XML_Char **a)
 {
@@ -309,6 +317,7 @@ on_start(void *ud, const XML_Char *el, const XML_Char **a)
 		case_start(x, a);
 }
 
+/* An element closes. */
 static void XMLCALL
 on_end(void *ud, const XML_Char *el)
 {
@@ -324,6 +333,7 @@ on_end(void *ud, const XML_Char *el)
 	x->depth--;
 }
 
+/* Text inside <failure>/<error>: the rest of the message. */
 static void XMLCALL
 on_text(void *ud, const XML_Char *s, int len)
 {
@@ -346,6 +356,7 @@ on_entity(void *ud, const XML_Char *name, int param, const XML_Char *value,
 	stop(ud, "expected no entity declarations (refused for safety)");
 }
 
+/* External entities are never loaded. */
 static int XMLCALL
 on_external(XML_Parser p, const XML_Char *ctx, const XML_Char *base,
     const XML_Char *sysid, const XML_Char *pubid)
@@ -354,6 +365,7 @@ on_external(XML_Parser p, const XML_Char *ctx, const XML_Char *base,
 	return XML_STATUS_ERROR;	/* never load anything */
 }
 
+/* A parser with the safety settings. */
 static int
 jx_init(struct jx *x, const char *name)
 {
@@ -375,6 +387,7 @@ jx_init(struct jx *x, const char *name)
 	return 0;
 }
 
+/* Free the parser and what it collected. */
 static void
 jx_free(struct jx *x)
 {
@@ -419,6 +432,7 @@ cmp_index(const void *a, const void *b, void *arg)
 	return i < j ? -1 : i > j;
 }
 
+/* Suffix the later ones of each group of equal ids. */
 static int
 dedupe(struct flaky_results *r)
 {
@@ -475,6 +489,7 @@ jx_done(struct jx *x, struct flaky_results *out, char *err, size_t errlen)
 	return 0;
 }
 
+/* Parse JUnit XML held in memory. */
 int
 flaky_parse_junit_buffer(const char *name, const char *s, size_t len,
     struct flaky_results *out, char *err, size_t errlen)
@@ -498,6 +513,7 @@ out:
 	return e;
 }
 
+/* Parse a JUnit XML file, read in chunks so it is never held whole. */
 int
 flaky_parse_junit(const char *path, struct flaky_results *out, char *err,
     size_t errlen)

@@ -9,7 +9,7 @@
  *	  duration_ms: 1.68
  *	  error: 'connection refused'
  *	  ...
- *	#   Failed test 'suite'			(comment diagnostics, Test::More)
+ *	#   Failed test 'suite'			(comments, Test::More)
  *	1..1
  *
  * The id is the description ("#N" when there is none). A subtest's points
@@ -52,7 +52,7 @@ struct tap_state {
 	size_t		 n, cap;
 	unsigned	 count[DEPTH_MAX];	/* points per level, for "#N" */
 	char		*file;			/* prove's current file */
-	long		 last;			/* the point diagnostics go to */
+	long		 last;			/* diagnostics go here */
 	int		 yaml;			/* in a YAML block */
 	size_t		 yaml_indent;
 	int		 yaml_key;		/* in a block scalar we keep */
@@ -61,6 +61,7 @@ struct tap_state {
 	int		 prove_total;		/* "Tests=N" seen */
 };
 
+/* Whether s (len bytes) starts with prefix. */
 static int
 starts(const char *s, size_t len, const char *prefix)
 {
@@ -69,6 +70,7 @@ starts(const char *s, size_t len, const char *prefix)
 	return len >= n && memcmp(s, prefix, n) == 0;
 }
 
+/* The number of leading spaces. */
 static size_t
 indent_of(const char *s, size_t len)
 {
@@ -134,6 +136,7 @@ prove_header(const char *s, size_t len, size_t *ret_len)
 	return s;
 }
 
+/* "TAP version" is certain; test points and plans are a maybe. */
 static int
 detect(const char *line, size_t len)
 {
@@ -147,6 +150,7 @@ detect(const char *line, size_t len)
 	return 0;
 }
 
+/* The state for one stream. */
 static int
 init(struct parse_ctx *ctx)
 {
@@ -159,6 +163,7 @@ init(struct parse_ctx *ctx)
 	return 0;
 }
 
+/* Append a line to a held message, within FLAKY_MESSAGE_MAX. */
 static void
 add_msg(struct flaky_buf *b, const char *s, size_t len)
 {
@@ -398,6 +403,7 @@ yaml_line(struct parse_ctx *ctx, struct tap_state *st, const char *s,
 	return 0;
 }
 
+/* One line of a TAP stream. */
 static int
 line(struct parse_ctx *ctx, const char *s, size_t len)
 {
@@ -471,6 +477,8 @@ line(struct parse_ctx *ctx, const char *s, size_t len)
 	return 0;
 }
 
+/* End of output: subtests whose parent never closed (a cut-off run)
+ * still count. */
 static int
 finish(struct parse_ctx *ctx)
 {
@@ -478,6 +486,7 @@ finish(struct parse_ctx *ctx)
 	return flush(ctx, ctx->state, ((struct tap_state *)ctx->state)->n);
 }
 
+/* Free the state; NULL is fine. */
 static void
 tap_free(struct parse_ctx *ctx)
 {

@@ -158,8 +158,10 @@ START_TEST(jest_verbose)
 		{ M "math" SEP "write division", FLAKY_SKIP, -1, NULL },
 		{ M "math" SEP "add" SEP "adds small numbers", FLAKY_PASS, 1000,
 		    NULL },
-		{ M "math" SEP "add" SEP "adds negatives", FLAKY_PASS, -1, NULL },
-		{ M "math" SEP "mul" SEP "odd" SEP "multiplies [1, 2] \"quoted\"",
+		{ M "math" SEP "add" SEP "adds negatives", FLAKY_PASS, -1,
+		    NULL },
+		{ M "math" SEP "mul" SEP "odd" SEP
+		    "multiplies [1, 2] \"quoted\"",
 		    FLAKY_PASS, 1000, NULL },
 		{ O "first", FLAKY_PASS, -1, NULL },
 		{ O "second", FLAKY_PASS, 1000, NULL },
@@ -197,7 +199,8 @@ START_TEST(jest_default)
 	ck_assert_int_eq(r.summary_total, 13);
 	ck_assert_ptr_nonnull(r.warning);
 	ck_assert_ptr_nonnull(strstr(r.warning, "--verbose"));
-	ck_assert_ptr_nonnull(strstr(r.warning, "passing tests are not listed"));
+	ck_assert_ptr_nonnull(strstr(r.warning,
+	    "passing tests are not listed"));
 	flaky_results_free(&r);
 }
 END_TEST
@@ -277,7 +280,8 @@ END_TEST
 START_TEST(jest_rundir_colour)
 {
 	static const char out[] =
-	    "\033[0m\033[7m\033[1m\033[32m PASS \033[39m\033[22m\033[27m\033[0m "
+	    "\033[0m\033[7m\033[1m\033[32m PASS "
+	    "\033[39m\033[22m\033[27m\033[0m "
 	    "\033[2m/srv/app/\033[22m\033[1mx.test.js\033[22m\n"
 	    "  \033[32m\xe2\x9c\x93\033[39m \033[2mworks (12 ms)\033[22m\n"
 	    "\033[1mTests:       \033[22m\033[1m\033[32m1 passed\033[39m"
@@ -693,7 +697,8 @@ START_TEST(garbage)
 	static const char binary[] = "\xff\xfe\x00\x01 binary \x80\x81\n\n\n";
 	static const char *const junk[] = {
 		"PASS \nFAIL \n  \xe2\x97\x8f \n  \xe2\x97\x8f\n",
-		"=== RUN   \n--- FAIL: \n--- PASS:  (\n--- SKIP: x (s)\nok  \t\n",
+		"=== RUN   \n--- FAIL: \n--- PASS:  (\n--- SKIP: x (s)\n"
+		"ok  \t\n",
 		"TAP version 13\nnot ok\nok 99999999999999999999 -\n  ---\n"
 		"  error: |\n",
 		"1..\nok 1 - a # SKIP\n    ok 1\n        ok 1\n            "
@@ -711,7 +716,7 @@ START_TEST(garbage)
 	ck_assert_ptr_nonnull(r.warning);
 	ck_assert_int_eq(r.n, 0);
 	flaky_results_free(&r);
-	/* A huge Jest title is cut (ids are bounded at 8 KiB), not kept whole. */
+	/* A huge Jest title is cut (ids are bounded at 8 KiB). */
 	big = malloc(n + 64);
 	ck_assert_ptr_nonnull(big);
 	memcpy(big, "PASS a.test.js\n  \xe2\x9c\x93 ", 22);
