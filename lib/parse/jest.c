@@ -39,7 +39,7 @@ enum jest_mode {
 	M_NONE,		/* before the first file, or between files */
 	M_TREE,		/* after "PASS file": the verbose tree */
 	M_BLOCK,	/* inside a "●" failure block */
-	M_SUMMARY,	/* "Summary of all failing tests" and the totals */
+	M_SUMMARY,	/* "Summary of all failing tests", until the totals */
 };
 
 struct jest_state {
@@ -419,9 +419,14 @@ line(struct parse_ctx *ctx, const char *raw, size_t rawlen)
 
 	if ((s = strip_ansi(&st->clean, raw, rawlen, &len)) == NULL)
 		return -ENOMEM;
+	/* The totals end a run; another may follow in the same stream
+	 * ("jest a && jest b"), so counts add up. */
 	if ((total = totals_line(s, len)) >= 0) {
+		if (ctx->res->summary_total > 0)
+			total += ctx->res->summary_total;
 		ctx->res->summary_total = total;
-		st->mode = M_SUMMARY;
+		st->mode = M_NONE;
+		st->block = -1;
 		return 0;
 	}
 	if (starts(s, len, "Seed:")) {

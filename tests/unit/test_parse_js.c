@@ -242,6 +242,8 @@ END_TEST
 START_TEST(jest_large)
 {
 	struct flaky_results	 r;
+	char			*both, *second;
+	size_t			 len, len2;
 
 	parse_fixture("jest/large-verbose-w2.txt", NULL, &r);
 	ck_assert_int_eq(r.summary_total, 288);
@@ -272,6 +274,20 @@ START_TEST(jest_large)
 	ck_assert_int_eq(count(&r, FLAKY_FAIL), 21);
 	ck_assert_ptr_nonnull(r.warning);
 	flaky_results_free(&r);
+
+	/* Two runs in one stream ("jest a && jest b"): both are counted. */
+	both = slurp("jest/large-verbose-w2.txt", &len);
+	second = slurp("jest/verbose-multi.txt", &len2);
+	both = realloc(both, len + len2);
+	ck_assert_ptr_nonnull(both);
+	memcpy(both + len, second, len2);
+	parse_chunked(both, len + len2, 4096, NULL, &r);
+	ck_assert_int_eq(r.n, 288 + 13);
+	ck_assert_int_eq(r.summary_total, 288 + 13);
+	ck_assert_str_eq(r.v[r.n - 1].test, O "second");
+	flaky_results_free(&r);
+	free(both);
+	free(second);
 }
 END_TEST
 
