@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "parse.h"
 #include "util.h"
@@ -676,6 +677,7 @@ START_TEST(junit_refused)
 	};
 	struct flaky_results	 r;
 	char			 path[1024], err[512];
+	int			 fd;
 
 	for (size_t i = 0; i < FLAKY_ARRAY_SIZE(bad); i++) {
 		snprintf(path, sizeof path, "%s/junit/%s", FIXTURES,
@@ -703,6 +705,19 @@ START_TEST(junit_refused)
 	    err, sizeof err), -EINVAL);
 	ck_assert_int_eq(strncmp(err, "junk:1:", 7), 0);
 	ck_assert_int_eq(r.n, 0);
+
+	/* Gigantic: refused before reading (a sparse file, 257 MiB). */
+	ck_assert_int_eq(flaky_parse_junit_buffer("big", "", (size_t)257 << 20,
+	    &r, err, sizeof err), -EFBIG);
+	snprintf(path, sizeof path, "/tmp/flaky-junit-XXXXXX");
+	fd = mkstemp(path);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(ftruncate(fd, (off_t)257 << 20), 0);
+	close(fd);
+	ck_assert_int_eq(flaky_parse_junit(path, &r, err, sizeof err), -EFBIG);
+	ck_assert_ptr_nonnull(strstr(err, "256 MiB"));
+	ck_assert_int_eq(r.n, 0);
+	unlink(path);
 }
 END_TEST
 
