@@ -106,6 +106,7 @@ struct lexer {
 	char		 brchar[MAXLEVEL + 1];
 	int		 depth;
 
+	int		 check_utf8;	/* no cookie for another encoding */
 	int		 oom;
 	int		 failed;
 	int		 errline;
@@ -344,6 +345,8 @@ string_prefix(const char *s, size_t n)
 }
 
 static int	lex_range(struct lexer *, size_t, size_t);
+static size_t	utf8_check(const unsigned char *, size_t);
+static const char *check_name_utf8(const unsigned char *, size_t);
 static int	fstring_literal(struct lexer *, size_t *, size_t, int *, int,
 		    int);
 
@@ -597,6 +600,73 @@ fstring_literal(struct lexer *lx, size_t *pi, size_t end, int *line, int raw,
 	return 0;
 }
 
+static int
+hexdigits(const char *s, size_t i, size_t end, size_t n, unsigned long *v)
+{
+	*v = 0;
+	if (end - i < n)
+		return 0;
+	for (size_t k = 0; k < n; k++) {
+		char	 c = s[i + k];
+		int	 d = c >= '0' && c <= '9' ? c - '0' :
+		    (c | 0x20) >= 'a' && (c | 0x20) <= 'f' ? (c | 0x20) - 'a' + 10 :
+		    -1;
+
+		if (d < 0)
+			return 0;
+		*v = *v << 4 | (unsigned long)d;
+	}
+	return 1;
+}
+
+/* The escapes Python decodes at compile time must be well formed:
+ * \xhh, and in str literals \uxxxx, \Uxxxxxxxx and \N{name}. */
+static const char *
+check_escapes(const char *s, size_t i, size_t end, int bytes)
+{
+	unsigned long	 v;
+
+	for (; i < end; i++) {
+		if (s[i] != '\\')
+			continue;
+		if (++i >= end)
+			break;
+		switch (s[i]) {
+		case 'x':
+			if (!hexdigits(s, i + 1, end, 2, &v))
+				return "(unicode error) truncated \\xXX escape";
+			break;
+		case 'u':
+			if (!bytes && !hexdigits(s, i + 1, end, 4, &v))
+				return "(unicode error) truncated \\uXXXX escape";
+			break;
+		case 'U':
+			if (!bytes && (!hexdigits(s, i + 1, end, 8, &v) ||
+			    v > 0x10ffff))
+				return "(unicode error) bad \\UXXXXXXXX escape";
+			break;
+		case 'N':
+			if (bytes)
+				break;
+			if (i + 1 >= end || s[i + 1] != '{')
+				return "(unicode error) malformed \\N character "
+				    "escape";
+			{
+				size_t	 k = i + 2;
+
+				while (k < end && s[k] != '}' && s[k] != '\n' &&
+				    s[k] != '\\' && s[k] != '"' && s[k] != '\'')
+					k++;
+				if (k >= end || s[k] != '}' || k == i + 2)
+					return "(unicode error) malformed \\N "
+					    "character escape";
+			}
+			break;
+		}
+	}
+	return NULL;
+}
+
 /* A string literal from its prefix at start, the quote at q. */
 static int
 lex_string(struct lexer *lx, size_t start, size_t q, int flags)
@@ -655,6 +725,15 @@ lex_string(struct lexer *lx, size_t start, size_t q, int flags)
 	    lx->toks[lx->ntoks - 1].kw) != ((flags & 8) != 0))
 		return lex_error(lx, line, "cannot mix bytes and nonbytes "
 		    "literals");
+	if (lx->check_utf8 && lx->fdepth == 0 &&
+	    utf8_check((const unsigned char *)s + start, i - start) != 0)
+		return lex_error(lx, line, "(unicode error) invalid UTF-8");
+	if (!(flags & 1)) {
+		const char *e = check_escapes(s, body, bodyend, flags & 8);
+
+		if (e != NULL)
+			return lex_error(lx, line, e);
+	}
 	if (add_tok(lx, T_STRING, start, i - start, line) < 0)
 		return -1;
 	lx->toks[lx->ntoks - 1].kw = (flags & 8) != 0;
@@ -672,40 +751,174 @@ lex_string(struct lexer *lx, size_t start, size_t q, int flags)
 	return 0;
 }
 
-/* A number: decimal, hex, octal, binary, float, imaginary. */
-static size_t
-lex_number(const char *s, size_t i, size_t end)
-{
-	if (s[i] == '0' && i + 1 < end && strchr("xXoObB", s[i + 1]) != NULL &&
-	    s[i + 1] != '\0') {
-		i += 2;
-		while (i < end && (is_name_char((unsigned char)s[i]) &&
-		    (unsigned char)s[i] < 0x80))
-			i++;
-		return i;
-	}
-	while (i < end && (is_digit((unsigned char)s[i]) || s[i] == '_'))
-		i++;
-	if (i < end && s[i] == '.') {
-		i++;
-		while (i < end && (is_digit((unsigned char)s[i]) || s[i] == '_'))
-			i++;
-	}
-	if (i < end && (s[i] == 'e' || s[i] == 'E')) {
-		size_t	 k = i + 1;
+/* The byte at p, or -1 past the end: the tokenizer's tok_nextc(). */
+#define NC(p)	((p) < end ? (int)(unsigned char)s[p] : -1)
 
-		if (k < end && (s[k] == '+' || s[k] == '-'))
-			k++;
-		if (k < end && is_digit((unsigned char)s[k])) {
-			i = k;
-			while (i < end && (is_digit((unsigned char)s[i]) ||
-			    s[i] == '_'))
-				i++;
+static inline int
+is_ident_char(int c)
+{
+	return c >= 0 && is_name_char((unsigned char)c);
+}
+
+/* CPython's verify_end_of_number(): a number may touch a keyword that can
+ * follow it ("1if x else 2"), not another name. */
+static int
+number_end_ok(const char *s, size_t p, size_t end)
+{
+	static const char *const kws[] = { "and", "else", "for", "if", "in",
+	    "is", "or", "not", NULL };
+
+	for (int k = 0; kws[k] != NULL; k++) {
+		size_t	 n = strlen(kws[k]);
+
+		if (kws[k][0] == 'i' && p + 1 < end && s[p] == 'i' &&
+		    (s[p + 1] == 'f' || s[p + 1] == 'n' || s[p + 1] == 's'))
+			return 1;
+		if (kws[k][0] != 'i' && end - p >= n &&
+		    memcmp(s + p, kws[k], n) == 0)
+			return 1;
+	}
+	return !is_ident_char(NC(p));
+}
+
+/* Digits with single underscores between them, from p (just after the
+ * first digit). Returns the position after them or 0 on a bad "_". */
+static size_t
+decimal_tail(const char *s, size_t p, size_t end)
+{
+	for (;;) {
+		while (NC(p) >= '0' && NC(p) <= '9')
+			p++;
+		if (NC(p) != '_')
+			return p;
+		p++;
+		if (!(NC(p) >= '0' && NC(p) <= '9'))
+			return 0;
+	}
+}
+
+/* A number at s[i] (a digit, or "." and a digit), as CPython 3.11's
+ * tokenizer reads it; *ret_end is where it ends. Returns NULL or the
+ * syntax error. */
+static const char *
+lex_number(const char *s, size_t i, size_t end, size_t *ret_end)
+{
+	size_t	 p = i + 1;
+	int	 c;
+
+	if (s[i] == '.')
+		goto fraction_digits;
+	if (s[i] == '0') {
+		c = NC(p);
+		if (c == 'x' || c == 'X' || c == 'o' || c == 'O' || c == 'b' ||
+		    c == 'B') {
+			int	 base = c | 0x20;
+
+			p++;
+			do {
+				if (NC(p) == '_')
+					p++;
+				c = NC(p);
+				if (!(base == 'x' ? (c >= 0 && strchr(
+				    "0123456789abcdefABCDEF", c) != NULL &&
+				    c != 0) : base == 'o' ? (c >= '0' &&
+				    c <= '7') : (c == '0' || c == '1')))
+					return c >= '0' && c <= '9' ?
+					    "invalid digit in literal" :
+					    "invalid number literal";
+				while (c = NC(p), base == 'x' ? (c >= 0 &&
+				    c != 0 && strchr("0123456789abcdefABCDEF",
+				    c) != NULL) : base == 'o' ? (c >= '0' &&
+				    c <= '7') : (c == '0' || c == '1'))
+					p++;
+			} while (NC(p) == '_');
+			if (base != 'x' && NC(p) >= '0' && NC(p) <= '9')
+				return "invalid digit in literal";
+			if (!number_end_ok(s, p, end))
+				return "invalid number literal";
+			*ret_end = p;
+			return NULL;
+		}
+		/* Zeros, maybe an old-style octal (not allowed any more). */
+		{
+			int	 nonzero = 0;
+
+			for (;;) {
+				if (NC(p) == '_') {
+					p++;
+					if (!(NC(p) >= '0' && NC(p) <= '9'))
+						return "invalid decimal literal";
+				}
+				if (NC(p) != '0')
+					break;
+				p++;
+			}
+			if (NC(p) >= '0' && NC(p) <= '9') {
+				nonzero = 1;
+				if ((p = decimal_tail(s, p + 1, end)) == 0)
+					return "invalid decimal literal";
+			}
+			c = NC(p);
+			if (c == '.') {
+				p++;
+				goto fraction;
+			}
+			if (c == 'e' || c == 'E')
+				goto exponent;
+			if (c == 'j' || c == 'J')
+				goto imaginary;
+			if (nonzero)
+				return "leading zeros in decimal integer "
+				    "literals are not permitted";
+			if (!number_end_ok(s, p, end))
+				return "invalid decimal literal";
+			*ret_end = p;
+			return NULL;
 		}
 	}
-	if (i < end && (s[i] == 'j' || s[i] == 'J'))
-		i++;
-	return i;
+	if ((p = decimal_tail(s, p, end)) == 0)
+		return "invalid decimal literal";
+	if (NC(p) == '.') {
+		p++;
+		goto fraction;
+	}
+	goto exponent;
+fraction_digits:
+	/* p is just after the "." of ".5". */
+fraction:
+	if (NC(p) >= '0' && NC(p) <= '9' &&
+	    (p = decimal_tail(s, p + 1, end)) == 0)
+		return "invalid decimal literal";
+exponent:
+	c = NC(p);
+	if (c == 'e' || c == 'E') {
+		size_t	 e = p;
+
+		p++;
+		if (NC(p) == '+' || NC(p) == '-') {
+			p++;
+			if (!(NC(p) >= '0' && NC(p) <= '9'))
+				return "invalid decimal literal";
+		} else if (!(NC(p) >= '0' && NC(p) <= '9')) {
+			/* "1else": the number ends before the "e". */
+			if (!number_end_ok(s, e, end))
+				return "invalid decimal literal";
+			*ret_end = e;
+			return NULL;
+		}
+		if ((p = decimal_tail(s, p + 1, end)) == 0)
+			return "invalid decimal literal";
+	}
+	c = NC(p);
+imaginary:
+	if (c == 'j' || c == 'J') {
+		p++;
+		if (!number_end_ok(s, p, end))
+			return "invalid imaginary literal";
+	} else if (!number_end_ok(s, p, end))
+		return "invalid decimal literal";
+	*ret_end = p;
+	return NULL;
 }
 
 /* Length of the operator at s[i], 0 when there is none. */
@@ -880,6 +1093,19 @@ lex_range(struct lexer *lx, size_t start, size_t end)
 					return -1;
 				continue;
 			}
+			if (lx->check_utf8 && lx->fdepth == 0) {
+				const char *e = NULL;
+
+				for (size_t h = i; h < k; h++)
+					if ((unsigned char)s[h] >= 0x80) {
+						e = check_name_utf8(
+						    (const unsigned char *)s + i,
+						    k - i);
+						break;
+					}
+				if (e != NULL)
+					return lex_error(lx, lx->line, e);
+			}
 			if (add_tok(lx, T_NAME, i, k - i, lx->line) < 0)
 				return -1;
 			lx->toks[lx->ntoks - 1].kw =
@@ -894,8 +1120,11 @@ lex_range(struct lexer *lx, size_t start, size_t end)
 		}
 		if (is_digit(c) || (c == '.' && i + 1 < end &&
 		    is_digit((unsigned char)s[i + 1]))) {
-			size_t	 k = lex_number(s, i, end);
+			size_t		 k = i;
+			const char	*e;
 
+			if ((e = lex_number(s, i, end, &k)) != NULL)
+				return lex_error(lx, lx->line, e);
 			if (add_tok(lx, T_NUMBER, i, k - i, lx->line) < 0)
 				return -1;
 			lx->pos = k;
@@ -968,10 +1197,11 @@ utf8_check(const unsigned char *s, size_t n)
 	return 0;
 }
 
-/* A PEP 263 coding cookie in the first two lines that names something
- * other than UTF-8: the file is then not checked as UTF-8. */
+/* A PEP 263 coding cookie in the first two lines: 1 and its name,
+ * normalized as CPython's get_normal_name() does ("utf_8" -> "utf-8",
+ * "latin-1" -> "iso-8859-1"), or 0 when there is none. */
 static int
-other_encoding(const char *s, size_t n)
+coding_cookie(const char *s, size_t n, char *name, size_t namelen)
 {
 	size_t	 i = 0;
 
@@ -985,8 +1215,7 @@ other_encoding(const char *s, size_t n)
 			k++;
 		if (k < e && s[k] == '#') {
 			for (size_t j = k; j + 7 < e; j++) {
-				char		 name[32];
-				size_t		 m = 0, v;
+				size_t	 m = 0, v;
 
 				if (memcmp(s + j, "coding", 6) != 0 ||
 				    (s[j + 6] != ':' && s[j + 6] != '='))
@@ -994,14 +1223,29 @@ other_encoding(const char *s, size_t n)
 				v = j + 7;
 				while (v < e && (s[v] == ' ' || s[v] == '\t'))
 					v++;
-				while (v < e && m + 1 < sizeof name &&
+				while (v < e && m + 1 < namelen &&
 				    (is_name_char((unsigned char)s[v]) ||
-				    s[v] == '-' || s[v] == '.'))
-					name[m++] = (char)(s[v++] | 0x20);
+				    s[v] == '-' || s[v] == '.')) {
+					char	 c = s[v++];
+
+					if (c >= 'A' && c <= 'Z')
+						c |= 0x20;
+					name[m++] = c == '_' ? '-' : c;
+				}
 				name[m] = '\0';
-				return !(strncmp(name, "utf-8", 5) == 0 ||
-				    strncmp(name, "utf_8", 5) == 0 ||
-				    strcmp(name, "utf8") == 0);
+				if (m == 0)
+					continue;
+				if (strcmp(name, "utf-8") == 0 ||
+				    strncmp(name, "utf-8-", 6) == 0)
+					snprintf(name, namelen, "utf-8");
+				else if (strcmp(name, "latin-1") == 0 ||
+				    strcmp(name, "iso-8859-1") == 0 ||
+				    strcmp(name, "iso-latin-1") == 0 ||
+				    strncmp(name, "latin-1-", 8) == 0 ||
+				    strncmp(name, "iso-8859-1-", 11) == 0 ||
+				    strncmp(name, "iso-latin-1-", 12) == 0)
+					snprintf(name, namelen, "iso-8859-1");
+				return 1;
 			}
 		} else if (k < e)
 			return 0;	/* code: no cookie on line 2 */
@@ -1010,6 +1254,80 @@ other_encoding(const char *s, size_t n)
 			i += newline_len(s, i, n);
 	}
 	return 0;
+}
+
+enum { ENC_UTF8, ENC_ASCII, ENC_OTHER, ENC_UNKNOWN };
+
+/* What a cookie's encoding means for the scan. Python knows every codec;
+ * this knows the families source files use (docs/scan.md). */
+static int
+encoding_kind(const char *name)
+{
+	static const char *const utf8[] = { "utf-8", "utf8", "u8", "utf",
+	    "cp65001", NULL };
+	static const char *const ascii[] = { "ascii", "us-ascii", "646",
+	    "us", NULL };
+	static const char *const families[] = { "latin", "iso", "cp", "ibm",
+	    "windows-", "mac", "koi8", "euc", "shift", "sjis", "s-jis", "gb",
+	    "big5", "hz", "johab", "ks", "tis", "ptcp", "hp-roman", "kz",
+	    "l1", "l2", "l3", "l4", "l5", "l6", "l7", "l8", "l9", "l10",
+	    "utf-16", "utf-32", "utf16", "utf32", "cyrillic", "greek",
+	    "hebrew", "arabic", "thai", NULL };
+
+	for (int i = 0; utf8[i]; i++)
+		if (strcmp(name, utf8[i]) == 0)
+			return ENC_UTF8;
+	for (int i = 0; ascii[i]; i++)
+		if (strcmp(name, ascii[i]) == 0)
+			return ENC_ASCII;
+	for (int i = 0; families[i]; i++)
+		if (strncmp(name, families[i], strlen(families[i])) == 0)
+			return ENC_OTHER;
+	return ENC_UNKNOWN;
+}
+
+/* Code points Python rejects in identifiers that show up in real files
+ * (no-break and other spaces, typographic quotes, currency, symbols,
+ * emoji). An approximation of XID_Start/XID_Continue; see docs/scan.md. */
+static int
+bad_identifier_char(unsigned cp)
+{
+	if (cp >= 0xa0 && cp <= 0xbf)
+		return cp != 0xaa && cp != 0xb5 && cp != 0xba && cp != 0xb7;
+	if (cp == 0xd7 || cp == 0xf7)
+		return 1;
+	if (cp >= 0x2000 && cp <= 0x206f)
+		return cp != 0x203f && cp != 0x2040 && cp != 0x2054;
+	return (cp >= 0x20a0 && cp <= 0x20cf) ||
+	    (cp >= 0x2190 && cp <= 0x23ff) || (cp >= 0x2500 && cp <= 0x27bf) ||
+	    (cp >= 0x3000 && cp <= 0x3003) || cp == 0xfeff || cp == 0xfffd ||
+	    (cp >= 0x1f300 && cp <= 0x1faff);
+}
+
+/* A NAME token with bytes >= 0x80: valid UTF-8 of identifier characters.
+ * Returns NULL or the error. */
+static const char *
+check_name_utf8(const unsigned char *s, size_t n)
+{
+	if (utf8_check(s, n) != 0)
+		return "invalid UTF-8";
+	for (size_t i = 0; i < n;) {
+		unsigned	 cp;
+		size_t		 len;
+
+		if (s[i] < 0x80) {
+			i++;
+			continue;
+		}
+		len = (s[i] & 0xe0) == 0xc0 ? 2 : (s[i] & 0xf0) == 0xe0 ? 3 : 4;
+		cp = s[i] & (len == 2 ? 0x1f : len == 3 ? 0x0f : 0x07);
+		for (size_t k = 1; k < len; k++)
+			cp = (cp << 6) | (s[i + k] & 0x3f);
+		if (bad_identifier_char(cp))
+			return "invalid character";
+		i += len;
+	}
+	return NULL;
 }
 
 /* --- structure and rules ------------------------------------------------ */
@@ -1492,6 +1810,10 @@ scan_simple(struct scan *sc, size_t a, size_t b)
 
 	if (a >= b)
 		return;
+	if (toks[a].kw == KW_RAISE && find_level(toks, a, b, OP1(','), 1) < b) {
+		lex_error(sc->lx, toks[a].line, "invalid syntax");	/* py2 */
+		return;
+	}
 	if (toks[a].type == T_NAME && toks[a].kw == KW_ASSERT) {
 		ca = a + 1;
 		cb = find_level(toks, ca, b, OP1(','), 1);
@@ -1584,6 +1906,45 @@ scan_decorator(struct scan *sc, size_t a, size_t b)
 			sc->deco_autouse = 1;
 }
 
+/* Grammar errors the tokens of one logical line show by themselves, most
+ * of them Python 2 left-overs: two operands side by side ("print x",
+ * "exec code in ns", "ur''", "123L"), a keyword as an attribute name,
+ * "lambda (x, y):". */
+static int
+check_line(struct scan *sc, size_t a, size_t b)
+{
+	struct lexer	*lx = sc->lx;
+	const struct tok *toks = lx->toks;
+
+	if (toks[a].kw == KW_FROM || toks[a].kw == KW_IMPORT)
+		return 0;	/* "from ...pkg import x" */
+	for (size_t k = a + 1; k < b; k++) {
+		const struct tok *p = &toks[k - 1], *c = &toks[k];
+
+		if (tok_is_op(p, OP1('.')) && c->type == T_NAME &&
+		    c->kw != KW_NONE && c->kw != KW_IMPORT)
+			return lex_error(lx, c->line, "invalid syntax");
+		if (p->type == T_NAME && p->kw == KW_LAMBDA &&
+		    tok_is_op(c, OP1('(')))
+			return lex_error(lx, c->line, "invalid syntax");
+		if (!ends_primary(p))
+			continue;
+		if (c->type == T_STRING) {
+			if (p->type == T_STRING || p->type == T_FEND)
+				continue;
+		} else if (!tok_is_name(c) && c->type != T_NUMBER &&
+		    !tok_is_op(c, OP1('{')) && !tok_is_op(c, OP3('.', '.', '.')))
+			continue;
+		/* The soft keywords: "match x:", "case [a, b]:". */
+		if (k - 1 == a && (tok_eq(sc, p, "match") ||
+		    tok_eq(sc, p, "case")) &&
+		    find_level(toks, k, b, OP1(':'), 1) < b)
+			continue;
+		return lex_error(lx, c->line, "invalid syntax");
+	}
+	return 0;
+}
+
 /* One logical line, tokens [a, b) without its NEWLINE. Returns 1 when it
  * is a block header waiting for its indented body, 0, or -1 on a syntax
  * error (recorded in the lexer). */
@@ -1621,11 +1982,22 @@ scan_line(struct scan *sc, size_t a, size_t b, int *pending)
 			return lex_error(lx, toks[t].line, "invalid syntax");
 		if (t + 2 < b && tok_is_op(&toks[t + 2], OP1('(')))
 			open = t + 2;
-		else if (kw == KW_DEF)
+		else if (kw == KW_DEF || t + 2 >= b ||
+		    !tok_is_op(&toks[t + 2], OP1(':')))
 			return lex_error(lx, toks[t].line, "invalid syntax");
 		hc = find_level(toks, t + 2, b, OP1(':'), 0);
 		if (hc == b)
 			return lex_error(lx, toks[t].line, "expected ':'");
+		for (size_t k = open + 1; kw == KW_DEF &&
+		    k < (size_t)toks[open].match; k++) {
+			if (tok_is_op(&toks[k], OP1('(')) &&
+			    (tok_is_op(&toks[k - 1], OP1('(')) ||
+			    tok_is_op(&toks[k - 1], OP1(','))))
+				return lex_error(lx, toks[k].line,
+				    "invalid syntax");
+			if (toks[k].match >= 0 && (size_t)toks[k].match > k)
+				k = (size_t)toks[k].match;
+		}
 		scan_calls(sc, a, hc, 0, 0, open);
 		if ((si = new_scope(sc, kw, &toks[t + 1], open)) < 0)
 			return -1;
@@ -1641,6 +2013,10 @@ scan_line(struct scan *sc, size_t a, size_t b, int *pending)
 	}
 	if (is_compound(sc, &toks[t]) || kw == KW_FOR || kw == KW_WITH) {
 		hc = find_level(toks, t, b, OP1(':'), 1);
+		if (hc < b && kw == KW_EXCEPT &&
+		    find_level(toks, t + 1, hc, OP1(','), 1) < hc)
+			return lex_error(lx, toks[t].line, "multiple exception "
+			    "types must be parenthesized");
 		if (hc < b) {
 			scan_calls(sc, a, hc, 0, 0, (size_t)-1);
 			scan_simple_list(sc, hc + 1, b);
@@ -1696,7 +2072,10 @@ scan_tokens(struct scan *sc)
 		for (e = i; toks[e].type != T_NEWLINE && toks[e].type != T_END;
 		    e++)
 			;
-		if ((r = scan_line(sc, i, e, &pending)) < 0)
+		if (check_line(sc, i, e) < 0 ||
+		    (r = scan_line(sc, i, e, &pending)) < 0)
+			return -1;
+		if (lx->failed)
 			return -1;
 		expect = r;
 		i = toks[e].type == T_NEWLINE ? e + 1 : e;
@@ -1992,7 +2371,8 @@ flaky_pyscan_buffer(const char *src, size_t len,
 	struct flaky_scan_result *res;
 	struct lexer	*lx = NULL;
 	struct scan	 sc;
-	size_t		 start = 0, bad;
+	size_t		 start = 0;
+	char		 encname[32];
 	int		 rc = 0;
 
 	*ret = NULL;
@@ -2019,17 +2399,32 @@ flaky_pyscan_buffer(const char *src, size_t len,
 	}
 	if (len >= 3 && memcmp(src, "\xef\xbb\xbf", 3) == 0)
 		start = 3;
-	if (!other_encoding(src + start, len - start) &&
-	    (bad = utf8_check((const unsigned char *)src + start,
-	    len - start)) != 0) {
-		int	 line = 1;
+	lx->check_utf8 = 1;
+	if (coding_cookie(src + start, len - start, encname,
+	    sizeof encname)) {
+		int	 kind = encoding_kind(encname);
+		char	 msg[96];
 
-		for (size_t i = start; i < start + bad - 1; i++)
-			if (src[i] == '\n' || (src[i] == '\r' &&
-			    (i + 1 >= len || src[i + 1] != '\n')))
-				line++;
-		lex_error(lx, line, "invalid UTF-8");
-		goto invalid;
+		if (start > 0 && strcmp(encname, "utf-8") != 0) {
+			snprintf(msg, sizeof msg, "encoding problem: %s with BOM",
+			    encname);
+			lex_error(lx, 1, msg);
+			goto invalid;
+		}
+		if (kind == ENC_UNKNOWN) {
+			snprintf(msg, sizeof msg, "unknown encoding: %s", encname);
+			lex_error(lx, 1, msg);
+			goto invalid;
+		}
+		if (kind == ENC_ASCII) {
+			for (size_t i = start; i < len; i++)
+				if ((unsigned char)src[i] >= 0x80) {
+					lex_error(lx, 1, "non-ASCII byte in an "
+					    "ASCII file");
+					goto invalid;
+				}
+		}
+		lx->check_utf8 = kind == ENC_UTF8;
 	}
 	if (lex_range(lx, start, len) < 0)
 		goto invalid;
