@@ -1,0 +1,2 @@
+# coding: no-such-codec
+x = 1
