@@ -227,8 +227,7 @@ id_hash(const char *s, size_t n)
 static int
 id_eq(const char *test, const char *s, size_t n)
 {
-	return strncmp(test, s, n) == 0 && test[n] == '\0' &&
-	    memchr(s, '\0', n) == NULL;
+	return strnlen(test, n + 1) == n && memcmp(test, s, n) == 0;
 }
 
 /* Put result idx in the id table, growing (and so rebuilding) it. */

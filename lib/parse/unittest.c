@@ -216,6 +216,9 @@ end_block(struct parse_ctx *ctx, struct unittest *st)
 	o = st->block == B_FAIL ? FLAKY_FAIL : st->block == B_ERROR ?
 	    FLAKY_ERROR : FLAKY_XPASS;
 	st->block = B_NONE;
+	/* An id is kept up to a NUL (parse_add copies a C string). */
+	if (st->bid.len > 0)
+		st->bid.len = strnlen(st->bid.data, st->bid.len);
 	if (st->bid.len == 0)
 		return 0;
 	if ((idx = parse_find(ctx, st->bid.data, st->bid.len)) < 0) {
