@@ -4,6 +4,7 @@
 #define FLAKYCTL_H
 
 #include <getopt.h>
+#include <stdint.h>
 #include <stdio.h>
 
 enum ctl_format {
@@ -64,6 +65,10 @@ struct ctl_command {
 int	 cmd_analyze(struct ctl *, int, char **);
 int	 cmd_report(struct ctl *, int, char **);
 int	 cmd_scan(struct ctl *, int, char **);
+
+/* --since and --until as the report commands take them (report.c). */
+int	 parse_window(const char *cmd, const char *since, const char *until,
+	    int64_t *ret_since, int64_t *ret_until);
 
 /* JSON output helpers (json.c). */
 void	 json_string(FILE *, const char *);

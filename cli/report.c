@@ -1,13 +1,124 @@
-/* placeholder */
-#include "config.h"
+/* flakyctl report: the ranked tests of a window, from the database. */
+#include "buildconf.h"
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "flakyctl.h"
+#include "output.h"
+#include "store.h"
+#include "util.h"
+
+/* --since and --until: a duration back from until, a date or a time. */
+int
+parse_window(const char *cmd, const char *since, const char *until,
+    int64_t *ret_since, int64_t *ret_until)
+{
+	int64_t	 u, s, d;
+
+	u = flaky_now_ms();
+	if (until != NULL && flaky_parse_time(until, &u) < 0) {
+		ctl_usage_error(cmd, "--until: expected a date (2026-11-01) or "
+		    "an ISO 8601 time, got '%s'", until);
+		return -1;
+	}
+	if (since == NULL)
+		s = INT64_MIN;
+	else if (flaky_parse_duration(since, &d) == 0)
+		s = u - d;
+	else if (flaky_parse_time(since, &s) < 0) {
+		ctl_usage_error(cmd, "--since: expected a duration (30d, 12h, "
+		    "2w, 1h30m), a date (2026-11-01) or an ISO 8601 time, got "
+		    "'%s'", since);
+		return -1;
+	}
+	if (s != INT64_MIN && s >= u) {
+		ctl_usage_error(cmd, "--since must be before --until");
+		return -1;
+	}
+	*ret_since = s;
+	*ret_until = u;
+	return 0;
+}
 
 int
 cmd_report(struct ctl *ctl, int argc, char **argv)
 {
-	(void)ctl;
-	(void)argc;
-	(void)argv;
-	return EXIT_ERROR;
+	static const struct option longopts[] = {
+		{ "since", required_argument, NULL, 's' },
+		{ "until", required_argument, NULL, 'u' },
+		{ "target", required_argument, NULL, 'T' },
+		{ "fail-on", required_argument, NULL, 'F' },
+		CTL_GLOBAL_LONGOPTS,
+		{ NULL, 0, NULL, 0 }
+	};
+	struct flaky_store *store = NULL;
+	struct flaky_test_row *rows = NULL;
+	struct report_head head;
+	struct flaky_query q;
+	size_t		 nrows = 0;
+	const char	*since = "30d", *until = NULL, *target = NULL;
+	char		 err[1024];
+	int		 c, fail_mask = 0, ret = EXIT_ERROR;
+
+	while ((c = getopt_long(argc, argv, "s:u:T:", longopts, NULL)) != -1) {
+		switch (c) {
+		case 's':
+			since = optarg;
+			break;
+		case 'u':
+			until = optarg;
+			break;
+		case 'T':
+			target = optarg;
+			break;
+		case 'F':
+			if (parse_fail_on("report", optarg, &fail_mask) < 0)
+				return EXIT_ERROR;
+			break;
+		case '?':
+			ctl_usage_error("report", "unknown option");
+			return EXIT_ERROR;
+		default:
+			if (ctl_global_option(ctl, c, optarg) < 0)
+				return EXIT_ERROR;
+		}
+	}
+	if (optind < argc) {
+		ctl_usage_error("report", "unexpected argument '%s'",
+		    argv[optind]);
+		return EXIT_ERROR;
+	}
+	if (ctl_check_format(ctl, "report", 1 << FORMAT_TABLE |
+	    1 << FORMAT_JSON | 1 << FORMAT_CSV | 1 << FORMAT_MARKDOWN) < 0)
+		return EXIT_ERROR;
+	memset(&q, 0, sizeof q);
+	if (parse_window("report", since, until, &q.since_ms, &q.until_ms) < 0)
+		return EXIT_ERROR;
+	q.target = target;
+	if (flaky_store_open(ctl_db_path(ctl), FLAKY_STORE_READONLY, &store,
+	    err, sizeof err) < 0) {
+		fprintf(stderr, "flakyctl: %s\n", err);
+		return EXIT_ERROR;
+	}
+	memset(&head, 0, sizeof head);
+	head.target = target;
+	head.since_ms = q.since_ms;
+	head.until_ms = q.until_ms;
+	if (flaky_store_run_counts(store, &q, &head.runs, err,
+	    sizeof err) < 0 || flaky_store_test_stats(store, &q, &rows,
+	    &nrows, err, sizeof err) < 0) {
+		fprintf(stderr, "flakyctl: %s\n", err);
+		goto out;
+	}
+	sort_rows(rows, nrows);
+	print_report(ctl, &head, rows, nrows);
+	ret = fail_mask && gate_tripped(rows, nrows, fail_mask) ?
+	    EXIT_FOUND : EXIT_OK;
+out:
+	flaky_test_rows_free(rows, nrows);
+	flaky_store_close(store);
+	return ret;
 }

@@ -37,4 +37,8 @@ int	 flaky_run_start(struct flaky_spawner *, const struct flaky_run_spec *,
 void	 flaky_run_stop(struct flaky_run *);
 void	 flaky_run_free(struct flaky_run *);
 
+/* git HEAD of dir when it is a git work tree ("" otherwise, *ret NULL).
+ * Synchronous (a few milliseconds): call it once per trigger or analyze
+ * call, before runs are in flight. */
+int	 flaky_revision_git(const char *dir, char **ret);
 #endif

@@ -241,8 +241,12 @@ proc_read_cb(struct bufferevent *bev, void *arg)
 	struct evbuffer_iovec	 v[8];
 	int			 n;
 
-	while ((n = evbuffer_peek(in, -1, NULL, v, 8)) > 0) {
+	while (evbuffer_get_length(in) > 0) {
 		size_t	 total = 0;
+
+		/* Empty chains count too: never trust n alone. */
+		if ((n = evbuffer_peek(in, -1, NULL, v, 8)) <= 0)
+			break;
 
 		if (n > 8)
 			n = 8;

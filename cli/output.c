@@ -1,0 +1,428 @@
+/* The one place that turns per-test statistics into text, so analyze and
+ * report print the same thing. */
+#include "buildconf.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "output.h"
+#include "stats.h"
+#include "util.h"
+
+#define COLOR_RED	"\033[1;31m"
+#define COLOR_YELLOW	"\033[1;33m"
+#define COLOR_MAGENTA	"\033[1;35m"
+#define COLOR_DIM	"\033[2m"
+#define COLOR_OFF	"\033[0m"
+
+int
+parse_fail_on(const char *cmd, const char *list, int *mask)
+{
+	char	*copy, *tok, *save = NULL;
+	int	 m = 0, t;
+
+	if ((copy = strdup(list)) == NULL)
+		return -1;
+	for (tok = strtok_r(copy, ",", &save); tok != NULL;
+	    tok = strtok_r(NULL, ",", &save)) {
+		t = flaky_tier_from_name(tok);
+		if (t != FLAKY_TIER_CRITICAL && t != FLAKY_TIER_WARNING &&
+		    t != FLAKY_TIER_BROKEN) {
+			ctl_usage_error(cmd, "--fail-on: unknown tier '%s' "
+			    "(expected critical, warning or broken)", tok);
+			free(copy);
+			return -1;
+		}
+		m |= 1 << t;
+		/* "warning" means warning or worse. */
+		if (t == FLAKY_TIER_WARNING)
+			m |= 1 << FLAKY_TIER_CRITICAL;
+	}
+	free(copy);
+	if (m == 0) {
+		ctl_usage_error(cmd, "--fail-on: empty tier list");
+		return -1;
+	}
+	*mask = m;
+	return 0;
+}
+
+int
+gate_tripped(const struct flaky_test_row *v, size_t n, int mask)
+{
+	for (size_t i = 0; i < n; i++)
+		if (mask & (1 << flaky_tier(v[i].failures, v[i].runs)))
+			return 1;
+	return 0;
+}
+
+/* Rank of a tier in the table: the most urgent first. */
+static int
+tier_rank(int t)
+{
+	switch (t) {
+	case FLAKY_TIER_CRITICAL: return 0;
+	case FLAKY_TIER_WARNING: return 1;
+	case FLAKY_TIER_BROKEN: return 2;
+	case FLAKY_TIER_NOISE: return 3;
+	default: return 4;
+	}
+}
+
+static int
+cmp_rows(const void *a, const void *b)
+{
+	const struct flaky_test_row *x = a, *y = b;
+	int	 tx = tier_rank(flaky_tier(x->failures, x->runs));
+	int	 ty = tier_rank(flaky_tier(y->failures, y->runs));
+	double	 rx, ry;
+	int	 c;
+
+	if (tx != ty)
+		return tx - ty;
+	rx = x->runs ? (double)x->failures / (double)x->runs : 0;
+	ry = y->runs ? (double)y->failures / (double)y->runs : 0;
+	if (rx != ry)
+		return rx > ry ? -1 : 1;
+	if (x->runs != y->runs)
+		return x->runs > y->runs ? -1 : 1;
+	if ((c = strcmp(x->target, y->target)) != 0)
+		return c;
+	return strcmp(x->test, y->test);
+}
+
+void
+sort_rows(struct flaky_test_row *v, size_t n)
+{
+	qsort(v, n, sizeof *v, cmp_rows);
+}
+
+/* "0.2 s", "35 ms", "2m05s" */
+static void
+fmt_ms(double ms, char *buf, size_t len)
+{
+	if (isnan(ms))
+		snprintf(buf, len, "?");
+	else if (ms < 1000)
+		snprintf(buf, len, "%.0f ms", ms);
+	else if (ms < 60000)
+		snprintf(buf, len, "%.1f s", ms / 1000);
+	else
+		snprintf(buf, len, "%dm%02ds", (int)(ms / 60000),
+		    (int)fmod(ms / 1000, 60));
+}
+
+/* The first line of a message, cut to width. */
+static void
+first_line(const char *s, char *buf, size_t len)
+{
+	size_t	 n;
+
+	while (*s == ' ' || *s == '\n')
+		s++;
+	n = strcspn(s, "\n");
+	if (n >= len) {
+		n = len - 4;
+		snprintf(buf, len, "%.*s...", (int)n, s);
+	} else
+		snprintf(buf, len, "%.*s", (int)n, s);
+}
+
+static void
+print_head_table(struct ctl *ctl, const struct report_head *h)
+{
+	char	 a[32], b[32], d[32];
+
+	if (h->command != NULL) {
+		fmt_ms((double)h->wall_us / 1000.0, d, sizeof d);
+		printf("%lld runs of %s (target %s) in %s", (long long)
+		    h->runs.runs, h->command, h->target, d);
+	} else {
+		if (h->since_ms == INT64_MIN)
+			snprintf(a, sizeof a, "the beginning");
+		else
+			flaky_format_time(h->since_ms, a, sizeof a);
+		flaky_format_time(h->until_ms, b, sizeof b);
+		printf("%lld runs%s%s from %s to %s", (long long)h->runs.runs,
+		    h->target ? " of " : "", h->target ? h->target : "", a, b);
+	}
+	if (h->runs.timeout || h->runs.error || h->runs.interrupted ||
+	    h->runs.skipped)
+		printf(": %lld done, %lld timed out, %lld errors, "
+		    "%lld interrupted, %lld skipped", (long long)h->runs.done,
+		    (long long)h->runs.timeout, (long long)h->runs.error,
+		    (long long)h->runs.interrupted, (long long)h->runs.skipped);
+	printf("\n");
+	(void)ctl;
+}
+
+static int
+print_table(struct ctl *ctl, const struct report_head *h,
+    const struct flaky_test_row *v, size_t n)
+{
+	size_t	 width = 20, noise = 0, stable = 0;
+	char	 pm[32], fm[32], msg[160];
+
+	print_head_table(ctl, h);
+	for (size_t i = 0; i < n; i++) {
+		int t = flaky_tier(v[i].failures, v[i].runs);
+		size_t l = strlen(v[i].test);
+
+		if (t != FLAKY_TIER_NOISE && t != FLAKY_TIER_STABLE &&
+		    l > width)
+			width = l > 70 ? 70 : l;
+	}
+	for (size_t i = 0; i < n; i++) {
+		const struct flaky_test_row *r = &v[i];
+		int	 t = flaky_tier(r->failures, r->runs);
+		double	 lo, hi, rate;
+		const char *color = "";
+
+		if (t == FLAKY_TIER_NOISE) {
+			noise++;
+			continue;
+		}
+		if (t == FLAKY_TIER_STABLE) {
+			stable++;
+			continue;
+		}
+		if (ctl->color)
+			color = t == FLAKY_TIER_CRITICAL ? COLOR_RED :
+			    t == FLAKY_TIER_WARNING ? COLOR_YELLOW :
+			    COLOR_MAGENTA;
+		rate = r->runs ? 100.0 * (double)r->failures /
+		    (double)r->runs : 0;
+		flaky_wilson(r->failures, r->runs, FLAKY_Z95, &lo, &hi);
+		printf("%s%-9s%s %-*s %6.1f%%  %lld/%lld", color,
+		    t == FLAKY_TIER_CRITICAL ? "CRITICAL" :
+		    t == FLAKY_TIER_WARNING ? "WARNING" : "BROKEN",
+		    *color ? COLOR_OFF : "", (int)width, r->test, rate,
+		    (long long)r->failures, (long long)r->runs);
+		if (t != FLAKY_TIER_BROKEN) {
+			printf("  [%.0f%%-%.0f%%]", 100 * lo, 100 * hi);
+			if (!isnan(r->median_ms_fail) &&
+			    !isnan(r->median_ms_pass)) {
+				fmt_ms(r->median_ms_fail, fm, sizeof fm);
+				fmt_ms(r->median_ms_pass, pm, sizeof pm);
+				printf("  fails in ~%s, passes in ~%s", fm, pm);
+			}
+		}
+		if (h->target == NULL)
+			printf("  (%s)", r->target);
+		printf("\n");
+		if (r->top_message != NULL) {
+			first_line(r->top_message, msg, sizeof msg);
+			printf("%s          %s%s\n", ctl->color ? COLOR_DIM : "",
+			    msg, ctl->color ? COLOR_OFF : "");
+		}
+	}
+	if (noise > 0)
+		printf("noise     %zu test%s under 5%%\n", noise,
+		    noise == 1 ? "" : "s");
+	if (stable > 0)
+		printf("stable    %zu test%s\n", stable, stable == 1 ? "" : "s");
+	if (n == 0)
+		printf("no test results in this window\n");
+	return 0;
+}
+
+static void
+json_ms(const char *key, double v)
+{
+	printf(", \"%s\": ", key);
+	json_double(stdout, v);
+}
+
+static void
+json_time(int64_t ms)
+{
+	char	 buf[32];
+
+	if (ms == INT64_MIN || ms == INT64_MAX)
+		printf("null");
+	else
+		printf("\"%s\"", flaky_format_time(ms, buf, sizeof buf));
+}
+
+static int
+print_json(const struct report_head *h, const struct flaky_test_row *v,
+    size_t n)
+{
+	printf("{\"target\": ");
+	json_string(stdout, h->target);
+	printf(", \"command\": ");
+	json_string(stdout, h->command);
+	printf(", \"since\": ");
+	json_time(h->since_ms);
+	printf(", \"until\": ");
+	json_time(h->until_ms);
+	if (h->revision != NULL) {
+		printf(", \"revision\": ");
+		json_string(stdout, h->revision);
+	}
+	printf(",\n \"runs\": {\"total\": %lld, \"done\": %lld, \"timeout\": "
+	    "%lld, \"error\": %lld, \"interrupted\": %lld, \"skipped\": %lld}",
+	    (long long)h->runs.runs, (long long)h->runs.done,
+	    (long long)h->runs.timeout, (long long)h->runs.error,
+	    (long long)h->runs.interrupted, (long long)h->runs.skipped);
+	printf(",\n \"tests\": [");
+	for (size_t i = 0; i < n; i++) {
+		const struct flaky_test_row *r = &v[i];
+		double	 lo, hi;
+		int64_t	 need;
+
+		flaky_wilson(r->failures, r->runs, FLAKY_Z95, &lo, &hi);
+		need = flaky_runs_needed(r->failures, r->runs);
+		printf("%s\n  {\"target\": ", i ? "," : "");
+		json_string(stdout, r->target);
+		printf(", \"test\": ");
+		json_string(stdout, r->test);
+		printf(", \"runs\": %lld, \"failures\": %lld, \"skips\": %lld",
+		    (long long)r->runs, (long long)r->failures,
+		    (long long)r->skips);
+		printf(", \"fail_rate\": ");
+		json_double(stdout, r->runs ? (double)r->failures /
+		    (double)r->runs : 0);
+		printf(", \"ci_low\": ");
+		json_double(stdout, lo);
+		printf(", \"ci_high\": ");
+		json_double(stdout, hi);
+		printf(", \"tier\": \"%s\"",
+		    flaky_tier_name(flaky_tier(r->failures, r->runs)));
+		json_ms("median_ms_pass", r->median_ms_pass);
+		json_ms("median_ms_fail", r->median_ms_fail);
+		json_ms("p90_ms_pass", r->p90_ms_pass);
+		json_ms("p90_ms_fail", r->p90_ms_fail);
+		printf(", \"top_message\": ");
+		json_string(stdout, r->top_message);
+		printf(", \"top_message_count\": %lld",
+		    (long long)r->top_message_count);
+		if (need < 0)
+			printf(", \"runs_needed\": null");
+		else
+			printf(", \"runs_needed\": %lld", (long long)need);
+		printf(", \"first_seen\": ");
+		json_time(r->first_ms);
+		printf(", \"last_seen\": ");
+		json_time(r->last_ms);
+		printf("}");
+	}
+	printf("\n ]}\n");
+	return 0;
+}
+
+/* A CSV field, quoted when needed (RFC 4180). */
+static void
+csv_field(const char *s)
+{
+	if (s == NULL)
+		return;
+	if (strpbrk(s, ",\"\n\r") == NULL) {
+		fputs(s, stdout);
+		return;
+	}
+	putchar('"');
+	for (; *s; s++) {
+		if (*s == '"')
+			putchar('"');
+		putchar(*s);
+	}
+	putchar('"');
+}
+
+/* A Markdown table cell: pipes escaped, one line. */
+static void
+md_cell(const char *s)
+{
+	for (; s && *s; s++) {
+		if (*s == '|')
+			fputs("\\|", stdout);
+		else if (*s == '\n' || *s == '\r')
+			putchar(' ');
+		else
+			putchar(*s);
+	}
+}
+
+static int
+print_rows_flat(int md, const struct flaky_test_row *v, size_t n)
+{
+	char	 msg[160];
+
+	if (md) {
+		printf("| tier | test | target | fail rate | failures | runs "
+		    "| 95%% interval | median pass ms | median fail ms "
+		    "| top message |\n");
+		printf("|---|---|---|---:|---:|---:|---|---:|---:|---|\n");
+	} else
+		printf("tier,target,test,runs,failures,skips,fail_rate,ci_low,"
+		    "ci_high,median_ms_pass,median_ms_fail,runs_needed,"
+		    "top_message\n");
+	for (size_t i = 0; i < n; i++) {
+		const struct flaky_test_row *r = &v[i];
+		const char *tier = flaky_tier_name(flaky_tier(r->failures,
+		    r->runs));
+		double	 lo, hi, rate = r->runs ? (double)r->failures /
+		    (double)r->runs : 0;
+		int64_t	 need = flaky_runs_needed(r->failures, r->runs);
+
+		flaky_wilson(r->failures, r->runs, FLAKY_Z95, &lo, &hi);
+		msg[0] = '\0';
+		if (r->top_message != NULL)
+			first_line(r->top_message, msg, sizeof msg);
+		if (md) {
+			printf("| %s | ", tier);
+			md_cell(r->test);
+			printf(" | ");
+			md_cell(r->target);
+			printf(" | %.1f%% | %lld | %lld | %.1f%%-%.1f%% | ",
+			    100 * rate, (long long)r->failures,
+			    (long long)r->runs, 100 * lo, 100 * hi);
+			if (!isnan(r->median_ms_pass))
+				printf("%.0f", r->median_ms_pass);
+			printf(" | ");
+			if (!isnan(r->median_ms_fail))
+				printf("%.0f", r->median_ms_fail);
+			printf(" | ");
+			md_cell(msg);
+			printf(" |\n");
+			continue;
+		}
+		printf("%s,", tier);
+		csv_field(r->target);
+		putchar(',');
+		csv_field(r->test);
+		printf(",%lld,%lld,%lld,%.6f,%.6f,%.6f,", (long long)r->runs,
+		    (long long)r->failures, (long long)r->skips, rate, lo, hi);
+		if (!isnan(r->median_ms_pass))
+			printf("%.3f", r->median_ms_pass);
+		putchar(',');
+		if (!isnan(r->median_ms_fail))
+			printf("%.3f", r->median_ms_fail);
+		putchar(',');
+		if (need >= 0)
+			printf("%lld", (long long)need);
+		putchar(',');
+		csv_field(msg);
+		putchar('\n');
+	}
+	return 0;
+}
+
+int
+print_report(struct ctl *ctl, const struct report_head *h,
+    const struct flaky_test_row *v, size_t n)
+{
+	switch (ctl->format) {
+	case FORMAT_JSON:
+		return print_json(h, v, n);
+	case FORMAT_CSV:
+		return print_rows_flat(0, v, n);
+	case FORMAT_MARKDOWN:
+		return print_rows_flat(1, v, n);
+	default:
+		return print_table(ctl, h, v, n);
+	}
+}
