@@ -28,7 +28,7 @@ struct flaky_parser {
 	char			*rundir;
 	struct flaky_buf	 line;		/* the partial line */
 	int			 line_cut;	/* the line passed LINE_MAX */
-	struct flaky_buf	 held;		/* look-ahead, NUL-separated */
+	struct flaky_buf	 held;		/* look-ahead: (size_t len, bytes)... */
 	size_t			 nheld;
 	int			 votes[NRUNNERS];
 	int			 gave_up;	/* look-ahead full, no runner */
@@ -153,8 +153,8 @@ parse_find(struct parse_ctx *ctx, const char *test, size_t len)
 	struct flaky_results	*r = ctx->res;
 
 	for (size_t i = r->n; i-- > 0;)
-		if (strncmp(r->v[i].test, test, len) == 0 &&
-		    r->v[i].test[len] == '\0')
+		if (strlen(r->v[i].test) == len &&
+		    memcmp(r->v[i].test, test, len) == 0)
 			return (long)i;
 	return -1;
 }
@@ -239,6 +239,16 @@ flaky_parser_free(struct flaky_parser *p)
 	free(p);
 }
 
+/* Keep a line for the replay; lines may hold NUL bytes, so each is
+ * stored behind its length. */
+static int
+hold(struct flaky_parser *p, const char *s, size_t n)
+{
+	flaky_buf_add(&p->held, &n, sizeof n);
+	flaky_buf_add(&p->held, s, n);
+	return p->held.oom ? -ENOMEM : 0;
+}
+
 /* Pick the runner and replay the held lines to it. */
 static int
 choose(struct flaky_parser *p, const struct runner *r)
@@ -253,11 +263,13 @@ choose(struct flaky_parser *p, const struct runner *r)
 	s = p->held.data;
 	end = s + p->held.len;
 	while (s != NULL && s < end) {
-		size_t	 n = strlen(s);
+		size_t	 n;
 
+		memcpy(&n, s, sizeof n);
+		s += sizeof n;
 		if ((e = r->line(&p->ctx, s, n)) < 0)
 			return e;
-		s += n + 1;
+		s += n;
 	}
 	flaky_buf_free(&p->held);
 	p->nheld = 0;
@@ -274,25 +286,16 @@ detect_line(struct flaky_parser *p, const char *s, size_t n)
 		int	 v = runners[i]->detect(s, n);
 
 		if (v >= 2) {
-			if (!p->gave_up) {
-				flaky_buf_add(&p->held, s, n);
-				flaky_buf_addc(&p->held, '\0');
-				if (p->held.oom)
-					return -ENOMEM;
-			} else {
-				/* Too late for the look-ahead: start here. */
-				flaky_buf_add(&p->held, s, n);
-				flaky_buf_addc(&p->held, '\0');
-			}
+			/* After the look-ahead gave up, start here. */
+			if (hold(p, s, n) < 0)
+				return -ENOMEM;
 			return choose(p, runners[i]);
 		}
 		p->votes[i] += v;
 	}
 	if (p->gave_up)
 		return 0;
-	flaky_buf_add(&p->held, s, n);
-	flaky_buf_addc(&p->held, '\0');
-	if (p->held.oom)
+	if (hold(p, s, n) < 0)
 		return -ENOMEM;
 	if (++p->nheld < LOOKAHEAD_LINES && p->held.len < LOOKAHEAD_BYTES)
 		return 0;
@@ -425,8 +428,7 @@ flaky_parser_finish(struct flaky_parser *p, struct flaky_results *out)
 	if (p->runner != NULL && p->runner->finish != NULL &&
 	    (e = p->runner->finish(&p->ctx)) < 0)
 		return p->error = e;
-	if (p->runner == NULL || p->res.n == 0) {
-		free(p->res.warning);
+	if ((p->runner == NULL || p->res.n == 0) && p->res.warning == NULL) {
 		p->res.warning = strdup(p->runner == NULL ?
 		    "no known test runner output (pytest, unittest, Jest, "
 		    "go test, TAP) was recognized" :
