@@ -2364,38 +2364,24 @@ build_result(struct scan *sc)
 	return sc->oom ? -ENOMEM : 0;
 }
 
-int
-flaky_pyscan_buffer(const char *src, size_t len,
-    struct flaky_scan_result **ret, char *err, size_t errlen)
+/* Tokenize a whole file into lx: 0, or -1 when it is not valid Python
+ * (lx->errmsg) or out of memory (lx->oom). */
+static int
+lex_file(struct lexer *lx, const char *src, size_t len)
 {
-	struct flaky_scan_result *res;
-	struct lexer	*lx = NULL;
-	struct scan	 sc;
 	size_t		 start = 0;
 	char		 encname[32];
-	int		 rc = 0;
 
-	*ret = NULL;
-	memset(&sc, 0, sizeof sc);
-	if (len > FLAKY_PYSCAN_MAX_BYTES)
-		return flaky_error(err, errlen, EFBIG, "larger than %d bytes",
-		    FLAKY_PYSCAN_MAX_BYTES);
-	if ((res = calloc(1, sizeof(*res))) == NULL ||
-	    (lx = calloc(1, sizeof(*lx))) == NULL) {
-		rc = flaky_error(err, errlen, ENOMEM, "out of memory");
-		goto out;
-	}
-	res->bytes = len;
 	lx->src = src;
 	lx->len = len;
 	lx->line = 1;
 	lx->atbol = 1;
 	if (count_newline(lx, 0) < 0)	/* line 1 starts at 0 */
-		goto oom;
+		return -1;
 	lx->line = 1;
-	if (memchr(src, '\0', len) != NULL) {
+	if (len > 0 && memchr(src, '\0', len) != NULL) {
 		lex_error(lx, 1, "source code cannot contain null bytes");
-		goto invalid;
+		return -1;
 	}
 	if (len >= 3 && memcmp(src, "\xef\xbb\xbf", 3) == 0)
 		start = 3;
@@ -2409,43 +2395,68 @@ flaky_pyscan_buffer(const char *src, size_t len,
 			snprintf(msg, sizeof msg, "encoding problem: %s with BOM",
 			    encname);
 			lex_error(lx, 1, msg);
-			goto invalid;
+			return -1;
 		}
 		if (kind == ENC_UNKNOWN) {
 			snprintf(msg, sizeof msg, "unknown encoding: %s", encname);
 			lex_error(lx, 1, msg);
-			goto invalid;
+			return -1;
 		}
 		if (kind == ENC_ASCII) {
 			for (size_t i = start; i < len; i++)
 				if ((unsigned char)src[i] >= 0x80) {
 					lex_error(lx, 1, "non-ASCII byte in an "
 					    "ASCII file");
-					goto invalid;
+					return -1;
 				}
 		}
 		lx->check_utf8 = kind == ENC_UTF8;
 	}
 	if (lex_range(lx, start, len) < 0)
-		goto invalid;
+		return -1;
 	if (lx->fdepth == 0 && lx->depth > 0) {
 		lex_error(lx, lx->toks[lx->brtok[lx->depth - 1]].line,
 		    "bracket was never closed");
-		goto invalid;
+		return -1;
 	}
 	if (lx->ntoks > 0 && lx->toks[lx->ntoks - 1].type != T_NEWLINE &&
 	    lx->toks[lx->ntoks - 1].type != T_DEDENT &&
 	    lx->toks[lx->ntoks - 1].type != T_INDENT &&
 	    add_tok(lx, T_NEWLINE, len, 0, lx->line) < 0)
-		goto invalid;
+		return -1;
 	while (lx->nindent > 0) {
 		lx->nindent--;
 		if (add_tok(lx, T_DEDENT, len, 0, lx->line) < 0)
-			goto invalid;
+			return -1;
 	}
 	if (add_tok(lx, T_END, len, 0, lx->line) < 0)
-		goto invalid;
+		return -1;
 
+	return 0;
+}
+
+int
+flaky_pyscan_buffer(const char *src, size_t len,
+    struct flaky_scan_result **ret, char *err, size_t errlen)
+{
+	struct flaky_scan_result *res;
+	struct lexer	*lx = NULL;
+	struct scan	 sc;
+	int		 rc = 0;
+
+	*ret = NULL;
+	memset(&sc, 0, sizeof sc);
+	if (len > FLAKY_PYSCAN_MAX_BYTES)
+		return flaky_error(err, errlen, EFBIG, "larger than %d bytes",
+		    FLAKY_PYSCAN_MAX_BYTES);
+	if ((res = calloc(1, sizeof(*res))) == NULL ||
+	    (lx = calloc(1, sizeof(*lx))) == NULL) {
+		rc = flaky_error(err, errlen, ENOMEM, "out of memory");
+		goto out;
+	}
+	res->bytes = len;
+	if (lex_file(lx, src, len) < 0)
+		goto invalid;
 	sc.lx = lx;
 	sc.res = res;
 	if (scan_tokens(&sc) < 0 && !sc.oom)
@@ -2480,6 +2491,45 @@ out:
 	}
 	free(sc.scopes);
 	free(sc.finds);
+	return rc;
+}
+
+int
+flaky_pyscan_tokens(const char *src, size_t len, struct flaky_buf *out,
+    char *err, size_t errlen)
+{
+	static const char *const names[] = { "?", "NAME", "NUMBER", "STRING",
+	    "OP", "NEWLINE", "INDENT", "DEDENT", "FSTART", "FEND", "END" };
+	struct lexer	*lx;
+	int		 rc = 0;
+
+	if (len > FLAKY_PYSCAN_MAX_BYTES)
+		return flaky_error(err, errlen, EFBIG, "larger than %d bytes",
+		    FLAKY_PYSCAN_MAX_BYTES);
+	if ((lx = calloc(1, sizeof(*lx))) == NULL)
+		return flaky_error(err, errlen, ENOMEM, "out of memory");
+	if (lex_file(lx, src, len) < 0) {
+		rc = lx->oom ? flaky_error(err, errlen, ENOMEM, "out of memory") :
+		    flaky_error(err, errlen, EINVAL, "line %d: %s", lx->errline,
+		    lx->errmsg);
+		goto out;
+	}
+	for (size_t i = 0; i < lx->ntoks; i++) {
+		const struct tok *t = &lx->toks[i];
+
+		flaky_buf_printf(out, "%d %s", t->line, names[t->type]);
+		if (t->type <= T_OP) {
+			flaky_buf_addc(out, ' ');
+			flaky_buf_add(out, src + t->off, t->len);
+		}
+		flaky_buf_addc(out, '\n');
+	}
+	if (out->oom)
+		rc = flaky_error(err, errlen, ENOMEM, "out of memory");
+out:
+	free(lx->toks);
+	free(lx->lines);
+	free(lx);
 	return rc;
 }
 

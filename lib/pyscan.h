@@ -74,6 +74,14 @@ int	 flaky_pyscan_file(const char *path, struct flaky_scan_result **ret,
 	    char *err, size_t errlen);
 void	 flaky_scan_result_free(struct flaky_scan_result *);
 
+/* The token stream of src, for tests and debugging: one token per line,
+ * "LINE TYPE TEXT" (TYPE one of NAME NUMBER STRING OP NEWLINE INDENT
+ * DEDENT FSTART FEND END; TEXT for the first four). Returns 0, -EINVAL
+ * when src is not valid Python (err: "line N: reason") or -ENOMEM. */
+struct flaky_buf;
+int	 flaky_pyscan_tokens(const char *src, size_t len, struct flaky_buf *out,
+	    char *err, size_t errlen);
+
 /* "comparison", "unittest", "torch", "numpy", "approx"; NULL if unknown. */
 const char *flaky_finding_category_name(int category);
 
