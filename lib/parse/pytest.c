@@ -32,8 +32,9 @@ enum section {
 #define F_BLOCK		0x02	/* its message comes from a FAILURES block */
 
 /* Bounds on what a hostile output can make us keep. */
-#define MAX_BLOCKS	65536
-#define MAX_TITLE	8192
+#define MAX_BLOCKS	32768	/* kept FAILURES blocks (each <= 4 KiB) */
+#define MAX_TITLE	2048	/* a longer block title is not kept */
+#define MAX_SPLITS	64	/* places tried where a summary id may end */
 
 /* A FAILURES / ERRORS block, kept until every result is known. */
 struct block {
@@ -526,7 +527,7 @@ end_block(struct pytest *st)
 	if (!st->in_block)
 		return 0;
 	st->in_block = 0;
-	if (st->nblocks >= MAX_BLOCKS)
+	if (st->nblocks >= MAX_BLOCKS || st->btitle.len == 0)
 		return 0;
 	flaky_buf_init(&m);
 	if (st->bmsg.len > 0)
@@ -602,8 +603,9 @@ block_line(struct pytest *st, const char *s, size_t n)
 		flaky_buf_reset(&st->bmsg);
 		flaky_buf_reset(&st->blast);
 		flaky_buf_reset(&st->bloc);
-		flaky_buf_add(&st->btitle, s + a,
-		    b - a < MAX_TITLE ? b - a : MAX_TITLE);
+		/* A cut title would match no test: keep none. */
+		if (b - a <= MAX_TITLE)
+			flaky_buf_add(&st->btitle, s + a, b - a);
 		return st->btitle.oom ? -ENOMEM : 0;
 	}
 	if (!st->in_block || st->captured || n == 0)
@@ -639,11 +641,13 @@ summary_id(struct parse_ctx *ctx, struct pytest *st, const char *s, size_t n,
 	const char	*sep = outcome == FLAKY_XPASS ? " " : " - ";
 	size_t		 sl = strlen(sep), e;
 	const char	*p;
+	int		 tries = 0;
 
 	if (lookup(ctx, st, s, n, 0) >= 0)
 		return n;
-	for (p = s; (p = memmem(p, n - (size_t)(p - s), sep, sl)) != NULL;
-	    p++)
+	/* Ids may hold the separator: try the known ids, a few places. */
+	for (p = s; tries++ < MAX_SPLITS &&
+	    (p = memmem(p, n - (size_t)(p - s), sep, sl)) != NULL; p++)
 		if (lookup(ctx, st, s, (size_t)(p - s), 0) >= 0)
 			return (size_t)(p - s);
 	if ((e = nodeid_end(s, n)) > 0)

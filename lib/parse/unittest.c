@@ -10,6 +10,7 @@
 #include "buildconf.h"
 
 #include <errno.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -35,6 +36,10 @@ struct unittest {
 	int		 body;		/* past its "-----" rule */
 	int		 in_tb, in_exc, stdio;
 	struct flaky_buf bid, bsub, bfile, bexc;
+
+	/* id -> result index + 1, so that blocks find their test at once */
+	uint32_t	*tab;
+	size_t		 tabsize, tabused;
 };
 
 static int
@@ -158,14 +163,70 @@ status_end(const char *s, size_t n, size_t *pos)
 	return -1;
 }
 
+/* Put result idx in the id table, growing (and so rebuilding) it. */
+static int
+index_add(struct parse_ctx *ctx, struct unittest *st, size_t idx)
+{
+	struct flaky_results	*r = ctx->res;
+	size_t			 mask, h;
+
+	if ((st->tabused + 1) * 2 > st->tabsize) {
+		size_t	  size = st->tabsize ? st->tabsize * 2 : 256;
+		uint32_t *t;
+
+		if (size > UINT32_MAX || (t = calloc(size, sizeof *t)) == NULL)
+			return -ENOMEM;
+		free(st->tab);
+		st->tab = t;
+		st->tabsize = size;
+		st->tabused = 0;
+		for (size_t i = 0; i < r->n; i++)
+			if (i != idx && index_add(ctx, st, i) < 0)
+				return -ENOMEM;
+	}
+	mask = st->tabsize - 1;
+	h = flaky_hash64(r->v[idx].test, strlen(r->v[idx].test),
+	    FLAKY_HASH_SEED) & mask;
+	while (st->tab[h] != 0)
+		h = (h + 1) & mask;
+	st->tab[h] = (uint32_t)idx + 1;
+	st->tabused++;
+	return 0;
+}
+
+/* The last result with this id (s holds no NUL), -1 if none. */
+static long
+lookup(struct parse_ctx *ctx, struct unittest *st, const char *s, size_t n)
+{
+	struct flaky_results	*r = ctx->res;
+	size_t			 mask, h;
+	long			 best = -1;
+
+	if (st->tabsize == 0)
+		return -1;
+	mask = st->tabsize - 1;
+	h = flaky_hash64(s, n, FLAKY_HASH_SEED) & mask;
+	for (; st->tab[h] != 0; h = (h + 1) & mask) {
+		size_t	 i = st->tab[h] - 1;
+
+		if (i < r->n && strnlen(r->v[i].test, n + 1) == n &&
+		    memcmp(r->v[i].test, s, n) == 0 && (long)i > best)
+			best = (long)i;
+	}
+	return best;
+}
+
 static long
 add(struct parse_ctx *ctx, struct unittest *st, const char *id, size_t n,
     int outcome, int soft)
 {
 	long	 idx;
+	int	 e;
 
 	if ((idx = parse_add(ctx, id, n, outcome, -1)) < 0)
 		return idx;
+	if ((e = index_add(ctx, st, (size_t)idx)) < 0)
+		return e;
 	st->soft = soft ? idx : -1;
 	return idx;
 }
@@ -221,7 +282,7 @@ end_block(struct parse_ctx *ctx, struct unittest *st)
 		st->bid.len = strnlen(st->bid.data, st->bid.len);
 	if (st->bid.len == 0)
 		return 0;
-	if ((idx = parse_find(ctx, st->bid.data, st->bid.len)) < 0) {
+	if ((idx = lookup(ctx, st, st->bid.data, st->bid.len)) < 0) {
 		/* Not named before: a quiet run, or setUpClass failing. */
 		if ((idx = add(ctx, st, st->bid.data, st->bid.len, o, 0)) < 0)
 			return (int)idx;
@@ -491,6 +552,7 @@ state_free(struct parse_ctx *ctx)
 	flaky_buf_free(&st->bsub);
 	flaky_buf_free(&st->bfile);
 	flaky_buf_free(&st->bexc);
+	free(st->tab);
 	free(st);
 	ctx->state = NULL;
 }
