@@ -68,6 +68,45 @@ path_char(int c)
 	    c != '>';
 }
 
+/* Length of the valid UTF-8 sequence at s, or 0 (the stored text must stay
+ * valid UTF-8 whatever a test printed). */
+static size_t
+utf8_len(const unsigned char *s, size_t n)
+{
+	size_t	 k;
+
+	if (s[0] < 0x80)
+		return 1;
+	if (s[0] >= 0xc2 && s[0] <= 0xdf)
+		k = 2;
+	else if (s[0] >= 0xe0 && s[0] <= 0xef)
+		k = 3;
+	else if (s[0] >= 0xf0 && s[0] <= 0xf4)
+		k = 4;
+	else
+		return 0;
+	if (k > n)
+		return 0;
+	for (size_t j = 1; j < k; j++)
+		if ((s[j] & 0xc0) != 0x80)
+			return 0;
+	/* overlong forms, surrogates, beyond U+10FFFF */
+	if ((s[0] == 0xe0 && s[1] < 0xa0) || (s[0] == 0xed && s[1] > 0x9f) ||
+	    (s[0] == 0xf0 && s[1] < 0x90) || (s[0] == 0xf4 && s[1] > 0x8f))
+		return 0;
+	return k;
+}
+
+/* Append k bytes when they fit in the bound; -1 when they do not. */
+static int
+emit(struct flaky_buf *out, size_t start, const char *s, size_t k)
+{
+	if (out->len - start + k > FLAKY_NORMALIZED_MAX)
+		return -1;
+	flaky_buf_add(out, s, k);
+	return 0;
+}
+
 int
 flaky_normalize(const char *msg, size_t len, struct flaky_buf *out)
 {
@@ -85,27 +124,30 @@ flaky_normalize(const char *msg, size_t len, struct flaky_buf *out)
 			i++;
 			continue;
 		}
-		if (space && out->len > start)
-			flaky_buf_addc(out, ' ');
+		if (space && out->len > start && emit(out, start, " ", 1) < 0)
+			break;
 		space = 0;
 		/* Temporary paths differ per run. */
 		if (c == '/' && ((len - i >= 5 &&
 		    memcmp(msg + i, "/tmp/", 5) == 0) || (len - i >= 13 &&
 		    memcmp(msg + i, "/var/folders/", 13) == 0))) {
-			flaky_buf_adds(out, "<tmp>");
+			if (emit(out, start, "<tmp>", 5) < 0)
+				break;
 			while (i < len && path_char(msg[i]))
 				i++;
 			continue;
 		}
 		if ((k = uuid_len(msg + i, len - i)) > 0 &&
 		    (i == 0 || !isalnum((unsigned char)msg[i - 1]))) {
-			flaky_buf_adds(out, "<uuid>");
+			if (emit(out, start, "<uuid>", 6) < 0)
+				break;
 			i += k;
 			continue;
 		}
 		if (c == '0' && i + 2 < len && (msg[i + 1] == 'x' ||
 		    msg[i + 1] == 'X') && is_hex(msg[i + 2])) {
-			flaky_buf_adds(out, "0x?");
+			if (emit(out, start, "0x?", 3) < 0)
+				break;
 			for (i += 2; i < len && is_hex(msg[i]); i++)
 				;
 			continue;
@@ -136,18 +178,34 @@ flaky_normalize(const char *msg, size_t len, struct flaky_buf *out)
 					    isdigit((unsigned char)msg[j]))
 						j++;
 				}
-				flaky_buf_addc(out, 'N');
+				if (emit(out, start, "N", 1) < 0)
+					break;
 				i = j;
 				continue;
 			}
-			/* an ordinary word: copy it whole */
+			/* an ordinary word: copy it whole, or what fits */
+			k = FLAKY_NORMALIZED_MAX - (out->len - start);
+			if (j - i > k)
+				j = i + k;
 			flaky_buf_add(out, msg + i, j - i);
 			i = j;
 			continue;
 		}
-		flaky_buf_addc(out, (char)c);
-		i++;
+		/* Invalid UTF-8 becomes '?'; a character is never split. */
+		k = utf8_len((const unsigned char *)msg + i, len - i);
+		if (k == 0) {
+			if (emit(out, start, "?", 1) < 0)
+				break;
+			i++;
+			continue;
+		}
+		if (emit(out, start, msg + i, k) < 0)
+			break;
+		i += k;
 	}
+	/* no trailing blank where the bound cut a token */
+	if (out->len > start && out->data[out->len - 1] == ' ')
+		out->data[--out->len] = '\0';
 	return out->oom ? -ENOMEM : 0;
 }
 
