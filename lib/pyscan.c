@@ -130,6 +130,9 @@ struct scope {
 	int		 fixture, autouse;
 	int		 resolved;	/* 0 unknown, 1 no, 2 yes, 3 visiting */
 	int		 test_index;
+	int		 hooks;		/* class: a setUp ... seeds */
+	int		 autouse_head;	/* class: first autouse fixture */
+	int		 autouse_next;	/* next in the parent's list */
 	const char	*classes, *function, *test;	/* cached strings */
 	int		 test_scope;	/* nearest enclosing test* def */
 };
@@ -150,7 +153,12 @@ struct scan {
 	int			 nstack;
 	struct rawfinding	*finds;
 	size_t			 nfinds, capfinds;
+	int32_t			*memo;		/* primary starts, by token */
+	int			*fixtures;	/* fixture scopes by name */
+	size_t			 nfixtures;
 	int			 module_seeds;
+	int			 module_hooks;	/* a setup_module ... seeds */
+	int			 module_autouse; /* first autouse fixture */
 	int			 deco_fixture, deco_autouse, deco_pending;
 	int			 oom;
 };
@@ -1398,15 +1406,26 @@ string_start(const struct tok *toks, size_t k, size_t lo)
 }
 
 /* Where the primary (atom and trailers) that ends at token k starts, not
- * before lo: "np.testing.assert_allclose", "a[0].f(x).g", "(f)". */
+ * before lo: "np.testing.assert_allclose", "a[0].f(x).g", "(f)". memo
+ * (or NULL) remembers the answers of one statement, so a chain of n calls
+ * "f()()()..." costs n steps, not n * n. */
 static size_t
-primary_start(const struct tok *toks, size_t k, size_t lo)
+primary_start(const struct tok *toks, size_t k, size_t lo, int32_t *memo)
 {
+	size_t	 from = k, r;
+
 	for (;;) {
 		const struct tok *t = &toks[k];
 
-		if (t->type == T_STRING || t->type == T_FEND)
-			return string_start(toks, k, lo);
+		if (memo != NULL && memo[k] >= 0) {
+			r = (size_t)memo[k];
+			break;
+		}
+
+		if (t->type == T_STRING || t->type == T_FEND) {
+			r = string_start(toks, k, lo);
+			break;
+		}
 		if (t->type == T_OP && (t->op == OP1(')') ||
 		    t->op == OP1(']') || t->op == OP1('}'))) {
 			size_t	 o = (size_t)t->match;
@@ -1416,15 +1435,20 @@ primary_start(const struct tok *toks, size_t k, size_t lo)
 				k = o - 1;	/* a call or subscript trailer */
 				continue;
 			}
-			return o;
+			r = o;
+			break;
 		}
 		if (k >= lo + 2 && tok_is_op(&toks[k - 1], OP1('.')) &&
 		    ends_primary(&toks[k - 2])) {
 			k -= 2;
 			continue;
 		}
-		return k;
+		r = k;
+		break;
 	}
+	if (memo != NULL)
+		memo[from] = (int32_t)r;
+	return r;
 }
 
 /* The function expression of a call spans [x, y]. Finds its last name
@@ -1444,6 +1468,8 @@ callee_info(struct scan *sc, size_t x, size_t y, struct callee *ce)
 {
 	const struct tok *toks = sc->lx->toks;
 
+	size_t		 x0 = x;
+
 	memset(ce, 0, sizeof(*ce));
 	/* Unwrap "(expr)" when the parentheses span the whole callee. */
 	while (y > x && tok_is_op(&toks[y], OP1(')')) &&
@@ -1451,8 +1477,10 @@ callee_info(struct scan *sc, size_t x, size_t y, struct callee *ce)
 		x++;
 		y--;
 	}
+	/* Without parentheses [x, y] is a primary by construction; inside
+	 * them it must be one ("(a + b.c)(x)" calls a BinOp). */
 	if (y < x || !tok_is_ident(&toks[y]) ||
-	    primary_start(toks, y, x) != x)
+	    (x != x0 && primary_start(toks, y, x, NULL) != x))
 		return;
 	ce->has_last = 1;
 	ce->last = y;
@@ -1746,7 +1774,7 @@ scan_calls(struct scan *sc, size_t a, size_t b, size_t cond_a, size_t cond_b,
 		if (!tok_is_op(&toks[j], OP1('(')) || j == skip ||
 		    !ends_primary(&toks[j - 1]))
 			continue;
-		x = primary_start(toks, j - 1, a);
+		x = primary_start(toks, j - 1, a, sc->memo);
 		callee_info(sc, x, j - 1, &ce);
 		if (call_seeds(sc, j, &ce))
 			mark_seeds(sc);
@@ -1884,6 +1912,7 @@ new_scope(struct scan *sc, int kind, const struct tok *name, size_t open)
 	s->autouse = sc->deco_autouse;
 	s->test_index = -1;
 	s->test_scope = -1;
+	s->autouse_head = s->autouse_next = -1;
 	return (int)sc->nscopes++;
 }
 
@@ -2091,6 +2120,82 @@ scan_tokens(struct scan *sc)
 
 static int	scope_seeded(struct scan *, int, int);
 
+static int
+fixture_cmp(const void *pa, const void *pb, void *arg)
+{
+	const struct scan *sc = arg;
+	const struct scope *a = &sc->scopes[*(const int *)pa];
+	const struct scope *b = &sc->scopes[*(const int *)pb];
+	size_t	 n = a->name_len < b->name_len ? a->name_len : b->name_len;
+	int	 c = memcmp(sc->lx->src + a->name_off, sc->lx->src + b->name_off,
+	    n);
+
+	if (c != 0)
+		return c;
+	return a->name_len < b->name_len ? -1 : a->name_len > b->name_len;
+}
+
+/* Compare a fixture's name to the token name[0..n). */
+static int
+fixture_name_cmp(const struct scan *sc, int f, const char *name, size_t n)
+{
+	const struct scope *s = &sc->scopes[f];
+	size_t	 m = s->name_len < n ? s->name_len : n;
+	int	 c = memcmp(sc->lx->src + s->name_off, name, m);
+
+	if (c != 0)
+		return c;
+	return s->name_len < n ? -1 : s->name_len > n;
+}
+
+/* One pass over the scopes: fixtures sorted by name, setup hooks that
+ * seed and autouse fixtures hung on their class (or the module). */
+static int
+index_scopes(struct scan *sc)
+{
+	static const char *const class_hooks[] = { "setUp", "setup_method",
+	    "setUpClass", "setup_class", "setup", "setUpTestData", NULL };
+	static const char *const module_hooks[] = { "setup_module",
+	    "setUpModule", "setup_function", "setup", NULL };
+
+	sc->module_autouse = -1;
+	if (sc->nscopes > 0 &&
+	    (sc->fixtures = calloc(sc->nscopes, sizeof(int))) == NULL)
+		return -ENOMEM;
+	for (size_t i = sc->nscopes; i-- > 0;) {
+		struct scope	*s = &sc->scopes[i];
+		const char *const *hooks = s->parent < 0 ? module_hooks :
+		    class_hooks;
+		int		*head = s->parent < 0 ? &sc->module_autouse :
+		    &sc->scopes[s->parent].autouse_head;
+		int		*flag = s->parent < 0 ? &sc->module_hooks :
+		    &sc->scopes[s->parent].hooks;
+
+		if (s->kind != KW_DEF)
+			continue;
+		if (s->fixture)
+			sc->fixtures[sc->nfixtures++] = (int)i;
+		if (s->fixture && s->autouse) {
+			s->autouse_next = *head;
+			*head = (int)i;
+			continue;
+		}
+		if (s->seeds && (s->parent < 0 ||
+		    sc->scopes[s->parent].kind == KW_CLASS))
+			for (int h = 0; hooks[h] != NULL; h++) {
+				size_t	 n = strlen(hooks[h]);
+
+				if (s->name_len == n && memcmp(sc->lx->src +
+				    s->name_off, hooks[h], n) == 0)
+					*flag = 1;
+			}
+	}
+	if (sc->nfixtures > 1)
+		qsort_r(sc->fixtures, sc->nfixtures, sizeof(int), fixture_cmp,
+		    sc);
+	return 0;
+}
+
 /* Does the def-scope si name (as a parameter) a fixture that seeds? */
 static int
 fixture_params_seed(struct scan *sc, int si, int depth)
@@ -2099,11 +2204,13 @@ fixture_params_seed(struct scan *sc, int si, int depth)
 	int32_t		 open = sc->scopes[si].params_open;
 	size_t		 close;
 
-	if (open < 0)
+	if (open < 0 || sc->nfixtures == 0)
 		return 0;
 	close = (size_t)toks[open].match;
 	for (size_t k = (size_t)open + 1; k < close; k++) {
 		const struct tok *p = &toks[k - 1];
+		const char	*name = sc->lx->src + toks[k].off;
+		size_t		 lo = 0, hi = sc->nfixtures;
 
 		if (toks[k].match >= 0 && (size_t)toks[k].match > k) {
 			k = (size_t)toks[k].match;
@@ -2113,54 +2220,41 @@ fixture_params_seed(struct scan *sc, int si, int depth)
 		    tok_is_op(p, OP1(',')) || tok_is_op(p, OP1('*')) ||
 		    tok_is_op(p, OP2('*', '*'))))
 			continue;
-		for (size_t f = 0; f < sc->nscopes; f++) {
-			struct scope *fs = &sc->scopes[f];
+		/* The first fixture of that name, then all of them. */
+		while (lo < hi) {
+			size_t	 mid = lo + (hi - lo) / 2;
 
-			if (fs->kind != KW_DEF || !fs->fixture ||
-			    (int)f == si || fs->name_len != toks[k].len ||
-			    memcmp(sc->lx->src + fs->name_off,
-			    sc->lx->src + toks[k].off, fs->name_len) != 0)
-				continue;
-			if (scope_seeded(sc, (int)f, depth + 1))
-				return 1;
+			if (fixture_name_cmp(sc, sc->fixtures[mid], name,
+			    toks[k].len) < 0)
+				lo = mid + 1;
+			else
+				hi = mid;
 		}
+		for (; lo < sc->nfixtures && fixture_name_cmp(sc,
+		    sc->fixtures[lo], name, toks[k].len) == 0; lo++)
+			if (sc->fixtures[lo] != si &&
+			    scope_seeded(sc, sc->fixtures[lo], depth + 1))
+				return 1;
 	}
 	return 0;
-}
-
-static int
-scope_name_is(struct scan *sc, const struct scope *s, const char *name)
-{
-	size_t	 n = strlen(name);
-
-	return s->name_len == n &&
-	    memcmp(sc->lx->src + s->name_off, name, n) == 0;
 }
 
 /* Setup hooks and autouse fixtures directly in parent (-1: module). */
 static int
 hooks_seed(struct scan *sc, int parent, int depth)
 {
-	static const char *const class_hooks[] = { "setUp", "setup_method",
-	    "setUpClass", "setup_class", "setup", "setUpTestData", NULL };
-	static const char *const module_hooks[] = { "setup_module",
-	    "setUpModule", "setup_function", "setup", NULL };
-	const char *const *hooks = parent < 0 ? module_hooks : class_hooks;
+	int	*flag = parent < 0 ? &sc->module_hooks :
+	    &sc->scopes[parent].hooks;
+	int	 f = parent < 0 ? sc->module_autouse :
+	    sc->scopes[parent].autouse_head;
 
-	for (size_t f = 0; f < sc->nscopes; f++) {
-		struct scope *fs = &sc->scopes[f];
-
-		if (fs->kind != KW_DEF || fs->parent != parent)
-			continue;
-		if (fs->fixture && fs->autouse) {
-			if (scope_seeded(sc, (int)f, depth + 1))
-				return 1;
-			continue;
+	if (*flag == 1)
+		return 1;
+	for (; f >= 0; f = sc->scopes[f].autouse_next)
+		if (scope_seeded(sc, f, depth + 1)) {
+			*flag = 1;
+			return 1;
 		}
-		for (int h = 0; hooks[h] != NULL; h++)
-			if (scope_name_is(sc, fs, hooks[h]) && fs->seeds)
-				return 1;
-	}
 	return 0;
 }
 
@@ -2300,6 +2394,8 @@ build_result(struct scan *sc)
 	size_t		 ntests = 0;
 
 	res->module_seeded = sc->module_seeds;
+	if (index_scopes(sc) < 0)
+		return -ENOMEM;
 	for (size_t i = 0; i < sc->nscopes; i++) {
 		struct scope *s = &sc->scopes[i];
 
@@ -2359,8 +2455,9 @@ build_result(struct scan *sc)
 		f->source = source_line(sc, f->line);
 	}
 	res->nfindings = sc->nfinds;
-	qsort(res->findings, res->nfindings, sizeof(*res->findings),
-	    finding_cmp);
+	if (res->nfindings > 1)
+		qsort(res->findings, res->nfindings, sizeof(*res->findings),
+		    finding_cmp);
 	return sc->oom ? -ENOMEM : 0;
 }
 
@@ -2459,6 +2556,9 @@ flaky_pyscan_buffer(const char *src, size_t len,
 		goto invalid;
 	sc.lx = lx;
 	sc.res = res;
+	if ((sc.memo = malloc(lx->ntoks * sizeof(*sc.memo))) == NULL)
+		goto oom;
+	memset(sc.memo, 0xff, lx->ntoks * sizeof(*sc.memo));
 	if (scan_tokens(&sc) < 0 && !sc.oom)
 		goto invalid;
 	if (sc.oom || lx->oom || build_result(&sc) < 0)
@@ -2491,6 +2591,8 @@ out:
 	}
 	free(sc.scopes);
 	free(sc.finds);
+	free(sc.memo);
+	free(sc.fixtures);
 	return rc;
 }
 
