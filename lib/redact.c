@@ -99,7 +99,8 @@ value_after_key(const char *s, size_t n, size_t *skip)
 	    strncasecmp(s + i, "Basic ", 6) == 0))
 		i += s[i + 1] == 'e' || s[i + 1] == 'E' ? 7 : 6;
 	v = i;
-	while (i < n && s[i] != '\n' && s[i] != '\r' &&
+	/* NUL ends a value too: it separates strings (environ dumps). */
+	while (i < n && s[i] != '\n' && s[i] != '\r' && s[i] != '\0' &&
 	    (quote ? s[i] != quote : (!isspace((unsigned char)s[i]) &&
 	    s[i] != ',' && s[i] != ';' && s[i] != '&' && s[i] != '}' &&
 	    s[i] != ')')))
@@ -235,7 +236,10 @@ redact_regex(const regex_t *re, const char *s, struct flaky_buf *out)
 
 	while (*p != '\0' && regexec(re, p, 1, &m, flags) == 0) {
 		if (m.rm_eo == m.rm_so) {
-			/* an empty match: step one byte */
+			/* an empty match: step one byte, never past the end
+			 * ("$" matches there) */
+			if (p[m.rm_so] == '\0')
+				break;
 			flaky_buf_add(out, p, (size_t)m.rm_so + 1);
 			p += m.rm_so + 1;
 			flags = REG_NOTBOL;
@@ -264,20 +268,27 @@ flaky_redact(const struct flaky_redactor *r, const char *s, size_t len,
 	flaky_buf_init(&b);
 	if ((count = redact_builtin(s, len, &a)) < 0)
 		goto out;
-	/* regexec stops at NUL: such text only gets the built-in rules. */
-	if (memchr(a.data ? a.data : "", '\0', a.len) == NULL) {
-		for (int i = 0; i < r->n; i++) {
-			flaky_buf_reset(&b);
-			if ((c = redact_regex(&r->re[i], flaky_buf_cstr(&a),
-			    &b)) < 0) {
+	/* regexec stops at NUL: each NUL-separated piece is matched on its
+	 * own (one NUL must not hide the rest of an output from the rules). */
+	for (int i = 0; i < r->n; i++) {
+		const char	*p = flaky_buf_cstr(&a), *end = p + a.len;
+
+		flaky_buf_reset(&b);
+		for (;;) {
+			if ((c = redact_regex(&r->re[i], p, &b)) < 0) {
 				count = c;
 				goto out;
 			}
 			count += c;
-			struct flaky_buf t = a;
-			a = b;
-			b = t;
+			p += strlen(p);
+			if (p >= end)
+				break;
+			flaky_buf_addc(&b, '\0');
+			p++;
 		}
+		struct flaky_buf t = a;
+		a = b;
+		b = t;
 	}
 	flaky_buf_add(out, a.data, a.len);
 	if (out->oom)
