@@ -1,0 +1,454 @@
+/* The control socket (OpenBSD ntpd control.c): a Unix stream socket, one
+ * request per line, one JSON object per line back. Peers are checked with
+ * SO_PEERCRED: root, our own user, or a member of the socket's group.
+ * Connections and line lengths are bounded, accept() backs off when we
+ * run out of descriptors, and EV_WRITE is asked for only while output is
+ * queued (bufferevents do exactly that). */
+#include "buildconf.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <event2/buffer.h>
+#include <event2/bufferevent.h>
+#include <event2/event.h>
+
+#include "flakyd.h"
+#include "log.h"
+
+#define CONTROL_MAX_CLIENTS	32
+#define CONTROL_MAX_LINE	1024
+#define CONTROL_MAX_OUTPUT	(32 * 1024 * 1024)
+#define CONTROL_IDLE_SEC	60
+#define CONTROL_BACKOFF_MS	1000
+
+struct client {
+	struct bufferevent	*bev;
+	int			 closing;	/* free once output is sent */
+	LIST_ENTRY(client)	 entry;
+};
+
+static struct {
+	struct flakyd		*d;
+	int			 fd;
+	char			*path;
+	gid_t			 gid;
+	struct event		*ev;
+	struct event		*backoff_ev;
+	int			 paused;
+	int			 nclients;
+	LIST_HEAD(, client)	 clients;
+} ctl = { .fd = -1 };
+
+static void	control_accept(evutil_socket_t, short, void *);
+
+/* Listen again, unless we are at the connection bound or backing off. */
+static void
+control_resume(void)
+{
+	if (ctl.ev == NULL || ctl.nclients >= CONTROL_MAX_CLIENTS ||
+	    evtimer_pending(ctl.backoff_ev, NULL))
+		return;
+	event_add(ctl.ev, NULL);
+}
+
+static void
+client_free(struct client *c)
+{
+	LIST_REMOVE(c, entry);
+	bufferevent_free(c->bev);
+	free(c);
+	ctl.nclients--;
+	control_resume();
+}
+
+/* One reply: an object, then a newline. */
+static void
+reply_error(struct client *c, const char *msg)
+{
+	struct evbuffer	*out = bufferevent_get_output(c->bev);
+
+	evbuffer_add_printf(out, "{\"ok\":false,\"error\":");
+	json_add_string(out, msg);
+	evbuffer_add(out, "}\n", 2);
+}
+
+static void
+add_time(struct evbuffer *out, const char *key, int64_t ms)
+{
+	char	 buf[40];
+
+	if (ms == FLAKY_NO_FIRE || ms <= 0) {
+		evbuffer_add_printf(out, ",\"%s_ms\":null,\"%s\":null", key,
+		    key);
+		return;
+	}
+	flaky_tz_format(ctl.d->cur->cfg->tz, ms, buf, sizeof buf);
+	evbuffer_add_printf(out, ",\"%s_ms\":%lld,\"%s\":\"%s\"", key,
+	    (long long)ms, key, buf);
+}
+
+static void
+status_target(struct evbuffer *out, struct tstate *ts)
+{
+	struct trigger	*tr = ts->active;
+	const char	*state = "idle";
+
+	if (tr != NULL)
+		state = tr->has_slot ? "running" : "waiting";
+	evbuffer_add_printf(out, "{\"name\":");
+	json_add_string(out, ts->name);
+	evbuffer_add_printf(out, ",\"schedule\":");
+	json_add_string(out, ts->def && ts->def->has_schedule ?
+	    ts->def->schedule : NULL);
+	add_time(out, "next_fire", ts->fire_ms);
+	evbuffer_add_printf(out, ",\"state\":\"%s\"", state);
+	if (tr != NULL)
+		evbuffer_add_printf(out, ",\"trigger\":\"%s\",\"run\":%d,"
+		    "\"runs\":%d", tr->kind, tr->started, tr->runs);
+	evbuffer_add_printf(out, ",\"queued\":%s", ts->pending ? "true" :
+	    "false");
+	if (ts->last.run_id == 0)
+		evbuffer_add_printf(out, ",\"last\":null}");
+	else {
+		evbuffer_add_printf(out, ",\"last\":{\"run_id\":%lld,"
+		    "\"status\":\"%s\"", (long long)ts->last.run_id,
+		    flaky_run_status_name(ts->last.status));
+		add_time(out, "started", ts->last.started_ms);
+		evbuffer_add_printf(out, ",\"tests\":%lld,\"failures\":%lld}}",
+		    (long long)ts->last.tests, (long long)ts->last.failures);
+	}
+}
+
+static void
+cmd_status(struct client *c)
+{
+	struct flakyd	*d = ctl.d;
+	struct evbuffer	*out = bufferevent_get_output(c->bev);
+
+	evbuffer_add_printf(out, "{\"ok\":true,\"pid\":%ld,\"version\":",
+	    (long)getpid());
+	json_add_string(out, FLAKY_VERSION);
+	add_time(out, "started", d->start_ms);
+	evbuffer_add_printf(out, ",\"config\":");
+	json_add_string(out, d->config_path);
+	evbuffer_add_printf(out, ",\"database\":");
+	json_add_string(out, d->db_path);
+	evbuffer_add_printf(out, ",\"timezone\":");
+	json_add_string(out, flaky_tz_name(d->cur->cfg->tz));
+	evbuffer_add_printf(out, ",\"jobs\":%d,\"running\":%d,\"waiting\":%d,"
+	    "\"unstored\":%d,\"stopping\":%s,\"targets\":[", d->cur->cfg->jobs,
+	    d->slots, d->nwaiting, d->nretry, d->stopping ? "true" : "false");
+	for (size_t i = 0; i < d->ntargets; i++) {
+		if (i > 0)
+			evbuffer_add(out, ",", 1);
+		status_target(out, d->targets[i]);
+	}
+	evbuffer_add(out, "]}\n", 3);
+}
+
+static void
+cmd_run(struct client *c, char *name, char *count)
+{
+	struct evbuffer	*out = bufferevent_get_output(c->bev);
+	long long	 n = 0;
+	char		 err[512];
+	int		 queued = 0;
+
+	if (name == NULL) {
+		reply_error(c, "usage: run TARGET [RUNS]");
+		return;
+	}
+	if (count != NULL && flaky_parse_int(count, 1, FLAKYD_RUNS_MAX,
+	    &n) < 0) {
+		snprintf(err, sizeof err, "runs: expected a number from 1 to "
+		    "%d", FLAKYD_RUNS_MAX);
+		reply_error(c, err);
+		return;
+	}
+	if (sched_manual(ctl.d, name, (int)n, &queued, err, sizeof err) < 0) {
+		reply_error(c, err);
+		return;
+	}
+	evbuffer_add_printf(out, "{\"ok\":true,\"target\":");
+	json_add_string(out, name);
+	evbuffer_add_printf(out, ",\"runs\":%d,\"queued\":%s}\n",
+	    n > 0 ? (int)n : sched_find(ctl.d, name)->def->runs,
+	    queued ? "true" : "false");
+}
+
+static void
+cmd_reload(struct client *c)
+{
+	char	 err[1024];
+
+	if (flakyd_reload(ctl.d, err, sizeof err) < 0)
+		reply_error(c, err);
+	else
+		evbuffer_add_printf(bufferevent_get_output(c->bev),
+		    "{\"ok\":true,\"targets\":%zu}\n", ctl.d->ntargets);
+}
+
+static void
+client_line(struct client *c, char *line)
+{
+	char	*argv[4], *p, *save = NULL;
+	int	 argc = 0;
+
+	for (p = strtok_r(line, " \t\r", &save); p != NULL && argc < 4;
+	    p = strtok_r(NULL, " \t\r", &save))
+		argv[argc++] = p;
+	if (argc == 0)
+		return;
+	if (strcmp(argv[0], "status") == 0 && argc == 1)
+		cmd_status(c);
+	else if (strcmp(argv[0], "run") == 0 && argc <= 3)
+		cmd_run(c, argc > 1 ? argv[1] : NULL, argc > 2 ? argv[2] :
+		    NULL);
+	else if (strcmp(argv[0], "reload") == 0 && argc == 1)
+		cmd_reload(c);
+	else
+		reply_error(c, "unknown request (expected status, "
+		    "run TARGET [RUNS] or reload)");
+}
+
+static void
+client_write_cb(struct bufferevent *bev, void *arg)
+{
+	struct client	*c = arg;
+
+	(void)bev;
+	if (c->closing)
+		client_free(c);
+}
+
+static void
+client_read_cb(struct bufferevent *bev, void *arg)
+{
+	struct client	*c = arg;
+	struct evbuffer	*in = bufferevent_get_input(bev);
+	struct evbuffer	*out = bufferevent_get_output(bev);
+	char		*line;
+	size_t		 len;
+
+	while (!c->closing &&
+	    (line = evbuffer_readln(in, &len, EVBUFFER_EOL_LF)) != NULL) {
+		if (len > CONTROL_MAX_LINE) {
+			reply_error(c, "request line too long");
+			c->closing = 1;
+		} else
+			client_line(c, line);
+		free(line);
+		if (evbuffer_get_length(out) > CONTROL_MAX_OUTPUT) {
+			log_warnx("control: a client does not read its "
+			    "replies; closing it");
+			client_free(c);
+			return;
+		}
+	}
+	if (!c->closing && evbuffer_get_length(in) > CONTROL_MAX_LINE) {
+		reply_error(c, "request line too long");
+		c->closing = 1;
+	}
+	if (c->closing) {
+		bufferevent_disable(bev, EV_READ);
+		if (evbuffer_get_length(out) == 0)
+			client_free(c);
+	}
+}
+
+static void
+client_event_cb(struct bufferevent *bev, short what, void *arg)
+{
+	struct client	*c = arg;
+
+	(void)bev;
+	/* EOF with a reply still queued: send it, then close. */
+	if ((what & BEV_EVENT_EOF) && !(what & BEV_EVENT_ERROR) &&
+	    evbuffer_get_length(bufferevent_get_output(c->bev)) > 0) {
+		c->closing = 1;
+		bufferevent_disable(c->bev, EV_READ);
+		return;
+	}
+	client_free(c);
+}
+
+/* Root, our own user, or a member of the socket's group. */
+static int
+peer_allowed(int fd, uid_t *ret_uid)
+{
+	struct ucred	 cred;
+	socklen_t	 len = sizeof cred;
+	gid_t		 groups[256];
+
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) == -1)
+		return 0;
+	*ret_uid = cred.uid;
+	if (cred.uid == 0 || cred.uid == geteuid() || cred.gid == ctl.gid)
+		return 1;
+#ifdef SO_PEERGROUPS
+	len = sizeof groups;
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERGROUPS, groups, &len) == 0) {
+		for (size_t i = 0; i < len / sizeof groups[0]; i++)
+			if (groups[i] == ctl.gid)
+				return 1;
+	}
+#else
+	(void)groups;
+#endif
+	return 0;
+}
+
+static void
+backoff_cb(evutil_socket_t fd, short what, void *arg)
+{
+	(void)fd;
+	(void)what;
+	(void)arg;
+	control_resume();
+}
+
+static void
+control_accept(evutil_socket_t lfd, short what, void *arg)
+{
+	struct client	*c;
+	uid_t		 uid = (uid_t)-1;
+	int		 fd;
+
+	(void)what;
+	(void)arg;
+	fd = accept4(lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+	if (fd == -1) {
+		if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS ||
+		    errno == ENOMEM) {
+			/* Out of descriptors: the listener stays readable, so
+			 * stop listening for a while instead of spinning. */
+			struct timeval tv = { CONTROL_BACKOFF_MS / 1000, 0 };
+
+			log_warn("control: accept");
+			event_del(ctl.ev);
+			evtimer_add(ctl.backoff_ev, &tv);
+		}
+		return;
+	}
+	if (!peer_allowed(fd, &uid)) {
+		log_warnx("control: refused a connection from uid %ld "
+		    "(not root, our user or group %ld)", (long)uid,
+		    (long)ctl.gid);
+		close(fd);
+		return;
+	}
+	c = xcalloc(1, sizeof *c);
+	if ((c->bev = bufferevent_socket_new(ctl.d->base, fd,
+	    BEV_OPT_CLOSE_ON_FREE)) == NULL) {
+		close(fd);
+		free(c);
+		return;
+	}
+	{
+		struct timeval tv = { CONTROL_IDLE_SEC, 0 };
+
+		bufferevent_set_timeouts(c->bev, &tv, &tv);
+	}
+	bufferevent_setcb(c->bev, client_read_cb, client_write_cb,
+	    client_event_cb, c);
+	bufferevent_setwatermark(c->bev, EV_READ, 0, CONTROL_MAX_LINE * 4);
+	bufferevent_enable(c->bev, EV_READ);
+	LIST_INSERT_HEAD(&ctl.clients, c, entry);
+	if (++ctl.nclients >= CONTROL_MAX_CLIENTS)
+		event_del(ctl.ev);
+}
+
+int
+control_init(struct flakyd *d, const char *path)
+{
+	struct sockaddr_un sun;
+	struct stat	 st;
+	mode_t		 old;
+	int		 fd;
+
+	memset(&sun, 0, sizeof sun);
+	sun.sun_family = AF_UNIX;
+	if (strlen(path) >= sizeof sun.sun_path) {
+		log_warnx("%s: socket path too long", path);
+		return -1;
+	}
+	memcpy(sun.sun_path, path, strlen(path));
+	if ((fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK,
+	    0)) == -1) {
+		log_warn("socket");
+		return -1;
+	}
+	/* A socket someone answers on is not stale: another flakyd. */
+	if (connect(fd, (struct sockaddr *)&sun, sizeof sun) == 0) {
+		log_warnx("%s: another flakyd is listening there", path);
+		close(fd);
+		return -1;
+	}
+	close(fd);
+	if ((fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK,
+	    0)) == -1) {
+		log_warn("socket");
+		return -1;
+	}
+	if (unlink(path) == -1 && errno != ENOENT) {
+		log_warn("%s: removing the stale socket", path);
+		close(fd);
+		return -1;
+	}
+	/* Mode 0660 from the start: no window where others may connect. */
+	old = umask(0117);
+	if (bind(fd, (struct sockaddr *)&sun, sizeof sun) == -1) {
+		log_warn("%s: bind", path);
+		umask(old);
+		close(fd);
+		return -1;
+	}
+	umask(old);
+	if (chmod(path, 0660) == -1 || stat(path, &st) == -1 ||
+	    listen(fd, 16) == -1) {
+		log_warn("%s", path);
+		close(fd);
+		unlink(path);
+		return -1;
+	}
+	ctl.d = d;
+	ctl.fd = fd;
+	ctl.gid = st.st_gid;
+	ctl.path = xstrdup(path);
+	LIST_INIT(&ctl.clients);
+	ctl.ev = event_new(d->base, fd, EV_READ | EV_PERSIST, control_accept,
+	    NULL);
+	ctl.backoff_ev = evtimer_new(d->base, backoff_cb, NULL);
+	if (ctl.ev == NULL || ctl.backoff_ev == NULL)
+		fatalx("out of memory");
+	event_add(ctl.ev, NULL);
+	return 0;
+}
+
+void
+control_close(void)
+{
+	struct client	*c;
+
+	if (ctl.fd == -1)
+		return;
+	while ((c = LIST_FIRST(&ctl.clients)) != NULL)
+		client_free(c);
+	event_free(ctl.ev);
+	ctl.ev = NULL;
+	event_free(ctl.backoff_ev);
+	ctl.backoff_ev = NULL;
+	close(ctl.fd);
+	ctl.fd = -1;
+	unlink(ctl.path);
+	free(ctl.path);
+	ctl.path = NULL;
+}

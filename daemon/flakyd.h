@@ -1,0 +1,162 @@
+/* flakyd: the scheduled evidence-collection daemon. One process, one
+ * libevent loop: a timer for the schedule, the spawner's SIGCHLD, signals,
+ * the control socket. Nothing in the loop waits. */
+#ifndef FLAKYD_H
+#define FLAKYD_H
+
+#include <stdint.h>
+#include <sys/queue.h>
+
+#include "conf.h"
+#include "run.h"
+#include "spawner.h"
+#include "store.h"
+#include "store_daemon.h"
+
+struct event;
+struct event_base;
+struct evbuffer;
+
+/* Finished runs kept in memory while the database refuses writes. */
+#define FLAKYD_RETRY_MAX	64
+#define FLAKYD_RETRY_FIRST_MS	2000
+#define FLAKYD_RETRY_LAST_MS	(5 * 60 * 1000)
+/* A manual "run TARGET N" may ask for at most this many runs. */
+#define FLAKYD_RUNS_MAX		10000
+/* The target's revision: command may take this long. */
+#define FLAKYD_REVISION_TIMEOUT_MS	30000
+
+/* A loaded config with what the daemon derives from it; runs in flight
+ * hold a reference, so a reload never pulls a definition from under them. */
+struct cfgref {
+	struct flaky_config	*cfg;
+	char			***envs;	/* per target, NULL-terminated */
+	int			 refs;
+};
+
+struct trigger;
+
+/* A target as the daemon follows it across reloads (by name). */
+struct tstate {
+	char			*name;
+	int64_t			 id;		/* targets.id */
+	const struct flaky_target *def;		/* in the current config */
+	int			 removed;	/* gone from the config */
+	int64_t			 due_ms;	/* next schedule time, or
+						 * FLAKY_NO_FIRE */
+	int64_t			 fire_ms;	/* due_ms plus jitter */
+	char			 sched_src[64];	/* what due_ms came from */
+	int64_t			 jitter_ms;
+	struct trigger		*active;	/* waiting for a slot or running */
+	struct trigger		*pending;	/* overlap: queue, at most one */
+	struct flaky_last_run	 last;
+	int64_t			 last_failures;
+	LIST_ENTRY(tstate)	 gone;		/* removed but still active */
+};
+
+/* One trigger of a target: its runs, one after another, in one job slot. */
+struct trigger {
+	struct tstate		*ts;
+	const char		*kind;		/* schedule, catch-up, manual */
+	int			 runs;
+	int			 started, finished;
+	int			 has_slot;
+	int64_t			 queued_ms;
+	struct cfgref		*cref;		/* held while it has the slot */
+	const struct flaky_target *def;
+	char			**envp;
+	char			*revision;
+	struct flaky_proc	*revproc;	/* the revision: command */
+	struct flaky_buf	 revout;
+	struct job		*job;		/* the run in flight */
+	struct event		*next_ev;	/* start the next run */
+	TAILQ_ENTRY(trigger)	 wait;
+};
+TAILQ_HEAD(triggerq, trigger);
+
+/* One run; after it ended it may wait in the retry list. */
+struct job {
+	struct trigger		*tr;		/* NULL once the trigger ended */
+	struct flaky_run	*run;
+	char			*target;
+	char			*revision;
+	int			 index, of;
+	int			 stored_start;
+	TAILQ_ENTRY(job)	 retry;
+};
+TAILQ_HEAD(jobq, job);
+
+struct flakyd {
+	struct event_base	*base;
+	struct flaky_spawner	*sp;
+	struct flaky_store	*store;
+	const char		*config_path;
+	char			*db_path;
+	char			*socket_path;
+	struct cfgref		*cur;
+	int64_t			 start_ms;	/* "every" counts from here */
+	int			 foreground;
+
+	struct tstate		**targets;	/* as in the current config */
+	size_t			 ntargets;
+	LIST_HEAD(, tstate)	 gone;
+	struct triggerq		 waitq;		/* triggers waiting for a slot */
+	int			 nwaiting;
+	int			 slots;		/* triggers holding a slot */
+	struct event		*kick_ev;
+
+	int			 timerfd;
+	struct event		*timer_ev;
+	int64_t			 armed_ms;
+
+	struct jobq		 retryq;
+	int			 nretry;
+	int64_t			 retry_delay_ms;
+	struct event		*retry_ev;
+
+	struct event		*sweep_ev;	/* strays of the subreaper */
+	int			 sweeps;
+
+	int			 stopping;
+	struct event		*deadline_ev;
+	struct event		*sig_ev[4];
+	struct event		*watchdog_ev;
+	int64_t			 runs_done, runs_failed_store;
+};
+
+extern struct flakyd	*flakyd;
+
+/* scheduler.c */
+struct cfgref	*cfgref_new(struct flaky_config *);
+void	 cfgref_unref(struct cfgref *);
+int	 sched_init(struct flakyd *, char *err, size_t errlen);
+int	 sched_apply(struct flakyd *, struct flaky_config *, char *err,
+	    size_t errlen);
+void	 sched_catch_up(struct flakyd *);
+void	 sched_arm(struct flakyd *);
+int	 sched_manual(struct flakyd *, const char *name, int runs,
+	    int *ret_queued, char *err, size_t errlen);
+void	 sched_shutdown(struct flakyd *);
+void	 sched_free(struct flakyd *);
+int	 sched_running(struct flakyd *);
+struct tstate *sched_find(struct flakyd *, const char *name);
+
+/* main.c */
+int	 flakyd_reload(struct flakyd *, char *err, size_t errlen);
+void	 flakyd_maybe_exit(struct flakyd *);
+
+/* control.c */
+int	 control_init(struct flakyd *, const char *path);
+void	 control_close(void);
+
+/* notify.c: the sd_notify datagram protocol, without libsystemd. */
+void	 notify_init(void);
+void	 notify_send(const char *state);
+/* The watchdog interval in ms, 0 when systemd did not ask for pings. */
+int64_t	 notify_watchdog_ms(void);
+void	 notify_close(void);
+
+/* json.c */
+void	 json_add_string(struct evbuffer *, const char *);
+
+#endif

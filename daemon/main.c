@@ -1,0 +1,412 @@
+/* flakyd: options, the lock on the database, signals and the lifecycle
+ * (start, reload, stop). The schedule and the runs are in scheduler.c,
+ * the control socket in control.c. */
+#include "buildconf.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <event2/event.h>
+
+#include "flakyd.h"
+#include "log.h"
+
+#define DEFAULT_DATABASE	"/var/lib/flaky/flaky.db"
+
+struct flakyd	*flakyd;
+static int	 ready_fd = -1;		/* tells the waiting parent */
+static int	 exit_code;
+
+static void
+usage(FILE *f)
+{
+	fprintf(f, "usage: flakyd [--config FILE] [--db PATH] [--foreground] "
+	    "[--check-config] [-v]\n");
+}
+
+/* --check-config: the file with every check, then each target's next
+ * fire time in the config's zone. */
+static int
+check_config(const char *path)
+{
+	struct flaky_config *cfg;
+	char		 err[1024], when[40], src[64];
+	int64_t		 now = flaky_now_ms(), next;
+
+	if (flaky_config_load(path, 0, &cfg, err, sizeof err) < 0) {
+		fprintf(stderr, "%s\n", err);
+		return 1;
+	}
+	printf("%s: ok, %zu target%s, zone %s\n", path, cfg->ntargets,
+	    cfg->ntargets == 1 ? "" : "s", flaky_tz_name(cfg->tz));
+	for (size_t i = 0; i < cfg->ntargets; i++) {
+		const struct flaky_target *t = &cfg->targets[i];
+
+		if (!t->has_schedule) {
+			printf("%s\tmanual only\n", t->name);
+			continue;
+		}
+		flaky_sched_format(&t->sched, src, sizeof src);
+		if (flaky_sched_next(&t->sched, cfg->tz, now, now, &next) < 0)
+			printf("%s\tnever\t%s\n", t->name, src);
+		else
+			printf("%s\t%s\t%s\n", t->name,
+			    flaky_tz_format(cfg->tz, next, when, sizeof when),
+			    src);
+	}
+	flaky_config_free(cfg);
+	return 0;
+}
+
+/* One flakyd per database: an flock on DBPATH.lock, held for life. */
+static void
+take_lock(const char *db)
+{
+	char	*path, buf[32];
+	int	 fd;
+
+	xasprintf(&path, "%s.lock", db);
+	if ((fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0640)) == -1)
+		fatal("%s", path);
+	if (flock(fd, LOCK_EX | LOCK_NB) == -1) {
+		ssize_t n;
+
+		if (errno != EWOULDBLOCK)
+			fatal("%s: lock", path);
+		n = pread(fd, buf, sizeof buf - 1, 0);
+		buf[n > 0 ? n : 0] = '\0';
+		buf[strcspn(buf, "\n")] = '\0';
+		fatalx("%s: another flakyd%s%s already uses this database "
+		    "(lock %s held); not starting", db, buf[0] ? " pid " : "",
+		    buf, path);
+	}
+	if (ftruncate(fd, 0) == 0) {
+		int len = snprintf(buf, sizeof buf, "%ld\n", (long)getpid());
+
+		if (pwrite(fd, buf, (size_t)len, 0) != len)
+			log_debug("%s: could not write our pid", path);
+	}
+	free(path);
+	/* fd stays open (and locked) until we exit. */
+}
+
+int
+flakyd_reload(struct flakyd *d, char *err, size_t errlen)
+{
+	struct flaky_config *cfg;
+	char		 msg[64];
+	int		 r;
+
+	snprintf(msg, sizeof msg, "RELOADING=1\nMONOTONIC_USEC=%lld",
+	    (long long)flaky_mono_us());
+	notify_send(msg);
+	r = flaky_config_load(d->config_path, FLAKY_CONFIG_NO_FS_CHECKS, &cfg,
+	    err, errlen);
+	if (r == 0) {
+		if ((cfg->database == NULL) != (d->cur->cfg->database == NULL) ||
+		    (cfg->database != NULL &&
+		    strcmp(cfg->database, d->cur->cfg->database) != 0))
+			log_warnx("reload: database: changed; that takes a "
+			    "restart (still using %s)", d->db_path);
+		if ((cfg->socket == NULL) != (d->cur->cfg->socket == NULL) ||
+		    (cfg->socket != NULL &&
+		    strcmp(cfg->socket, d->cur->cfg->socket) != 0))
+			log_warnx("reload: socket: changed; that takes a "
+			    "restart (still on %s)", d->socket_path);
+		if ((r = sched_apply(d, cfg, err, errlen)) < 0)
+			flaky_config_free(cfg);
+	}
+	if (r < 0)
+		log_warnx("reload failed, the old schedule keeps running: %s",
+		    err);
+	else
+		log_info("reloaded %s: %zu targets", d->config_path,
+		    d->ntargets);
+	notify_send("READY=1");
+	return r;
+}
+
+/* All runs ended after a stop: close up and leave the loop. */
+void
+flakyd_maybe_exit(struct flakyd *d)
+{
+	if (!d->stopping || d->slots > 0 ||
+	    flaky_spawner_running(d->sp) > 0)
+		return;
+	event_base_loopexit(d->base, NULL);
+}
+
+static void
+deadline_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct flakyd	*d = arg;
+
+	(void)fd;
+	(void)what;
+	log_warnx("runs did not end within the grace period; leaving");
+	event_base_loopexit(d->base, NULL);
+}
+
+static void
+stop(struct flakyd *d, const char *why)
+{
+	struct timeval	 tv;
+	int64_t		 ms;
+
+	if (d->stopping)
+		return;
+	d->stopping = 1;
+	notify_send("STOPPING=1");
+	log_info("%s: stopping; %d run%s in flight", why, d->slots,
+	    d->slots == 1 ? "" : "s");
+	control_close();
+	sched_shutdown(d);
+	/* The spawner kills at the grace; this is only a last resort. */
+	ms = d->cur->cfg->kill_grace_ms + 3000;
+	tv.tv_sec = ms / 1000;
+	tv.tv_usec = (ms % 1000) * 1000;
+	d->deadline_ev = evtimer_new(d->base, deadline_cb, d);
+	if (d->deadline_ev != NULL)
+		evtimer_add(d->deadline_ev, &tv);
+	flakyd_maybe_exit(d);
+}
+
+static void
+signal_cb(evutil_socket_t sig, short what, void *arg)
+{
+	struct flakyd	*d = arg;
+	char		 err[1024];
+
+	(void)what;
+	switch (sig) {
+	case SIGHUP:
+		if (!d->stopping)
+			flakyd_reload(d, err, sizeof err);
+		break;
+	case SIGTERM:
+		stop(d, "SIGTERM");
+		break;
+	case SIGINT:
+		stop(d, "SIGINT");
+		break;
+	}
+}
+
+static void
+watchdog_cb(evutil_socket_t fd, short what, void *arg)
+{
+	(void)fd;
+	(void)what;
+	(void)arg;
+	notify_send("WATCHDOG=1");
+}
+
+/* Outside systemd and without --foreground: detach, and let the parent
+ * exit only once we are ready (or failed), with the matching status. */
+static void
+daemonize(void)
+{
+	int	 p[2], fd;
+	pid_t	 pid;
+	char	 c;
+
+	if (pipe2(p, O_CLOEXEC) == -1)
+		fatal("pipe");
+	if ((pid = fork()) == -1)
+		fatal("fork");
+	if (pid > 0) {
+		ssize_t	 n;
+
+		close(p[1]);
+		do
+			n = read(p[0], &c, 1);
+		while (n == -1 && errno == EINTR);
+		_exit(n == 1 && c == 'r' ? 0 : 1);
+	}
+	close(p[0]);
+	ready_fd = p[1];
+	if (setsid() == -1)
+		fatal("setsid");
+	if ((fd = open("/dev/null", O_RDWR | O_CLOEXEC)) != -1) {
+		dup2(fd, STDIN_FILENO);
+		dup2(fd, STDOUT_FILENO);
+		if (fd > STDERR_FILENO)
+			close(fd);
+	}
+}
+
+int
+main(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "config", required_argument, NULL, 'c' },
+		{ "db", required_argument, NULL, 'd' },
+		{ "foreground", no_argument, NULL, 'f' },
+		{ "check-config", no_argument, NULL, 'n' },
+		{ "verbose", no_argument, NULL, 'v' },
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
+		{ NULL, 0, NULL, 0 }
+	};
+	static const int sigs[] = { SIGHUP, SIGTERM, SIGINT };
+	struct flakyd	 d;
+	struct flaky_config *cfg;
+	const char	*config = NULL, *db = NULL, *e;
+	char		 err[1024];
+	int		 c, check = 0, verbose = 0, r;
+	int64_t		 wd_ms;
+
+	memset(&d, 0, sizeof d);
+	d.timerfd = -1;
+	flakyd = &d;
+	while ((c = getopt_long(argc, argv, "c:d:fnvhV", longopts,
+	    NULL)) != -1) {
+		switch (c) {
+		case 'c':
+			config = optarg;
+			break;
+		case 'd':
+			db = optarg;
+			break;
+		case 'f':
+			d.foreground = 1;
+			break;
+		case 'n':
+			check = 1;
+			break;
+		case 'v':
+			verbose++;
+			break;
+		case 'h':
+			usage(stdout);
+			return 0;
+		case 'V':
+			printf("flakyd %s\n", FLAKY_VERSION);
+			return 0;
+		default:
+			usage(stderr);
+			return 2;
+		}
+	}
+	if (optind != argc) {
+		usage(stderr);
+		return 2;
+	}
+	if (config == NULL && (e = getenv("FLAKY_CONFIG")) != NULL && *e)
+		config = e;
+	if (config == NULL)
+		config = FLAKY_DEFAULT_CONFIG;
+	if (check)
+		return check_config(config);
+
+	log_init("flakyd", verbose);
+	if (!d.foreground && getenv("NOTIFY_SOCKET") == NULL &&
+	    getenv("JOURNAL_STREAM") == NULL)
+		daemonize();
+
+	d.config_path = config;
+	if (flaky_config_load(config, FLAKY_CONFIG_NO_FS_CHECKS, &cfg, err,
+	    sizeof err) < 0)
+		fatalx("%s", err);
+	d.db_path = xstrdup(db ? db : cfg->database ? cfg->database :
+	    DEFAULT_DATABASE);
+	d.socket_path = xstrdup(cfg->socket ? cfg->socket :
+	    FLAKY_DEFAULT_SOCKET);
+	take_lock(d.db_path);
+
+	/* Grandchildren that escape their group with setsid are reparented
+	 * to us, not to init, so they can be reaped and ended. */
+	if (prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == -1)
+		log_warn("prctl(PR_SET_CHILD_SUBREAPER)");
+	signal(SIGPIPE, SIG_IGN);
+	notify_init();
+
+	if (flaky_store_open(d.db_path, 0, &d.store, err, sizeof err) < 0)
+		fatalx("%s", err);
+	for (size_t i = 0; i < cfg->nredact; i++)
+		if (flaky_store_add_redaction(d.store, cfg->redact[i].src, err,
+		    sizeof err) < 0)
+			fatalx("%s", err);
+	if ((r = flaky_store_mark_interrupted(d.store, 0, err,
+	    sizeof err)) < 0)
+		fatalx("%s", err);
+	if (r > 0)
+		log_info("%d run%s left running by an earlier flakyd marked "
+		    "interrupted", r, r == 1 ? "" : "s");
+
+	if ((d.base = event_base_new()) == NULL)
+		fatalx("event_base_new failed");
+	if (flaky_spawner_new(d.base, &d.sp) < 0)
+		fatalx("cannot watch SIGCHLD");
+	d.start_ms = flaky_now_ms();
+	if (sched_init(&d, err, sizeof err) < 0)
+		fatalx("%s", err);
+	if (sched_apply(&d, cfg, err, sizeof err) < 0)
+		fatalx("%s", err);
+	for (size_t i = 0; i < FLAKY_ARRAY_SIZE(sigs); i++) {
+		d.sig_ev[i] = evsignal_new(d.base, sigs[i], signal_cb, &d);
+		if (d.sig_ev[i] == NULL || evsignal_add(d.sig_ev[i], NULL) < 0)
+			fatalx("cannot watch signal %d", sigs[i]);
+	}
+	if (control_init(&d, d.socket_path) < 0)
+		fatalx("cannot listen on %s", d.socket_path);
+	if ((wd_ms = notify_watchdog_ms()) > 0) {
+		struct timeval tv = { wd_ms / 2000, (wd_ms / 2 % 1000) * 1000 };
+
+		d.watchdog_ev = event_new(d.base, -1, EV_PERSIST, watchdog_cb,
+		    NULL);
+		if (d.watchdog_ev == NULL || event_add(d.watchdog_ev, &tv) < 0)
+			fatalx("cannot start the watchdog timer");
+	}
+	sched_catch_up(&d);
+	sched_arm(&d);
+
+	log_info("ready: %zu targets, database %s, socket %s, jobs %d",
+	    d.ntargets, d.db_path, d.socket_path, d.cur->cfg->jobs);
+	notify_send("READY=1");
+	if (ready_fd != -1) {
+		if (write(ready_fd, "r", 1) != 1)
+			log_debug("readiness pipe");
+		close(ready_fd);
+		ready_fd = -1;
+	}
+
+	if (event_base_dispatch(d.base) < 0)
+		fatalx("event loop failed");
+
+	/* Out of the loop: normally nothing is in flight any more. */
+	control_close();
+	sched_free(&d);
+	if (flaky_spawner_free(d.sp) == -EBUSY)
+		log_warnx("runs still live at exit");
+	else
+		d.sp = NULL;
+	/* Whatever did not finish stays "running" until the next start
+	 * marks it; mark it now while we can. */
+	if (flaky_store_mark_interrupted(d.store, 0, err, sizeof err) < 0)
+		log_warnx("%s", err);
+	flaky_store_close(d.store);
+	for (size_t i = 0; i < FLAKY_ARRAY_SIZE(sigs); i++)
+		if (d.sig_ev[i] != NULL)
+			event_free(d.sig_ev[i]);
+	if (d.watchdog_ev != NULL)
+		event_free(d.watchdog_ev);
+	if (d.deadline_ev != NULL)
+		event_free(d.deadline_ev);
+	if (d.base != NULL && d.sp == NULL)
+		event_base_free(d.base);
+	notify_close();
+	free(d.db_path);
+	free(d.socket_path);
+	log_info("stopped");
+	return exit_code;
+}

@@ -1,0 +1,962 @@
+/* The schedule and the supervision of runs: one realtime timer for the
+ * earliest due target, triggers waiting for a job slot, each trigger's
+ * runs one after another, a run row at start and one transaction at the
+ * end, and finished runs kept for a retry when the database refuses. */
+#include "buildconf.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <pwd.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/timerfd.h>
+#include <unistd.h>
+
+#include <event2/buffer.h>
+#include <event2/event.h>
+
+#include "flakyd.h"
+#include "log.h"
+#include "sched.h"
+
+static void	trigger_next_ev(evutil_socket_t, short, void *);
+static void	trigger_end(struct trigger *);
+static void	kick(struct flakyd *);
+
+/* The minimal environment of a run: PATH, HOME, LANG, TZ, USER (TMPDIR is
+ * the spawner's, per run), then the target's env: over them. */
+static char **
+make_envp(const struct flaky_config *cfg, const struct flaky_target *t)
+{
+	struct passwd	*pw = getpwuid(geteuid());
+	const char	*path = getenv("PATH"), *home = getenv("HOME");
+	const char	*lang = getenv("LANG"), *tz = cfg->timezone;
+	const char	*user = pw ? pw->pw_name : getenv("USER");
+	char		**v;
+	size_t		 n = 0;
+
+	v = xcalloc(6 + t->nenv, sizeof *v);
+	if (path == NULL || *path == '\0')
+		path = "/usr/local/bin:/usr/bin:/bin";
+	if ((home == NULL || *home == '\0') && pw != NULL)
+		home = pw->pw_dir;
+	if (lang == NULL || *lang == '\0')
+		lang = "C.UTF-8";
+	if (tz == NULL)
+		tz = getenv("TZ");
+	xasprintf(&v[n++], "PATH=%s", path);
+	if (home != NULL)
+		xasprintf(&v[n++], "HOME=%s", home);
+	xasprintf(&v[n++], "LANG=%s", lang);
+	if (tz != NULL && *tz != '\0')
+		xasprintf(&v[n++], "TZ=%s", tz);
+	if (user != NULL)
+		xasprintf(&v[n++], "USER=%s", user);
+	for (size_t i = 0; i < t->nenv; i++) {
+		size_t	 len = strlen(t->env[i].name);
+		size_t	 j;
+
+		for (j = 0; j < n; j++)
+			if (strncmp(v[j], t->env[i].name, len) == 0 &&
+			    v[j][len] == '=')
+				break;
+		if (j < n)
+			free(v[j]);
+		else
+			n++;
+		xasprintf(&v[j], "%s=%s", t->env[i].name, t->env[i].value);
+	}
+	v[n] = NULL;
+	return v;
+}
+
+struct cfgref *
+cfgref_new(struct flaky_config *cfg)
+{
+	struct cfgref	*c = xcalloc(1, sizeof *c);
+
+	c->cfg = cfg;
+	c->refs = 1;
+	c->envs = xcalloc(cfg->ntargets + 1, sizeof *c->envs);
+	for (size_t i = 0; i < cfg->ntargets; i++)
+		c->envs[i] = make_envp(cfg, &cfg->targets[i]);
+	return c;
+}
+
+void
+cfgref_unref(struct cfgref *c)
+{
+	if (c == NULL || --c->refs > 0)
+		return;
+	for (size_t i = 0; i < c->cfg->ntargets; i++) {
+		for (char **e = c->envs[i]; *e != NULL; e++)
+			free(*e);
+		free(c->envs[i]);
+	}
+	free(c->envs);
+	flaky_config_free(c->cfg);
+	free(c);
+}
+
+/* The command as stored in targets.command. */
+static char *
+command_text(const struct flaky_target *t)
+{
+	struct flaky_buf b;
+
+	if (t->shell)
+		return xstrdup(t->argv[2]);
+	flaky_buf_init(&b);
+	for (size_t i = 0; i < t->argc; i++)
+		flaky_buf_printf(&b, "%s%s", i ? " " : "", t->argv[i]);
+	if (b.oom)
+		fatalx("out of memory");
+	return flaky_buf_steal(&b);
+}
+
+static uint64_t
+rand64(void)
+{
+	return ((uint64_t)arc4random() << 32) | arc4random();
+}
+
+/* The next schedule time of a target after after_ms, with its jitter. */
+static void
+compute_next(struct flakyd *d, struct tstate *ts, int64_t after_ms)
+{
+	const struct flaky_target *t = ts->def;
+	int64_t		 next;
+
+	ts->due_ms = ts->fire_ms = FLAKY_NO_FIRE;
+	ts->sched_src[0] = '\0';
+	if (t == NULL || !t->has_schedule)
+		return;
+	if (flaky_sched_next(&t->sched, d->cur->cfg->tz, d->start_ms,
+	    after_ms, &next) < 0) {
+		log_warnx("target %s: schedule \"%s\" never fires", ts->name,
+		    t->schedule);
+		return;
+	}
+	ts->due_ms = next;
+	ts->jitter_ms = t->jitter_ms;
+	ts->fire_ms = next;
+	if (t->jitter_ms > 0)
+		ts->fire_ms += (int64_t)(rand64() % (uint64_t)t->jitter_ms);
+	flaky_sched_format(&t->sched, ts->sched_src, sizeof ts->sched_src);
+}
+
+struct tstate *
+sched_find(struct flakyd *d, const char *name)
+{
+	for (size_t i = 0; i < d->ntargets; i++)
+		if (strcmp(d->targets[i]->name, name) == 0)
+			return d->targets[i];
+	return NULL;
+}
+
+int
+sched_running(struct flakyd *d)
+{
+	return flaky_spawner_running(d->sp);
+}
+
+/* Record a trigger that did not run because the last one still does, so
+ * that no denominator is silently smaller. */
+static void
+record_skipped(struct flakyd *d, struct tstate *ts, const char *kind)
+{
+	struct flaky_run_record rec;
+	char		 err[512];
+
+	memset(&rec, 0, sizeof rec);
+	rec.target_id = ts->id;
+	rec.status = FLAKY_RUN_SKIPPED;
+	rec.trigger = kind;
+	rec.started_ms = rec.ended_ms = flaky_now_ms();
+	rec.exit_code = -1;
+	rec.loadavg = -1;
+	rec.error = "skipped: the previous trigger of this target was "
+	    "still running";
+	if (flaky_store_run_finish(d->store, &rec, NULL, err, sizeof err) < 0)
+		log_warnx("target %s: recording a skipped trigger: %s",
+		    ts->name, err);
+	else
+		log_info("target %s: trigger skipped, the last one still runs",
+		    ts->name);
+}
+
+static struct trigger *
+trigger_new(struct flakyd *d, struct tstate *ts, const char *kind, int runs)
+{
+	struct trigger	*tr = xcalloc(1, sizeof *tr);
+
+	tr->ts = ts;
+	tr->kind = kind;
+	tr->runs = runs;
+	tr->queued_ms = flaky_now_ms();
+	flaky_buf_init(&tr->revout);
+	if ((tr->next_ev = evtimer_new(d->base, trigger_next_ev, tr)) == NULL)
+		fatalx("out of memory");
+	return tr;
+}
+
+static void
+trigger_free(struct trigger *tr)
+{
+	if (tr == NULL)
+		return;
+	flaky_proc_free(tr->revproc);
+	flaky_buf_free(&tr->revout);
+	if (tr->next_ev != NULL)
+		event_free(tr->next_ev);
+	free(tr->revision);
+	cfgref_unref(tr->cref);
+	free(tr);
+}
+
+static void
+enqueue(struct flakyd *d, struct trigger *tr)
+{
+	TAILQ_INSERT_TAIL(&d->waitq, tr, wait);
+	d->nwaiting++;
+	kick(d);
+}
+
+/* A trigger for a target: start it, queue it behind the running one, or
+ * record it as skipped. Returns 0, or -EBUSY when it was skipped. */
+static int
+fire(struct flakyd *d, struct tstate *ts, const char *kind, int runs,
+    int force_queue)
+{
+	if (ts->active == NULL) {
+		ts->active = trigger_new(d, ts, kind, runs);
+		enqueue(d, ts->active);
+		return 0;
+	}
+	if ((force_queue || ts->def->overlap == FLAKY_OVERLAP_QUEUE) &&
+	    ts->pending == NULL) {
+		ts->pending = trigger_new(d, ts, kind, runs);
+		return 1;
+	}
+	if (!force_queue)
+		record_skipped(d, ts, kind);
+	return -EBUSY;
+}
+
+/* Remember the trigger time for catch-up after downtime. */
+static void
+save_fire(struct flakyd *d, struct tstate *ts, int64_t ms)
+{
+	char	 err[512];
+
+	if (flaky_store_set_last_fire(d->store, ts->id, ms, err,
+	    sizeof err) < 0)
+		log_warnx("target %s: %s", ts->name, err);
+}
+
+static void
+timer_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct flakyd	*d = arg;
+	uint64_t	 n;
+	int64_t		 now;
+
+	(void)what;
+	/* ECANCELED: the clock was set; times are absolute, so re-arm. */
+	if (read(fd, &n, sizeof n) == -1 && errno != EAGAIN &&
+	    errno != ECANCELED && errno != EINTR)
+		log_warn("timerfd");
+	d->armed_ms = FLAKY_NO_FIRE;
+	if (d->stopping)
+		return;
+	now = flaky_now_ms();
+	for (size_t i = 0; i < d->ntargets; i++) {
+		struct tstate *ts = d->targets[i];
+
+		if (ts->fire_ms == FLAKY_NO_FIRE || ts->fire_ms > now)
+			continue;
+		save_fire(d, ts, ts->due_ms);
+		fire(d, ts, "schedule", ts->def->runs, 0);
+		/* A loaded machine or a suspend may have slept through
+		 * several: they become this one trigger. */
+		compute_next(d, ts, ts->due_ms > now ? ts->due_ms : now);
+	}
+	sched_arm(d);
+}
+
+void
+sched_arm(struct flakyd *d)
+{
+	struct itimerspec its;
+	int64_t		 min = FLAKY_NO_FIRE;
+
+	if (d->stopping)
+		return;
+	for (size_t i = 0; i < d->ntargets; i++) {
+		int64_t f = d->targets[i]->fire_ms;
+
+		if (f != FLAKY_NO_FIRE && (min == FLAKY_NO_FIRE || f < min))
+			min = f;
+	}
+	if (min == d->armed_ms)
+		return;
+	memset(&its, 0, sizeof its);
+	if (min != FLAKY_NO_FIRE) {
+		if (min <= 0)
+			min = 1;
+		its.it_value.tv_sec = min / 1000;
+		its.it_value.tv_nsec = (min % 1000) * 1000000;
+	}
+	/* Absolute wall-clock time: a suspend or a clock step does not
+	 * shift cron times; CANCEL_ON_SET tells us when the clock is set. */
+	if (timerfd_settime(d->timerfd, TFD_TIMER_ABSTIME |
+	    TFD_TIMER_CANCEL_ON_SET, &its, NULL) == -1)
+		fatal("timerfd_settime");
+	d->armed_ms = min;
+}
+
+/* The trigger's revision: command finished; its first line is the
+ * revision. */
+static void
+revision_done(void *arg, struct flaky_proc *p)
+{
+	struct trigger	*tr = arg;
+	const struct flaky_proc_info *pi = flaky_proc_info(p);
+	const char	*s = flaky_buf_cstr(&tr->revout);
+	size_t		 len = strcspn(s, "\r\n");
+
+	if (pi->exit_code == 0 && len > 0)
+		tr->revision = flaky_strndup(s, len);
+	else
+		log_warnx("target %s: revision command \"%s\" failed "
+		    "(exit %d%s); runs have no revision", tr->ts->name,
+		    tr->def->revision, pi->exit_code,
+		    pi->end == FLAKY_PROC_TIMEOUT ? ", timed out" : "");
+	/* Freed from the next event, not inside the spawner's callback. */
+	event_active(tr->next_ev, EV_TIMEOUT, 0);
+}
+
+static void
+revision_data(void *arg, int stream, const char *s, size_t n)
+{
+	struct trigger	*tr = arg;
+
+	if (stream == FLAKY_STDOUT && tr->revout.len < 256)
+		flaky_buf_add(&tr->revout, s, n > 256 ? 256 : n);
+}
+
+/* The trigger got its slot: find the revision, then start the runs. */
+static void
+trigger_start(struct flakyd *d, struct trigger *tr)
+{
+	struct flaky_spawn_opts o;
+	char		*argv[] = { "/bin/sh", "-c", NULL, NULL };
+	char		 err[512];
+	size_t		 i;
+
+	tr->has_slot = 1;
+	d->slots++;
+	tr->cref = d->cur;
+	tr->cref->refs++;
+	tr->def = tr->ts->def;
+	for (i = 0; i < d->cur->cfg->ntargets; i++)
+		if (&d->cur->cfg->targets[i] == tr->def)
+			break;
+	tr->envp = d->cur->envs[i];
+	if (tr->def->revision != NULL) {
+		memset(&o, 0, sizeof o);
+		argv[2] = tr->def->revision;
+		o.argv = argv;
+		o.dir = tr->def->dir;
+		o.envp = tr->envp;
+		o.timeout_ms = FLAKYD_REVISION_TIMEOUT_MS;
+		o.grace_ms = 1000;
+		o.capture_max = 4096;
+		if (flaky_spawn(d->sp, &o, revision_data, revision_done, tr,
+		    &tr->revproc, err, sizeof err) == 0)
+			return;
+		log_warnx("target %s: revision command: %s", tr->ts->name,
+		    err);
+	} else if (flaky_revision_git(tr->def->dir, &tr->revision) < 0)
+		log_warnx("target %s: git revision: out of memory",
+		    tr->ts->name);
+	event_active(tr->next_ev, EV_TIMEOUT, 0);
+}
+
+/* Start waiting triggers while job slots are free. */
+static void
+kick_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct flakyd	*d = arg;
+	struct trigger	*tr;
+
+	(void)fd;
+	(void)what;
+	while (!d->stopping && d->slots < d->cur->cfg->jobs &&
+	    (tr = TAILQ_FIRST(&d->waitq)) != NULL) {
+		TAILQ_REMOVE(&d->waitq, tr, wait);
+		d->nwaiting--;
+		trigger_start(d, tr);
+	}
+}
+
+static void
+kick(struct flakyd *d)
+{
+	event_active(d->kick_ev, EV_TIMEOUT, 0);
+}
+
+static void
+job_free(struct job *j)
+{
+	if (j == NULL)
+		return;
+	flaky_run_free(j->run);
+	free(j->target);
+	free(j->revision);
+	free(j);
+}
+
+static void
+retry_arm(struct flakyd *d)
+{
+	struct timeval	 tv;
+
+	if (evtimer_pending(d->retry_ev, NULL))
+		return;
+	tv.tv_sec = d->retry_delay_ms / 1000;
+	tv.tv_usec = (d->retry_delay_ms % 1000) * 1000;
+	evtimer_add(d->retry_ev, &tv);
+}
+
+/* Store what the run left; 0, or a negative errno with err filled. */
+static int
+job_store(struct flakyd *d, struct job *j, char *err, size_t errlen)
+{
+	return flaky_store_run_finish(d->store, &j->run->rec,
+	    &j->run->results, err, errlen);
+}
+
+/* A finished run the database refused: keep it for a retry, bounded. */
+static void
+retry_add(struct flakyd *d, struct job *j)
+{
+	struct job	*old;
+
+	if (d->nretry >= FLAKYD_RETRY_MAX) {
+		old = TAILQ_FIRST(&d->retryq);
+		TAILQ_REMOVE(&d->retryq, old, retry);
+		d->nretry--;
+		log_warnx("target %s: dropping a finished run (started %lld): "
+		    "%d runs already wait for the database", old->target,
+		    (long long)old->run->rec.started_ms, FLAKYD_RETRY_MAX);
+		job_free(old);
+	}
+	TAILQ_INSERT_TAIL(&d->retryq, j, retry);
+	d->nretry++;
+	if (d->nretry == 1)
+		d->retry_delay_ms = FLAKYD_RETRY_FIRST_MS;
+	retry_arm(d);
+}
+
+static void
+retry_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct flakyd	*d = arg;
+	struct job	*j;
+	char		 err[512];
+
+	(void)fd;
+	(void)what;
+	while ((j = TAILQ_FIRST(&d->retryq)) != NULL) {
+		if (job_store(d, j, err, sizeof err) < 0) {
+			log_warnx("target %s: storing a finished run still "
+			    "fails (%d waiting, next try in %llds): %s",
+			    j->target, d->nretry,
+			    (long long)(d->retry_delay_ms * 2 / 1000), err);
+			d->retry_delay_ms *= 2;
+			if (d->retry_delay_ms > FLAKYD_RETRY_LAST_MS)
+				d->retry_delay_ms = FLAKYD_RETRY_LAST_MS;
+			retry_arm(d);
+			return;
+		}
+		log_info("target %s: a finished run was stored on retry",
+		    j->target);
+		TAILQ_REMOVE(&d->retryq, j, retry);
+		d->nretry--;
+		job_free(j);
+	}
+	flakyd_maybe_exit(d);
+}
+
+/* Children of ours that are no run: setsid escapees reparented to the
+ * subreaper. Called once no run is in flight; they are killed, and we
+ * look again shortly for their own children, reparented in turn. */
+static void
+sweep_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct flakyd	*d = arg;
+	struct dirent	*de;
+	DIR		*dir;
+	char		 path[300], buf[512], *p;
+	pid_t		 me = getpid();
+	int		 found = 0;
+	FILE		*f;
+
+	(void)fd;
+	(void)what;
+	if (flaky_spawner_running(d->sp) > 0)
+		return;
+	if ((dir = opendir("/proc")) == NULL)
+		return;
+	while ((de = readdir(dir)) != NULL) {
+		long	 pid, ppid;
+
+		if (de->d_name[0] < '1' || de->d_name[0] > '9')
+			continue;
+		snprintf(path, sizeof path, "/proc/%s/stat", de->d_name);
+		if ((f = fopen(path, "re")) == NULL)
+			continue;
+		p = fgets(buf, sizeof buf, f);
+		fclose(f);
+		/* "pid (comm) state ppid ...": comm may hold anything. */
+		if (p == NULL || (p = strrchr(buf, ')')) == NULL ||
+		    sscanf(p + 1, " %*c %ld", &ppid) != 1 || ppid != me)
+			continue;
+		pid = strtol(de->d_name, NULL, 10);
+		log_info("killing stray process %ld (left by a run)", pid);
+		kill((pid_t)-pid, SIGKILL);
+		kill((pid_t)pid, SIGKILL);
+		found++;
+	}
+	closedir(dir);
+	flaky_spawner_reap(d->sp);
+	if (found > 0 && d->sweeps++ < 50) {
+		struct timeval tv = { 0, 100 * 1000 };
+
+		evtimer_add(d->sweep_ev, &tv);
+	} else
+		d->sweeps = 0;
+}
+
+static void
+job_done(struct flaky_run *run, void *arg)
+{
+	struct job	*j = arg;
+	struct trigger	*tr = j->tr;
+	struct flakyd	*d = flakyd;
+	struct tstate	*ts = tr->ts;
+	char		 err[512];
+	int64_t		 failures = 0;
+
+	for (size_t i = 0; i < run->results.n; i++)
+		failures += FLAKY_FAILED(run->results.v[i].outcome);
+	log_info("target %s run %d/%d: %s, %zu tests, %lld failures, %.2fs%s%s",
+	    j->target, j->index, j->of, flaky_run_status_name(run->rec.status),
+	    run->results.n, (long long)failures,
+	    (double)run->rec.duration_us / 1e6,
+	    run->rec.error ? ": " : "", run->rec.error ? run->rec.error : "");
+	ts->last.run_id = run->rec.id;
+	ts->last.status = run->rec.status;
+	ts->last.started_ms = run->rec.started_ms;
+	ts->last.ended_ms = run->rec.ended_ms;
+	ts->last.tests = (int64_t)run->results.n;
+	ts->last.failures = failures;
+	d->runs_done++;
+	tr->job = NULL;
+	tr->finished++;
+	j->tr = NULL;
+	if (job_store(d, j, err, sizeof err) < 0) {
+		log_warnx("target %s: storing the run failed, keeping it for a "
+		    "retry: %s", j->target, err);
+		d->runs_failed_store++;
+		retry_add(d, j);
+	} else
+		job_free(j);
+	if (flaky_spawner_running(d->sp) == 0)
+		event_active(d->sweep_ev, EV_TIMEOUT, 0);
+	event_active(tr->next_ev, EV_TIMEOUT, 0);
+}
+
+/* Start the trigger's next run, or end the trigger. */
+static void
+trigger_next_ev(evutil_socket_t fd, short what, void *arg)
+{
+	struct trigger	*tr = arg;
+	struct flakyd	*d = flakyd;
+	struct flaky_run_spec spec;
+	struct job	*j;
+	char		 err[512];
+	int		 r;
+
+	(void)fd;
+	(void)what;
+	if (tr->revproc != NULL) {
+		flaky_proc_free(tr->revproc);
+		tr->revproc = NULL;
+	}
+	if (tr->job != NULL)
+		return;
+	if (d->stopping || tr->started >= tr->runs) {
+		trigger_end(tr);
+		return;
+	}
+	j = xcalloc(1, sizeof *j);
+	j->tr = tr;
+	j->target = xstrdup(tr->ts->name);
+	j->revision = tr->revision ? xstrdup(tr->revision) : NULL;
+	j->index = ++tr->started;
+	j->of = tr->runs;
+	memset(&spec, 0, sizeof spec);
+	spec.argv = tr->def->argv;
+	spec.dir = tr->def->dir;
+	spec.envp = tr->envp;
+	spec.timeout_ms = tr->def->timeout_ms;
+	spec.grace_ms = tr->cref->cfg->kill_grace_ms;
+	spec.junit_path = tr->def->junit;
+	r = flaky_run_start(d->sp, &spec, job_done, j, &j->run, err,
+	    sizeof err);
+	if (j->run == NULL) {
+		log_warnx("target %s: %s", tr->ts->name, r == -ENOMEM ?
+		    "out of memory" : err);
+		job_free(j);
+		trigger_end(tr);
+		return;
+	}
+	j->run->rec.target_id = tr->ts->id;
+	j->run->rec.trigger = tr->kind;
+	j->run->rec.revision = j->revision;
+	tr->job = j;
+	if (r < 0) {
+		/* Could not start (command not found, no directory): an
+		 * error run, recorded like any other. */
+		job_done(j->run, j);
+		return;
+	}
+	if (flaky_store_run_start(d->store, &j->run->rec, err,
+	    sizeof err) < 0)
+		log_warnx("target %s: recording the run start: %s",
+		    tr->ts->name, err);
+}
+
+static void
+tstate_free(struct tstate *ts)
+{
+	if (ts == NULL)
+		return;
+	trigger_free(ts->pending);
+	free(ts->name);
+	free(ts);
+}
+
+/* The trigger's runs are over: free the slot, start what waits. */
+static void
+trigger_end(struct trigger *tr)
+{
+	struct flakyd	*d = flakyd;
+	struct tstate	*ts = tr->ts;
+
+	if (tr->has_slot)
+		d->slots--;
+	ts->active = NULL;
+	trigger_free(tr);
+	if (ts->pending != NULL && !d->stopping && !ts->removed) {
+		ts->active = ts->pending;
+		ts->pending = NULL;
+		enqueue(d, ts->active);
+	}
+	if (ts->removed && ts->active == NULL) {
+		LIST_REMOVE(ts, gone);
+		tstate_free(ts);
+	}
+	kick(d);
+	flakyd_maybe_exit(d);
+}
+
+/* Fill a new target state from the store: its id, last run. */
+static struct tstate *
+tstate_new(struct flakyd *d, const struct flaky_target *t, char *err,
+    size_t errlen)
+{
+	struct tstate	*ts = xcalloc(1, sizeof *ts);
+	char		*cmd = command_text(t);
+	int		 r;
+
+	ts->name = xstrdup(t->name);
+	ts->def = t;
+	ts->due_ms = ts->fire_ms = FLAKY_NO_FIRE;
+	r = flaky_store_target(d->store, t->name, cmd, t->dir, &ts->id, err,
+	    errlen);
+	free(cmd);
+	if (r == 0)
+		r = flaky_store_last_run(d->store, ts->id, &ts->last, err,
+		    errlen);
+	if (r < 0) {
+		tstate_free(ts);
+		return NULL;
+	}
+	return ts;
+}
+
+int
+sched_init(struct flakyd *d, char *err, size_t errlen)
+{
+	TAILQ_INIT(&d->waitq);
+	TAILQ_INIT(&d->retryq);
+	LIST_INIT(&d->gone);
+	d->armed_ms = -1;
+	d->timerfd = timerfd_create(CLOCK_REALTIME, TFD_NONBLOCK |
+	    TFD_CLOEXEC);
+	if (d->timerfd == -1)
+		return flaky_error(err, errlen, errno, "timerfd_create: %s",
+		    strerror(errno));
+	d->timer_ev = event_new(d->base, d->timerfd, EV_READ | EV_PERSIST,
+	    timer_cb, d);
+	d->kick_ev = evtimer_new(d->base, kick_cb, d);
+	d->retry_ev = evtimer_new(d->base, retry_cb, d);
+	d->sweep_ev = evtimer_new(d->base, sweep_cb, d);
+	if (d->timer_ev == NULL || d->kick_ev == NULL || d->retry_ev == NULL ||
+	    d->sweep_ev == NULL || event_add(d->timer_ev, NULL) == -1)
+		return flaky_error(err, errlen, ENOMEM, "out of memory");
+	return 0;
+}
+
+/* Make cfg the running schedule: targets kept by name (their triggers and
+ * history undisturbed), new ones created in the store, removed ones ended
+ * after their running trigger. On error nothing changed and the caller
+ * still owns cfg. */
+int
+sched_apply(struct flakyd *d, struct flaky_config *cfg, char *err,
+    size_t errlen)
+{
+	struct tstate	**nv, *ts;
+	struct cfgref	*old = d->cur;
+	int64_t		 now = flaky_now_ms();
+	size_t		 i, j;
+	int		 r;
+
+	nv = xcalloc(cfg->ntargets + 1, sizeof *nv);
+	/* New targets in one transaction: a thousand rows, one sync. */
+	if ((r = flaky_store_begin(d->store, err, errlen)) < 0) {
+		free(nv);
+		return r;
+	}
+	for (i = 0; i < cfg->ntargets; i++) {
+		if ((nv[i] = sched_find(d, cfg->targets[i].name)) != NULL)
+			continue;
+		nv[i] = tstate_new(d, &cfg->targets[i], err, errlen);
+		if (nv[i] == NULL) {
+			r = -EIO;
+			goto fail;
+		}
+		nv[i]->def = NULL;	/* marks it new below */
+	}
+	if ((r = flaky_store_commit(d->store, err, errlen)) < 0)
+		goto fail;
+
+	d->cur = cfgref_new(cfg);
+	for (i = 0; i < cfg->ntargets; i++) {
+		const struct flaky_target *t = &cfg->targets[i];
+		char	 src[64];
+		int	 same;
+
+		ts = nv[i];
+		flaky_sched_format(&t->sched, src, sizeof src);
+		same = ts->def != NULL && ts->due_ms != FLAKY_NO_FIRE &&
+		    t->has_schedule && strcmp(src, ts->sched_src) == 0 &&
+		    t->jitter_ms == ts->jitter_ms;
+		ts->def = t;
+		if (!same)
+			compute_next(d, ts, now);
+	}
+	/* Targets no longer in the file: their history stays in the store;
+	 * a running trigger ends normally, anything queued is dropped. */
+	for (i = 0; i < d->ntargets; i++) {
+		ts = d->targets[i];
+		for (j = 0; j < cfg->ntargets; j++)
+			if (nv[j] == ts)
+				break;
+		if (j < cfg->ntargets)
+			continue;
+		trigger_free(ts->pending);
+		ts->pending = NULL;
+		ts->def = NULL;
+		ts->removed = 1;
+		if (ts->active != NULL && !ts->active->has_slot) {
+			TAILQ_REMOVE(&d->waitq, ts->active, wait);
+			d->nwaiting--;
+			trigger_free(ts->active);
+			ts->active = NULL;
+		}
+		if (ts->active == NULL)
+			tstate_free(ts);
+		else
+			LIST_INSERT_HEAD(&d->gone, ts, gone);
+	}
+	free(d->targets);
+	d->targets = nv;
+	d->ntargets = cfg->ntargets;
+	cfgref_unref(old);
+	d->armed_ms = -1;	/* force a re-arm */
+	sched_arm(d);
+	kick(d);
+	return 0;
+fail:
+	flaky_store_rollback(d->store);
+	for (i = 0; i < cfg->ntargets; i++)
+		if (nv[i] != NULL && sched_find(d, nv[i]->name) != nv[i])
+			tstate_free(nv[i]);
+	free(nv);
+	return r;
+}
+
+/* After downtime: a target whose trigger was missed runs once now. */
+void
+sched_catch_up(struct flakyd *d)
+{
+	int64_t		 now = flaky_now_ms(), last, next;
+	char		 err[512];
+
+	for (size_t i = 0; i < d->ntargets; i++) {
+		struct tstate *ts = d->targets[i];
+		const struct flaky_target *t = ts->def;
+
+		if (!t->has_schedule || !t->catch_up)
+			continue;
+		if (flaky_store_last_fire(d->store, ts->id, &last, err,
+		    sizeof err) < 0) {
+			log_warnx("target %s: %s", ts->name, err);
+			continue;
+		}
+		/* Never fired: nothing was missed. "every" counts from the
+		 * last trigger here, as the daemon that fired it did. */
+		if (last == FLAKY_NO_FIRE || flaky_sched_next(&t->sched,
+		    d->cur->cfg->tz, last, last, &next) < 0 || next > now)
+			continue;
+		log_info("target %s: a trigger was missed while flakyd was "
+		    "down; running it once now", ts->name);
+		save_fire(d, ts, now);
+		fire(d, ts, "catch-up", t->runs, 0);
+	}
+}
+
+int
+sched_manual(struct flakyd *d, const char *name, int runs, int *ret_queued,
+    char *err, size_t errlen)
+{
+	struct tstate	*ts;
+	int		 r;
+
+	if (d->stopping)
+		return flaky_error(err, errlen, ESHUTDOWN,
+		    "flakyd is shutting down");
+	if ((ts = sched_find(d, name)) == NULL)
+		return flaky_error(err, errlen, ENOENT, "no target named '%s'",
+		    name);
+	if (runs <= 0)
+		runs = ts->def->runs;
+	r = fire(d, ts, "manual", runs, 1);
+	if (r < 0)
+		return flaky_error(err, errlen, EBUSY, "target '%s' is running "
+		    "and another trigger already waits for it", name);
+	*ret_queued = r == 1;
+	log_info("target %s: %d run%s asked for over the control socket",
+	    name, runs, runs == 1 ? "" : "s");
+	return 0;
+}
+
+/* Stop launching; end what runs (it finishes as interrupted). */
+void
+sched_shutdown(struct flakyd *d)
+{
+	struct trigger	*tr;
+
+	if (d->timer_ev != NULL)
+		event_del(d->timer_ev);
+	while ((tr = TAILQ_FIRST(&d->waitq)) != NULL) {
+		TAILQ_REMOVE(&d->waitq, tr, wait);
+		d->nwaiting--;
+		tr->ts->active = NULL;
+		trigger_free(tr);
+	}
+	for (size_t i = 0; i < d->ntargets; i++) {
+		struct tstate *ts = d->targets[i];
+
+		trigger_free(ts->pending);
+		ts->pending = NULL;
+	}
+	for (size_t i = 0; i < d->ntargets; i++) {
+		tr = d->targets[i]->active;
+		if (tr == NULL)
+			continue;
+		if (tr->revproc != NULL)
+			flaky_proc_stop(tr->revproc);
+		if (tr->job != NULL)
+			flaky_run_stop(tr->job->run);
+	}
+	{
+		struct tstate *ts;
+
+		LIST_FOREACH(ts, &d->gone, gone) {
+			tr = ts->active;
+			if (tr != NULL && tr->job != NULL)
+				flaky_run_stop(tr->job->run);
+			if (tr != NULL && tr->revproc != NULL)
+				flaky_proc_stop(tr->revproc);
+		}
+	}
+	/* Finished runs that still wait for the database get one more try. */
+	if (d->nretry > 0)
+		retry_cb(-1, 0, d);
+}
+
+/* Everything still held, at exit (after the loop). Live runs are killed
+ * by flaky_run_free and their rows stay "running" for the next start. */
+void
+sched_free(struct flakyd *d)
+{
+	struct job	*j;
+	struct tstate	*ts;
+
+	for (size_t i = 0; i < d->ntargets; i++) {
+		ts = d->targets[i];
+		if (ts->active != NULL) {
+			if (ts->active->job != NULL)
+				job_free(ts->active->job);
+			trigger_free(ts->active);
+		}
+		tstate_free(ts);
+	}
+	while ((ts = LIST_FIRST(&d->gone)) != NULL) {
+		LIST_REMOVE(ts, gone);
+		if (ts->active != NULL) {
+			if (ts->active->job != NULL)
+				job_free(ts->active->job);
+			trigger_free(ts->active);
+		}
+		tstate_free(ts);
+	}
+	free(d->targets);
+	d->targets = NULL;
+	d->ntargets = 0;
+	while ((j = TAILQ_FIRST(&d->retryq)) != NULL) {
+		TAILQ_REMOVE(&d->retryq, j, retry);
+		log_warnx("target %s: a finished run could not be stored and "
+		    "is lost", j->target);
+		job_free(j);
+	}
+	if (d->timer_ev != NULL)
+		event_free(d->timer_ev);
+	if (d->kick_ev != NULL)
+		event_free(d->kick_ev);
+	if (d->retry_ev != NULL)
+		event_free(d->retry_ev);
+	if (d->sweep_ev != NULL)
+		event_free(d->sweep_ev);
+	if (d->timerfd != -1)
+		close(d->timerfd);
+	cfgref_unref(d->cur);
+	d->cur = NULL;
+}
