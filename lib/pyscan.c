@@ -320,7 +320,10 @@ is_digit(unsigned char c)
 static int
 keyword(const char *s, size_t n)
 {
-	if (n < 2 || n > 8)
+	/* Keywords start with one of these; most names do not. */
+	static const char initial[] = "FNTacdefgilnoprtwy";
+
+	if (n < 2 || n > 8 || memchr(initial, s[0], sizeof initial - 1) == NULL)
 		return KW_NONE;
 	for (size_t i = 0; i < FLAKY_ARRAY_SIZE(keywords); i++)
 		if (keywords[i].len == n && keywords[i].name[0] == s[0] &&
@@ -776,6 +779,8 @@ number_end_ok(const char *s, size_t p, size_t end)
 	static const char *const kws[] = { "and", "else", "for", "if", "in",
 	    "is", "or", "not", NULL };
 
+	if (!is_ident_char(NC(p)))
+		return 1;
 	for (int k = 0; kws[k] != NULL; k++) {
 		size_t	 n = strlen(kws[k]);
 
@@ -933,27 +938,63 @@ imaginary:
 static size_t
 lex_operator(const char *s, size_t i, size_t end, uint32_t *op)
 {
-	static const char *const three[] = { "**=", "//=", ">>=", "<<=",
-	    "...", NULL };
-	static const char *const two[] = { "->", ":=", "==", "!=", "<=", ">=",
-	    "<<", ">>", "**", "//", "+=", "-=", "*=", "/=", "%=", "&=", "|=",
-	    "^=", "@=", NULL };
-	size_t	 n = end - i;
+	char	 c = s[i], c1 = i + 1 < end ? s[i + 1] : '\0';
+	char	 c2 = i + 2 < end ? s[i + 2] : '\0';
 
-	if (n >= 3)
-		for (int k = 0; three[k]; k++)
-			if (memcmp(s + i, three[k], 3) == 0) {
-				*op = OP3(s[i], s[i + 1], s[i + 2]);
+	switch (c) {
+	case '(': case ')': case '[': case ']': case '{': case '}':
+	case ',': case ';': case '~':
+		*op = OP1(c);
+		return 1;
+	case '*': case '/': case '<': case '>':
+		/* **, //, <<, >> and their augmented forms. */
+		if (c1 == c) {
+			if (c2 == '=') {
+				*op = OP3(c, c, '=');
 				return 3;
 			}
-	if (n >= 2)
-		for (int k = 0; two[k]; k++)
-			if (s[i] == two[k][0] && s[i + 1] == two[k][1]) {
-				*op = OP2(s[i], s[i + 1]);
-				return 2;
-			}
-	if (strchr("+-*/%@&|^~<>()[]{},:;.=", s[i]) != NULL && s[i] != '\0') {
-		*op = OP1(s[i]);
+			*op = OP2(c, c);
+			return 2;
+		}
+		if (c1 == '=') {
+			*op = OP2(c, '=');
+			return 2;
+		}
+		*op = OP1(c);
+		return 1;
+	case '+': case '%': case '&': case '|': case '^': case '@': case '=':
+		if (c1 == '=') {
+			*op = OP2(c, '=');
+			return 2;
+		}
+		*op = OP1(c);
+		return 1;
+	case '-':
+		if (c1 == '=' || c1 == '>') {
+			*op = OP2(c, c1);
+			return 2;
+		}
+		*op = OP1(c);
+		return 1;
+	case ':':
+		if (c1 == '=') {
+			*op = OP2(c, '=');
+			return 2;
+		}
+		*op = OP1(c);
+		return 1;
+	case '!':
+		if (c1 == '=') {
+			*op = OP2(c, '=');
+			return 2;
+		}
+		return 0;
+	case '.':
+		if (c1 == '.' && c2 == '.') {
+			*op = OP3('.', '.', '.');
+			return 3;
+		}
+		*op = OP1(c);
 		return 1;
 	}
 	return 0;
