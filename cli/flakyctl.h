@@ -65,6 +65,10 @@ struct ctl_command {
 int	 cmd_analyze(struct ctl *, int, char **);
 int	 cmd_report(struct ctl *, int, char **);
 int	 cmd_scan(struct ctl *, int, char **);
+/* control.c: requests to the live flakyd */
+int	 cmd_status(struct ctl *, int, char **);
+int	 cmd_run(struct ctl *, int, char **);
+int	 cmd_reload(struct ctl *, int, char **);
 
 /* --since and --until as the report commands take them (report.c). */
 int	 parse_window(const char *cmd, const char *since, const char *until,

@@ -21,6 +21,12 @@ static const struct ctl_command commands[] = {
 	  "[--fail-on TIERS]" },
 	{ "scan", cmd_scan,
 	  "scan [--store --target NAME] PATH..." },
+	{ "status", cmd_status,
+	  "status [--socket PATH]" },
+	{ "run", cmd_run,
+	  "run [--runs N] TARGET" },
+	{ "reload", cmd_reload,
+	  "reload" },
 };
 
 static void
@@ -95,24 +101,26 @@ ctl_check_format(struct ctl *ctl, const char *cmd, int allowed)
 	return -1;
 }
 
-/* "database:" from a config file, without the schedule machinery: the
- * first top-level "database:" line. Returns a static buffer or NULL. */
+/* A top-level "KEY:" from a config file, without the schedule machinery:
+ * the first line starting with it, quotes and comments removed, a
+ * relative path taken from the file's directory as flakyd does. Returns
+ * buf or NULL. */
 static const char *
-config_database(const char *path)
+config_value(const char *path, const char *key, char *buf, size_t len)
 {
-	static char	 value[4096];
 	char		 line[4096];
+	size_t		 klen = strlen(key);
 	FILE		*f;
 
 	if ((f = fopen(path, "r")) == NULL)
 		return NULL;
-	value[0] = '\0';
+	buf[0] = '\0';
 	while (fgets(line, sizeof line, f) != NULL) {
 		char	*v, *e;
 
-		if (strncmp(line, "database:", 9) != 0)
+		if (strncmp(line, key, klen) != 0 || line[klen] != ':')
 			continue;
-		v = line + 9;
+		v = line + klen + 1;
 		v += strspn(v, " \t");
 		if ((e = strchr(v, '#')) != NULL)
 			*e = '\0';
@@ -123,11 +131,15 @@ config_database(const char *path)
 			e[-1] = '\0';
 			v++;
 		}
-		snprintf(value, sizeof value, "%s", v);
+		if (*v != '\0' && *v != '/' && strrchr(path, '/') != NULL)
+			snprintf(buf, len, "%.*s/%s",
+			    (int)(strrchr(path, '/') - path), path, v);
+		else
+			snprintf(buf, len, "%s", v);
 		break;
 	}
 	fclose(f);
-	return value[0] ? value : NULL;
+	return buf[0] ? buf : NULL;
 }
 
 static const char *
@@ -147,6 +159,7 @@ ctl_config_path(struct ctl *ctl)
 const char *
 ctl_db_path(struct ctl *ctl)
 {
+	static char	 value[4096];
 	const char	*e, *cfg;
 
 	if (ctl->db != NULL)
@@ -154,7 +167,7 @@ ctl_db_path(struct ctl *ctl)
 	if ((e = getenv("FLAKY_DB")) != NULL && *e != '\0')
 		return e;
 	if ((cfg = ctl_config_path(ctl)) != NULL &&
-	    (e = config_database(cfg)) != NULL)
+	    (e = config_value(cfg, "database", value, sizeof value)) != NULL)
 		return e;
 	return "flaky.db";
 }
@@ -163,11 +176,15 @@ ctl_db_path(struct ctl *ctl)
 const char *
 ctl_socket_path(struct ctl *ctl)
 {
-	const char	*e;
+	static char	 value[4096];
+	const char	*e, *cfg;
 
 	if (ctl->socket != NULL)
 		return ctl->socket;
 	if ((e = getenv("FLAKY_SOCKET")) != NULL && *e != '\0')
+		return e;
+	if ((cfg = ctl_config_path(ctl)) != NULL &&
+	    (e = config_value(cfg, "socket", value, sizeof value)) != NULL)
 		return e;
 	return FLAKY_DEFAULT_SOCKET;
 }

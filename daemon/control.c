@@ -118,8 +118,12 @@ status_target(struct evbuffer *out, struct tstate *ts)
 	if (ts->last.run_id == 0)
 		evbuffer_add_printf(out, ",\"last\":null}");
 	else {
-		evbuffer_add_printf(out, ",\"last\":{\"run_id\":%lld,"
-		    "\"status\":\"%s\"", (long long)ts->last.run_id,
+		if (ts->last.run_id > 0)
+			evbuffer_add_printf(out, ",\"last\":{\"run_id\":%lld",
+			    (long long)ts->last.run_id);
+		else
+			evbuffer_add_printf(out, ",\"last\":{\"run_id\":null");
+		evbuffer_add_printf(out, ",\"status\":\"%s\"",
 		    flaky_run_status_name(ts->last.status));
 		add_time(out, "started", ts->last.started_ms);
 		evbuffer_add_printf(out, ",\"tests\":%lld,\"failures\":%lld}}",

@@ -90,7 +90,7 @@ struct flakyd {
 	struct event_base	*base;
 	struct flaky_spawner	*sp;
 	struct flaky_store	*store;
-	const char		*config_path;
+	char			*config_path;
 	char			*db_path;
 	char			*socket_path;
 	struct cfgref		*cur;

@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -313,7 +314,10 @@ main(int argc, char **argv)
 	    getenv("JOURNAL_STREAM") == NULL)
 		daemonize();
 
-	d.config_path = config;
+	/* Absolute, so that status says which file and a reload finds it
+	 * whatever our working directory. */
+	if ((d.config_path = realpath(config, NULL)) == NULL)
+		d.config_path = xstrdup(config);
 	if (flaky_config_load(config, FLAKY_CONFIG_NO_FS_CHECKS, &cfg, err,
 	    sizeof err) < 0)
 		fatalx("%s", err);
@@ -407,6 +411,7 @@ main(int argc, char **argv)
 	notify_close();
 	free(d.db_path);
 	free(d.socket_path);
+	free(d.config_path);
 	log_info("stopped");
 	return exit_code;
 }

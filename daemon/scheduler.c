@@ -558,23 +558,25 @@ job_done(struct flaky_run *run, void *arg)
 	    run->results.n, (long long)failures,
 	    (double)run->rec.duration_us / 1e6,
 	    run->rec.error ? ": " : "", run->rec.error ? run->rec.error : "");
-	ts->last.run_id = run->rec.id;
+	d->runs_done++;
+	tr->job = NULL;
+	tr->finished++;
+	j->tr = NULL;
 	ts->last.status = run->rec.status;
 	ts->last.started_ms = run->rec.started_ms;
 	ts->last.ended_ms = run->rec.ended_ms;
 	ts->last.tests = (int64_t)run->results.n;
 	ts->last.failures = failures;
-	d->runs_done++;
-	tr->job = NULL;
-	tr->finished++;
-	j->tr = NULL;
 	if (job_store(d, j, err, sizeof err) < 0) {
 		log_warnx("target %s: storing the run failed, keeping it for a "
 		    "retry: %s", j->target, err);
 		d->runs_failed_store++;
+		ts->last.run_id = -1;	/* known here, not stored yet */
 		retry_add(d, j);
-	} else
+	} else {
+		ts->last.run_id = run->rec.id;
 		job_free(j);
+	}
 	if (flaky_spawner_running(d->sp) == 0)
 		event_active(d->sweep_ev, EV_TIMEOUT, 0);
 	event_active(tr->next_ev, EV_TIMEOUT, 0);
