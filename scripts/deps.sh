@@ -1,0 +1,36 @@
+#!/bin/sh
+# Install what flaky needs to build, test and run its examples on Debian 12.
+# Idempotent; needs root (or sudo). Node.js 20 and its npm must already be
+# on the machine: Debian's npm package conflicts with it, so Jest comes from
+# the npm registry at the version pinned in examples/demo-jest.
+set -eu
+cd "$(dirname "$0")/.."
+
+PKGS="build-essential meson ninja-build pkg-config git
+libsqlite3-dev libevent-dev libyaml-dev libexpat1-dev check sqlite3 tzdata
+python3 python3-pytest python3-pytest-timeout python3-pytest-random-order
+python3-pytest-xdist python3-numpy python3-scipy python3-sklearn
+valgrind clang libclang-rt-14-dev procps hyperfine golang-go perl"
+
+missing=""
+for p in $PKGS; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" ||
+	    missing="$missing $p"
+done
+if [ -n "$missing" ]; then
+	SUDO=""
+	[ "$(id -u)" -eq 0 ] || SUDO=sudo
+	echo "deps: installing$missing"
+	$SUDO env DEBIAN_FRONTEND=noninteractive apt-get update -qq
+	$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
+	    --no-install-recommends $missing >/dev/null
+fi
+
+if ! command -v npm >/dev/null 2>&1; then
+	echo "deps: npm not found: install Node.js 20 with its npm (not Debian's npm package)" >&2
+	exit 1
+fi
+if [ ! -x examples/demo-jest/node_modules/.bin/jest ]; then
+	echo "deps: installing Jest (pinned in examples/demo-jest/package-lock.json)"
+	(cd examples/demo-jest && npm ci --no-audit --no-fund --loglevel=error)
+fi

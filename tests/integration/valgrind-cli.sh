@@ -1,0 +1,37 @@
+#!/bin/sh
+# The CLI under valgrind: no leaks, no memory errors, on a real analyze of
+# the unittest demo suite, a report in every format, and an error path.
+# Usage: valgrind-cli.sh FLAKYCTL EXAMPLES
+set -eu
+ctl=$1
+examples=$2
+command -v valgrind >/dev/null || { echo "valgrind not installed"; exit 1; }
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+cp -r "$examples/demo-unittest" "$tmp/suite"
+vg="valgrind --quiet --leak-check=full --show-leak-kinds=definite,indirect
+    --errors-for-leak-kinds=definite,indirect --error-exitcode=99
+    --trace-children=no"
+db=$tmp/flaky.db
+run() {
+	echo "+ flakyctl $*"
+	rc=0
+	(cd "$tmp/suite" && $vg "$ctl" "$@" >"$tmp/out" 2>"$tmp/err") || rc=$?
+	if [ "$rc" -eq 99 ]; then
+		cat "$tmp/err"
+		echo "FAIL: valgrind found errors or leaks in: flakyctl $*"
+		exit 1
+	fi
+	echo "  exit $rc"
+	return 0
+}
+run --db "$db" analyze --runs 3 --jobs 2 -- /usr/bin/python3 -m unittest -v
+run --db "$db" analyze --runs 2 --format json -- /usr/bin/python3 -m unittest -v
+for f in table json csv markdown; do
+	run --db "$db" report --since 1d --format "$f"
+done
+run --db "$db" analyze --runs 2 nosuchcommand-xyz
+run --db "$db" analyze --runs 0 true
+run --db "$db" report --since yesterday
+run --db /proc/nope/x.db analyze true
+echo "valgrind: no leaks, no errors"
