@@ -568,6 +568,22 @@ env_get(char *const *envp, const char *name)
 	return NULL;
 }
 
+/* glibc's sigfillset leaves out its internal signals (32 and 33), and its
+ * posix_spawn sets them to SIG_IGN in the child, which exec keeps: a test
+ * would start with them ignored. Name them in the set by hand. */
+static void
+default_internal_signals(sigset_t *set)
+{
+#ifdef __GLIBC__
+	const size_t	 bits = 8 * sizeof set->__val[0];
+
+	for (int sig = 32; sig < SIGRTMIN; sig++)
+		set->__val[(sig - 1) / bits] |= 1UL << ((sig - 1) % bits);
+#else
+	(void)set;
+#endif
+}
+
 int
 flaky_spawn(struct flaky_spawner *sp, const struct flaky_spawn_opts *o,
     flaky_proc_data_cb data_cb, flaky_proc_done_cb done_cb, void *arg,
@@ -653,6 +669,7 @@ flaky_spawn(struct flaky_spawner *sp, const struct flaky_spawn_opts *o,
 	attr_ok = 1;
 	sigfillset(&all);
 	sigemptyset(&none);
+	default_internal_signals(&all);
 	r = posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
 	if (r == 0)
 		r = posix_spawn_file_actions_adddup2(&fa, out[1], 1);
