@@ -24,7 +24,8 @@ enum section {
 	S_ERRORS,	/* "=== ERRORS ===" blocks */
 	S_PASSES,	/* -rA's captured output of passing tests: ignored */
 	S_SUMMARY,	/* "=== short test summary info ===" */
-	S_OTHER,	/* warnings, durations, plugins' sections */
+	S_DURATIONS,	/* --durations: "0.50s call     path::test" */
+	S_OTHER,	/* warnings, plugins' sections */
 };
 
 /* Per-result flags. */
@@ -694,6 +695,51 @@ summary_line(struct parse_ctx *ctx, struct pytest *st, const char *s,
 	return 0;
 }
 
+/* "0.50s call     path::test": --durations adds the phases' times. */
+static void
+duration_line(struct parse_ctx *ctx, struct pytest *st, const char *s,
+    size_t n)
+{
+	static const char *const phases[] = { "setup", "call", "teardown" };
+	int64_t		 us = 0, scale = 1000000;
+	size_t		 i = 0;
+	long		 idx;
+	int		 frac = 0, ok = 0;
+
+	for (; i < n && (is_digit(s[i]) || (s[i] == '.' && !frac)); i++) {
+		if (s[i] == '.') {
+			frac = 1;
+			continue;
+		}
+		if (us > INT64_MAX / 100)
+			return;
+		if (!frac)
+			us = us * 10 + (s[i] - '0') * 1000000;
+		else if (scale > 1) {
+			scale /= 10;
+			us += (s[i] - '0') * scale;
+		}
+	}
+	if (i == 0 || !has_prefix(s + i, n - i, "s "))
+		return;
+	i += 2;
+	for (size_t k = 0; k < FLAKY_ARRAY_SIZE(phases); k++)
+		if (has_prefix(s + i, n - i, phases[k])) {
+			i += strlen(phases[k]);
+			ok = 1;
+			break;
+		}
+	if (!ok || i >= n || s[i] != ' ')
+		return;
+	while (i < n && s[i] == ' ')
+		i++;
+	if ((idx = lookup(ctx, st, s + i, n - i, 0)) < 0)
+		return;
+	if (ctx->res->v[idx].duration_us < 0)
+		ctx->res->v[idx].duration_us = 0;
+	ctx->res->v[idx].duration_us += us;
+}
+
 /* A line outside the sections with blocks: -v and xdist lines, -s output. */
 static int
 run_line(struct parse_ctx *ctx, struct pytest *st, const char *s, size_t n)
@@ -763,7 +809,10 @@ run_line(struct parse_ctx *ctx, struct pytest *st, const char *s, size_t n)
 		/* Output between the id and the status. */
 		return vresult(ctx, st, s, end, o, 1);
 	}
-	/* "path::test hello from the test": the status comes later. */
+	/* "path::test hello from the test": the status comes later. Not
+	 * after the run: the warnings summary lists bare ids. */
+	if (st->section != S_RUN)
+		return 0;
 	flaky_buf_reset(&st->pend_id);
 	flaky_buf_add(&st->pend_id, s, end);
 	if (st->pend_id.oom)
@@ -822,6 +871,9 @@ line(struct parse_ctx *ctx, const char *s, size_t n)
 			next = S_SUMMARY;
 		else if (tl == 19 && memcmp(t, "test session starts", 19) == 0)
 			next = S_RUN;
+		else if (has_prefix(t, tl, "slowest ") && tl >= 17 &&
+		    memcmp(t + tl - 10, " durations", 10) == 0)
+			next = S_DURATIONS;
 		if (next != S_RUN && next != S_OTHER)
 			st->pending = 0;
 		if ((e = end_block(st)) < 0)
@@ -842,6 +894,9 @@ line(struct parse_ctx *ctx, const char *s, size_t n)
 	case S_SUMMARY:
 		return summary_line(ctx, st, s, n);
 	case S_PASSES:
+		return 0;
+	case S_DURATIONS:
+		duration_line(ctx, st, s, n);
 		return 0;
 	default:
 		return run_line(ctx, st, s, n);

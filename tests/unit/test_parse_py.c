@@ -165,10 +165,10 @@ static char long_id[512];
 static const struct expect demo[] = {
 	{ D "test_pass", FLAKY_PASS, NULL },
 	{ D "test_fail", FLAKY_FAIL, "AssertionError: value of a was wrong\n"
-	    "assert 1 == 2\nsrc/test_demo.py:14: AssertionError" },
+	    "assert 1 == 2\nsrc/test_demo.py:15: AssertionError" },
 	{ D "test_raises", FLAKY_FAIL, "ValueError: bad value 42" },
 	{ D "test_fixture_error", FLAKY_ERROR,
-	    "RuntimeError: fixture exploded\nsrc/test_demo.py:23" },
+	    "RuntimeError: fixture exploded\nsrc/test_demo.py:24" },
 	{ D "test_skip", FLAKY_SKIP, NULL },
 	{ D "test_skip_inside", FLAKY_SKIP, NULL },
 	{ D "test_xfail", FLAKY_XFAIL, NULL },
@@ -193,7 +193,8 @@ static const struct expect demo[] = {
 	    "assert [1, 2, 3] == [1, 2, 4]\n  At index 2 diff: 3 != 4" },
 	{ D "TestThing::test_method_param[1]", FLAKY_PASS, NULL },
 	{ D "TestThing::test_method_param[2]", FLAKY_FAIL,
-	    "assert 2 == 1\nsrc/test_demo.py:80: AssertionError" },
+	    "assert 2 == 1\nsrc/test_demo.py:81: AssertionError" },
+	{ D "test_warns", FLAKY_PASS, NULL },
 	{ D "test_prints", FLAKY_PASS, NULL },
 	{ D "test_prints_no_newline", FLAKY_PASS, NULL },
 	{ D "test_teardown_error", FLAKY_ERROR, "OSError: teardown failed" },
@@ -211,10 +212,10 @@ setup_ids(void)
 	memcpy(long_id + n + 300, "]", 2);
 }
 
-/* The runner's own total: 7 failed, 17 passed, 2 skipped, 1 xfailed,
+/* The runner's own total: 7 failed, 18 passed, 2 skipped, 1 xfailed,
  * 1 xpassed, 2 errors. test_teardown_error is in both "passed" and
  * "errors", so it is one more than the tests. */
-#define DEMO_TOTAL	30
+#define DEMO_TOTAL	31
 
 static void
 assert_demo_meta(const struct flaky_results *r, int version)
@@ -272,7 +273,7 @@ START_TEST(pytest_rA)
 	ck_assert_str_eq(r.v[0].test, D "test_pass");
 	ck_assert_str_eq(r.v[r.n - 1].test, D "test_timeout");
 	ck_assert_str_eq(find(&r, D "test_teardown_error")->message,
-	    "OSError: teardown failed\nsrc/test_demo.py:95: OSError");
+	    "OSError: teardown failed\nsrc/test_demo.py:100: OSError");
 	flaky_results_free(&r);
 }
 END_TEST
@@ -296,6 +297,8 @@ check_failures_only(const char *rel, int version)
 	ck_assert_str_eq(r.v[0].test, D "test_fail");
 	ck_assert_uint_eq(r.v[0].position, 0);
 	ck_assert_str_eq(r.v[8].test, D "test_teardown_error");
+	for (size_t i = 0; i < r.n; i++)
+		ck_assert_uint_eq(r.v[i].position, i);
 	flaky_results_free(&r);
 }
 
@@ -318,13 +321,14 @@ START_TEST(pytest_xdist)
 	ck_assert_uint_eq(r.n, NDEMO);
 	assert_has(&r, demo, NDEMO - 1);
 	ck_assert_str_eq(r.v[0].test, D "test_pass");
-	ck_assert_str_eq(r.v[1].test, D "test_fixture_error");
-	ck_assert_str_eq(r.v[2].test, D "test_skip");
-	ck_assert_str_eq(r.v[3].test, D "test_fail");
+	ck_assert_str_eq(r.v[1].test, D "test_fail");
+	ck_assert_str_eq(r.v[14].test, D "test_fixture_error");
+	ck_assert_str_eq(r.v[15].test, D "test_skip");
 	ck_assert_str_eq(r.v[27].test, D "test_teardown_error");
-	ck_assert_str_eq(r.v[28].test, D "test_timeout");
-	ck_assert_int_eq(r.v[28].outcome, FLAKY_FAIL);
-	ck_assert_str_eq(r.v[28].message, "worker 'gw1' crashed while "
+	ck_assert_str_eq(r.v[28].test, D "test_prints_no_newline");
+	ck_assert_str_eq(r.v[29].test, D "test_timeout");
+	ck_assert_int_eq(r.v[29].outcome, FLAKY_FAIL);
+	ck_assert_str_eq(r.v[29].message, "worker 'gw1' crashed while "
 	    "running 'src/test_demo.py::test_timeout'");
 	flaky_results_free(&r);
 }
@@ -359,6 +363,39 @@ START_TEST(pytest_unicode)
 	parse_fixture("pytest/unicode.txt", &r);
 	assert_demo_meta(&r, 1);
 	assert_exact(&r, e, NDEMO);
+	flaky_results_free(&r);
+}
+END_TEST
+
+/* --durations=0 -vv: each test's phases add up; 10 ms resolution. The
+ * warnings summary lists a bare id that is not a new test. */
+START_TEST(pytest_durations)
+{
+	struct flaky_results	 r;
+	const struct flaky_result *t;
+
+	parse_fixture("pytest/durations.txt", &r);
+	assert_demo_meta(&r, 1);
+	ck_assert_uint_eq(r.n, NDEMO);
+	for (size_t i = 0; i < r.n; i++) {
+		ck_assert_str_eq(r.v[i].test, demo[i].test);
+		ck_assert_int_ge(r.v[i].duration_us, 0);
+	}
+	t = find(&r, D "test_timeout");
+	ck_assert_int_ge(t->duration_us, 500000);
+	ck_assert_int_lt(t->duration_us, 5000000);
+	ck_assert_int_eq(t->duration_us % 10000, 0);
+	flaky_results_free(&r);
+
+	parse_text("======= test session starts =======\n"
+	    "t.py::a PASSED\nt.py::b FAILED\n"
+	    "======= slowest 3 durations =======\n"
+	    "1.25s call     t.py::a\n0.01s setup    t.py::a\n"
+	    "12.5s teardown t.py::b\n0.50s call     t.py::nonesuch\n"
+	    "===== 1 failed, 1 passed in 14.01s =====\n", &r);
+	ck_assert_uint_eq(r.n, 2);
+	ck_assert_int_eq(r.v[0].duration_us, 1260000);
+	ck_assert_int_eq(r.v[1].duration_us, 12500000);
 	flaky_results_free(&r);
 }
 END_TEST
@@ -665,6 +702,7 @@ parse_py_suite(void)
 	tcase_add_test(tc, pytest_xdist);
 	tcase_add_test(tc, pytest_random_order);
 	tcase_add_test(tc, pytest_unicode);
+	tcase_add_test(tc, pytest_durations);
 	tcase_add_test(tc, pytest_collect_error);
 	tcase_add_test(tc, pytest_big);
 	tcase_add_test(tc, pytest_handwritten);
