@@ -2,7 +2,7 @@
  * carry their position, so every check can name FILE:LINE:COL; the walk
  * below follows the fixed shape of the file (it never recurses on user
  * data) and counts the nodes it visits, so aliases cannot blow it up. */
-#include "config.h"
+#include "buildconf.h"
 
 #include <ctype.h>
 #include <errno.h>

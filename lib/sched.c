@@ -4,7 +4,7 @@
  * look at the edges of those stretches. Zones come from TZif files read
  * here (not from setenv("TZ") + localtime_r, which would change the whole
  * process's zone and re-read the file on every switch). */
-#include "config.h"
+#include "buildconf.h"
 
 #include <ctype.h>
 #include <errno.h>

@@ -1,6 +1,6 @@
 /* config: every fixture under tests/fixtures/config, good ones to their
  * exact values, bad ones to their exact one-line error. */
-#include "config.h"
+#include "buildconf.h"
 
 #include <check.h>
 #include <errno.h>

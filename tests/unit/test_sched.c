@@ -1,6 +1,6 @@
 /* sched: schedule expressions by round trip, next-time tables with pinned
  * zones and start times across the DST changes of 2026, and bad input. */
-#include "config.h"
+#include "buildconf.h"
 
 #include <check.h>
 #include <errno.h>
