@@ -85,6 +85,7 @@ static const struct {
 	{ "XPASS", 5, FLAKY_XPASS },
 };
 
+/* Does s (n bytes, not NUL-terminated) start with p? */
 static int
 has_prefix(const char *s, size_t n, const char *p)
 {
@@ -93,6 +94,7 @@ has_prefix(const char *s, size_t n, const char *p)
 	return n >= l && memcmp(s, p, l) == 0;
 }
 
+/* An ASCII digit, whatever the locale says. */
 static int
 is_digit(char c)
 {
@@ -176,7 +178,8 @@ nodeid_end(const char *s, size_t n)
 		size_t	 start = i += 2;
 
 		while (i < n && (s[i] == '_' || s[i] == '.' || is_digit(s[i]) ||
-		    (s[i] >= 'a' && s[i] <= 'z') || (s[i] >= 'A' && s[i] <= 'Z') ||
+		    (s[i] >= 'a' && s[i] <= 'z') ||
+		    (s[i] >= 'A' && s[i] <= 'Z') ||
 		    (unsigned char)s[i] >= 0x80))
 			i++;
 		if (i == start)
@@ -220,12 +223,14 @@ find_status(const char *s, size_t n, size_t from, int *outcome)
 	return -1;
 }
 
+/* The id table's hash of an id. */
 static uint64_t
 id_hash(const char *s, size_t n)
 {
 	return flaky_hash64(s, n, FLAKY_HASH_SEED);
 }
 
+/* Is a stored id (a C string) equal to n bytes that may hold a NUL? */
 static int
 id_eq(const char *test, const char *s, size_t n)
 {
@@ -292,6 +297,7 @@ lookup(struct parse_ctx *ctx, struct pytest *st, const char *s, size_t n,
 	return best;
 }
 
+/* Append a result and index it; its index or -ENOMEM. */
 static long
 add(struct parse_ctx *ctx, struct pytest *st, const char *id, size_t n,
     int outcome)
@@ -821,6 +827,7 @@ run_line(struct parse_ctx *ctx, struct pytest *st, const char *s, size_t n)
 	return 0;
 }
 
+/* One line of pytest output: find its section, hand it on. */
 static int
 line(struct parse_ctx *ctx, const char *s, size_t n)
 {
@@ -932,6 +939,7 @@ struct keyed {
 	size_t		 idx;
 };
 
+/* qsort order of (hash, index) pairs: by hash, then run order. */
 static int
 cmp_keyed(const void *a, const void *b)
 {
@@ -1033,6 +1041,7 @@ out:
 	return e;
 }
 
+/* End of output: the last block, then every block to its test. */
 static int
 finish(struct parse_ctx *ctx)
 {
@@ -1044,6 +1053,7 @@ finish(struct parse_ctx *ctx)
 	return match_blocks(ctx, st);
 }
 
+/* The state of one pytest output. */
 static int
 init(struct parse_ctx *ctx)
 {
@@ -1056,6 +1066,7 @@ init(struct parse_ctx *ctx)
 	return 0;
 }
 
+/* Free the state; the results belong to the parser. */
 static void
 state_free(struct parse_ctx *ctx)
 {

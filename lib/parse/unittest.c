@@ -42,6 +42,7 @@ struct unittest {
 	size_t		 tabsize, tabused;
 };
 
+/* Does s (n bytes, not NUL-terminated) start with p? */
 static int
 has_prefix(const char *s, size_t n, const char *p)
 {
@@ -50,6 +51,7 @@ has_prefix(const char *s, size_t n, const char *p)
 	return n >= l && memcmp(s, p, l) == 0;
 }
 
+/* unittest's 70-character rule of c, which frames its blocks. */
 static int
 is_rule(const char *s, size_t n, char c)
 {
@@ -216,6 +218,7 @@ lookup(struct parse_ctx *ctx, struct unittest *st, const char *s, size_t n)
 	return best;
 }
 
+/* Append a result and index it; its index or -ENOMEM. */
 static long
 add(struct parse_ctx *ctx, struct unittest *st, const char *id, size_t n,
     int outcome, int soft)
@@ -385,6 +388,7 @@ block_line(struct unittest *st, const char *s, size_t n)
 	return st->bexc.oom ? -ENOMEM : 0;
 }
 
+/* One line of unittest output: a rule, a block, a test line or output. */
 static int
 line(struct parse_ctx *ctx, const char *s, size_t n)
 {
@@ -515,6 +519,7 @@ line(struct parse_ctx *ctx, const char *s, size_t n)
 	return rest_of(ctx, st, s, n);
 }
 
+/* End of output: the last block and a test still waiting. */
 static int
 finish(struct parse_ctx *ctx)
 {
@@ -526,6 +531,7 @@ finish(struct parse_ctx *ctx)
 	return resolve(ctx, st, -1, 0);
 }
 
+/* The state of one unittest output. */
 static int
 init(struct parse_ctx *ctx)
 {
@@ -539,6 +545,7 @@ init(struct parse_ctx *ctx)
 	return 0;
 }
 
+/* Free the state; the results belong to the parser. */
 static void
 state_free(struct parse_ctx *ctx)
 {

@@ -15,7 +15,7 @@
 struct expect {
 	const char	*test;
 	int		 outcome;
-	const char	*msg;		/* a substring of the message, or NULL */
+	const char	*msg;		/* a substring of the message or NULL */
 };
 
 /* The whole of a fixture file. */
@@ -428,11 +428,11 @@ START_TEST(pytest_big)
 	for (size_t i = 0; i < r.n; i++) {
 		ck_assert_uint_eq(r.v[i].position, i);
 		if (i < 900)
-			snprintf(id, sizeof id, "src/test_big.py::test_param[%zu]",
-			    i);
+			snprintf(id, sizeof id,
+			    "src/test_big.py::test_param[%zu]", i);
 		else
-			snprintf(id, sizeof id, "src/test_big.py::test_plain_%03zu",
-			    i - 900);
+			snprintf(id, sizeof id,
+			    "src/test_big.py::test_plain_%03zu", i - 900);
 		ck_assert_str_eq(r.v[i].test, id);
 		if (r.v[i].outcome == FLAKY_FAIL) {
 			failed++;
@@ -594,11 +594,18 @@ END_TEST
 
 /* Python < 3.11 names only the class; output breaks lines; ERROR in a
  * subtest is worse than FAIL. */
+#define SEP	70	/* unittest's rules */
+
 START_TEST(unittest_handwritten)
 {
 	struct flaky_results	 r;
+	static char		 text[2048];
+	char			 eq[SEP + 1], dash[SEP + 1];
 
-	parse_text("test_a (m.T) ... ok\n"
+	memset(eq, '=', SEP);
+	memset(dash, '-', SEP);
+	eq[SEP] = dash[SEP] = '\0';
+	ck_assert_int_lt(snprintf(text, sizeof text, "test_a (m.T) ... ok\n"
 	    "test_b (m.T) ... hello ok\n"
 	    "FAIL\n"
 	    "test_c (m.T)\nDoc ... with dots ... ok\n"
@@ -607,16 +614,18 @@ START_TEST(unittest_handwritten)
 	    "  test_e (m.T) [lbl] (i=1) ... FAIL\n"
 	    "  test_e (m.T) (i=2) ... ERROR\n"
 	    "test_f (m.T) ... printing\nmore\nunexpected success\n"
-	    "\n======================================================================\n"
+	    "\n%s\n"
 	    "ERROR: test_e (m.T) (i=2)\n"
-	    "----------------------------------------------------------------------\n"
+	    "%s\n"
 	    "Traceback (most recent call last):\n"
 	    "  File \"m.py\", line 3, in test_e\n"
 	    "    x()\n"
 	    "ValueError: no\n"
 	    "\n"
-	    "----------------------------------------------------------------------\n"
-	    "Ran 6 tests in 0.001s\n\nFAILED (failures=1, errors=1)\n", &r);
+	    "%s\n"
+	    "Ran 6 tests in 0.001s\n\nFAILED (failures=1, errors=1)\n",
+	    eq, dash, dash), (int)sizeof text);
+	parse_text(text, &r);
 	ck_assert_str_eq(r.runner, "unittest");
 	ck_assert_int_eq(r.summary_total, 6);
 	ck_assert_uint_eq(r.n, 6);
