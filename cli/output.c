@@ -96,7 +96,8 @@ cmp_rows(const void *a, const void *b)
 void
 sort_rows(struct flaky_test_row *v, size_t n)
 {
-	qsort(v, n, sizeof *v, cmp_rows);
+	if (n > 1)
+		qsort(v, n, sizeof *v, cmp_rows);
 }
 
 /* "0.2 s", "35 ms", "2m05s" */

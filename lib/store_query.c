@@ -353,8 +353,10 @@ stats_raw(struct flaky_store *s, const struct flaky_query *q,
 	for (size_t i = 0; i < rows->n; i++) {
 		struct flaky_test_row *row = &rows->v[i];
 
-		qsort(pass[i].v, pass[i].n, sizeof *pass[i].v, cmp_i64);
-		qsort(fail[i].v, fail[i].n, sizeof *fail[i].v, cmp_i64);
+		if (pass[i].n > 1)
+			qsort(pass[i].v, pass[i].n, sizeof *pass[i].v, cmp_i64);
+		if (fail[i].n > 1)
+			qsort(fail[i].v, fail[i].n, sizeof *fail[i].v, cmp_i64);
 		row->pass_n = (int64_t)pass[i].n;
 		row->fail_n = (int64_t)fail[i].n;
 		row->median_ms_pass = quantile(&pass[i], .5);
@@ -387,7 +389,8 @@ flaky_store_test_stats(struct flaky_store *s, const struct flaky_query *q,
 		r = stats_rollups(s, q, &rows, err, errlen);
 	if (r < 0)
 		goto fail;
-	qsort(rows.v, rows.n, sizeof *rows.v, cmp_test_id);
+	if (rows.n > 1)
+		qsort(rows.v, rows.n, sizeof *rows.v, cmp_test_id);
 	for (size_t i = 0; i < rows.n; i++) {
 		if (rows.v[i].failures == 0)
 			continue;
