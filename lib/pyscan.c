@@ -1007,7 +1007,8 @@ lex_indent(struct lexer *lx)
 {
 	const char	*s = lx->src;
 	size_t		 i = lx->pos, end = lx->end;
-	int		 col = 0, altcol = 0;
+	int		 col = 0, altcol = 0, cont = 0;
+	size_t		 nl;
 
 	for (; i < end; i++) {
 		if (s[i] == ' ') {
@@ -1018,12 +1019,30 @@ lex_indent(struct lexer *lx)
 			altcol++;
 		} else if (s[i] == '\f')
 			col = altcol = 0;
-		else
+		else if (s[i] == '\\') {
+			/* Indentation does not continue over a backslash: the
+			 * first one sets the level (CPython's cont_line_col). */
+			cont = cont ? cont : col;
+			if (i + 1 >= end || !(nl = newline_len(s, i + 1, end)))
+				return lex_error(lx, lx->line, "unexpected "
+				    "character after line continuation "
+				    "character");
+			i += nl;
+			if (count_newline(lx, i + 1) < 0)
+				return -1;
+			if (i + 1 >= end)
+				return lex_error(lx, lx->line, "unexpected EOF "
+				    "while parsing");
+		} else
 			break;
 	}
 	lx->pos = i;
 	if (i >= end || s[i] == '#' || newline_len(s, i, end))
 		return 1;	/* blank lines do not count */
+	if (cont) {
+		col = cont;
+		altcol = cont;
+	}
 	if (col == lx->indents[lx->nindent]) {
 		if (altcol != lx->altindents[lx->nindent])
 			return lex_error(lx, lx->line, "inconsistent use of "
@@ -2142,6 +2161,11 @@ scan_tokens(struct scan *sc)
 		for (e = i; toks[e].type != T_NEWLINE && toks[e].type != T_END;
 		    e++)
 			;
+		if (e == i) {
+			/* Nothing but a continuation: "\\" then a blank line. */
+			i = toks[e].type == T_NEWLINE ? e + 1 : e;
+			continue;
+		}
 		if (check_line(sc, i, e) < 0 ||
 		    (r = scan_line(sc, i, e, &pending)) < 0)
 			return -1;
