@@ -31,6 +31,8 @@ enum {
 	ST_RESULT_ADD,
 	ST_ROLLUP_UPDATE,
 	ST_ROLLUP,
+	ST_RESULT_MANY,		/* built by many_sql() */
+	ST_ROLLUP_MANY,
 	ST_COUNT
 };
 
@@ -81,6 +83,13 @@ static const char *const stmt_sql[ST_COUNT] = {
 	    "fail_hist = CASE WHEN ?9 IS NULL THEN fail_hist "
 	    "ELSE flaky_hist_add(fail_hist, ?9) END",
 };
+
+/* Results are written CHUNK at a time with one statement each for the rows
+ * and the rollups: a statement's fixed cost (cursors opened, the plan run
+ * from the start) is paid once per CHUNK results instead of per result. */
+#define CHUNK		64
+#define RESULT_COLS	7	/* without the run id */
+#define ROLLUP_COLS	8	/* test id, then ?3.. of ST_ROLLUP */
 
 /* Test ids and message ids already looked up, so a run of 1,000 tests
  * does not ask SQLite 1,000 times. Cleared on rollback. */
@@ -277,9 +286,33 @@ hist_add_fast(const unsigned char *in, size_t len, int b, unsigned char *out,
 	return n;
 }
 
+/* The sum of two histograms, in canonical form. */
+static void
+hist_sum(sqlite3_context *ctx, sqlite3_value *a, sqlite3_value *b)
+{
+	uint64_t	 counts[FLAKY_HIST_BUCKETS];
+	unsigned char	 out[FLAKY_HIST_BUCKETS * 11];
+	size_t		 n = 0;
+
+	memset(counts, 0, sizeof counts);
+	if (sqlite3_value_type(a) == SQLITE_BLOB)
+		flaky_hist_merge(sqlite3_value_blob(a),
+		    (size_t)sqlite3_value_bytes(a), counts);
+	flaky_hist_merge(sqlite3_value_blob(b), (size_t)sqlite3_value_bytes(b),
+	    counts);
+	for (int i = 0; i < FLAKY_HIST_BUCKETS; i++) {
+		if (counts[i] == 0)
+			continue;
+		out[n++] = (unsigned char)i;
+		n += hist_put(out + n, counts[i]);
+	}
+	sqlite3_result_blob(ctx, out, (int)n, SQLITE_TRANSIENT);
+}
+
 /* SQL function flaky_hist_add(hist BLOB, duration_us): the histogram with
  * one more duration. The blob is a sorted list of (bucket byte, count
- * varint). */
+ * varint). The second argument may also be a histogram (the rollup UPSERT
+ * adds the one-entry histogram of its row), whose counts are added. */
 static void
 sql_hist_add(sqlite3_context *ctx, int argc, sqlite3_value **argv)
 {
@@ -296,7 +329,17 @@ sql_hist_add(sqlite3_context *ctx, int argc, sqlite3_value **argv)
 			sqlite3_result_value(ctx, argv[0]);
 		return;
 	}
-	b = flaky_hist_bucket(sqlite3_value_int64(argv[1]));
+	if (sqlite3_value_type(argv[1]) == SQLITE_BLOB) {
+		const unsigned char *h = sqlite3_value_blob(argv[1]);
+		int	 hn = sqlite3_value_bytes(argv[1]);
+
+		if (hn != 2 || h[1] != 1 || h[0] >= FLAKY_HIST_BUCKETS) {
+			hist_sum(ctx, argv[0], argv[1]);
+			return;
+		}
+		b = h[0];
+	} else
+		b = flaky_hist_bucket(sqlite3_value_int64(argv[1]));
 	if (sqlite3_value_type(argv[0]) == SQLITE_NULL) {
 		out[0] = (unsigned char)b;
 		out[1] = 1;
@@ -557,9 +600,8 @@ flaky_store_open(const char *path, int flags, struct flaky_store **ret,
 		    errlen)) < 0)
 			goto fail;
 	}
-	if ((r = exec(s, getenv("XFK") ? "PRAGMA foreign_keys = OFF" : "PRAGMA foreign_keys = ON", err, errlen)) < 0)
+	if ((r = exec(s, "PRAGMA foreign_keys = ON", err, errlen)) < 0)
 		goto fail;
-	if (getenv("XSYNC")) exec(s, getenv("XSYNC"), err, errlen);
 	if (sqlite3_create_function(s->db, "flaky_hist_add", 2,
 	    SQLITE_UTF8 | SQLITE_DETERMINISTIC, NULL, sql_hist_add, NULL,
 	    NULL) != SQLITE_OK) {
@@ -602,14 +644,71 @@ flaky_store_add_redaction(struct flaky_store *s, const char *regex,
 	return flaky_redactor_add(s->redact, regex, err, errlen);
 }
 
+/* The statements that write CHUNK results or rollup rows at once:
+ * ?1 the run id (results) or the day (rollups), then each row's values. */
+static char *
+many_sql(int which)
+{
+	struct flaky_buf b;
+	int		 k = 2;
+
+	flaky_buf_init(&b);
+	if (which == ST_RESULT_MANY)
+		flaky_buf_adds(&b, "INSERT INTO results (run_id, position, "
+		    "test_id, outcome, duration_us, message_id, signature, "
+		    "message) VALUES ");
+	else
+		flaky_buf_adds(&b, "INSERT INTO rollups (test_id, day, runs, "
+		    "failures, skips, pass_us, fail_us, pass_hist, fail_hist) "
+		    "VALUES ");
+	for (int i = 0; i < CHUNK; i++) {
+		if (which == ST_RESULT_MANY) {
+			flaky_buf_printf(&b, "%s(?1", i ? "," : "");
+			for (int j = 0; j < RESULT_COLS; j++)
+				flaky_buf_printf(&b, ",?%d", k++);
+		} else {
+			flaky_buf_printf(&b, "%s(?%d,?1", i ? "," : "", k++);
+			for (int j = 0; j < 5; j++)
+				flaky_buf_printf(&b, ",?%d", k++);
+			flaky_buf_printf(&b, ",flaky_hist_add(NULL,?%d)", k++);
+			flaky_buf_printf(&b, ",flaky_hist_add(NULL,?%d)", k++);
+		}
+		flaky_buf_addc(&b, ')');
+	}
+	if (which == ST_ROLLUP_MANY)
+		flaky_buf_adds(&b, " ON CONFLICT (test_id, day) DO UPDATE SET "
+		    "runs = runs + excluded.runs, "
+		    "failures = failures + excluded.failures, "
+		    "skips = skips + excluded.skips, "
+		    "pass_us = pass_us + excluded.pass_us, "
+		    "fail_us = fail_us + excluded.fail_us, "
+		    "pass_hist = CASE WHEN excluded.pass_hist IS NULL "
+		    "THEN pass_hist ELSE flaky_hist_add(pass_hist, "
+		    "excluded.pass_hist) END, "
+		    "fail_hist = CASE WHEN excluded.fail_hist IS NULL "
+		    "THEN fail_hist ELSE flaky_hist_add(fail_hist, "
+		    "excluded.fail_hist) END");
+	if (b.oom) {
+		flaky_buf_free(&b);
+		return NULL;
+	}
+	return flaky_buf_steal(&b);
+}
+
 /* A cached prepared statement, reset and unbound. */
 static sqlite3_stmt *
 stmt(struct flaky_store *s, int which)
 {
 	if (s->st[which] == NULL) {
-		if (sqlite3_prepare_v3(s->db, stmt_sql[which], -1,
-		    SQLITE_PREPARE_PERSISTENT, &s->st[which], NULL) !=
-		    SQLITE_OK)
+		char	*sql = stmt_sql[which] ? NULL : many_sql(which);
+		int	 rc;
+
+		if (stmt_sql[which] == NULL && sql == NULL)
+			return NULL;
+		rc = sqlite3_prepare_v3(s->db, sql ? sql : stmt_sql[which], -1,
+		    SQLITE_PREPARE_PERSISTENT, &s->st[which], NULL);
+		free(sql);
+		if (rc != SQLITE_OK)
 			return NULL;
 	} else {
 		sqlite3_reset(s->st[which]);
@@ -833,68 +932,145 @@ redacted(struct flaky_store *s, const char *t, size_t len,
 	return flaky_buf_cstr(b);
 }
 
-static int
-add_result(struct flaky_store *s, int64_t run_id, int64_t target,
-    int64_t day, const struct flaky_result *res, int sig,
-    struct flaky_buf *tmp, char *err, size_t errlen)
+/* One result on its way in: what the rows of results and rollups need. */
+struct pending {
+	const struct flaky_result *res;
+	int64_t		 tid;
+	int64_t		 mid;
+	int		 sig;
+};
+
+/* Bind one result's columns from index i (results, without the run id). */
+static void
+bind_result(sqlite3_stmt *st, int i, const struct pending *p, const char *msg)
 {
-	sqlite3_stmt	*st;
-	int64_t		 tid = 0, mid = 0;
-	const char	*msg = NULL;
-	int		 failed = FLAKY_FAILED(res->outcome), r;
+	const struct flaky_result *res = p->res;
+	int		 failed = FLAKY_FAILED(res->outcome);
+
+	sqlite3_bind_int64(st, i, res->position);
+	sqlite3_bind_int64(st, i + 1, p->tid);
+	sqlite3_bind_int(st, i + 2, res->outcome);
+	bind_int_or_null(st, i + 3, res->duration_us, res->duration_us < 0);
+	bind_int_or_null(st, i + 4, p->mid, p->mid == 0);
+	if (failed)
+		bind_text(st, i + 5, flaky_signature_name(p->sig));
+	if (msg != NULL)
+		sqlite3_bind_text(st, i + 6, msg, -1, SQLITE_TRANSIENT);
+}
+
+/* Bind one result's rollup deltas from index i: runs, failures, skips,
+ * pass_us, fail_us, pass duration, fail duration (NULL: none). */
+static void
+bind_rollup(sqlite3_stmt *st, int i, const struct flaky_result *res)
+{
+	int		 failed = FLAKY_FAILED(res->outcome);
 	int		 counted = res->outcome == FLAKY_PASS ||
 			    res->outcome == FLAKY_XPASS || failed;
 	int		 known = res->duration_us >= 0;
 
-	if ((r = test_id(s, target, res->test, &tid, err, errlen)) < 0)
-		return r;
-	if (failed && res->message != NULL) {
-		msg = redacted(s, res->message, strlen(res->message), tmp,
-		    NULL);
-		if (msg == NULL)
-			return -ENOMEM;
-		if ((r = message_id(s, msg, &mid, err, errlen)) < 0)
-			return r;
-	}
-	if ((st = stmt(s, ST_RESULT_ADD)) == NULL)
-		return sql_error(s, err, errlen, "preparing");
-	sqlite3_bind_int64(st, 1, run_id);
-	sqlite3_bind_int64(st, 2, res->position);
-	sqlite3_bind_int64(st, 3, tid);
-	sqlite3_bind_int(st, 4, res->outcome);
-	bind_int_or_null(st, 5, res->duration_us, !known);
-	bind_int_or_null(st, 6, mid, mid == 0);
-	if (failed)
-		bind_text(st, 7, flaky_signature_name(sig));
-	bind_text(st, 8, msg);
-	if (sqlite3_step(st) != SQLITE_DONE)
-		return sql_error(s, err, errlen, "adding a result");
+	sqlite3_bind_int(st, i, counted);
+	sqlite3_bind_int(st, i + 1, failed);
+	sqlite3_bind_int(st, i + 2, !counted);
+	sqlite3_bind_int64(st, i + 3, counted && !failed && known ?
+	    res->duration_us : 0);
+	sqlite3_bind_int64(st, i + 4, failed && known ? res->duration_us : 0);
+	if (counted && !failed && known)
+		sqlite3_bind_int64(st, i + 5, res->duration_us);
+	if (failed && known)
+		sqlite3_bind_int64(st, i + 6, res->duration_us);
+}
 
-	if (getenv("XNOROLL")) return 0;
-	/* The day's row exists after a test's first run of the day: try the
-	 * UPDATE first (one seek), and insert only when nothing changed. */
+/* The rollup rows of results one at a time: UPDATE first (the day's row
+ * exists after a test's first run of the day), INSERT when it did not. */
+static int
+rollup_one(struct flaky_store *s, int64_t day, const struct pending *p,
+    char *err, size_t errlen)
+{
+	sqlite3_stmt	*st;
+
 	for (int which = ST_ROLLUP_UPDATE; which <= ST_ROLLUP; which++) {
 		if ((st = stmt(s, which)) == NULL)
 			return sql_error(s, err, errlen, "preparing");
-		sqlite3_bind_int64(st, 1, tid);
+		sqlite3_bind_int64(st, 1, p->tid);
 		sqlite3_bind_int64(st, 2, day);
-		sqlite3_bind_int(st, 3, counted);
-		sqlite3_bind_int(st, 4, failed);
-		sqlite3_bind_int(st, 5, !counted);
-		sqlite3_bind_int64(st, 6, counted && !failed && known ?
-		    res->duration_us : 0);
-		sqlite3_bind_int64(st, 7, failed && known ?
-		    res->duration_us : 0);
-		if (counted && !failed && known)
-			sqlite3_bind_int64(st, 8, res->duration_us);
-		if (failed && known)
-			sqlite3_bind_int64(st, 9, res->duration_us);
+		bind_rollup(st, 3, p->res);
 		if (sqlite3_step(st) != SQLITE_DONE)
 			break;
 		if (which == ST_ROLLUP || sqlite3_changes(s->db) > 0)
 			return 0;
 	}
 	return sql_error(s, err, errlen, "updating the rollups");
+}
+
+/* Look up the ids of n results and write their rows: CHUNK of them with
+ * one statement, fewer one by one. */
+static int
+add_results(struct flaky_store *s, int64_t run_id, int64_t target,
+    int64_t day, const struct flaky_result *res, const int *sigs, size_t n,
+    struct flaky_buf *tmp, char *err, size_t errlen)
+{
+	struct pending	 p[CHUNK];
+	sqlite3_stmt	*st = NULL;
+	int		 many = n == CHUNK, r;
+
+	if (many) {
+		if ((st = stmt(s, ST_RESULT_MANY)) == NULL)
+			return sql_error(s, err, errlen, "preparing");
+		sqlite3_bind_int64(st, 1, run_id);
+	}
+	for (size_t i = 0; i < n; i++) {
+		const char *msg = NULL;
+
+		p[i].res = &res[i];
+		p[i].sig = sigs[i];
+		p[i].mid = 0;
+		if ((r = test_id(s, target, res[i].test, &p[i].tid, err,
+		    errlen)) < 0)
+			return r;
+		if (FLAKY_FAILED(res[i].outcome) && res[i].message != NULL) {
+			msg = redacted(s, res[i].message,
+			    strlen(res[i].message), tmp, NULL);
+			if (msg == NULL)
+				return -ENOMEM;
+			if ((r = message_id(s, msg, &p[i].mid, err,
+			    errlen)) < 0)
+				return r;
+		}
+		if (!many) {
+			if ((st = stmt(s, ST_RESULT_ADD)) == NULL)
+				return sql_error(s, err, errlen, "preparing");
+			sqlite3_bind_int64(st, 1, run_id);
+		}
+		bind_result(st, many ? 2 + (int)i * RESULT_COLS : 2, &p[i],
+		    msg);
+		if (!many && sqlite3_step(st) != SQLITE_DONE)
+			return sql_error(s, err, errlen, "adding a result");
+	}
+	if (many && sqlite3_step(st) != SQLITE_DONE)
+		return sql_error(s, err, errlen, "adding results");
+
+	/* One UPSERT for the chunk's rollup rows (a test twice in a chunk,
+	 * possible only through the API, conflicts with itself and adds up). */
+	if (many) {
+		if ((st = stmt(s, ST_ROLLUP_MANY)) == NULL)
+			return sql_error(s, err, errlen, "preparing");
+		sqlite3_bind_int64(st, 1, day);
+		for (size_t i = 0; i < n; i++) {
+			int	 k = 2 + (int)i * ROLLUP_COLS;
+
+			sqlite3_bind_int64(st, k, p[i].tid);
+			bind_rollup(st, k + 1, p[i].res);
+		}
+		if (sqlite3_step(st) != SQLITE_DONE)
+			return sql_error(s, err, errlen,
+			    "updating the rollups");
+		return 0;
+	}
+	for (size_t i = 0; i < n; i++) {
+		if ((r = rollup_one(s, day, &p[i], err, errlen)) < 0)
+			return r;
+	}
+	return 0;
 }
 
 int
@@ -977,9 +1153,10 @@ flaky_store_run_finish(struct flaky_store *s, struct flaky_run_record *rec,
 		goto fail;
 	}
 	day = rec->started_ms / 86400000;
-	for (size_t i = 0; res != NULL && i < res->n; i++) {
-		r = add_result(s, rec->id, rec->target_id, day, &res->v[i],
-		    sigs[i], &tmp, err, errlen);
+	for (size_t i = 0; res != NULL && i < res->n; i += CHUNK) {
+		r = add_results(s, rec->id, rec->target_id, day, &res->v[i],
+		    &sigs[i], res->n - i < CHUNK ? res->n - i : CHUNK, &tmp,
+		    err, errlen);
 		if (r < 0)
 			goto fail;
 	}
