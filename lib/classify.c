@@ -4,7 +4,10 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <regex.h>
+#include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "classify.h"
 
@@ -17,10 +20,14 @@ static const char *const sig_names[] = {
 	[FLAKY_SIG_UNKNOWN] = "UNKNOWN",
 };
 
+static const struct flaky_classifier *default_classifier;
+
 const char *
 flaky_signature_name(int s)
 {
-	if (s < 0 || s > FLAKY_SIG_MAX)
+	if (s > FLAKY_SIG_MAX)
+		return flaky_classifier_name(default_classifier, s);
+	if (s < 0)
 		return "UNKNOWN";
 	return sig_names[s];
 }
@@ -255,6 +262,16 @@ static const struct pattern builtin[] = {
 	{ "No space left on device", FLAKY_SIG_INFRA },
 	{ "Too many open files", FLAKY_SIG_INFRA },
 	{ "BrokenPipeError", FLAKY_SIG_INFRA },
+	{ "ECONNABORTED", FLAKY_SIG_INFRA },
+	{ "EADDRINUSE", FLAKY_SIG_INFRA },
+	{ "Address already in use", FLAKY_SIG_INFRA },
+	{ "Connection aborted", FLAKY_SIG_INFRA },
+	{ "RemoteDisconnected", FLAKY_SIG_INFRA },
+	{ "ServerDisconnectedError", FLAKY_SIG_INFRA },
+	{ "getaddrinfo", FLAKY_SIG_INFRA },
+	{ "Service Unavailable", FLAKY_SIG_INFRA },
+	{ "Bad Gateway", FLAKY_SIG_INFRA },
+	{ "SQLITE_BUSY", FLAKY_SIG_INFRA },
 	{ "Failed: Timeout", FLAKY_SIG_TIMEOUT },	/* pytest-timeout */
 	{ "Exceeded timeout", FLAKY_SIG_TIMEOUT },	/* Jest */
 	{ "TimeoutError", FLAKY_SIG_TIMEOUT },
@@ -272,6 +289,9 @@ static const struct pattern builtin[] = {
 	{ "changed size during iteration", FLAKY_SIG_RACE },
 	{ "ConcurrentModificationException", FLAKY_SIG_RACE },
 	{ "deadlock", FLAKY_SIG_RACE },
+	{ "'NoneType' object", FLAKY_SIG_RACE },	/* read before set */
+	{ "nil pointer dereference", FLAKY_SIG_RACE },	/* go */
+	{ "Cannot access '", FLAKY_SIG_RACE },	/* JS temporal dead zone */
 };
 
 int
@@ -300,8 +320,9 @@ flaky_classify_run(const struct flaky_results *r,
 			continue;
 		failed++;
 		last_failed = i;
-		sigs[i] = flaky_classify_message(r->v[i].message,
-		    r->v[i].message ? strlen(r->v[i].message) : 0);
+		sigs[i] = flaky_classifier_classify(default_classifier,
+		    r->v[i].message, r->v[i].message ?
+		    strlen(r->v[i].message) : 0);
 	}
 	/* Most of a run failing at once is the environment, not the tests. */
 	if (failed >= 5 && failed * 2 > r->n) {
@@ -315,4 +336,139 @@ flaky_classify_run(const struct flaky_results *r,
 	if (ev != NULL && ev->timed_out && last_failed != (size_t)-1)
 		sigs[last_failed] = FLAKY_SIG_TIMEOUT;
 	return 0;
+}
+
+/* User signatures: names, and patterns pointing at them. */
+struct user_pattern {
+	regex_t	 re;
+	int	 sig;
+};
+
+struct flaky_classifier {
+	struct user_pattern	 pat[FLAKY_CLASSIFIER_MAX];
+	int			 npat;
+	char			*names[FLAKY_CLASSIFIER_MAX];	/* code - MAX - 1 */
+	int			 nnames;
+};
+
+int
+flaky_classifier_new(struct flaky_classifier **ret)
+{
+	if ((*ret = calloc(1, sizeof **ret)) == NULL)
+		return -ENOMEM;
+	return 0;
+}
+
+void
+flaky_classifier_free(struct flaky_classifier *c)
+{
+	if (c == NULL)
+		return;
+	if (default_classifier == c)
+		default_classifier = NULL;
+	for (int i = 0; i < c->npat; i++)
+		regfree(&c->pat[i].re);
+	for (int i = 0; i < c->nnames; i++)
+		free(c->names[i]);
+	free(c);
+}
+
+/* The code for a signature name, adding it when new. */
+static int
+classifier_code(struct flaky_classifier *c, const char *name, char *err,
+    size_t errlen)
+{
+	size_t	 len = strlen(name);
+	int	 b;
+
+	if (len == 0 || len > FLAKY_SIG_NAME_MAX || strspn(name,
+	    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-.")
+	    != len)
+		return flaky_error(err, errlen, EINVAL, "signature name: "
+		    "expected 1 to %d letters, digits, '_', '-' or '.'",
+		    FLAKY_SIG_NAME_MAX);
+	if ((b = flaky_signature_from_name(name)) > 0)
+		return b;
+	for (int i = 0; i < c->nnames; i++)
+		if (strcmp(c->names[i], name) == 0)
+			return FLAKY_SIG_MAX + 1 + i;
+	if (c->nnames == FLAKY_CLASSIFIER_MAX)
+		return flaky_error(err, errlen, E2BIG, "at most %d signatures",
+		    FLAKY_CLASSIFIER_MAX);
+	if ((c->names[c->nnames] = strdup(name)) == NULL)
+		return -ENOMEM;
+	return FLAKY_SIG_MAX + 1 + c->nnames++;
+}
+
+int
+flaky_classifier_add(struct flaky_classifier *c, const char *name,
+    const char *regex, char *err, size_t errlen)
+{
+	char	 msg[256];
+	int	 code, e;
+
+	if (c->npat == FLAKY_CLASSIFIER_MAX)
+		return flaky_error(err, errlen, E2BIG, "at most %d signature "
+		    "patterns", FLAKY_CLASSIFIER_MAX);
+	if ((code = classifier_code(c, name, err, errlen)) < 0)
+		return code;
+	if ((e = regcomp(&c->pat[c->npat].re, regex,
+	    REG_EXTENDED | REG_NEWLINE | REG_NOSUB)) != 0) {
+		regerror(e, &c->pat[c->npat].re, msg, sizeof msg);
+		regfree(&c->pat[c->npat].re);
+		return flaky_error(err, errlen, EINVAL, "signature %s: "
+		    "pattern '%.200s': %s", name, regex, msg);
+	}
+	c->pat[c->npat++].sig = code;
+	return code;
+}
+
+int
+flaky_classifier_classify(const struct flaky_classifier *c, const char *msg,
+    size_t len)
+{
+	struct flaky_buf b;
+	int		 sig = -1;
+
+	if (c == NULL || c->npat == 0 || msg == NULL || len == 0)
+		return flaky_classify_message(msg, len);
+	if (len > FLAKY_CLASSIFY_INPUT_MAX)
+		len = FLAKY_CLASSIFY_INPUT_MAX;
+	/* regexec stops at NUL: a NUL in a message is a blank here. */
+	flaky_buf_init(&b);
+	flaky_buf_add(&b, msg, len);
+	if (!b.oom) {
+		for (size_t i = 0; i < b.len; i++)
+			if (b.data[i] == '\0')
+				b.data[i] = ' ';
+		for (int i = 0; i < c->npat && sig < 0; i++)
+			if (regexec(&c->pat[i].re, flaky_buf_cstr(&b), 0, NULL,
+			    0) == 0)
+				sig = c->pat[i].sig;
+	}
+	flaky_buf_free(&b);
+	return sig >= 0 ? sig : flaky_classify_message(msg, len);
+}
+
+const char *
+flaky_classifier_name(const struct flaky_classifier *c, int sig)
+{
+	if (sig >= 0 && sig <= FLAKY_SIG_MAX)
+		return sig_names[sig];
+	if (c != NULL && sig > FLAKY_SIG_MAX &&
+	    sig - FLAKY_SIG_MAX - 1 < c->nnames)
+		return c->names[sig - FLAKY_SIG_MAX - 1];
+	return "UNKNOWN";
+}
+
+void
+flaky_classify_set_default(const struct flaky_classifier *c)
+{
+	default_classifier = c;
+}
+
+const struct flaky_classifier *
+flaky_classify_get_default(void)
+{
+	return default_classifier;
 }
