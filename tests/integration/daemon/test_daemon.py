@@ -1,0 +1,367 @@
+"""flakyd end to end: the real daemon, its socket, its database."""
+import os
+import re
+import signal
+import sqlite3
+import subprocess
+import time
+
+from conftest import (FLAKYD, PYTHON, UNITTEST_OK, pids_with, query,
+                      unittest_target, wait_for)
+
+
+def test_scheduled_runs_land(daemon):
+    daemon.write("test_ok.py", UNITTEST_OK)
+    daemon.write_config("targets:\n" + unittest_target("ok", "every 1s"))
+    daemon.start()
+    rows = wait_for("3 finished scheduled runs", lambda: (
+        lambda r: r if len(r) >= 3 else None)(
+        daemon.runs("r.status = 'done'")))
+    for _id, name, status, trigger, tests, failures, _err in rows:
+        assert (name, status, trigger, tests, failures) == \
+            ("ok", "done", "schedule", 2, 0)
+    # The per-test results are there too, two per run.
+    n = query(daemon.db, "SELECT count(*) FROM results WHERE run_id = ?",
+              (rows[0][0],))[0][0]
+    assert n == 2
+    assert daemon.stop() == 0
+    assert re.search(r"target ok run 1/1: done, 2 tests, 0 failures, "
+                     r"\d+\.\d\ds", daemon.logtext())
+    # Nothing is left "running" after a clean stop.
+    assert daemon.runs("r.status = 'running'") == []
+
+
+def test_status_and_run_over_the_socket(daemon):
+    daemon.write("test_ok.py", UNITTEST_OK)
+    daemon.write_config("targets:\n" + unittest_target("manual", None) +
+                        unittest_target("yearly", "@yearly"))
+    daemon.start()
+    st = daemon.status()
+    assert st["ok"] is True and st["jobs"] == 2
+    names = [t["name"] for t in st["targets"]]
+    assert names == ["manual", "yearly"]
+    assert st["targets"][0]["next_fire"] is None
+    assert st["targets"][1]["next_fire"].endswith("-01-01T00:00:00+00:00")
+    assert st["targets"][0]["last"] is None
+
+    # flakyctl run: three runs of a manual-only target.
+    p = daemon.ctl("run", "manual", "--runs", "3", check=0)
+    assert "manual: 3 runs" in p.stdout
+    rows = wait_for("3 manual runs", lambda: (lambda r: r if len(r) == 3
+                    else None)(daemon.runs("r.status = 'done'")))
+    assert {(r[1], r[3], r[4]) for r in rows} == {("manual", "manual", 2)}
+
+    # status shows the last run, as table and as JSON.
+    def last_done():
+        t = daemon.status()["targets"][0]
+        return t["last"] and t["state"] == "idle" and t
+    t = wait_for("status to show the last run", last_done)
+    assert t["last"]["status"] == "done" and t["last"]["tests"] == 2
+    p = daemon.ctl("status", check=0)
+    assert re.search(r"^manual\s+manual\s+-\s+idle\s+\S+ \S+\s+done\s+2\s+0$",
+                     p.stdout, re.M), p.stdout
+    p = daemon.ctl("status", "--format", "json", check=0)
+    assert '"name":"yearly"' in p.stdout
+
+    # Errors: an unknown target, a bad count, an unknown request, a long
+    # line; the daemon answers each and goes on.
+    p = daemon.ctl("run", "nosuch", check=2)
+    assert "no target named 'nosuch'" in p.stderr
+    assert daemon.ask("run manual 0")["ok"] is False
+    assert "unknown request" in daemon.ask("frobnicate")["error"]
+    assert "too long" in daemon.ask("status " + "x" * 5000)["error"]
+    assert daemon.status()["ok"] is True
+
+    # flakyctl finds the socket through the config's socket: only.
+    p = subprocess.run([daemon_ctl_path(), "--config", daemon.config,
+                        "status", "--format", "json"], capture_output=True,
+                       text=True, env=dict(os.environ, FLAKY_SOCKET=""))
+    assert p.returncode == 0, p.stderr
+    assert daemon.stop() == 0
+    # ... and says so clearly once the daemon is gone.
+    p = daemon.ctl("status", check=2)
+    assert "flakyd is not running? no socket at %s" % daemon.sock in p.stderr
+
+
+def daemon_ctl_path():
+    from conftest import FLAKYCTL
+    return FLAKYCTL
+
+
+SLOW = """import time, unittest
+class T(unittest.TestCase):
+    def test_slow(self):
+        time.sleep(2)
+"""
+
+
+def test_sighup_good_and_bad_file(daemon):
+    daemon.write("test_ok.py", UNITTEST_OK)
+    daemon.write("test_slow.py", SLOW)
+    good = "targets:\n" + unittest_target("a", "every 1s") + \
+        unittest_target("slow", None, "test_slow")
+    daemon.write_config(good)
+    daemon.start()
+    # A slow run in flight while we reload: it must not be disturbed.
+    daemon.ctl("run", "slow", check=0)
+    wait_for("the slow run to start",
+             lambda: daemon.runs("t.name = 'slow' AND r.status = 'running'"))
+
+    # A bad file: logged, the old schedule keeps running.
+    with open(daemon.config, "a") as f:
+        f.write("  - name: broken\n    command: [x]\n    schedule: \"61 * * * *\"\n")
+    daemon.signal(signal.SIGHUP)
+    wait_for("the reload failure in the log",
+             lambda: "reload failed, the old schedule keeps running" in
+             daemon.logtext())
+    assert re.search(r"flaky\.yaml:\d+:\d+: ", daemon.logtext())
+    p = daemon.ctl("reload", check=2)
+    assert re.search(r"flaky\.yaml:\d+:\d+: ", p.stderr), p.stderr
+    assert [t["name"] for t in daemon.status()["targets"]] == ["a", "slow"]
+    n = len(daemon.runs("t.name = 'a'"))
+    wait_for("target a to keep running",
+             lambda: len(daemon.runs("t.name = 'a' AND r.status = 'done'"))
+             > n)
+
+    # A good file: a removed, b added; the slow run is not disturbed.
+    daemon.write_config("targets:\n" + unittest_target("b", "every 1s") +
+                        unittest_target("slow", None, "test_slow"))
+    daemon.signal(signal.SIGHUP)
+    wait_for("the new schedule",
+             lambda: [t["name"] for t in daemon.status()["targets"]] ==
+             ["b", "slow"])
+    wait_for("a run of the new target b",
+             lambda: daemon.runs("t.name = 'b' AND r.status = 'done'"))
+    slow = wait_for("the slow run to end",
+                    lambda: daemon.runs("t.name = 'slow' AND "
+                                        "r.status != 'running'"))
+    assert slow[0][2] == "done" and slow[0][4] == 1
+    # The removed target keeps its history; no new runs after a while.
+    a_runs = len(daemon.runs("t.name = 'a'"))
+    assert a_runs > 0
+    m = len(daemon.runs("t.name = 'b'"))
+    wait_for("two more runs of b",
+             lambda: len(daemon.runs("t.name = 'b'")) >= m + 2)
+    assert len(daemon.runs("t.name = 'a'")) == a_runs
+    assert daemon.stop() == 0
+
+
+HUNG = """import os, signal, subprocess, sys, time
+signal.signal(signal.SIGTERM, signal.SIG_IGN)
+# A grandchild that keeps our stdout open and ignores SIGTERM too.
+subprocess.Popen([sys.executable, "-c", "import signal, time; "
+                  "signal.signal(signal.SIGTERM, signal.SIG_IGN); "
+                  "time.sleep(1000)", "%s-grandchild"])
+print("started", flush=True)
+while True:
+    time.sleep(1)
+"""
+
+
+def test_sigterm_ends_a_hung_child_within_grace(daemon):
+    marker = "flakyhung%d" % os.getpid()
+    daemon.markers.append(marker)
+    daemon.write("hung.py", HUNG % marker)
+    daemon.write_config(
+        "targets:\n  - name: hung\n    command: [%s, hung.py, %s]\n"
+        "    timeout: 10m\n" % (PYTHON, marker), grace="1s")
+    daemon.start()
+    daemon.ctl("run", "hung", check=0)
+    wait_for("the hung run and its grandchild", lambda: len(pids_with(marker))
+             >= 2)
+    t0 = time.monotonic()
+    daemon.signal(signal.SIGTERM)
+    rc = daemon.wait_exit(1 + 2 + 1)
+    took = time.monotonic() - t0
+    assert rc == 0
+    assert took < 1 + 2, took
+    assert pids_with(marker) == []
+    rows = daemon.runs()
+    assert [(r[1], r[2]) for r in rows] == [("hung", "interrupted")]
+    assert not os.path.exists(daemon.sock)
+
+
+ESCAPE = """import subprocess, sys
+# A grandchild leaving the run's process group: only the subreaper sees it.
+subprocess.Popen(["setsid", sys.executable, "-c", "import time; "
+                  "time.sleep(1000)", "%s-escaped"],
+                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+print("ok")
+"""
+
+
+def test_setsid_escapee_is_ended_when_no_run_is_in_flight(daemon):
+    marker = "flakyescape%d" % os.getpid()
+    daemon.markers.append(marker)
+    daemon.write("escape.py", ESCAPE % marker)
+    daemon.write_config("targets:\n  - name: escape\n    command: [%s, "
+                        "escape.py]\n" % PYTHON)
+    daemon.start()
+    daemon.ctl("run", "escape", check=0)
+    wait_for("the run to finish", lambda: daemon.runs("r.status = 'done'"))
+    wait_for("the escaped grandchild to be ended",
+             lambda: pids_with(marker) == [], timeout=10)
+    assert "killing stray process" in daemon.logtext()
+    assert daemon.stop() == 0
+
+
+def test_missing_command_is_an_error_run_each_time(daemon):
+    daemon.write("test_ok.py", UNITTEST_OK)
+    daemon.write_config("targets:\n  - name: missing\n    command: "
+                        "[no-such-command-flaky]\n    schedule: \"every 1s\"\n"
+                        + unittest_target("ok", "every 1s"))
+    daemon.start()
+    rows = wait_for("3 error runs", lambda: (lambda r: r if len(r) >= 3
+                    else None)(daemon.runs("t.name = 'missing'")))
+    for r in rows:
+        assert r[2] == "error"
+        assert "no-such-command-flaky: command not found" in r[6]
+    wait_for("the good target to run too",
+             lambda: daemon.runs("t.name = 'ok' AND r.status = 'done'"))
+    assert daemon.proc.poll() is None
+    assert daemon.stop() == 0
+
+
+def test_second_daemon_on_the_same_database_refuses(daemon):
+    daemon.write("test_ok.py", UNITTEST_OK)
+    daemon.write_config("targets:\n" + unittest_target("ok", None))
+    daemon.start()
+    other = daemon.write_config("targets:\n" + unittest_target("ok", None),
+                                name="other.yaml")
+    # The same database, another socket.
+    with open(other) as f:
+        text = f.read().replace(daemon.sock, daemon.sock + "2")
+    with open(other, "w") as f:
+        f.write(text)
+    p = subprocess.run([FLAKYD, "--config", other, "--foreground"],
+                       capture_output=True, text=True, timeout=10)
+    assert p.returncode == 2
+    assert "another flakyd pid %d already uses this database" % \
+        daemon.proc.pid in p.stderr, p.stderr
+    assert daemon.status()["ok"] is True
+    assert daemon.stop() == 0
+
+
+def test_check_config(daemon):
+    daemon.write("test_ok.py", UNITTEST_OK)
+    cfg = daemon.write_config("targets:\n" +
+                              unittest_target("daily", "30 4 * * *") +
+                              unittest_target("manual", None))
+    p = subprocess.run([FLAKYD, "--config", cfg, "--check-config"],
+                       capture_output=True, text=True, timeout=10)
+    assert p.returncode == 0, p.stderr
+    assert re.search(r"^daily\t\d{4}-\d\d-\d\dT04:30:00\+00:00\t30 4 \* \* \*$",
+                     p.stdout, re.M), p.stdout
+    assert re.search(r"^manual\tmanual only$", p.stdout, re.M)
+    cfg = daemon.write_config("targets:\n  - name: bad\n    command: [%s]\n"
+                              "    schedule: \"* 25 * * *\"\n" % PYTHON)
+    p = subprocess.run([FLAKYD, "--config", cfg, "--check-config"],
+                       capture_output=True, text=True, timeout=10)
+    assert p.returncode == 1
+    lines = p.stderr.strip().split("\n")
+    assert len(lines) == 1 and re.match(r".*flaky\.yaml:\d+:\d+: ", lines[0])
+
+
+def test_overlap_skip_and_queue(daemon):
+    daemon.write("test_slow.py", SLOW)
+    daemon.write_config("targets:\n" +
+                        unittest_target("skip", "every 1s", "test_slow") +
+                        unittest_target("queue", "every 1s", "test_slow",
+                                        "    overlap: queue\n"))
+    daemon.start()
+    wait_for("skipped triggers of both",
+             lambda: len(daemon.runs("r.status = 'skipped' AND "
+                                     "t.name = 'skip'")) >= 2 and
+             daemon.runs("r.status = 'skipped' AND t.name = 'queue'"),
+             timeout=20)
+    # queue: the trigger after a running one waits and then runs, so
+    # runs follow each other without a gap of a whole interval.
+    wait_for("two queued runs done",
+             lambda: len(daemon.runs("t.name = 'queue' AND "
+                                     "r.status = 'done'")) >= 2, timeout=20)
+    st = {t["name"]: t for t in daemon.status()["targets"]}
+    assert st["skip"]["queued"] is False
+    assert daemon.stop() == 0
+
+
+def test_catch_up_after_downtime(daemon):
+    daemon.write("test_ok.py", UNITTEST_OK)
+    daemon.write_config("targets:\n" + unittest_target("daily", "0 3 * * *")
+                        + unittest_target("nocatch", "0 3 * * *",
+                                          extra="    catch_up: false\n"))
+    daemon.start()
+    assert daemon.stop() == 0
+    # As if the last trigger was two days ago.
+    con = sqlite3.connect(daemon.db)
+    con.execute("UPDATE targets SET last_fire_ms = ?",
+                (int(time.time() * 1000) - 2 * 86400 * 1000,))
+    con.commit()
+    con.close()
+    daemon.start()
+    rows = wait_for("the catch-up run",
+                    lambda: daemon.runs("r.status = 'done'"))
+    assert [(r[1], r[3]) for r in rows] == [("daily", "catch-up")]
+    assert daemon.stop() == 0
+    assert len(daemon.runs()) == 1
+    # It ran once: the next start does not catch up again.
+    daemon.start()
+    assert daemon.stop() == 0
+    assert len(daemon.runs()) == 1
+
+
+def test_database_busy_keeps_the_run_for_a_retry(daemon):
+    daemon.write("test_ok.py", UNITTEST_OK)
+    daemon.write_config("targets:\n" + unittest_target("ok", None))
+    daemon.start()
+    # Hold the write lock longer than the busy timeout while a run ends.
+    con = sqlite3.connect(daemon.db, timeout=10, isolation_level=None)
+    con.execute("BEGIN IMMEDIATE")
+    try:
+        daemon.ctl("run", "ok", check=0)
+        wait_for("the failed write in the log",
+                 lambda: "keeping it for a retry" in daemon.logtext(),
+                 timeout=20)
+        assert daemon.status()["unstored"] == 1
+    finally:
+        con.execute("ROLLBACK")
+        con.close()
+    rows = wait_for("the run stored on retry",
+                    lambda: daemon.runs("r.status = 'done'"), timeout=20)
+    assert rows[0][4] == 2
+    assert "stored on retry" in daemon.logtext()
+    assert daemon.stop() == 0
+
+
+def test_kill9_during_runs_twenty_times(daemon):
+    daemon.write("test_ok.py", UNITTEST_OK)
+    daemon.write("test_slow.py", SLOW.replace("sleep(2)", "sleep(0.3)"))
+    daemon.write_config("targets:\n" + unittest_target("ok", "every 1s") +
+                        unittest_target("slow", "every 1s", "test_slow"))
+    finished = {}
+    for i in range(20):
+        daemon.start()
+        # Kill while a run is in flight, after at least one more ended.
+        before = len(finished)
+
+        def state():
+            rows = daemon.runs("r.status != 'running'")
+            running = daemon.runs("r.status = 'running'")
+            return (len(rows) > before and running) and rows
+        rows = wait_for("a finished run and one in flight", state,
+                        timeout=20, step=0.02)
+        daemon.kill()
+        for r in rows:
+            finished[r[0]] = r[2]
+    # Restart once more: stale rows become interrupted.
+    daemon.start()
+    assert daemon.stop() == 0
+    con = sqlite3.connect(daemon.db)
+    assert con.execute("PRAGMA integrity_check").fetchall() == [("ok",)]
+    assert con.execute("PRAGMA foreign_key_check").fetchall() == []
+    stored = dict(con.execute("SELECT id, status FROM runs").fetchall())
+    con.close()
+    for rid, status in finished.items():
+        assert stored.get(rid) == status, (rid, status, stored.get(rid))
+    assert "running" not in stored.values()
+    assert list(stored.values()).count("interrupted") >= 20
+    assert "marked interrupted" in daemon.logtext()
