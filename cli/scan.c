@@ -52,16 +52,16 @@ print_tsv(const char *path, const struct flaky_scan_result *r)
 	}
 }
 
-/* "Class.test" or "test" or "" for a finding's location column. */
+/* "Class.function", and the test when the function is a helper in it. */
 static void
 print_where(const struct flaky_finding *f)
 {
-	const char	*fn = *f->test ? f->test : f->function;
-
-	if (*f->classes && *fn)
-		printf("%s.%s", f->classes, fn);
+	if (*f->classes && *f->function)
+		printf("%s.%s", f->classes, f->function);
 	else
-		printf("%s", *f->classes ? f->classes : fn);
+		printf("%s", *f->classes ? f->classes : f->function);
+	if (*f->test && strcmp(f->test, f->function) != 0)
+		printf(" in %s", f->test);
 }
 
 static void

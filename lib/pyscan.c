@@ -2710,7 +2710,8 @@ flaky_pyscan_file(const char *path, struct flaky_scan_result **ret,
 	int		 fd, rc;
 
 	*ret = NULL;
-	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1)
+	/* O_NONBLOCK: a FIFO named x.py must not hang the scan. */
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)) == -1)
 		return flaky_error(err, errlen, errno, "%s: %s", path,
 		    strerror(errno));
 	if (fstat(fd, &st) == -1) {
@@ -2721,6 +2722,11 @@ flaky_pyscan_file(const char *path, struct flaky_scan_result **ret,
 	if (S_ISDIR(st.st_mode)) {
 		rc = flaky_error(err, errlen, EISDIR, "%s: %s", path,
 		    strerror(EISDIR));
+		goto out;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		rc = flaky_error(err, errlen, EINVAL, "%s: not a regular file",
+		    path);
 		goto out;
 	}
 	if (st.st_size > FLAKY_PYSCAN_MAX_BYTES) {

@@ -68,8 +68,9 @@ struct flaky_scan_result {
  * -EFBIG; *ret is for flaky_scan_result_free(). */
 int	 flaky_pyscan_buffer(const char *src, size_t len,
 	    struct flaky_scan_result **ret, char *err, size_t errlen);
-/* Read and scan one file. Returns 0 or a negative errno (-ENOENT,
- * -EACCES, -EISDIR, ...) with err naming the path. */
+/* Read and scan one regular file. Returns 0 or a negative errno
+ * (-ENOENT, -EACCES, -EISDIR, -EINVAL for a FIFO or device, ...) with err
+ * naming the path. */
 int	 flaky_pyscan_file(const char *path, struct flaky_scan_result **ret,
 	    char *err, size_t errlen);
 void	 flaky_scan_result_free(struct flaky_scan_result *);

@@ -516,6 +516,13 @@ START_TEST(files_and_walk)
 	npaths = 0;
 	ck_assert_int_eq(flaky_pyscan_paths(path, &paths, &npaths, NULL, NULL,
 	    err, sizeof err), -ENOENT);
+	/* A FIFO is refused at once, not waited on. */
+	ck_assert_int_eq(mkfifo(path, 0600), 0);
+	ck_assert_int_eq(flaky_pyscan_file(path, &r, err, sizeof err),
+	    -EINVAL);
+	ck_assert_str_eq(strstr(err, "missing.py"), "missing.py: not a regular "
+	    "file");
+	unlink(path);
 
 	for (size_t i = 0; i < FLAKY_ARRAY_SIZE(files); i++) {
 		snprintf(path, sizeof path, "%s/%s", dir, files[i]);
