@@ -52,6 +52,7 @@ struct pytest {
 
 	/* -s: the test whose status word has not come yet. */
 	int		 pending;
+	int		 pend_timeout;	/* pytest-timeout's "+++ Timeout +++" */
 	struct flaky_buf pend_id;
 	/* The result whose status was read glued to the test's own output;
 	 * a bare status line right after it corrects it. */
@@ -785,6 +786,10 @@ run_line(struct parse_ctx *ctx, struct pytest *st, const char *s, size_t n)
 	n = strip_progress(s, n);
 	end = nodeid_end(s, n);
 	if (end == 0) {
+		/* --timeout-method=thread ends the process with this. */
+		if (st->pending && n > 20 && s[0] == '+' && s[n - 1] == '+' &&
+		    memmem(s, n, "+ Timeout +", 11) != NULL)
+			st->pend_timeout = 1;
 		/* The test's own output, or the status after it. */
 		if ((p = find_status(s, n, 0, &o)) < 0)
 			return 0;
@@ -824,6 +829,7 @@ run_line(struct parse_ctx *ctx, struct pytest *st, const char *s, size_t n)
 	if (st->pend_id.oom)
 		return -ENOMEM;
 	st->pending = 1;
+	st->pend_timeout = 0;
 	return 0;
 }
 
@@ -1050,6 +1056,24 @@ finish(struct parse_ctx *ctx)
 
 	if ((e = end_block(st)) < 0)
 		return e;
+	if (st->pending) {
+		/* The run died while this test ran: that is its outcome. */
+		static const char timeout[] = "Failed: Timeout (pytest-timeout "
+		    "ended the run while this test ran)";
+		static const char died[] = "no outcome: the output ended "
+		    "while this test ran (killed or crashed)";
+		long	 idx;
+
+		st->pending = 0;
+		idx = add(ctx, st, st->pend_id.data, st->pend_id.len,
+		    st->pend_timeout ? FLAKY_FAIL : FLAKY_ERROR);
+		if (idx < 0)
+			return (int)idx;
+		if ((e = st->pend_timeout ?
+		    parse_message(ctx, idx, timeout, sizeof timeout - 1) :
+		    parse_message(ctx, idx, died, sizeof died - 1)) < 0)
+			return e;
+	}
 	return match_blocks(ctx, st);
 }
 

@@ -528,6 +528,16 @@ finish(struct parse_ctx *ctx)
 
 	if ((e = end_block(ctx, st)) < 0)
 		return e;
+	if (st->pending && st->pend_sub < 0) {
+		/* The run died while this test ran: that is its outcome. */
+		static const char died[] = "no outcome: the output ended "
+		    "while this test ran (killed or crashed)";
+
+		if ((e = resolve(ctx, st, FLAKY_ERROR, 0)) < 0)
+			return e;
+		return parse_message(ctx, (long)ctx->res->n - 1, died,
+		    sizeof died - 1);
+	}
 	return resolve(ctx, st, -1, 0);
 }
 

@@ -315,21 +315,51 @@ END_TEST
 START_TEST(pytest_xdist)
 {
 	struct flaky_results	 r;
+	const struct flaky_result *v;
+	char			*text, *line, *save;
+	size_t			 len, pos = 0;
 
 	parse_fixture("pytest/xdist.txt", &r);
 	assert_demo_meta(&r, 1);
 	ck_assert_uint_eq(r.n, NDEMO);
 	assert_has(&r, demo, NDEMO - 1);
-	ck_assert_str_eq(r.v[0].test, D "test_pass");
-	ck_assert_str_eq(r.v[1].test, D "test_fail");
-	ck_assert_str_eq(r.v[14].test, D "test_fixture_error");
-	ck_assert_str_eq(r.v[15].test, D "test_skip");
-	ck_assert_str_eq(r.v[27].test, D "test_teardown_error");
-	ck_assert_str_eq(r.v[28].test, D "test_prints_no_newline");
-	ck_assert_str_eq(r.v[29].test, D "test_timeout");
-	ck_assert_int_eq(r.v[29].outcome, FLAKY_FAIL);
-	ck_assert_str_eq(r.v[29].message, "worker 'gw1' crashed while "
-	    "running 'src/test_demo.py::test_timeout'");
+	/* The order of the "[gwN] [ 10%] WORD id" lines (a test named twice,
+	 * for its teardown error, counts once), read here the simple way. */
+	text = slurp("pytest/xdist.txt", &len);
+	for (line = strtok_r(text, "\n", &save); line != NULL;
+	    line = strtok_r(NULL, "\n", &save)) {
+		char	*id;
+		size_t	 k;
+
+		if (strncmp(line, "[gw", 3) != 0 ||
+		    (id = strstr(line, "%] ")) == NULL ||
+		    (id = strchr(id + 3, ' ')) == NULL)
+			continue;
+		id++;
+		k = strlen(id);
+		while (k > 0 && id[k - 1] == ' ')
+			id[--k] = '\0';
+		if (find(&r, id) == NULL)
+			ck_abort_msg("%s not parsed", id);
+		if (find(&r, id)->position < pos)
+			continue;
+		ck_assert_str_eq(r.v[pos].test, id);
+		pos++;
+	}
+	ck_assert_uint_eq(pos, NDEMO);
+	free(text);
+	/* pytest-timeout fails the test or kills its worker (the committed
+	 * capture); a re-capture may show either. */
+	text = slurp("pytest/xdist.txt", &len);
+	v = find(&r, D "test_timeout");
+	ck_assert_int_eq(v->outcome, FLAKY_FAIL);
+	if (strstr(text, "crashed while running") != NULL)
+		ck_assert_str_eq(v->message, "worker 'gw1' crashed while "
+		    "running 'src/test_demo.py::test_timeout'");
+	else
+		ck_assert_str_eq(v->message, "Failed: Timeout >0.5s\n"
+		    "src/test_demo.py:109: Failed");
+	free(text);
 	flaky_results_free(&r);
 }
 END_TEST
@@ -411,6 +441,33 @@ START_TEST(pytest_collect_error)
 	ck_assert_int_eq(r.v[0].outcome, FLAKY_ERROR);
 	ck_assert_str_eq(r.v[0].message, "ModuleNotFoundError: No module "
 	    "named 'no_such_module_for_flaky'");
+	flaky_results_free(&r);
+}
+END_TEST
+
+/* The run died inside a test (pytest-timeout's thread method ends the
+ * process): that test is the one to blame, not lost. */
+START_TEST(pytest_killed)
+{
+	struct flaky_results	 r;
+
+	parse_fixture("pytest/hang.txt", &r);
+	ck_assert_int_eq(r.summary_total, -1);
+	ck_assert_uint_eq(r.n, 2);
+	ck_assert_str_eq(r.v[0].test, "src/hang/test_hang.py::test_before");
+	ck_assert_int_eq(r.v[0].outcome, FLAKY_PASS);
+	ck_assert_str_eq(r.v[1].test, "src/hang/test_hang.py::test_hangs");
+	ck_assert_int_eq(r.v[1].outcome, FLAKY_ERROR);
+	ck_assert_ptr_nonnull(strstr(r.v[1].message, "output ended"));
+	flaky_results_free(&r);
+
+	/* When its "+++ Timeout +++" line made it to stdout. */
+	parse_text("=========== test session starts ===========\n"
+	    "t.py::test_hangs \n"
+	    "+++++++++++++++++++++ Timeout +++++++++++++++++++++\n", &r);
+	ck_assert_uint_eq(r.n, 1);
+	ck_assert_int_eq(r.v[0].outcome, FLAKY_FAIL);
+	ck_assert_ptr_nonnull(strstr(r.v[0].message, "Timeout"));
 	flaky_results_free(&r);
 }
 END_TEST
@@ -573,6 +630,24 @@ START_TEST(unittest_verbose)
 }
 END_TEST
 
+/* A test that ended its own process is the one to blame. */
+START_TEST(unittest_killed)
+{
+	struct flaky_results	 r;
+
+	parse_fixture("unittest/crash.txt", &r);
+	ck_assert_str_eq(r.runner, "unittest");
+	ck_assert_int_eq(r.summary_total, -1);
+	ck_assert_uint_eq(r.n, 2);
+	ck_assert_str_eq(r.v[0].test, "crash.test_crash.TestCrash.test_a_fine");
+	ck_assert_int_eq(r.v[0].outcome, FLAKY_PASS);
+	ck_assert_str_eq(r.v[1].test, "crash.test_crash.TestCrash.test_b_dies");
+	ck_assert_int_eq(r.v[1].outcome, FLAKY_ERROR);
+	ck_assert_ptr_nonnull(strstr(r.v[1].message, "output ended"));
+	flaky_results_free(&r);
+}
+END_TEST
+
 /* Not verbose: the blocks name the tests that did not pass. */
 START_TEST(unittest_quiet)
 {
@@ -713,9 +788,11 @@ parse_py_suite(void)
 	tcase_add_test(tc, pytest_unicode);
 	tcase_add_test(tc, pytest_durations);
 	tcase_add_test(tc, pytest_collect_error);
+	tcase_add_test(tc, pytest_killed);
 	tcase_add_test(tc, pytest_big);
 	tcase_add_test(tc, pytest_handwritten);
 	tcase_add_test(tc, unittest_verbose);
+	tcase_add_test(tc, unittest_killed);
 	tcase_add_test(tc, unittest_quiet);
 	tcase_add_test(tc, unittest_handwritten);
 	tcase_add_test(tc, garbage);
