@@ -364,12 +364,14 @@ START_TEST(read_only_while_open)
 {
 	struct flaky_store *s = open_store();
 	char		 err[512];
+	int		 r;
 
 	ck_assert_int_eq(chmod(path, 0644), 0);
 	ck_assert_int_eq(chmod(dir, 0755), 0);
-	ck_assert_int_lt(open_as_nobody(path, err, sizeof err), 0);
-	ck_assert_msg(strncmp(err, path, strlen(path)) == 0, "%s", err);
+	r = open_as_nobody(path, err, sizeof err);
 	flaky_store_close(s);
+	ck_assert_int_lt(r, 0);
+	ck_assert_msg(strncmp(err, path, strlen(path)) == 0, "%s", err);
 }
 END_TEST
 
@@ -577,8 +579,10 @@ START_TEST(null_test_id)
 		rec.started_ms = T0;
 		rec.loadavg = -1;
 		rec.status = FLAKY_RUN_DONE;
-		_exit(flaky_store_run_finish(s, &rec, &r, err, sizeof err) <
-		    0 ? 0 : 1);
+		status = flaky_store_run_finish(s, &rec, &r, err, sizeof err);
+		flaky_store_close(s);
+		flaky_results_free(&r);
+		_exit(status < 0 ? 0 : 1);
 	}
 	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
 	db = raw_open();
