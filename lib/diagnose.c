@@ -1,0 +1,1013 @@
+/* Why a test fails: the evidence of its stored runs folded into failure
+ * modes, a signature, a suspected polluter, a verdict per revision and
+ * timing. What needs many runs is decided here, at query time, over the
+ * window (DESIGN.md "Data flow"). */
+#include "buildconf.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "classify.h"
+#include "diagnose.h"
+#include "stats.h"
+#include "util.h"
+
+/* ---- order dependence ---- */
+
+struct victim {
+	int64_t		 id;
+	int64_t		 runs, fails;
+	int64_t		*nb;	/* per candidate: runs with it before */
+	int64_t		*kb;	/* ... of which failed */
+};
+
+struct flaky_order_acc {
+	struct victim	*v;
+	size_t		 nv;
+	int64_t		*sorted;	/* victim ids, sorted */
+	size_t		*sorted_at;	/* their index in v */
+	int64_t		*cand;		/* dense index -> test id */
+	size_t		 ncand, arrcap;
+	int64_t		*hkey;		/* test id -> dense index + 1 */
+	size_t		*hval;
+	size_t		 hcap;
+	size_t		*dense;		/* scratch: per position */
+	ssize_t		*vpos;		/* scratch: per victim */
+	size_t		 scap;
+};
+
+static int
+cmp_i64(const void *a, const void *b)
+{
+	int64_t	 x = *(const int64_t *)a, y = *(const int64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+int
+flaky_order_new(const int64_t *victims, size_t n, struct flaky_order_acc **ret)
+{
+	struct flaky_order_acc *a;
+
+	if (n > FLAKY_ORDER_VICTIMS_MAX)
+		n = FLAKY_ORDER_VICTIMS_MAX;
+	if ((a = calloc(1, sizeof *a)) == NULL)
+		return -ENOMEM;
+	a->nv = n;
+	a->v = calloc(n ? n : 1, sizeof *a->v);
+	a->sorted = calloc(n ? n : 1, sizeof *a->sorted);
+	a->sorted_at = calloc(n ? n : 1, sizeof *a->sorted_at);
+	a->vpos = calloc(n ? n : 1, sizeof *a->vpos);
+	if (a->v == NULL || a->sorted == NULL || a->sorted_at == NULL ||
+	    a->vpos == NULL) {
+		flaky_order_free(a);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < n; i++) {
+		a->v[i].id = victims[i];
+		a->sorted[i] = victims[i];
+	}
+	qsort(a->sorted, n, sizeof *a->sorted, cmp_i64);
+	for (size_t i = 0; i < n; i++)
+		for (size_t j = 0; j < n; j++)
+			if (a->v[j].id == a->sorted[i])
+				a->sorted_at[i] = j;
+	*ret = a;
+	return 0;
+}
+
+void
+flaky_order_free(struct flaky_order_acc *a)
+{
+	if (a == NULL)
+		return;
+	for (size_t i = 0; i < a->nv && a->v != NULL; i++) {
+		free(a->v[i].nb);
+		free(a->v[i].kb);
+	}
+	free(a->v);
+	free(a->sorted);
+	free(a->sorted_at);
+	free(a->cand);
+	free(a->hkey);
+	free(a->hval);
+	free(a->dense);
+	free(a->vpos);
+	free(a);
+}
+
+static size_t
+hash_id(int64_t id, size_t mask)
+{
+	uint64_t h = (uint64_t)id * 0x9e3779b97f4a7c15ULL;
+
+	return (size_t)(h >> 17) & mask;
+}
+
+/* The dense index of a candidate test, added when new. */
+static int
+cand_index(struct flaky_order_acc *a, int64_t id, size_t *ret)
+{
+	size_t	 i, mask;
+
+	if ((a->ncand + 1) * 2 > a->hcap) {
+		size_t	 cap = a->hcap ? a->hcap * 2 : 1024;
+		int64_t	*k = calloc(cap, sizeof *k);
+		size_t	*v = calloc(cap, sizeof *v);
+
+		if (k == NULL || v == NULL) {
+			free(k);
+			free(v);
+			return -ENOMEM;
+		}
+		for (size_t j = 0; j < a->hcap; j++) {
+			if (a->hval[j] == 0)
+				continue;
+			for (i = hash_id(a->hkey[j], cap - 1); v[i] != 0;
+			    i = (i + 1) & (cap - 1))
+				;
+			k[i] = a->hkey[j];
+			v[i] = a->hval[j];
+		}
+		free(a->hkey);
+		free(a->hval);
+		a->hkey = k;
+		a->hval = v;
+		a->hcap = cap;
+	}
+	mask = a->hcap - 1;
+	for (i = hash_id(id, mask); a->hval[i] != 0; i = (i + 1) & mask)
+		if (a->hkey[i] == id) {
+			*ret = a->hval[i] - 1;
+			return 0;
+		}
+	if (a->ncand == a->arrcap) {
+		size_t	 cap = a->arrcap ? a->arrcap * 2 : 256;
+		void	*p;
+
+		if ((p = realloc(a->cand, cap * sizeof *a->cand)) == NULL)
+			return -ENOMEM;
+		a->cand = p;
+		for (size_t k = 0; k < a->nv; k++) {
+			struct victim *v = &a->v[k];
+
+			if ((p = realloc(v->nb, cap * sizeof *v->nb)) == NULL)
+				return -ENOMEM;
+			v->nb = p;
+			if ((p = realloc(v->kb, cap * sizeof *v->kb)) == NULL)
+				return -ENOMEM;
+			v->kb = p;
+			memset(v->nb + a->arrcap, 0, (cap - a->arrcap) *
+			    sizeof *v->nb);
+			memset(v->kb + a->arrcap, 0, (cap - a->arrcap) *
+			    sizeof *v->kb);
+		}
+		a->arrcap = cap;
+	}
+	a->cand[a->ncand] = id;
+	a->hkey[i] = id;
+	a->hval[i] = a->ncand + 1;
+	*ret = a->ncand++;
+	return 0;
+}
+
+int
+flaky_order_add_run(struct flaky_order_acc *a, const struct flaky_run_order *o)
+{
+	int	 r;
+
+	if (o->n > a->scap) {
+		void	*p = realloc(a->dense, o->n * sizeof *a->dense);
+
+		if (p == NULL)
+			return -ENOMEM;
+		a->dense = p;
+		a->scap = o->n;
+	}
+	for (size_t k = 0; k < a->nv; k++)
+		a->vpos[k] = -1;
+	for (size_t j = 0; j < o->n; j++) {
+		int64_t	*hit;
+
+		if ((r = cand_index(a, o->test_ids[j], &a->dense[j])) < 0)
+			return r;
+		hit = bsearch(&o->test_ids[j], a->sorted, a->nv,
+		    sizeof *a->sorted, cmp_i64);
+		if (hit != NULL && a->vpos[a->sorted_at[hit - a->sorted]] < 0)
+			a->vpos[a->sorted_at[hit - a->sorted]] = (ssize_t)j;
+	}
+	for (size_t k = 0; k < a->nv; k++) {
+		struct victim *v = &a->v[k];
+		ssize_t	 p = a->vpos[k];
+		int	 out, failed;
+
+		if (p < 0)
+			continue;
+		out = o->outcomes[p];
+		failed = FLAKY_FAILED(out);
+		if (!failed && out != FLAKY_PASS && out != FLAKY_XPASS)
+			continue;	/* skipped: no evidence */
+		v->runs++;
+		v->fails += failed;
+		for (ssize_t j = 0; j < p; j++) {
+			v->nb[a->dense[j]]++;
+			v->kb[a->dense[j]] += failed;
+		}
+	}
+	return 0;
+}
+
+/* log of n choose k */
+static double
+lchoose(int64_t n, int64_t k)
+{
+	return lgamma((double)n + 1) - lgamma((double)k + 1) -
+	    lgamma((double)(n - k) + 1);
+}
+
+double
+flaky_fisher_greater(int64_t k, int64_t n, int64_t K, int64_t N)
+{
+	double	 p = 0, den;
+	int64_t	 hi = n < K ? n : K;
+
+	if (N <= 0 || n <= 0 || n > N || K > N || k <= 0)
+		return 1.0;
+	den = lchoose(N, n);
+	for (int64_t i = k; i <= hi; i++) {
+		if (n - i > N - K)
+			continue;
+		p += exp(lchoose(K, i) + lchoose(N - K, n - i) - den);
+	}
+	return p > 1.0 ? 1.0 : p;
+}
+
+int
+flaky_order_result(const struct flaky_order_acc *a, size_t i,
+    struct flaky_order_evidence *e)
+{
+	const struct victim *v;
+	double	 best = 2.0, best_gap = 0;
+	size_t	 cands = 0, bi = 0;
+
+	memset(e, 0, sizeof *e);
+	e->p = 1.0;
+	if (i >= a->nv)
+		return 0;
+	v = &a->v[i];
+	if (v->fails == 0 || v->fails == v->runs)
+		return 0;
+	for (size_t d = 0; d < a->ncand; d++) {
+		int64_t	 nb = v->nb[d], kb = v->kb[d];
+		double	 p, gap;
+
+		/* A test that never or always ran before it tells nothing. */
+		if (nb == 0 || nb == v->runs || a->cand[d] == v->id)
+			continue;
+		cands++;
+		if (kb < FLAKY_ORDER_MIN_FAILS)
+			continue;
+		p = flaky_fisher_greater(kb, nb, v->fails, v->runs);
+		gap = (double)kb / (double)nb - (double)(v->fails - kb) /
+		    (double)(v->runs - nb);
+		if (p < best || (p == best && gap > best_gap)) {
+			best = p;
+			best_gap = gap;
+			bi = d;
+		}
+	}
+	e->candidates = cands;
+	if (best > 1.0)
+		return 0;
+	e->k_before = v->kb[bi];
+	e->n_before = v->nb[bi];
+	e->k_without = v->fails - v->kb[bi];
+	e->n_without = v->runs - v->nb[bi];
+	e->p = best;
+	/* Bonferroni over the candidates, and a real difference in rate. */
+	if (best * (double)cands > FLAKY_ORDER_ALPHA || best_gap < 0.3)
+		return 0;
+	e->polluter_id = a->cand[bi];
+	return 1;
+}
+
+static int
+order_cb(const struct flaky_run_order *o, void *arg)
+{
+	return flaky_order_add_run(arg, o);
+}
+
+int
+flaky_order_from_store(struct flaky_store *s, int64_t target_id,
+    const struct flaky_query *q, const int64_t *victims, size_t n,
+    struct flaky_order_acc **ret, char *err, size_t errlen)
+{
+	struct flaky_order_acc *a;
+	int	 r;
+
+	if ((r = flaky_order_new(victims, n, &a)) < 0)
+		return flaky_error(err, errlen, -r, "out of memory");
+	if ((r = flaky_store_run_orders(s, target_id, q, FLAKY_ORDER_RUNS_MAX,
+	    order_cb, a, err, errlen)) < 0) {
+		if (r == -ENOMEM)
+			flaky_error(err, errlen, ENOMEM, "out of memory");
+		flaky_order_free(a);
+		return r;
+	}
+	*ret = a;
+	return 0;
+}
+
+/* ---- revisions, timing, modes ---- */
+
+const char *
+flaky_rev_state_name(int s)
+{
+	switch (s) {
+	case FLAKY_REV_FLAKY: return "flaky";
+	case FLAKY_REV_BROKEN: return "broken";
+	default: return "stable";
+	}
+}
+
+const char *
+flaky_transition_name(int t)
+{
+	switch (t) {
+	case FLAKY_TRANS_FIXED: return "fixed";
+	case FLAKY_TRANS_REGRESSED: return "regressed";
+	default: return NULL;
+	}
+}
+
+const char *
+flaky_verdict_name(int v)
+{
+	switch (v) {
+	case FLAKY_VERDICT_FLAKY: return "flaky";
+	case FLAKY_VERDICT_BROKEN: return "broken";
+	case FLAKY_VERDICT_FIXED: return "fixed";
+	default: return "stable";
+	}
+}
+
+static int
+same_rev(const char *a, const char *b)
+{
+	if (a == NULL || b == NULL)
+		return a == b;
+	return strcmp(a, b) == 0;
+}
+
+static int
+counts(int outcome)
+{
+	return FLAKY_FAILED(outcome) || outcome == FLAKY_PASS ||
+	    outcome == FLAKY_XPASS;
+}
+
+/* Per revision, in the order first seen (rows come oldest run first). */
+static int
+fold_revisions(struct flaky_diagnosis *d, const struct flaky_result_row *rows,
+    size_t n)
+{
+	struct flaky_rev_stat *prev = NULL, *last = NULL;
+	size_t	 cap = 0;
+	int	 ever_failed = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		struct flaky_rev_stat *rs = NULL;
+
+		if (!counts(rows[i].outcome))
+			continue;
+		/* the newest revision first: runs come in order */
+		for (size_t k = d->nrevs; k-- > 0; )
+			if (same_rev(d->revs[k].revision, rows[i].revision)) {
+				rs = &d->revs[k];
+				break;
+			}
+		if (rs == NULL) {
+			if (d->nrevs == cap) {
+				size_t	 c = cap ? cap * 2 : 8;
+				void	*p = realloc(d->revs, c * sizeof *d->revs);
+
+				if (p == NULL)
+					return -ENOMEM;
+				d->revs = p;
+				cap = c;
+			}
+			rs = &d->revs[d->nrevs++];
+			memset(rs, 0, sizeof *rs);
+			if (rows[i].revision != NULL && (rs->revision =
+			    strdup(rows[i].revision)) == NULL)
+				return -ENOMEM;
+			rs->first_ms = rows[i].started_ms;
+		}
+		rs->runs++;
+		rs->failures += FLAKY_FAILED(rows[i].outcome);
+		rs->last_ms = rows[i].started_ms;
+	}
+	for (size_t k = 0; k < d->nrevs; k++) {
+		struct flaky_rev_stat *rs = &d->revs[k];
+
+		rs->state = rs->failures == 0 ? FLAKY_REV_STABLE :
+		    rs->failures == rs->runs ? FLAKY_REV_BROKEN :
+		    FLAKY_REV_FLAKY;
+		flaky_wilson(rs->failures, rs->runs, FLAKY_Z95, &rs->ci_low,
+		    &rs->ci_high);
+		if (prev != NULL && prev->state != FLAKY_REV_STABLE &&
+		    rs->state == FLAKY_REV_STABLE)
+			rs->transition = FLAKY_TRANS_FIXED;
+		else if (prev != NULL && prev->state == FLAKY_REV_STABLE &&
+		    rs->state != FLAKY_REV_STABLE)
+			rs->transition = FLAKY_TRANS_REGRESSED;
+		if (rs->failures > 0)
+			ever_failed = 1;
+		prev = last = rs;
+	}
+	if (last == NULL || !ever_failed)
+		d->verdict = FLAKY_VERDICT_STABLE;
+	else if (last->state == FLAKY_REV_BROKEN)
+		d->verdict = FLAKY_VERDICT_BROKEN;
+	else if (last->state == FLAKY_REV_FLAKY)
+		d->verdict = FLAKY_VERDICT_FLAKY;
+	else
+		d->verdict = FLAKY_VERDICT_FIXED;
+	return 0;
+}
+
+/* The q-quantile of sorted values by the nearest-rank rule, in ms. */
+static double
+quantile_ms(const int64_t *v, size_t n, double q)
+{
+	size_t	 rank;
+
+	if (n == 0)
+		return NAN;
+	rank = (size_t)ceil(q * (double)n);
+	if (rank == 0)
+		rank = 1;
+	return (double)v[rank - 1] / 1000.0;
+}
+
+static int
+fold_timing(struct flaky_diagnosis *d, const struct flaky_result_row *rows,
+    size_t n)
+{
+	struct flaky_timing *t = &d->timing;
+	int64_t	*pass, *fail;
+	size_t	 np = 0, nf = 0;
+
+	pass = malloc((n ? n : 1) * sizeof *pass);
+	fail = malloc((n ? n : 1) * sizeof *fail);
+	if (pass == NULL || fail == NULL) {
+		free(pass);
+		free(fail);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < n; i++) {
+		if (rows[i].duration_us < 0)
+			continue;
+		if (FLAKY_FAILED(rows[i].outcome))
+			fail[nf++] = rows[i].duration_us;
+		else if (rows[i].outcome == FLAKY_PASS ||
+		    rows[i].outcome == FLAKY_XPASS)
+			pass[np++] = rows[i].duration_us;
+	}
+	qsort(pass, np, sizeof *pass, cmp_i64);
+	qsort(fail, nf, sizeof *fail, cmp_i64);
+	t->n_pass = (int64_t)np;
+	t->n_fail = (int64_t)nf;
+	t->median_pass = quantile_ms(pass, np, .5);
+	t->p90_pass = quantile_ms(pass, np, .9);
+	t->median_fail = quantile_ms(fail, nf, .5);
+	t->p90_fail = quantile_ms(fail, nf, .9);
+	t->min_fail = nf ? (double)fail[0] / 1000.0 : NAN;
+	t->max_fail = nf ? (double)fail[nf - 1] / 1000.0 : NAN;
+	/* Early: failures are over before a typical pass is half done (an
+	 * assertion or a refused connection, not a wait). */
+	t->early = np > 0 && nf > 0 && t->p90_fail * 2 <= t->median_pass;
+	/* Near a limit: failures take one long time, all about the same,
+	 * well beyond what passing takes (a timeout fired). */
+	t->near_limit = nf >= 2 && t->median_fail >= 50 &&
+	    t->max_fail <= 1.25 * t->min_fail &&
+	    (np == 0 || t->median_fail >= 2 * t->p90_pass);
+	free(pass);
+	free(fail);
+	return 0;
+}
+
+static int
+cmp_modes(const void *a, const void *b)
+{
+	const struct flaky_failure_mode *x = a, *y = b;
+
+	if (x->count != y->count)
+		return x->count > y->count ? -1 : 1;
+	return x->last_run_id > y->last_run_id ? -1 :
+	    x->last_run_id < y->last_run_id;
+}
+
+static int
+cmp_tally(const void *a, const void *b)
+{
+	const struct flaky_sig_tally *x = a, *y = b;
+
+	if (x->count != y->count)
+		return x->count > y->count ? -1 : 1;
+	return strcmp(x->name, y->name);
+}
+
+/* Add n to a signature's count in a tally list. */
+static int
+tally_add(struct flaky_sig_tally **v, size_t *nv, const char *name,
+    int64_t n)
+{
+	void	*p;
+
+	for (size_t i = 0; i < *nv; i++)
+		if (strcmp((*v)[i].name, name) == 0) {
+			(*v)[i].count += n;
+			return 0;
+		}
+	if ((p = realloc(*v, (*nv + 1) * sizeof **v)) == NULL)
+		return -ENOMEM;
+	*v = p;
+	if (((*v)[*nv].name = strdup(name)) == NULL)
+		return -ENOMEM;
+	(*v)[(*nv)++].count = n;
+	return 0;
+}
+
+static int
+fold_modes(struct flaky_diagnosis *d, const struct flaky_result_row *rows,
+    size_t n)
+{
+	size_t	 cap = 0;
+	int	 r;
+
+	for (size_t i = 0; i < n; i++) {
+		const struct flaky_result_row *x = &rows[i];
+		struct flaky_failure_mode *m = NULL;
+		const char *sig = x->signature ? x->signature : "UNKNOWN";
+
+		if (!FLAKY_FAILED(x->outcome))
+			continue;
+		if ((r = tally_add(&d->sigs, &d->nsigs, sig, 1)) < 0)
+			return r;
+		for (size_t k = 0; k < d->nmodes; k++)
+			if (d->modes[k].fingerprint == x->fingerprint) {
+				m = &d->modes[k];
+				break;
+			}
+		if (m == NULL) {
+			if (d->nmodes == cap) {
+				size_t	 c = cap ? cap * 2 : 8;
+				void	*p = realloc(d->modes, c *
+				    sizeof *d->modes);
+
+				if (p == NULL)
+					return -ENOMEM;
+				d->modes = p;
+				cap = c;
+			}
+			m = &d->modes[d->nmodes++];
+			memset(m, 0, sizeof *m);
+			m->fingerprint = x->fingerprint;
+			if (x->normalized != NULL && (m->normalized =
+			    strdup(x->normalized)) == NULL)
+				return -ENOMEM;
+		}
+		m->count++;
+		m->last_run_id = x->run_id;
+		free(m->signature);
+		free(m->example);
+		m->signature = strdup(sig);
+		m->example = x->message ? strdup(x->message) : NULL;
+		if (m->signature == NULL || (x->message && m->example == NULL))
+			return -ENOMEM;
+		free(d->seed);
+		free(d->runner);
+		d->seed = x->seed ? strdup(x->seed) : NULL;
+		d->runner = x->runner ? strdup(x->runner) : NULL;
+	}
+	qsort(d->modes, d->nmodes, sizeof *d->modes, cmp_modes);
+	qsort(d->sigs, d->nsigs, sizeof *d->sigs, cmp_tally);
+	d->signature = d->nsigs > 0 ? d->sigs[0].name : NULL;
+	return 0;
+}
+
+int
+flaky_diagnose_rows(struct flaky_diagnosis *d,
+    const struct flaky_result_row *rows, size_t n)
+{
+	int	 r;
+
+	d->runs = d->failures = d->skips = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (counts(rows[i].outcome)) {
+			d->runs++;
+			d->failures += FLAKY_FAILED(rows[i].outcome);
+		} else
+			d->skips++;
+		if (i == 0 || rows[i].started_ms < d->first_ms)
+			d->first_ms = rows[i].started_ms;
+		if (i == 0 || rows[i].started_ms > d->last_ms)
+			d->last_ms = rows[i].started_ms;
+	}
+	if ((r = fold_revisions(d, rows, n)) < 0 ||
+	    (r = fold_timing(d, rows, n)) < 0 ||
+	    (r = fold_modes(d, rows, n)) < 0)
+		return r;
+	return 0;
+}
+
+void
+flaky_diagnosis_free(struct flaky_diagnosis *d)
+{
+	if (d == NULL)
+		return;
+	free(d->target);
+	free(d->test);
+	for (size_t i = 0; i < d->nsigs; i++)
+		free(d->sigs[i].name);
+	free(d->sigs);
+	for (size_t i = 0; i < d->nmodes; i++) {
+		free(d->modes[i].signature);
+		free(d->modes[i].normalized);
+		free(d->modes[i].example);
+	}
+	free(d->modes);
+	free(d->polluter);
+	for (size_t i = 0; i < d->nrevs; i++)
+		free(d->revs[i].revision);
+	free(d->revs);
+	free(d->seed);
+	free(d->runner);
+	free(d->command);
+	free(d->dir);
+	flaky_result_rows_free(d->failed, d->nfailed);
+	free(d);
+}
+
+/* The name of a test id, or NULL. */
+static char *
+ref_name(const struct flaky_test_ref *refs, size_t n, int64_t id)
+{
+	for (size_t i = 0; i < n; i++)
+		if (refs[i].id == id)
+			return strdup(refs[i].name);
+	return NULL;
+}
+
+/* Keep only the failed rows (moved into d->failed); frees the rest. */
+static int
+keep_failed(struct flaky_diagnosis *d, struct flaky_result_row *rows,
+    size_t n)
+{
+	struct flaky_result_row *f;
+	size_t	 k = 0;
+
+	if ((f = calloc(d->failures ? (size_t)d->failures : 1,
+	    sizeof *f)) == NULL)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		if (FLAKY_FAILED(rows[i].outcome) &&
+		    k < (size_t)d->failures) {
+			f[k++] = rows[i];
+			memset(&rows[i], 0, sizeof rows[i]);
+		}
+	}
+	flaky_result_rows_free(rows, n);
+	d->failed = f;
+	d->nfailed = k;
+	return 0;
+}
+
+int
+flaky_diagnose_test(struct flaky_store *s, int64_t test_id,
+    const struct flaky_query *q, struct flaky_diagnosis **ret, char *err,
+    size_t errlen)
+{
+	struct flaky_diagnosis *d;
+	struct flaky_result_row *rows = NULL;
+	struct flaky_test_ref *refs = NULL;
+	struct flaky_order_acc *acc = NULL;
+	size_t	 nrows = 0, nrefs = 0, self = (size_t)-1;
+	int	 r;
+
+	if ((d = calloc(1, sizeof *d)) == NULL)
+		return flaky_error(err, errlen, ENOMEM, "out of memory");
+	d->test_id = test_id;
+	if ((r = flaky_store_tests(s, NULL, &refs, &nrefs, err, errlen)) < 0)
+		goto fail;
+	for (size_t i = 0; i < nrefs; i++)
+		if (refs[i].id == test_id)
+			self = i;
+	if (self == (size_t)-1) {
+		r = flaky_error(err, errlen, ENOENT, "no test with id %lld",
+		    (long long)test_id);
+		goto fail;
+	}
+	d->target_id = refs[self].target_id;
+	d->target = strdup(refs[self].target);
+	d->test = strdup(refs[self].name);
+	if (d->target == NULL || d->test == NULL)
+		goto oom;
+	if ((r = flaky_store_target_info(s, d->target_id, &d->command,
+	    &d->dir, err, errlen)) < 0)
+		goto fail;
+	if ((r = flaky_store_test_results(s, test_id, q, 0, &rows, &nrows,
+	    err, errlen)) < 0)
+		goto fail;
+	if ((r = flaky_diagnose_rows(d, rows, nrows)) < 0)
+		goto oom;
+	r = keep_failed(d, rows, nrows);
+	rows = NULL;
+	if (r < 0)
+		goto oom;
+	if (d->failures > 0 && d->failures < d->runs) {
+		if ((r = flaky_order_from_store(s, d->target_id, q, &test_id, 1,
+		    &acc, err, errlen)) < 0)
+			goto fail;
+		if (flaky_order_result(acc, 0, &d->order) == 1) {
+			d->polluter = ref_name(refs, nrefs,
+			    d->order.polluter_id);
+			d->signature = flaky_signature_name(
+			    FLAKY_SIG_ORDER_DEPENDENT);
+		}
+	}
+	flaky_order_free(acc);
+	flaky_test_refs_free(refs, nrefs);
+	*ret = d;
+	return 0;
+oom:
+	r = flaky_error(err, errlen, ENOMEM, "out of memory");
+fail:
+	flaky_order_free(acc);
+	flaky_result_rows_free(rows, nrows);
+	flaky_test_refs_free(refs, nrefs);
+	flaky_diagnosis_free(d);
+	return r;
+}
+
+/* ---- per-test signatures for reports ---- */
+
+void
+flaky_test_sigs_free(struct flaky_test_sig *v, size_t n)
+{
+	if (v == NULL)
+		return;
+	for (size_t i = 0; i < n; i++) {
+		for (size_t k = 0; k < v[i].nsigs; k++)
+			free(v[i].sigs[k].name);
+		free(v[i].sigs);
+		free(v[i].polluter);
+	}
+	free(v);
+}
+
+const struct flaky_test_sig *
+flaky_test_sig_find(const struct flaky_test_sig *v, size_t n, int64_t id)
+{
+	size_t	 lo = 0, hi = n;
+
+	/* sorted by test id */
+	while (lo < hi) {
+		size_t	 mid = lo + (hi - lo) / 2;
+
+		if (v[mid].test_id == id)
+			return &v[mid];
+		if (v[mid].test_id < id)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return NULL;
+}
+
+/* Order dependence for the tests of one target that failed in the
+ * window: names polluters into v. */
+static int
+target_polluters(struct flaky_store *s, const struct flaky_query *q,
+    int64_t target_id, struct flaky_test_sig *v, size_t n,
+    const struct flaky_test_ref *refs, size_t nrefs, char *err,
+    size_t errlen)
+{
+	struct flaky_order_acc *acc = NULL;
+	int64_t	 victims[FLAKY_ORDER_VICTIMS_MAX];
+	size_t	 at[FLAKY_ORDER_VICTIMS_MAX], nv = 0;
+	int	 r;
+
+	for (size_t i = 0; i < n && nv < FLAKY_ORDER_VICTIMS_MAX; i++) {
+		for (size_t k = 0; k < nrefs; k++)
+			if (refs[k].id == v[i].test_id &&
+			    refs[k].target_id == target_id) {
+				at[nv] = i;
+				victims[nv++] = v[i].test_id;
+				break;
+			}
+	}
+	if (nv == 0)
+		return 0;
+	if ((r = flaky_order_from_store(s, target_id, q, victims, nv, &acc,
+	    err, errlen)) < 0)
+		return r;
+	for (size_t k = 0; k < nv; k++) {
+		struct flaky_order_evidence e;
+		struct flaky_test_sig *t = &v[at[k]];
+
+		if (flaky_order_result(acc, k, &e) != 1)
+			continue;
+		free(t->polluter);
+		if ((t->polluter = ref_name(refs, nrefs, e.polluter_id)) ==
+		    NULL) {
+			flaky_order_free(acc);
+			return flaky_error(err, errlen, ENOMEM,
+			    "out of memory");
+		}
+		t->signature = (char *)flaky_signature_name(
+		    FLAKY_SIG_ORDER_DEPENDENT);
+	}
+	flaky_order_free(acc);
+	return 0;
+}
+
+int
+flaky_test_signatures(struct flaky_store *s, const struct flaky_query *q,
+    struct flaky_test_sig **ret, size_t *ret_n, char *err, size_t errlen)
+{
+	struct flaky_sig_count *c = NULL;
+	struct flaky_test_sig *v = NULL;
+	struct flaky_test_ref *refs = NULL;
+	int64_t	*targets = NULL;
+	size_t	 nc = 0, n = 0, nrefs = 0, nt = 0;
+	int	 r;
+
+	if ((r = flaky_store_signature_counts(s, q, &c, &nc, err,
+	    errlen)) < 0)
+		return r;
+	if ((v = calloc(nc ? nc : 1, sizeof *v)) == NULL)
+		goto oom;
+	/* counts come ordered by test, most common first */
+	for (size_t i = 0; i < nc; i++) {
+		struct flaky_test_sig *t;
+
+		if (n == 0 || v[n - 1].test_id != c[i].test_id) {
+			t = &v[n++];
+			t->test_id = c[i].test_id;
+		}
+		t = &v[n - 1];
+		if (tally_add(&t->sigs, &t->nsigs, c[i].signature,
+		    c[i].count) < 0)
+			goto oom;
+	}
+	for (size_t i = 0; i < n; i++)
+		v[i].signature = v[i].sigs[0].name;
+	if ((r = flaky_store_tests(s, q->target, &refs, &nrefs, err,
+	    errlen)) < 0)
+		goto fail;
+	if ((targets = calloc(nrefs ? nrefs : 1, sizeof *targets)) == NULL)
+		goto oom;
+	for (size_t i = 0; i < nrefs; i++) {
+		size_t	 k;
+
+		for (k = 0; k < nt && targets[k] != refs[i].target_id; k++)
+			;
+		if (k == nt)
+			targets[nt++] = refs[i].target_id;
+	}
+	for (size_t k = 0; k < nt; k++)
+		if ((r = target_polluters(s, q, targets[k], v, n, refs, nrefs,
+		    err, errlen)) < 0)
+			goto fail;
+	free(targets);
+	flaky_test_refs_free(refs, nrefs);
+	flaky_sig_counts_free(c, nc);
+	*ret = v;
+	*ret_n = n;
+	return 0;
+oom:
+	r = flaky_error(err, errlen, ENOMEM, "out of memory");
+fail:
+	free(targets);
+	flaky_test_refs_free(refs, nrefs);
+	flaky_sig_counts_free(c, nc);
+	flaky_test_sigs_free(v, n);
+	return r;
+}
+
+/* ---- finding a test by name ---- */
+
+size_t
+flaky_edit_distance(const char *a, const char *b)
+{
+	size_t	 row[257], la = strlen(a), lb = strlen(b);
+
+	if (la > 256)
+		la = 256;
+	if (lb > 256)
+		lb = 256;
+	for (size_t j = 0; j <= lb; j++)
+		row[j] = j;
+	for (size_t i = 1; i <= la; i++) {
+		size_t	 diag = row[0];
+
+		row[0] = i;
+		for (size_t j = 1; j <= lb; j++) {
+			size_t	 up = row[j], best;
+
+			best = diag + (a[i - 1] != b[j - 1]);
+			if (up + 1 < best)
+				best = up + 1;
+			if (row[j - 1] + 1 < best)
+				best = row[j - 1] + 1;
+			diag = up;
+			row[j] = best;
+		}
+	}
+	return row[lb];
+}
+
+/* The last part of a test id: after "::", '.', '/', '>' or a space. */
+static const char *
+base_name(const char *s)
+{
+	const char *b = s;
+
+	for (const char *p = s; *p; p++)
+		if (*p == ':' || *p == '.' || *p == '/' || *p == '>' ||
+		    *p == ' ')
+			b = p + 1;
+	return *b ? b : s;
+}
+
+struct near {
+	size_t	 i, dist;
+};
+
+static int
+cmp_near(const void *a, const void *b)
+{
+	const struct near *x = a, *y = b;
+
+	if (x->dist != y->dist)
+		return x->dist < y->dist ? -1 : 1;
+	return x->i < y->i ? -1 : x->i > y->i;
+}
+
+int
+flaky_find_test(const struct flaky_test_ref *refs, size_t n,
+    const char *query, size_t *matches, size_t max, size_t *nmatches)
+{
+	size_t	 nsub = 0, nbase = 0, nexact = 0, first_sub = 0;
+	size_t	 first_base = 0, first_exact = 0;
+	struct near *near;
+
+	*nmatches = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (strcmp(refs[i].name, query) == 0 && nexact++ == 0)
+			first_exact = i;
+		if (strstr(refs[i].name, query) == NULL)
+			continue;
+		if (nsub++ == 0)
+			first_sub = i;
+		if (strcmp(base_name(refs[i].name), query) == 0 &&
+		    nbase++ == 0)
+			first_base = i;
+	}
+	if (nexact == 1 || (nexact == 0 && nsub == 1) ||
+	    (nexact == 0 && nbase == 1)) {
+		matches[0] = nexact ? first_exact : nbase == 1 ? first_base :
+		    first_sub;
+		*nmatches = 1;
+		return FLAKY_FIND_ONE;
+	}
+	if (nsub > 1) {
+		for (size_t i = 0; i < n && *nmatches < max; i++)
+			if (strstr(refs[i].name, query) != NULL &&
+			    (nexact == 0 || strcmp(refs[i].name, query) == 0))
+				matches[(*nmatches)++] = i;
+		return FLAKY_FIND_AMBIGUOUS;
+	}
+	if (n == 0 || max == 0)
+		return FLAKY_FIND_NONE;
+	if ((near = calloc(n, sizeof *near)) == NULL)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		size_t	 d1 = flaky_edit_distance(query, refs[i].name);
+		size_t	 d2 = flaky_edit_distance(query,
+		    base_name(refs[i].name));
+
+		near[i].i = i;
+		near[i].dist = d1 < d2 ? d1 : d2;
+	}
+	qsort(near, n, sizeof *near, cmp_near);
+	for (size_t i = 0; i < n && *nmatches < max; i++)
+		matches[(*nmatches)++] = near[i].i;
+	free(near);
+	return FLAKY_FIND_NONE;
+}

@@ -1,0 +1,176 @@
+/* Diagnosis of one test over a window of stored runs: its failure modes
+ * and signature, whether its failures follow another test in the run
+ * order (the polluter), flaky or broken per revision with fixed and
+ * regressed transitions, and how failing runs differ in time from
+ * passing ones. See docs/triage.md. */
+#ifndef FLAKY_DIAGNOSE_H
+#define FLAKY_DIAGNOSE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "store.h"
+#include "store_diag.h"
+
+/* At most this many tests are examined for order dependence at once. */
+#define FLAKY_ORDER_VICTIMS_MAX	256
+/* Runs read for order dependence: the newest this many in the window. */
+#define FLAKY_ORDER_RUNS_MAX	2000
+/* A polluter needs at least this many failures after it. */
+#define FLAKY_ORDER_MIN_FAILS	3
+/* ... and a one-sided Fisher p-value, times the candidates, below this. */
+#define FLAKY_ORDER_ALPHA	1e-4
+/* Failures at most this long are "early" when passes take longer. */
+#define FLAKY_EARLY_MS		200.0
+
+/* Order dependence: failures of a victim against whether a candidate ran
+ * before it in the same run. */
+struct flaky_order_evidence {
+	int64_t		 polluter_id;	/* 0: none found */
+	int64_t		 k_before, n_before;	/* fails of runs with it before */
+	int64_t		 k_without, n_without;	/* fails of the other runs */
+	double		 p;		/* one-sided Fisher, uncorrected */
+	size_t		 candidates;	/* tests that were compared */
+};
+
+/* Accumulates run orders for a set of victims (tests with mixed
+ * outcomes), then names each one's polluter if the evidence holds. */
+struct flaky_order_acc;
+int	 flaky_order_new(const int64_t *victims, size_t n,
+	    struct flaky_order_acc **ret);
+void	 flaky_order_free(struct flaky_order_acc *);
+int	 flaky_order_add_run(struct flaky_order_acc *,
+	    const struct flaky_run_order *);
+/* The evidence for victims[i]; returns 1 when a polluter was found. */
+int	 flaky_order_result(const struct flaky_order_acc *, size_t i,
+	    struct flaky_order_evidence *);
+/* One-sided p-value of k or more failures among n runs with the candidate
+ * before, when K of N runs failed (hypergeometric tail). */
+double	 flaky_fisher_greater(int64_t k, int64_t n, int64_t K, int64_t N);
+/* Read a target's run orders from the store into a new accumulator. */
+int	 flaky_order_from_store(struct flaky_store *, int64_t target_id,
+	    const struct flaky_query *, const int64_t *victims, size_t n,
+	    struct flaky_order_acc **ret, char *err, size_t errlen);
+
+enum flaky_rev_state {
+	FLAKY_REV_STABLE = 0,	/* no failure */
+	FLAKY_REV_FLAKY,	/* passed and failed */
+	FLAKY_REV_BROKEN,	/* failed every run */
+};
+enum flaky_transition {
+	FLAKY_TRANS_NONE = 0,
+	FLAKY_TRANS_FIXED,	/* failed before, no failure at this one */
+	FLAKY_TRANS_REGRESSED,	/* no failure before, fails at this one */
+};
+const char *flaky_rev_state_name(int);
+const char *flaky_transition_name(int);
+
+/* A test at one revision (NULL: runs that recorded none). */
+struct flaky_rev_stat {
+	char		*revision;
+	int64_t		 runs, failures;
+	int64_t		 first_ms, last_ms;
+	int		 state;		/* enum flaky_rev_state */
+	int		 transition;	/* from the revision before */
+	double		 ci_low, ci_high;	/* 95% Wilson */
+};
+
+/* One distinct failure (by fingerprint). */
+struct flaky_failure_mode {
+	int64_t		 fingerprint;
+	int64_t		 count;
+	char		*signature;
+	char		*normalized;
+	char		*example;	/* the newest real message */
+	int64_t		 last_run_id;
+};
+
+struct flaky_sig_tally {
+	char		*name;
+	int64_t		 count;
+};
+
+struct flaky_timing {
+	int64_t		 n_pass, n_fail;	/* with a known duration */
+	double		 median_pass, p90_pass;	/* ms; NAN: none */
+	double		 median_fail, p90_fail;
+	double		 min_fail, max_fail;
+	int		 early;		/* failures end well before passes */
+	int		 near_limit;	/* failures cluster at one long time */
+};
+
+/* The overall verdict at the latest revision. */
+enum flaky_verdict {
+	FLAKY_VERDICT_STABLE = 0,	/* never failed */
+	FLAKY_VERDICT_FLAKY,		/* mixed at the latest revision */
+	FLAKY_VERDICT_BROKEN,		/* fails every run at the latest */
+	FLAKY_VERDICT_FIXED,		/* failed before, not at the latest */
+};
+const char *flaky_verdict_name(int);
+
+struct flaky_diagnosis {
+	int64_t		 test_id, target_id;
+	char		*target, *test;
+	int64_t		 runs, failures, skips;
+	int64_t		 first_ms, last_ms;
+	const char	*signature;	/* dominant; NULL: never failed */
+	char		*sigbuf;
+	struct flaky_sig_tally *sigs;	/* all seen, most first */
+	size_t		 nsigs;
+	struct flaky_failure_mode *modes;	/* most first */
+	size_t		 nmodes;
+	struct flaky_order_evidence order;
+	char		*polluter;	/* its test name, or NULL */
+	struct flaky_rev_stat *revs;	/* oldest first */
+	size_t		 nrevs;
+	int		 verdict;	/* enum flaky_verdict */
+	struct flaky_timing timing;
+	char		*seed;		/* of the newest failing run */
+	char		*runner;
+	char		*command, *dir;	/* the target's */
+	struct flaky_result_row *failed;	/* every failure, oldest first */
+	size_t		 nfailed;
+};
+
+/* Everything about one test in the window. */
+int	 flaky_diagnose_test(struct flaky_store *, int64_t test_id,
+	    const struct flaky_query *, struct flaky_diagnosis **ret,
+	    char *err, size_t errlen);
+void	 flaky_diagnosis_free(struct flaky_diagnosis *);
+
+/* Folding the evidence of a test's results (pure; also used by tests):
+ * revisions, timing, modes and signatures into d. */
+int	 flaky_diagnose_rows(struct flaky_diagnosis *d,
+	    const struct flaky_result_row *rows, size_t n);
+
+/* The per-test signature for a report: the dominant stored signature
+ * (ORDER_DEPENDENT when a polluter was found), all signatures with
+ * counts, and the polluter's name. */
+struct flaky_test_sig {
+	int64_t		 test_id;
+	char		*signature;	/* NULL: never failed */
+	struct flaky_sig_tally *sigs;
+	size_t		 nsigs;
+	char		*polluter;	/* NULL: none found */
+};
+int	 flaky_test_signatures(struct flaky_store *, const struct flaky_query *,
+	    struct flaky_test_sig **ret, size_t *ret_n, char *err,
+	    size_t errlen);
+void	 flaky_test_sigs_free(struct flaky_test_sig *, size_t);
+/* The entry for a test id in a list from flaky_test_signatures, or NULL. */
+const struct flaky_test_sig *flaky_test_sig_find(const struct flaky_test_sig *,
+	    size_t, int64_t test_id);
+
+/* Finding a test by a full id or a unique part of one. */
+enum {
+	FLAKY_FIND_ONE = 0,	/* *match is the test */
+	FLAKY_FIND_AMBIGUOUS,	/* matches[] lists the candidates */
+	FLAKY_FIND_NONE,	/* matches[] lists the closest names */
+};
+/* Looks query up in refs; fills up to max indexes into refs. */
+int	 flaky_find_test(const struct flaky_test_ref *refs, size_t n,
+	    const char *query, size_t *matches, size_t max, size_t *nmatches);
+/* Edit distance, bounded: strings are cut at 256 bytes. */
+size_t	 flaky_edit_distance(const char *, const char *);
+
+#endif

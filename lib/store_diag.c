@@ -1,0 +1,398 @@
+/* The SQL behind diagnosis: a test's results with their runs, the order
+ * of every run of a target, signature counts. Everything here reads. */
+#include "buildconf.h"
+
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "store_diag.h"
+#include "store_int.h"
+
+/* The window's run-id bounds as the queries bind them. */
+static void
+bind_window(sqlite3_stmt *st, int first, const struct flaky_query *q)
+{
+	sqlite3_bind_int64(st, first, q->since_ms);
+	sqlite3_bind_int64(st, first + 1, q->until_ms);
+	sqlite3_bind_int64(st, first + 2, q->first_run_id > 0 ?
+	    q->first_run_id : 0);
+	sqlite3_bind_int64(st, first + 3, q->last_run_id > 0 ?
+	    q->last_run_id : INT64_MAX);
+}
+
+/* A text column copied, or NULL when it is NULL; *oom set on failure. */
+static char *
+col_text(sqlite3_stmt *st, int i, int *oom)
+{
+	const unsigned char *t = sqlite3_column_text(st, i);
+	char	*s;
+
+	if (t == NULL)
+		return NULL;
+	if ((s = strdup((const char *)t)) == NULL)
+		*oom = 1;
+	return s;
+}
+
+/* Grow an array of elements of size sz to hold one more. */
+static int
+grow(void **v, size_t *cap, size_t n, size_t sz)
+{
+	void	*p;
+	size_t	 c;
+
+	if (n < *cap)
+		return 0;
+	c = *cap ? *cap * 2 : 64;
+	if ((p = realloc(*v, c * sz)) == NULL)
+		return -ENOMEM;
+	*v = p;
+	*cap = c;
+	return 0;
+}
+
+void
+flaky_test_refs_free(struct flaky_test_ref *v, size_t n)
+{
+	if (v == NULL)
+		return;
+	for (size_t i = 0; i < n; i++) {
+		free(v[i].target);
+		free(v[i].name);
+	}
+	free(v);
+}
+
+int
+flaky_store_tests(struct flaky_store *s, const char *target,
+    struct flaky_test_ref **ret, size_t *ret_n, char *err, size_t errlen)
+{
+	struct flaky_test_ref *v = NULL;
+	sqlite3_stmt	*st = NULL;
+	size_t		 n = 0, cap = 0;
+	int		 rc, r = 0, oom = 0;
+
+	if (sqlite3_prepare_v2(store_db(s),
+	    "SELECT t.id, tg.id, tg.name, t.name FROM tests t "
+	    "JOIN targets tg ON tg.id = t.target_id "
+	    "WHERE ?1 IS NULL OR tg.name = ?1 ORDER BY tg.name, t.name",
+	    -1, &st, NULL) != SQLITE_OK)
+		return store_sql_error(s, err, errlen, "listing tests");
+	if (target != NULL)
+		sqlite3_bind_text(st, 1, target, -1, SQLITE_STATIC);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		if (grow((void **)&v, &cap, n, sizeof *v) < 0) {
+			r = -ENOMEM;
+			goto out;
+		}
+		v[n].id = sqlite3_column_int64(st, 0);
+		v[n].target_id = sqlite3_column_int64(st, 1);
+		v[n].target = col_text(st, 2, &oom);
+		v[n].name = col_text(st, 3, &oom);
+		n++;
+		if (oom) {
+			r = -ENOMEM;
+			goto out;
+		}
+	}
+	if (rc != SQLITE_DONE)
+		r = store_sql_error(s, err, errlen, "listing tests");
+out:
+	sqlite3_finalize(st);
+	if (r < 0) {
+		flaky_test_refs_free(v, n);
+		return r;
+	}
+	*ret = v;
+	*ret_n = n;
+	return 0;
+}
+
+int
+flaky_store_target_info(struct flaky_store *s, int64_t target_id,
+    char **command, char **dir, char *err, size_t errlen)
+{
+	sqlite3_stmt	*st = NULL;
+	int		 rc, oom = 0;
+
+	*command = *dir = NULL;
+	if (sqlite3_prepare_v2(store_db(s),
+	    "SELECT command, dir FROM targets WHERE id = ?", -1, &st,
+	    NULL) != SQLITE_OK)
+		return store_sql_error(s, err, errlen, "reading the target");
+	sqlite3_bind_int64(st, 1, target_id);
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW) {
+		*command = col_text(st, 0, &oom);
+		*dir = col_text(st, 1, &oom);
+	}
+	sqlite3_finalize(st);
+	if (oom) {
+		free(*command);
+		free(*dir);
+		*command = *dir = NULL;
+		return -ENOMEM;
+	}
+	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+		return store_sql_error(s, err, errlen, "reading the target");
+	return 0;
+}
+
+void
+flaky_result_rows_free(struct flaky_result_row *v, size_t n)
+{
+	if (v == NULL)
+		return;
+	for (size_t i = 0; i < n; i++) {
+		free(v[i].revision);
+		free(v[i].seed);
+		free(v[i].runner);
+		free(v[i].signature);
+		free(v[i].normalized);
+		free(v[i].message);
+	}
+	free(v);
+}
+
+int
+flaky_store_test_results(struct flaky_store *s, int64_t test_id,
+    const struct flaky_query *q, int failed_only,
+    struct flaky_result_row **ret, size_t *ret_n, char *err, size_t errlen)
+{
+	/* Failures come through the partial index; all results through the
+	 * target's runs (results are clustered by run, not by test). */
+	static const char *const sql[2] = {
+	    "SELECT ru.id, ru.started_ms, ru.duration_us, ru.status, "
+	    "ru.exit_code, ru.signal, ru.revision, ru.seed, ru.runner, "
+	    "r.position, r.outcome, r.duration_us, r.signature, "
+	    "m.fingerprint, m.normalized, r.message "
+	    "FROM runs ru CROSS JOIN results r ON r.run_id = ru.id "
+	    "LEFT JOIN messages m ON m.id = r.message_id "
+	    "WHERE ru.target_id = (SELECT target_id FROM tests WHERE id = ?1) "
+	    "AND r.test_id = ?1 AND ru.started_ms >= ?2 AND ru.started_ms < ?3 "
+	    "AND ru.id BETWEEN ?4 AND ?5 ORDER BY ru.id",
+	    "SELECT ru.id, ru.started_ms, ru.duration_us, ru.status, "
+	    "ru.exit_code, ru.signal, ru.revision, ru.seed, ru.runner, "
+	    "r.position, r.outcome, r.duration_us, r.signature, "
+	    "m.fingerprint, m.normalized, r.message "
+	    "FROM results r JOIN runs ru ON ru.id = r.run_id "
+	    "LEFT JOIN messages m ON m.id = r.message_id "
+	    "WHERE r.test_id = ?1 AND r.outcome IN (1, 2) "
+	    "AND ru.started_ms >= ?2 AND ru.started_ms < ?3 "
+	    "AND ru.id BETWEEN ?4 AND ?5 ORDER BY r.run_id",
+	};
+	struct flaky_result_row *v = NULL;
+	sqlite3_stmt	*st = NULL;
+	size_t		 n = 0, cap = 0;
+	int		 rc, r = 0, oom = 0;
+
+	if (sqlite3_prepare_v2(store_db(s), sql[failed_only != 0], -1, &st,
+	    NULL) != SQLITE_OK)
+		return store_sql_error(s, err, errlen, "reading results");
+	sqlite3_bind_int64(st, 1, test_id);
+	bind_window(st, 2, q);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		struct flaky_result_row *x;
+		const unsigned char *t;
+
+		if (grow((void **)&v, &cap, n, sizeof *v) < 0) {
+			r = -ENOMEM;
+			goto out;
+		}
+		x = &v[n++];
+		memset(x, 0, sizeof *x);
+		x->run_id = sqlite3_column_int64(st, 0);
+		x->started_ms = sqlite3_column_int64(st, 1);
+		x->run_duration_us = sqlite3_column_type(st, 2) == SQLITE_NULL ?
+		    -1 : sqlite3_column_int64(st, 2);
+		if ((t = sqlite3_column_text(st, 3)) != NULL)
+			snprintf(x->status, sizeof x->status, "%s", t);
+		x->exit_code = sqlite3_column_type(st, 4) == SQLITE_NULL ? -1 :
+		    sqlite3_column_int(st, 4);
+		x->signal = sqlite3_column_int(st, 5);
+		x->revision = col_text(st, 6, &oom);
+		x->seed = col_text(st, 7, &oom);
+		x->runner = col_text(st, 8, &oom);
+		x->position = sqlite3_column_int64(st, 9);
+		x->outcome = sqlite3_column_int(st, 10);
+		x->duration_us = sqlite3_column_type(st, 11) == SQLITE_NULL ?
+		    -1 : sqlite3_column_int64(st, 11);
+		x->signature = col_text(st, 12, &oom);
+		x->fingerprint = sqlite3_column_int64(st, 13);
+		x->normalized = col_text(st, 14, &oom);
+		x->message = col_text(st, 15, &oom);
+		if (oom) {
+			r = -ENOMEM;
+			goto out;
+		}
+	}
+	if (rc != SQLITE_DONE)
+		r = store_sql_error(s, err, errlen, "reading results");
+out:
+	sqlite3_finalize(st);
+	if (r < 0) {
+		flaky_result_rows_free(v, n);
+		return r;
+	}
+	*ret = v;
+	*ret_n = n;
+	return 0;
+}
+
+/* The smallest run id among the newest max_runs finished runs. */
+static int
+first_of_newest(struct flaky_store *s, int64_t target_id,
+    const struct flaky_query *q, size_t max_runs, int64_t *ret)
+{
+	sqlite3_stmt	*st = NULL;
+	int		 rc;
+
+	*ret = 0;
+	if (sqlite3_prepare_v2(store_db(s),
+	    "SELECT id FROM runs WHERE target_id = ?1 AND started_ms >= ?2 "
+	    "AND started_ms < ?3 AND id BETWEEN ?4 AND ?5 "
+	    "AND status IN ('done', 'timeout') "
+	    "ORDER BY id DESC LIMIT 1 OFFSET ?6", -1, &st, NULL) != SQLITE_OK)
+		return -EIO;
+	sqlite3_bind_int64(st, 1, target_id);
+	bind_window(st, 2, q);
+	sqlite3_bind_int64(st, 6, (int64_t)max_runs - 1);
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW)
+		*ret = sqlite3_column_int64(st, 0);
+	sqlite3_finalize(st);
+	return rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : -EIO;
+}
+
+int
+flaky_store_run_orders(struct flaky_store *s, int64_t target_id,
+    const struct flaky_query *q, size_t max_runs,
+    int (*fn)(const struct flaky_run_order *, void *), void *arg,
+    char *err, size_t errlen)
+{
+	struct flaky_run_order o = { 0 };
+	sqlite3_stmt	*st = NULL;
+	size_t		 cap = 0;
+	int64_t		 first = 0;
+	int		 rc, r = 0;
+
+	if (max_runs > 0 && first_of_newest(s, target_id, q, max_runs,
+	    &first) < 0)
+		return store_sql_error(s, err, errlen, "reading run orders");
+	if (sqlite3_prepare_v2(store_db(s),
+	    "SELECT ru.id, r.test_id, r.outcome "
+	    "FROM runs ru CROSS JOIN results r ON r.run_id = ru.id "
+	    "WHERE ru.target_id = ?1 AND ru.started_ms >= ?2 "
+	    "AND ru.started_ms < ?3 AND ru.id BETWEEN ?4 AND ?5 "
+	    "AND ru.id >= ?6 AND ru.status IN ('done', 'timeout') "
+	    "ORDER BY ru.id, r.position", -1, &st, NULL) != SQLITE_OK)
+		return store_sql_error(s, err, errlen, "reading run orders");
+	sqlite3_bind_int64(st, 1, target_id);
+	bind_window(st, 2, q);
+	sqlite3_bind_int64(st, 6, first);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		int64_t	 run = sqlite3_column_int64(st, 0);
+
+		if (o.n > 0 && run != o.run_id) {
+			if ((r = fn(&o, arg)) < 0)
+				goto out;
+			o.n = 0;
+		}
+		o.run_id = run;
+		if (o.n == cap) {
+			size_t	 c = cap ? cap * 2 : 256;
+			void	*p1, *p2;
+
+			if ((p1 = realloc(o.test_ids, c * sizeof *o.test_ids))
+			    == NULL) {
+				r = -ENOMEM;
+				goto out;
+			}
+			o.test_ids = p1;
+			if ((p2 = realloc(o.outcomes, c * sizeof *o.outcomes))
+			    == NULL) {
+				r = -ENOMEM;
+				goto out;
+			}
+			o.outcomes = p2;
+			cap = c;
+		}
+		o.test_ids[o.n] = sqlite3_column_int64(st, 1);
+		o.outcomes[o.n] = sqlite3_column_int(st, 2);
+		o.n++;
+	}
+	if (rc != SQLITE_DONE) {
+		r = store_sql_error(s, err, errlen, "reading run orders");
+		goto out;
+	}
+	if (o.n > 0)
+		r = fn(&o, arg);
+out:
+	sqlite3_finalize(st);
+	free(o.test_ids);
+	free(o.outcomes);
+	return r;
+}
+
+void
+flaky_sig_counts_free(struct flaky_sig_count *v, size_t n)
+{
+	if (v == NULL)
+		return;
+	for (size_t i = 0; i < n; i++)
+		free(v[i].signature);
+	free(v);
+}
+
+int
+flaky_store_signature_counts(struct flaky_store *s,
+    const struct flaky_query *q, struct flaky_sig_count **ret,
+    size_t *ret_n, char *err, size_t errlen)
+{
+	struct flaky_sig_count *v = NULL;
+	sqlite3_stmt	*st = NULL;
+	size_t		 n = 0, cap = 0;
+	int		 rc, r = 0, oom = 0;
+
+	if (sqlite3_prepare_v2(store_db(s),
+	    "SELECT r.test_id, coalesce(r.signature, 'UNKNOWN'), count(*) "
+	    "FROM runs ru JOIN targets tg ON tg.id = ru.target_id "
+	    "CROSS JOIN results r ON r.run_id = ru.id "
+	    "WHERE r.outcome IN (1, 2) AND ru.started_ms >= ?1 "
+	    "AND ru.started_ms < ?2 AND ru.id BETWEEN ?3 AND ?4 "
+	    "AND (?5 IS NULL OR tg.name = ?5) "
+	    "GROUP BY r.test_id, 2 ORDER BY r.test_id, 3 DESC, 2",
+	    -1, &st, NULL) != SQLITE_OK)
+		return store_sql_error(s, err, errlen, "counting signatures");
+	bind_window(st, 1, q);
+	if (q->target != NULL)
+		sqlite3_bind_text(st, 5, q->target, -1, SQLITE_STATIC);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		if (grow((void **)&v, &cap, n, sizeof *v) < 0) {
+			r = -ENOMEM;
+			goto out;
+		}
+		v[n].test_id = sqlite3_column_int64(st, 0);
+		v[n].signature = col_text(st, 1, &oom);
+		v[n].count = sqlite3_column_int64(st, 2);
+		n++;
+		if (oom) {
+			r = -ENOMEM;
+			goto out;
+		}
+	}
+	if (rc != SQLITE_DONE)
+		r = store_sql_error(s, err, errlen, "counting signatures");
+out:
+	sqlite3_finalize(st);
+	if (r < 0) {
+		flaky_sig_counts_free(v, n);
+		return r;
+	}
+	*ret = v;
+	*ret_n = n;
+	return 0;
+}
