@@ -69,6 +69,8 @@ int	 cmd_scan(struct ctl *, int, char **);
 int	 cmd_status(struct ctl *, int, char **);
 int	 cmd_run(struct ctl *, int, char **);
 int	 cmd_reload(struct ctl *, int, char **);
+/* history over weeks (docs/history.md) */
+int	 cmd_ingest(struct ctl *, int, char **);
 
 /* --since and --until as the report commands take them (report.c). */
 int	 parse_window(const char *cmd, const char *since, const char *until,

@@ -27,6 +27,8 @@ static const struct ctl_command commands[] = {
 	  "run [--runs N] TARGET" },
 	{ "reload", cmd_reload,
 	  "reload" },
+	{ "ingest", cmd_ingest,
+	  "ingest --target NAME [--at TIME] [--revision REV] FILE..." },
 };
 
 static void

@@ -100,6 +100,100 @@ sort_rows(struct flaky_test_row *v, size_t n)
 		qsort(v, n, sizeof *v, cmp_rows);
 }
 
+/* Most urgent trend first: new, worse, same, better. */
+static int
+trend_rank(int t)
+{
+	switch (t) {
+	case FLAKY_TREND_NEW: return 0;
+	case FLAKY_TREND_WORSE: return 1;
+	case FLAKY_TREND_SAME: return 2;
+	default: return 3;
+	}
+}
+
+struct sort_arg {
+	int				 how;
+	const struct flaky_history	*hist;
+};
+
+/* --sort budget: the most rerun time first; --sort trend: by trend, then
+ * both by the usual order. */
+static int
+cmp_rows_by(const void *a, const void *b, void *arg)
+{
+	const struct sort_arg *sa = arg;
+	const struct flaky_test_row *x = a, *y = b;
+	const struct flaky_history_row *hx, *hy;
+	int64_t	 bx, by;
+	int	 c;
+
+	hx = flaky_history_find(sa->hist, x->test_id);
+	hy = flaky_history_find(sa->hist, y->test_id);
+	if (sa->how == SORT_BUDGET) {
+		bx = hx ? hx->budget_wall_us : 0;
+		by = hy ? hy->budget_wall_us : 0;
+		if (bx != by)
+			return bx > by ? -1 : 1;
+	} else if (sa->how == SORT_TREND) {
+		c = trend_rank(hx ? hx->trend : FLAKY_TREND_SAME) -
+		    trend_rank(hy ? hy->trend : FLAKY_TREND_SAME);
+		if (c != 0)
+			return c;
+	}
+	return cmp_rows(a, b);
+}
+
+void
+sort_rows_by(struct flaky_test_row *v, size_t n, int how,
+    const struct flaky_history *hist)
+{
+	struct sort_arg	 sa = { how, hist };
+
+	if (how == SORT_RATE || hist == NULL)
+		sort_rows(v, n);
+	else if (n > 1)
+		qsort_r(v, n, sizeof *v, cmp_rows_by, &sa);
+}
+
+void
+sparkline(struct flaky_buf *b, const uint32_t *runs,
+    const uint32_t *failures, size_t nd, size_t width, int unicode)
+{
+	static const char *const blocks[] = {
+		"\u2581", "\u2582", "\u2583", "\u2584", "\u2585",
+		"\u2586", "\u2587", "\u2588"
+	};
+	static const char ascii[] = "_.-~=+*#";
+	size_t	 per, cols;
+
+	if (nd == 0 || width == 0)
+		return;
+	per = (nd + width - 1) / width;
+	cols = (nd + per - 1) / per;
+	for (size_t c = 0; c < cols; c++) {
+		uint64_t n = 0, k = 0;
+		int	 level;
+
+		for (size_t d = c * per; d < nd && d < (c + 1) * per; d++) {
+			n += runs[d];
+			k += failures[d];
+		}
+		if (n == 0) {
+			flaky_buf_addc(b, ' ');
+			continue;
+		}
+		/* 0% is the lowest mark; any failure at least the second. */
+		level = k == 0 ? 0 : 1 + (int)((double)k / (double)n * 6.999);
+		if (level > 7)
+			level = 7;
+		if (unicode)
+			flaky_buf_adds(b, blocks[level]);
+		else
+			flaky_buf_addc(b, ascii[level]);
+	}
+}
+
 /* "0.2 s", "35 ms", "2m05s" */
 static void
 fmt_ms(double ms, char *buf, size_t len)
@@ -159,6 +253,49 @@ print_head_table(struct ctl *ctl, const struct report_head *h)
 	(void)ctl;
 }
 
+/* "1.5 h", "12 min", "40 s" */
+static void
+fmt_budget(int64_t us, char *buf, size_t len)
+{
+	double	 s = (double)us / 1e6;
+
+	if (s >= 5400)
+		snprintf(buf, len, "%.1f h", s / 3600);
+	else if (s >= 90)
+		snprintf(buf, len, "%.0f min", s / 60);
+	else
+		snprintf(buf, len, "%.0f s", s);
+}
+
+/* report: the sparkline, trend, change point, budget and quarantine of a
+ * row. */
+static void
+print_history_cols(struct ctl *ctl, const struct report_head *h,
+    const struct flaky_test_row *r)
+{
+	const struct flaky_history_row *hr;
+	struct flaky_buf b;
+	char	 day[16], bud[32];
+
+	if (h->hist == NULL ||
+	    (hr = flaky_history_find(h->hist, r->test_id)) == NULL)
+		return;
+	flaky_buf_init(&b);
+	sparkline(&b, hr->day_runs, hr->day_failures, (size_t)h->hist->ndays,
+	    30, ctl->tty);
+	printf("  %s  %s", flaky_buf_cstr(&b), flaky_trend_name(hr->trend));
+	flaky_buf_free(&b);
+	if (hr->change_day >= 0)
+		printf(" since %s", flaky_format_day(hr->change_day *
+		    FLAKY_DAY_MS, day, sizeof day));
+	if (hr->budget_wall_us > 0) {
+		fmt_budget(hr->budget_wall_us, bud, sizeof bud);
+		printf("  budget %s", bud);
+	}
+	if (hr->quarantined)
+		printf("  [quarantined]");
+}
+
 static int
 print_table(struct ctl *ctl, const struct report_head *h,
     const struct flaky_test_row *v, size_t n)
@@ -212,6 +349,7 @@ print_table(struct ctl *ctl, const struct report_head *h,
 		}
 		if (h->target == NULL)
 			printf("  (%s)", r->target);
+		print_history_cols(ctl, h, r);
 		printf("\n");
 		if (r->top_message != NULL) {
 			first_line(r->top_message, msg, sizeof msg);
@@ -226,6 +364,14 @@ print_table(struct ctl *ctl, const struct report_head *h,
 		printf("stable    %zu test%s\n", stable, stable == 1 ? "" : "s");
 	if (n == 0)
 		printf("no test results in this window\n");
+	if (h->hist != NULL && h->hist->pruned_before_ms > 0 &&
+	    h->since_ms < h->hist->pruned_before_ms) {
+		char	 a[32];
+
+		printf("messages unavailable before %s (raw results pruned; "
+		    "counts and trends come from the daily rollups)\n",
+		    flaky_format_time(h->hist->pruned_before_ms, a, sizeof a));
+	}
 	return 0;
 }
 
@@ -245,6 +391,42 @@ json_time(int64_t ms)
 		printf("null");
 	else
 		printf("\"%s\"", flaky_format_time(ms, buf, sizeof buf));
+}
+
+/* report: trend, since, budget_s, budget_cpu_s, quarantined, sparkline. */
+static void
+json_history(const struct report_head *h, const struct flaky_test_row *r)
+{
+	const struct flaky_history_row *hr;
+	struct flaky_buf b;
+	char	 day[16];
+
+	if (h->hist == NULL)
+		return;
+	hr = flaky_history_find(h->hist, r->test_id);
+	printf(", \"trend\": \"%s\"", flaky_trend_name(hr ? hr->trend :
+	    FLAKY_TREND_SAME));
+	if (hr != NULL && hr->change_day >= 0)
+		printf(", \"since\": \"%s\"", flaky_format_day(hr->change_day *
+		    FLAKY_DAY_MS, day, sizeof day));
+	else
+		printf(", \"since\": null");
+	printf(", \"budget_s\": %.3f, \"budget_cpu_s\": %.3f, "
+	    "\"budget_runs\": %lld, \"quarantined\": %s",
+	    hr ? (double)hr->budget_wall_us / 1e6 : 0.0,
+	    hr ? (double)hr->budget_cpu_us / 1e6 : 0.0,
+	    hr ? (long long)hr->budget_runs : 0LL,
+	    hr && hr->quarantined ? "true" : "false");
+	printf(", \"previous\": {\"runs\": %lld, \"failures\": %lld}",
+	    hr ? (long long)hr->prev_runs : 0LL,
+	    hr ? (long long)hr->prev_failures : 0LL);
+	flaky_buf_init(&b);
+	if (hr != NULL)
+		sparkline(&b, hr->day_runs, hr->day_failures,
+		    (size_t)h->hist->ndays, 60, 0);
+	printf(", \"sparkline\": ");
+	json_string(stdout, flaky_buf_cstr(&b));
+	flaky_buf_free(&b);
 }
 
 static int
@@ -268,6 +450,19 @@ print_json(const struct report_head *h, const struct flaky_test_row *v,
 	    (long long)h->runs.runs, (long long)h->runs.done,
 	    (long long)h->runs.timeout, (long long)h->runs.error,
 	    (long long)h->runs.interrupted, (long long)h->runs.skipped);
+	if (h->hist != NULL) {
+		char	 day[16];
+
+		printf(",\n \"first_day\": \"%s\", \"days\": %lld",
+		    flaky_format_day(h->hist->first_day * FLAKY_DAY_MS, day,
+		    sizeof day), (long long)h->hist->ndays);
+		printf(", \"pruned_before\": ");
+		json_time(h->hist->pruned_before_ms > 0 ?
+		    h->hist->pruned_before_ms : INT64_MIN);
+		printf(", \"messages_available\": %s",
+		    h->hist->pruned_before_ms > 0 &&
+		    h->since_ms < h->hist->pruned_before_ms ? "false" : "true");
+	}
 	printf(",\n \"tests\": [");
 	for (size_t i = 0; i < n; i++) {
 		const struct flaky_test_row *r = &v[i];
@@ -308,6 +503,7 @@ print_json(const struct report_head *h, const struct flaky_test_row *v,
 		json_time(r->first_ms);
 		printf(", \"last_seen\": ");
 		json_time(r->last_ms);
+		json_history(h, r);
 		printf("}");
 	}
 	printf("\n ]}\n");
@@ -347,20 +543,39 @@ md_cell(const char *s)
 	}
 }
 
-static int
-print_rows_flat(int md, const struct flaky_test_row *v, size_t n)
+/* The trend, since and budget_s cells of CSV (0) or Markdown (1). */
+static void
+flat_history(int md, const struct report_head *h,
+    const struct flaky_test_row *r, char *day, size_t daylen)
 {
-	char	 msg[160];
+	const struct flaky_history_row *hr;
+
+	hr = flaky_history_find(h->hist, r->test_id);
+	day[0] = '\0';
+	if (hr != NULL && hr->change_day >= 0)
+		flaky_format_day(hr->change_day * FLAKY_DAY_MS, day, daylen);
+	printf(md ? " %s | %s | %.1f |" : ",%s,%s,%.3f",
+	    flaky_trend_name(hr ? hr->trend : FLAKY_TREND_SAME), day,
+	    hr ? (double)hr->budget_wall_us / 1e6 : 0.0);
+}
+
+static int
+print_rows_flat(int md, const struct report_head *h,
+    const struct flaky_test_row *v, size_t n)
+{
+	char	 msg[160], day[16];
 
 	if (md) {
 		printf("| tier | test | target | fail rate | failures | runs "
 		    "| 95%% interval | median pass ms | median fail ms "
-		    "| top message |\n");
-		printf("|---|---|---|---:|---:|---:|---|---:|---:|---|\n");
+		    "| top message |%s\n", h->hist ? " trend | since | "
+		    "budget s |" : "");
+		printf("|---|---|---|---:|---:|---:|---|---:|---:|---|%s\n",
+		    h->hist ? "---|---|---:|" : "");
 	} else
 		printf("tier,target,test,runs,failures,skips,fail_rate,ci_low,"
 		    "ci_high,median_ms_pass,median_ms_fail,runs_needed,"
-		    "top_message\n");
+		    "top_message%s\n", h->hist ? ",trend,since,budget_s" : "");
 	for (size_t i = 0; i < n; i++) {
 		const struct flaky_test_row *r = &v[i];
 		const char *tier = flaky_tier_name(flaky_tier(r->failures,
@@ -388,7 +603,10 @@ print_rows_flat(int md, const struct flaky_test_row *v, size_t n)
 				printf("%.0f", r->median_ms_fail);
 			printf(" | ");
 			md_cell(msg);
-			printf(" |\n");
+			printf(" |");
+			if (h->hist != NULL)
+				flat_history(1, h, r, day, sizeof day);
+			printf("\n");
 			continue;
 		}
 		printf("%s,", tier);
@@ -407,6 +625,8 @@ print_rows_flat(int md, const struct flaky_test_row *v, size_t n)
 			printf("%lld", (long long)need);
 		putchar(',');
 		csv_field(msg);
+		if (h->hist != NULL)
+			flat_history(0, h, r, day, sizeof day);
 		putchar('\n');
 	}
 	return 0;
@@ -420,9 +640,9 @@ print_report(struct ctl *ctl, const struct report_head *h,
 	case FORMAT_JSON:
 		return print_json(h, v, n);
 	case FORMAT_CSV:
-		return print_rows_flat(0, v, n);
+		return print_rows_flat(0, h, v, n);
 	case FORMAT_MARKDOWN:
-		return print_rows_flat(1, v, n);
+		return print_rows_flat(1, h, v, n);
 	default:
 		return print_table(ctl, h, v, n);
 	}

@@ -6,6 +6,8 @@
 
 #include "flakyctl.h"
 #include "store.h"
+#include "store_history.h"
+#include "util.h"
 
 /* What a report is about, printed above the table and in JSON. */
 struct report_head {
@@ -15,6 +17,9 @@ struct report_head {
 	struct flaky_run_counts runs;
 	int64_t		 wall_us;	/* analyze: how long it took */
 	const char	*revision;
+	/* report: trends, budget, change points, quarantine; NULL in
+	 * analyze (output looks rows up by test id). */
+	const struct flaky_history *hist;
 };
 
 /* --fail-on: a mask of (1 << tier); 0 or -1 on a bad list. */
@@ -23,6 +28,17 @@ int	 parse_fail_on(const char *cmd, const char *list, int *mask);
 int	 gate_tripped(const struct flaky_test_row *, size_t, int mask);
 /* Sort rows: critical, warning, broken, noise, stable; by rate within. */
 void	 sort_rows(struct flaky_test_row *, size_t);
+/* --sort for report: rate (the default order), budget or trend. */
+enum report_sort { SORT_RATE, SORT_BUDGET, SORT_TREND };
+void	 sort_rows_by(struct flaky_test_row *, size_t, int how,
+	    const struct flaky_history *);
+/* A sparkline of daily failure rates in at most width columns: block
+ * characters when unicode, else ASCII; a blank for days without runs. */
+void	 sparkline(struct flaky_buf *, const uint32_t *runs,
+	    const uint32_t *failures, size_t ndays, size_t width, int unicode);
+/* report --html: one self-contained file (html.c). */
+int	 html_report(const char *path, const struct report_head *,
+	    const struct flaky_test_row *, size_t, char *err, size_t errlen);
 int	 print_report(struct ctl *, const struct report_head *,
 	    const struct flaky_test_row *, size_t);
 

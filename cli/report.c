@@ -51,17 +51,21 @@ cmd_report(struct ctl *ctl, int argc, char **argv)
 		{ "until", required_argument, NULL, 'u' },
 		{ "target", required_argument, NULL, 'T' },
 		{ "fail-on", required_argument, NULL, 'F' },
+		{ "sort", required_argument, NULL, 'S' },
+		{ "html", required_argument, NULL, 'H' },
 		CTL_GLOBAL_LONGOPTS,
 		{ NULL, 0, NULL, 0 }
 	};
 	struct flaky_store *store = NULL;
 	struct flaky_test_row *rows = NULL;
 	struct report_head head;
+	struct flaky_history hist;
 	struct flaky_query q;
 	size_t		 nrows = 0;
 	const char	*since = "30d", *until = NULL, *target = NULL;
+	const char	*html = NULL;
 	char		 err[1024];
-	int		 c, fail_mask = 0, ret = EXIT_ERROR;
+	int		 c, fail_mask = 0, ret = EXIT_ERROR, how = SORT_RATE;
 
 	while ((c = getopt_long(argc, argv, "s:u:T:", longopts, NULL)) != -1) {
 		switch (c) {
@@ -77,6 +81,22 @@ cmd_report(struct ctl *ctl, int argc, char **argv)
 		case 'F':
 			if (parse_fail_on("report", optarg, &fail_mask) < 0)
 				return EXIT_ERROR;
+			break;
+		case 'S':
+			if (strcmp(optarg, "rate") == 0)
+				how = SORT_RATE;
+			else if (strcmp(optarg, "budget") == 0)
+				how = SORT_BUDGET;
+			else if (strcmp(optarg, "trend") == 0)
+				how = SORT_TREND;
+			else {
+				ctl_usage_error("report", "--sort: expected "
+				    "rate, budget or trend, got '%s'", optarg);
+				return EXIT_ERROR;
+			}
+			break;
+		case 'H':
+			html = optarg;
 			break;
 		case '?':
 			ctl_usage_error("report", "unknown option");
@@ -104,20 +124,31 @@ cmd_report(struct ctl *ctl, int argc, char **argv)
 		return EXIT_ERROR;
 	}
 	memset(&head, 0, sizeof head);
+	memset(&hist, 0, sizeof hist);
 	head.target = target;
 	head.since_ms = q.since_ms;
 	head.until_ms = q.until_ms;
 	if (flaky_store_run_counts(store, &q, &head.runs, err,
 	    sizeof err) < 0 || flaky_store_test_stats(store, &q, &rows,
-	    &nrows, err, sizeof err) < 0) {
+	    &nrows, err, sizeof err) < 0 || flaky_store_history(store, &q,
+	    &hist, err, sizeof err) < 0) {
 		fprintf(stderr, "flakyctl: %s\n", err);
 		goto out;
 	}
-	sort_rows(rows, nrows);
-	print_report(ctl, &head, rows, nrows);
+	head.hist = &hist;
+	sort_rows_by(rows, nrows, how, &hist);
+	if (html != NULL) {
+		if (html_report(html, &head, rows, nrows, err,
+		    sizeof err) < 0) {
+			fprintf(stderr, "flakyctl report: %s\n", err);
+			goto out;
+		}
+	} else
+		print_report(ctl, &head, rows, nrows);
 	ret = fail_mask && gate_tripped(rows, nrows, fail_mask) ?
 	    EXIT_FOUND : EXIT_OK;
 out:
+	flaky_history_free(&hist);
 	flaky_test_rows_free(rows, nrows);
 	flaky_store_close(store);
 	return ret;

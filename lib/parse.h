@@ -69,6 +69,25 @@ int	 flaky_parse_junit(const char *path, struct flaky_results *out,
 int	 flaky_parse_junit_buffer(const char *name, const char *, size_t,
 	    struct flaky_results *out, char *err, size_t errlen);
 
+/* What a JUnit file holds beyond the results, for ingest: the first
+ * <testsuite timestamp=> and each attempt of a retried test (Surefire's and
+ * pytest-rerunfailures' flakyFailure, flakyError, rerunFailure, rerunError).
+ * Attempt 0 is the first (the result's own outcome). */
+struct flaky_attempt {
+	size_t		 result;	/* index into flaky_results.v */
+	int		 attempt;
+	int		 outcome;
+	char		*message;	/* bounded, or NULL */
+};
+struct flaky_junit_extra {
+	int64_t			 timestamp_ms;	/* -1: none or unreadable */
+	struct flaky_attempt	*attempts;
+	size_t			 nattempts, cap;
+};
+int	 flaky_parse_junit_ex(const char *path, struct flaky_results *out,
+	    struct flaky_junit_extra *extra, char *err, size_t errlen);
+void	 flaky_junit_extra_free(struct flaky_junit_extra *);
+
 /* Merge src into dst (results appended, positions continued); src emptied. */
 int	 flaky_results_merge(struct flaky_results *dst, struct flaky_results *src);
 void	 flaky_results_init(struct flaky_results *);

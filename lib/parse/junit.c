@@ -19,7 +19,8 @@
  * (failed, then passed on a retry) and <rerunFailure>/<rerunError> (failed
  * every retry). The result keeps the first attempt's outcome: a testcase
  * with only flaky* children failed first, so it is a failure whose message
- * says it passed on retry. Storing each attempt is left to ingest.
+ * says it passed on retry. flaky_parse_junit_ex() also hands each attempt
+ * over, for ingest to store.
  *
  * The file is untrusted: no DTD entities at all (a declaration stops the
  * parser, which also stops billion-laughs expansion), no parameter or
@@ -43,6 +44,8 @@
 #define JUNIT_SIZE_MAX	(256L * 1024 * 1024)
 #define JUNIT_DEPTH_MAX	64
 #define JUNIT_ATTR_MAX	4096	/* bytes of classname, name kept */
+#define JUNIT_ATTEMPTS_MAX	32	/* retries kept per testcase */
+#define JUNIT_ATTEMPT_MSG	1024	/* bytes of an attempt's message */
 
 struct jx {
 	XML_Parser		 p;
@@ -66,7 +69,99 @@ struct jx {
 	struct flaky_buf	 id;
 	struct flaky_buf	 msg;
 	char			 err[256];	/* the reason we stopped */
+	/* flaky_parse_junit_ex: the retries of the open testcase. */
+	struct flaky_junit_extra *extra;
+	int			 primary;	/* <failure>/<error> outcome */
+	char			*primary_msg;
+	int			 natt;
+	int			 att_flaky;	/* a flaky* child was seen */
+	int			 att_out[JUNIT_ATTEMPTS_MAX];
+	char			*att_msg[JUNIT_ATTEMPTS_MAX];
 };
+
+/* A copy of an attempt's message attribute, bounded; NULL when absent. */
+static char *
+attempt_msg(const char *m)
+{
+	if (m == NULL || *m == '\0')
+		return NULL;
+	return flaky_strndup(m, strnlen(m, JUNIT_ATTEMPT_MSG));
+}
+
+/* Forget the open testcase's retries. */
+static void
+attempts_reset(struct jx *x)
+{
+	for (int i = 0; i < x->natt; i++)
+		free(x->att_msg[i]);
+	free(x->primary_msg);
+	x->primary_msg = NULL;
+	x->natt = 0;
+	x->att_flaky = 0;
+	x->primary = -1;
+}
+
+/* One attempt of result idx into the extra; -ENOMEM. msg is taken. */
+static int
+attempt_add(struct flaky_junit_extra *e, size_t idx, int n, int outcome,
+    char *msg)
+{
+	if (e->nattempts == e->cap) {
+		size_t	 cap = e->cap ? e->cap * 2 : 16;
+		void	*v = reallocarray(e->attempts, cap,
+		    sizeof *e->attempts);
+
+		if (v == NULL) {
+			free(msg);
+			return -ENOMEM;
+		}
+		e->attempts = v;
+		e->cap = cap;
+	}
+	e->attempts[e->nattempts].result = idx;
+	e->attempts[e->nattempts].attempt = n;
+	e->attempts[e->nattempts].outcome = outcome;
+	e->attempts[e->nattempts].message = msg;
+	e->nattempts++;
+	return 0;
+}
+
+/* The testcase's attempts, in the order they ran: flaky* children failed
+ * before the pass that the testcase reports; a <failure> came before its
+ * rerun* children. */
+static int
+attempts_flush(struct jx *x, size_t idx)
+{
+	int	 n = 0, r = 0;
+
+	if (x->extra == NULL || x->natt == 0)
+		return 0;
+	if (x->primary >= 0) {
+		r = attempt_add(x->extra, idx, n++, x->primary,
+		    x->primary_msg);
+		x->primary_msg = NULL;
+	}
+	for (int i = 0; r == 0 && i < x->natt; i++) {
+		r = attempt_add(x->extra, idx, n++, x->att_out[i],
+		    x->att_msg[i]);
+		x->att_msg[i] = NULL;
+	}
+	if (r == 0 && x->att_flaky && x->primary < 0)
+		r = attempt_add(x->extra, idx, n++, FLAKY_PASS, NULL);
+	x->natt = 0;
+	return r;
+}
+
+/* A retry child of the open testcase. */
+static void
+attempt_child(struct jx *x, int outcome, int flaky, const char *m)
+{
+	if (x->extra == NULL || x->natt >= JUNIT_ATTEMPTS_MAX)
+		return;
+	x->att_flaky |= flaky;
+	x->att_out[x->natt] = outcome;
+	x->att_msg[x->natt++] = attempt_msg(m);
+}
 
 /* An attribute's value, or NULL. */
 static const char *
@@ -174,6 +269,7 @@ case_start(struct jx *x, const XML_Char **a)
 	x->outcome = FLAKY_PASS;
 	x->flaky = 0;
 	x->duration_us = -1;
+	attempts_reset(x);
 	flaky_buf_reset(&x->id);
 	flaky_buf_reset(&x->msg);
 	if (name == NULL)
@@ -220,6 +316,7 @@ child_start(struct jx *x, const char *el, const XML_Char **a)
 		/* Failed first, passed on a retry: the first attempt counts. */
 		static const char retry[] = "failed, then passed on retry: ";
 
+		attempt_child(x, el[5] == 'E' ? FLAKY_ERROR : FLAKY_FAIL, 1, m);
 		if (x->outcome == FLAKY_PASS) {
 			x->outcome = FLAKY_FAIL;
 			x->flaky = 1;
@@ -229,8 +326,10 @@ child_start(struct jx *x, const char *el, const XML_Char **a)
 		}
 		return;	/* its stack trace is in child elements: not kept */
 	} else if (strcmp(el, "rerunFailure") == 0 ||
-	    strcmp(el, "rerunError") == 0)
+	    strcmp(el, "rerunError") == 0) {
+		attempt_child(x, el[5] == 'E' ? FLAKY_ERROR : FLAKY_FAIL, 0, m);
 		return;		/* the <failure> says it already */
+	}
 	if (o >= 0) {
 		/* A real failure beats a flaky one; otherwise first wins. */
 		if (x->outcome != FLAKY_PASS && !x->flaky)
@@ -241,6 +340,10 @@ child_start(struct jx *x, const char *el, const XML_Char **a)
 		}
 		x->outcome = o;
 		keep = 1;
+		if (x->extra != NULL && FLAKY_FAILED(o) && x->primary < 0) {
+			x->primary = o;
+			x->primary_msg = attempt_msg(m);
+		}
 	}
 	if (!keep)
 		return;
@@ -277,6 +380,19 @@ case_end(struct jx *x)
 		if (n > 0 && parse_message(&x->ctx, idx, x->msg.data, n) < 0)
 			stop(x, "out of memory");
 	}
+	if (attempts_flush(x, (size_t)idx) < 0)
+		stop(x, "out of memory");
+}
+
+/* <testsuite timestamp=>: ISO 8601, UTC when it names no zone (Surefire
+ * and pytest before 7 write local time without one: we cannot know it). */
+static void
+suite_time(struct jx *x, const char *v)
+{
+	int64_t	 ms;
+
+	if (flaky_parse_time(v, &ms) == 0)
+		x->extra->timestamp_ms = ms;
 }
 
 /* An element opens: bound the nesting, check the root, dispatch. */
@@ -309,6 +425,9 @@ on_start(void *ud, const XML_Char *el, const XML_Char **a)
 			x->pytest = x->any_pytest = 1;
 			x->pytest_depth = x->depth;
 		}
+		if (x->extra != NULL && x->extra->timestamp_ms < 0 &&
+		    (v = attr(a, "timestamp")) != NULL)
+			suite_time(x, v);
 		if (x->depth <= 2 && (v = attr(a, "tests")) != NULL) {
 			x->suite_total += strtol(v, NULL, 10);
 			x->suites_seen++;
@@ -370,6 +489,7 @@ static int
 jx_init(struct jx *x, const char *name)
 {
 	memset(x, 0, sizeof *x);
+	x->primary = -1;
 	x->name = name;
 	x->root_total = -1;
 	flaky_results_init(&x->res);
@@ -396,6 +516,7 @@ jx_free(struct jx *x)
 	flaky_results_free(&x->res);
 	flaky_buf_free(&x->id);
 	flaky_buf_free(&x->msg);
+	attempts_reset(x);
 }
 
 /* Feed a chunk; 0, or -EINVAL with err filled. */
@@ -518,6 +639,28 @@ int
 flaky_parse_junit(const char *path, struct flaky_results *out, char *err,
     size_t errlen)
 {
+	return flaky_parse_junit_ex(path, out, NULL, err, errlen);
+}
+
+/* Free what flaky_parse_junit_ex handed over; NULL is fine. */
+void
+flaky_junit_extra_free(struct flaky_junit_extra *e)
+{
+	if (e == NULL)
+		return;
+	for (size_t i = 0; i < e->nattempts; i++)
+		free(e->attempts[i].message);
+	free(e->attempts);
+	e->attempts = NULL;
+	e->nattempts = e->cap = 0;
+}
+
+/* flaky_parse_junit, and when extra is not NULL the suite's timestamp and
+ * each retried test's attempts too. On error both stay empty. */
+int
+flaky_parse_junit_ex(const char *path, struct flaky_results *out,
+    struct flaky_junit_extra *extra, char *err, size_t errlen)
+{
 	struct jx	 x;
 	struct stat	 sb;
 	char		 buf[64 * 1024];
@@ -539,10 +682,15 @@ flaky_parse_junit(const char *path, struct flaky_results *out, char *err,
 		return flaky_error(err, errlen, EFBIG, "%s: expected at most "
 		    "256 MiB of XML", path);
 	}
+	if (extra != NULL) {
+		memset(extra, 0, sizeof *extra);
+		extra->timestamp_ms = -1;
+	}
 	if ((e = jx_init(&x, path)) < 0) {
 		flaky_error(err, errlen, -e, "%s: out of memory", path);
 		goto out;
 	}
+	x.extra = extra;
 	for (;;) {
 		if ((n = read(fd, buf, sizeof buf)) == -1) {
 			if (errno == EINTR)
@@ -564,6 +712,10 @@ flaky_parse_junit(const char *path, struct flaky_results *out, char *err,
 	if (e == 0)
 		e = jx_done(&x, out, err, errlen);
 out:
+	if (e < 0 && extra != NULL) {
+		flaky_junit_extra_free(extra);
+		extra->timestamp_ms = -1;
+	}
 	close(fd);
 	jx_free(&x);
 	return e;

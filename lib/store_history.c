@@ -1,0 +1,866 @@
+/* History over weeks: daily series from the rollups, trends decided with
+ * Wilson intervals, change points, the rerun budget, ingest's attempts,
+ * quarantine, retention and database statistics. */
+#include "buildconf.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "stats.h"
+#include "store.h"
+#include "store_history.h"
+#include "store_int.h"
+#include "util.h"
+
+/* The daily arrays cover at most this many days of a window (and as many
+ * before it): a report over all time still needs bounded memory. */
+#define HISTORY_DAYS_MAX	366
+/* Runs whose raw data prune removes per transaction: flakyd calls prune
+ * and must not hold the write lock for long. */
+#define PRUNE_BATCH		50
+
+const char *
+flaky_trend_name(int t)
+{
+	switch (t) {
+	case FLAKY_TREND_WORSE: return "worse";
+	case FLAKY_TREND_BETTER: return "better";
+	case FLAKY_TREND_NEW: return "new";
+	default: return "same";
+	}
+}
+
+/* Prepare, or fill err. */
+static int
+prepare(struct flaky_store *s, const char *sql, sqlite3_stmt **st, char *err,
+    size_t errlen)
+{
+	if (sqlite3_prepare_v2(store_db(s), sql, -1, st, NULL) != SQLITE_OK) {
+		*st = NULL;
+		return store_sql_error(s, err, errlen, "preparing a query");
+	}
+	return 0;
+}
+
+/* A statement's only integer, or def when it gives no row or NULL. */
+static int
+scalar(struct flaky_store *s, const char *sql, int64_t bind, int64_t def,
+    int64_t *ret, char *err, size_t errlen)
+{
+	sqlite3_stmt	*st;
+	int		 r, rc;
+
+	if ((r = prepare(s, sql, &st, err, errlen)) < 0)
+		return r;
+	if (sqlite3_bind_parameter_count(st) > 0)
+		sqlite3_bind_int64(st, 1, bind);
+	*ret = def;
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW && sqlite3_column_type(st, 0) != SQLITE_NULL)
+		*ret = sqlite3_column_int64(st, 0);
+	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+		r = store_sql_error(s, err, errlen, "reading");
+	sqlite3_finalize(st);
+	return r;
+}
+
+/* Failed and total runs, with their Wilson interval. */
+int
+flaky_trend(int64_t k, int64_t n, int64_t pk, int64_t pn)
+{
+	double	 lo, hi, plo, phi;
+
+	if (n == 0)
+		return FLAKY_TREND_SAME;
+	if (pn == 0)
+		return k > 0 ? FLAKY_TREND_NEW : FLAKY_TREND_SAME;
+	flaky_wilson(k, n, FLAKY_Z95, &lo, &hi);
+	flaky_wilson(pk, pn, FLAKY_Z95, &plo, &phi);
+	if (lo > phi)
+		return pk == 0 ? FLAKY_TREND_NEW : FLAKY_TREND_WORSE;
+	if (hi < plo)
+		return FLAKY_TREND_BETTER;
+	return FLAKY_TREND_SAME;
+}
+
+/* The binomial log-likelihood of k failures in n at its own rate. */
+static double
+loglik(int64_t k, int64_t n)
+{
+	double	 p;
+
+	if (n == 0 || k == 0 || k == n)
+		return 0;
+	p = (double)k / (double)n;
+	return (double)k * log(p) + (double)(n - k) * log(1 - p);
+}
+
+/* The one split of the series that best explains it as two rates, the
+ * later higher (maximum likelihood), kept only when the two 95% Wilson
+ * intervals do not overlap. Returns the first day of the later part that
+ * has runs, or -1. */
+long
+flaky_change_point(const uint32_t *runs, const uint32_t *fails, size_t nd)
+{
+	int64_t	 n = 0, k = 0, bn = 0, bk = 0, an, ak;
+	double	 all, g, best_g = 0, lo, hi, plo, phi;
+	long	 best = -1;
+
+	for (size_t i = 0; i < nd; i++) {
+		n += runs[i];
+		k += fails[i];
+	}
+	if (k == 0 || n == 0)
+		return -1;
+	all = loglik(k, n);
+	for (size_t i = 0; i + 1 < nd; i++) {
+		bn += runs[i];
+		bk += fails[i];
+		/* Split only just before a day with runs. */
+		if (runs[i + 1] == 0 || bn == 0)
+			continue;
+		an = n - bn;
+		ak = k - bk;
+		if (ak * bn <= bk * an)
+			continue;	/* the later part is not worse */
+		g = loglik(bk, bn) + loglik(ak, an) - all;
+		if (g > best_g) {
+			best_g = g;
+			best = (long)i + 1;
+		}
+	}
+	if (best < 0)
+		return -1;
+	bn = bk = 0;
+	for (long i = 0; i < best; i++) {
+		bn += runs[i];
+		bk += fails[i];
+	}
+	flaky_wilson(bk, bn, FLAKY_Z95, &plo, &phi);
+	flaky_wilson(k - bk, n - bn, FLAKY_Z95, &lo, &hi);
+	return lo > phi ? best : -1;
+}
+
+void
+flaky_history_free(struct flaky_history *h)
+{
+	if (h == NULL)
+		return;
+	for (size_t i = 0; i < h->nnames; i++)
+		free(h->names[i]);
+	free(h->names);
+	free(h->v);
+	free(h->days);
+	memset(h, 0, sizeof *h);
+}
+
+static int
+cmp_row_id(const void *a, const void *b)
+{
+	const int64_t	*k = a;
+	const struct flaky_history_row *r = b;
+
+	return *k < r->test_id ? -1 : *k > r->test_id;
+}
+
+const struct flaky_history_row *
+flaky_history_find(const struct flaky_history *h, int64_t id)
+{
+	if (h == NULL || h->n == 0)
+		return NULL;
+	return bsearch(&id, h->v, h->n, sizeof *h->v, cmp_row_id);
+}
+
+/* Every test (of the target) as an empty row, sorted by id. */
+static int
+history_tests(struct flaky_store *s, const char *target,
+    struct flaky_history *h, char *err, size_t errlen)
+{
+	sqlite3_stmt	*st;
+	size_t		 cap = 0;
+	int		 r, rc;
+
+	if ((r = prepare(s, "SELECT t.id, tg.name, t.name FROM tests t "
+	    "JOIN targets tg ON tg.id = t.target_id "
+	    "WHERE ?1 IS NULL OR tg.name = ?1 ORDER BY t.id", &st, err,
+	    errlen)) < 0)
+		return r;
+	if (target != NULL)
+		sqlite3_bind_text(st, 1, target, -1, SQLITE_STATIC);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		struct flaky_history_row *row;
+
+		if (h->n == cap) {
+			size_t	 nc = cap ? cap * 2 : 256;
+			void	*v = reallocarray(h->v, nc, sizeof *h->v);
+			void	*w = v == NULL ? NULL :
+			    reallocarray(h->names, nc * 2, sizeof *h->names);
+
+			if (v != NULL)
+				h->v = v;
+			if (w == NULL) {
+				r = -ENOMEM;
+				goto out;
+			}
+			h->names = w;
+			cap = nc;
+		}
+		row = &h->v[h->n];
+		memset(row, 0, sizeof *row);
+		row->test_id = sqlite3_column_int64(st, 0);
+		row->change_day = -1;
+		h->names[h->nnames] = strdup((const char *)
+		    sqlite3_column_text(st, 1));
+		h->names[h->nnames + 1] = strdup((const char *)
+		    sqlite3_column_text(st, 2));
+		h->nnames += 2;
+		if (h->names[h->nnames - 1] == NULL ||
+		    h->names[h->nnames - 2] == NULL) {
+			r = -ENOMEM;
+			goto out;
+		}
+		row->target = h->names[h->nnames - 2];
+		row->test = h->names[h->nnames - 1];
+		h->n++;
+	}
+	if (rc != SQLITE_DONE)
+		r = store_sql_error(s, err, errlen, "reading the tests");
+out:
+	sqlite3_finalize(st);
+	return r;
+}
+
+/* Hand over each test's days of [first - nd, first + nd): the window
+ * before and the window, from one scan of the rollups in key order. */
+static int
+history_days(struct flaky_store *s, struct flaky_history *h, uint32_t *prev,
+    char *err, size_t errlen)
+{
+	sqlite3_stmt	*st;
+	int64_t		 nd = h->ndays, from = h->first_day - nd;
+	int		 r, rc;
+
+	if ((r = prepare(s, "SELECT test_id, day, runs, failures "
+	    "FROM rollups WHERE day >= ?1 AND day < ?2", &st, err,
+	    errlen)) < 0)
+		return r;
+	sqlite3_bind_int64(st, 1, from);
+	sqlite3_bind_int64(st, 2, h->first_day + nd);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		int64_t	 id = sqlite3_column_int64(st, 0);
+		int64_t	 d = sqlite3_column_int64(st, 1) - from;
+		int64_t	 n = sqlite3_column_int64(st, 2);
+		int64_t	 k = sqlite3_column_int64(st, 3);
+		struct flaky_history_row *row;
+		size_t	 i;
+
+		row = bsearch(&id, h->v, h->n, sizeof *h->v, cmp_row_id);
+		if (row == NULL)
+			continue;	/* another target */
+		i = (size_t)(row - h->v);
+		if (d < nd) {
+			row->prev_runs += n;
+			row->prev_failures += k;
+			prev[i * 2 * nd + d] = (uint32_t)n;
+			prev[i * 2 * nd + nd + d] = (uint32_t)k;
+		} else {
+			row->runs += n;
+			row->failures += k;
+			row->day_runs[d - nd] = (uint32_t)n;
+			row->day_failures[d - nd] = (uint32_t)k;
+		}
+	}
+	if (rc != SQLITE_DONE)
+		r = store_sql_error(s, err, errlen, "reading the rollups");
+	sqlite3_finalize(st);
+	return r;
+}
+
+/* The budget of the window, and who is quarantined. */
+static int
+history_budget(struct flaky_store *s, struct flaky_history *h, char *err,
+    size_t errlen)
+{
+	sqlite3_stmt	*st;
+	int		 r, rc;
+
+	if ((r = prepare(s, "SELECT test_id, sum(runs), sum(wall_us), "
+	    "sum(cpu_us) FROM budget WHERE day >= ?1 AND day < ?2 "
+	    "GROUP BY test_id", &st, err, errlen)) < 0)
+		return r;
+	sqlite3_bind_int64(st, 1, h->first_day);
+	sqlite3_bind_int64(st, 2, h->first_day + h->ndays);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		int64_t	 id = sqlite3_column_int64(st, 0);
+		struct flaky_history_row *row;
+
+		row = bsearch(&id, h->v, h->n, sizeof *h->v, cmp_row_id);
+		if (row == NULL)
+			continue;
+		row->budget_runs = sqlite3_column_int64(st, 1);
+		row->budget_wall_us = sqlite3_column_int64(st, 2);
+		row->budget_cpu_us = sqlite3_column_int64(st, 3);
+	}
+	if (rc != SQLITE_DONE)
+		r = store_sql_error(s, err, errlen, "reading the budget");
+	sqlite3_finalize(st);
+	if (r < 0)
+		return r;
+	if ((r = prepare(s, "SELECT test_id FROM quarantine", &st, err,
+	    errlen)) < 0)
+		return r;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		int64_t	 id = sqlite3_column_int64(st, 0);
+		struct flaky_history_row *row;
+
+		row = bsearch(&id, h->v, h->n, sizeof *h->v, cmp_row_id);
+		if (row != NULL)
+			row->quarantined = 1;
+	}
+	if (rc != SQLITE_DONE)
+		r = store_sql_error(s, err, errlen, "reading the quarantine");
+	sqlite3_finalize(st);
+	return r;
+}
+
+int
+flaky_store_history(struct flaky_store *s, const struct flaky_query *q,
+    struct flaky_history *h, char *err, size_t errlen)
+{
+	uint32_t	*prev = NULL, *chain;
+	int64_t		 from, to, nd;
+	size_t		 keep = 0;
+	int		 r;
+
+	memset(h, 0, sizeof *h);
+	to = q->until_ms == INT64_MAX ? flaky_now_ms() / FLAKY_DAY_MS + 1 :
+	    q->until_ms > 0 ? (q->until_ms - 1) / FLAKY_DAY_MS + 1 : 0;
+	from = q->since_ms == INT64_MIN ? to - HISTORY_DAYS_MAX :
+	    q->since_ms >= 0 ? q->since_ms / FLAKY_DAY_MS :
+	    -((-q->since_ms + FLAKY_DAY_MS - 1) / FLAKY_DAY_MS);
+	if (to - from > HISTORY_DAYS_MAX)
+		from = to - HISTORY_DAYS_MAX;
+	if (to <= from)
+		from = to - 1;
+	nd = to - from;
+	h->first_day = from;
+	h->ndays = nd;
+	if ((r = scalar(s, "SELECT value FROM store_meta WHERE key = "
+	    "'pruned_before_ms'", 0, 0, &h->pruned_before_ms, err,
+	    errlen)) < 0)
+		goto fail;
+	if ((r = history_tests(s, q->target, h, err, errlen)) < 0)
+		goto fail;
+	if (h->n == 0)
+		return 0;
+	/* One block: the window's days for every row, then the scratch of
+	 * both windows for the change points. */
+	h->days = calloc(h->n * 2 * (size_t)nd, sizeof *h->days);
+	prev = calloc(h->n * 2 * (size_t)nd, sizeof *prev);
+	if (h->days == NULL || prev == NULL) {
+		r = flaky_error(err, errlen, ENOMEM, "out of memory");
+		goto fail;
+	}
+	for (size_t i = 0; i < h->n; i++) {
+		h->v[i].day_runs = h->days + i * 2 * (size_t)nd;
+		h->v[i].day_failures = h->v[i].day_runs + nd;
+	}
+	if ((r = history_days(s, h, prev, err, errlen)) < 0 ||
+	    (r = history_budget(s, h, err, errlen)) < 0)
+		goto fail;
+	if ((chain = calloc(4 * (size_t)nd, sizeof *chain)) == NULL) {
+		r = flaky_error(err, errlen, ENOMEM, "out of memory");
+		goto fail;
+	}
+	for (size_t i = 0; i < h->n; i++) {
+		struct flaky_history_row *row = &h->v[i];
+		long	 cp;
+
+		if (row->runs == 0 && row->prev_runs == 0 && !row->quarantined)
+			continue;
+		row->trend = flaky_trend(row->failures, row->runs,
+		    row->prev_failures, row->prev_runs);
+		if (row->failures > 0) {
+			/* Both windows in one series, oldest first. */
+			memcpy(chain, prev + i * 2 * nd, nd * sizeof *chain);
+			memcpy(chain + nd, row->day_runs, nd * sizeof *chain);
+			memcpy(chain + 2 * nd, prev + i * 2 * nd + nd,
+			    nd * sizeof *chain);
+			memcpy(chain + 3 * nd, row->day_failures,
+			    nd * sizeof *chain);
+			cp = flaky_change_point(chain, chain + 2 * nd,
+			    (size_t)(2 * nd));
+			if (cp >= 0)
+				row->change_day = from - nd + cp;
+		}
+		h->v[keep++] = *row;
+	}
+	free(chain);
+	h->n = keep;
+	free(prev);
+	return 0;
+fail:
+	free(prev);
+	flaky_history_free(h);
+	return r;
+}
+
+int
+flaky_store_find_test(struct flaky_store *s, const char *target,
+    const char *test, int64_t *ret_id, char *err, size_t errlen)
+{
+	sqlite3_stmt	*st;
+	int		 r, rc, n = 0;
+
+	if ((r = prepare(s, "SELECT t.id FROM tests t JOIN targets tg ON "
+	    "tg.id = t.target_id WHERE t.name = ?1 AND "
+	    "(?2 IS NULL OR tg.name = ?2) LIMIT 2", &st, err, errlen)) < 0)
+		return r;
+	sqlite3_bind_text(st, 1, test, -1, SQLITE_STATIC);
+	if (target != NULL)
+		sqlite3_bind_text(st, 2, target, -1, SQLITE_STATIC);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		if (n++ == 0)
+			*ret_id = sqlite3_column_int64(st, 0);
+	}
+	if (rc != SQLITE_DONE)
+		r = store_sql_error(s, err, errlen, "finding the test");
+	else if (n == 0)
+		r = flaky_error(err, errlen, ENOENT, "no test named '%s'%s%s",
+		    test, target ? " in target " : "", target ? target : "");
+	else if (n > 1)
+		r = flaky_error(err, errlen, EEXIST, "test '%s' is in more "
+		    "than one target: name one with --target", test);
+	sqlite3_finalize(st);
+	return r;
+}
+
+int
+flaky_store_test_days(struct flaky_store *s, int64_t test_id,
+    int64_t first_day, int64_t ndays, uint32_t *runs, uint32_t *failures,
+    char *err, size_t errlen)
+{
+	sqlite3_stmt	*st;
+	int		 r, rc;
+
+	memset(runs, 0, (size_t)ndays * sizeof *runs);
+	memset(failures, 0, (size_t)ndays * sizeof *failures);
+	if ((r = prepare(s, "SELECT day, runs, failures FROM rollups "
+	    "WHERE test_id = ?1 AND day >= ?2 AND day < ?3", &st, err,
+	    errlen)) < 0)
+		return r;
+	sqlite3_bind_int64(st, 1, test_id);
+	sqlite3_bind_int64(st, 2, first_day);
+	sqlite3_bind_int64(st, 3, first_day + ndays);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		int64_t	 d = sqlite3_column_int64(st, 0) - first_day;
+
+		runs[d] = (uint32_t)sqlite3_column_int64(st, 1);
+		failures[d] = (uint32_t)sqlite3_column_int64(st, 2);
+	}
+	if (rc != SQLITE_DONE)
+		r = store_sql_error(s, err, errlen, "reading the rollups");
+	sqlite3_finalize(st);
+	return r;
+}
+
+int
+flaky_store_run_by_hash(struct flaky_store *s, const char *hash,
+    int64_t *ret_id, char *err, size_t errlen)
+{
+	sqlite3_stmt	*st;
+	int		 r, rc;
+
+	if ((r = prepare(s, "SELECT id FROM runs WHERE content_hash = ?1",
+	    &st, err, errlen)) < 0)
+		return r;
+	sqlite3_bind_text(st, 1, hash, -1, SQLITE_STATIC);
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW) {
+		*ret_id = sqlite3_column_int64(st, 0);
+		r = 1;
+	} else if (rc != SQLITE_DONE)
+		r = store_sql_error(s, err, errlen, "looking up the hash");
+	sqlite3_finalize(st);
+	return r;
+}
+
+int
+flaky_store_add_attempts(struct flaky_store *s, int64_t run_id,
+    const struct flaky_results *res, const struct flaky_junit_extra *x,
+    char *err, size_t errlen)
+{
+	sqlite3_stmt	*st;
+	int		 r;
+
+	if (x == NULL || x->nattempts == 0)
+		return 0;
+	if ((r = prepare(s, "INSERT INTO attempts (run_id, position, "
+	    "attempt, outcome, message) VALUES (?1, ?2, ?3, ?4, ?5)", &st,
+	    err, errlen)) < 0)
+		return r;
+	for (size_t i = 0; i < x->nattempts; i++) {
+		const struct flaky_attempt *a = &x->attempts[i];
+
+		if (a->result >= res->n)
+			continue;
+		sqlite3_reset(st);
+		sqlite3_bind_int64(st, 1, run_id);
+		sqlite3_bind_int64(st, 2, res->v[a->result].position);
+		sqlite3_bind_int(st, 3, a->attempt);
+		sqlite3_bind_int(st, 4, a->outcome);
+		if (a->message != NULL)
+			sqlite3_bind_text(st, 5, a->message, -1,
+			    SQLITE_STATIC);
+		else
+			sqlite3_bind_null(st, 5);
+		if (sqlite3_step(st) != SQLITE_DONE) {
+			r = store_sql_error(s, err, errlen,
+			    "adding an attempt");
+			break;
+		}
+	}
+	sqlite3_finalize(st);
+	return r;
+}
+
+int
+flaky_store_quarantine_add(struct flaky_store *s, int64_t test_id,
+    const char *reason, const char *ticket, int64_t now_ms, char *err,
+    size_t errlen)
+{
+	sqlite3_stmt	*st;
+	int		 r;
+
+	if ((r = prepare(s, "INSERT INTO quarantine (test_id, reason, "
+	    "ticket, added_ms) VALUES (?1, ?2, ?3, ?4) ON CONFLICT (test_id) "
+	    "DO UPDATE SET reason = ?2, ticket = coalesce(?3, ticket)", &st,
+	    err, errlen)) < 0)
+		return r;
+	sqlite3_bind_int64(st, 1, test_id);
+	sqlite3_bind_text(st, 2, reason, -1, SQLITE_STATIC);
+	if (ticket != NULL)
+		sqlite3_bind_text(st, 3, ticket, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(st, 4, now_ms);
+	if (sqlite3_step(st) != SQLITE_DONE)
+		r = store_sql_error(s, err, errlen, "quarantining");
+	sqlite3_finalize(st);
+	return r;
+}
+
+int
+flaky_store_quarantine_remove(struct flaky_store *s, int64_t test_id,
+    char *err, size_t errlen)
+{
+	sqlite3_stmt	*st;
+	int		 r;
+
+	if ((r = prepare(s, "DELETE FROM quarantine WHERE test_id = ?1", &st,
+	    err, errlen)) < 0)
+		return r;
+	sqlite3_bind_int64(st, 1, test_id);
+	if (sqlite3_step(st) != SQLITE_DONE)
+		r = store_sql_error(s, err, errlen, "releasing");
+	else if (sqlite3_changes(store_db(s)) == 0)
+		r = flaky_error(err, errlen, ENOENT, "the test is not in "
+		    "quarantine");
+	sqlite3_finalize(st);
+	return r;
+}
+
+void
+flaky_quarantine_rows_free(struct flaky_quarantine_row *v, size_t n)
+{
+	for (size_t i = 0; v != NULL && i < n; i++) {
+		free(v[i].target);
+		free(v[i].test);
+		free(v[i].reason);
+		free(v[i].ticket);
+	}
+	free(v);
+}
+
+/* Passing runs in a row up to now: the runs after the last failed one.
+ * The last failure is found through the partial index of failed results;
+ * whole days after it come from the rollups, the rest of its day from the
+ * raw results of the runs stored after it. After pruning, the last day
+ * with a failure in the rollups stands in (a lower bound). */
+static int
+pass_streak(struct flaky_store *s, int64_t test_id, int64_t *ret, char *err,
+    size_t errlen)
+{
+	sqlite3_stmt	*st;
+	int64_t		 last, day, tail = 0, end;
+	int		 r;
+
+	if ((r = scalar(s, "SELECT max(run_id) FROM results WHERE "
+	    "test_id = ?1 AND outcome IN (1, 2)", test_id, -1, &last, err,
+	    errlen)) < 0)
+		return r;
+	if (last >= 0) {
+		if ((r = scalar(s, "SELECT started_ms / 86400000 FROM runs "
+		    "WHERE id = ?1", last, -1, &day, err, errlen)) < 0)
+			return r;
+		if ((r = scalar(s, "SELECT max(id) FROM runs WHERE "
+		    "started_ms < (?1 + 1) * 86400000", day, last, &end, err,
+		    errlen)) < 0)
+			return r;
+		if ((r = prepare(s, "SELECT count(*) FROM results WHERE "
+		    "run_id > ?1 AND run_id <= ?2 AND test_id = ?3 AND "
+		    "outcome IN (0, 5)", &st, err, errlen)) < 0)
+			return r;
+		sqlite3_bind_int64(st, 1, last);
+		sqlite3_bind_int64(st, 2, end);
+		sqlite3_bind_int64(st, 3, test_id);
+		if (sqlite3_step(st) == SQLITE_ROW)
+			tail = sqlite3_column_int64(st, 0);
+		else
+			r = store_sql_error(s, err, errlen, "counting passes");
+		sqlite3_finalize(st);
+		if (r < 0)
+			return r;
+	} else if ((r = scalar(s, "SELECT max(day) FROM rollups WHERE "
+	    "test_id = ?1 AND failures > 0", test_id, -1, &day, err,
+	    errlen)) < 0)
+		return r;
+	if ((r = prepare(s, "SELECT coalesce(sum(runs), 0) FROM rollups "
+	    "WHERE test_id = ?1 AND day > ?2", &st, err, errlen)) < 0)
+		return r;
+	sqlite3_bind_int64(st, 1, test_id);
+	sqlite3_bind_int64(st, 2, day);
+	if (sqlite3_step(st) == SQLITE_ROW)
+		*ret = tail + sqlite3_column_int64(st, 0);
+	else
+		r = store_sql_error(s, err, errlen, "counting passes");
+	sqlite3_finalize(st);
+	return r;
+}
+
+int
+flaky_store_quarantine_list(struct flaky_store *s,
+    struct flaky_quarantine_row **ret, size_t *ret_n, char *err,
+    size_t errlen)
+{
+	struct flaky_quarantine_row *v = NULL, *row;
+	sqlite3_stmt	*st;
+	size_t		 n = 0, cap = 0;
+	int		 r, rc;
+
+	*ret = NULL;
+	*ret_n = 0;
+	if ((r = prepare(s, "SELECT q.test_id, tg.name, t.name, q.reason, "
+	    "q.ticket, q.added_ms FROM quarantine q "
+	    "JOIN tests t ON t.id = q.test_id "
+	    "JOIN targets tg ON tg.id = t.target_id "
+	    "ORDER BY tg.name, t.name", &st, err, errlen)) < 0)
+		return r;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		const char *tk = (const char *)sqlite3_column_text(st, 4);
+
+		if (n == cap) {
+			size_t	 nc = cap ? cap * 2 : 16;
+			void	*p = reallocarray(v, nc, sizeof *v);
+
+			if (p == NULL) {
+				r = -ENOMEM;
+				goto out;
+			}
+			v = p;
+			cap = nc;
+		}
+		row = &v[n++];
+		memset(row, 0, sizeof *row);
+		row->test_id = sqlite3_column_int64(st, 0);
+		row->target = strdup((const char *)sqlite3_column_text(st, 1));
+		row->test = strdup((const char *)sqlite3_column_text(st, 2));
+		row->reason = strdup((const char *)sqlite3_column_text(st, 3));
+		row->ticket = tk ? strdup(tk) : NULL;
+		row->added_ms = sqlite3_column_int64(st, 5);
+		if (row->target == NULL || row->test == NULL ||
+		    row->reason == NULL || (tk != NULL && row->ticket == NULL)) {
+			r = -ENOMEM;
+			goto out;
+		}
+	}
+	if (rc != SQLITE_DONE) {
+		r = store_sql_error(s, err, errlen, "reading the quarantine");
+		goto out;
+	}
+	for (size_t i = 0; i < n; i++)
+		if ((r = pass_streak(s, v[i].test_id, &v[i].passes, err,
+		    errlen)) < 0)
+			goto out;
+out:
+	sqlite3_finalize(st);
+	if (r < 0) {
+		if (r == -ENOMEM)
+			flaky_error(err, errlen, ENOMEM, "out of memory");
+		flaky_quarantine_rows_free(v, n);
+		return r;
+	}
+	*ret = v;
+	*ret_n = n;
+	return 0;
+}
+
+/* Run a statement with one or two integer parameters; changes in *ret. */
+static int
+exec2(struct flaky_store *s, const char *sql, int64_t a, int64_t b,
+    int64_t *ret, char *err, size_t errlen)
+{
+	sqlite3_stmt	*st;
+	int		 r;
+
+	if ((r = prepare(s, sql, &st, err, errlen)) < 0)
+		return r;
+	if (sqlite3_bind_parameter_count(st) >= 1)
+		sqlite3_bind_int64(st, 1, a);
+	if (sqlite3_bind_parameter_count(st) >= 2)
+		sqlite3_bind_int64(st, 2, b);
+	if (sqlite3_step(st) != SQLITE_DONE)
+		r = store_sql_error(s, err, errlen, "pruning");
+	else if (ret != NULL)
+		*ret += sqlite3_changes(store_db(s));
+	sqlite3_finalize(st);
+	return r;
+}
+
+int
+flaky_store_prune(struct flaky_store *s, int64_t before_ms,
+    struct flaky_prune_stats *ps, char *err, size_t errlen)
+{
+	sqlite3_stmt	*st = NULL;
+	int64_t		 ids[PRUNE_BATCH], after = 0, dummy;
+	int		 r = 0, rc, n;
+
+	memset(ps, 0, sizeof *ps);
+	for (;;) {
+		/* The next batch of runs that still hold raw data. */
+		if ((r = prepare(s, "SELECT id FROM runs WHERE id > ?1 AND "
+		    "started_ms < ?2 AND (stdout IS NOT NULL OR stderr IS NOT "
+		    "NULL OR EXISTS (SELECT 1 FROM results WHERE run_id = "
+		    "runs.id)) ORDER BY id LIMIT 50", &st, err, errlen)) < 0)
+			return r;
+		sqlite3_bind_int64(st, 1, after);
+		sqlite3_bind_int64(st, 2, before_ms);
+		n = 0;
+		while ((rc = sqlite3_step(st)) == SQLITE_ROW && n < PRUNE_BATCH)
+			ids[n++] = sqlite3_column_int64(st, 0);
+		if (rc != SQLITE_DONE && rc != SQLITE_ROW)
+			r = store_sql_error(s, err, errlen, "pruning");
+		sqlite3_finalize(st);
+		if (r < 0 || n == 0)
+			break;
+		if ((r = flaky_store_begin(s, err, errlen)) < 0)
+			return r;
+		for (int i = 0; i < n && r == 0; i++) {
+			if ((r = exec2(s, "DELETE FROM results WHERE run_id = ?1",
+			    ids[i], 0, &ps->results, err, errlen)) < 0 ||
+			    (r = exec2(s, "DELETE FROM attempts WHERE "
+			    "run_id = ?1", ids[i], 0, NULL, err, errlen)) < 0 ||
+			    (r = exec2(s, "UPDATE runs SET stdout = NULL, "
+			    "stderr = NULL WHERE id = ?1", ids[i], 0, NULL, err,
+			    errlen)) < 0)
+				break;
+			ps->runs++;
+		}
+		if (r == 0)
+			r = exec2(s, "INSERT INTO store_meta (key, value) VALUES "
+			    "('pruned_before_ms', ?1) ON CONFLICT (key) DO UPDATE "
+			    "SET value = max(value, ?1)", before_ms, 0, NULL, err,
+			    errlen);
+		if (r < 0) {
+			flaky_store_rollback(s);
+			return r;
+		}
+		if ((r = flaky_store_commit(s, err, errlen)) < 0)
+			return r;
+		after = ids[n - 1];
+	}
+	if (r < 0)
+		return r;
+	if ((r = flaky_store_begin(s, err, errlen)) < 0)
+		return r;
+	/* Messages are referenced by failed results only. */
+	dummy = 0;
+	if ((r = exec2(s, "DELETE FROM messages WHERE id NOT IN (SELECT "
+	    "message_id FROM results WHERE outcome IN (1, 2) AND message_id "
+	    "IS NOT NULL)", 0, 0, &ps->messages, err, errlen)) < 0 ||
+	    (r = exec2(s, "INSERT INTO store_meta (key, value) VALUES "
+	    "('pruned_before_ms', ?1) ON CONFLICT (key) DO UPDATE SET "
+	    "value = max(value, ?1)", before_ms, 0, &dummy, err, errlen)) < 0) {
+		flaky_store_rollback(s);
+		return r;
+	}
+	return flaky_store_commit(s, err, errlen);
+}
+
+/* The size of a file, 0 when it does not exist. */
+static int64_t
+file_size(const char *path, const char *suffix)
+{
+	struct stat	 sb;
+	char		 p[4096];
+
+	snprintf(p, sizeof p, "%s%s", path, suffix);
+	return stat(p, &sb) == 0 ? (int64_t)sb.st_size : 0;
+}
+
+int
+flaky_store_db_stats(struct flaky_store *s, struct flaky_db_stats *d,
+    char *err, size_t errlen)
+{
+	static const struct {
+		const char	*sql;
+		size_t		 off;
+		int64_t		 def;
+	} q[] = {
+#define F(x)	offsetof(struct flaky_db_stats, x)
+		{ "PRAGMA page_size", F(page_size), 0 },
+		{ "PRAGMA page_count", F(pages), 0 },
+		{ "PRAGMA freelist_count", F(free_pages), 0 },
+		{ "SELECT count(*) FROM targets", F(targets), 0 },
+		{ "SELECT count(*) FROM tests", F(tests), 0 },
+		{ "SELECT count(*) FROM runs", F(runs), 0 },
+		{ "SELECT count(*) FROM results", F(results), 0 },
+		{ "SELECT count(*) FROM messages", F(messages), 0 },
+		{ "SELECT count(*) FROM rollups", F(rollups), 0 },
+		{ "SELECT count(*) FROM budget", F(budget), 0 },
+		{ "SELECT count(*) FROM attempts", F(attempts), 0 },
+		{ "SELECT count(*) FROM quarantine", F(quarantined), 0 },
+		{ "SELECT min(started_ms) FROM runs", F(first_run_ms),
+		    INT64_MIN },
+		{ "SELECT max(started_ms) FROM runs", F(last_run_ms),
+		    INT64_MIN },
+		{ "SELECT min(day) FROM rollups", F(first_day), -1 },
+		{ "SELECT max(day) FROM rollups", F(last_day), -1 },
+		{ "SELECT started_ms FROM runs WHERE id = (SELECT "
+		    "min(run_id) FROM results)", F(first_result_ms), INT64_MIN },
+		{ "SELECT value FROM store_meta WHERE key = "
+		    "'pruned_before_ms'", F(pruned_before_ms), 0 },
+		{ "PRAGMA user_version", 0, -1 },
+#undef F
+	};
+	int64_t		 v;
+	int		 r;
+
+	memset(d, 0, sizeof *d);
+	for (size_t i = 0; i < FLAKY_ARRAY_SIZE(q); i++) {
+		if ((r = scalar(s, q[i].sql, 0, q[i].def, &v, err,
+		    errlen)) < 0)
+			return r;
+		if (i == FLAKY_ARRAY_SIZE(q) - 1)
+			d->schema_version = (int)v;
+		else
+			*(int64_t *)(void *)((char *)d + q[i].off) = v;
+	}
+	d->file_bytes = file_size(flaky_store_path(s), "");
+	d->wal_bytes = file_size(flaky_store_path(s), "-wal");
+	return 0;
+}

@@ -1,0 +1,74 @@
+-- History over weeks: rerun budget, per-attempt results of ingested
+-- reruns, quarantine and the retention horizon. Documented in
+-- docs/history.md.
+
+-- The rerun budget per test and UTC day: wall and CPU time of the runs in
+-- which the test failed. A table beside the rollups (not new rollup
+-- columns) so the trigger below needs no rollup row to exist yet: store.c
+-- writes a chunk's results before its rollup rows. Kept by prune.
+CREATE TABLE budget (
+	test_id		INTEGER NOT NULL REFERENCES tests(id),
+	day		INTEGER NOT NULL,	-- days since 1970-01-01 UTC
+	runs		INTEGER NOT NULL DEFAULT 0,	-- failed runs counted
+	wall_us		INTEGER NOT NULL DEFAULT 0,
+	cpu_us		INTEGER NOT NULL DEFAULT 0,	-- user + sys
+	PRIMARY KEY (test_id, day)
+) WITHOUT ROWID;
+
+-- Only failed results fire it, and the run row is complete by then
+-- (flaky_store_run_finish updates the run before adding its results).
+CREATE TRIGGER budget_on_failure AFTER INSERT ON results
+WHEN new.outcome IN (1, 2)
+BEGIN
+	INSERT INTO budget (test_id, day, runs, wall_us, cpu_us)
+	SELECT new.test_id, r.started_ms / 86400000, 1,
+	       coalesce(r.duration_us, 0),
+	       coalesce(r.user_us, 0) + coalesce(r.sys_us, 0)
+	FROM runs r WHERE r.id = new.run_id
+	ON CONFLICT (test_id, day) DO UPDATE SET
+	    runs = runs + 1, wall_us = wall_us + excluded.wall_us,
+	    cpu_us = cpu_us + excluded.cpu_us;
+END;
+
+-- Each attempt of a test that a CI runner retried (JUnit flakyFailure,
+-- flakyError, rerunFailure, rerunError), by ingest. The result row keeps
+-- the first attempt's outcome; attempt 0 is that one.
+CREATE TABLE attempts (
+	run_id		INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+	position	INTEGER NOT NULL,	-- the result's position
+	attempt		INTEGER NOT NULL,	-- 0 = the first
+	outcome		INTEGER NOT NULL CHECK (outcome BETWEEN 0 AND 5),
+	message		TEXT,
+	PRIMARY KEY (run_id, position, attempt)
+) WITHOUT ROWID;
+
+-- Tests taken out of CI runs; still measured.
+CREATE TABLE quarantine (
+	test_id		INTEGER PRIMARY KEY REFERENCES tests(id),
+	reason		TEXT NOT NULL,
+	ticket		TEXT,
+	added_ms	INTEGER NOT NULL
+);
+
+-- Facts about the database itself: pruned_before_ms is the retention
+-- horizon (raw results older than it are gone, rollups stay).
+CREATE TABLE store_meta (
+	key		TEXT PRIMARY KEY,
+	value		INTEGER
+) WITHOUT ROWID;
+
+CREATE VIEW quarantined_tests AS
+SELECT tg.name AS target, t.name AS test, q.reason, q.ticket,
+       strftime('%Y-%m-%dT%H:%M:%SZ', q.added_ms / 1000, 'unixepoch')
+           AS added
+FROM quarantine q
+JOIN tests t ON t.id = q.test_id
+JOIN targets tg ON tg.id = t.target_id;
+
+CREATE VIEW daily_budget AS
+SELECT tg.name AS target, t.name AS test,
+       date(b.day * 86400, 'unixepoch') AS day, b.runs AS failed_runs,
+       b.wall_us / 1e6 AS wall_s, b.cpu_us / 1e6 AS cpu_s
+FROM budget b
+JOIN tests t ON t.id = b.test_id
+JOIN targets tg ON tg.id = t.target_id;
