@@ -252,6 +252,48 @@ START_TEST(flood)
 }
 END_TEST
 
+/* A small bound over many small writes: the tail ring wraps many times. */
+START_TEST(small_bound)
+{
+	char *const	 argv[] = { "/bin/sh", "-c",
+	    "i=1; while [ $i -le 3000 ]; do echo $i; echo e$i >&2; "
+	    "i=$((i + 1)); done", NULL };
+	struct flaky_spawn_opts o = { .argv = argv, .capture_max = 101 };
+	const struct flaky_proc_info *pi;
+	struct flaky_buf all, want;
+	struct flaky_proc *p;
+	struct ctx	 c;
+	char		*s;
+
+	/* stdout keeps 50 (25 + 25), stderr 51 (25 + 26) */
+	ctx_init(&c);
+	p = run(&c, &o);
+	pi = flaky_proc_info(p);
+	for (int stream = 0; stream < 2; stream++) {
+		size_t	 cap = stream ? 51 : 50, head = cap / 2;
+
+		flaky_buf_init(&all);
+		flaky_buf_init(&want);
+		for (int i = 1; i <= 3000; i++)
+			flaky_buf_printf(&all, stream ? "e%d\n" : "%d\n", i);
+		flaky_buf_add(&want, all.data, head);
+		flaky_buf_printf(&want, "\n[... %zu bytes not kept ...]\n",
+		    all.len - cap);
+		flaky_buf_add(&want, all.data + all.len - (cap - head),
+		    cap - head);
+		ck_assert_uint_eq(pi->bytes[stream], all.len);
+		ck_assert_uint_eq(pi->dropped[stream], all.len - cap);
+		s = output(p, stream);
+		ck_assert_str_eq(s, flaky_buf_cstr(&want));
+		free(s);
+		flaky_buf_free(&all);
+		flaky_buf_free(&want);
+	}
+	flaky_proc_free(p);
+	ctx_free(&c);
+}
+END_TEST
+
 START_TEST(stdin_null)
 {
 	sh_out("readlink /proc/self/fd/0; cat; echo end", "/dev/null\nend\n");
@@ -636,6 +678,16 @@ START_TEST(run_record)
 	    "killed at its time limit"));
 	flaky_run_free(run);
 
+	/* shutdown: the run ends as interrupted */
+	spec.timeout_ms = 0;
+	ck_assert_int_eq(flaky_run_start(c.sp, &spec, run_done_cb, &rc, &run,
+	    err, sizeof err), 0);
+	flaky_run_stop(run);
+	drive(&c, &rc.done, 3, DEADLINE_MS);
+	ck_assert_int_eq(run->rec.status, FLAKY_RUN_INTERRUPTED);
+	ck_assert_int_eq(run->rec.signal, SIGTERM);
+	flaky_run_free(run);
+
 	spec.argv = a3;
 	ck_assert_int_eq(flaky_run_start(c.sp, &spec, run_done_cb, &rc, &run,
 	    err, sizeof err), -ENOENT);
@@ -644,7 +696,7 @@ START_TEST(run_record)
 	ck_assert_str_eq(run->rec.error,
 	    "no-such-command-xyz: command not found");
 	flaky_run_free(run);
-	ck_assert_int_eq(rc.done, 2);
+	ck_assert_int_eq(rc.done, 3);
 	ctx_free(&c);
 }
 END_TEST
@@ -661,6 +713,7 @@ main(void)
 	tcase_add_test(tc, exit_and_signal);
 	tcase_add_test(tc, streams);
 	tcase_add_test(tc, flood);
+	tcase_add_test(tc, small_bound);
 	tcase_add_test(tc, stdin_null);
 	tcase_add_test(tc, signals_reset);
 	tcase_add_test(tc, process_group);
