@@ -483,7 +483,8 @@ END_TEST
 
 START_TEST(bad_commands)
 {
-	char		 dir[] = "/tmp/flaky-test-XXXXXX", file[64], err[256];
+	char		 dir[] = "/tmp/flaky-test-XXXXXX";
+	char		 file[64], err[256];
 	char *const	 a1[] = { "no-such-command-xyz", NULL };
 	char *const	 a2[] = { file, NULL };
 	char *const	 a3[] = { dir, NULL };
@@ -640,8 +641,8 @@ run_done_cb(struct flaky_run *run, void *arg)
  * missing command are recorded as such. */
 START_TEST(run_record)
 {
-	char *const	 a1[] = { "/bin/sh", "-c", "echo 1..2; echo 'ok 1 - a';"
-	    " echo 'not ok 2 - b'; exit 1", NULL };
+	char *const	 a1[] = { "/bin/sh", "-c",
+	    "echo 1..2; echo 'ok 1 - a'; echo 'not ok 2 - b'; exit 1", NULL };
 	char *const	 a2[] = { "sleep", "1000", NULL };
 	char *const	 a3[] = { "no-such-command-xyz", NULL };
 	struct flaky_run_spec spec = { .argv = a1 };

@@ -682,13 +682,15 @@ START_TEST(stats_agree)
 	struct flaky_results r;
 	size_t		 na, nb;
 	char		 err[512], name[32];
-	int64_t		 t1 = target(s, "one"), t2 = target(s, "two"), last;
+	int64_t		 t1 = target(s, "one"), t2 = target(s, "two");
+	int64_t		 last = 0;
 
 	for (int run = 0; run < 30; run++) {
 		flaky_results_init(&r);
 		for (int t = 0; t < 6; t++) {
-			int	 o = (run * 7 + t * 3) % 11 < t ? FLAKY_FAIL :
-			    (run + t) % 9 == 0 ? FLAKY_SKIP : FLAKY_PASS;
+			int	 o = (run * 7 + t * 3) % 11 < t ?
+			    FLAKY_FAIL : (run + t) % 9 == 0 ? FLAKY_SKIP :
+			    FLAKY_PASS;
 
 			snprintf(name, sizeof name, "test_%d", t);
 			add(&r, name, o, 1000 * (run + 1), o == FLAKY_FAIL ?
@@ -807,7 +809,8 @@ START_TEST(names)
 		"t.py::test_x[with space]", "t.py::test_x[quote'single]",
 		"t.py::test_x[quote\"double]", "t.py::test_x[back\\slash]",
 		"t.py::test_x[caf\xc3\xa9 \xe6\x97\xa5\xe6\x9c\xac]",
-		"t.py::test_x[tab\there]", "suite \xe2\x80\xba a \xe2\x80\xba b",
+		"t.py::test_x[tab\there]",
+		"suite \xe2\x80\xba a \xe2\x80\xba b",
 		"t.py::test_x[%s%n]", "t.py::test_x[', NULL); --]", NULL,
 	};
 	int64_t		 tid = target(s, "names");
@@ -871,11 +874,16 @@ START_TEST(views)
 	rows_eq(db, "SELECT run_id, target, status, trigger, started, "
 	    "duration_ms, exit_code, runner, tests, failures FROM run_list "
 	    "ORDER BY run_id",
-	    "1|demo|done|analyze|2026-11-01T12:00:00.000Z|1500.0|1|pytest|4|1\n"
-	    "2|demo|done|analyze|2026-11-01T12:01:00.000Z|1500.0|1|pytest|4|2\n"
-	    "3|demo|done|analyze|2026-11-01T12:02:00.000Z|1500.0|1|pytest|4|1\n"
-	    "4|demo|done|analyze|2026-11-01T12:03:00.000Z|1500.0|1|pytest|4|1\n"
-	    "5|demo|done|analyze|2026-11-02T12:00:00.000Z|1500.0|1|pytest|4|1\n");
+	    "1|demo|done|analyze|2026-11-01T12:00:00.000Z|1500.0|1|pytest|"
+	    "4|1\n"
+	    "2|demo|done|analyze|2026-11-01T12:01:00.000Z|1500.0|1|pytest|"
+	    "4|2\n"
+	    "3|demo|done|analyze|2026-11-01T12:02:00.000Z|1500.0|1|pytest|"
+	    "4|1\n"
+	    "4|demo|done|analyze|2026-11-01T12:03:00.000Z|1500.0|1|pytest|"
+	    "4|1\n"
+	    "5|demo|done|analyze|2026-11-02T12:00:00.000Z|1500.0|1|pytest|"
+	    "4|1\n");
 	rows_eq(db, "SELECT run_id, target, test, outcome, position, "
 	    "duration_ms, signature, message FROM test_results "
 	    "WHERE run_id = 2 ORDER BY position",
