@@ -1291,18 +1291,28 @@ coding_cookie(const char *s, size_t n, char *name, size_t namelen)
 				v = j + 7;
 				while (v < e && (s[v] == ' ' || s[v] == '\t'))
 					v++;
-				while (v < e && m + 1 < namelen &&
-				    (is_name_char((unsigned char)s[v]) ||
-				    s[v] == '-' || s[v] == '.')) {
+				/* CPython takes ASCII letters, digits, "-", "_"
+				 * and "." here; a name too long for us is no
+				 * codec anyway. */
+				while (v < e && ((s[v] >= 'a' && s[v] <= 'z') ||
+				    (s[v] >= 'A' && s[v] <= 'Z') ||
+				    (s[v] >= '0' && s[v] <= '9') || s[v] == '-' ||
+				    s[v] == '_' || s[v] == '.')) {
 					char	 c = s[v++];
 
 					if (c >= 'A' && c <= 'Z')
 						c |= 0x20;
-					name[m++] = c == '_' ? '-' : c;
+					if (m + 1 < namelen)
+						name[m] = c == '_' ? '-' : c;
+					m++;
 				}
-				name[m] = '\0';
 				if (m == 0)
 					continue;
+				if (m + 1 > namelen) {
+					snprintf(name, namelen, "(too long)");
+					return 1;
+				}
+				name[m] = '\0';
 				if (strcmp(name, "utf-8") == 0 ||
 				    strncmp(name, "utf-8-", 6) == 0)
 					snprintf(name, namelen, "utf-8");
@@ -1326,31 +1336,492 @@ coding_cookie(const char *s, size_t n, char *name, size_t namelen)
 
 enum { ENC_UTF8, ENC_ASCII, ENC_OTHER, ENC_UNKNOWN };
 
-/* What a cookie's encoding means for the scan. Python knows every codec;
- * this knows the families source files use (docs/scan.md). */
+/* Generated from Python 3.11's encodings package: every alias and codec
+ * module that is a text encoding, by normalized name; where 1 = an alias
+ * (also found with '.' read as '_'), 2 = a module name. */
+static const struct {
+	const char	*name;
+	unsigned char	 kind;
+	unsigned char	 where;
+} codec_names[] = {
+	{ "037", ENC_OTHER, 1 },
+	{ "1026", ENC_OTHER, 1 },
+	{ "1125", ENC_OTHER, 1 },
+	{ "1140", ENC_OTHER, 1 },
+	{ "1250", ENC_OTHER, 1 },
+	{ "1251", ENC_OTHER, 1 },
+	{ "1252", ENC_OTHER, 1 },
+	{ "1253", ENC_OTHER, 1 },
+	{ "1254", ENC_OTHER, 1 },
+	{ "1255", ENC_OTHER, 1 },
+	{ "1256", ENC_OTHER, 1 },
+	{ "1257", ENC_OTHER, 1 },
+	{ "1258", ENC_OTHER, 1 },
+	{ "273", ENC_OTHER, 1 },
+	{ "424", ENC_OTHER, 1 },
+	{ "437", ENC_OTHER, 1 },
+	{ "500", ENC_OTHER, 1 },
+	{ "646", ENC_ASCII, 1 },
+	{ "775", ENC_OTHER, 1 },
+	{ "850", ENC_OTHER, 1 },
+	{ "852", ENC_OTHER, 1 },
+	{ "855", ENC_OTHER, 1 },
+	{ "857", ENC_OTHER, 1 },
+	{ "858", ENC_OTHER, 1 },
+	{ "860", ENC_OTHER, 1 },
+	{ "861", ENC_OTHER, 1 },
+	{ "862", ENC_OTHER, 1 },
+	{ "863", ENC_OTHER, 1 },
+	{ "864", ENC_OTHER, 1 },
+	{ "865", ENC_OTHER, 1 },
+	{ "866", ENC_OTHER, 1 },
+	{ "869", ENC_OTHER, 1 },
+	{ "8859", ENC_OTHER, 1 },
+	{ "932", ENC_OTHER, 1 },
+	{ "936", ENC_OTHER, 1 },
+	{ "949", ENC_OTHER, 1 },
+	{ "950", ENC_OTHER, 1 },
+	{ "ansi_x3.4_1968", ENC_ASCII, 1 },
+	{ "ansi_x3.4_1986", ENC_ASCII, 1 },
+	{ "ansi_x3_4_1968", ENC_ASCII, 1 },
+	{ "arabic", ENC_OTHER, 1 },
+	{ "ascii", ENC_ASCII, 2 },
+	{ "asmo_708", ENC_OTHER, 1 },
+	{ "big5", ENC_OTHER, 2 },
+	{ "big5_hkscs", ENC_OTHER, 1 },
+	{ "big5_tw", ENC_OTHER, 1 },
+	{ "big5hkscs", ENC_OTHER, 2 },
+	{ "charmap", ENC_OTHER, 2 },
+	{ "chinese", ENC_OTHER, 1 },
+	{ "cp037", ENC_OTHER, 2 },
+	{ "cp1006", ENC_OTHER, 2 },
+	{ "cp1026", ENC_OTHER, 2 },
+	{ "cp1051", ENC_OTHER, 1 },
+	{ "cp1125", ENC_OTHER, 2 },
+	{ "cp1140", ENC_OTHER, 2 },
+	{ "cp1250", ENC_OTHER, 2 },
+	{ "cp1251", ENC_OTHER, 2 },
+	{ "cp1252", ENC_OTHER, 2 },
+	{ "cp1253", ENC_OTHER, 2 },
+	{ "cp1254", ENC_OTHER, 2 },
+	{ "cp1255", ENC_OTHER, 2 },
+	{ "cp1256", ENC_OTHER, 2 },
+	{ "cp1257", ENC_OTHER, 2 },
+	{ "cp1258", ENC_OTHER, 2 },
+	{ "cp1361", ENC_OTHER, 1 },
+	{ "cp154", ENC_OTHER, 1 },
+	{ "cp273", ENC_OTHER, 2 },
+	{ "cp367", ENC_ASCII, 1 },
+	{ "cp424", ENC_OTHER, 2 },
+	{ "cp437", ENC_OTHER, 2 },
+	{ "cp500", ENC_OTHER, 2 },
+	{ "cp65001", ENC_UTF8, 1 },
+	{ "cp720", ENC_OTHER, 2 },
+	{ "cp737", ENC_OTHER, 2 },
+	{ "cp775", ENC_OTHER, 2 },
+	{ "cp819", ENC_OTHER, 1 },
+	{ "cp850", ENC_OTHER, 2 },
+	{ "cp852", ENC_OTHER, 2 },
+	{ "cp855", ENC_OTHER, 2 },
+	{ "cp856", ENC_OTHER, 2 },
+	{ "cp857", ENC_OTHER, 2 },
+	{ "cp858", ENC_OTHER, 2 },
+	{ "cp860", ENC_OTHER, 2 },
+	{ "cp861", ENC_OTHER, 2 },
+	{ "cp862", ENC_OTHER, 2 },
+	{ "cp863", ENC_OTHER, 2 },
+	{ "cp864", ENC_OTHER, 2 },
+	{ "cp865", ENC_OTHER, 2 },
+	{ "cp866", ENC_OTHER, 2 },
+	{ "cp866u", ENC_OTHER, 1 },
+	{ "cp869", ENC_OTHER, 2 },
+	{ "cp874", ENC_OTHER, 2 },
+	{ "cp875", ENC_OTHER, 2 },
+	{ "cp932", ENC_OTHER, 2 },
+	{ "cp936", ENC_OTHER, 1 },
+	{ "cp949", ENC_OTHER, 2 },
+	{ "cp950", ENC_OTHER, 2 },
+	{ "cp_gr", ENC_OTHER, 1 },
+	{ "cp_is", ENC_OTHER, 1 },
+	{ "csHPRoman8", ENC_OTHER, 1 },
+	{ "csascii", ENC_ASCII, 1 },
+	{ "csbig5", ENC_OTHER, 1 },
+	{ "csibm037", ENC_OTHER, 1 },
+	{ "csibm1026", ENC_OTHER, 1 },
+	{ "csibm273", ENC_OTHER, 1 },
+	{ "csibm424", ENC_OTHER, 1 },
+	{ "csibm500", ENC_OTHER, 1 },
+	{ "csibm855", ENC_OTHER, 1 },
+	{ "csibm857", ENC_OTHER, 1 },
+	{ "csibm858", ENC_OTHER, 1 },
+	{ "csibm860", ENC_OTHER, 1 },
+	{ "csibm861", ENC_OTHER, 1 },
+	{ "csibm863", ENC_OTHER, 1 },
+	{ "csibm864", ENC_OTHER, 1 },
+	{ "csibm865", ENC_OTHER, 1 },
+	{ "csibm866", ENC_OTHER, 1 },
+	{ "csibm869", ENC_OTHER, 1 },
+	{ "csiso2022jp", ENC_OTHER, 1 },
+	{ "csiso2022kr", ENC_OTHER, 1 },
+	{ "csiso58gb231280", ENC_OTHER, 1 },
+	{ "csisolatin1", ENC_OTHER, 1 },
+	{ "csisolatin2", ENC_OTHER, 1 },
+	{ "csisolatin3", ENC_OTHER, 1 },
+	{ "csisolatin4", ENC_OTHER, 1 },
+	{ "csisolatin5", ENC_OTHER, 1 },
+	{ "csisolatin6", ENC_OTHER, 1 },
+	{ "csisolatinarabic", ENC_OTHER, 1 },
+	{ "csisolatincyrillic", ENC_OTHER, 1 },
+	{ "csisolatingreek", ENC_OTHER, 1 },
+	{ "csisolatinhebrew", ENC_OTHER, 1 },
+	{ "cskoi8r", ENC_OTHER, 1 },
+	{ "cspc775baltic", ENC_OTHER, 1 },
+	{ "cspc850multilingual", ENC_OTHER, 1 },
+	{ "cspc862latinhebrew", ENC_OTHER, 1 },
+	{ "cspc8codepage437", ENC_OTHER, 1 },
+	{ "cspcp852", ENC_OTHER, 1 },
+	{ "csptcp154", ENC_OTHER, 1 },
+	{ "csshiftjis", ENC_OTHER, 1 },
+	{ "cyrillic", ENC_OTHER, 1 },
+	{ "cyrillic_asian", ENC_OTHER, 1 },
+	{ "ebcdic_cp_be", ENC_OTHER, 1 },
+	{ "ebcdic_cp_ca", ENC_OTHER, 1 },
+	{ "ebcdic_cp_ch", ENC_OTHER, 1 },
+	{ "ebcdic_cp_he", ENC_OTHER, 1 },
+	{ "ebcdic_cp_nl", ENC_OTHER, 1 },
+	{ "ebcdic_cp_us", ENC_OTHER, 1 },
+	{ "ebcdic_cp_wt", ENC_OTHER, 1 },
+	{ "ecma_114", ENC_OTHER, 1 },
+	{ "ecma_118", ENC_OTHER, 1 },
+	{ "elot_928", ENC_OTHER, 1 },
+	{ "euc_cn", ENC_OTHER, 1 },
+	{ "euc_jis2004", ENC_OTHER, 1 },
+	{ "euc_jis_2004", ENC_OTHER, 2 },
+	{ "euc_jisx0213", ENC_OTHER, 2 },
+	{ "euc_jp", ENC_OTHER, 2 },
+	{ "euc_kr", ENC_OTHER, 2 },
+	{ "euccn", ENC_OTHER, 1 },
+	{ "eucgb2312_cn", ENC_OTHER, 1 },
+	{ "eucjis2004", ENC_OTHER, 1 },
+	{ "eucjisx0213", ENC_OTHER, 1 },
+	{ "eucjp", ENC_OTHER, 1 },
+	{ "euckr", ENC_OTHER, 1 },
+	{ "gb18030", ENC_OTHER, 2 },
+	{ "gb18030_2000", ENC_OTHER, 1 },
+	{ "gb2312", ENC_OTHER, 2 },
+	{ "gb2312_1980", ENC_OTHER, 1 },
+	{ "gb2312_80", ENC_OTHER, 1 },
+	{ "gbk", ENC_OTHER, 2 },
+	{ "greek", ENC_OTHER, 1 },
+	{ "greek8", ENC_OTHER, 1 },
+	{ "hebrew", ENC_OTHER, 1 },
+	{ "hkscs", ENC_OTHER, 1 },
+	{ "hp_roman8", ENC_OTHER, 2 },
+	{ "hz", ENC_OTHER, 2 },
+	{ "hz_gb", ENC_OTHER, 1 },
+	{ "hz_gb_2312", ENC_OTHER, 1 },
+	{ "hzgb", ENC_OTHER, 1 },
+	{ "ibm037", ENC_OTHER, 1 },
+	{ "ibm039", ENC_OTHER, 1 },
+	{ "ibm1026", ENC_OTHER, 1 },
+	{ "ibm1051", ENC_OTHER, 1 },
+	{ "ibm1125", ENC_OTHER, 1 },
+	{ "ibm1140", ENC_OTHER, 1 },
+	{ "ibm273", ENC_OTHER, 1 },
+	{ "ibm367", ENC_ASCII, 1 },
+	{ "ibm424", ENC_OTHER, 1 },
+	{ "ibm437", ENC_OTHER, 1 },
+	{ "ibm500", ENC_OTHER, 1 },
+	{ "ibm775", ENC_OTHER, 1 },
+	{ "ibm819", ENC_OTHER, 1 },
+	{ "ibm850", ENC_OTHER, 1 },
+	{ "ibm852", ENC_OTHER, 1 },
+	{ "ibm855", ENC_OTHER, 1 },
+	{ "ibm857", ENC_OTHER, 1 },
+	{ "ibm858", ENC_OTHER, 1 },
+	{ "ibm860", ENC_OTHER, 1 },
+	{ "ibm861", ENC_OTHER, 1 },
+	{ "ibm862", ENC_OTHER, 1 },
+	{ "ibm863", ENC_OTHER, 1 },
+	{ "ibm864", ENC_OTHER, 1 },
+	{ "ibm865", ENC_OTHER, 1 },
+	{ "ibm866", ENC_OTHER, 1 },
+	{ "ibm869", ENC_OTHER, 1 },
+	{ "idna", ENC_OTHER, 2 },
+	{ "iso2022_jp", ENC_OTHER, 2 },
+	{ "iso2022_jp_1", ENC_OTHER, 2 },
+	{ "iso2022_jp_2", ENC_OTHER, 2 },
+	{ "iso2022_jp_2004", ENC_OTHER, 2 },
+	{ "iso2022_jp_3", ENC_OTHER, 2 },
+	{ "iso2022_jp_ext", ENC_OTHER, 2 },
+	{ "iso2022_kr", ENC_OTHER, 2 },
+	{ "iso2022jp", ENC_OTHER, 1 },
+	{ "iso2022jp_1", ENC_OTHER, 1 },
+	{ "iso2022jp_2", ENC_OTHER, 1 },
+	{ "iso2022jp_2004", ENC_OTHER, 1 },
+	{ "iso2022jp_3", ENC_OTHER, 1 },
+	{ "iso2022jp_ext", ENC_OTHER, 1 },
+	{ "iso2022kr", ENC_OTHER, 1 },
+	{ "iso646_us", ENC_ASCII, 1 },
+	{ "iso8859", ENC_OTHER, 1 },
+	{ "iso8859_1", ENC_OTHER, 3 },
+	{ "iso8859_10", ENC_OTHER, 2 },
+	{ "iso8859_11", ENC_OTHER, 2 },
+	{ "iso8859_13", ENC_OTHER, 2 },
+	{ "iso8859_14", ENC_OTHER, 2 },
+	{ "iso8859_15", ENC_OTHER, 2 },
+	{ "iso8859_16", ENC_OTHER, 2 },
+	{ "iso8859_2", ENC_OTHER, 2 },
+	{ "iso8859_3", ENC_OTHER, 2 },
+	{ "iso8859_4", ENC_OTHER, 2 },
+	{ "iso8859_5", ENC_OTHER, 2 },
+	{ "iso8859_6", ENC_OTHER, 2 },
+	{ "iso8859_7", ENC_OTHER, 2 },
+	{ "iso8859_8", ENC_OTHER, 2 },
+	{ "iso8859_9", ENC_OTHER, 2 },
+	{ "iso_2022_jp", ENC_OTHER, 1 },
+	{ "iso_2022_jp_1", ENC_OTHER, 1 },
+	{ "iso_2022_jp_2", ENC_OTHER, 1 },
+	{ "iso_2022_jp_2004", ENC_OTHER, 1 },
+	{ "iso_2022_jp_3", ENC_OTHER, 1 },
+	{ "iso_2022_jp_ext", ENC_OTHER, 1 },
+	{ "iso_2022_kr", ENC_OTHER, 1 },
+	{ "iso_646.irv_1991", ENC_ASCII, 1 },
+	{ "iso_8859_1", ENC_OTHER, 1 },
+	{ "iso_8859_10", ENC_OTHER, 1 },
+	{ "iso_8859_10_1992", ENC_OTHER, 1 },
+	{ "iso_8859_11", ENC_OTHER, 1 },
+	{ "iso_8859_11_2001", ENC_OTHER, 1 },
+	{ "iso_8859_13", ENC_OTHER, 1 },
+	{ "iso_8859_14", ENC_OTHER, 1 },
+	{ "iso_8859_14_1998", ENC_OTHER, 1 },
+	{ "iso_8859_15", ENC_OTHER, 1 },
+	{ "iso_8859_16", ENC_OTHER, 1 },
+	{ "iso_8859_16_2001", ENC_OTHER, 1 },
+	{ "iso_8859_1_1987", ENC_OTHER, 1 },
+	{ "iso_8859_2", ENC_OTHER, 1 },
+	{ "iso_8859_2_1987", ENC_OTHER, 1 },
+	{ "iso_8859_3", ENC_OTHER, 1 },
+	{ "iso_8859_3_1988", ENC_OTHER, 1 },
+	{ "iso_8859_4", ENC_OTHER, 1 },
+	{ "iso_8859_4_1988", ENC_OTHER, 1 },
+	{ "iso_8859_5", ENC_OTHER, 1 },
+	{ "iso_8859_5_1988", ENC_OTHER, 1 },
+	{ "iso_8859_6", ENC_OTHER, 1 },
+	{ "iso_8859_6_1987", ENC_OTHER, 1 },
+	{ "iso_8859_7", ENC_OTHER, 1 },
+	{ "iso_8859_7_1987", ENC_OTHER, 1 },
+	{ "iso_8859_8", ENC_OTHER, 1 },
+	{ "iso_8859_8_1988", ENC_OTHER, 1 },
+	{ "iso_8859_9", ENC_OTHER, 1 },
+	{ "iso_8859_9_1989", ENC_OTHER, 1 },
+	{ "iso_celtic", ENC_OTHER, 1 },
+	{ "iso_ir_100", ENC_OTHER, 1 },
+	{ "iso_ir_101", ENC_OTHER, 1 },
+	{ "iso_ir_109", ENC_OTHER, 1 },
+	{ "iso_ir_110", ENC_OTHER, 1 },
+	{ "iso_ir_126", ENC_OTHER, 1 },
+	{ "iso_ir_127", ENC_OTHER, 1 },
+	{ "iso_ir_138", ENC_OTHER, 1 },
+	{ "iso_ir_144", ENC_OTHER, 1 },
+	{ "iso_ir_148", ENC_OTHER, 1 },
+	{ "iso_ir_157", ENC_OTHER, 1 },
+	{ "iso_ir_166", ENC_OTHER, 1 },
+	{ "iso_ir_199", ENC_OTHER, 1 },
+	{ "iso_ir_226", ENC_OTHER, 1 },
+	{ "iso_ir_58", ENC_OTHER, 1 },
+	{ "iso_ir_6", ENC_ASCII, 1 },
+	{ "jisx0213", ENC_OTHER, 1 },
+	{ "johab", ENC_OTHER, 2 },
+	{ "koi8_r", ENC_OTHER, 2 },
+	{ "koi8_t", ENC_OTHER, 2 },
+	{ "koi8_u", ENC_OTHER, 2 },
+	{ "korean", ENC_OTHER, 1 },
+	{ "ks_c_5601", ENC_OTHER, 1 },
+	{ "ks_c_5601_1987", ENC_OTHER, 1 },
+	{ "ks_x_1001", ENC_OTHER, 1 },
+	{ "ksc5601", ENC_OTHER, 1 },
+	{ "ksx1001", ENC_OTHER, 1 },
+	{ "kz1048", ENC_OTHER, 2 },
+	{ "kz_1048", ENC_OTHER, 1 },
+	{ "l1", ENC_OTHER, 1 },
+	{ "l10", ENC_OTHER, 1 },
+	{ "l2", ENC_OTHER, 1 },
+	{ "l3", ENC_OTHER, 1 },
+	{ "l4", ENC_OTHER, 1 },
+	{ "l5", ENC_OTHER, 1 },
+	{ "l6", ENC_OTHER, 1 },
+	{ "l7", ENC_OTHER, 1 },
+	{ "l8", ENC_OTHER, 1 },
+	{ "l9", ENC_OTHER, 1 },
+	{ "latin", ENC_OTHER, 1 },
+	{ "latin1", ENC_OTHER, 1 },
+	{ "latin10", ENC_OTHER, 1 },
+	{ "latin2", ENC_OTHER, 1 },
+	{ "latin3", ENC_OTHER, 1 },
+	{ "latin4", ENC_OTHER, 1 },
+	{ "latin5", ENC_OTHER, 1 },
+	{ "latin6", ENC_OTHER, 1 },
+	{ "latin7", ENC_OTHER, 1 },
+	{ "latin8", ENC_OTHER, 1 },
+	{ "latin9", ENC_OTHER, 1 },
+	{ "latin_1", ENC_OTHER, 2 },
+	{ "mac_arabic", ENC_OTHER, 2 },
+	{ "mac_centeuro", ENC_OTHER, 1 },
+	{ "mac_croatian", ENC_OTHER, 2 },
+	{ "mac_cyrillic", ENC_OTHER, 2 },
+	{ "mac_farsi", ENC_OTHER, 2 },
+	{ "mac_greek", ENC_OTHER, 2 },
+	{ "mac_iceland", ENC_OTHER, 2 },
+	{ "mac_latin2", ENC_OTHER, 2 },
+	{ "mac_roman", ENC_OTHER, 2 },
+	{ "mac_romanian", ENC_OTHER, 2 },
+	{ "mac_turkish", ENC_OTHER, 2 },
+	{ "maccentraleurope", ENC_OTHER, 1 },
+	{ "maccyrillic", ENC_OTHER, 1 },
+	{ "macgreek", ENC_OTHER, 1 },
+	{ "maciceland", ENC_OTHER, 1 },
+	{ "macintosh", ENC_OTHER, 1 },
+	{ "maclatin2", ENC_OTHER, 1 },
+	{ "macroman", ENC_OTHER, 1 },
+	{ "macturkish", ENC_OTHER, 1 },
+	{ "ms1361", ENC_OTHER, 1 },
+	{ "ms932", ENC_OTHER, 1 },
+	{ "ms936", ENC_OTHER, 1 },
+	{ "ms949", ENC_OTHER, 1 },
+	{ "ms950", ENC_OTHER, 1 },
+	{ "ms_kanji", ENC_OTHER, 1 },
+	{ "mskanji", ENC_OTHER, 1 },
+	{ "palmos", ENC_OTHER, 2 },
+	{ "pt154", ENC_OTHER, 1 },
+	{ "ptcp154", ENC_OTHER, 2 },
+	{ "punycode", ENC_UNKNOWN, 2 },
+	{ "r8", ENC_OTHER, 1 },
+	{ "raw_unicode_escape", ENC_OTHER, 2 },
+	{ "rk1048", ENC_OTHER, 1 },
+	{ "roman8", ENC_OTHER, 1 },
+	{ "ruscii", ENC_OTHER, 1 },
+	{ "s_jis", ENC_OTHER, 1 },
+	{ "s_jis_2004", ENC_OTHER, 1 },
+	{ "s_jisx0213", ENC_OTHER, 1 },
+	{ "shift_jis", ENC_OTHER, 2 },
+	{ "shift_jis_2004", ENC_OTHER, 2 },
+	{ "shift_jisx0213", ENC_OTHER, 2 },
+	{ "shiftjis", ENC_OTHER, 1 },
+	{ "shiftjis2004", ENC_OTHER, 1 },
+	{ "shiftjisx0213", ENC_OTHER, 1 },
+	{ "sjis", ENC_OTHER, 1 },
+	{ "sjis_2004", ENC_OTHER, 1 },
+	{ "sjisx0213", ENC_OTHER, 1 },
+	{ "strk1048_2002", ENC_OTHER, 1 },
+	{ "thai", ENC_OTHER, 1 },
+	{ "tis620", ENC_OTHER, 1 },
+	{ "tis_620", ENC_OTHER, 2 },
+	{ "tis_620_0", ENC_OTHER, 1 },
+	{ "tis_620_2529_0", ENC_OTHER, 1 },
+	{ "tis_620_2529_1", ENC_OTHER, 1 },
+	{ "u16", ENC_UNKNOWN, 1 },
+	{ "u32", ENC_UNKNOWN, 1 },
+	{ "u7", ENC_OTHER, 1 },
+	{ "u8", ENC_UTF8, 1 },
+	{ "u_jis", ENC_OTHER, 1 },
+	{ "uhc", ENC_OTHER, 1 },
+	{ "ujis", ENC_OTHER, 1 },
+	{ "undefined", ENC_UNKNOWN, 2 },
+	{ "unicode_1_1_utf_7", ENC_OTHER, 1 },
+	{ "unicode_escape", ENC_OTHER, 2 },
+	{ "unicodebigunmarked", ENC_UNKNOWN, 1 },
+	{ "unicodelittleunmarked", ENC_UNKNOWN, 1 },
+	{ "us", ENC_ASCII, 1 },
+	{ "us_ascii", ENC_ASCII, 1 },
+	{ "utf", ENC_UTF8, 1 },
+	{ "utf16", ENC_UNKNOWN, 1 },
+	{ "utf32", ENC_UNKNOWN, 1 },
+	{ "utf7", ENC_OTHER, 1 },
+	{ "utf8", ENC_UTF8, 1 },
+	{ "utf8_ucs2", ENC_UTF8, 1 },
+	{ "utf8_ucs4", ENC_UTF8, 1 },
+	{ "utf_16", ENC_UNKNOWN, 2 },
+	{ "utf_16_be", ENC_UNKNOWN, 2 },
+	{ "utf_16_le", ENC_UNKNOWN, 2 },
+	{ "utf_16be", ENC_UNKNOWN, 1 },
+	{ "utf_16le", ENC_UNKNOWN, 1 },
+	{ "utf_32", ENC_UNKNOWN, 2 },
+	{ "utf_32_be", ENC_UNKNOWN, 2 },
+	{ "utf_32_le", ENC_UNKNOWN, 2 },
+	{ "utf_32be", ENC_UNKNOWN, 1 },
+	{ "utf_32le", ENC_UNKNOWN, 1 },
+	{ "utf_7", ENC_OTHER, 2 },
+	{ "utf_8", ENC_UTF8, 2 },
+	{ "utf_8_sig", ENC_UTF8, 2 },
+	{ "windows_1250", ENC_OTHER, 1 },
+	{ "windows_1251", ENC_OTHER, 1 },
+	{ "windows_1252", ENC_OTHER, 1 },
+	{ "windows_1253", ENC_OTHER, 1 },
+	{ "windows_1254", ENC_OTHER, 1 },
+	{ "windows_1255", ENC_OTHER, 1 },
+	{ "windows_1256", ENC_OTHER, 1 },
+	{ "windows_1257", ENC_OTHER, 1 },
+	{ "windows_1258", ENC_OTHER, 1 },
+	{ "x_mac_japanese", ENC_OTHER, 1 },
+	{ "x_mac_korean", ENC_OTHER, 1 },
+	{ "x_mac_simp_chinese", ENC_OTHER, 1 },
+	{ "x_mac_trad_chinese", ENC_OTHER, 1 },
+};
+
+static int
+codec_cmp(const void *key, const void *elem)
+{
+	return strcmp(key, *(const char *const *)elem);
+}
+
+/* What a cookie's encoding means for the scan, looked up as Python's
+ * encodings.search_function() does: non-alphanumerics (but ".") collapse
+ * to "_", then an alias, an alias with "." read as "_", or a module. The
+ * codecs that cannot decode a source file (UTF-16/32, ...) count as
+ * unknown. */
 static int
 encoding_kind(const char *name)
 {
-	static const char *const utf8[] = { "utf-8", "utf8", "u8", "utf",
-	    "cp65001", NULL };
-	static const char *const ascii[] = { "ascii", "us-ascii", "646",
-	    "us", NULL };
-	static const char *const families[] = { "latin", "iso", "cp", "ibm",
-	    "windows-", "mac", "koi8", "euc", "shift", "sjis", "s-jis", "gb",
-	    "big5", "hz", "johab", "ks", "tis", "ptcp", "hp-roman", "kz",
-	    "l1", "l2", "l3", "l4", "l5", "l6", "l7", "l8", "l9", "l10",
-	    "utf-16", "utf-32", "utf16", "utf32", "cyrillic", "greek",
-	    "hebrew", "arabic", "thai", NULL };
+	char	 norm[64];
+	size_t	 m = 0;
+	int	 punct = 0;
 
-	for (int i = 0; utf8[i]; i++)
-		if (strcmp(name, utf8[i]) == 0)
-			return ENC_UTF8;
-	for (int i = 0; ascii[i]; i++)
-		if (strcmp(name, ascii[i]) == 0)
-			return ENC_ASCII;
-	for (int i = 0; families[i]; i++)
-		if (strncmp(name, families[i], strlen(families[i])) == 0)
-			return ENC_OTHER;
+	for (const char *p = name; *p != '\0'; p++) {
+		char	 c = *p;
+
+		if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+		    (c >= '0' && c <= '9') || c == '.') {
+			if (m + 3 >= sizeof norm)
+				return ENC_UNKNOWN;
+			if (punct && m > 0)
+				norm[m++] = '_';
+			norm[m++] = (char)(c >= 'A' && c <= 'Z' ? c | 0x20 : c);
+			punct = 0;
+		} else
+			punct = 1;
+	}
+	norm[m] = '\0';
+	for (int pass = 0; pass < 2; pass++) {
+		const void *hit;
+
+		if (pass == 1) {
+			if (strchr(norm, '.') == NULL)
+				break;
+			for (char *p = norm; *p != '\0'; p++)
+				if (*p == '.')
+					*p = '_';
+		}
+		hit = bsearch(norm, codec_names, FLAKY_ARRAY_SIZE(codec_names),
+		    sizeof(codec_names[0]), codec_cmp);
+		if (hit != NULL) {
+			size_t	 i = (size_t)((const char *)hit -
+			    (const char *)codec_names) / sizeof(codec_names[0]);
+
+			if (pass == 0 || (codec_names[i].where & 1))
+				return codec_names[i].kind;
+		}
+	}
 	return ENC_UNKNOWN;
 }
 
@@ -2573,6 +3044,15 @@ lex_file(struct lexer *lx, const char *src, size_t len)
 				}
 		}
 		lx->check_utf8 = kind == ENC_UTF8;
+		/* Only a cookie that reads "utf-8" leaves the bytes alone;
+		 * any other makes Python decode the whole file, comments
+		 * included. */
+		if (kind == ENC_UTF8 && strcmp(encname, "utf-8") != 0 &&
+		    utf8_check((const unsigned char *)src + start,
+		    len - start) != 0) {
+			lex_error(lx, 1, "(unicode error) invalid UTF-8");
+			return -1;
+		}
 	}
 	if (lex_range(lx, start, len) < 0)
 		return -1;

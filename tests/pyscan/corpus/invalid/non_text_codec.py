@@ -1,0 +1,2 @@
+# coding: base64
+x = 1

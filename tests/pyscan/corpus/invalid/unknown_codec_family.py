@@ -1,0 +1,2 @@
+# coding: mac2
+x = 1
