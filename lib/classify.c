@@ -410,14 +410,16 @@ flaky_classifier_add(struct flaky_classifier *c, const char *name,
 	if (c->npat == FLAKY_CLASSIFIER_MAX)
 		return flaky_error(err, errlen, E2BIG, "at most %d signature "
 		    "patterns", FLAKY_CLASSIFIER_MAX);
-	if ((code = classifier_code(c, name, err, errlen)) < 0)
-		return code;
 	if ((e = regcomp(&c->pat[c->npat].re, regex,
 	    REG_EXTENDED | REG_NEWLINE | REG_NOSUB)) != 0) {
 		regerror(e, &c->pat[c->npat].re, msg, sizeof msg);
 		regfree(&c->pat[c->npat].re);
-		return flaky_error(err, errlen, EINVAL, "signature %s: "
+		return flaky_error(err, errlen, EINVAL, "signature %.64s: "
 		    "pattern '%.200s': %s", name, regex, msg);
+	}
+	if ((code = classifier_code(c, name, err, errlen)) < 0) {
+		regfree(&c->pat[c->npat].re);
+		return code;
 	}
 	c->pat[c->npat++].sig = code;
 	return code;
