@@ -260,7 +260,7 @@ flaky_revision_git(const char *dir, char **ret)
 	size_t		 len = 0;
 	ssize_t		 n;
 	int		 p[2], status, r = 0;
-	pid_t		 pid;
+	pid_t		 pid, w;
 
 	*ret = NULL;
 	if (pipe2(p, O_CLOEXEC) == -1)
@@ -282,8 +282,13 @@ flaky_revision_git(const char *dir, char **ret)
 		if (n > 0)
 			len += (size_t)n;
 	close(p[0]);
-	while (waitpid(pid, &status, 0) == -1 && errno == EINTR)
+	while ((w = waitpid(pid, &status, 0)) == -1 && errno == EINTR)
 		;
+	/* With SIGCHLD ignored (inherited through exec) the kernel reaped
+	 * it and there is no status: git prints a revision only on success,
+	 * so the output tells. */
+	if (w == -1)
+		status = 0;
 	buf[len] = '\0';
 	buf[strcspn(buf, "\r\n")] = '\0';
 	if (WIFEXITED(status) && WEXITSTATUS(status) == 0 && buf[0] != '\0' &&

@@ -702,6 +702,44 @@ START_TEST(run_record)
 }
 END_TEST
 
+/* git HEAD of a work tree; nothing outside one; also when SIGCHLD is
+ * ignored (inherited through exec), so the child is reaped by the kernel
+ * and waitpid() has no status to give. */
+START_TEST(revision)
+{
+	char		 dir[] = "/tmp/flaky-git-XXXXXX", cmd[256];
+	char		*rev = (char *)"x", *again = NULL;
+	struct sigaction sa, old;
+	FILE		*f;
+	char		 want[64] = "";
+
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	ck_assert_int_eq(flaky_revision_git(dir, &rev), 0);
+	ck_assert_ptr_null(rev);
+	snprintf(cmd, sizeof cmd, "cd %s && git init -q . && "
+	    "git -c user.name=t -c user.email=t@t commit -q --allow-empty "
+	    "-m x && git rev-parse HEAD", dir);
+	ck_assert_ptr_nonnull(f = popen(cmd, "r"));
+	ck_assert_ptr_nonnull(fgets(want, sizeof want, f));
+	ck_assert_int_eq(pclose(f), 0);
+	want[strcspn(want, "\n")] = '\0';
+	ck_assert_uint_eq(strlen(want), 40);
+	ck_assert_int_eq(flaky_revision_git(dir, &rev), 0);
+	ck_assert_str_eq(rev, want);
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = SIG_IGN;
+	sigaction(SIGCHLD, &sa, &old);
+	ck_assert_int_eq(flaky_revision_git(dir, &again), 0);
+	sigaction(SIGCHLD, &old, NULL);
+	ck_assert_ptr_nonnull(again);
+	ck_assert_str_eq(again, want);
+	free(rev);
+	free(again);
+	snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+	ck_assert_int_eq(system(cmd), 0);
+}
+END_TEST
+
 int
 main(void)
 {
@@ -726,6 +764,7 @@ main(void)
 	tcase_add_test(tc, parallel);
 	tcase_add_test(tc, stop);
 	tcase_add_test(tc, run_record);
+	tcase_add_test(tc, revision);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
