@@ -596,7 +596,7 @@ START_TEST(null_test_id)
 }
 END_TEST
 
-START_TEST(closed_db)
+START_TEST(locked_db)
 {
 	struct flaky_store *s = open_store();
 	struct flaky_results r;
@@ -983,7 +983,7 @@ main(void)
 	tcase_add_test(tc, histograms);
 	tcase_add_test(tc, atomic);
 	tcase_add_test(tc, null_test_id);
-	tcase_add_test(tc, closed_db);
+	tcase_add_test(tc, locked_db);
 	tcase_add_test(tc, interrupted);
 	tcase_add_test(tc, stats_agree);
 	tcase_add_test(tc, redaction);
