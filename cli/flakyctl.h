@@ -71,6 +71,12 @@ int	 cmd_run(struct ctl *, int, char **);
 int	 cmd_reload(struct ctl *, int, char **);
 /* history over weeks (docs/history.md) */
 int	 cmd_ingest(struct ctl *, int, char **);
+int	 cmd_trend(struct ctl *, int, char **);
+int	 cmd_quarantine(struct ctl *, int, char **);
+int	 cmd_gate(struct ctl *, int, char **);
+int	 cmd_prune(struct ctl *, int, char **);
+int	 cmd_stats(struct ctl *, int, char **);
+int	 cmd_metrics(struct ctl *, int, char **);
 
 /* --since and --until as the report commands take them (report.c). */
 int	 parse_window(const char *cmd, const char *since, const char *until,

@@ -18,7 +18,7 @@ static const struct ctl_command commands[] = {
 	  "[--junit PATH] [--fail-on TIERS] [--] COMMAND..." },
 	{ "report", cmd_report,
 	  "report [--since D|DATE] [--until DATE] [--target NAME] "
-	  "[--fail-on TIERS]" },
+	  "[--fail-on TIERS] [--sort rate|budget|trend] [--html FILE]" },
 	{ "scan", cmd_scan,
 	  "scan [--store --target NAME] PATH..." },
 	{ "status", cmd_status,
@@ -29,6 +29,20 @@ static const struct ctl_command commands[] = {
 	  "reload" },
 	{ "ingest", cmd_ingest,
 	  "ingest --target NAME [--at TIME] [--revision REV] FILE..." },
+	{ "trend", cmd_trend,
+	  "trend TEST [--weeks N] [--target NAME] [--until DATE]" },
+	{ "quarantine", cmd_quarantine,
+	  "quarantine add TEST --reason TEXT [--ticket URL] | remove TEST | "
+	  "list [--release-after N] | export --format pytest|jest|plain" },
+	{ "gate", cmd_gate,
+	  "gate [--since D] [--max-critical N] [--max-new-flaky N] "
+	  "[--max-worse N] [--max-broken N]" },
+	{ "prune", cmd_prune,
+	  "prune --older-than D" },
+	{ "stats", cmd_stats,
+	  "stats" },
+	{ "metrics", cmd_metrics,
+	  "metrics [--since D] [--target NAME]" },
 };
 
 static void

@@ -1,0 +1,170 @@
+/* flakyctl gate: a CI step that fails (exit 1) when the window breaks a
+ * limit, with one line per breach. */
+#include "buildconf.h"
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "flakyctl.h"
+#include "output.h"
+#include "stats.h"
+#include "store.h"
+#include "store_history.h"
+#include "util.h"
+
+#define NAMES_SHOWN	5
+
+/* One limit: the tests that count against it, named in one line. */
+static int
+check(const char *what, long long max, const struct flaky_test_row *v,
+    size_t n, const struct flaky_history *hist,
+    int (*counts)(const struct flaky_test_row *,
+    const struct flaky_history_row *))
+{
+	long long	 k = 0;
+
+	if (max < 0)
+		return 0;
+	for (size_t i = 0; i < n; i++)
+		k += counts(&v[i], flaky_history_find(hist, v[i].test_id));
+	if (k <= max)
+		return 0;
+	printf("gate: %lld %s test%s, at most %lld allowed:", k, what,
+	    k == 1 ? "" : "s", max);
+	for (size_t i = 0, shown = 0; i < n; i++) {
+		if (!counts(&v[i], flaky_history_find(hist, v[i].test_id)))
+			continue;
+		if (shown++ == NAMES_SHOWN) {
+			printf(" ...");
+			break;
+		}
+		printf("%s %s", shown > 1 ? "," : "", v[i].test);
+	}
+	printf("\n");
+	return 1;
+}
+
+/* Quarantined tests are known and deselected: they do not count. */
+static int
+is_critical(const struct flaky_test_row *r, const struct flaky_history_row *h)
+{
+	return (h == NULL || !h->quarantined) &&
+	    flaky_tier(r->failures, r->runs) == FLAKY_TIER_CRITICAL;
+}
+
+static int
+is_new_flaky(const struct flaky_test_row *r, const struct flaky_history_row *h)
+{
+	return h != NULL && !h->quarantined && h->trend == FLAKY_TREND_NEW &&
+	    r->failures > 0 && r->failures < r->runs;
+}
+
+static int
+is_worse(const struct flaky_test_row *r, const struct flaky_history_row *h)
+{
+	(void)r;
+	return h != NULL && !h->quarantined && h->trend == FLAKY_TREND_WORSE;
+}
+
+static int
+is_broken(const struct flaky_test_row *r, const struct flaky_history_row *h)
+{
+	return (h == NULL || !h->quarantined) &&
+	    flaky_tier(r->failures, r->runs) == FLAKY_TIER_BROKEN;
+}
+
+int
+cmd_gate(struct ctl *ctl, int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "since", required_argument, NULL, 's' },
+		{ "until", required_argument, NULL, 'u' },
+		{ "target", required_argument, NULL, 'T' },
+		{ "max-critical", required_argument, NULL, 'c' },
+		{ "max-new-flaky", required_argument, NULL, 'n' },
+		{ "max-worse", required_argument, NULL, 'w' },
+		{ "max-broken", required_argument, NULL, 'b' },
+		CTL_GLOBAL_LONGOPTS,
+		{ NULL, 0, NULL, 0 }
+	};
+	struct flaky_store *store = NULL;
+	struct flaky_test_row *rows = NULL;
+	struct flaky_history hist;
+	struct flaky_query q;
+	size_t		 nrows = 0;
+	const char	*since = "7d", *until = NULL;
+	long long	 lim[4] = { -1, -1, -1, -1 };
+	char		 err[1024];
+	int		 c, ret = EXIT_ERROR, breaches = 0;
+
+	memset(&q, 0, sizeof q);
+	memset(&hist, 0, sizeof hist);
+	while ((c = getopt_long(argc, argv, "s:u:T:", longopts, NULL)) != -1) {
+		const char *opt = NULL;
+		int	 k = 0;
+
+		switch (c) {
+		case 's':
+			since = optarg;
+			continue;
+		case 'u':
+			until = optarg;
+			continue;
+		case 'T':
+			q.target = optarg;
+			continue;
+		case 'c': k = 0; opt = "--max-critical"; break;
+		case 'n': k = 1; opt = "--max-new-flaky"; break;
+		case 'w': k = 2; opt = "--max-worse"; break;
+		case 'b': k = 3; opt = "--max-broken"; break;
+		case '?':
+			ctl_usage_error("gate", "unknown option");
+			return EXIT_ERROR;
+		default:
+			if (ctl_global_option(ctl, c, optarg) < 0)
+				return EXIT_ERROR;
+			continue;
+		}
+		if (flaky_parse_int(optarg, 0, INT32_MAX, &lim[k]) < 0) {
+			ctl_usage_error("gate", "%s: expected a count, got "
+			    "'%s'", opt, optarg);
+			return EXIT_ERROR;
+		}
+	}
+	if (optind < argc) {
+		ctl_usage_error("gate", "unexpected argument '%s'",
+		    argv[optind]);
+		return EXIT_ERROR;
+	}
+	if (lim[0] < 0 && lim[1] < 0 && lim[2] < 0 && lim[3] < 0) {
+		ctl_usage_error("gate", "expected at least one of "
+		    "--max-critical, --max-new-flaky, --max-worse, --max-broken");
+		return EXIT_ERROR;
+	}
+	if (ctl_check_format(ctl, "gate", 1 << FORMAT_TABLE) < 0 ||
+	    parse_window("gate", since, until, &q.since_ms, &q.until_ms) < 0)
+		return EXIT_ERROR;
+	if (flaky_store_open(ctl_db_path(ctl), FLAKY_STORE_READONLY, &store,
+	    err, sizeof err) < 0 || flaky_store_test_stats(store, &q, &rows,
+	    &nrows, err, sizeof err) < 0 || flaky_store_history(store, &q,
+	    &hist, err, sizeof err) < 0) {
+		fprintf(stderr, "flakyctl gate: %s\n", err);
+		goto out;
+	}
+	sort_rows(rows, nrows);
+	breaches += check("critical", lim[0], rows, nrows, &hist, is_critical);
+	breaches += check("new flaky", lim[1], rows, nrows, &hist,
+	    is_new_flaky);
+	breaches += check("worse", lim[2], rows, nrows, &hist, is_worse);
+	breaches += check("broken", lim[3], rows, nrows, &hist, is_broken);
+	if (breaches == 0)
+		printf("gate: ok (%zu tests in the window)\n", nrows);
+	ret = breaches ? EXIT_FOUND : EXIT_OK;
+out:
+	flaky_history_free(&hist);
+	flaky_test_rows_free(rows, nrows);
+	flaky_store_close(store);
+	return ret;
+}

@@ -1,0 +1,74 @@
+/* flakyctl prune: retention by hand (flakyd does the same when the config
+ * sets "retention:"): raw results and kept output go, rollups stay. */
+#include "buildconf.h"
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "flakyctl.h"
+#include "store.h"
+#include "store_history.h"
+#include "util.h"
+
+int
+cmd_prune(struct ctl *ctl, int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "older-than", required_argument, NULL, 'o' },
+		CTL_GLOBAL_LONGOPTS,
+		{ NULL, 0, NULL, 0 }
+	};
+	struct flaky_store *store = NULL;
+	struct flaky_prune_stats ps;
+	const char	*older = NULL;
+	int64_t		 age, before;
+	char		 err[1024], t[32];
+	int		 c, ret = EXIT_ERROR;
+
+	while ((c = getopt_long(argc, argv, "o:", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'o':
+			older = optarg;
+			break;
+		case '?':
+			ctl_usage_error("prune", "unknown option");
+			return EXIT_ERROR;
+		default:
+			if (ctl_global_option(ctl, c, optarg) < 0)
+				return EXIT_ERROR;
+		}
+	}
+	if (optind < argc) {
+		ctl_usage_error("prune", "unexpected argument '%s'",
+		    argv[optind]);
+		return EXIT_ERROR;
+	}
+	if (older == NULL) {
+		ctl_usage_error("prune", "--older-than D is required");
+		return EXIT_ERROR;
+	}
+	if (flaky_parse_duration(older, &age) < 0 || age <= 0) {
+		ctl_usage_error("prune", "--older-than: expected a duration "
+		    "(180d, 26w), got '%s'", older);
+		return EXIT_ERROR;
+	}
+	if (ctl_check_format(ctl, "prune", 1 << FORMAT_TABLE) < 0)
+		return EXIT_ERROR;
+	before = flaky_now_ms() - age;
+	if (flaky_store_open(ctl_db_path(ctl), 0, &store, err,
+	    sizeof err) < 0 || flaky_store_prune(store, before, &ps, err,
+	    sizeof err) < 0) {
+		fprintf(stderr, "flakyctl prune: %s\n", err);
+		goto out;
+	}
+	printf("pruned runs before %s: raw data of %lld runs, %lld results, "
+	    "%lld messages; daily rollups kept\n", flaky_format_time(before,
+	    t, sizeof t), (long long)ps.runs, (long long)ps.results,
+	    (long long)ps.messages);
+	ret = EXIT_OK;
+out:
+	flaky_store_close(store);
+	return ret;
+}

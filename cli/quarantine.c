@@ -1,0 +1,258 @@
+/* flakyctl quarantine add|remove|list|export: tests taken out of CI runs
+ * while they stay measured; a deselect list for the runner. */
+#include "buildconf.h"
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "flakyctl.h"
+#include "store.h"
+#include "store_history.h"
+#include "util.h"
+
+#define RELEASE_AFTER	30	/* passing runs in a row that release */
+
+static const char usage_text[] = "quarantine add TEST --reason TEXT "
+    "[--ticket URL] | remove TEST | list [--release-after N] | "
+    "export --format pytest|jest|plain";
+
+/* Jest's --testNamePattern sees "describe title", not our
+ * "file › describe › title": drop the file, join with blanks, and escape
+ * for a JavaScript regular expression. */
+static void
+jest_name(struct flaky_buf *b, const char *id)
+{
+	static const char sep[] = " \xe2\x80\xba ";	/* " › " */
+	const char	*p = strstr(id, sep);
+
+	if (p != NULL)
+		id = p + strlen(sep);
+	for (; *id != '\0'; id++) {
+		if (strncmp(id, sep, strlen(sep)) == 0) {
+			flaky_buf_addc(b, ' ');
+			id += strlen(sep) - 1;
+			continue;
+		}
+		if (strchr("\\^$.*+?()[]{}|/", *id) != NULL)
+			flaky_buf_addc(b, '\\');
+		flaky_buf_addc(b, *id);
+	}
+}
+
+/* A word for a POSIX shell, in single quotes. */
+static void
+shell_quote(const char *s)
+{
+	putchar('\'');
+	for (; *s != '\0'; s++) {
+		if (*s == '\'')
+			fputs("'\\''", stdout);
+		else
+			putchar(*s);
+	}
+	putchar('\'');
+}
+
+static int
+q_export(const char *fmt, const char *target,
+    const struct flaky_quarantine_row *v, size_t n)
+{
+	struct flaky_buf b;
+	size_t		 k = 0;
+
+	flaky_buf_init(&b);
+	for (size_t i = 0; i < n; i++) {
+		if (target != NULL && strcmp(v[i].target, target) != 0)
+			continue;
+		if (strcmp(fmt, "plain") == 0)
+			printf("%s\n", v[i].test);
+		else if (strcmp(fmt, "pytest") == 0) {
+			printf("--deselect ");
+			shell_quote(v[i].test);
+			putchar('\n');
+		} else {
+			flaky_buf_adds(&b, k ? "|" : "^(?!(?:");
+			jest_name(&b, v[i].test);
+		}
+		k++;
+	}
+	if (strcmp(fmt, "jest") == 0 && k > 0) {
+		flaky_buf_adds(&b, ")$)");
+		printf("--testNamePattern=");
+		shell_quote(flaky_buf_cstr(&b));
+		putchar('\n');
+	}
+	flaky_buf_free(&b);
+	return EXIT_OK;
+}
+
+static int
+q_list(struct ctl *ctl, long long release, const struct flaky_quarantine_row *v,
+    size_t n)
+{
+	char	 t[32];
+
+	if (ctl->format == FORMAT_JSON) {
+		printf("[");
+		for (size_t i = 0; i < n; i++) {
+			printf("%s\n {\"target\": ", i ? "," : "");
+			json_string(stdout, v[i].target);
+			printf(", \"test\": ");
+			json_string(stdout, v[i].test);
+			printf(", \"reason\": ");
+			json_string(stdout, v[i].reason);
+			printf(", \"ticket\": ");
+			json_string(stdout, v[i].ticket);
+			printf(", \"added\": \"%s\", \"passes_in_a_row\": %lld, "
+			    "\"ready_to_release\": %s}", flaky_format_time(
+			    v[i].added_ms, t, sizeof t), (long long)v[i].passes,
+			    v[i].passes >= release ? "true" : "false");
+		}
+		printf("%s]\n", n ? "\n" : "");
+		return EXIT_OK;
+	}
+	if (n == 0)
+		printf("no test in quarantine\n");
+	for (size_t i = 0; i < n; i++) {
+		printf("%s%s  (%s)  since %s  %lld passes in a row",
+		    v[i].passes >= release ? "READY    " : "", v[i].test,
+		    v[i].target, flaky_format_time(v[i].added_ms, t, sizeof t),
+		    (long long)v[i].passes);
+		printf("\n         %s%s%s\n", v[i].reason,
+		    v[i].ticket ? "  " : "", v[i].ticket ? v[i].ticket : "");
+	}
+	return EXIT_OK;
+}
+
+int
+cmd_quarantine(struct ctl *ctl, int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "reason", required_argument, NULL, 'r' },
+		{ "ticket", required_argument, NULL, 't' },
+		{ "target", required_argument, NULL, 'T' },
+		{ "release-after", required_argument, NULL, 'R' },
+		CTL_GLOBAL_LONGOPTS,
+		{ NULL, 0, NULL, 0 }
+	};
+	struct flaky_store *store = NULL;
+	struct flaky_quarantine_row *rows = NULL;
+	const char	*sub, *reason = NULL, *ticket = NULL, *target = NULL;
+	const char	*xfmt = NULL, *test = NULL;
+	long long	 release = RELEASE_AFTER;
+	size_t		 nrows = 0;
+	int64_t		 id;
+	char		 err[1024];
+	int		 c, ret = EXIT_ERROR, ro;
+
+	if (argc < 2) {
+		ctl_usage_error("quarantine", "expected add, remove, list or "
+		    "export");
+		return EXIT_ERROR;
+	}
+	sub = argv[1];
+	argc--;
+	argv++;
+	while ((c = getopt_long(argc, argv, "r:t:T:R:", longopts, NULL)) !=
+	    -1) {
+		switch (c) {
+		case 'r':
+			reason = optarg;
+			break;
+		case 't':
+			ticket = optarg;
+			break;
+		case 'T':
+			target = optarg;
+			break;
+		case 'R':
+			if (flaky_parse_int(optarg, 1, INT32_MAX,
+			    &release) < 0) {
+				ctl_usage_error("quarantine", "--release-after: "
+				    "expected a count, got '%s'", optarg);
+				return EXIT_ERROR;
+			}
+			break;
+		case CTL_OPT_FORMAT:
+			/* export has formats of its own */
+			if (strcmp(sub, "export") == 0) {
+				xfmt = optarg;
+				break;
+			}
+			/* FALLTHROUGH */
+		default:
+			if (c == '?') {
+				ctl_usage_error("quarantine", "unknown option");
+				return EXIT_ERROR;
+			}
+			if (ctl_global_option(ctl, c, optarg) < 0)
+				return EXIT_ERROR;
+		}
+	}
+	if (strcmp(sub, "add") == 0 || strcmp(sub, "remove") == 0) {
+		if (optind != argc - 1) {
+			ctl_usage_error("quarantine", "%s: expected one TEST",
+			    sub);
+			return EXIT_ERROR;
+		}
+		test = argv[optind];
+		if (sub[0] == 'a' && (reason == NULL || *reason == '\0')) {
+			ctl_usage_error("quarantine", "add: --reason TEXT is "
+			    "required");
+			return EXIT_ERROR;
+		}
+	} else if (strcmp(sub, "list") == 0 || strcmp(sub, "export") == 0) {
+		if (optind != argc) {
+			ctl_usage_error("quarantine", "unexpected argument "
+			    "'%s'", argv[optind]);
+			return EXIT_ERROR;
+		}
+		if (sub[0] == 'e' && (xfmt == NULL ||
+		    (strcmp(xfmt, "pytest") != 0 && strcmp(xfmt, "jest") != 0 &&
+		    strcmp(xfmt, "plain") != 0))) {
+			ctl_usage_error("quarantine", "export: expected "
+			    "--format pytest, jest or plain, got '%s'",
+			    xfmt ? xfmt : "nothing");
+			return EXIT_ERROR;
+		}
+		if (sub[0] == 'l' && ctl_check_format(ctl, "quarantine",
+		    1 << FORMAT_TABLE | 1 << FORMAT_JSON) < 0)
+			return EXIT_ERROR;
+	} else {
+		ctl_usage_error("quarantine", "unknown subcommand '%s' "
+		    "(usage: %s)", sub, usage_text);
+		return EXIT_ERROR;
+	}
+	ro = test == NULL;
+	if (flaky_store_open(ctl_db_path(ctl), ro ? FLAKY_STORE_READONLY : 0,
+	    &store, err, sizeof err) < 0)
+		goto fail;
+	if (test != NULL) {
+		if (flaky_store_find_test(store, target, test, &id, err,
+		    sizeof err) < 0)
+			goto fail;
+		if (sub[0] == 'a' ? flaky_store_quarantine_add(store, id,
+		    reason, ticket, flaky_now_ms(), err, sizeof err) < 0 :
+		    flaky_store_quarantine_remove(store, id, err,
+		    sizeof err) < 0)
+			goto fail;
+		printf("%s %s\n", test, sub[0] == 'a' ? "quarantined" :
+		    "released");
+		ret = EXIT_OK;
+		goto out;
+	}
+	if (flaky_store_quarantine_list(store, &rows, &nrows, err,
+	    sizeof err) < 0)
+		goto fail;
+	ret = sub[0] == 'l' ? q_list(ctl, release, rows, nrows) :
+	    q_export(xfmt, target, rows, nrows);
+	goto out;
+fail:
+	fprintf(stderr, "flakyctl quarantine: %s\n", err);
+out:
+	flaky_quarantine_rows_free(rows, nrows);
+	flaky_store_close(store);
+	return ret;
+}

@@ -1,0 +1,147 @@
+/* flakyctl trend TEST: one test week by week, from the daily rollups. */
+#include "buildconf.h"
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "flakyctl.h"
+#include "output.h"
+#include "stats.h"
+#include "store.h"
+#include "store_history.h"
+#include "util.h"
+
+#define WEEKS_MAX	520
+
+int
+cmd_trend(struct ctl *ctl, int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "weeks", required_argument, NULL, 'w' },
+		{ "target", required_argument, NULL, 'T' },
+		{ "until", required_argument, NULL, 'u' },
+		CTL_GLOBAL_LONGOPTS,
+		{ NULL, 0, NULL, 0 }
+	};
+	struct flaky_store *store = NULL;
+	struct flaky_buf spark;
+	uint32_t	*runs = NULL, *fails = NULL, wr[WEEKS_MAX], wf[WEEKS_MAX];
+	const char	*target = NULL, *test, *until = NULL;
+	long long	 weeks = 8;
+	int64_t		 u, to, first, id;
+	char		 err[1024], day[16];
+	int		 c, ret = EXIT_ERROR;
+
+	flaky_buf_init(&spark);
+	while ((c = getopt_long(argc, argv, "w:T:u:", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'w':
+			if (flaky_parse_int(optarg, 1, WEEKS_MAX, &weeks) < 0) {
+				ctl_usage_error("trend", "--weeks: expected a "
+				    "number from 1 to %d, got '%s'", WEEKS_MAX,
+				    optarg);
+				return EXIT_ERROR;
+			}
+			break;
+		case 'T':
+			target = optarg;
+			break;
+		case 'u':
+			until = optarg;
+			break;
+		case '?':
+			ctl_usage_error("trend", "unknown option");
+			return EXIT_ERROR;
+		default:
+			if (ctl_global_option(ctl, c, optarg) < 0)
+				return EXIT_ERROR;
+		}
+	}
+	if (optind != argc - 1) {
+		ctl_usage_error("trend", "expected one TEST");
+		return EXIT_ERROR;
+	}
+	test = argv[optind];
+	if (ctl_check_format(ctl, "trend", 1 << FORMAT_TABLE |
+	    1 << FORMAT_JSON) < 0)
+		return EXIT_ERROR;
+	u = flaky_now_ms();
+	if (until != NULL && flaky_parse_time(until, &u) < 0) {
+		ctl_usage_error("trend", "--until: expected a date (2026-11-01) "
+		    "or an ISO 8601 time, got '%s'", until);
+		return EXIT_ERROR;
+	}
+	/* Whole weeks that end with the day of until. */
+	to = (u - 1) / FLAKY_DAY_MS + 1;
+	first = to - 7 * weeks;
+	if ((runs = calloc((size_t)weeks * 7, sizeof *runs)) == NULL ||
+	    (fails = calloc((size_t)weeks * 7, sizeof *fails)) == NULL) {
+		fprintf(stderr, "flakyctl trend: out of memory\n");
+		goto out;
+	}
+	if (flaky_store_open(ctl_db_path(ctl), FLAKY_STORE_READONLY, &store,
+	    err, sizeof err) < 0 || flaky_store_find_test(store, target, test,
+	    &id, err, sizeof err) < 0 || flaky_store_test_days(store, id,
+	    first, weeks * 7, runs, fails, err, sizeof err) < 0) {
+		fprintf(stderr, "flakyctl trend: %s\n", err);
+		goto out;
+	}
+	for (long long w = 0; w < weeks; w++) {
+		wr[w] = wf[w] = 0;
+		for (int d = 0; d < 7; d++) {
+			wr[w] += runs[w * 7 + d];
+			wf[w] += fails[w * 7 + d];
+		}
+	}
+	sparkline(&spark, wr, wf, (size_t)weeks, (size_t)weeks,
+	    ctl->format == FORMAT_TABLE && ctl->tty);
+	if (ctl->format == FORMAT_JSON) {
+		printf("{\"test\": ");
+		json_string(stdout, test);
+		printf(", \"target\": ");
+		json_string(stdout, target);
+		printf(", \"weeks\": [");
+	} else
+		printf("%s, by week\n%-10s  %7s  %8s  %7s  %s\n", test,
+		    "week of", "runs", "failures", "rate", "95% interval");
+	for (long long w = 0; w < weeks; w++) {
+		double	 lo, hi, rate = wr[w] ? (double)wf[w] / wr[w] : 0;
+
+		flaky_wilson(wf[w], wr[w], FLAKY_Z95, &lo, &hi);
+		flaky_format_day((first + w * 7) * FLAKY_DAY_MS, day,
+		    sizeof day);
+		if (ctl->format == FORMAT_JSON) {
+			printf("%s\n  {\"start\": \"%s\", \"runs\": %u, "
+			    "\"failures\": %u, \"fail_rate\": ", w ? "," : "",
+			    day, wr[w], wf[w]);
+			if (wr[w] == 0)
+				printf("null, \"ci_low\": null, "
+				    "\"ci_high\": null}");
+			else
+				printf("%.6f, \"ci_low\": %.6f, "
+				    "\"ci_high\": %.6f}", rate, lo, hi);
+			continue;
+		}
+		if (wr[w] == 0)
+			printf("%-10s  %7u  %8s  %7s\n", day, 0u, "-", "-");
+		else
+			printf("%-10s  %7u  %8u  %6.1f%%  [%.1f%%-%.1f%%]\n",
+			    day, wr[w], wf[w], 100 * rate, 100 * lo,
+			    100 * hi);
+	}
+	if (ctl->format == FORMAT_JSON) {
+		printf("\n ], \"sparkline\": ");
+		json_string(stdout, flaky_buf_cstr(&spark));
+		printf("}\n");
+	} else
+		printf("%s\n", flaky_buf_cstr(&spark));
+	ret = EXIT_OK;
+out:
+	flaky_buf_free(&spark);
+	free(runs);
+	free(fails);
+	flaky_store_close(store);
+	return ret;
+}
