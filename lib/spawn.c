@@ -293,12 +293,11 @@ proc_terminate(struct flaky_proc *p, int why)
 {
 	struct timeval	 tv;
 
-	if (p->ending || p->done)
+	/* Once reaped the run ended on its own; the drain finishes it. */
+	if (p->ending || p->done || p->pid == 0)
 		return;
 	p->ending = why;
 	p->info.end = why;
-	if (p->pid == 0)
-		return;
 	killpg(p->pid, SIGTERM);
 	killpg(p->pid, SIGCONT);
 	tv.tv_sec = p->grace_ms / 1000;

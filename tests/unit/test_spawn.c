@@ -626,6 +626,40 @@ START_TEST(stop)
 }
 END_TEST
 
+/* A stop that comes after the run exited on its own (while a grandchild
+ * outside the group holds the pipe for the drain) does not relabel it. */
+START_TEST(stop_after_exit)
+{
+	char *const	 argv[] = { "/bin/sh", "-c",
+	    "setsid sleep 1000 & echo $!; exit 0", NULL };
+	struct flaky_spawn_opts o = { .argv = argv };
+	const struct flaky_proc_info *pi;
+	struct flaky_proc *p;
+	struct ctx	 c;
+	char		 err[256], *s;
+	int64_t		 end = flaky_mono_us() + 10 * 1000000;
+
+	ctx_init(&c);
+	ck_assert_int_eq(flaky_spawn(c.sp, &o, NULL, on_done, &c, &p, err,
+	    sizeof err), 0);
+	pi = flaky_proc_info(p);
+	/* reaped (end_ms set), still draining */
+	while (pi->end_ms == 0 && flaky_mono_us() < end)
+		event_base_loop(c.base, EVLOOP_ONCE);
+	ck_assert_int_ne(pi->end_ms, 0);
+	ck_assert_int_eq(c.done, 0);
+	flaky_proc_stop(p);
+	drive(&c, &c.done, 1, DEADLINE_MS);
+	ck_assert_int_eq(pi->end, FLAKY_PROC_EXITED);
+	ck_assert_int_eq(pi->exit_code, 0);
+	s = output(p, FLAKY_STDOUT);
+	kill((pid_t)atoi(s), SIGKILL);
+	free(s);
+	flaky_proc_free(p);
+	ctx_free(&c);
+}
+END_TEST
+
 struct run_ctx {
 	int	 done;
 };
@@ -763,6 +797,7 @@ main(void)
 	tcase_add_test(tc, tmpdir);
 	tcase_add_test(tc, parallel);
 	tcase_add_test(tc, stop);
+	tcase_add_test(tc, stop_after_exit);
 	tcase_add_test(tc, run_record);
 	tcase_add_test(tc, revision);
 	suite_add_tcase(s, tc);
