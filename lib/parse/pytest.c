@@ -67,8 +67,10 @@ struct pytest {
 	size_t		 tabsize, tabused;
 
 	/* The block being read and those read. */
-	int		 in_block, captured;
-	struct flaky_buf btitle, bmsg, blast, bloc;
+	int		 in_block, captured, tail_broken;
+	/* Its "E" lines, last line, "file:line: Error" line, and last run of
+	 * unindented lines (the exception of a --tb=native traceback). */
+	struct flaky_buf btitle, bmsg, blast, bloc, btail;
 	struct block	*blocks;
 	size_t		 nblocks, capblocks;
 };
@@ -540,6 +542,8 @@ end_block(struct pytest *st)
 	flaky_buf_init(&m);
 	if (st->bmsg.len > 0)
 		flaky_buf_add(&m, st->bmsg.data, st->bmsg.len);
+	else if (st->btail.len > 0)
+		flaky_buf_add(&m, st->btail.data, st->btail.len);
 	else if (st->blast.len > 0)
 		flaky_buf_add(&m, st->blast.data, st->blast.len);
 	if (st->bloc.len > 0)
@@ -611,6 +615,8 @@ block_line(struct pytest *st, const char *s, size_t n)
 		flaky_buf_reset(&st->bmsg);
 		flaky_buf_reset(&st->blast);
 		flaky_buf_reset(&st->bloc);
+		flaky_buf_reset(&st->btail);
+		st->tail_broken = 0;
 		/* A cut title would match no test: keep none. */
 		if (b - a <= MAX_TITLE)
 			flaky_buf_add(&st->btitle, s + a, b - a);
@@ -634,11 +640,22 @@ block_line(struct pytest *st, const char *s, size_t n)
 	} else if (is_location(s, n)) {
 		flaky_buf_reset(&st->bloc);
 		flaky_buf_add(&st->bloc, s, n < 1024 ? n : 1024);
-	} else if (s[0] != ' ' || st->blast.len == 0) {
-		flaky_buf_reset(&st->blast);
-		flaky_buf_add(&st->blast, s, n < 1024 ? n : 1024);
+	} else {
+		if (s[0] != ' ' || st->blast.len == 0) {
+			flaky_buf_reset(&st->blast);
+			flaky_buf_add(&st->blast, s, n < 1024 ? n : 1024);
+		}
+		if (s[0] == ' ')
+			st->tail_broken = 1;
+		else if (s[0] != '>' && !has_prefix(s, n, "[gw")) {
+			if (st->tail_broken)
+				flaky_buf_reset(&st->btail);
+			st->tail_broken = 0;
+			msg_line(&st->btail, s, n);
+		}
 	}
-	return st->bmsg.oom || st->bloc.oom || st->blast.oom ? -ENOMEM : 0;
+	return st->bmsg.oom || st->bloc.oom || st->blast.oom ||
+	    st->btail.oom ? -ENOMEM : 0;
 }
 
 /* "FAILED id - message", "PASSED id", "XPASS id reason": the id's length. */
@@ -1107,6 +1124,7 @@ state_free(struct parse_ctx *ctx)
 	flaky_buf_free(&st->bmsg);
 	flaky_buf_free(&st->blast);
 	flaky_buf_free(&st->bloc);
+	flaky_buf_free(&st->btail);
 	flaky_buf_free(&st->clean);
 	flaky_buf_free(&st->pend_id);
 	free(st->flags);

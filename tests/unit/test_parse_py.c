@@ -430,6 +430,28 @@ START_TEST(pytest_durations)
 }
 END_TEST
 
+/* --tb=native: Python's traceback; its exception lines are the message. */
+START_TEST(pytest_tb_native)
+{
+	struct flaky_results	 r;
+	struct expect		 e[NDEMO];
+
+	memcpy(e, demo, sizeof e);
+	e[1].msg = "AssertionError: value of a was wrong\nassert 1 == 2";
+	e[3].msg = "RuntimeError: fixture exploded";
+	e[22].msg = "AssertionError: assert [1, 2, 3] == [1, 2, 4]";
+	e[24].msg = "AssertionError: assert 2 == 1";
+	e[28].msg = "OSError: teardown failed";
+	parse_fixture("pytest/tb_native.txt", &r);
+	assert_demo_meta(&r, 1);
+	assert_exact(&r, e, NDEMO);
+	ck_assert_str_eq(r.v[1].message,
+	    "AssertionError: value of a was wrong\nassert 1 == 2");
+	ck_assert_str_eq(r.v[2].message, "ValueError: bad value 42");
+	flaky_results_free(&r);
+}
+END_TEST
+
 START_TEST(pytest_collect_error)
 {
 	struct flaky_results	 r;
@@ -787,6 +809,7 @@ parse_py_suite(void)
 	tcase_add_test(tc, pytest_random_order);
 	tcase_add_test(tc, pytest_unicode);
 	tcase_add_test(tc, pytest_durations);
+	tcase_add_test(tc, pytest_tb_native);
 	tcase_add_test(tc, pytest_collect_error);
 	tcase_add_test(tc, pytest_killed);
 	tcase_add_test(tc, pytest_big);
