@@ -365,3 +365,109 @@ def test_kill9_during_runs_twenty_times(daemon):
     assert "running" not in stored.values()
     assert list(stored.values()).count("interrupted") >= 20
     assert "marked interrupted" in daemon.logtext()
+
+
+def test_sd_notify_ready_reload_stop_and_watchdog(daemon, tmp_path):
+    import socket as so
+    path = str(tmp_path / "notify.sock")
+    ns = so.socket(so.AF_UNIX, so.SOCK_DGRAM)
+    ns.bind(path)
+    ns.settimeout(10)
+    daemon.write("test_ok.py", UNITTEST_OK)
+    daemon.write_config("targets:\n" + unittest_target("ok", None))
+    env = dict(os.environ, NOTIFY_SOCKET=path, WATCHDOG_USEC="200000")
+    log = open(daemon.logpath, "a")
+    daemon.proc = subprocess.Popen([FLAKYD, "--config", daemon.config],
+                                   stdout=log, stderr=subprocess.STDOUT,
+                                   env=env)
+    msgs = []
+
+    def got(prefix):
+        def f():
+            try:
+                msgs.append(ns.recv(4096).decode())
+            except OSError:
+                pass
+            return any(m.startswith(prefix) for m in msgs)
+        return f
+    try:
+        wait_for("READY=1", got("READY=1"))
+        # Under systemd it does not fork: the pid we started answers.
+        assert daemon.status()["pid"] == daemon.proc.pid
+        msgs.clear()
+        wait_for("two watchdog pings",
+                 lambda: got("WATCHDOG=1")() and
+                 sum(m == "WATCHDOG=1" for m in msgs) >= 2)
+        msgs.clear()
+        daemon.signal(signal.SIGHUP)
+        wait_for("RELOADING=1", got("RELOADING=1"))
+        assert "MONOTONIC_USEC=" in [m for m in msgs
+                                     if m.startswith("RELOADING=1")][0]
+        wait_for("READY=1 after the reload", got("READY=1"))
+        daemon.signal(signal.SIGTERM)
+        wait_for("STOPPING=1", got("STOPPING=1"))
+        assert daemon.wait_exit(10) == 0
+    finally:
+        ns.close()
+
+
+FLOOD = "cat /dev/zero"
+
+
+def test_endless_output_keeps_memory_bounded(daemon):
+    daemon.write_config("targets:\n  - name: flood\n    command: \"%s\"\n"
+                        "    timeout: 2s\n" % FLOOD, grace="1s")
+    daemon.start()
+    daemon.ctl("run", "flood", check=0)
+    rows = wait_for("the flood to time out",
+                    lambda: daemon.runs("r.status != 'running'"))
+    assert rows[0][2] == "timeout"
+    produced, dropped, kept = query(
+        daemon.db, "SELECT output_bytes, output_dropped, length(stdout) "
+        "FROM runs")[0]
+    assert produced > 100 * 1024 * 1024 and dropped > 0
+    assert kept <= 1024 * 1024 + 100
+    with open("/proc/%d/status" % daemon.proc.pid) as f:
+        hwm = int(re.search(r"VmHWM:\s+(\d+)", f.read()).group(1))
+    assert hwm < 64 * 1024, hwm     # kB
+    assert daemon.stop() == 0
+
+
+def test_peer_credentials_are_checked(daemon):
+    import shutil
+    import tempfile
+    # A directory everybody may enter (the test's own is private).
+    sockdir = tempfile.mkdtemp(prefix="flakyd-peer-")
+    os.chmod(sockdir, 0o755)
+    daemon.sock = os.path.join(sockdir, "flakyd.sock")
+    try:
+        _peer_check(daemon)
+    finally:
+        daemon.stop()
+        shutil.rmtree(sockdir, ignore_errors=True)
+
+
+def _peer_check(daemon):
+    daemon.write("test_ok.py", UNITTEST_OK)
+    daemon.write_config("targets:\n" + unittest_target("ok", None))
+    daemon.start()
+    assert oct(os.stat(daemon.sock).st_mode & 0o777) == "0o660"
+    if os.geteuid() != 0:
+        return
+    # Open the file to everybody: the SO_PEERCRED check still refuses a
+    # user who is neither root, the daemon's user nor in its group.
+    os.chmod(daemon.sock, 0o666)
+    code = ("import socket, os\n"
+            "os.setgid(65534); os.setuid(65534)\n"
+            "s = socket.socket(socket.AF_UNIX)\n"
+            "s.connect(%r)\n"
+            "s.sendall(b'status\\n')\n"
+            "print(repr(s.recv(100)))\n" % daemon.sock)
+    p = subprocess.run([PYTHON, "-c", code], capture_output=True, text=True,
+                       timeout=10)
+    assert p.stdout.strip() in ("b''", ""), (p.stdout, p.stderr)
+    wait_for("the refusal in the log",
+             lambda: "control: refused a connection from uid 65534" in
+             daemon.logtext())
+    assert daemon.status()["ok"] is True
+    assert daemon.stop() == 0
