@@ -554,13 +554,15 @@ START_TEST(pytest_handwritten)
 	    "FAILED\n"
 	    "t/a.py::test_f[a PASSED (x)] XFAIL (why (really))\n"
 	    "t/data.yaml::my check PASSED\n"
+	    "t/a.py::test_g[5%] PASSED [ 8/10]\n"
+	    "t/a.py::test_h[50%] \nPASSED\n"
 	    "========= 1 failed, 4 passed, 1 skipped, 1 xfailed, 3 warnings, "
 	    "2 deselected in 75.10s (0:01:15) =========\n", &r);
 	ck_assert_str_eq(r.runner, "pytest");
 	ck_assert_str_eq(r.version, "8.0.0");
 	ck_assert_str_eq(r.seed, "1234567");
 	ck_assert_int_eq(r.summary_total, 7);
-	ck_assert_uint_eq(r.n, 7);
+	ck_assert_uint_eq(r.n, 9);
 	ck_assert_str_eq(r.v[0].test, "t/a.py::test_a");
 	ck_assert_str_eq(r.v[1].test, "t/a.py::TestB::test_b");
 	ck_assert_int_eq(r.v[1].outcome, FLAKY_FAIL);
@@ -574,6 +576,9 @@ START_TEST(pytest_handwritten)
 	ck_assert_str_eq(r.v[5].test, "t/a.py::test_f[a PASSED (x)]");
 	ck_assert_int_eq(r.v[5].outcome, FLAKY_XFAIL);
 	ck_assert_str_eq(r.v[6].test, "t/data.yaml::my check");
+	ck_assert_str_eq(r.v[7].test, "t/a.py::test_g[5%]");
+	ck_assert_str_eq(r.v[8].test, "t/a.py::test_h[50%]");
+	ck_assert_int_eq(r.v[8].outcome, FLAKY_PASS);
 	flaky_results_free(&r);
 
 	/* XPASS names its reason without " - "; a summary after -v lines
