@@ -77,6 +77,10 @@ int	 cmd_gate(struct ctl *, int, char **);
 int	 cmd_prune(struct ctl *, int, char **);
 int	 cmd_stats(struct ctl *, int, char **);
 int	 cmd_metrics(struct ctl *, int, char **);
+/* diagnosis (show.c, triage.c, ticket.c) */
+int	 cmd_show(struct ctl *, int, char **);
+int	 cmd_triage(struct ctl *, int, char **);
+int	 cmd_ticket(struct ctl *, int, char **);
 
 /* --since and --until as the report commands take them (report.c). */
 int	 parse_window(const char *cmd, const char *since, const char *until,

@@ -43,6 +43,9 @@ static const struct ctl_command commands[] = {
 	  "stats" },
 	{ "metrics", cmd_metrics,
 	  "metrics [--since D] [--target NAME]" },
+	{ "show", cmd_show, "show TEST [--since D|all] [--target NAME] [--full]" },
+	{ "triage", cmd_triage, "triage [TEST] [--since D|all] [--limit N]" },
+	{ "ticket", cmd_ticket, "ticket TEST [--since D|all] [--target NAME]" },
 };
 
 static void

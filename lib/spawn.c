@@ -173,9 +173,26 @@ rm_entry(const char *path, const struct stat *st, int type, struct FTW *ftw)
 	return 0;
 }
 
+/* Make a directory the test left read-only or unreadable ours again. An
+ * unreadable one was not entered: stop so the walk starts over. */
+static int
+rm_unlock(const char *path, const struct stat *st, int type, struct FTW *ftw)
+{
+	(void)ftw;
+	if (type != FTW_D && type != FTW_DNR)
+		return 0;
+	if ((st->st_mode & 0700) != 0700)
+		chmod(path, (st->st_mode & 07777) | 0700);
+	return type == FTW_DNR ? 1 : 0;
+}
+
 static void
 remove_tree(const char *path)
 {
+	/* bounded: each pass opens at least one more directory */
+	for (int i = 0; i < 256; i++)
+		if (nftw(path, rm_unlock, 16, FTW_PHYS) != 1)
+			break;
 	nftw(path, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
 }
 

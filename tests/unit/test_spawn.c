@@ -569,6 +569,48 @@ START_TEST(tmpdir)
 }
 END_TEST
 
+/* What a test leaves in its TMPDIR goes, also directories it made
+ * read-only or unreadable (tests of permission errors do that). Run as an
+ * unprivileged user in a child: root removes anything anyway. */
+START_TEST(tmpdir_readonly)
+{
+	char		 parent[] = "/tmp/flaky-test-XXXXXX";
+	int		 status;
+	pid_t		 pid;
+
+	ck_assert_ptr_nonnull(mkdtemp(parent));
+	ck_assert_int_eq(chmod(parent, 0777), 0);
+	if ((pid = fork()) == 0) {
+		char *const	 argv[] = { "/bin/sh", "-c",
+		    "cd \"$TMPDIR\" && mkdir -p ro/sub nr/sub && "
+		    "touch ro/f ro/sub/g nr/h && chmod 500 ro ro/sub && "
+		    "chmod 000 nr", NULL };
+		struct flaky_spawn_opts o = { .argv = argv,
+		    .tmp_parent = parent };
+		struct flaky_proc *p;
+		struct ctx	 c;
+		char		 path[512];
+		struct stat	 st;
+
+		if (geteuid() == 0 && (setgid(65534) == -1 ||
+		    setuid(65534) == -1))
+			_exit(99);
+		ctx_init(&c);
+		p = run(&c, &o);
+		if (flaky_proc_info(p)->exit_code != 0)
+			_exit(98);
+		snprintf(path, sizeof path, "%s", flaky_proc_tmpdir(p));
+		flaky_proc_free(p);
+		ctx_free(&c);
+		_exit(stat(path, &st) == -1 && errno == ENOENT ? 0 : 1);
+	}
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+	    "status %d", status);
+	ck_assert_int_eq(rmdir(parent), 0);
+}
+END_TEST
+
 START_TEST(parallel)
 {
 	char *const	 argv[] = { "/bin/sh", "-c", "echo $$", NULL };
@@ -795,6 +837,7 @@ main(void)
 	tcase_add_test(tc, grandchild_pipe);
 	tcase_add_test(tc, bad_commands);
 	tcase_add_test(tc, tmpdir);
+	tcase_add_test(tc, tmpdir_readonly);
 	tcase_add_test(tc, parallel);
 	tcase_add_test(tc, stop);
 	tcase_add_test(tc, stop_after_exit);
