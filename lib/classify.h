@@ -5,6 +5,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "classifier.h"
 #include "parse.h"
 #include "util.h"
 
@@ -43,31 +44,5 @@ struct flaky_run_evidence {
 };
 int	 flaky_classify_run(const struct flaky_results *,
 	    const struct flaky_run_evidence *, int *sigs);
-
-/* User signatures (the YAML's signatures:), checked before the built-ins.
- * A user signature with a built-in name (TIMEOUT, ...) gets that code;
- * any other name gets a code above FLAKY_SIG_MAX, which
- * flaky_signature_name() turns back into the name while the classifier
- * is the default one. */
-#define FLAKY_CLASSIFIER_MAX	64	/* user patterns */
-#define FLAKY_SIG_NAME_MAX	64
-struct flaky_classifier;
-int	 flaky_classifier_new(struct flaky_classifier **ret);
-void	 flaky_classifier_free(struct flaky_classifier *);
-/* Add one pattern (POSIX extended, REG_NEWLINE) of the signature name.
- * Returns the signature's code, or -EINVAL (bad name or regex: err says
- * which), -E2BIG, -ENOMEM. */
-int	 flaky_classifier_add(struct flaky_classifier *, const char *name,
-	    const char *regex, char *err, size_t errlen);
-/* The user signature that matches first, else the built-in one. */
-int	 flaky_classifier_classify(const struct flaky_classifier *,
-	    const char *msg, size_t len);
-/* The name of a code, user ones included ("UNKNOWN" when out of range). */
-const char *flaky_classifier_name(const struct flaky_classifier *, int sig);
-/* The classifier that flaky_classify_run() and flaky_signature_name() use,
- * so the store picks up the configured signatures without knowing about
- * them. NULL: built-ins only. Not owned: keep it alive while it is set. */
-void	 flaky_classify_set_default(const struct flaky_classifier *);
-const struct flaky_classifier *flaky_classify_get_default(void);
 
 #endif

@@ -1,0 +1,525 @@
+/* Shared by flakyctl show, triage, ticket and confirm: finding the test a
+ * user means, the words of the triage table, JSON of a diagnosis. */
+#include "buildconf.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "diag.h"
+#include "stats.h"
+
+#define CANDIDATES_MAX	10
+
+int
+diag_option(struct diag_opts *o, int c, const char *arg)
+{
+	switch (c) {
+	case 's':
+		o->since = arg;
+		return 1;
+	case 'u':
+		o->until = arg;
+		return 1;
+	case 'T':
+		o->target = arg;
+		return 1;
+	}
+	return 0;
+}
+
+int
+diag_window(struct diag_opts *o, const char *cmd)
+{
+	const char *since = o->since ? o->since : "30d";
+
+	memset(&o->q, 0, sizeof o->q);
+	if (strcmp(since, "all") == 0)
+		since = NULL;
+	if (parse_window(cmd, since, o->until, &o->q.since_ms,
+	    &o->q.until_ms) < 0)
+		return -1;
+	o->q.target = o->target;
+	return 0;
+}
+
+int
+diag_resolve(struct flaky_store *s, const char *cmd, const char *target,
+    const char *query, int64_t *test_id)
+{
+	struct flaky_test_ref *refs = NULL;
+	size_t	 n = 0, m[CANDIDATES_MAX], nm = 0;
+	char	 err[1024];
+	int	 r, ret = -1;
+
+	if (flaky_store_tests(s, target, &refs, &n, err, sizeof err) < 0) {
+		fprintf(stderr, "flakyctl %s: %s\n", cmd, err);
+		return -1;
+	}
+	r = flaky_find_test(refs, n, query, m, CANDIDATES_MAX, &nm);
+	switch (r) {
+	case FLAKY_FIND_ONE:
+		*test_id = refs[m[0]].id;
+		ret = 0;
+		break;
+	case FLAKY_FIND_AMBIGUOUS:
+		fprintf(stderr, "flakyctl %s: '%s' matches several tests; "
+		    "give more of the id%s:\n", cmd, query,
+		    target ? "" : " or --target");
+		for (size_t i = 0; i < nm; i++)
+			fprintf(stderr, "  %s  (%s)\n", refs[m[i]].name,
+			    refs[m[i]].target);
+		break;
+	case FLAKY_FIND_NONE:
+		if (nm == 0) {
+			fprintf(stderr, "flakyctl %s: no test matches '%s': "
+			    "the database has no tests%s%s\n", cmd, query,
+			    target ? " of target " : "", target ? target : "");
+			break;
+		}
+		fprintf(stderr, "flakyctl %s: no test matches '%s'; the "
+		    "closest names:\n", cmd, query);
+		for (size_t i = 0; i < nm && i < 5; i++)
+			fprintf(stderr, "  %s  (%s)\n", refs[m[i]].name,
+			    refs[m[i]].target);
+		break;
+	default:
+		fprintf(stderr, "flakyctl %s: out of memory\n", cmd);
+	}
+	flaky_test_refs_free(refs, n);
+	return ret;
+}
+
+/* The triage table, from DESIGN.md "Failure signatures". */
+static const struct {
+	const char	*sig, *cause, *patch;
+} table[] = {
+	{ "TIMEOUT", "too little wall-clock allowance, slow I/O",
+	  "raise the limit with a justified bound, or wait on the event "
+	  "instead of the clock" },
+	{ "RACE", "shared mutable state between threads or async tasks",
+	  "serialize the shared resource for the test" },
+	{ "ORDER_DEPENDENT", "a test leaks state into another",
+	  "reset state at test start, not end; name the polluter" },
+	{ "INFRA", "network or service flake",
+	  "mock the external service in this test" },
+	{ "UNKNOWN", "nondeterministic algorithm or unseeded randomness",
+	  "capture the seed and reproduce offline" },
+};
+
+const char *
+diag_cause(const char *sig)
+{
+	for (size_t i = 0; sig && i < FLAKY_ARRAY_SIZE(table); i++)
+		if (strcmp(sig, table[i].sig) == 0)
+			return table[i].cause;
+	return "what your signature describes";
+}
+
+const char *
+diag_patch(const char *sig)
+{
+	for (size_t i = 0; sig && i < FLAKY_ARRAY_SIZE(table); i++)
+		if (strcmp(sig, table[i].sig) == 0)
+			return table[i].patch;
+	return "the fix your team wrote down for this signature";
+}
+
+void
+diag_fmt_ms(double ms, char *buf, size_t len)
+{
+	if (isnan(ms))
+		snprintf(buf, len, "?");
+	else if (ms < 1000)
+		snprintf(buf, len, "%.0f ms", ms);
+	else if (ms < 60000)
+		snprintf(buf, len, "%.1f s", ms / 1000);
+	else
+		snprintf(buf, len, "%dm%02ds", (int)(ms / 60000),
+		    (int)fmod(ms / 1000, 60));
+}
+
+/* The first line of s, at most max bytes (not splitting a character). */
+static void
+add_first_line(struct flaky_buf *b, const char *s, size_t max)
+{
+	size_t	 n;
+
+	if (s == NULL)
+		return;
+	n = strcspn(s, "\n");
+	if (n > max) {
+		n = max;
+		while (n > 0 && ((unsigned char)s[n] & 0xc0) == 0x80)
+			n--;
+		flaky_buf_add(b, s, n);
+		flaky_buf_adds(b, "...");
+		return;
+	}
+	flaky_buf_add(b, s, n);
+}
+
+void
+diag_timing_words(const struct flaky_diagnosis *d, struct flaky_buf *b)
+{
+	const struct flaky_timing *t = &d->timing;
+	char	 f[32], p[32];
+
+	if (t->n_fail == 0)
+		return;
+	diag_fmt_ms(t->p90_fail, f, sizeof f);
+	diag_fmt_ms(t->median_pass, p, sizeof p);
+	if (t->early)
+		flaky_buf_printf(b, "fails early: within %s (p90 of %lld "
+		    "failures), while passing takes ~%s", f,
+		    (long long)t->n_fail, p);
+	else if (t->near_limit) {
+		diag_fmt_ms(t->median_fail, f, sizeof f);
+		flaky_buf_printf(b, "failures cluster near a time limit: all "
+		    "%lld stop at ~%s", (long long)t->n_fail, f);
+		if (t->n_pass > 0) {
+			diag_fmt_ms(t->p90_pass, p, sizeof p);
+			flaky_buf_printf(b, ", while 90%% of passes take at "
+			    "most %s", p);
+		}
+	} else {
+		diag_fmt_ms(t->median_fail, f, sizeof f);
+		flaky_buf_printf(b, "failing runs take ~%s (median)", f);
+		if (t->n_pass > 0)
+			flaky_buf_printf(b, ", passing runs ~%s", p);
+	}
+}
+
+/* The newest revision with runs, or NULL. */
+static const struct flaky_rev_stat *
+latest_rev(const struct flaky_diagnosis *d)
+{
+	return d->nrevs > 0 ? &d->revs[d->nrevs - 1] : NULL;
+}
+
+void
+diag_revision_words(const struct flaky_diagnosis *d, struct flaky_buf *b)
+{
+	const struct flaky_rev_stat *r = latest_rev(d);
+
+	if (r == NULL)
+		return;
+	flaky_buf_printf(b, "%lld/%lld at %s", (long long)r->failures,
+	    (long long)r->runs, r->revision ? r->revision :
+	    "an unrecorded revision");
+	if (r->failures == 0)
+		flaky_buf_printf(b, ", at most %.0f%% at 95%%",
+		    100 * r->ci_high);
+	else if (r->failures == r->runs)
+		flaky_buf_printf(b, ": fails every run (broken, not flaky)");
+	else
+		flaky_buf_printf(b, " (%.0f%%-%.0f%% at 95%%)",
+		    100 * r->ci_low, 100 * r->ci_high);
+	if (r->transition != FLAKY_TRANS_NONE)
+		flaky_buf_printf(b, ", %s since %s",
+		    flaky_transition_name(r->transition),
+		    d->nrevs > 1 && d->revs[d->nrevs - 2].revision ?
+		    d->revs[d->nrevs - 2].revision : "the revision before");
+}
+
+void
+diag_evidence(const struct flaky_diagnosis *d, struct flaky_buf *b)
+{
+	const char *sig = d->signature;
+	int64_t	 n = 0;
+
+	if (sig == NULL) {
+		flaky_buf_printf(b, "no failure in %lld runs",
+		    (long long)d->runs);
+		return;
+	}
+	if (d->polluter != NULL) {
+		flaky_buf_printf(b, "fails in %lld of %lld runs where %s ran "
+		    "before it, %lld of %lld where it did not",
+		    (long long)d->order.k_before, (long long)d->order.n_before,
+		    d->polluter, (long long)d->order.k_without,
+		    (long long)d->order.n_without);
+		return;
+	}
+	for (size_t i = 0; i < d->nsigs; i++)
+		if (strcmp(d->sigs[i].name, sig) == 0)
+			n = d->sigs[i].count;
+	if (strcmp(sig, "UNKNOWN") == 0) {
+		flaky_buf_printf(b, "no known pattern in %lld failure%s "
+		    "(%zu distinct message%s)", (long long)d->failures,
+		    d->failures == 1 ? "" : "s", d->nmodes,
+		    d->nmodes == 1 ? "" : "s");
+		return;
+	}
+	flaky_buf_printf(b, "%lld of %lld failures read as %s", (long long)n,
+	    (long long)d->failures, sig);
+	for (size_t i = 0; i < d->nmodes; i++)
+		if (d->modes[i].signature != NULL &&
+		    strcmp(d->modes[i].signature, sig) == 0) {
+			flaky_buf_adds(b, ": \"");
+			add_first_line(b, d->modes[i].example ?
+			    d->modes[i].example : d->modes[i].normalized, 120);
+			flaky_buf_adds(b, "\"");
+			break;
+		}
+}
+
+/* The last part of a test id (after "::", '.', '/', " > "). */
+static const char *
+short_name(const char *s)
+{
+	const char *b = s;
+
+	for (const char *p = s; *p; p++)
+		if (*p == ':' || *p == '/' || (*p == '.' &&
+		    strchr(p, '[') == NULL) || *p == '>')
+			b = p + 1;
+	while (*b == ' ')
+		b++;
+	return *b ? b : s;
+}
+
+void
+diag_title(const struct flaky_diagnosis *d, struct flaky_buf *b)
+{
+	const char *sig = d->signature ? d->signature : "no";
+	char	 ms[32];
+	double	 med = d->timing.n_fail > 0 ? d->timing.median_fail :
+	    d->timing.median_pass;
+
+	if (d->verdict == FLAKY_VERDICT_BROKEN)
+		flaky_buf_printf(b, "%s failure in %s (broken), %lld/%lld runs",
+		    sig, short_name(d->test), (long long)d->failures,
+		    (long long)d->runs);
+	else
+		flaky_buf_printf(b, "%s flake in %s, %lld/%lld runs", sig,
+		    short_name(d->test), (long long)d->failures,
+		    (long long)d->runs);
+	if (!isnan(med)) {
+		diag_fmt_ms(med, ms, sizeof ms);
+		flaky_buf_printf(b, ", median duration %s", ms);
+	}
+}
+
+/* Append s quoted for sh when it needs it. */
+static void
+sh_quote(struct flaky_buf *b, const char *s)
+{
+	if (*s != '\0' && strspn(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMN"
+	    "OPQRSTUVWXYZ0123456789_-./:=@,+%") == strlen(s)) {
+		flaky_buf_adds(b, s);
+		return;
+	}
+	flaky_buf_addc(b, '\'');
+	for (; *s; s++) {
+		if (*s == '\'')
+			flaky_buf_adds(b, "'\\''");
+		else
+			flaky_buf_addc(b, *s);
+	}
+	flaky_buf_addc(b, '\'');
+}
+
+void
+diag_repro(const struct flaky_diagnosis *d, const char *isolate,
+    struct flaky_buf *b)
+{
+	if (d->dir != NULL) {
+		flaky_buf_adds(b, "cd ");
+		sh_quote(b, d->dir);
+		flaky_buf_adds(b, " && ");
+	}
+	if (isolate != NULL) {
+		/* the template with {test} replaced, quoted */
+		for (const char *p = isolate; *p; ) {
+			if (strncmp(p, "{test}", 6) == 0) {
+				sh_quote(b, d->test);
+				p += 6;
+			} else
+				flaky_buf_addc(b, *p++);
+		}
+		return;
+	}
+	flaky_buf_adds(b, d->command ? d->command : "(the command)");
+	if (d->seed != NULL && d->runner != NULL &&
+	    strcmp(d->runner, "pytest") == 0 && d->command != NULL &&
+	    strstr(d->command, "random-order-seed") == NULL &&
+	    (strstr(d->command, "random_order") != NULL ||
+	    strstr(d->command, "--random-order") != NULL)) {
+		flaky_buf_adds(b, " --random-order-seed=");
+		sh_quote(b, d->seed);
+	} else if (d->seed != NULL && d->runner != NULL &&
+	    strcmp(d->runner, "pytest") == 0 && d->command != NULL &&
+	    strstr(d->command, "randomly") != NULL &&
+	    strstr(d->command, "randomly-seed") == NULL) {
+		flaky_buf_adds(b, " -p randomly --randomly-seed=");
+		sh_quote(b, d->seed);
+	} else if (d->seed != NULL && d->command != NULL &&
+	    strstr(d->command, "jest") != NULL &&
+	    strstr(d->command, "--seed") == NULL) {
+		flaky_buf_adds(b, " --seed=");
+		sh_quote(b, d->seed);
+	}
+}
+
+static void
+json_key(FILE *f, const char *k, const char *v)
+{
+	fprintf(f, ", \"%s\": ", k);
+	json_string(f, v);
+}
+
+static void
+json_ms(FILE *f, const char *k, double v)
+{
+	fprintf(f, ", \"%s\": ", k);
+	json_double(f, v);
+}
+
+static void
+json_time(FILE *f, const char *k, int64_t ms)
+{
+	char	 buf[32];
+
+	fprintf(f, ", \"%s\": \"%s\"", k, flaky_format_time(ms, buf,
+	    sizeof buf));
+}
+
+static void
+json_us(FILE *f, const char *k, int64_t us)
+{
+	fprintf(f, ", \"%s\": ", k);
+	if (us < 0)
+		fputs("null", f);
+	else
+		json_double(f, (double)us / 1000.0);
+}
+
+void
+diag_json(FILE *f, const struct flaky_diagnosis *d, int with_failures)
+{
+	struct flaky_buf b;
+	double	 lo, hi;
+
+	flaky_buf_init(&b);
+	flaky_wilson(d->failures, d->runs, FLAKY_Z95, &lo, &hi);
+	fprintf(f, "{\"target\": ");
+	json_string(f, d->target);
+	json_key(f, "test", d->test);
+	fprintf(f, ", \"runs\": %lld, \"failures\": %lld, \"skips\": %lld",
+	    (long long)d->runs, (long long)d->failures, (long long)d->skips);
+	fprintf(f, ", \"fail_rate\": ");
+	json_double(f, d->runs ? (double)d->failures / (double)d->runs : 0);
+	json_ms(f, "ci_low", lo);
+	json_ms(f, "ci_high", hi);
+	fprintf(f, ", \"tier\": \"%s\"", flaky_tier_name(flaky_tier(
+	    d->failures, d->runs)));
+	fprintf(f, ", \"verdict\": \"%s\"", flaky_verdict_name(d->verdict));
+	json_key(f, "signature", d->signature);
+	fprintf(f, ", \"signatures\": {");
+	for (size_t i = 0; i < d->nsigs; i++) {
+		fprintf(f, "%s", i ? ", " : "");
+		json_string(f, d->sigs[i].name);
+		fprintf(f, ": %lld", (long long)d->sigs[i].count);
+	}
+	fprintf(f, "}");
+	json_key(f, "polluter", d->polluter);
+	if (d->polluter != NULL) {
+		fprintf(f, ", \"order\": {\"fails_with\": %lld, \"runs_with\": "
+		    "%lld, \"fails_without\": %lld, \"runs_without\": %lld, "
+		    "\"p\": ", (long long)d->order.k_before,
+		    (long long)d->order.n_before,
+		    (long long)d->order.k_without,
+		    (long long)d->order.n_without);
+		json_double(f, d->order.p);
+		fprintf(f, ", \"candidates\": %zu}", d->order.candidates);
+	}
+	diag_evidence(d, &b);
+	json_key(f, "evidence", flaky_buf_cstr(&b));
+	json_key(f, "cause", d->verdict == FLAKY_VERDICT_BROKEN ?
+	    "the test or the code under test is broken" :
+	    diag_cause(d->signature));
+	json_key(f, "patch", d->verdict == FLAKY_VERDICT_BROKEN ?
+	    "fix it like any failing test; rerunning will not help" :
+	    diag_patch(d->signature));
+	fprintf(f, ",\n  \"timing\": {\"passes\": %lld, \"failures\": %lld",
+	    (long long)d->timing.n_pass, (long long)d->timing.n_fail);
+	json_ms(f, "median_ms_pass", d->timing.median_pass);
+	json_ms(f, "p90_ms_pass", d->timing.p90_pass);
+	json_ms(f, "median_ms_fail", d->timing.median_fail);
+	json_ms(f, "p90_ms_fail", d->timing.p90_fail);
+	fprintf(f, ", \"early\": %s, \"near_limit\": %s}",
+	    d->timing.early ? "true" : "false",
+	    d->timing.near_limit ? "true" : "false");
+	fprintf(f, ",\n  \"revisions\": [");
+	for (size_t i = 0; i < d->nrevs; i++) {
+		const struct flaky_rev_stat *r = &d->revs[i];
+
+		fprintf(f, "%s{\"revision\": ", i ? ", " : "");
+		json_string(f, r->revision);
+		fprintf(f, ", \"runs\": %lld, \"failures\": %lld, \"state\": "
+		    "\"%s\"", (long long)r->runs, (long long)r->failures,
+		    flaky_rev_state_name(r->state));
+		json_key(f, "transition", flaky_transition_name(r->transition));
+		json_ms(f, "ci_low", r->ci_low);
+		json_ms(f, "ci_high", r->ci_high);
+		json_time(f, "first_seen", r->first_ms);
+		json_time(f, "last_seen", r->last_ms);
+		fprintf(f, "}");
+	}
+	fprintf(f, "]");
+	flaky_buf_reset(&b);
+	diag_revision_words(d, &b);
+	json_key(f, "revision_summary", b.len ? flaky_buf_cstr(&b) : NULL);
+	fprintf(f, ",\n  \"modes\": [");
+	for (size_t i = 0; i < d->nmodes; i++) {
+		const struct flaky_failure_mode *m = &d->modes[i];
+
+		fprintf(f, "%s{\"fingerprint\": \"%016llx\", \"count\": %lld",
+		    i ? ", " : "", (unsigned long long)m->fingerprint,
+		    (long long)m->count);
+		json_key(f, "signature", m->signature);
+		json_key(f, "normalized", m->normalized);
+		json_key(f, "example", m->example);
+		fprintf(f, "}");
+	}
+	fprintf(f, "]");
+	json_key(f, "seed", d->seed);
+	json_key(f, "command", d->command);
+	json_key(f, "dir", d->dir);
+	if (with_failures) {
+		fprintf(f, ",\n  \"failures_log\": [");
+		for (size_t i = 0; i < d->nfailed; i++) {
+			const struct flaky_result_row *x = &d->failed[i];
+
+			fprintf(f, "%s\n   {\"run\": %lld", i ? "," : "",
+			    (long long)x->run_id);
+			json_time(f, "time", x->started_ms);
+			json_key(f, "revision", x->revision);
+			json_key(f, "status", x->status);
+			if (x->exit_code < 0)
+				fprintf(f, ", \"exit_code\": null");
+			else
+				fprintf(f, ", \"exit_code\": %d", x->exit_code);
+			json_us(f, "run_duration_ms", x->run_duration_us);
+			json_us(f, "duration_ms", x->duration_us);
+			fprintf(f, ", \"position\": %lld", (long long)
+			    x->position);
+			json_key(f, "seed", x->seed);
+			json_key(f, "signature", x->signature);
+			if (x->fingerprint != 0)
+				fprintf(f, ", \"fingerprint\": \"%016llx\"",
+				    (unsigned long long)x->fingerprint);
+			else
+				fprintf(f, ", \"fingerprint\": null");
+			json_key(f, "message", x->message);
+			fprintf(f, "}");
+		}
+		fprintf(f, "\n  ]");
+	}
+	fprintf(f, "}");
+	flaky_buf_free(&b);
+}
+

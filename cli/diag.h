@@ -1,0 +1,63 @@
+/* What show, triage, ticket and confirm share: options, finding a test by
+ * a part of its name, the triage table's words, and JSON of a diagnosis. */
+#ifndef FLAKYCTL_DIAG_H
+#define FLAKYCTL_DIAG_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "diagnose.h"
+#include "flakyctl.h"
+#include "store.h"
+#include "util.h"
+
+/* The options every diagnosis command takes. */
+struct diag_opts {
+	const char	*since;		/* default 30d */
+	const char	*until;
+	const char	*target;
+	struct flaky_query q;
+};
+#define DIAG_LONGOPTS \
+	{ "since", required_argument, NULL, 's' }, \
+	{ "until", required_argument, NULL, 'u' }, \
+	{ "target", required_argument, NULL, 'T' }
+/* Handle one of DIAG_LONGOPTS; 1 when c was one. */
+int	 diag_option(struct diag_opts *, int c, const char *arg);
+/* The window from the options; -1 after a usage message. */
+int	 diag_window(struct diag_opts *, const char *cmd);
+
+/* The test a user means by a full id or a unique part of one. On no match
+ * or an ambiguous part, prints the closest names or the candidates to
+ * stderr and returns -1. */
+int	 diag_resolve(struct flaky_store *, const char *cmd, const char *target,
+	    const char *query, int64_t *test_id);
+
+/* The triage table (DESIGN.md): most likely cause and first patch. */
+const char *diag_cause(const char *signature);
+const char *diag_patch(const char *signature);
+/* One sentence of evidence for the signature. */
+void	 diag_evidence(const struct flaky_diagnosis *, struct flaky_buf *);
+/* The timing in words ("fails within 3 ms, passes in ~120 ms"), or "". */
+void	 diag_timing_words(const struct flaky_diagnosis *, struct flaky_buf *);
+/* "0/60 at abc123, at most 6% at 95%" for the latest revision. */
+void	 diag_revision_words(const struct flaky_diagnosis *, struct flaky_buf *);
+/* A shell command that reproduces the failure (seed included). */
+void	 diag_repro(const struct flaky_diagnosis *, const char *isolate,
+	    struct flaky_buf *);
+/* "TIMEOUT flake in test_login_retry, 4/15 runs, median duration 2.3 s" */
+void	 diag_title(const struct flaky_diagnosis *, struct flaky_buf *);
+/* "35 ms", "2.3 s", "2m05s", "?" */
+void	 diag_fmt_ms(double ms, char *buf, size_t len);
+
+/* The diagnosis as one JSON object (without the trailing newline). */
+void	 diag_json(FILE *, const struct flaky_diagnosis *, int with_failures);
+
+/* The config's isolate: template of a target, or NULL (caller frees). */
+char	*diag_isolate(struct ctl *, const char *target);
+/* Load the config's signatures: into a classifier made the default (for
+ * what this process stores). 0 when there is no config or no signature;
+ * -1 after a message on a bad config. */
+int	 diag_load_signatures(struct ctl *);
+
+#endif

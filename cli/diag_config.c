@@ -1,0 +1,81 @@
+/* What the diagnosis commands read from the YAML config: a target's
+ * isolate: template and the user signatures. */
+#include "buildconf.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "classifier.h"
+#include "conf.h"
+#include "diag.h"
+
+/* The config file the way main.c finds it, or NULL. */
+static const char *
+config_path(struct ctl *ctl)
+{
+	const char *e;
+
+	if (ctl->config != NULL)
+		return ctl->config;
+	if ((e = getenv("FLAKY_CONFIG")) != NULL && *e != '\0')
+		return e;
+	if (access(FLAKY_DEFAULT_CONFIG, R_OK) == 0)
+		return FLAKY_DEFAULT_CONFIG;
+	return NULL;
+}
+
+char *
+diag_isolate(struct ctl *ctl, const char *target)
+{
+	struct flaky_config *cfg = NULL;
+	const struct flaky_target *t;
+	const char *path = config_path(ctl);
+	char	 err[1024], *s = NULL;
+
+	if (path == NULL || flaky_config_load(path, FLAKY_CONFIG_NO_FS_CHECKS,
+	    &cfg, err, sizeof err) < 0)
+		return NULL;
+	if ((t = flaky_config_target(cfg, target)) != NULL &&
+	    t->isolate != NULL)
+		s = strdup(t->isolate);
+	flaky_config_free(cfg);
+	return s;
+}
+
+int
+diag_load_signatures(struct ctl *ctl)
+{
+	static struct flaky_classifier *cls;
+	struct flaky_config *cfg = NULL;
+	const char *path = config_path(ctl);
+	char	 err[1024];
+	int	 r = 0;
+
+	if (path == NULL)
+		return 0;
+	if (flaky_config_load(path, FLAKY_CONFIG_NO_FS_CHECKS, &cfg, err,
+	    sizeof err) < 0) {
+		fprintf(stderr, "flakyctl: %s\n", err);
+		return -1;
+	}
+	if (cfg->nsignatures > 0 && cls == NULL &&
+	    flaky_classifier_new(&cls) < 0)
+		r = -1;
+	for (size_t i = 0; r == 0 && i < cfg->nsignatures; i++) {
+		const struct flaky_signature *sig = &cfg->signatures[i];
+
+		for (size_t k = 0; r == 0 && k < sig->npatterns; k++)
+			if (flaky_classifier_add(cls, sig->name,
+			    sig->patterns[k].src, err, sizeof err) < 0) {
+				fprintf(stderr, "flakyctl: %s: %s\n", path,
+				    err);
+				r = -1;
+			}
+	}
+	if (r == 0 && cls != NULL)
+		flaky_classify_set_default(cls);
+	flaky_config_free(cfg);
+	return r;
+}

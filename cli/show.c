@@ -1,0 +1,145 @@
+/* flakyctl show TEST: the evidence log of one test, every failed run with
+ * its time, revision, exit code, duration, position, fingerprint and
+ * message. */
+#include "buildconf.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "diag.h"
+#include "stats.h"
+
+/* A message indented under its run, at most max lines. */
+static void
+print_message(const char *m, int max)
+{
+	int	 lines = 0;
+
+	while (m != NULL && *m != '\0' && lines < max) {
+		size_t	 n = strcspn(m, "\n");
+
+		printf("      %.*s\n", (int)(n > 200 ? 200 : n), m);
+		lines++;
+		m += n;
+		if (*m == '\n')
+			m++;
+	}
+	if (m != NULL && *m != '\0')
+		printf("      ...\n");
+}
+
+static void
+print_show(const struct flaky_diagnosis *d, int full)
+{
+	struct flaky_buf b;
+	double	 lo, hi;
+	char	 t[32], dur[32], rd[32];
+
+	flaky_buf_init(&b);
+	flaky_wilson(d->failures, d->runs, FLAKY_Z95, &lo, &hi);
+	printf("%s  (target %s)\n", d->test, d->target);
+	printf("%lld failures in %lld runs (%.1f%%, 95%% %.1f%%-%.1f%%), "
+	    "%s", (long long)d->failures, (long long)d->runs,
+	    d->runs ? 100.0 * (double)d->failures / (double)d->runs : 0.0,
+	    100 * lo, 100 * hi, flaky_verdict_name(d->verdict));
+	if (d->signature != NULL)
+		printf(", signature %s", d->signature);
+	printf("\n");
+	diag_revision_words(d, &b);
+	if (b.len > 0)
+		printf("revision: %s\n", flaky_buf_cstr(&b));
+	flaky_buf_reset(&b);
+	diag_timing_words(d, &b);
+	if (b.len > 0)
+		printf("timing: %s\n", flaky_buf_cstr(&b));
+	if (d->polluter != NULL) {
+		flaky_buf_reset(&b);
+		diag_evidence(d, &b);
+		printf("order: %s\n", flaky_buf_cstr(&b));
+	}
+	if (d->nfailed == 0)
+		printf("no failure in this window\n");
+	for (size_t i = 0; i < d->nfailed; i++) {
+		const struct flaky_result_row *x = &d->failed[i];
+
+		diag_fmt_ms(x->duration_us < 0 ? NAN :
+		    (double)x->duration_us / 1000.0, dur, sizeof dur);
+		diag_fmt_ms(x->run_duration_us < 0 ? NAN :
+		    (double)x->run_duration_us / 1000.0, rd, sizeof rd);
+		printf("\nrun %lld  %s  revision %s  exit %s%d  run %s  "
+		    "test %s  position %lld", (long long)x->run_id,
+		    flaky_format_time(x->started_ms, t, sizeof t),
+		    x->revision ? x->revision : "-",
+		    x->exit_code < 0 ? "-" : "", x->exit_code < 0 ? 0 :
+		    x->exit_code, rd, dur, (long long)x->position);
+		if (strcmp(x->status, "done") != 0)
+			printf("  (%s)", x->status);
+		if (x->seed != NULL)
+			printf("  seed %s", x->seed);
+		printf("\n    %s  %016llx\n", x->signature ? x->signature :
+		    "UNKNOWN", (unsigned long long)x->fingerprint);
+		print_message(x->message, full ? 1000 : 12);
+	}
+	flaky_buf_free(&b);
+}
+
+int
+cmd_show(struct ctl *ctl, int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		DIAG_LONGOPTS,
+		{ "full", no_argument, NULL, 'f' },
+		CTL_GLOBAL_LONGOPTS,
+		{ NULL, 0, NULL, 0 }
+	};
+	struct diag_opts o = { 0 };
+	struct flaky_store *store = NULL;
+	struct flaky_diagnosis *d = NULL;
+	char	 err[1024];
+	int64_t	 id;
+	int	 c, full = 0, ret = EXIT_ERROR;
+
+	while ((c = getopt_long(argc, argv, "s:u:T:f", longopts, NULL)) !=
+	    -1) {
+		if (diag_option(&o, c, optarg))
+			continue;
+		if (c == 'f')
+			full = 1;
+		else if (c == '?') {
+			ctl_usage_error("show", "unknown option");
+			return EXIT_ERROR;
+		} else if (ctl_global_option(ctl, c, optarg) < 0)
+			return EXIT_ERROR;
+	}
+	if (optind + 1 != argc) {
+		ctl_usage_error("show", optind == argc ? "which test?" :
+		    "one test at a time");
+		return EXIT_ERROR;
+	}
+	if (ctl_check_format(ctl, "show", 1 << FORMAT_TABLE |
+	    1 << FORMAT_JSON) < 0 || diag_window(&o, "show") < 0)
+		return EXIT_ERROR;
+	if (flaky_store_open(ctl_db_path(ctl), FLAKY_STORE_READONLY, &store,
+	    err, sizeof err) < 0) {
+		fprintf(stderr, "flakyctl: %s\n", err);
+		return EXIT_ERROR;
+	}
+	if (diag_resolve(store, "show", o.target, argv[optind], &id) < 0)
+		goto out;
+	if (flaky_diagnose_test(store, id, &o.q, &d, err, sizeof err) < 0) {
+		fprintf(stderr, "flakyctl: %s\n", err);
+		goto out;
+	}
+	if (ctl->format == FORMAT_JSON) {
+		diag_json(stdout, d, 1);
+		printf("\n");
+	} else
+		print_show(d, full);
+	ret = EXIT_OK;
+out:
+	flaky_diagnosis_free(d);
+	flaky_store_close(store);
+	return ret;
+}

@@ -1,0 +1,233 @@
+/* flakyctl ticket TEST: a ready-to-paste Markdown issue for one test:
+ * title, failure rate with its interval, signature and evidence, the
+ * distinct failure modes, timing, revisions, the suspected polluter and a
+ * command that reproduces it. */
+#include "buildconf.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "diag.h"
+#include "stats.h"
+
+/* Lines of an example message kept in a ticket. */
+#define EXAMPLE_LINES	25
+
+/* A fenced block that no line of s can close. */
+static void
+md_code(struct flaky_buf *b, const char *lang, const char *s, int max)
+{
+	const char *fence = strstr(s, "```") ? "~~~~" : "```";
+	int	 lines = 0;
+
+	flaky_buf_printf(b, "%s%s\n", fence, lang);
+	while (*s != '\0' && lines < max) {
+		size_t	 n = strcspn(s, "\n");
+
+		flaky_buf_add(b, s, n);
+		flaky_buf_addc(b, '\n');
+		lines++;
+		s += n;
+		if (*s == '\n')
+			s++;
+	}
+	if (*s != '\0')
+		flaky_buf_adds(b, "...\n");
+	flaky_buf_printf(b, "%s\n", fence);
+}
+
+/* Inline code with backticks that the text cannot end. */
+static void
+md_inline(struct flaky_buf *b, const char *s)
+{
+	int	 dbl = strchr(s, '`') != NULL;
+
+	flaky_buf_adds(b, dbl ? "`` " : "`");
+	for (; *s; s++)
+		flaky_buf_addc(b, *s == '\n' ? ' ' : *s);
+	flaky_buf_adds(b, dbl ? " ``" : "`");
+}
+
+static void
+ticket_body(const struct flaky_diagnosis *d, const char *isolate,
+    struct flaky_buf *b)
+{
+	struct flaky_buf w;
+	double	 lo, hi;
+	char	 a[32], c[32], t1[32], t2[32];
+	int	 broken = d->verdict == FLAKY_VERDICT_BROKEN;
+
+	flaky_buf_init(&w);
+	flaky_wilson(d->failures, d->runs, FLAKY_Z95, &lo, &hi);
+	flaky_buf_adds(b, "**Test:** ");
+	md_inline(b, d->test);
+	flaky_buf_adds(b, " (target ");
+	md_inline(b, d->target);
+	flaky_buf_printf(b, ")\n\n**Failure rate:** %lld of %lld runs "
+	    "(%.1f%%; 95%% interval %.1f%%-%.1f%%) between %s and %s\n\n",
+	    (long long)d->failures, (long long)d->runs,
+	    d->runs ? 100.0 * (double)d->failures / (double)d->runs : 0.0,
+	    100 * lo, 100 * hi, flaky_format_time(d->first_ms, t1, sizeof t1),
+	    flaky_format_time(d->last_ms, t2, sizeof t2));
+	diag_evidence(d, &w);
+	flaky_buf_printf(b, "**Signature:** %s (%s)\n\n**Verdict:** %s",
+	    d->signature ? d->signature : "none", flaky_buf_cstr(&w),
+	    flaky_verdict_name(d->verdict));
+	flaky_buf_reset(&w);
+	diag_revision_words(d, &w);
+	if (w.len > 0)
+		flaky_buf_printf(b, ": %s", flaky_buf_cstr(&w));
+	flaky_buf_adds(b, "\n\n");
+
+	flaky_buf_printf(b, "### Failure modes (%zu)\n\n", d->nmodes);
+	for (size_t i = 0; i < d->nmodes; i++) {
+		const struct flaky_failure_mode *m = &d->modes[i];
+
+		flaky_buf_printf(b, "%zu. %lld time%s, %s, fingerprint "
+		    "`%016llx`: ", i + 1, (long long)m->count,
+		    m->count == 1 ? "" : "s", m->signature ? m->signature :
+		    "UNKNOWN", (unsigned long long)m->fingerprint);
+		md_inline(b, m->normalized ? m->normalized : "(no message)");
+		flaky_buf_adds(b, "\n\n");
+		if (m->example != NULL)
+			md_code(b, "", m->example, EXAMPLE_LINES);
+		flaky_buf_adds(b, "\n");
+	}
+
+	flaky_buf_adds(b, "### Timing\n\n| | runs | median | p90 |\n"
+	    "|---|---:|---:|---:|\n");
+	diag_fmt_ms(d->timing.median_pass, a, sizeof a);
+	diag_fmt_ms(d->timing.p90_pass, c, sizeof c);
+	flaky_buf_printf(b, "| passing | %lld | %s | %s |\n",
+	    (long long)d->timing.n_pass, a, c);
+	diag_fmt_ms(d->timing.median_fail, a, sizeof a);
+	diag_fmt_ms(d->timing.p90_fail, c, sizeof c);
+	flaky_buf_printf(b, "| failing | %lld | %s | %s |\n\n",
+	    (long long)d->timing.n_fail, a, c);
+	flaky_buf_reset(&w);
+	diag_timing_words(d, &w);
+	if (w.len > 0)
+		flaky_buf_printf(b, "%s.\n\n", flaky_buf_cstr(&w));
+
+	flaky_buf_adds(b, "### Revisions\n\n| revision | runs | failures "
+	    "| 95% interval | state | |\n|---|---:|---:|---|---|---|\n");
+	for (size_t i = 0; i < d->nrevs; i++) {
+		const struct flaky_rev_stat *r = &d->revs[i];
+		const char *tr = flaky_transition_name(r->transition);
+
+		flaky_buf_adds(b, "| ");
+		md_inline(b, r->revision ? r->revision : "(none)");
+		flaky_buf_printf(b, " | %lld | %lld | %.0f%%-%.0f%% | %s | "
+		    "%s |\n", (long long)r->runs, (long long)r->failures,
+		    100 * r->ci_low, 100 * r->ci_high,
+		    flaky_rev_state_name(r->state), tr ? tr : "");
+	}
+	flaky_buf_adds(b, "\n");
+
+	if (d->polluter != NULL) {
+		flaky_buf_adds(b, "### Suspected polluter\n\n");
+		md_inline(b, d->polluter);
+		flaky_buf_printf(b, ": this test failed in %lld of %lld runs "
+		    "where it ran before, and %lld of %lld where it did not "
+		    "(p = %.2g over %zu candidates).\n\n",
+		    (long long)d->order.k_before, (long long)d->order.n_before,
+		    (long long)d->order.k_without,
+		    (long long)d->order.n_without, d->order.p,
+		    d->order.candidates);
+	}
+
+	flaky_buf_adds(b, "### Reproduce\n\n");
+	flaky_buf_reset(&w);
+	diag_repro(d, NULL, &w);
+	md_code(b, "sh", flaky_buf_cstr(&w), 5);
+	if (isolate != NULL) {
+		flaky_buf_reset(&w);
+		diag_repro(d, isolate, &w);
+		flaky_buf_adds(b, "\nAlone:\n\n");
+		md_code(b, "sh", flaky_buf_cstr(&w), 5);
+	}
+	flaky_buf_printf(b, "\n### Likely cause and first patch to try\n\n"
+	    "- cause: %s\n- first patch: %s\n", broken ? "the test or the "
+	    "code under test is broken (it fails every run), not flaky" :
+	    diag_cause(d->signature), broken ? "fix it like any failing "
+	    "test; rerunning will not help" : diag_patch(d->signature));
+	flaky_buf_free(&w);
+}
+
+int
+cmd_ticket(struct ctl *ctl, int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		DIAG_LONGOPTS,
+		CTL_GLOBAL_LONGOPTS,
+		{ NULL, 0, NULL, 0 }
+	};
+	struct diag_opts o = { 0 };
+	struct flaky_store *store = NULL;
+	struct flaky_diagnosis *d = NULL;
+	struct flaky_buf title, body;
+	char	 err[1024], *isolate = NULL;
+	int64_t	 id;
+	int	 c, ret = EXIT_ERROR;
+
+	flaky_buf_init(&title);
+	flaky_buf_init(&body);
+	while ((c = getopt_long(argc, argv, "s:u:T:", longopts, NULL)) !=
+	    -1) {
+		if (diag_option(&o, c, optarg))
+			continue;
+		if (c == '?') {
+			ctl_usage_error("ticket", "unknown option");
+			return EXIT_ERROR;
+		} else if (ctl_global_option(ctl, c, optarg) < 0)
+			return EXIT_ERROR;
+	}
+	if (optind + 1 != argc) {
+		ctl_usage_error("ticket", optind == argc ? "which test?" :
+		    "one test at a time");
+		return EXIT_ERROR;
+	}
+	if (ctl_check_format(ctl, "ticket", 1 << FORMAT_TABLE |
+	    1 << FORMAT_JSON | 1 << FORMAT_MARKDOWN) < 0 ||
+	    diag_window(&o, "ticket") < 0)
+		return EXIT_ERROR;
+	if (flaky_store_open(ctl_db_path(ctl), FLAKY_STORE_READONLY, &store,
+	    err, sizeof err) < 0) {
+		fprintf(stderr, "flakyctl: %s\n", err);
+		return EXIT_ERROR;
+	}
+	if (diag_resolve(store, "ticket", o.target, argv[optind], &id) < 0)
+		goto out;
+	if (flaky_diagnose_test(store, id, &o.q, &d, err, sizeof err) < 0) {
+		fprintf(stderr, "flakyctl: %s\n", err);
+		goto out;
+	}
+	isolate = diag_isolate(ctl, d->target);
+	diag_title(d, &title);
+	ticket_body(d, isolate, &body);
+	if (title.oom || body.oom) {
+		fprintf(stderr, "flakyctl: out of memory\n");
+		goto out;
+	}
+	if (ctl->format == FORMAT_JSON) {
+		printf("{\"title\": ");
+		json_string(stdout, flaky_buf_cstr(&title));
+		printf(", \"body\": ");
+		json_string(stdout, flaky_buf_cstr(&body));
+		printf(",\n \"diagnosis\": ");
+		diag_json(stdout, d, 0);
+		printf("}\n");
+	} else
+		printf("## %s\n\n%s", flaky_buf_cstr(&title),
+		    flaky_buf_cstr(&body));
+	ret = EXIT_OK;
+out:
+	free(isolate);
+	flaky_buf_free(&title);
+	flaky_buf_free(&body);
+	flaky_diagnosis_free(d);
+	flaky_store_close(store);
+	return ret;
+}

@@ -1,0 +1,150 @@
+/* flakyctl triage [TEST]: for each unstable test (or the one named), its
+ * signature, the evidence, the most likely cause and the first patch to
+ * try, from the triage table. */
+#include "buildconf.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "diag.h"
+#include "output.h"
+#include "stats.h"
+
+#define TRIAGE_MAX_DEFAULT	50
+
+static void
+print_triage(const struct flaky_diagnosis *d)
+{
+	struct flaky_buf b;
+	int	 broken = d->verdict == FLAKY_VERDICT_BROKEN;
+
+	flaky_buf_init(&b);
+	printf("%-15s %s  %lld/%lld runs (%.1f%%)  %s  (%s)\n",
+	    d->signature ? d->signature : "-", d->test,
+	    (long long)d->failures, (long long)d->runs,
+	    d->runs ? 100.0 * (double)d->failures / (double)d->runs : 0.0,
+	    flaky_verdict_name(d->verdict), d->target);
+	diag_evidence(d, &b);
+	printf("  evidence:    %s\n", flaky_buf_cstr(&b));
+	flaky_buf_reset(&b);
+	diag_revision_words(d, &b);
+	if (b.len > 0)
+		printf("  revision:    %s\n", flaky_buf_cstr(&b));
+	flaky_buf_reset(&b);
+	diag_timing_words(d, &b);
+	if (b.len > 0)
+		printf("  timing:      %s\n", flaky_buf_cstr(&b));
+	if (d->nmodes > 1)
+		printf("  modes:       %zu distinct failures (most common "
+		    "%lld times)\n", d->nmodes, (long long)d->modes[0].count);
+	printf("  likely:      %s\n", broken ? "the test or the code under "
+	    "test is broken, not flaky" : diag_cause(d->signature));
+	printf("  first patch: %s%s%s\n", broken ? "fix it like any failing "
+	    "test; rerunning will not help" : diag_patch(d->signature),
+	    d->polluter && !broken ? "; the polluter is " : "",
+	    d->polluter && !broken ? d->polluter : "");
+	flaky_buf_free(&b);
+}
+
+int
+cmd_triage(struct ctl *ctl, int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		DIAG_LONGOPTS,
+		{ "limit", required_argument, NULL, 'n' },
+		CTL_GLOBAL_LONGOPTS,
+		{ NULL, 0, NULL, 0 }
+	};
+	struct diag_opts o = { 0 };
+	struct flaky_store *store = NULL;
+	struct flaky_test_row *rows = NULL;
+	int64_t	*ids = NULL, id;
+	size_t	 nrows = 0, nids = 0;
+	long long limit = TRIAGE_MAX_DEFAULT;
+	char	 err[1024];
+	int	 c, ret = EXIT_ERROR;
+
+	while ((c = getopt_long(argc, argv, "s:u:T:n:", longopts, NULL)) !=
+	    -1) {
+		if (diag_option(&o, c, optarg))
+			continue;
+		if (c == 'n') {
+			if (flaky_parse_int(optarg, 1, 100000, &limit) < 0) {
+				ctl_usage_error("triage", "--limit: expected a "
+				    "number from 1 to 100000, got '%s'", optarg);
+				return EXIT_ERROR;
+			}
+		} else if (c == '?') {
+			ctl_usage_error("triage", "unknown option");
+			return EXIT_ERROR;
+		} else if (ctl_global_option(ctl, c, optarg) < 0)
+			return EXIT_ERROR;
+	}
+	if (optind + 1 < argc) {
+		ctl_usage_error("triage", "one test at a time");
+		return EXIT_ERROR;
+	}
+	if (ctl_check_format(ctl, "triage", 1 << FORMAT_TABLE |
+	    1 << FORMAT_JSON) < 0 || diag_window(&o, "triage") < 0)
+		return EXIT_ERROR;
+	if (flaky_store_open(ctl_db_path(ctl), FLAKY_STORE_READONLY, &store,
+	    err, sizeof err) < 0) {
+		fprintf(stderr, "flakyctl: %s\n", err);
+		return EXIT_ERROR;
+	}
+	if (optind < argc) {
+		if (diag_resolve(store, "triage", o.target, argv[optind],
+		    &id) < 0)
+			goto out;
+		ids = malloc(sizeof *ids);
+		if (ids == NULL)
+			goto oom;
+		ids[nids++] = id;
+	} else {
+		if (flaky_store_test_stats(store, &o.q, &rows, &nrows, err,
+		    sizeof err) < 0) {
+			fprintf(stderr, "flakyctl: %s\n", err);
+			goto out;
+		}
+		sort_rows(rows, nrows);
+		if ((ids = calloc(nrows ? nrows : 1, sizeof *ids)) == NULL)
+			goto oom;
+		for (size_t i = 0; i < nrows && nids < (size_t)limit; i++)
+			if (rows[i].failures > 0)
+				ids[nids++] = rows[i].test_id;
+	}
+	if (ctl->format == FORMAT_JSON)
+		printf("{\"tests\": [");
+	else if (nids == 0)
+		printf("no unstable test in this window\n");
+	for (size_t i = 0; i < nids; i++) {
+		struct flaky_diagnosis *d;
+
+		if (flaky_diagnose_test(store, ids[i], &o.q, &d, err,
+		    sizeof err) < 0) {
+			fprintf(stderr, "flakyctl: %s\n", err);
+			goto out;
+		}
+		if (ctl->format == FORMAT_JSON) {
+			printf("%s\n  ", i ? "," : "");
+			diag_json(stdout, d, 0);
+		} else {
+			if (i > 0)
+				printf("\n");
+			print_triage(d);
+		}
+		flaky_diagnosis_free(d);
+	}
+	if (ctl->format == FORMAT_JSON)
+		printf("\n]}\n");
+	ret = EXIT_OK;
+	goto out;
+oom:
+	fprintf(stderr, "flakyctl: out of memory\n");
+out:
+	free(ids);
+	flaky_test_rows_free(rows, nrows);
+	flaky_store_close(store);
+	return ret;
+}
