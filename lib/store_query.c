@@ -74,56 +74,122 @@ col_strdup(sqlite3_stmt *st, int i)
 	return strdup(t ? (const char *)t : "");
 }
 
-/* The most common failure of a test in the window and one real message of
- * that kind. */
+/* The statements of top_message, prepared once per query. The window's
+ * runs are first turned into a range of run ids; when no run outside the
+ * window has an id inside that range (the usual case: ids grow with time),
+ * the failed results are counted from the index alone, without looking
+ * each one's run up. */
+struct topq {
+	sqlite3_stmt	*count;
+	sqlite3_stmt	*msg;
+	int64_t		 lo, hi;	/* run ids; lo > hi: no runs */
+	int		 exact;		/* [lo, hi] holds only window runs */
+	int		 ready;
+};
+
+static void
+topq_free(struct topq *t)
+{
+	sqlite3_finalize(t->count);
+	sqlite3_finalize(t->msg);
+	memset(t, 0, sizeof *t);
+}
+
+/* Find the run-id range of the window and prepare the statements. */
 static int
-top_message(struct flaky_store *s, sqlite3_stmt **cache,
-    const struct flaky_query *q, struct flaky_test_row *row)
+topq_init(struct flaky_store *s, const struct flaky_query *q, struct topq *t)
 {
 	sqlite3_stmt	*st;
-	const unsigned char *t;
+	int64_t		 n = 0, m = -1;
+	int		 rc;
 
-	if (*cache == NULL && sqlite3_prepare_v2(store_db(s),
+	memset(t, 0, sizeof *t);
+	t->lo = 1;
+	if (sqlite3_prepare_v2(store_db(s), "SELECT min(id), max(id), "
+	    "count(*) FROM runs WHERE started_ms >= ?1 AND started_ms < ?2 "
+	    "AND id BETWEEN ?3 AND ?4", -1, &st, NULL) != SQLITE_OK)
+		return -EIO;
+	sqlite3_bind_int64(st, 1, q->since_ms);
+	sqlite3_bind_int64(st, 2, q->until_ms);
+	sqlite3_bind_int64(st, 3, q->first_run_id > 0 ? q->first_run_id : 0);
+	sqlite3_bind_int64(st, 4, q->last_run_id > 0 ? q->last_run_id :
+	    INT64_MAX);
+	if ((rc = sqlite3_step(st)) == SQLITE_ROW &&
+	    sqlite3_column_type(st, 0) != SQLITE_NULL) {
+		t->lo = sqlite3_column_int64(st, 0);
+		t->hi = sqlite3_column_int64(st, 1);
+		n = sqlite3_column_int64(st, 2);
+	}
+	sqlite3_finalize(st);
+	if (rc != SQLITE_ROW)
+		return -EIO;
+	if (t->lo > t->hi)
+		return 0;
+	if (sqlite3_prepare_v2(store_db(s), "SELECT count(*) FROM runs "
+	    "WHERE id BETWEEN ?1 AND ?2", -1, &st, NULL) != SQLITE_OK)
+		return -EIO;
+	sqlite3_bind_int64(st, 1, t->lo);
+	sqlite3_bind_int64(st, 2, t->hi);
+	if (sqlite3_step(st) == SQLITE_ROW)
+		m = sqlite3_column_int64(st, 0);
+	sqlite3_finalize(st);
+	t->exact = m == n;
+	if (sqlite3_prepare_v2(store_db(s), t->exact ?
+	    "SELECT message_id, count(*) AS c, max(run_id) FROM results "
+	    "WHERE test_id = ?1 AND outcome IN (1, 2) "
+	    "AND run_id BETWEEN ?4 AND ?5 "
+	    "GROUP BY message_id ORDER BY c DESC, message_id LIMIT 1" :
 	    "SELECT r.message_id, count(*) AS c, max(r.run_id) "
 	    "FROM results r JOIN runs ru ON ru.id = r.run_id "
 	    "WHERE r.test_id = ?1 AND r.outcome IN (1, 2) "
 	    "AND ru.started_ms >= ?2 AND ru.started_ms < ?3 "
 	    "AND r.run_id BETWEEN ?4 AND ?5 "
 	    "GROUP BY r.message_id ORDER BY c DESC, r.message_id LIMIT 1",
-	    -1, cache, NULL) != SQLITE_OK)
+	    -1, &t->count, NULL) != SQLITE_OK)
 		return -EIO;
-	st = *cache;
+	if (sqlite3_prepare_v2(store_db(s),
+	    "SELECT message FROM results WHERE test_id = ? AND "
+	    "message_id = ? AND outcome IN (1, 2) AND run_id <= ? "
+	    "ORDER BY run_id DESC LIMIT 1", -1, &t->msg, NULL) != SQLITE_OK)
+		return -EIO;
+	return 0;
+}
+
+/* The most common failure of a test in the window and one real message of
+ * that kind. */
+static int
+top_message(struct topq *t, const struct flaky_query *q,
+    struct flaky_test_row *row)
+{
+	sqlite3_stmt	*st = t->count, *m = t->msg;
+	const unsigned char *text;
+	int64_t		 mid, run;
+
+	if (t->lo > t->hi)
+		return 0;
 	sqlite3_reset(st);
 	sqlite3_bind_int64(st, 1, row->test_id);
-	sqlite3_bind_int64(st, 2, q->since_ms);
-	sqlite3_bind_int64(st, 3, q->until_ms);
-	sqlite3_bind_int64(st, 4, q->first_run_id > 0 ? q->first_run_id : 0);
-	sqlite3_bind_int64(st, 5, q->last_run_id > 0 ? q->last_run_id :
-	    INT64_MAX);
+	if (!t->exact) {
+		sqlite3_bind_int64(st, 2, q->since_ms);
+		sqlite3_bind_int64(st, 3, q->until_ms);
+	}
+	sqlite3_bind_int64(st, 4, t->lo);
+	sqlite3_bind_int64(st, 5, t->hi);
 	if (sqlite3_step(st) != SQLITE_ROW)
 		return 0;
 	row->top_message_count = sqlite3_column_int64(st, 1);
-	{
-		sqlite3_stmt	*m;
-		int64_t		 mid = sqlite3_column_int64(st, 0);
-		int		 null = sqlite3_column_type(st, 0) == SQLITE_NULL;
-		int64_t		 run = sqlite3_column_int64(st, 2);
-
-		if (null)
-			return 0;
-		if (sqlite3_prepare_v2(store_db(s),
-		    "SELECT message FROM results WHERE test_id = ? AND "
-		    "message_id = ? AND outcome IN (1, 2) AND run_id <= ? "
-		    "ORDER BY run_id DESC LIMIT 1", -1, &m, NULL) != SQLITE_OK)
-			return -EIO;
-		sqlite3_bind_int64(m, 1, row->test_id);
-		sqlite3_bind_int64(m, 2, mid);
-		sqlite3_bind_int64(m, 3, run);
-		if (sqlite3_step(m) == SQLITE_ROW &&
-		    (t = sqlite3_column_text(m, 0)) != NULL)
-			row->top_message = strdup((const char *)t);
-		sqlite3_finalize(m);
-	}
+	if (sqlite3_column_type(st, 0) == SQLITE_NULL)
+		return 0;
+	mid = sqlite3_column_int64(st, 0);
+	run = sqlite3_column_int64(st, 2);
+	sqlite3_reset(m);
+	sqlite3_bind_int64(m, 1, row->test_id);
+	sqlite3_bind_int64(m, 2, mid);
+	sqlite3_bind_int64(m, 3, run);
+	if (sqlite3_step(m) == SQLITE_ROW &&
+	    (text = sqlite3_column_text(m, 0)) != NULL &&
+	    (row->top_message = strdup((const char *)text)) == NULL)
+		return -ENOMEM;
 	return 0;
 }
 
@@ -380,32 +446,40 @@ flaky_store_test_stats(struct flaky_store *s, const struct flaky_query *q,
     struct flaky_test_row **ret, size_t *ret_n, char *err, size_t errlen)
 {
 	struct rows	 rows = { 0 };
-	sqlite3_stmt	*top = NULL;
+	struct topq	 top;
 	int		 r;
 
+	memset(&top, 0, sizeof top);
 	if (q->first_run_id > 0 || q->last_run_id > 0)
 		r = stats_raw(s, q, &rows, err, errlen);
 	else
 		r = stats_rollups(s, q, &rows, err, errlen);
 	if (r < 0)
 		goto fail;
-	if (rows.n > 1)
-		qsort(rows.v, rows.n, sizeof *rows.v, cmp_test_id);
+	qsort(rows.v, rows.n, sizeof *rows.v, cmp_test_id);
 	for (size_t i = 0; i < rows.n; i++) {
 		if (rows.v[i].failures == 0)
 			continue;
-		if ((r = top_message(s, &top, q, &rows.v[i])) < 0) {
+		if (!top.ready) {
+			r = topq_init(s, q, &top);
+			top.ready = 1;
+		}
+		if (r == 0)
+			r = top_message(&top, q, &rows.v[i]);
+		if (r == -ENOMEM)
+			goto fail;
+		if (r < 0) {
 			r = store_sql_error(s, err, errlen,
 			    "reading failure messages");
 			goto fail;
 		}
 	}
-	sqlite3_finalize(top);
+	topq_free(&top);
 	*ret = rows.v;
 	*ret_n = rows.n;
 	return 0;
 fail:
-	sqlite3_finalize(top);
+	topq_free(&top);
 	flaky_test_rows_free(rows.v, rows.n);
 	return r;
 }

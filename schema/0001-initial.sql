@@ -72,8 +72,10 @@ CREATE TABLE results (
 	message		TEXT,			-- failed results only, bounded
 	PRIMARY KEY (run_id, position)
 ) WITHOUT ROWID;
--- The evidence of failures, per test.
-CREATE INDEX results_failed ON results(test_id, run_id)
+-- The evidence of failures, per test. It covers the count of a test's
+-- failures by message (flakyctl report): the failed rows of one test lie
+-- all over the table, and reading them there costs a page each.
+CREATE INDEX results_failed ON results(test_id, run_id, message_id, outcome)
 	WHERE outcome IN (1, 2);
 
 -- Outcome codes, for joins in ad-hoc SQL.
