@@ -236,7 +236,13 @@ find_status(const char *s, size_t n, size_t from, int *outcome)
 static uint64_t
 id_hash(const char *s, size_t n)
 {
-	return flaky_hash64(s, n, FLAKY_HASH_SEED);
+	uint64_t	 z = flaky_hash64(s, n, FLAKY_HASH_SEED);
+
+	/* FNV's low bits, which pick the slot, differ little between ids
+	 * that differ in a digit: mix them (splitmix64's finalizer). */
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+	return z ^ (z >> 31);
 }
 
 /* Is a stored id (a C string) equal to n bytes that may hold a NUL? */

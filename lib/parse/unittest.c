@@ -165,6 +165,19 @@ status_end(const char *s, size_t n, size_t *pos)
 	return -1;
 }
 
+/* The id table's hash of an id. */
+static uint64_t
+id_hash(const char *s, size_t n)
+{
+	uint64_t	 z = flaky_hash64(s, n, FLAKY_HASH_SEED);
+
+	/* FNV's low bits, which pick the slot, differ little between ids
+	 * that differ in a digit: mix them (splitmix64's finalizer). */
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+	return z ^ (z >> 31);
+}
+
 /* Put result idx in the id table, growing (and so rebuilding) it. */
 static int
 index_add(struct parse_ctx *ctx, struct unittest *st, size_t idx)
@@ -187,8 +200,7 @@ index_add(struct parse_ctx *ctx, struct unittest *st, size_t idx)
 				return -ENOMEM;
 	}
 	mask = st->tabsize - 1;
-	h = flaky_hash64(r->v[idx].test, strlen(r->v[idx].test),
-	    FLAKY_HASH_SEED) & mask;
+	h = id_hash(r->v[idx].test, strlen(r->v[idx].test)) & mask;
 	while (st->tab[h] != 0)
 		h = (h + 1) & mask;
 	st->tab[h] = (uint32_t)idx + 1;
@@ -207,7 +219,7 @@ lookup(struct parse_ctx *ctx, struct unittest *st, const char *s, size_t n)
 	if (st->tabsize == 0)
 		return -1;
 	mask = st->tabsize - 1;
-	h = flaky_hash64(s, n, FLAKY_HASH_SEED) & mask;
+	h = id_hash(s, n) & mask;
 	for (; st->tab[h] != 0; h = (h + 1) & mask) {
 		size_t	 i = st->tab[h] - 1;
 
