@@ -37,6 +37,11 @@ test_labels(const struct flaky_test_row *r)
 	printf("\"}");
 }
 
+struct target_group {
+	size_t			 first, tests, tiers[4];
+	struct flaky_run_counts	 runs;
+};
+
 static int
 cmp_target(const void *a, const void *b)
 {
@@ -59,9 +64,20 @@ cmd_metrics(struct ctl *ctl, int argc, char **argv)
 	    "noise" };
 	struct flaky_store *store = NULL;
 	struct flaky_test_row *rows = NULL;
+	static const struct {
+		const char	*name, *help;
+	} families[5] = {
+		{ "failure_rate", "Failed runs / runs in the window." },
+		{ "runs", "Runs of the test in the window." },
+		{ "failures", "Failed runs in the window." },
+		{ "budget_seconds", "Wall time of the runs in which the test "
+		    "failed." },
+		{ "quarantined", "1 when the test is in quarantine." },
+	};
+	struct target_group *groups = NULL;
 	struct flaky_history hist;
 	struct flaky_query q;
-	size_t		 nrows = 0;
+	size_t		 nrows = 0, ng = 0;
 	const char	*since = "7d";
 	char		 err[1024];
 	int		 c, ret = EXIT_ERROR;
@@ -105,81 +121,88 @@ cmd_metrics(struct ctl *ctl, int argc, char **argv)
 	    "cover.\n# TYPE flaky_window_seconds gauge\n"
 	    "flaky_window_seconds %lld\n", (long long)((q.until_ms -
 	    q.since_ms) / 1000));
-	/* Per target: runs, tests and tests by tier. */
-	printf("# HELP flaky_target_runs Runs of the target in the window.\n"
-	    "# TYPE flaky_target_runs gauge\n");
-	printf("# HELP flaky_target_tests Tests seen in the window.\n"
-	    "# TYPE flaky_target_tests gauge\n");
-	printf("# HELP flaky_target_unstable_tests Tests with failures, by "
-	    "tier.\n# TYPE flaky_target_unstable_tests gauge\n");
-	for (size_t i = 0; i < nrows;) {
-		struct flaky_run_counts rc;
+	/* Per target: runs, tests and tests by tier; each family's samples
+	 * together, as the text format requires. */
+	if ((groups = calloc(nrows + 1, sizeof *groups)) == NULL) {
+		fprintf(stderr, "flakyctl metrics: out of memory\n");
+		goto out;
+	}
+	for (size_t i = 0, j; i < nrows; i = j) {
 		struct flaky_query tq = q;
-		size_t	 j, n[4] = { 0, 0, 0, 0 };
+		struct target_group *g = &groups[ng++];
 
+		g->first = i;
 		for (j = i; j < nrows && strcmp(rows[j].target,
 		    rows[i].target) == 0; j++) {
 			int	 t = flaky_tier(rows[j].failures, rows[j].runs);
 
-			n[0] += t == FLAKY_TIER_CRITICAL;
-			n[1] += t == FLAKY_TIER_WARNING;
-			n[2] += t == FLAKY_TIER_BROKEN;
-			n[3] += t == FLAKY_TIER_NOISE;
+			g->tiers[0] += t == FLAKY_TIER_CRITICAL;
+			g->tiers[1] += t == FLAKY_TIER_WARNING;
+			g->tiers[2] += t == FLAKY_TIER_BROKEN;
+			g->tiers[3] += t == FLAKY_TIER_NOISE;
 		}
+		g->tests = j - i;
 		tq.target = rows[i].target;
-		if (flaky_store_run_counts(store, &tq, &rc, err,
+		if (flaky_store_run_counts(store, &tq, &g->runs, err,
 		    sizeof err) < 0) {
 			fprintf(stderr, "flakyctl metrics: %s\n", err);
 			goto out;
 		}
+	}
+	printf("# HELP flaky_target_runs Runs of the target in the window.\n"
+	    "# TYPE flaky_target_runs gauge\n");
+	for (size_t i = 0; i < ng; i++) {
 		printf("flaky_target_runs{target=\"");
-		label(rows[i].target);
-		printf("\"} %lld\nflaky_target_tests{target=\"",
-		    (long long)rc.runs);
-		label(rows[i].target);
-		printf("\"} %zu\n", j - i);
+		label(rows[groups[i].first].target);
+		printf("\"} %lld\n", (long long)groups[i].runs.runs);
+	}
+	printf("# HELP flaky_target_tests Tests seen in the window.\n"
+	    "# TYPE flaky_target_tests gauge\n");
+	for (size_t i = 0; i < ng; i++) {
+		printf("flaky_target_tests{target=\"");
+		label(rows[groups[i].first].target);
+		printf("\"} %zu\n", groups[i].tests);
+	}
+	printf("# HELP flaky_target_unstable_tests Tests with failures, by "
+	    "tier.\n# TYPE flaky_target_unstable_tests gauge\n");
+	for (size_t i = 0; i < ng; i++)
 		for (int t = 0; t < 4; t++) {
 			printf("flaky_target_unstable_tests{target=\"");
-			label(rows[i].target);
-			printf("\",tier=\"%s\"} %zu\n", tiers[t], n[t]);
+			label(rows[groups[i].first].target);
+			printf("\",tier=\"%s\"} %zu\n", tiers[t],
+			    groups[i].tiers[t]);
 		}
-		i = j;
-	}
-	/* Per unstable test. */
-	printf("# HELP flaky_test_failure_rate Failed runs / runs in the "
-	    "window.\n# TYPE flaky_test_failure_rate gauge\n");
-	printf("# HELP flaky_test_runs Runs of the test in the window.\n"
-	    "# TYPE flaky_test_runs gauge\n");
-	printf("# HELP flaky_test_failures Failed runs in the window.\n"
-	    "# TYPE flaky_test_failures gauge\n");
-	printf("# HELP flaky_test_budget_seconds Wall time of the runs in "
-	    "which the test failed.\n# TYPE flaky_test_budget_seconds gauge\n");
-	printf("# HELP flaky_test_quarantined 1 when the test is in "
-	    "quarantine.\n# TYPE flaky_test_quarantined gauge\n");
-	for (size_t i = 0; i < nrows; i++) {
-		const struct flaky_test_row *r = &rows[i];
-		const struct flaky_history_row *h;
+	/* Per unstable test, one family at a time. */
+	for (int m = 0; m < 5; m++) {
+		printf("# HELP flaky_test_%s %s\n# TYPE flaky_test_%s gauge\n",
+		    families[m].name, families[m].help, families[m].name);
+		for (size_t i = 0; i < nrows; i++) {
+			const struct flaky_test_row *r = &rows[i];
+			const struct flaky_history_row *h;
+			double	 v;
 
-		if (r->failures == 0)
-			continue;
-		h = flaky_history_find(&hist, r->test_id);
-		printf("flaky_test_failure_rate");
-		test_labels(r);
-		printf(" %.6f\nflaky_test_runs", (double)r->failures /
-		    (double)r->runs);
-		test_labels(r);
-		printf(" %lld\nflaky_test_failures", (long long)r->runs);
-		test_labels(r);
-		printf(" %lld\nflaky_test_budget_seconds",
-		    (long long)r->failures);
-		test_labels(r);
-		printf(" %.3f\nflaky_test_quarantined", h ?
-		    (double)h->budget_wall_us / 1e6 : 0.0);
-		test_labels(r);
-		printf(" %d\n", h ? h->quarantined : 0);
+			if (r->failures == 0)
+				continue;
+			h = flaky_history_find(&hist, r->test_id);
+			switch (m) {
+			case 0:
+				v = (double)r->failures / (double)r->runs;
+				break;
+			case 1: v = (double)r->runs; break;
+			case 2: v = (double)r->failures; break;
+			case 3:
+				v = h ? (double)h->budget_wall_us / 1e6 : 0;
+				break;
+			default: v = h ? h->quarantined : 0; break;
+			}
+			printf("flaky_test_%s", families[m].name);
+			test_labels(r);
+			printf(" %.10g\n", v);
+		}
 	}
 	ret = EXIT_OK;
 out:
+	free(groups);
 	flaky_history_free(&hist);
 	flaky_test_rows_free(rows, nrows);
 	flaky_store_close(store);
