@@ -256,12 +256,36 @@ save_fire(struct flakyd *d, struct tstate *ts, int64_t ms)
 		log_warnx("target %s: %s", ts->name, err);
 }
 
+/* Open a transaction for several small writes; 1 when open, -1 when the
+ * database refused (each write then tries on its own). */
+static int
+batch_begin(struct flakyd *d)
+{
+	char	 err[512];
+
+	if (flaky_store_begin(d->store, err, sizeof err) < 0) {
+		log_warnx("%s", err);
+		return -1;
+	}
+	return 1;
+}
+
+static void
+batch_commit(struct flakyd *d)
+{
+	char	 err[512];
+
+	if (flaky_store_commit(d->store, err, sizeof err) < 0)
+		log_warnx("%s", err);
+}
+
 static void
 timer_cb(evutil_socket_t fd, short what, void *arg)
 {
 	struct flakyd	*d = arg;
 	uint64_t	 n;
 	int64_t		 now;
+	int		 in_tx = 0;
 
 	(void)what;
 	/* ECANCELED: the clock was set; times are absolute, so re-arm. */
@@ -277,12 +301,17 @@ timer_cb(evutil_socket_t fd, short what, void *arg)
 
 		if (ts->fire_ms == FLAKY_NO_FIRE || ts->fire_ms > now)
 			continue;
+		/* Targets due together share one transaction (one sync). */
+		if (!in_tx)
+			in_tx = batch_begin(d);
 		save_fire(d, ts, ts->due_ms);
 		fire(d, ts, "schedule", ts->def->runs, 0);
 		/* A loaded machine or a suspend may have slept through
 		 * several: they become this one trigger. */
 		compute_next(d, ts, ts->due_ms > now ? ts->due_ms : now);
 	}
+	if (in_tx > 0)
+		batch_commit(d);
 	sched_arm(d);
 }
 
@@ -491,13 +520,11 @@ retry_cb(evutil_socket_t fd, short what, void *arg)
 	flakyd_maybe_exit(d);
 }
 
-/* Children of ours that are no run: setsid escapees reparented to the
- * subreaper. Called once no run is in flight; they are killed, and we
- * look again shortly for their own children, reparented in turn. */
-static void
-sweep_cb(evutil_socket_t fd, short what, void *arg)
+/* Kill our children: with no run in flight every child is a setsid
+ * escapee reparented to the subreaper. Returns how many were found. */
+static int
+kill_strays(void)
 {
-	struct flakyd	*d = arg;
 	struct dirent	*de;
 	DIR		*dir;
 	char		 path[300], buf[512], *p;
@@ -505,12 +532,8 @@ sweep_cb(evutil_socket_t fd, short what, void *arg)
 	int		 found = 0;
 	FILE		*f;
 
-	(void)fd;
-	(void)what;
-	if (flaky_spawner_running(d->sp) > 0)
-		return;
 	if ((dir = opendir("/proc")) == NULL)
-		return;
+		return 0;
 	while ((de = readdir(dir)) != NULL) {
 		long	 pid, ppid;
 
@@ -532,6 +555,22 @@ sweep_cb(evutil_socket_t fd, short what, void *arg)
 		found++;
 	}
 	closedir(dir);
+	return found;
+}
+
+/* No run in flight any more: end the strays, and look again shortly for
+ * their own children, reparented to us in turn. */
+static void
+sweep_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct flakyd	*d = arg;
+	int		 found;
+
+	(void)fd;
+	(void)what;
+	if (flaky_spawner_running(d->sp) > 0)
+		return;
+	found = kill_strays();
 	flaky_spawner_reap(d->sp);
 	if (found > 0 && d->sweeps++ < 50) {
 		struct timeval tv = { 0, 100 * 1000 };
@@ -746,8 +785,18 @@ sched_apply(struct flakyd *d, struct flaky_config *cfg, char *err,
 		return r;
 	}
 	for (i = 0; i < cfg->ntargets; i++) {
-		if ((nv[i] = sched_find(d, cfg->targets[i].name)) != NULL)
+		if ((nv[i] = sched_find(d, cfg->targets[i].name)) != NULL) {
+			/* Kept: its command or directory may have changed. */
+			char	*cmd = command_text(&cfg->targets[i]);
+			int64_t	 id;
+
+			r = flaky_store_target(d->store, nv[i]->name, cmd,
+			    cfg->targets[i].dir, &id, err, errlen);
+			free(cmd);
+			if (r < 0)
+				goto fail;
 			continue;
+		}
 		nv[i] = tstate_new(d, &cfg->targets[i], err, errlen);
 		if (nv[i] == NULL) {
 			r = -EIO;
@@ -820,6 +869,7 @@ sched_catch_up(struct flakyd *d)
 {
 	int64_t		 now = flaky_now_ms(), last, next;
 	char		 err[512];
+	int		 in_tx = 0;
 
 	for (size_t i = 0; i < d->ntargets; i++) {
 		struct tstate *ts = d->targets[i];
@@ -839,9 +889,13 @@ sched_catch_up(struct flakyd *d)
 			continue;
 		log_info("target %s: a trigger was missed while flakyd was "
 		    "down; running it once now", ts->name);
+		if (!in_tx)
+			in_tx = batch_begin(d);
 		save_fire(d, ts, now);
 		fire(d, ts, "catch-up", t->runs, 0);
 	}
+	if (in_tx > 0)
+		batch_commit(d);
 }
 
 int
@@ -912,6 +966,18 @@ sched_shutdown(struct flakyd *d)
 	/* Finished runs that still wait for the database get one more try. */
 	if (d->nretry > 0)
 		retry_cb(-1, 0, d);
+}
+
+/* At exit: strays are ended and reaped, a few rounds for their children
+ * (a short blocking wait is fine once the loop is over). */
+void
+sched_sweep_final(struct flakyd *d)
+{
+	for (int i = 0; i < 20 && kill_strays() > 0; i++) {
+		usleep(50 * 1000);
+		flaky_spawner_reap(d->sp);
+	}
+	flaky_spawner_reap(d->sp);
 }
 
 /* Everything still held, at exit (after the loop). Live runs are killed
