@@ -569,6 +569,30 @@ START_TEST(tmpdir)
 }
 END_TEST
 
+/* A given environment's own TMPDIR is replaced, not doubled. */
+START_TEST(tmpdir_env)
+{
+	char *const	 env[] = { "TMPDIR=/bogus", "PATH=/usr/bin:/bin",
+	    "KEEP=1", NULL };
+	char *const	 argv[] = { "/bin/sh", "-c",
+	    "env | grep -c '^TMPDIR='; echo \"$TMPDIR\" $KEEP", NULL };
+	struct flaky_spawn_opts o = { .argv = argv, .envp = env,
+	    .tmp_parent = "/tmp" };
+	struct flaky_proc *p;
+	struct ctx	 c;
+	char		*s, want[512];
+
+	ctx_init(&c);
+	p = run(&c, &o);
+	s = output(p, FLAKY_STDOUT);
+	snprintf(want, sizeof want, "1\n%s 1\n", flaky_proc_tmpdir(p));
+	ck_assert_str_eq(s, want);
+	free(s);
+	flaky_proc_free(p);
+	ctx_free(&c);
+}
+END_TEST
+
 /* What a test leaves in its TMPDIR goes, also directories it made
  * read-only or unreadable (tests of permission errors do that). Run as an
  * unprivileged user in a child: root removes anything anyway. */
@@ -837,6 +861,7 @@ main(void)
 	tcase_add_test(tc, grandchild_pipe);
 	tcase_add_test(tc, bad_commands);
 	tcase_add_test(tc, tmpdir);
+	tcase_add_test(tc, tmpdir_env);
 	tcase_add_test(tc, tmpdir_readonly);
 	tcase_add_test(tc, parallel);
 	tcase_add_test(tc, stop);
