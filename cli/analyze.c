@@ -499,6 +499,7 @@ cmd_analyze(struct ctl *ctl, int argc, char **argv)
 	head.until_ms = INT64_MAX;
 	head.wall_us = flaky_mono_us() - t0;
 	head.revision = revision;
+	head.query = &q;
 	if (a.first_run_id == 0) {
 		/* nothing was recorded */
 		goto out;

@@ -149,6 +149,8 @@ add_first_line(struct flaky_buf *b, const char *s, size_t max)
 
 	if (s == NULL)
 		return;
+	/* the first line with something on it, without its indent */
+	s += strspn(s, " \t\r\n");
 	n = strcspn(s, "\n");
 	if (n > max) {
 		n = max;
@@ -177,8 +179,8 @@ diag_timing_words(const struct flaky_diagnosis *d, struct flaky_buf *b)
 		    (long long)t->n_fail, p);
 	else if (t->near_limit) {
 		diag_fmt_ms(t->median_fail, f, sizeof f);
-		flaky_buf_printf(b, "failures cluster near a time limit: all "
-		    "%lld stop at ~%s", (long long)t->n_fail, f);
+		flaky_buf_printf(b, "failures cluster at one duration, ~%s "
+		    "(a time limit?)", f);
 		if (t->n_pass > 0) {
 			diag_fmt_ms(t->p90_pass, p, sizeof p);
 			flaky_buf_printf(b, ", while 90%% of passes take at "
@@ -523,3 +525,49 @@ diag_json(FILE *f, const struct flaky_diagnosis *d, int with_failures)
 	flaky_buf_free(&b);
 }
 
+
+/* The per-test signatures of a report's window, for output.c (the store
+ * is opened again read-only: the report code does not pass it along). */
+int
+diag_report_sigs(struct ctl *ctl, const struct report_head *h,
+    struct flaky_test_sig **ret, size_t *ret_n)
+{
+	struct flaky_store *s = NULL;
+	struct flaky_query q;
+	char	 err[1024];
+	int	 r;
+
+	*ret = NULL;
+	*ret_n = 0;
+	if (h->query != NULL)
+		q = *h->query;
+	else {
+		memset(&q, 0, sizeof q);
+		q.since_ms = h->since_ms;
+		q.until_ms = h->until_ms;
+		q.target = h->target;
+	}
+	if ((r = flaky_store_open(ctl_db_path(ctl), FLAKY_STORE_READONLY, &s,
+	    err, sizeof err)) == 0)
+		r = flaky_test_signatures(s, &q, ret, ret_n, err, sizeof err);
+	if (r < 0)
+		fprintf(stderr, "flakyctl: signatures: %s\n", err);
+	flaky_store_close(s);
+	return r;
+}
+
+/* The JSON fields signature, signatures and polluter of a report row. */
+void
+diag_json_sig_fields(FILE *f, const struct flaky_test_sig *t)
+{
+	fprintf(f, ", \"signature\": ");
+	json_string(f, t ? t->signature : NULL);
+	fprintf(f, ", \"signatures\": {");
+	for (size_t i = 0; t != NULL && i < t->nsigs; i++) {
+		fprintf(f, "%s", i ? ", " : "");
+		json_string(f, t->sigs[i].name);
+		fprintf(f, ": %lld", (long long)t->sigs[i].count);
+	}
+	fprintf(f, "}, \"polluter\": ");
+	json_string(f, t ? t->polluter : NULL);
+}

@@ -8,6 +8,7 @@
 
 #include "diagnose.h"
 #include "flakyctl.h"
+#include "output.h"
 #include "store.h"
 #include "util.h"
 
@@ -59,5 +60,10 @@ char	*diag_isolate(struct ctl *, const char *target);
  * what this process stores). 0 when there is no config or no signature;
  * -1 after a message on a bad config. */
 int	 diag_load_signatures(struct ctl *);
+
+/* Report rows' signatures (output.c): signature, signatures, polluter. */
+int	 diag_report_sigs(struct ctl *, const struct report_head *,
+	    struct flaky_test_sig **ret, size_t *ret_n);
+void	 diag_json_sig_fields(FILE *, const struct flaky_test_sig *);
 
 #endif

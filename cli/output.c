@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "diag.h"
 #include "output.h"
 #include "stats.h"
 #include "util.h"
@@ -296,6 +297,19 @@ print_history_cols(struct ctl *ctl, const struct report_head *h,
 		printf("  [quarantined]");
 }
 
+/* The rows' signatures (diag.c), looked up by test id. */
+static struct flaky_test_sig	*sigs;
+static size_t			 nsigs;
+
+static const char *
+row_sig(const struct flaky_test_row *r)
+{
+	const struct flaky_test_sig *t = flaky_test_sig_find(sigs, nsigs,
+	    r->test_id);
+
+	return t != NULL && t->signature != NULL ? t->signature : "-";
+}
+
 static int
 print_table(struct ctl *ctl, const struct report_head *h,
     const struct flaky_test_row *v, size_t n)
@@ -333,10 +347,10 @@ print_table(struct ctl *ctl, const struct report_head *h,
 		rate = r->runs ? 100.0 * (double)r->failures /
 		    (double)r->runs : 0;
 		flaky_wilson(r->failures, r->runs, FLAKY_Z95, &lo, &hi);
-		printf("%s%-9s%s %-*s %6.1f%%  %lld/%lld", color,
+		printf("%s%-9s%s %-15s %-*s %6.1f%%  %lld/%lld", color,
 		    t == FLAKY_TIER_CRITICAL ? "CRITICAL" :
 		    t == FLAKY_TIER_WARNING ? "WARNING" : "BROKEN",
-		    *color ? COLOR_OFF : "", (int)width, r->test, rate,
+		    *color ? COLOR_OFF : "", row_sig(r), (int)width, r->test, rate,
 		    (long long)r->failures, (long long)r->runs);
 		if (t != FLAKY_TIER_BROKEN) {
 			printf("  [%.0f%%-%.0f%%]", 100 * lo, 100 * hi);
@@ -487,6 +501,8 @@ print_json(const struct report_head *h, const struct flaky_test_row *v,
 		json_double(stdout, hi);
 		printf(", \"tier\": \"%s\"",
 		    flaky_tier_name(flaky_tier(r->failures, r->runs)));
+		diag_json_sig_fields(stdout, flaky_test_sig_find(sigs, nsigs,
+		    r->test_id));
 		json_ms("median_ms_pass", r->median_ms_pass);
 		json_ms("median_ms_fail", r->median_ms_fail);
 		json_ms("p90_ms_pass", r->p90_ms_pass);
@@ -636,14 +652,25 @@ int
 print_report(struct ctl *ctl, const struct report_head *h,
     const struct flaky_test_row *v, size_t n)
 {
+	int	 r;
+
+	if (ctl->format == FORMAT_JSON || ctl->format == FORMAT_TABLE)
+		diag_report_sigs(ctl, h, &sigs, &nsigs);
 	switch (ctl->format) {
 	case FORMAT_JSON:
-		return print_json(h, v, n);
+		r = print_json(h, v, n);
+		break;
 	case FORMAT_CSV:
-		return print_rows_flat(0, h, v, n);
+		r = print_rows_flat(0, h, v, n);
+		break;
 	case FORMAT_MARKDOWN:
-		return print_rows_flat(1, h, v, n);
+		r = print_rows_flat(1, h, v, n);
+		break;
 	default:
-		return print_table(ctl, h, v, n);
+		r = print_table(ctl, h, v, n);
 	}
+	flaky_test_sigs_free(sigs, nsigs);
+	sigs = NULL;
+	nsigs = 0;
+	return r;
 }

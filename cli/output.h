@@ -20,6 +20,9 @@ struct report_head {
 	/* report: trends, budget, change points, quarantine; NULL in
 	 * analyze (output looks rows up by test id). */
 	const struct flaky_history *hist;
+	/* The rows' window for the signature column (analyze: its runs);
+	 * NULL: since, until and target above. */
+	const struct flaky_query *query;
 };
 
 /* --fail-on: a mask of (1 << tier); 0 or -1 on a bad list. */

@@ -489,12 +489,13 @@ fold_timing(struct flaky_diagnosis *d, const struct flaky_result_row *rows,
 	t->max_fail = nf ? (double)fail[nf - 1] / 1000.0 : NAN;
 	/* Early: failures are over before a typical pass is half done (an
 	 * assertion or a refused connection, not a wait). */
-	t->early = np > 0 && nf > 0 && t->p90_fail * 2 <= t->median_pass;
-	/* Near a limit: failures take one long time, all about the same,
-	 * well beyond what passing takes (a timeout fired). */
-	t->near_limit = nf >= 2 && t->median_fail >= 50 &&
-	    t->max_fail <= 1.25 * t->min_fail &&
-	    (np == 0 || t->median_fail >= 2 * t->p90_pass);
+	t->early = np > 0 && nf > 0 && t->median_pass >= 5 &&
+	    t->p90_fail * 2 <= t->median_pass;
+	/* Near a limit: failures all take about one time, at least 50 ms and
+	 * as long as 90% of passes or longer (a timeout fired). */
+	t->near_limit = nf >= 2 && t->min_fail >= 50 &&
+	    t->max_fail <= 1.5 * t->min_fail &&
+	    (np == 0 || t->min_fail >= t->p90_pass);
 	free(pass);
 	free(fail);
 	return 0;
