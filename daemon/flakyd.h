@@ -137,6 +137,7 @@ void	 sched_arm(struct flakyd *);
 int	 sched_manual(struct flakyd *, const char *name, int runs,
 	    int *ret_queued, char *err, size_t errlen);
 void	 sched_shutdown(struct flakyd *);
+void	 sched_sweep_final(struct flakyd *);
 void	 sched_free(struct flakyd *);
 int	 sched_running(struct flakyd *);
 struct tstate *sched_find(struct flakyd *, const char *name);

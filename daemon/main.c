@@ -390,6 +390,7 @@ main(int argc, char **argv)
 	/* Out of the loop: normally nothing is in flight any more. */
 	control_close();
 	sched_free(&d);
+	sched_sweep_final(&d);
 	if (flaky_spawner_free(d.sp) == -EBUSY)
 		log_warnx("runs still live at exit");
 	else
