@@ -347,11 +347,11 @@ print_table(struct ctl *ctl, const struct report_head *h,
 		rate = r->runs ? 100.0 * (double)r->failures /
 		    (double)r->runs : 0;
 		flaky_wilson(r->failures, r->runs, FLAKY_Z95, &lo, &hi);
-		printf("%s%-9s%s %-15s %-*s %6.1f%%  %lld/%lld", color,
+		printf("%s%-9s%s %-*s %6.1f%%  %lld/%lld  %s", color,
 		    t == FLAKY_TIER_CRITICAL ? "CRITICAL" :
 		    t == FLAKY_TIER_WARNING ? "WARNING" : "BROKEN",
-		    *color ? COLOR_OFF : "", row_sig(r), (int)width, r->test, rate,
-		    (long long)r->failures, (long long)r->runs);
+		    *color ? COLOR_OFF : "", (int)width, r->test, rate,
+		    (long long)r->failures, (long long)r->runs, row_sig(r));
 		if (t != FLAKY_TIER_BROKEN) {
 			printf("  [%.0f%%-%.0f%%]", 100 * lo, 100 * hi);
 			if (!isnan(r->median_ms_fail) &&
