@@ -103,8 +103,14 @@ value_after_key(const char *s, size_t n, size_t *skip)
 	while (i < n && s[i] != '\n' && s[i] != '\r' && s[i] != '\0' &&
 	    (quote ? s[i] != quote : (!isspace((unsigned char)s[i]) &&
 	    s[i] != ',' && s[i] != ';' && s[i] != '&' && s[i] != '}' &&
-	    s[i] != ')')))
+	    s[i] != ')'))) {
+		/* "a\"b" in JSON: an escaped quote does not end the value
+		 * (and "a\\" does) */
+		if (quote && s[i] == '\\' && i + 1 < n && s[i + 1] != '\n' &&
+		    s[i + 1] != '\r' && s[i + 1] != '\0')
+			i++;
 		i++;
+	}
 	if (i == v)
 		return 0;
 	*skip = v;

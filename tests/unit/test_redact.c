@@ -55,6 +55,10 @@ START_TEST(builtin)
 		{ "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXk\n"
 		  "-----END OPENSSH PRIVATE KEY-----",
 		  "[REDACTED]", 1 },
+		{ "{\"password\": \"ab\\\"cd ef\", \"n\": 1}",
+		  "{\"password\": \"[REDACTED]\", \"n\": 1}", 1 },
+		{ "'token': 'x\\\\', 'u': 'bob'",
+		  "'token': '[REDACTED]', 'u': 'bob'", 1 },
 		{ "api_key: k1, secret=k2; token=k3&x=1",
 		  "api_key: [REDACTED], secret=[REDACTED]; "
 		  "token=[REDACTED]&x=1", 3 },
