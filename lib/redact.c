@@ -195,13 +195,18 @@ redact_builtin(const char *s, size_t n, struct flaky_buf *out)
 			if (k < FLAKY_ARRAY_SIZE(token_prefixes))
 				continue;
 		}
-		/* key = value */
-		if (isalpha(c) && (i == 0 ||
-		    !isalnum((unsigned char)s[i - 1]))) {
+		/* key = value, also at the end of a word (PGPASSWORD=); the
+		 * keys start with one of these letters */
+		if (c != '\0' && strchr("acpstACPST", c) != NULL) {
 			for (k = 0; k < FLAKY_ARRAY_SIZE(secret_keys); k++) {
 				const char *key = secret_keys[k];
-				size_t	 kl = strlen(key), j;
+				size_t	 kl, j;
 
+				/* two letters first: this runs at most bytes */
+				if ((c | 0x20) != key[0] || i + 1 >= n ||
+				    (s[i + 1] | 0x20) != key[1])
+					continue;
+				kl = strlen(key);
 				if (n - i < kl || strncasecmp(s + i, key, kl) != 0)
 					continue;
 				/* DB_PASSWORD, secret_key, tokens: a key may
@@ -221,10 +226,6 @@ redact_builtin(const char *s, size_t n, struct flaky_buf *out)
 			}
 			if (k < FLAKY_ARRAY_SIZE(secret_keys))
 				continue;
-			/* skip the rest of the word */
-			while (i < n && isalnum((unsigned char)s[i]))
-				i++;
-			continue;
 		}
 		i++;
 	}

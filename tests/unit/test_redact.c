@@ -59,6 +59,10 @@ START_TEST(builtin)
 		  "{\"password\": \"[REDACTED]\", \"n\": 1}", 1 },
 		{ "'token': 'x\\\\', 'u': 'bob'",
 		  "'token': '[REDACTED]', 'u': 'bob'", 1 },
+		{ "PGPASSWORD=s3cret psql -h db", "PGPASSWORD=[REDACTED] psql -h db",
+		  1 },
+		{ "MYSQL_ROOT_PASSWORD: r00t", "MYSQL_ROOT_PASSWORD: [REDACTED]",
+		  1 },
 		{ "api_key: k1, secret=k2; token=k3&x=1",
 		  "api_key: [REDACTED], secret=[REDACTED]; "
 		  "token=[REDACTED]&x=1", 3 },
