@@ -471,3 +471,31 @@ def _peer_check(daemon):
              daemon.logtext())
     assert daemon.status()["ok"] is True
     assert daemon.stop() == 0
+
+
+def test_revision_per_trigger(daemon):
+    daemon.write("test_ok.py", UNITTEST_OK)
+    repo = os.path.join(daemon.dir, "repo")
+    os.mkdir(repo)
+    with open(os.path.join(repo, "test_ok.py"), "w") as f:
+        f.write(UNITTEST_OK)
+    git = ["git", "-C", repo, "-c", "user.name=t", "-c", "user.email=t@t"]
+    subprocess.run(git + ["init", "-q"], check=True)
+    subprocess.run(git + ["add", "."], check=True)
+    subprocess.run(git + ["commit", "-q", "-m", "x"], check=True)
+    head = subprocess.run(git + ["rev-parse", "HEAD"], capture_output=True,
+                          text=True, check=True).stdout.strip()
+    daemon.write_config(
+        "targets:\n" +
+        unittest_target("cmd", None, extra="    revision: \"echo rev-$((40 + 2))\"\n") +
+        unittest_target("git", None, extra="    dir: repo\n"))
+    daemon.start()
+    daemon.ctl("run", "cmd", "--runs", "2", check=0)
+    daemon.ctl("run", "git", check=0)
+    rows = wait_for("three runs", lambda: (lambda r: r if len(r) == 3 else
+                    None)(query(daemon.db, "SELECT t.name, r.revision FROM "
+                                "runs r JOIN targets t ON t.id = r.target_id "
+                                "WHERE r.status = 'done' ORDER BY r.id")))
+    assert sorted(rows) == [("cmd", "rev-42"), ("cmd", "rev-42"),
+                            ("git", head)]
+    assert daemon.stop() == 0
