@@ -14,6 +14,7 @@
 
 #include "flakyctl.h"
 #include "log.h"
+#include "diag.h"
 #include "output.h"
 #include "run.h"
 #include "stats.h"
@@ -444,6 +445,9 @@ cmd_analyze(struct ctl *ctl, int argc, char **argv)
 	target = target_arg ? xstrdup(target_arg) : default_target(argv[0]);
 	command = join_argv(argv);
 
+	/* the config's signatures: checked before the built-ins */
+	if (diag_load_signatures(ctl) < 0)
+		goto out;
 	if (flaky_store_open(ctl_db_path(ctl), 0, &a.store, err,
 	    sizeof err) < 0) {
 		fprintf(stderr, "flakyctl: %s\n", err);
