@@ -218,22 +218,35 @@ START_TEST(flood)
 	struct flaky_buf want;
 	struct flaky_proc *p;
 	struct ctx	 c;
-	size_t		 half = FLAKY_CAPTURE_DEFAULT / 4, total;
-	char		*s, *all;
+	size_t		 half = FLAKY_CAPTURE_DEFAULT / 4, total = 0;
+	struct flaky_buf head, tail;
+	char		*s, num[32];
+	long		 i;
+	size_t		 n;
 
+	/* The expected text without holding 50 MB: the length by digits,
+	 * the head forwards, the tail from the number it starts in. */
 	snprintf(lastarg, sizeof lastarg, "%ld", last);
-	flaky_buf_init(&want);
-	for (long i = 1; i <= last; i++)
-		flaky_buf_printf(&want, "%ld\n", i);
-	ck_assert(!want.oom);
-	total = want.len;
+	for (long lo = 1, d = 1; lo <= last; lo *= 10, d++)
+		total += (size_t)((last < lo * 10 - 1 ? last : lo * 10 - 1) -
+		    lo + 1) * (size_t)(d + 1);
 	ck_assert_uint_gt(total, 50 * 1000 * 1000);
-	all = flaky_buf_steal(&want);
-	flaky_buf_add(&want, all, half);
+	flaky_buf_init(&head);
+	flaky_buf_init(&tail);
+	for (i = 1; head.len < half; i++)
+		flaky_buf_printf(&head, "%ld\n", i);
+	for (i = last, n = 0; n < half; i--)
+		n += (size_t)snprintf(num, sizeof num, "%ld\n", i);
+	for (i++; i <= last; i++)
+		flaky_buf_printf(&tail, "%ld\n", i);
+	flaky_buf_init(&want);
+	flaky_buf_add(&want, head.data, half);
 	flaky_buf_printf(&want, "\n[... %zu bytes not kept ...]\n",
 	    total - 2 * half);
-	flaky_buf_add(&want, all + total - half, half);
-	free(all);
+	flaky_buf_add(&want, tail.data + tail.len - half, half);
+	ck_assert(!want.oom && !head.oom && !tail.oom);
+	flaky_buf_free(&head);
+	flaky_buf_free(&tail);
 
 	ctx_init(&c);
 	p = run(&c, &o);
