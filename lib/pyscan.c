@@ -2360,6 +2360,25 @@ find_level(const struct tok *toks, size_t k, size_t b, uint32_t op,
 	return b;
 }
 
+/* Keywords that only begin a statement: one inside [a, b) is an error
+ * ("x = import y", "asser return z"). */
+static int
+stray_keyword(struct scan *sc, size_t a, size_t b)
+{
+	const struct tok *toks = sc->lx->toks;
+
+	for (size_t k = a; k < b; k++)
+		switch (toks[k].kw) {
+		case KW_IMPORT: case KW_RETURN: case KW_PASS: case KW_BREAK:
+		case KW_CONTINUE: case KW_DEL: case KW_GLOBAL: case KW_NONLOCAL:
+		case KW_ASSERT: case KW_RAISE: case KW_DEF: case KW_CLASS:
+		case KW_TRY: case KW_WHILE: case KW_EXCEPT: case KW_FINALLY:
+		case KW_ELIF:
+			return lex_error(sc->lx, toks[k].line, "invalid syntax");
+		}
+	return 0;
+}
+
 /* One simple statement, tokens [a, b). */
 static void
 scan_simple(struct scan *sc, size_t a, size_t b)
@@ -2368,6 +2387,9 @@ scan_simple(struct scan *sc, size_t a, size_t b)
 	size_t		 ca = 0, cb = 0;
 
 	if (a >= b)
+		return;
+	if (toks[a].kw != KW_FROM && toks[a].kw != KW_IMPORT &&
+	    stray_keyword(sc, a + 1, b) < 0)
 		return;
 	if (toks[a].kw == KW_RAISE && find_level(toks, a, b, OP1(','), 1) < b) {
 		lex_error(sc->lx, toks[a].line, "invalid syntax");	/* py2 */
@@ -2505,6 +2527,92 @@ check_line(struct scan *sc, size_t a, size_t b)
 	return 0;
 }
 
+/* A token an operand can start with (permissive: star expressions). */
+static int
+starts_operand(const struct tok *t)
+{
+	switch (t->type) {
+	case T_NAME:
+		return t->kw == KW_NONE || t->kw == KW_FALSE ||
+		    t->kw == KW_NONE_ || t->kw == KW_TRUE ||
+		    t->kw == KW_LAMBDA || t->kw == KW_NOT ||
+		    t->kw == KW_AWAIT || t->kw == KW_YIELD;
+	case T_NUMBER:
+	case T_STRING:
+		return 1;
+	case T_OP:
+		switch (t->op) {
+		case OP1('('): case OP1('['): case OP1('{'): case OP1('-'):
+		case OP1('+'): case OP1('~'): case OP1('*'): case OP2('*', '*'):
+		case OP3('.', '.', '.'):
+			return 1;
+		}
+	}
+	return 0;
+}
+
+/* An operator that needs an operand after it. "*" and "/" are left out:
+ * "import *", "def f(a, *, b, /)". */
+static int
+needs_operand(const struct tok *t)
+{
+	if (t->type == T_NAME)
+		return t->kw == KW_AND || t->kw == KW_OR || t->kw == KW_IN ||
+		    t->kw == KW_IS || t->kw == KW_NOT;
+	if (t->type != T_OP)
+		return 0;
+	switch (t->op) {
+	case OP1('+'): case OP1('-'): case OP1('%'): case OP1('@'):
+	case OP1('&'): case OP1('|'): case OP1('^'): case OP1('~'):
+	case OP1('<'): case OP1('>'): case OP1('='): case OP1('.'):
+	case OP2('*', '*'): case OP2('/', '/'): case OP2('<', '<'):
+	case OP2('>', '>'): case OP2('<', '='): case OP2('>', '='):
+	case OP2('=', '='): case OP2('!', '='): case OP2('-', '>'):
+	case OP2(':', '='): case OP2('+', '='): case OP2('-', '='):
+	case OP2('*', '='): case OP2('/', '='): case OP2('%', '='):
+	case OP2('&', '='): case OP2('|', '='): case OP2('^', '='):
+	case OP2('@', '='): case OP3('*', '*', '='): case OP3('/', '/', '='):
+	case OP3('>', '>', '='): case OP3('<', '<', '='):
+		return 1;
+	}
+	return 0;
+}
+
+/* Operators without an operand after them ("x = ", "a + )", "l <"),
+ * stray semicolons: errors the token order shows. */
+static int
+check_operators(struct scan *sc, size_t a, size_t b)
+{
+	struct lexer	*lx = sc->lx;
+	const struct tok *toks = lx->toks;
+
+	if (toks[a].kw == KW_FROM || toks[a].kw == KW_IMPORT)
+		return 0;
+	if (tok_is_op(&toks[a], OP1(';')))
+		return lex_error(lx, toks[a].line, "invalid syntax");
+	for (size_t k = a; k < b; k++) {
+		const struct tok *t = &toks[k], *n = k + 1 < b ? &toks[k + 1] :
+		    NULL;
+
+		if (tok_is_op(t, OP1(';')) && n != NULL && tok_is_op(n, OP1(';')))
+			return lex_error(lx, t->line, "invalid syntax");
+		if (!needs_operand(t))
+			continue;
+		if (n == NULL)
+			return lex_error(lx, t->line, "invalid syntax");
+		if (tok_is_op(t, OP1('.'))) {
+			if (n->type != T_NAME)
+				return lex_error(lx, t->line, "invalid syntax");
+			continue;
+		}
+		if (t->kw == KW_NOT && n->kw == KW_IN)
+			continue;		/* "not in" */
+		if (!starts_operand(n))
+			return lex_error(lx, t->line, "invalid syntax");
+	}
+	return 0;
+}
+
 /* One logical line, tokens [a, b) without its NEWLINE. Returns 1 when it
  * is a block header waiting for its indented body, 0, or -1 on a syntax
  * error (recorded in the lexer). */
@@ -2558,6 +2666,8 @@ scan_line(struct scan *sc, size_t a, size_t b, int *pending)
 			if (toks[k].match >= 0 && (size_t)toks[k].match > k)
 				k = (size_t)toks[k].match;
 		}
+		if (stray_keyword(sc, t + 2, hc) < 0)
+			return -1;
 		scan_calls(sc, a, hc, 0, 0, open);
 		if ((si = new_scope(sc, kw, &toks[t + 1], open)) < 0)
 			return -1;
@@ -2578,6 +2688,8 @@ scan_line(struct scan *sc, size_t a, size_t b, int *pending)
 			return lex_error(lx, toks[t].line, "multiple exception "
 			    "types must be parenthesized");
 		if (hc < b) {
+			if (stray_keyword(sc, t + 1, hc) < 0)
+				return -1;
 			scan_calls(sc, a, hc, 0, 0, (size_t)-1);
 			scan_simple_list(sc, hc + 1, b);
 			return hc + 1 == b;
@@ -2637,7 +2749,7 @@ scan_tokens(struct scan *sc)
 			i = toks[e].type == T_NEWLINE ? e + 1 : e;
 			continue;
 		}
-		if (check_line(sc, i, e) < 0 ||
+		if (check_line(sc, i, e) < 0 || check_operators(sc, i, e) < 0 ||
 		    (r = scan_line(sc, i, e, &pending)) < 0)
 			return -1;
 		if (lx->failed)

@@ -230,6 +230,14 @@ START_TEST(tok_invalid)
 		    "must be parenthesized" },
 		{ "raise E, 'x'\n", "line 1: invalid syntax" },
 		{ "x = 10L\n", "line 1: invalid decimal literal" },
+		/* Operators without operands, stray keywords. */
+		{ "x =\n", "line 1: invalid syntax" },
+		{ "assert x <\n", "line 1: invalid syntax" },
+		{ "f(a +)\n", "line 1: invalid syntax" },
+		{ "x = a.\n", "line 1: invalid syntax" },
+		{ ";x\n", "line 1: invalid syntax" },
+		{ "x = import y\n", "line 1: invalid syntax" },
+		{ "if return:\n    pass\n", "line 1: invalid syntax" },
 	};
 
 	for (size_t i = 0; i < FLAKY_ARRAY_SIZE(bad); i++)
@@ -242,6 +250,11 @@ START_TEST(tok_invalid)
 	ck_assert_str_eq(INVALID("# coding: latin-1\nx = '\xe9'\n"), "");
 	ck_assert_str_eq(INVALID("match x:\n    case [a, b]: pass\n"), "");
 	ck_assert_str_eq(INVALID("from ...a import b\n"), "");
+	ck_assert_str_eq(INVALID("def f(a, /, b, *, c): x = not a not in b\n"),
+	    "");
+	ck_assert_str_eq(INVALID("from x import *; y = *a, b; yield from z;\n"),
+	    "");
+	ck_assert_str_eq(INVALID("raise E from None\nx = yield\n"), "");
 }
 END_TEST
 
