@@ -535,6 +535,23 @@ START_TEST(bad_commands)
 	ck_assert_int_eq(flaky_spawn(c.sp, &o, NULL, on_done, &c, &p, err,
 	    sizeof err), -EISDIR);
 	ck_assert_str_eq(err, "./sub: is a directory, not a command");
+	/* through PATH: not executable wins over not found, as in a shell */
+	{
+		char	 pathenv[200];
+		char *const env[] = { pathenv, NULL };
+		char *const a5[] = { "script.sh", NULL };
+
+		snprintf(pathenv, sizeof pathenv, "PATH=/nonexistent:%s", dir);
+		o.argv = a5;
+		o.envp = env;
+		o.dir = NULL;
+		ck_assert_int_eq(flaky_spawn(c.sp, &o, NULL, on_done, &c, &p,
+		    err, sizeof err), -EACCES);
+		ck_assert_str_eq(err,
+		    "script.sh: not executable (permission denied)");
+		o.envp = NULL;
+		o.argv = a4;
+	}
 	o.dir = "/nonexistent-dir-xyz";
 	ck_assert_int_eq(flaky_spawn(c.sp, &o, NULL, on_done, &c, &p, err,
 	    sizeof err), -ENOENT);
