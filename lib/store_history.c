@@ -103,8 +103,8 @@ loglik(int64_t k, int64_t n)
 
 /* The one split of the series that best explains it as two rates, the
  * later higher (maximum likelihood), kept only when the two 95% Wilson
- * intervals do not overlap. Returns the first day of the later part that
- * has runs, or -1. */
+ * intervals do not overlap and the later part holds at least two failures.
+ * Returns the first day of the later part that has runs, or -1. */
 long
 flaky_change_point(const uint32_t *runs, const uint32_t *fails, size_t nd)
 {
@@ -142,6 +142,9 @@ flaky_change_point(const uint32_t *runs, const uint32_t *fails, size_t nd)
 		bn += runs[i];
 		bk += fails[i];
 	}
+	/* One failure is never a change, however clean the days before. */
+	if (k - bk < 2)
+		return -1;
 	flaky_wilson(bk, bn, FLAKY_Z95, &plo, &phi);
 	flaky_wilson(k - bk, n - bn, FLAKY_Z95, &lo, &hi);
 	return lo > phi ? best : -1;
