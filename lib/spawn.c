@@ -486,8 +486,10 @@ flaky_resolve_command(const char *cmd, const char *dir, const char *path_env,
 			flaky_buf_printf(&b, "%s/%s", dir, cmd);
 		else
 			flaky_buf_adds(&b, cmd);
-		if (b.oom)
+		if (b.oom) {
+			flaky_buf_free(&b);
 			return -ENOMEM;
+		}
 		if ((r = check_exec(b.data)) < 0) {
 			flaky_buf_free(&b);
 			goto fail;
@@ -509,8 +511,10 @@ flaky_resolve_command(const char *cmd, const char *dir, const char *path_env,
 			    cmd);
 		else
 			flaky_buf_printf(&b, "%.*s/%s", (int)(e - p), p, cmd);
-		if (b.oom)
+		if (b.oom) {
+			flaky_buf_free(&b);
 			return -ENOMEM;
+		}
 		r = check_exec(b.data);
 		if (r == 0) {
 			*ret = flaky_buf_steal(&b);
