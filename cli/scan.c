@@ -36,6 +36,7 @@ tsv_field(const char *s)
 		putchar(*s == '\t' || *s == '\n' || *s == '\r' ? ' ' : *s);
 }
 
+/* The five tsv columns per finding, for comparison with other tools. */
 static void
 print_tsv(const char *path, const struct flaky_scan_result *r)
 {
@@ -64,6 +65,7 @@ print_where(const struct flaky_finding *f)
 		printf(" in %s", f->test);
 }
 
+/* Findings for people: location, category, seeding, test, source. */
 static void
 print_table(const char *path, const struct flaky_scan_result *r)
 {
@@ -85,6 +87,7 @@ print_table(const char *path, const struct flaky_scan_result *r)
 	}
 }
 
+/* One file's object of the "files" array. */
 static void
 print_json_file(struct scan_out *so, const char *path,
     const struct flaky_scan_result *r)
@@ -136,6 +139,7 @@ print_json_file(struct scan_out *so, const char *path,
 	printf("%s]}", r->ntests ? "\n     " : "");
 }
 
+/* Scan one file and print it in the chosen format. */
 static void
 scan_one(struct scan_out *so, const char *path)
 {
@@ -172,6 +176,7 @@ scan_one(struct scan_out *so, const char *path)
 	flaky_scan_result_free(r);
 }
 
+/* flakyctl scan: options, the walk of each PATH, the summary. */
 int
 cmd_scan(struct ctl *ctl, int argc, char **argv)
 {

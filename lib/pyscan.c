@@ -171,6 +171,7 @@ static const char *const category_names[] = {
 	[FLAKY_FINDING_APPROX] = "approx",
 };
 
+/* The name of a category as tsv and JSON print it. */
 const char *
 flaky_finding_category_name(int category)
 {
@@ -207,6 +208,7 @@ arena_strndup(struct flaky_scan_result *res, const char *s, size_t n)
 	return p;
 }
 
+/* Free a result and every string it handed out. */
 void
 flaky_scan_result_free(struct flaky_scan_result *res)
 {
@@ -237,6 +239,7 @@ lex_error(struct lexer *lx, int line, const char *msg)
 	return -1;
 }
 
+/* Append a token; on allocation failure the lexer stops with oom set. */
 static int
 add_tok(struct lexer *lx, int type, size_t off, size_t len, int line)
 {
@@ -298,6 +301,7 @@ newline_len(const char *s, size_t i, size_t end)
 	return 0;
 }
 
+/* Identifier bytes: ASCII letters, "_" and any non-ASCII byte. */
 static inline int
 is_name_start(unsigned char c)
 {
@@ -305,18 +309,21 @@ is_name_start(unsigned char c)
 	    c >= 0x80;
 }
 
+/* Identifier continuation bytes: is_name_start() and digits. */
 static inline int
 is_name_char(unsigned char c)
 {
 	return is_name_start(c) || (c >= '0' && c <= '9');
 }
 
+/* An ASCII digit. */
 static inline int
 is_digit(unsigned char c)
 {
 	return c >= '0' && c <= '9';
 }
 
+/* The keyword a name is, or KW_NONE (soft keywords are names). */
 static int
 keyword(const char *s, size_t n)
 {
@@ -361,6 +368,7 @@ static const char *check_name_utf8(const unsigned char *, size_t);
 static int	fstring_literal(struct lexer *, size_t *, size_t, int *, int,
 		    int);
 
+/* Push an opening bracket (or an f-string field, "F"). */
 static int
 open_bracket(struct lexer *lx, char c, int line)
 {
@@ -372,6 +380,7 @@ open_bracket(struct lexer *lx, char c, int line)
 	return 0;
 }
 
+/* Pop a bracket, linking the pair of tokens through match. */
 static int
 close_bracket(struct lexer *lx, char c, int line)
 {
@@ -611,6 +620,7 @@ fstring_literal(struct lexer *lx, size_t *pi, size_t end, int *line, int raw,
 	return 0;
 }
 
+/* Exactly n hex digits at s[i]; their value in *v. */
 static int
 hexdigits(const char *s, size_t i, size_t end, size_t n, unsigned long *v)
 {
@@ -765,6 +775,7 @@ lex_string(struct lexer *lx, size_t start, size_t q, int flags)
 /* The byte at p, or -1 past the end: the tokenizer's tok_nextc(). */
 #define NC(p)	((p) < end ? (int)(unsigned char)s[p] : -1)
 
+/* is_name_char() for a tok_nextc()-style int, -1 at the end. */
 static inline int
 is_ident_char(int c)
 {
@@ -1769,6 +1780,7 @@ static const struct {
 	{ "x_mac_trad_chinese", ENC_OTHER, 1 },
 };
 
+/* bsearch() comparison of a name with a codec_names entry. */
 static int
 codec_cmp(const void *key, const void *elem)
 {
@@ -1871,12 +1883,14 @@ check_name_utf8(const unsigned char *s, size_t n)
 
 /* --- structure and rules ------------------------------------------------ */
 
+/* Whether t is the operator op. */
 static inline int
 tok_is_op(const struct tok *t, uint32_t op)
 {
 	return t->type == T_OP && t->op == op;
 }
 
+/* A name that can be an operand: identifiers, True, False, None. */
 static inline int
 tok_is_name(const struct tok *t)
 {
@@ -1891,6 +1905,7 @@ tok_is_ident(const struct tok *t)
 	return t->type == T_NAME && t->kw == KW_NONE;
 }
 
+/* Whether t is the name str. */
 static inline int
 tok_eq(const struct scan *sc, const struct tok *t, const char *str)
 {
@@ -1994,6 +2009,7 @@ struct callee {
 	size_t	 x;		/* first token after unwrapping parentheses */
 };
 
+/* Fill ce for the callee [x, y] of a call (see struct callee). */
 static void
 callee_info(struct scan *sc, size_t x, size_t y, struct callee *ce)
 {
@@ -2056,6 +2072,7 @@ callee_info(struct scan *sc, size_t x, size_t y, struct callee *ce)
 	}
 }
 
+/* Whether t is one of the names of a NULL-terminated set. */
 static int
 name_in(struct scan *sc, const struct tok *t, const char *const *set)
 {
@@ -2193,12 +2210,14 @@ call_tolerance(struct scan *sc, size_t open, const struct tok *last)
 	return ret;
 }
 
+/* The innermost def or class open, or -1 at module level. */
 static int
 current_scope(const struct scan *sc)
 {
 	return sc->nstack > 0 ? sc->stack[sc->nstack - 1] : -1;
 }
 
+/* Record a finding in the current scope (strings come later). */
 static void
 add_finding(struct scan *sc, int line, int category, const char *tol)
 {
@@ -2425,6 +2444,7 @@ scan_simple_list(struct scan *sc, size_t a, size_t b)
 	}
 }
 
+/* Whether t begins a compound statement with a header colon. */
 static int
 is_compound(const struct scan *sc, const struct tok *t)
 {
@@ -2436,6 +2456,7 @@ is_compound(const struct scan *sc, const struct tok *t)
 	return tok_eq(sc, t, "match") || tok_eq(sc, t, "case");
 }
 
+/* A new def or class record, its decorators' fixture flags taken. */
 static int
 new_scope(struct scan *sc, int kind, const struct tok *name, size_t open)
 {
@@ -2768,6 +2789,7 @@ scan_tokens(struct scan *sc)
 
 static int	scope_seeded(struct scan *, int, int);
 
+/* qsort_r() order of fixtures: by name, byte-wise. */
 static int
 fixture_cmp(const void *pa, const void *pb, void *arg)
 {
@@ -2987,6 +3009,7 @@ fail:
 	return -ENOMEM;
 }
 
+/* Findings by line, category name, classes, function (tsv order). */
 static int
 finding_cmp(const void *pa, const void *pb)
 {
@@ -3189,6 +3212,7 @@ lex_file(struct lexer *lx, const char *src, size_t len)
 	return 0;
 }
 
+/* Scan one source buffer (see pyscan.h). */
 int
 flaky_pyscan_buffer(const char *src, size_t len,
     struct flaky_scan_result **ret, char *err, size_t errlen)
@@ -3253,6 +3277,7 @@ out:
 	return rc;
 }
 
+/* The token dump of a source buffer (see pyscan.h). */
 int
 flaky_pyscan_tokens(const char *src, size_t len, struct flaky_buf *out,
     char *err, size_t errlen)
@@ -3292,6 +3317,7 @@ out:
 	return rc;
 }
 
+/* Read a regular file whole and scan it (see pyscan.h). */
 int
 flaky_pyscan_file(const char *path, struct flaky_scan_result **ret,
     char *err, size_t errlen)
@@ -3384,6 +3410,7 @@ struct pathlist {
 	size_t	  n, cap;
 };
 
+/* Append p (owned from now on; freed on failure) to pl. */
 static int
 pathlist_add(struct pathlist *pl, char *p)
 {
@@ -3404,12 +3431,14 @@ pathlist_add(struct pathlist *pl, char *p)
 	return 0;
 }
 
+/* qsort() order of directory entries: byte-wise. */
 static int
 name_cmp(const void *a, const void *b)
 {
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
+/* dir "/" name, without doubling a trailing "/" of dir. */
 static char *
 path_join(const char *dir, const char *name)
 {
@@ -3422,6 +3451,7 @@ path_join(const char *dir, const char *name)
 	return p;
 }
 
+/* Whether a file name ends in ".py". */
 static int
 has_py_suffix(const char *name)
 {
@@ -3492,6 +3522,7 @@ walk(const char *dir, struct pathlist *pl, flaky_pyscan_walk_error onerror,
 	return rc;
 }
 
+/* The files a scan of path covers (see pyscan.h). */
 int
 flaky_pyscan_paths(const char *path, char ***paths, size_t *npaths,
     flaky_pyscan_walk_error onerror, void *arg, char *err, size_t errlen)
@@ -3514,6 +3545,7 @@ flaky_pyscan_paths(const char *path, char ***paths, size_t *npaths,
 	return 0;
 }
 
+/* Free what flaky_pyscan_paths() returned. */
 void
 flaky_pyscan_paths_free(char **paths, size_t npaths)
 {

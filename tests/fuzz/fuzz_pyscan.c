@@ -14,6 +14,7 @@
 
 int	LLVMFuzzerTestOneInput(const uint8_t *, size_t);
 
+/* An invariant: abort() so libFuzzer keeps the input. */
 static void
 check(int cond)
 {
