@@ -77,7 +77,7 @@ token_char(int c)
 
 /* Length of the secret value after a key at s (past ': ', '=', quotes). */
 static size_t
-value_after_key(const char *s, size_t n, size_t *skip)
+value_after_key(const char *s, size_t n, int header, size_t *skip)
 {
 	size_t	 i = 0, v;
 	char	 quote = 0;
@@ -98,10 +98,22 @@ value_after_key(const char *s, size_t n, size_t *skip)
 	if (n - i > 7 && (strncasecmp(s + i, "Bearer ", 7) == 0 ||
 	    strncasecmp(s + i, "Basic ", 6) == 0))
 		i += s[i + 1] == 'e' || s[i + 1] == 'E' ? 7 : 6;
+	else if (header && !quote) {
+		/* any scheme ("Token abc", "Digest username=..."): the
+		 * credentials are the rest of the line */
+		size_t	 w = i;
+
+		while (w < n && isalpha((unsigned char)s[w]))
+			w++;
+		if (w > i && w + 1 < n && s[w] == ' ' &&
+		    !isspace((unsigned char)s[w + 1]))
+			i = w + 1;
+	}
 	v = i;
 	/* NUL ends a value too: it separates strings (environ dumps). */
 	while (i < n && s[i] != '\n' && s[i] != '\r' && s[i] != '\0' &&
-	    (quote ? s[i] != quote : (!isspace((unsigned char)s[i]) &&
+	    (quote ? s[i] != quote : header ||
+	    (!isspace((unsigned char)s[i]) &&
 	    s[i] != ',' && s[i] != ';' && s[i] != '&' && s[i] != '}' &&
 	    s[i] != ')'))) {
 		/* "a\"b" in JSON: an escaped quote does not end the value
@@ -216,6 +228,7 @@ redact_builtin(const char *s, size_t n, struct flaky_buf *out)
 				    s[j] == '_') && j - i < kl + 20)
 					j++;
 				if ((len = value_after_key(s + j, n - j,
+				    strcmp(key, "authorization") == 0,
 				    &skip)) == 0)
 					continue;
 				flaky_buf_add(out, s + copied, j + skip - copied);
