@@ -1,0 +1,193 @@
+"""Diagnosis end to end: examples/diagnose has one test per cause (a sleep
+under pytest-timeout, a closed port, a thread race, an order-dependent
+pair under pytest-random-order, an always-failing test, a noisy
+assertion). The run number n is the random-order seed and decides the
+failures, so every count below is exact, not a probability:
+  test_fetch_report fails when n % 3 == 1 (17 of 1..50),
+  test_talks_to_service when n % 4 == 2 (13), test_worker_result at least
+  when n % 3 == 0 (16; a loaded machine can add more, still a race),
+  test_sampled_mean when Random(n * 7919).random() <= 0.1 (6),
+  test_fresh_cache when test_warm_cache ran before it (seeded order)."""
+import json
+import random
+import re
+
+from conftest import RUNS, run, copy_example
+
+TIMEOUT = "test_timeout.py::test_fetch_report"
+INFRA = "test_infra.py::test_talks_to_service"
+RACE = "test_race.py::test_worker_result"
+VICTIM = "test_order.py::test_fresh_cache"
+POLLUTER = "test_order.py::test_warm_cache"
+BROKEN = "test_broken.py::test_discount_total"
+NOISY = "test_noisy.py::test_sampled_mean"
+
+
+def noisy_failures():
+    return sum(1 for n in range(1, RUNS + 1)
+               if not random.Random(n * 7919).random() > 0.1)
+
+
+def by_test(report):
+    return {t["test"]: t for t in report["tests"]}
+
+
+def test_report_signatures(demo):
+    tests = by_test(demo.json("report"))
+    assert tests[TIMEOUT]["signature"] == "TIMEOUT"
+    assert tests[TIMEOUT]["failures"] == 17
+    assert tests[TIMEOUT]["signatures"] == {"TIMEOUT": 17}
+    assert tests[INFRA]["signature"] == "INFRA"
+    assert tests[INFRA]["failures"] == 13
+    assert tests[RACE]["signature"] == "RACE"
+    assert tests[RACE]["failures"] >= 16
+    assert tests[VICTIM]["signature"] == "ORDER_DEPENDENT"
+    assert tests[VICTIM]["polluter"] == POLLUTER
+    assert tests[NOISY]["signature"] == "UNKNOWN"
+    assert tests[NOISY]["failures"] == noisy_failures()
+    # broken, not flaky
+    assert tests[BROKEN]["tier"] == "broken"
+    assert tests[BROKEN]["failures"] == RUNS
+    # no false polluter, no signature on a test that never failed
+    for name, t in tests.items():
+        if name != VICTIM:
+            assert t["polluter"] is None, (name, t)
+        if t["failures"] == 0:
+            assert t["signature"] is None and t["signatures"] == {}
+    assert sum(1 for t in tests.values() if t["failures"] > 0) == 6
+
+
+def test_table_has_signature_column(demo):
+    out = demo.ctl("report").stdout
+    line = next(l for l in out.splitlines() if TIMEOUT in l)
+    assert line.startswith("CRITICAL") and " TIMEOUT " in line, out
+    line = next(l for l in out.splitlines() if VICTIM in l)
+    assert "ORDER_DEPENDENT" in line, out
+
+
+def test_order_evidence(demo):
+    d = demo.json("show", "fresh_cache", "--since", "all")
+    assert d["test"] == VICTIM
+    assert d["polluter"] == POLLUTER
+    o = d["order"]
+    assert o["fails_without"] == 0
+    assert o["fails_with"] == o["runs_with"] == d["failures"]
+    assert o["runs_with"] + o["runs_without"] == RUNS
+    assert 0 < d["failures"] < RUNS
+    assert o["candidates"] == 16
+    assert "where %s ran before it" % POLLUTER in d["evidence"]
+    # each failure names its seed; the polluter ran before it there
+    assert len(d["failures_log"]) == d["failures"]
+    for f in d["failures_log"]:
+        assert f["seed"] == str(f["run"]) or f["seed"].isdigit()
+
+
+def test_triage(demo):
+    t = {x["test"]: x for x in demo.json("triage", "--since", "all")["tests"]}
+    assert set(t) == {TIMEOUT, INFRA, RACE, VICTIM, BROKEN, NOISY}
+    assert t[BROKEN]["verdict"] == "broken"
+    assert "not flaky" in demo.ctl("triage", "discount").stdout
+    for name in (TIMEOUT, INFRA, RACE, VICTIM, NOISY):
+        assert t[name]["verdict"] == "flaky", name
+    assert t[VICTIM]["cause"] == "a test leaks state into another"
+    assert t[INFRA]["patch"] == "mock the external service in this test"
+    assert t[TIMEOUT]["cause"] == "too little wall-clock allowance, slow I/O"
+    # a pytest-timeout of 0.2 s: failures cluster at the limit
+    assert t[TIMEOUT]["timing"]["near_limit"] is True
+    assert t[TIMEOUT]["timing"]["median_ms_fail"] >= 190
+    assert t[INFRA]["timing"]["near_limit"] is False
+    assert t[TIMEOUT]["revision_summary"].startswith("17/50 at r1")
+    out = demo.ctl("triage", "--since", "all").stdout
+    assert "the polluter is %s" % POLLUTER in out
+
+
+def test_show_evidence_log(demo):
+    d = demo.json("show", TIMEOUT, "--since", "all")
+    log = d["failures_log"]
+    assert len(log) == 17
+    for f in log:
+        assert f["revision"] == "r1"
+        assert f["signature"] == "TIMEOUT"
+        assert f["exit_code"] == 1
+        assert "Timeout" in f["message"]
+        assert re.fullmatch(r"[0-9a-f]{16}", f["fingerprint"])
+        assert f["position"] >= 0 and f["run_duration_ms"] > 0
+        assert int(f["seed"]) % 3 == 1      # the seed is the run number
+    assert len({f["fingerprint"] for f in log}) == 1
+    assert len(d["modes"]) == 1 and d["modes"][0]["count"] == 17
+    text = demo.ctl("show", "fetch_report", "--since", "all").stdout
+    assert text.startswith(TIMEOUT + "  (target demo)")
+    assert "17 failures in 50 runs" in text
+
+
+def test_ticket(demo):
+    md = demo.ctl("ticket", "fetch_report", "--since", "all").stdout
+    assert re.match(r"## TIMEOUT flake in test_fetch_report, 17/50 runs, "
+                    r"median duration \d+ ms\n", md), md
+    assert "95% interval" in md and "### Failure modes (1)" in md
+    assert "Failed: Timeout >0.2s" in md
+    assert "### Reproduce" in md and "./run.sh" in md
+    md = demo.ctl("ticket", "fresh_cache", "--since", "all").stdout
+    assert md.startswith("## ORDER_DEPENDENT flake in test_fresh_cache")
+    assert "### Suspected polluter\n\n`%s`" % POLLUTER in md
+    j = demo.json("ticket", "discount_total", "--since", "all")
+    assert j["title"].startswith("UNKNOWN failure in test_discount_total "
+                                 "(broken), 50/50 runs")
+    assert j["diagnosis"]["verdict"] == "broken"
+    assert "rerunning will not help" in j["body"]
+
+
+def test_unknown_and_ambiguous_names(demo):
+    p = demo.ctl("show", "fetch_reprt", check=2)
+    assert "no test matches 'fetch_reprt'" in p.stderr
+    assert p.stderr.splitlines()[1].strip().startswith(TIMEOUT), p.stderr
+    p = demo.ctl("ticket", "cache", check=2)
+    assert "matches several tests" in p.stderr
+    for name in (VICTIM, POLLUTER):
+        assert name in p.stderr
+    p = demo.ctl("show", "x", "--target", "nosuch", check=2)
+    assert "no tests of target nosuch" in p.stderr
+
+
+def test_revisions_and_user_signatures(tmp_path):
+    """A flaky test at r1 fixed at r2: the fix stands on its own evidence;
+    a user signature from the config wins over the built-in one."""
+    suite = tmp_path / "suite"
+    suite.mkdir()
+    (suite / "test_flip.py").write_text(
+        "import os\n"
+        "def test_flip():\n"
+        "    n = int(open('n').read()) if os.path.exists('n') else 0\n"
+        "    open('n', 'w').write(str(n + 1))\n"
+        "    assert n % 2 == 0, 'upstream said: quota exceeded'\n")
+    (tmp_path / "flaky.yaml").write_text(
+        "signatures:\n"
+        "  - name: QUOTA\n"
+        "    patterns: ['quota exceeded$']\n")
+    db = str(tmp_path / "flaky.db")
+    cmd = ["--", "/usr/bin/pytest", "-p", "no:cacheprovider",
+           "-p", "no:random_order", "-v", "test_flip.py"]
+    run(["--db", db, "--config", str(tmp_path / "flaky.yaml"), "analyze",
+         "--runs", "6", "--target", "flip", "--revision", "r1"] + cmd,
+        cwd=str(suite), check=0)
+    (suite / "test_flip.py").write_text("def test_flip():\n    pass\n")
+    run(["--db", db, "analyze", "--runs", "20", "--jobs", "4",
+         "--target", "flip", "--revision", "r2"] + cmd, cwd=str(suite), check=0)
+    d = json.loads(run(["--db", db, "--format", "json", "show", "flip"],
+                       check=0).stdout)
+    assert d["signature"] == "QUOTA" and d["signatures"] == {"QUOTA": 3}
+    revs = d["revisions"]
+    assert [(r["revision"], r["runs"], r["failures"], r["state"])
+            for r in revs] == [("r1", 6, 3, "flaky"), ("r2", 20, 0, "stable")]
+    assert revs[1]["transition"] == "fixed"
+    assert d["verdict"] == "fixed"
+    # 0 of 20: the Wilson upper bound z^2 / (n + z^2) = 16%
+    assert d["revision_summary"] == "0/20 at r2, at most 16% at 95%, fixed since r1"
+
+
+def test_bad_signature_regex(tmp_path):
+    cfg = tmp_path / "flaky.yaml"
+    cfg.write_text("signatures:\n  - name: BAD\n    patterns:\n      - 'a(b'\n")
+    p = run(["--db", str(tmp_path / "x.db"), "--config", str(cfg), "analyze",
+             "--", "/bin/true"], check=2)
+    assert "%s:4:" % cfg in p.stderr and "a(b" in p.stderr
