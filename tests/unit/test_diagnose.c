@@ -316,6 +316,16 @@ START_TEST(user_signatures)
 	    "than 30 s", 24), FLAKY_SIG_TIMEOUT);
 	ck_assert_int_eq(flaky_classifier_classify(c, "ECONNRESET", 10),
 	    FLAKY_SIG_INFRA);
+	/* the earlier pattern in the table wins wherever it stands: the
+	 * socket's ETIMEDOUT is the network's, not a test timeout */
+	ck_assert_int_eq(flaky_classify_message("Timeout: read ETIMEDOUT",
+	    23), FLAKY_SIG_INFRA);
+	ck_assert_int_eq(flaky_classify_message("Timeout", 7),
+	    FLAKY_SIG_TIMEOUT);
+	ck_assert_int_eq(flaky_classify_message("Timeou", 6),
+	    FLAKY_SIG_UNKNOWN);
+	ck_assert_int_eq(flaky_classify_message("x\0None is not None", 18),
+	    FLAKY_SIG_RACE);
 	ck_assert_str_eq(flaky_classifier_name(c, db), "DB_DEADLOCK");
 	ck_assert_str_eq(flaky_classifier_name(c, 99), "UNKNOWN");
 
