@@ -347,6 +347,8 @@ time_sql(sqlite3 *db, const char *sql, int64_t a, int64_t b, int64_t c,
 
 /* The library calls of `report --since 30d` (what the command does
  * before printing), median of REPEAT. */
+static double part_stats[REPEAT], part_hist[REPEAT];
+
 static double
 time_report_lib(struct flaky_store *s, size_t *ntests, int64_t *nunstable)
 {
@@ -363,14 +365,20 @@ time_report_lib(struct flaky_store *s, size_t *ntests, int64_t *nunstable)
 
 		q.until_ms = END_DAY * FLAKY_DAY_MS;
 		q.since_ms = q.until_ms - 30 * FLAKY_DAY_MS;
-		if (flaky_store_run_counts(s, &q, &rc, err, sizeof err) < 0 ||
-		    flaky_store_test_stats(s, &q, &rows, &n, err,
-		    sizeof err) < 0 || flaky_store_history(s, &q, &h, err,
-		    sizeof err) < 0) {
-			fprintf(stderr, "history_bench: %s\n", err);
-			exit(1);
-		}
+		double	 t1, t2;
+
+		if (flaky_store_run_counts(s, &q, &rc, err, sizeof err) < 0)
+			die(NULL, err);
+		t1 = now_s();
+		if (flaky_store_test_stats(s, &q, &rows, &n, err,
+		    sizeof err) < 0)
+			die(NULL, err);
+		t2 = now_s();
+		if (flaky_store_history(s, &q, &h, err, sizeof err) < 0)
+			die(NULL, err);
 		t[i] = now_s() - t0;
+		part_stats[i] = t2 - t1;
+		part_hist[i] = now_s() - t2;
 		*ntests = n;
 		*nunstable = 0;
 		for (size_t k = 0; k < n; k++)
@@ -379,6 +387,8 @@ time_report_lib(struct flaky_store *s, size_t *ntests, int64_t *nunstable)
 		flaky_test_rows_free(rows, n);
 	}
 	qsort(t, REPEAT, sizeof *t, cmp_double);
+	qsort(part_stats, REPEAT, sizeof *t, cmp_double);
+	qsort(part_hist, REPEAT, sizeof *t, cmp_double);
 	return t[REPEAT / 2];
 }
 
@@ -496,6 +506,7 @@ main(int argc, char **argv)
 	sqlite3		*db;
 	const char	*test = "tests/test_mod000.py::test_case_00050";
 
+	setvbuf(stdout, NULL, _IOLBF, 0);
 	if (getenv("HISTORY_BENCH_DB") != NULL)
 		snprintf(path, sizeof path, "%s", getenv("HISTORY_BENCH_DB"));
 	else {
@@ -584,6 +595,10 @@ main(int argc, char **argv)
 	printf("  rollups, library   %8.1f ms (run counts, per-test stats "
 	    "with medians, history: trend, change point, budget)\n",
 	    t_rep * 1e3);
+	printf("    of which         %8.1f ms flaky_store_test_stats "
+	    "(counts, medians, messages), %.1f ms flaky_store_history "
+	    "(daily series of both windows, trends, change points, budget)\n",
+	    part_stats[REPEAT / 2] * 1e3, part_hist[REPEAT / 2] * 1e3);
 	if (flakyctl != NULL)
 		printf("  flakyctl report    %8.1f ms (the whole command, JSON "
 		    "to /dev/null)\n", t_rep_bin * 1e3);

@@ -184,8 +184,10 @@ sparkline(struct flaky_buf *b, const uint32_t *runs,
 			flaky_buf_addc(b, ' ');
 			continue;
 		}
-		/* 0% is the lowest mark; any failure at least the second. */
-		level = k == 0 ? 0 : 1 + (int)((double)k / (double)n * 6.999);
+		/* 0% is the lowest mark, any failure at least the second; a
+		 * square-root scale keeps 5% and 15% apart. */
+		level = k == 0 ? 0 : 1 + (int)(sqrt((double)k / (double)n) *
+		    6.999);
 		if (level > 7)
 			level = 7;
 		if (unicode)
@@ -434,12 +436,15 @@ json_history(const struct report_head *h, const struct flaky_test_row *r)
 	printf(", \"previous\": {\"runs\": %lld, \"failures\": %lld}",
 	    hr ? (long long)hr->prev_runs : 0LL,
 	    hr ? (long long)hr->prev_failures : 0LL);
+	/* Only tests with a failure in either window have a history. */
 	flaky_buf_init(&b);
-	if (hr != NULL)
+	printf(", \"sparkline\": ");
+	if (hr != NULL && hr->failures > 0) {
 		sparkline(&b, hr->day_runs, hr->day_failures,
 		    (size_t)h->hist->ndays, 60, 0);
-	printf(", \"sparkline\": ");
-	json_string(stdout, flaky_buf_cstr(&b));
+		json_string(stdout, flaky_buf_cstr(&b));
+	} else
+		printf("null");
 	flaky_buf_free(&b);
 }
 

@@ -239,53 +239,77 @@ out:
 	return r;
 }
 
-/* Hand over each test's days of [first - nd, first + nd): the window
- * before and the window, from one scan of the rollups in key order. */
+/* Mark the rows worth a history: a failure in either window (the budget
+ * has a row for every test and day with one) or in quarantine. Tests that
+ * never failed in both windows have nothing to tell: trend same, no
+ * change point, no budget. */
 static int
-history_days(struct flaky_store *s, struct flaky_history *h, uint32_t *prev,
-    char *err, size_t errlen)
+history_mark(struct flaky_store *s, struct flaky_history *h, char *err,
+    size_t errlen)
 {
+	static const char *const sql[] = {
+		"SELECT DISTINCT test_id FROM budget WHERE day >= ?1 AND "
+		    "day < ?2",
+		"SELECT test_id FROM quarantine",
+	};
 	sqlite3_stmt	*st;
-	int64_t		 nd = h->ndays, from = h->first_day - nd;
-	int		 r, rc;
+	int		 r = 0, rc;
 
-	if ((r = prepare(s, "SELECT test_id, day, runs, failures "
-	    "FROM rollups WHERE day >= ?1 AND day < ?2", &st, err,
-	    errlen)) < 0)
-		return r;
-	sqlite3_bind_int64(st, 1, from);
-	sqlite3_bind_int64(st, 2, h->first_day + nd);
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		int64_t	 id = sqlite3_column_int64(st, 0);
-		int64_t	 d = sqlite3_column_int64(st, 1) - from;
-		int64_t	 n = sqlite3_column_int64(st, 2);
-		int64_t	 k = sqlite3_column_int64(st, 3);
-		struct flaky_history_row *row;
-		size_t	 i;
-
-		row = bsearch(&id, h->v, h->n, sizeof *h->v, cmp_row_id);
-		if (row == NULL)
-			continue;	/* another target */
-		i = (size_t)(row - h->v);
-		if (d < nd) {
-			row->prev_runs += n;
-			row->prev_failures += k;
-			prev[i * 2 * nd + d] = (uint32_t)n;
-			prev[i * 2 * nd + nd + d] = (uint32_t)k;
-		} else {
-			row->runs += n;
-			row->failures += k;
-			row->day_runs[d - nd] = (uint32_t)n;
-			row->day_failures[d - nd] = (uint32_t)k;
+	for (size_t q = 0; q < FLAKY_ARRAY_SIZE(sql) && r == 0; q++) {
+		if ((r = prepare(s, sql[q], &st, err, errlen)) < 0)
+			return r;
+		if (q == 0) {
+			sqlite3_bind_int64(st, 1, h->first_day - h->ndays);
+			sqlite3_bind_int64(st, 2, h->first_day + h->ndays);
 		}
+		while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+			int64_t	 id = sqlite3_column_int64(st, 0);
+			struct flaky_history_row *row;
+
+			row = bsearch(&id, h->v, h->n, sizeof *h->v,
+			    cmp_row_id);
+			if (row == NULL)
+				continue;	/* another target */
+			if (q == 0)
+				row->trend = -1;	/* marked */
+			else
+				row->quarantined = 1;
+		}
+		if (rc != SQLITE_DONE)
+			r = store_sql_error(s, err, errlen, "reading the budget");
+		sqlite3_finalize(st);
 	}
-	if (rc != SQLITE_DONE)
-		r = store_sql_error(s, err, errlen, "reading the rollups");
-	sqlite3_finalize(st);
 	return r;
 }
 
-/* The budget of the window, and who is quarantined. */
+/* One test's days of both windows, oldest first, into runs[2 nd] and
+ * fails[2 nd]: one seek per day (the rollups are keyed by day, test). */
+static int
+history_days(struct flaky_store *s, sqlite3_stmt *st,
+    const struct flaky_history *h, int64_t id, uint32_t *runs,
+    uint32_t *fails, char *err, size_t errlen)
+{
+	int64_t	 from = h->first_day - h->ndays;
+	int	 rc;
+
+	memset(runs, 0, 2 * (size_t)h->ndays * sizeof *runs);
+	memset(fails, 0, 2 * (size_t)h->ndays * sizeof *fails);
+	sqlite3_reset(st);
+	sqlite3_bind_int64(st, 1, id);
+	sqlite3_bind_int64(st, 2, from);
+	sqlite3_bind_int64(st, 3, h->first_day + h->ndays);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		int64_t	 d = sqlite3_column_int64(st, 0) - from;
+
+		runs[d] = (uint32_t)sqlite3_column_int64(st, 1);
+		fails[d] = (uint32_t)sqlite3_column_int64(st, 2);
+	}
+	if (rc != SQLITE_DONE)
+		return store_sql_error(s, err, errlen, "reading the rollups");
+	return 0;
+}
+
+/* The budget of the window. */
 static int
 history_budget(struct flaky_store *s, struct flaky_history *h, char *err,
     size_t errlen)
@@ -313,22 +337,6 @@ history_budget(struct flaky_store *s, struct flaky_history *h, char *err,
 	if (rc != SQLITE_DONE)
 		r = store_sql_error(s, err, errlen, "reading the budget");
 	sqlite3_finalize(st);
-	if (r < 0)
-		return r;
-	if ((r = prepare(s, "SELECT test_id FROM quarantine", &st, err,
-	    errlen)) < 0)
-		return r;
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		int64_t	 id = sqlite3_column_int64(st, 0);
-		struct flaky_history_row *row;
-
-		row = bsearch(&id, h->v, h->n, sizeof *h->v, cmp_row_id);
-		if (row != NULL)
-			row->quarantined = 1;
-	}
-	if (rc != SQLITE_DONE)
-		r = store_sql_error(s, err, errlen, "reading the quarantine");
-	sqlite3_finalize(st);
 	return r;
 }
 
@@ -336,7 +344,8 @@ int
 flaky_store_history(struct flaky_store *s, const struct flaky_query *q,
     struct flaky_history *h, char *err, size_t errlen)
 {
-	uint32_t	*prev = NULL, *chain;
+	sqlite3_stmt	*st = NULL;
+	uint32_t	*chain = NULL;
 	int64_t		 from, to, nd;
 	size_t		 keep = 0;
 	int		 r;
@@ -358,58 +367,60 @@ flaky_store_history(struct flaky_store *s, const struct flaky_query *q,
 	    "'pruned_before_ms'", 0, 0, &h->pruned_before_ms, err,
 	    errlen)) < 0)
 		goto fail;
-	if ((r = history_tests(s, q->target, h, err, errlen)) < 0)
-		goto fail;
-	if (h->n == 0)
-		return 0;
-	/* One block: the window's days for every row, then the scratch of
-	 * both windows for the change points. */
-	h->days = calloc(h->n * 2 * (size_t)nd, sizeof *h->days);
-	prev = calloc(h->n * 2 * (size_t)nd, sizeof *prev);
-	if (h->days == NULL || prev == NULL) {
-		r = flaky_error(err, errlen, ENOMEM, "out of memory");
-		goto fail;
-	}
-	for (size_t i = 0; i < h->n; i++) {
-		h->v[i].day_runs = h->days + i * 2 * (size_t)nd;
-		h->v[i].day_failures = h->v[i].day_runs + nd;
-	}
-	if ((r = history_days(s, h, prev, err, errlen)) < 0 ||
+	if ((r = history_tests(s, q->target, h, err, errlen)) < 0 ||
+	    (r = history_mark(s, h, err, errlen)) < 0 ||
 	    (r = history_budget(s, h, err, errlen)) < 0)
 		goto fail;
-	if ((chain = calloc(4 * (size_t)nd, sizeof *chain)) == NULL) {
+	for (size_t i = 0; i < h->n; i++)
+		if (h->v[i].trend == -1 || h->v[i].quarantined)
+			h->v[keep++] = h->v[i];
+	h->n = keep;
+	if (h->n == 0)
+		return 0;
+	/* The window's days for every row kept, then a scratch series of
+	 * both windows. */
+	h->days = calloc(h->n * 2 * (size_t)nd, sizeof *h->days);
+	chain = calloc(4 * (size_t)nd, sizeof *chain);
+	if (h->days == NULL || chain == NULL) {
 		r = flaky_error(err, errlen, ENOMEM, "out of memory");
 		goto fail;
 	}
+	if ((r = prepare(s, "WITH RECURSIVE d(x) AS (SELECT ?2 UNION ALL "
+	    "SELECT x + 1 FROM d WHERE x + 1 < ?3) SELECT r.day, r.runs, "
+	    "r.failures FROM d JOIN rollups r ON r.day = d.x AND "
+	    "r.test_id = ?1", &st, err, errlen)) < 0)
+		goto fail;
 	for (size_t i = 0; i < h->n; i++) {
 		struct flaky_history_row *row = &h->v[i];
 		long	 cp;
 
-		if (row->runs == 0 && row->prev_runs == 0 && !row->quarantined)
-			continue;
+		row->day_runs = h->days + i * 2 * (size_t)nd;
+		row->day_failures = row->day_runs + nd;
+		if ((r = history_days(s, st, h, row->test_id, chain,
+		    chain + 2 * nd, err, errlen)) < 0)
+			goto fail;
+		memcpy(row->day_runs, chain + nd, nd * sizeof *chain);
+		memcpy(row->day_failures, chain + 3 * nd, nd * sizeof *chain);
+		for (int64_t d = 0; d < nd; d++) {
+			row->prev_runs += chain[d];
+			row->prev_failures += chain[2 * nd + d];
+			row->runs += chain[nd + d];
+			row->failures += chain[3 * nd + d];
+		}
 		row->trend = flaky_trend(row->failures, row->runs,
 		    row->prev_failures, row->prev_runs);
-		if (row->failures > 0) {
-			/* Both windows in one series, oldest first. */
-			memcpy(chain, prev + i * 2 * nd, nd * sizeof *chain);
-			memcpy(chain + nd, row->day_runs, nd * sizeof *chain);
-			memcpy(chain + 2 * nd, prev + i * 2 * nd + nd,
-			    nd * sizeof *chain);
-			memcpy(chain + 3 * nd, row->day_failures,
-			    nd * sizeof *chain);
-			cp = flaky_change_point(chain, chain + 2 * nd,
-			    (size_t)(2 * nd));
-			if (cp >= 0)
-				row->change_day = from - nd + cp;
-		}
-		h->v[keep++] = *row;
+		row->change_day = -1;
+		if (row->failures > 0 &&
+		    (cp = flaky_change_point(chain, chain + 2 * nd,
+		    (size_t)(2 * nd))) >= 0)
+			row->change_day = from - nd + cp;
 	}
+	sqlite3_finalize(st);
 	free(chain);
-	h->n = keep;
-	free(prev);
 	return 0;
 fail:
-	free(prev);
+	sqlite3_finalize(st);
+	free(chain);
 	flaky_history_free(h);
 	return r;
 }
@@ -421,9 +432,10 @@ flaky_store_find_test(struct flaky_store *s, const char *target,
 	sqlite3_stmt	*st;
 	int		 r, rc, n = 0;
 
-	if ((r = prepare(s, "SELECT t.id FROM tests t JOIN targets tg ON "
-	    "tg.id = t.target_id WHERE t.name = ?1 AND "
-	    "(?2 IS NULL OR tg.name = ?2) LIMIT 2", &st, err, errlen)) < 0)
+	/* Targets first: each is one seek in tests' (target_id, name). */
+	if ((r = prepare(s, "SELECT t.id FROM targets tg CROSS JOIN tests t "
+	    "ON t.target_id = tg.id AND t.name = ?1 WHERE "
+	    "?2 IS NULL OR tg.name = ?2 LIMIT 2", &st, err, errlen)) < 0)
 		return r;
 	sqlite3_bind_text(st, 1, test, -1, SQLITE_STATIC);
 	if (target != NULL)
@@ -454,9 +466,12 @@ flaky_store_test_days(struct flaky_store *s, int64_t test_id,
 
 	memset(runs, 0, (size_t)ndays * sizeof *runs);
 	memset(failures, 0, (size_t)ndays * sizeof *failures);
-	if ((r = prepare(s, "SELECT day, runs, failures FROM rollups "
-	    "WHERE test_id = ?1 AND day >= ?2 AND day < ?3", &st, err,
-	    errlen)) < 0)
+	/* The rollups are keyed by (day, test_id): one seek per day, not a
+	 * scan of every test's rows of the range. */
+	if ((r = prepare(s, "WITH RECURSIVE d(x) AS (SELECT ?2 UNION ALL "
+	    "SELECT x + 1 FROM d WHERE x + 1 < ?3) SELECT r.day, r.runs, "
+	    "r.failures FROM d JOIN rollups r ON r.day = d.x AND "
+	    "r.test_id = ?1", &st, err, errlen)) < 0)
 		return r;
 	sqlite3_bind_int64(st, 1, test_id);
 	sqlite3_bind_int64(st, 2, first_day);

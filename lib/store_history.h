@@ -49,8 +49,10 @@ struct flaky_history {
 	uint32_t		*days;
 };
 
-/* The history of every test with runs in the window of q (days, as the
- * rollups hold them) or in the window before it. */
+/* The history of the tests that failed in the window of q (days, as the
+ * rollups hold them) or in the window before it, and of those in
+ * quarantine: the others have trend same, no change point and no budget,
+ * and flaky_history_find() returns NULL for them. */
 int	 flaky_store_history(struct flaky_store *, const struct flaky_query *,
 	    struct flaky_history *ret, char *err, size_t errlen);
 void	 flaky_history_free(struct flaky_history *);

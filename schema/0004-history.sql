@@ -6,26 +6,37 @@
 -- which the test failed. A table beside the rollups (not new rollup
 -- columns) so the trigger below needs no rollup row to exist yet: store.c
 -- writes a chunk's results before its rollup rows. Kept by prune.
+-- Keyed by day first, like the rollups: a window is one range, and the
+-- tests with any failure in it are the rows of that range.
 CREATE TABLE budget (
-	test_id		INTEGER NOT NULL REFERENCES tests(id),
 	day		INTEGER NOT NULL,	-- days since 1970-01-01 UTC
+	test_id		INTEGER NOT NULL REFERENCES tests(id),
 	runs		INTEGER NOT NULL DEFAULT 0,	-- failed runs counted
 	wall_us		INTEGER NOT NULL DEFAULT 0,
 	cpu_us		INTEGER NOT NULL DEFAULT 0,	-- user + sys
-	PRIMARY KEY (test_id, day)
+	PRIMARY KEY (day, test_id)
 ) WITHOUT ROWID;
+
+-- The failures stored before this migration.
+INSERT INTO budget (day, test_id, runs, wall_us, cpu_us)
+SELECT r.started_ms / 86400000, res.test_id, count(*),
+       sum(coalesce(r.duration_us, 0)),
+       sum(coalesce(r.user_us, 0) + coalesce(r.sys_us, 0))
+FROM results res JOIN runs r ON r.id = res.run_id
+WHERE res.outcome IN (1, 2)
+GROUP BY 1, 2;
 
 -- Only failed results fire it, and the run row is complete by then
 -- (flaky_store_run_finish updates the run before adding its results).
 CREATE TRIGGER budget_on_failure AFTER INSERT ON results
 WHEN new.outcome IN (1, 2)
 BEGIN
-	INSERT INTO budget (test_id, day, runs, wall_us, cpu_us)
-	SELECT new.test_id, r.started_ms / 86400000, 1,
+	INSERT INTO budget (day, test_id, runs, wall_us, cpu_us)
+	SELECT r.started_ms / 86400000, new.test_id, 1,
 	       coalesce(r.duration_us, 0),
 	       coalesce(r.user_us, 0) + coalesce(r.sys_us, 0)
 	FROM runs r WHERE r.id = new.run_id
-	ON CONFLICT (test_id, day) DO UPDATE SET
+	ON CONFLICT (day, test_id) DO UPDATE SET
 	    runs = runs + 1, wall_us = wall_us + excluded.wall_us,
 	    cpu_us = cpu_us + excluded.cpu_us;
 END;
