@@ -237,6 +237,12 @@ diag_evidence(const struct flaky_diagnosis *d, struct flaky_buf *b)
 		    (long long)d->runs);
 		return;
 	}
+	if (d->passes_alone && d->polluter == NULL) {
+		flaky_buf_printf(b, "passes alone (0 of %lld runs), fails in "
+		    "the suite (%lld of %lld)", (long long)d->alone_runs,
+		    (long long)d->suite_failures, (long long)d->suite_runs);
+		return;
+	}
 	if (d->polluter != NULL) {
 		flaky_buf_printf(b, "fails in %lld of %lld runs where %s ran "
 		    "before it, %lld of %lld where it did not",
@@ -438,6 +444,11 @@ diag_json(FILE *f, const struct flaky_diagnosis *d, int with_failures)
 		json_double(f, d->order.p);
 		fprintf(f, ", \"candidates\": %zu}", d->order.candidates);
 	}
+	fprintf(f, ", \"alone\": {\"runs\": %lld, \"failures\": %lld, "
+	    "\"passes_alone\": %s, \"p\": ", (long long)d->alone_runs,
+	    (long long)d->alone_failures, d->passes_alone ? "true" : "false");
+	json_double(f, d->alone_p);
+	fprintf(f, "}");
 	diag_evidence(d, &b);
 	json_key(f, "evidence", flaky_buf_cstr(&b));
 	json_key(f, "cause", d->verdict == FLAKY_VERDICT_BROKEN ?

@@ -81,6 +81,7 @@ int	 cmd_metrics(struct ctl *, int, char **);
 int	 cmd_show(struct ctl *, int, char **);
 int	 cmd_triage(struct ctl *, int, char **);
 int	 cmd_ticket(struct ctl *, int, char **);
+int	 cmd_confirm(struct ctl *, int, char **);
 
 /* --since and --until as the report commands take them (report.c). */
 int	 parse_window(const char *cmd, const char *since, const char *until,

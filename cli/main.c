@@ -46,6 +46,7 @@ static const struct ctl_command commands[] = {
 	{ "show", cmd_show, "show TEST [--since D|all] [--target NAME] [--full]" },
 	{ "triage", cmd_triage, "triage [TEST] [--since D|all] [--limit N]" },
 	{ "ticket", cmd_ticket, "ticket TEST [--since D|all] [--target NAME]" },
+	{ "confirm", cmd_confirm, "confirm [TEST] [--budget D] [--max-runs N]" },
 };
 
 static void

@@ -598,6 +598,8 @@ fold_modes(struct flaky_diagnosis *d, const struct flaky_result_row *rows,
 	qsort(d->modes, d->nmodes, sizeof *d->modes, cmp_modes);
 	qsort(d->sigs, d->nsigs, sizeof *d->sigs, cmp_tally);
 	d->signature = d->nsigs > 0 ? d->sigs[0].name : NULL;
+	if (d->passes_alone)
+		d->signature = flaky_signature_name(FLAKY_SIG_ORDER_DEPENDENT);
 	return 0;
 }
 
@@ -619,6 +621,23 @@ flaky_diagnose_rows(struct flaky_diagnosis *d,
 		if (i == 0 || rows[i].started_ms > d->last_ms)
 			d->last_ms = rows[i].started_ms;
 	}
+	/* Alone (flakyctl confirm) against in the suite: passing alone every
+	 * time while failing with the others is order dependence. */
+	d->alone_runs = d->alone_failures = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (!counts(rows[i].outcome))
+			continue;
+		if (strcmp(rows[i].trigger, FLAKY_TRIGGER_CONFIRM) == 0) {
+			d->alone_runs++;
+			d->alone_failures += FLAKY_FAILED(rows[i].outcome);
+		}
+	}
+	d->suite_runs = d->runs - d->alone_runs;
+	d->suite_failures = d->failures - d->alone_failures;
+	d->alone_p = flaky_fisher_greater(d->suite_failures, d->suite_runs,
+	    d->failures, d->runs);
+	d->passes_alone = d->alone_runs > 0 && d->alone_failures == 0 &&
+	    d->suite_failures > 0 && d->alone_p < FLAKY_ALONE_ALPHA;
 	if ((r = fold_revisions(d, rows, n)) < 0 ||
 	    (r = fold_timing(d, rows, n)) < 0 ||
 	    (r = fold_modes(d, rows, n)) < 0)

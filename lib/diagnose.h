@@ -130,7 +130,17 @@ struct flaky_diagnosis {
 	char		*command, *dir;	/* the target's */
 	struct flaky_result_row *failed;	/* every failure, oldest first */
 	size_t		 nfailed;
+	/* flakyctl confirm's runs of the test alone against the others */
+	int64_t		 alone_runs, alone_failures;
+	int64_t		 suite_runs, suite_failures;
+	double		 alone_p;	/* all failures in the suite by chance */
+	int		 passes_alone;	/* confirmed order dependence */
 };
+
+/* Runs recorded with this trigger ran the test alone (flakyctl confirm). */
+#define FLAKY_TRIGGER_CONFIRM	"confirm"
+/* Passing alone confirms order dependence below this chance. */
+#define FLAKY_ALONE_ALPHA	0.01
 
 /* Everything about one test in the window. */
 int	 flaky_diagnose_test(struct flaky_store *, int64_t test_id,

@@ -168,7 +168,7 @@ flaky_store_test_results(struct flaky_store *s, int64_t test_id,
 	    "SELECT ru.id, ru.started_ms, ru.duration_us, ru.status, "
 	    "ru.exit_code, ru.signal, ru.revision, ru.seed, ru.runner, "
 	    "r.position, r.outcome, r.duration_us, r.signature, "
-	    "m.fingerprint, m.normalized, r.message "
+	    "m.fingerprint, m.normalized, r.message, ru.trigger "
 	    "FROM runs ru CROSS JOIN results r ON r.run_id = ru.id "
 	    "LEFT JOIN messages m ON m.id = r.message_id "
 	    "WHERE ru.target_id = (SELECT target_id FROM tests WHERE id = ?1) "
@@ -177,7 +177,7 @@ flaky_store_test_results(struct flaky_store *s, int64_t test_id,
 	    "SELECT ru.id, ru.started_ms, ru.duration_us, ru.status, "
 	    "ru.exit_code, ru.signal, ru.revision, ru.seed, ru.runner, "
 	    "r.position, r.outcome, r.duration_us, r.signature, "
-	    "m.fingerprint, m.normalized, r.message "
+	    "m.fingerprint, m.normalized, r.message, ru.trigger "
 	    "FROM results r JOIN runs ru ON ru.id = r.run_id "
 	    "LEFT JOIN messages m ON m.id = r.message_id "
 	    "WHERE r.test_id = ?1 AND r.outcome IN (1, 2) "
@@ -224,6 +224,8 @@ flaky_store_test_results(struct flaky_store *s, int64_t test_id,
 		x->fingerprint = sqlite3_column_int64(st, 13);
 		x->normalized = col_text(st, 14, &oom);
 		x->message = col_text(st, 15, &oom);
+		if ((t = sqlite3_column_text(st, 16)) != NULL)
+			snprintf(x->trigger, sizeof x->trigger, "%s", t);
 		if (oom) {
 			r = -ENOMEM;
 			goto out;

@@ -697,6 +697,67 @@ START_TEST(revisions)
 }
 END_TEST
 
+/* Runs alone (flakyctl confirm) that pass while the suite's fail: order
+ * dependence confirmed once chance is unlikely (< 1%). */
+START_TEST(passes_alone)
+{
+	struct flaky_result_row *v = calloc(100, sizeof *v);
+	struct flaky_diagnosis d;
+	size_t	 n = 0;
+	int64_t	 t = 1;
+
+	rows_at(v, &n, "r1", 20, 10, &t);
+	for (size_t i = 0; i < n; i++)
+		snprintf(v[i].trigger, sizeof v[i].trigger, "analyze");
+	/* 6 passes alone: C(20,10) / C(26,10) = 0.037, not yet */
+	rows_at(v, &n, "r1", 6, 0, &t);
+	for (size_t i = 20; i < n; i++)
+		snprintf(v[i].trigger, sizeof v[i].trigger, "confirm");
+	memset(&d, 0, sizeof d);
+	ck_assert_int_eq(flaky_diagnose_rows(&d, v, n), 0);
+	ck_assert_int_eq(d.alone_runs, 6);
+	ck_assert_int_eq(d.suite_failures, 10);
+	ck_assert_double_eq_tol(d.alone_p, 184756.0 / 5311735.0, 1e-12);
+	ck_assert(!d.passes_alone);
+	ck_assert_str_eq(d.signature, "TIMEOUT");
+	{
+		struct flaky_diagnosis *p = calloc(1, sizeof *p);
+
+		*p = d;
+		flaky_diagnosis_free(p);
+	}
+	/* 4 more: C(20,10) / C(30,10) = 0.0061 */
+	rows_at(v, &n, "r1", 4, 0, &t);
+	for (size_t i = 26; i < n; i++)
+		snprintf(v[i].trigger, sizeof v[i].trigger, "confirm");
+	memset(&d, 0, sizeof d);
+	ck_assert_int_eq(flaky_diagnose_rows(&d, v, n), 0);
+	ck_assert_double_eq_tol(d.alone_p, 184756.0 / 30045015.0, 1e-12);
+	ck_assert(d.passes_alone);
+	ck_assert_str_eq(d.signature, "ORDER_DEPENDENT");
+	{
+		struct flaky_diagnosis *p = calloc(1, sizeof *p);
+
+		*p = d;
+		flaky_diagnosis_free(p);
+	}
+	/* one failure alone: not order dependent */
+	rows_at(v, &n, "r1", 1, 1, &t);
+	snprintf(v[n - 1].trigger, sizeof v[n - 1].trigger, "confirm");
+	memset(&d, 0, sizeof d);
+	ck_assert_int_eq(flaky_diagnose_rows(&d, v, n), 0);
+	ck_assert(!d.passes_alone);
+	ck_assert_int_eq(d.alone_failures, 1);
+	{
+		struct flaky_diagnosis *p = calloc(1, sizeof *p);
+
+		*p = d;
+		flaky_diagnosis_free(p);
+	}
+	flaky_result_rows_free(v, n);
+}
+END_TEST
+
 START_TEST(find_tests)
 {
 	struct flaky_test_ref refs[] = {
@@ -750,6 +811,7 @@ suite(void)
 	tcase_add_test(tc, order_memory);
 	tcase_add_test(tc, order_stored);
 	tcase_add_test(tc, revisions);
+	tcase_add_test(tc, passes_alone);
 	tcase_add_test(tc, find_tests);
 	suite_add_tcase(s, tc);
 	return s;

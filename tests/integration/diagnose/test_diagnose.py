@@ -9,8 +9,10 @@ failures, so every count below is exact, not a probability:
   test_sampled_mean when Random(n * 7919).random() <= 0.1 (6),
   test_fresh_cache when test_warm_cache ran before it (seeded order)."""
 import json
+import os
 import random
 import re
+import sqlite3
 
 from conftest import RUNS, run, copy_example
 
@@ -191,3 +193,40 @@ def test_bad_signature_regex(tmp_path):
     p = run(["--db", str(tmp_path / "x.db"), "--config", str(cfg), "analyze",
              "--", "/bin/true"], check=2)
     assert "%s:4:" % cfg in p.stderr and "a(b" in p.stderr
+
+
+def test_confirm_alone(demo, tmp_path):
+    """flakyctl confirm reruns through examples/diagnose/flaky.yaml's
+    isolate: (alone.sh takes the next run number, as run.sh does): the
+    order-dependent test passes alone until chance is under 1%; the
+    timeout fails alone too (every third run number)."""
+    db = str(tmp_path / "copy.db")
+    src = sqlite3.connect(demo.db)
+    dst = sqlite3.connect(db)
+    src.backup(dst)
+    src.close()
+    dst.close()
+    cfg = os.path.join(demo.path, "flaky.yaml")
+    p = run(["--db", db, "--config", cfg, "--format", "json", "confirm",
+             "fresh_cache", "--max-runs", "20"], cwd=demo.path, check=0)
+    (t,) = json.loads(p.stdout)["tests"]
+    assert t["test"] == VICTIM
+    assert t["passes_alone"] is True and t["alone_failures"] == 0
+    assert t["signature"] == "ORDER_DEPENDENT"
+    assert t["suite_runs"] == RUNS and 0 < t["runs_now"] < 20
+    assert t["conclusion"] == "passes alone, fails in the suite: ORDER_DEPENDENT"
+    p = run(["--db", db, "--config", cfg, "--format", "json", "confirm",
+             "fetch_report", "--max-runs", "20"], cwd=demo.path, check=0)
+    (t,) = json.loads(p.stdout)["tests"]
+    assert t["alone_failures"] >= 1 and t["passes_alone"] is False
+    assert t["conclusion"] == "fails alone too: not order dependent"
+    d = json.loads(run(["--db", db, "--format", "json", "show", VICTIM],
+                       check=0).stdout)
+    # the runs alone count at the suite's revision (not a new, unknown one)
+    assert d["alone"]["runs"] > 0 and d["alone"]["passes_alone"] is True
+    assert [(r["revision"], r["runs"]) for r in d["revisions"]] == \
+        [("r1", RUNS + d["alone"]["runs"])]
+    assert d["verdict"] == "flaky"
+    # no isolate: template, no confirm
+    p = run(["--db", db, "confirm", "fresh_cache"], cwd=demo.path, check=2)
+    assert "no isolate: template" in p.stderr

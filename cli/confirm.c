@@ -1,0 +1,428 @@
+/* flakyctl confirm [TEST]: rerun unsettled tests alone, through the
+ * target's isolate: template, until each one's interval settles or the
+ * budget ends. A test that passes alone but fails in the suite is order
+ * dependent; one that fails alone too is not. The runs are stored under
+ * the target with trigger "confirm". */
+#include "buildconf.h"
+
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <event2/event.h>
+
+#include "diag.h"
+#include "log.h"
+#include "run.h"
+#include "stats.h"
+
+#define CONFIRM_MAX_TESTS	50
+
+struct confirm_test {
+	int64_t		 id;
+	char		*name;
+	int64_t		 target_id;
+	char		*target;
+	char		*dir;
+	char		*isolate;
+	char		*revision;
+	int64_t		 runs, failures;	/* all, in the window */
+	int64_t		 suite_runs, suite_failures;
+	int64_t		 alone_runs, alone_failures;	/* stored before too */
+	int		 alone, alone_failed;	/* this call */
+	int		 settled, start_error;
+};
+
+struct confirm {
+	struct event_base	*base;
+	struct flaky_spawner	*sp;
+	struct flaky_store	*store;
+	struct confirm_test	*t;
+	size_t			 nt, next;
+	int64_t			 deadline_us;
+	int			 max_runs;
+	int			 stopping, failed;
+	struct flaky_run	*live;
+	struct confirm_test	*live_test;
+	char			*argv[4];
+};
+
+static void	confirm_next(struct confirm *);
+
+/* The isolate template with {test} replaced by the quoted test id. */
+static char *
+expand(const char *tmpl, const char *test)
+{
+	struct flaky_buf b;
+
+	flaky_buf_init(&b);
+	for (const char *p = tmpl; *p; ) {
+		if (strncmp(p, "{test}", 6) != 0) {
+			flaky_buf_addc(&b, *p++);
+			continue;
+		}
+		flaky_buf_addc(&b, '\'');
+		for (const char *q = test; *q; q++) {
+			if (*q == '\'')
+				flaky_buf_adds(&b, "'\\''");
+			else
+				flaky_buf_addc(&b, *q);
+		}
+		flaky_buf_addc(&b, '\'');
+		p += 6;
+	}
+	if (b.oom)
+		fatalx("out of memory");
+	return flaky_buf_steal(&b);
+}
+
+/* Done with a test: its interval lies in one tier and the question
+ * "does it fail alone?" has an answer (a failure alone, or passes alone
+ * that the suite's failures make unlikely by chance), or the cap. */
+static int
+settled(const struct confirm *c, const struct confirm_test *t)
+{
+	int	 open;
+
+	if (t->alone >= c->max_runs)
+		return 1;
+	open = t->suite_failures > 0 && t->alone_failures == 0 &&
+	    flaky_fisher_greater(t->suite_failures, t->suite_runs,
+	    t->suite_failures, t->suite_runs + t->alone_runs) >=
+	    FLAKY_ALONE_ALPHA;
+	return !open && flaky_runs_needed(t->failures, t->runs) == 0;
+}
+
+static void
+confirm_done(struct flaky_run *run, void *arg)
+{
+	struct confirm	*c = arg;
+	struct confirm_test *t = c->live_test;
+	char		 err[1024];
+	int		 seen = 0, failed = 0;
+
+	c->live = NULL;
+	c->live_test = NULL;
+	run->rec.target_id = t->target_id;
+	run->rec.trigger = FLAKY_TRIGGER_CONFIRM;
+	run->rec.revision = t->revision;
+	if (flaky_store_run_finish(c->store, &run->rec, &run->results, err,
+	    sizeof err) < 0) {
+		log_warnx("%s", err);
+		c->failed = c->stopping = 1;
+	}
+	for (size_t i = 0; i < run->results.n; i++) {
+		const struct flaky_result *r = &run->results.v[i];
+
+		if (strcmp(r->test, t->name) != 0)
+			continue;
+		if (FLAKY_FAILED(r->outcome) || r->outcome == FLAKY_PASS ||
+		    r->outcome == FLAKY_XPASS) {
+			seen = 1;
+			failed = FLAKY_FAILED(r->outcome);
+		}
+	}
+	if (!seen) {
+		/* The template did not run the test: more runs will not. */
+		log_warnx("%s: the isolate: command did not report this test "
+		    "(exit %d); check the template", t->name,
+		    run->rec.exit_code);
+		t->start_error = 1;
+		t->settled = 1;
+	} else {
+		t->alone++;
+		t->alone_failed += failed;
+		t->alone_runs++;
+		t->alone_failures += failed;
+		t->runs++;
+		t->failures += failed;
+		t->settled = settled(c, t);
+	}
+	flaky_run_free(run);
+	confirm_next(c);
+}
+
+/* Start the next unsettled test's run (round robin), or stop. */
+static void
+confirm_next(struct confirm *c)
+{
+	struct flaky_run_spec spec;
+	struct confirm_test *t = NULL;
+	char	 err[1024];
+
+	if (c->stopping || flaky_mono_us() >= c->deadline_us) {
+		event_base_loopbreak(c->base);
+		return;
+	}
+	for (size_t k = 0; k < c->nt; k++) {
+		struct confirm_test *x = &c->t[(c->next + k) % c->nt];
+
+		if (!x->settled) {
+			t = x;
+			c->next = (size_t)(x - c->t) + 1;
+			break;
+		}
+	}
+	if (t == NULL) {
+		event_base_loopbreak(c->base);
+		return;
+	}
+	free(c->argv[2]);
+	c->argv[0] = (char *)"/bin/sh";
+	c->argv[1] = (char *)"-c";
+	c->argv[2] = expand(t->isolate, t->name);
+	c->argv[3] = NULL;
+	memset(&spec, 0, sizeof spec);
+	spec.argv = c->argv;
+	spec.dir = t->dir;
+	spec.timeout_ms = (c->deadline_us - flaky_mono_us()) / 1000 + 1000;
+	c->live_test = t;
+	if (flaky_run_start(c->sp, &spec, confirm_done, c, &c->live, err,
+	    sizeof err) < 0) {
+		log_warnx("%s: %s", t->name, err);
+		flaky_run_free(c->live);
+		c->live = NULL;
+		t->start_error = t->settled = 1;
+		confirm_next(c);
+	}
+}
+
+static void
+confirm_signal(evutil_socket_t sig, short what, void *arg)
+{
+	struct confirm	*c = arg;
+
+	(void)sig;
+	(void)what;
+	c->stopping = 1;
+	if (c->live != NULL)
+		flaky_run_stop(c->live);
+	else
+		event_base_loopbreak(c->base);
+}
+
+/* Add a test to confirm when its target has an isolate: template. */
+static int
+add_test(struct ctl *ctl, struct confirm *c, struct flaky_store *ro,
+    int64_t id, const struct flaky_query *q, int named)
+{
+	struct flaky_diagnosis *d;
+	struct confirm_test *t;
+	char	 err[1024], *iso;
+
+	if (flaky_diagnose_test(ro, id, q, &d, err, sizeof err) < 0) {
+		fprintf(stderr, "flakyctl: %s\n", err);
+		return -1;
+	}
+	if ((iso = diag_isolate(ctl, d->target)) == NULL) {
+		if (named)
+			fprintf(stderr, "flakyctl confirm: target %s has no "
+			    "isolate: template in the config (for example "
+			    "isolate: \"pytest -v {test}\")\n", d->target);
+		flaky_diagnosis_free(d);
+		return named ? -1 : 0;
+	}
+	t = &c->t[c->nt++];
+	memset(t, 0, sizeof *t);
+	t->id = id;
+	t->name = xstrdup(d->test);
+	t->target_id = d->target_id;
+	t->target = xstrdup(d->target);
+	t->dir = xstrdup(d->dir ? d->dir : ".");
+	t->isolate = iso;
+	/* The code under test is the one the suite runs saw, unless git
+	 * says otherwise. */
+	if (flaky_revision_git(t->dir, &t->revision) < 0)
+		fatalx("out of memory");
+	if (t->revision == NULL && d->nrevs > 0 &&
+	    d->revs[d->nrevs - 1].revision != NULL)
+		t->revision = xstrdup(d->revs[d->nrevs - 1].revision);
+	t->runs = d->runs;
+	t->failures = d->failures;
+	t->suite_runs = d->suite_runs;
+	t->suite_failures = d->suite_failures;
+	t->alone_runs = d->alone_runs;
+	t->alone_failures = d->alone_failures;
+	t->settled = d->verdict == FLAKY_VERDICT_BROKEN || settled(c, t);
+	flaky_diagnosis_free(d);
+	return 0;
+}
+
+static void
+print_result(struct ctl *ctl, struct flaky_store *s, struct confirm_test *t,
+    const struct flaky_query *q, int first)
+{
+	struct flaky_diagnosis *d;
+	char	 err[1024];
+	const char *what;
+
+	if (flaky_diagnose_test(s, t->id, q, &d, err, sizeof err) < 0) {
+		fprintf(stderr, "flakyctl: %s\n", err);
+		return;
+	}
+	if (t->alone == 0)
+		what = t->start_error ? "not run: see the warning above" :
+		    "already settled: not rerun";
+	else if (d->passes_alone)
+		what = "passes alone, fails in the suite: ORDER_DEPENDENT";
+	else if (d->alone_failures > 0)
+		what = "fails alone too: not order dependent";
+	else
+		what = "passes alone so far: too few runs to tell";
+	if (ctl->format == FORMAT_JSON) {
+		printf("%s\n  {\"test\": ", first ? "" : ",");
+		json_string(stdout, t->name);
+		printf(", \"target\": ");
+		json_string(stdout, t->target);
+		printf(", \"alone_runs\": %lld, \"alone_failures\": %lld, "
+		    "\"suite_runs\": %lld, \"suite_failures\": %lld, "
+		    "\"passes_alone\": %s, \"runs_now\": %d, \"conclusion\": ",
+		    (long long)d->alone_runs, (long long)d->alone_failures,
+		    (long long)d->suite_runs, (long long)d->suite_failures,
+		    d->passes_alone ? "true" : "false", t->alone);
+		json_string(stdout, what);
+		printf(", \"tier\": \"%s\", \"signature\": ",
+		    flaky_tier_name(flaky_tier(d->failures, d->runs)));
+		json_string(stdout, d->signature);
+		printf("}");
+	} else
+		printf("%-15s %s: alone %lld/%lld, in the suite %lld/%lld "
+		    "(%d run%s now): %s\n", d->signature ? d->signature : "-",
+		    t->name, (long long)d->alone_failures,
+		    (long long)d->alone_runs, (long long)d->suite_failures,
+		    (long long)d->suite_runs, t->alone, t->alone == 1 ? "" :
+		    "s", what);
+	flaky_diagnosis_free(d);
+}
+
+int
+cmd_confirm(struct ctl *ctl, int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		DIAG_LONGOPTS,
+		{ "budget", required_argument, NULL, 'b' },
+		{ "max-runs", required_argument, NULL, 'n' },
+		CTL_GLOBAL_LONGOPTS,
+		{ NULL, 0, NULL, 0 }
+	};
+	struct diag_opts o = { 0 };
+	struct confirm	 c;
+	struct flaky_test_row *rows = NULL;
+	struct event	*sigint_ev = NULL, *sigterm_ev = NULL;
+	size_t		 nrows = 0;
+	int64_t		 budget_ms = 10 * 60 * 1000, id;
+	long long	 v;
+	char		 err[1024];
+	int		 ch, ret = EXIT_ERROR;
+
+	memset(&c, 0, sizeof c);
+	c.max_runs = 100;
+	while ((ch = getopt_long(argc, argv, "s:u:T:b:n:", longopts, NULL)) !=
+	    -1) {
+		if (diag_option(&o, ch, optarg))
+			continue;
+		if (ch == 'b') {
+			if (flaky_parse_duration(optarg, &budget_ms) < 0 ||
+			    budget_ms <= 0) {
+				ctl_usage_error("confirm", "--budget: expected "
+				    "a duration such as 10m, got '%s'", optarg);
+				return EXIT_ERROR;
+			}
+		} else if (ch == 'n') {
+			if (flaky_parse_int(optarg, 1, 100000, &v) < 0) {
+				ctl_usage_error("confirm", "--max-runs: "
+				    "expected a number from 1 to 100000, got "
+				    "'%s'", optarg);
+				return EXIT_ERROR;
+			}
+			c.max_runs = (int)v;
+		} else if (ch == '?') {
+			ctl_usage_error("confirm", "unknown option");
+			return EXIT_ERROR;
+		} else if (ctl_global_option(ctl, ch, optarg) < 0)
+			return EXIT_ERROR;
+	}
+	if (optind + 1 < argc) {
+		ctl_usage_error("confirm", "one test at a time");
+		return EXIT_ERROR;
+	}
+	if (ctl_check_format(ctl, "confirm", 1 << FORMAT_TABLE |
+	    1 << FORMAT_JSON) < 0 || diag_window(&o, "confirm") < 0)
+		return EXIT_ERROR;
+	if (diag_load_signatures(ctl) < 0)
+		return EXIT_ERROR;
+	if (flaky_store_open(ctl_db_path(ctl), 0, &c.store, err,
+	    sizeof err) < 0) {
+		fprintf(stderr, "flakyctl: %s\n", err);
+		return EXIT_ERROR;
+	}
+	c.t = xcalloc(CONFIRM_MAX_TESTS, sizeof *c.t);
+	if (optind < argc) {
+		if (diag_resolve(c.store, "confirm", o.target, argv[optind],
+		    &id) < 0 || add_test(ctl, &c, c.store, id, &o.q, 1) < 0)
+			goto out;
+	} else {
+		if (flaky_store_test_stats(c.store, &o.q, &rows, &nrows, err,
+		    sizeof err) < 0) {
+			fprintf(stderr, "flakyctl: %s\n", err);
+			goto out;
+		}
+		sort_rows(rows, nrows);
+		for (size_t i = 0; i < nrows && c.nt < CONFIRM_MAX_TESTS; i++)
+			if (rows[i].failures > 0 &&
+			    rows[i].failures < rows[i].runs &&
+			    add_test(ctl, &c, c.store, rows[i].test_id, &o.q,
+			    0) < 0)
+				goto out;
+	}
+	if (c.nt == 0) {
+		fprintf(stderr, "flakyctl confirm: no unstable test with an "
+		    "isolate: template to rerun\n");
+		ret = EXIT_OK;
+		goto out;
+	}
+	if ((c.base = event_base_new()) == NULL)
+		fatalx("event_base_new failed");
+	signal(SIGPIPE, SIG_IGN);
+	if (flaky_spawner_new(c.base, &c.sp) < 0)
+		fatalx("cannot watch child processes");
+	sigint_ev = evsignal_new(c.base, SIGINT, confirm_signal, &c);
+	sigterm_ev = evsignal_new(c.base, SIGTERM, confirm_signal, &c);
+	evsignal_add(sigint_ev, NULL);
+	evsignal_add(sigterm_ev, NULL);
+	c.deadline_us = flaky_mono_us() + budget_ms * 1000;
+	confirm_next(&c);
+	if (c.live != NULL)
+		event_base_dispatch(c.base);
+	/* the window now includes the runs of this call */
+	o.q.until_ms = INT64_MAX;
+	if (ctl->format == FORMAT_JSON)
+		printf("{\"tests\": [");
+	for (size_t i = 0; i < c.nt; i++)
+		print_result(ctl, c.store, &c.t[i], &o.q, i == 0);
+	if (ctl->format == FORMAT_JSON)
+		printf("\n]}\n");
+	ret = c.failed ? EXIT_ERROR : EXIT_OK;
+out:
+	if (sigint_ev != NULL)
+		event_free(sigint_ev);
+	if (sigterm_ev != NULL)
+		event_free(sigterm_ev);
+	if (c.sp != NULL && flaky_spawner_free(c.sp) < 0)
+		log_warnx("runs still in flight at exit");
+	if (c.base != NULL)
+		event_base_free(c.base);
+	for (size_t i = 0; i < c.nt; i++) {
+		free(c.t[i].name);
+		free(c.t[i].target);
+		free(c.t[i].dir);
+		free(c.t[i].isolate);
+		free(c.t[i].revision);
+	}
+	free(c.t);
+	free(c.argv[2]);
+	flaky_test_rows_free(rows, nrows);
+	flaky_store_close(c.store);
+	return ret;
+}
