@@ -31,7 +31,7 @@ cmp -s "$tmp/a.tsv" "$tmp/b.tsv" || { echo "outputs differ"; exit 1; }
 rows=$(wc -l <"$tmp/a.tsv")
 
 echo "corpus: $nfiles files, $bytes bytes, $rows findings ($(uname -m)," \
-    "$(nproc) CPUs)"
+    "$(nproc) CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg))"
 hyperfine --warmup 2 --runs "$runs" --style basic \
     --export-json "$tmp/h.json" \
     -n flakyctl "$flakyctl scan --format tsv $files >/dev/null" \
@@ -48,5 +48,5 @@ print("ast oracle:     %.1f ms +- %.1f (min %.1f)" % (b["mean"] * 1e3, b["stddev
 print("ratio:          %.1fx faster (mean), %.1fx (min)" % (b["mean"] / a["mean"], b["min"] / a["min"]))
 cpu_a, cpu_b = a["user"] + a["system"], b["user"] + b["system"]
 print("CPU time:       flakyctl %.1f ms, oracle %.0f ms: %.1fx less (robust on a loaded machine)" % (cpu_a * 1e3, cpu_b * 1e3, cpu_b / cpu_a))
-print("throughput:     %.0f MB/s (mean, whole process), %.0f MB/s (min)" % (mb / a["mean"], mb / a["min"]))
+print("throughput:     %.0f MB/s (mean, whole process), %.0f MB/s (min), %.0f MB/s of CPU time" % (mb / a["mean"], mb / a["min"], mb / cpu_a))
 PY
