@@ -255,6 +255,12 @@ START_TEST(tok_invalid)
 	ck_assert_str_eq(INVALID("from x import *; y = *a, b; yield from z;\n"),
 	    "");
 	ck_assert_str_eq(INVALID("raise E from None\nx = yield\n"), "");
+	/* Found by the fuzzer: a backslash continues a line's indentation. */
+	ck_assert_str_eq(INVALID("\\\r\n\n"), "");
+	ck_assert_str_eq(INVALID("if x:\n\\\n\n    pass\n"), "");
+	ck_assert_str_eq(INVALID("x = 1\n    \\\ny = 2\n"),
+	    "line 3: unexpected indent");
+	ck_assert_str_eq(INVALID(""), "");
 }
 END_TEST
 
