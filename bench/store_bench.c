@@ -1,7 +1,7 @@
 /* Benchmarks of the evidence database (docs/performance.md).
  *
  * store_bench store [--runs N] [--tests N] [--days D] [--repeat R]
- *	[--keep DIR]
+ *	[--only import|full|normal] [--keep DIR]
  *	Benchmark (b): N runs of N tests stored as real runs are, one
  *	transaction per run through flaky_store_run_finish (run row, results,
  *	messages, rollups, indexes), with synchronous=FULL (the daemon) and
@@ -42,6 +42,7 @@ struct bench {
 	int		 runs, tests, days;
 	int64_t		 end_ms;		/* gen: the last run before */
 	int		 repeat;		/* store: timings of each */
+	int		 only;		/* store: 1 import, 2 FULL, 3 NORMAL */
 	struct flaky_result *all;	/* store: every run, made first */
 	char		**names;	/* per test */
 	int64_t		*base_us;	/* a test's typical duration */
@@ -383,6 +384,15 @@ parse_args(struct bench *b, int argc, char **argv, int i, const char **keep)
 
 		if (i + 1 >= argc)
 			goto usage;
+		if (strcmp(argv[i], "--only") == 0) {
+			i++;
+			b->only = strcmp(argv[i], "import") == 0 ? 1 :
+			    strcmp(argv[i], "full") == 0 ? 2 :
+			    strcmp(argv[i], "normal") == 0 ? 3 : -1;
+			if (b->only < 0)
+				goto usage;
+			continue;
+		}
 		if (strcmp(argv[i], "--keep") == 0 && keep != NULL) {
 			*keep = argv[++i];
 			continue;
@@ -411,7 +421,8 @@ parse_args(struct bench *b, int argc, char **argv, int i, const char **keep)
 	return 0;
 usage:
 	fprintf(stderr, "usage: store_bench store [--runs N] [--tests N] "
-	    "[--days D] [--repeat R] [--keep DIR]\n       store_bench gen DB [--runs N] [--tests N] "
+	    "[--days D] [--repeat R]\n"
+	    "                         [--only import|full|normal] [--keep DIR]\n       store_bench gen DB [--runs N] [--tests N] "
 	    "[--days D] [--end MS]\n");
 	return -1;
 }
@@ -475,6 +486,10 @@ cmd_store(int argc, char **argv)
 	/* Interleaved, so that a busy moment of the machine hits all. */
 	for (int r = 0; r < b.repeat; r++) {
 		for (int i = 0; i < 3; i++) {
+			if (b.only > 0 && b.only != i + 1) {
+				t[i][r] = c[i][r] = 1e-9;
+				continue;
+			}
 			rm_db(path[i]);
 			if (i == 0) {
 				c[i][r] = cpu_s(RUSAGE_CHILDREN);
@@ -509,10 +524,13 @@ cmd_store(int argc, char **argv)
 		mt[i] = median(t[i], b.repeat);
 		mc[i] = median(c[i], b.repeat);
 	}
-	for (int i = 0; i < 3; i++)
+	for (int i = 0; i < 3; i++) {
+		if (b.only > 0 && b.only != i + 1)
+			continue;
 		printf("%-40s %7.2f %7.2f %10.0f %10.0f %8.1f %7.2f\n",
 		    label[i], mt[i], mc[i], n / mt[i], n / mc[i],
-		    (double)size[i] / n, mt[0] / mt[i]);
+		    (double)size[i] / n, b.only ? 0.0 : mt[0] / mt[i]);
+	}
 	printf("\nfsync floor here: a 32 KiB overwrite + fdatasync takes "
 	    "%.2f ms (median of 101);\none commit per run of %d tests then "
 	    "allows at most %.0f results/s with FULL.\n", fs * 1e3, b.tests,
@@ -522,6 +540,14 @@ cmd_store(int argc, char **argv)
 	    "1: faster than the import).\nB/result: database file size after "
 	    "the final checkpoint / results.\n");
 	rate = n / mt[1];
+	{
+		double	 la[3];
+
+		if (getloadavg(la, 3) == 3)
+			printf("load average at the end: %.2f %.2f %.2f on %ld "
+			    "CPUs\n", la[0], la[1], la[2],
+			    sysconf(_SC_NPROCESSORS_ONLN));
+	}
 	printf("goal >= 300000 results/s with FULL: %s (%.0f)\n", rate >=
 	    300000 ? "met" : "NOT met", rate);
 	if (keep == NULL) {
