@@ -239,46 +239,148 @@ out:
 	return r;
 }
 
-/* Mark the rows worth a history: a failure in either window (the budget
- * has a row for every test and day with one) or in quarantine. Tests that
- * never failed in both windows have nothing to tell: trend same, no
- * change point, no budget. */
+/* A run's share of the budget: when it started and what it cost. */
+struct run_cost {
+	int64_t		 id, day, wall_us, cpu_us;
+};
+
 static int
-history_mark(struct flaky_store *s, struct flaky_history *h, char *err,
+cmp_run_cost(const void *a, const void *b)
+{
+	const struct run_cost *x = a, *y = b;
+
+	return x->id < y->id ? -1 : x->id > y->id;
+}
+
+/* Add one failed run (or a pruned day's sum) to a row: marked as having
+ * failed in either window, budget counted in the window itself. */
+static void
+budget_add(struct flaky_history *h, int64_t id, int64_t day, int64_t n,
+    int64_t wall, int64_t cpu)
+{
+	struct flaky_history_row *row;
+
+	row = bsearch(&id, h->v, h->n, sizeof *h->v, cmp_row_id);
+	if (row == NULL)
+		return;		/* another target */
+	row->trend = -1;	/* marked */
+	if (day >= h->first_day && day < h->first_day + h->ndays) {
+		row->budget_runs += n;
+		row->budget_wall_us += wall;
+		row->budget_cpu_us += cpu;
+	}
+}
+
+/* The budget of the window, and which tests failed in it or in the one
+ * before: the retained failed results (the partial index of failures,
+ * joined in memory to the runs of both windows) and the budget table of
+ * pruned runs. Tests that never failed in both windows have nothing to
+ * tell (trend same, no change point, no budget) and are not marked. */
+static int
+history_budget(struct flaky_store *s, struct flaky_history *h, char *err,
     size_t errlen)
 {
-	static const char *const sql[] = {
-		"SELECT DISTINCT test_id FROM budget WHERE day >= ?1 AND "
-		    "day < ?2",
-		"SELECT test_id FROM quarantine",
-	};
-	sqlite3_stmt	*st;
-	int		 r = 0, rc;
+	struct run_cost	*rv = NULL, *run;
+	sqlite3_stmt	*st = NULL;
+	size_t		 n = 0, cap = 0;
+	int64_t		 from = h->first_day - h->ndays;
+	int64_t		 to = h->first_day + h->ndays;
+	int		 r, rc;
 
-	for (size_t q = 0; q < FLAKY_ARRAY_SIZE(sql) && r == 0; q++) {
-		if ((r = prepare(s, sql[q], &st, err, errlen)) < 0)
-			return r;
-		if (q == 0) {
-			sqlite3_bind_int64(st, 1, h->first_day - h->ndays);
-			sqlite3_bind_int64(st, 2, h->first_day + h->ndays);
-		}
-		while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-			int64_t	 id = sqlite3_column_int64(st, 0);
-			struct flaky_history_row *row;
+	if ((r = prepare(s, "SELECT id, started_ms, duration_us, "
+	    "coalesce(user_us, 0) + coalesce(sys_us, 0) FROM runs "
+	    "WHERE started_ms >= ?1 AND started_ms < ?2", &st, err,
+	    errlen)) < 0)
+		return r;
+	sqlite3_bind_int64(st, 1, from * FLAKY_DAY_MS);
+	sqlite3_bind_int64(st, 2, to * FLAKY_DAY_MS);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		if (n == cap) {
+			size_t	 nc = cap ? cap * 2 : 1024;
+			void	*p = reallocarray(rv, nc, sizeof *rv);
 
-			row = bsearch(&id, h->v, h->n, sizeof *h->v,
-			    cmp_row_id);
-			if (row == NULL)
-				continue;	/* another target */
-			if (q == 0)
-				row->trend = -1;	/* marked */
-			else
-				row->quarantined = 1;
+			if (p == NULL) {
+				r = flaky_error(err, errlen, ENOMEM,
+				    "out of memory");
+				goto out;
+			}
+			rv = p;
+			cap = nc;
 		}
-		if (rc != SQLITE_DONE)
-			r = store_sql_error(s, err, errlen, "reading the budget");
-		sqlite3_finalize(st);
+		rv[n].id = sqlite3_column_int64(st, 0);
+		rv[n].day = sqlite3_column_int64(st, 1) / FLAKY_DAY_MS;
+		rv[n].wall_us = sqlite3_column_int64(st, 2);
+		rv[n].cpu_us = sqlite3_column_int64(st, 3);
+		n++;
 	}
+	if (rc != SQLITE_DONE) {
+		r = store_sql_error(s, err, errlen, "reading the runs");
+		goto out;
+	}
+	sqlite3_finalize(st);
+	st = NULL;
+	if (n > 1)
+		qsort(rv, n, sizeof *rv, cmp_run_cost);
+	if (n > 0) {
+		/* Every retained failure, from the covering partial index,
+		 * within the run ids of the two windows. The "+" keeps the
+		 * planner off the primary key: a run-id range there is every
+		 * result of those runs, not only the failed ones. */
+		if ((r = prepare(s, "SELECT test_id, run_id FROM results "
+		    "WHERE outcome IN (1, 2) AND +run_id BETWEEN ?1 AND ?2",
+		    &st, err, errlen)) < 0)
+			goto out;
+		sqlite3_bind_int64(st, 1, rv[0].id);
+		sqlite3_bind_int64(st, 2, rv[n - 1].id);
+		while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+			struct run_cost key;
+
+			key.id = sqlite3_column_int64(st, 1);
+			run = bsearch(&key, rv, n, sizeof *rv, cmp_run_cost);
+			if (run != NULL)
+				budget_add(h, sqlite3_column_int64(st, 0),
+				    run->day, 1, run->wall_us, run->cpu_us);
+		}
+		if (rc != SQLITE_DONE) {
+			r = store_sql_error(s, err, errlen,
+			    "reading the failures");
+			goto out;
+		}
+		sqlite3_finalize(st);
+		st = NULL;
+	}
+	if ((r = prepare(s, "SELECT day, test_id, runs, wall_us, cpu_us "
+	    "FROM budget WHERE day >= ?1 AND day < ?2", &st, err,
+	    errlen)) < 0)
+		goto out;
+	sqlite3_bind_int64(st, 1, from);
+	sqlite3_bind_int64(st, 2, to);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW)
+		budget_add(h, sqlite3_column_int64(st, 1),
+		    sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 2),
+		    sqlite3_column_int64(st, 3), sqlite3_column_int64(st, 4));
+	if (rc != SQLITE_DONE) {
+		r = store_sql_error(s, err, errlen, "reading the budget");
+		goto out;
+	}
+	sqlite3_finalize(st);
+	st = NULL;
+	if ((r = prepare(s, "SELECT test_id FROM quarantine", &st, err,
+	    errlen)) < 0)
+		goto out;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		int64_t	 id = sqlite3_column_int64(st, 0);
+		struct flaky_history_row *row;
+
+		row = bsearch(&id, h->v, h->n, sizeof *h->v, cmp_row_id);
+		if (row != NULL)
+			row->quarantined = 1;
+	}
+	if (rc != SQLITE_DONE)
+		r = store_sql_error(s, err, errlen, "reading the quarantine");
+out:
+	sqlite3_finalize(st);
+	free(rv);
 	return r;
 }
 
@@ -309,37 +411,6 @@ history_days(struct flaky_store *s, sqlite3_stmt *st,
 	return 0;
 }
 
-/* The budget of the window. */
-static int
-history_budget(struct flaky_store *s, struct flaky_history *h, char *err,
-    size_t errlen)
-{
-	sqlite3_stmt	*st;
-	int		 r, rc;
-
-	if ((r = prepare(s, "SELECT test_id, sum(runs), sum(wall_us), "
-	    "sum(cpu_us) FROM budget WHERE day >= ?1 AND day < ?2 "
-	    "GROUP BY test_id", &st, err, errlen)) < 0)
-		return r;
-	sqlite3_bind_int64(st, 1, h->first_day);
-	sqlite3_bind_int64(st, 2, h->first_day + h->ndays);
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		int64_t	 id = sqlite3_column_int64(st, 0);
-		struct flaky_history_row *row;
-
-		row = bsearch(&id, h->v, h->n, sizeof *h->v, cmp_row_id);
-		if (row == NULL)
-			continue;
-		row->budget_runs = sqlite3_column_int64(st, 1);
-		row->budget_wall_us = sqlite3_column_int64(st, 2);
-		row->budget_cpu_us = sqlite3_column_int64(st, 3);
-	}
-	if (rc != SQLITE_DONE)
-		r = store_sql_error(s, err, errlen, "reading the budget");
-	sqlite3_finalize(st);
-	return r;
-}
-
 int
 flaky_store_history(struct flaky_store *s, const struct flaky_query *q,
     struct flaky_history *h, char *err, size_t errlen)
@@ -368,7 +439,6 @@ flaky_store_history(struct flaky_store *s, const struct flaky_query *q,
 	    errlen)) < 0)
 		goto fail;
 	if ((r = history_tests(s, q->target, h, err, errlen)) < 0 ||
-	    (r = history_mark(s, h, err, errlen)) < 0 ||
 	    (r = history_budget(s, h, err, errlen)) < 0)
 		goto fail;
 	for (size_t i = 0; i < h->n; i++)
@@ -778,7 +848,20 @@ flaky_store_prune(struct flaky_store *s, int64_t before_ms,
 		if ((r = flaky_store_begin(s, err, errlen)) < 0)
 			return r;
 		for (int i = 0; i < n && r == 0; i++) {
-			if ((r = exec2(s, "DELETE FROM results WHERE run_id = ?1",
+			/* The run's budget outlives its results. */
+			if ((r = exec2(s, "INSERT INTO budget (day, test_id, "
+			    "runs, wall_us, cpu_us) SELECT r.started_ms / "
+			    "86400000, res.test_id, count(*), "
+			    "sum(coalesce(r.duration_us, 0)), "
+			    "sum(coalesce(r.user_us, 0) + coalesce(r.sys_us, "
+			    "0)) FROM results res JOIN runs r ON r.id = "
+			    "res.run_id WHERE res.run_id = ?1 AND res.outcome "
+			    "IN (1, 2) GROUP BY 1, 2 ON CONFLICT (day, test_id) "
+			    "DO UPDATE SET runs = runs + excluded.runs, "
+			    "wall_us = wall_us + excluded.wall_us, "
+			    "cpu_us = cpu_us + excluded.cpu_us", ids[i], 0,
+			    NULL, err, errlen)) < 0 ||
+			    (r = exec2(s, "DELETE FROM results WHERE run_id = ?1",
 			    ids[i], 0, &ps->results, err, errlen)) < 0 ||
 			    (r = exec2(s, "DELETE FROM attempts WHERE "
 			    "run_id = ?1", ids[i], 0, NULL, err, errlen)) < 0 ||

@@ -2,12 +2,12 @@
 -- reruns, quarantine and the retention horizon. Documented in
 -- docs/history.md.
 
--- The rerun budget per test and UTC day: wall and CPU time of the runs in
--- which the test failed. A table beside the rollups (not new rollup
--- columns) so the trigger below needs no rollup row to exist yet: store.c
--- writes a chunk's results before its rollup rows. Kept by prune.
--- Keyed by day first, like the rollups: a window is one range, and the
--- tests with any failure in it are the rows of that range.
+-- The rerun budget of pruned runs, per UTC day and test: the runs in
+-- which the test failed and their wall and CPU time. While raw results
+-- are kept, the budget is read from them (through the partial index of
+-- failures, so storing a run costs nothing more); prune moves each run's
+-- share here before it deletes the run's results. Keyed by day first,
+-- like the rollups: a window is one range.
 CREATE TABLE budget (
 	day		INTEGER NOT NULL,	-- days since 1970-01-01 UTC
 	test_id		INTEGER NOT NULL REFERENCES tests(id),
@@ -16,30 +16,6 @@ CREATE TABLE budget (
 	cpu_us		INTEGER NOT NULL DEFAULT 0,	-- user + sys
 	PRIMARY KEY (day, test_id)
 ) WITHOUT ROWID;
-
--- The failures stored before this migration.
-INSERT INTO budget (day, test_id, runs, wall_us, cpu_us)
-SELECT r.started_ms / 86400000, res.test_id, count(*),
-       sum(coalesce(r.duration_us, 0)),
-       sum(coalesce(r.user_us, 0) + coalesce(r.sys_us, 0))
-FROM results res JOIN runs r ON r.id = res.run_id
-WHERE res.outcome IN (1, 2)
-GROUP BY 1, 2;
-
--- Only failed results fire it, and the run row is complete by then
--- (flaky_store_run_finish updates the run before adding its results).
-CREATE TRIGGER budget_on_failure AFTER INSERT ON results
-WHEN new.outcome IN (1, 2)
-BEGIN
-	INSERT INTO budget (day, test_id, runs, wall_us, cpu_us)
-	SELECT r.started_ms / 86400000, new.test_id, 1,
-	       coalesce(r.duration_us, 0),
-	       coalesce(r.user_us, 0) + coalesce(r.sys_us, 0)
-	FROM runs r WHERE r.id = new.run_id
-	ON CONFLICT (day, test_id) DO UPDATE SET
-	    runs = runs + 1, wall_us = wall_us + excluded.wall_us,
-	    cpu_us = cpu_us + excluded.cpu_us;
-END;
 
 -- Each attempt of a test that a CI runner retried (JUnit flakyFailure,
 -- flakyError, rerunFailure, rerunError), by ingest. The result row keeps
@@ -78,8 +54,15 @@ JOIN targets tg ON tg.id = t.target_id;
 
 CREATE VIEW daily_budget AS
 SELECT tg.name AS target, t.name AS test,
-       date(b.day * 86400, 'unixepoch') AS day, b.runs AS failed_runs,
-       b.wall_us / 1e6 AS wall_s, b.cpu_us / 1e6 AS cpu_s
-FROM budget b
+       date(b.day * 86400, 'unixepoch') AS day, sum(b.runs) AS failed_runs,
+       sum(b.wall_us) / 1e6 AS wall_s, sum(b.cpu_us) / 1e6 AS cpu_s
+FROM (SELECT day, test_id, runs, wall_us, cpu_us FROM budget
+      UNION ALL
+      SELECT r.started_ms / 86400000, res.test_id, 1,
+             coalesce(r.duration_us, 0),
+             coalesce(r.user_us, 0) + coalesce(r.sys_us, 0)
+      FROM results res JOIN runs r ON r.id = res.run_id
+      WHERE res.outcome IN (1, 2)) b
 JOIN tests t ON t.id = b.test_id
-JOIN targets tg ON tg.id = t.target_id;
+JOIN targets tg ON tg.id = t.target_id
+GROUP BY b.test_id, b.day;
