@@ -2,7 +2,10 @@
 # Agreement test: flakyctl scan --format tsv must print exactly the rows of
 # the ast-based oracle (oracle.py) over the test files of numpy, scipy and
 # scikit-learn as Debian ships them, and over the tricky-syntax corpus, and
-# both must skip the same files. Any difference fails, with the diff shown.
+# both must skip the same files. The seeding signal is compared too: every
+# test's line, class, name, seeded flag and number of findings, from
+# flakyctl's JSON and `oracle.py --tests`. Any difference fails, with the
+# diff shown.
 #
 # usage: agreement.sh FLAKYCTL [DIST_PACKAGES_DIR]
 set -u
@@ -64,7 +67,27 @@ compare() {
 		echo "FAIL $name: no findings at all"
 		failed=1
 	fi
-	echo "$name: $rows rows, $skipped skipped files compared"
+	# The seeding signal, per test.
+	"$flakyctl" scan --format json "$@" 2>/dev/null | "$python" -c '
+import json, sys
+for f in json.load(sys.stdin)["files"]:
+    for t in ([] if f["skipped"] else f["tests"]):
+        print("%s\t%d\t%s\t%s\t%d\t%d" % (f["path"], t["line"], t["class"],
+            t["name"], t["seeded"], t["findings"]))
+' >"$tmp/$name.flakyctl.tests"
+	"$python" "$here/oracle.py" --tests "$@" >"$tmp/$name.oracle.tests" \
+	    2>/dev/null
+	if ! diff -u "$tmp/$name.oracle.tests" "$tmp/$name.flakyctl.tests" \
+	    >"$tmp/$name.tests.diff"; then
+		echo "FAIL $name: seeding signal differs (- oracle, + flakyctl):"
+		head -60 "$tmp/$name.tests.diff"
+		failed=1
+	fi
+	local ntests nseeded
+	ntests=$(wc -l <"$tmp/$name.oracle.tests")
+	nseeded=$(awk -F'\t' '$5 == 1' "$tmp/$name.oracle.tests" | wc -l)
+	echo "$name: $rows rows, $skipped skipped files, $ntests tests" \
+	    "($nseeded seeded) compared"
 	cut -f3 "$tmp/$name.oracle" | sort | uniq -c | sed 's/^/    /'
 }
 
