@@ -2134,8 +2134,12 @@ tolerance_add(struct scan *sc, struct flaky_buf *buf, const char *name,
 		flaky_buf_adds(buf, ", ");
 	flaky_buf_adds(buf, name);
 	flaky_buf_addc(buf, '=');
-	for (size_t i = a; i < b && n < MAXTOLVALUE; i++) {
+	for (size_t i = a; i < b; i++) {
 		unsigned char	 c = (unsigned char)s[i];
+
+		/* Stop at the bound, but not inside a UTF-8 sequence. */
+		if (n >= MAXTOLVALUE && (c & 0xc0) != 0x80)
+			break;
 
 		if (c == ' ' || c == '\t' || c == '\n' || c == '\r' ||
 		    c == '\f' || c == '\\') {
