@@ -72,11 +72,12 @@ CREATE TABLE results (
 	message		TEXT,			-- failed results only, bounded
 	PRIMARY KEY (run_id, position)
 ) WITHOUT ROWID;
--- The evidence of failures, per test. It covers the count of a test's
--- failures by message (flakyctl report): the failed rows of one test lie
--- all over the table, and reading them there costs a page each.
-CREATE INDEX results_failed ON results(test_id, run_id, message_id, outcome)
-	WHERE outcome IN (1, 2);
+-- The evidence of failures, per test. It covers the counts of a test's
+-- failures by message and by signature (flakyctl report): the failed rows
+-- of one test lie all over the table, and reading them there costs a page
+-- each. Only failed results are in it, so it stays small.
+CREATE INDEX results_failed ON results(test_id, run_id, message_id, outcome,
+	signature) WHERE outcome IN (1, 2);
 
 -- Outcome codes, for joins in ad-hoc SQL.
 CREATE TABLE outcomes (
