@@ -20,7 +20,7 @@ static const struct ctl_command commands[] = {
 	  "report [--since D|DATE] [--until DATE] [--target NAME] "
 	  "[--fail-on TIERS] [--sort rate|budget|trend] [--html FILE]" },
 	{ "scan", cmd_scan,
-	  "scan [--store --target NAME] PATH..." },
+	  "scan [--format table|json|tsv] [--store --target NAME] PATH..." },
 	{ "status", cmd_status,
 	  "status [--socket PATH]" },
 	{ "run", cmd_run,
