@@ -541,10 +541,13 @@ diag_json(FILE *f, const struct flaky_diagnosis *d, int with_failures)
  * is opened again read-only: the report code does not pass it along). */
 int
 diag_report_sigs(struct ctl *ctl, const struct report_head *h,
-    struct flaky_test_sig **ret, size_t *ret_n)
+    const struct flaky_test_row *rows, size_t n, struct flaky_test_sig **ret,
+    size_t *ret_n)
 {
 	struct flaky_store *s = NULL;
 	struct flaky_query q;
+	int64_t	*ids, *victims;
+	size_t	 nids = 0, nvictims = 0;
 	char	 err[1024];
 	int	 r;
 
@@ -558,12 +561,36 @@ diag_report_sigs(struct ctl *ctl, const struct report_head *h,
 		q.until_ms = h->until_ms;
 		q.target = h->target;
 	}
-	if ((r = flaky_store_open(ctl_db_path(ctl), FLAKY_STORE_READONLY, &s,
-	    err, sizeof err)) == 0)
-		r = flaky_test_signatures(s, &q, ret, ret_n, err, sizeof err);
+	/* The table shows critical, warning and broken tests, JSON every
+	 * test: signatures for those that failed; polluters for the mixed
+	 * ones above noise (noise is left to triage: a report stays fast). */
+	ids = calloc(n ? n : 1, sizeof *ids);
+	victims = calloc(n ? n : 1, sizeof *victims);
+	if (ids == NULL || victims == NULL) {
+		free(ids);
+		free(victims);
+		return -1;
+	}
+	for (size_t i = 0; i < n; i++) {
+		int	 t = flaky_tier(rows[i].failures, rows[i].runs);
+
+		if (rows[i].failures == 0 || (ctl->format != FORMAT_JSON &&
+		    t == FLAKY_TIER_NOISE))
+			continue;
+		ids[nids++] = rows[i].test_id;
+		if (t == FLAKY_TIER_CRITICAL || t == FLAKY_TIER_WARNING)
+			victims[nvictims++] = rows[i].test_id;
+	}
+	r = 0;
+	if (nids > 0 && (r = flaky_store_open(ctl_db_path(ctl),
+	    FLAKY_STORE_READONLY, &s, err, sizeof err)) == 0)
+		r = flaky_test_signatures(s, &q, ids, nids, victims, nvictims,
+		    ret, ret_n, err, sizeof err);
 	if (r < 0)
 		fprintf(stderr, "flakyctl: signatures: %s\n", err);
 	flaky_store_close(s);
+	free(ids);
+	free(victims);
 	return r;
 }
 

@@ -63,7 +63,8 @@ int	 diag_load_signatures(struct ctl *);
 
 /* Report rows' signatures (output.c): signature, signatures, polluter. */
 int	 diag_report_sigs(struct ctl *, const struct report_head *,
-	    struct flaky_test_sig **ret, size_t *ret_n);
+	    const struct flaky_test_row *, size_t, struct flaky_test_sig **ret,
+	    size_t *ret_n);
 void	 diag_json_sig_fields(FILE *, const struct flaky_test_sig *);
 
 #endif

@@ -660,7 +660,7 @@ print_report(struct ctl *ctl, const struct report_head *h,
 	int	 r;
 
 	if (ctl->format == FORMAT_JSON || ctl->format == FORMAT_TABLE)
-		diag_report_sigs(ctl, h, &sigs, &nsigs);
+		diag_report_sigs(ctl, h, v, n, &sigs, &nsigs);
 	switch (ctl->format) {
 	case FORMAT_JSON:
 		r = print_json(h, v, n);

@@ -303,14 +303,14 @@ order_cb(const struct flaky_run_order *o, void *arg)
 int
 flaky_order_from_store(struct flaky_store *s, int64_t target_id,
     const struct flaky_query *q, const int64_t *victims, size_t n,
-    struct flaky_order_acc **ret, char *err, size_t errlen)
+    size_t max_runs, struct flaky_order_acc **ret, char *err, size_t errlen)
 {
 	struct flaky_order_acc *a;
 	int	 r;
 
 	if ((r = flaky_order_new(victims, n, &a)) < 0)
 		return flaky_error(err, errlen, -r, "out of memory");
-	if ((r = flaky_store_run_orders(s, target_id, q, FLAKY_ORDER_RUNS_MAX,
+	if ((r = flaky_store_run_orders(s, target_id, q, max_runs,
 	    order_cb, a, err, errlen)) < 0) {
 		if (r == -ENOMEM)
 			flaky_error(err, errlen, ENOMEM, "out of memory");
@@ -751,7 +751,7 @@ flaky_diagnose_test(struct flaky_store *s, int64_t test_id,
 		goto oom;
 	if (d->failures > 0 && d->failures < d->runs) {
 		if ((r = flaky_order_from_store(s, d->target_id, q, &test_id, 1,
-		    &acc, err, errlen)) < 0)
+		    FLAKY_ORDER_RUNS_MAX, &acc, err, errlen)) < 0)
 			goto fail;
 		if (flaky_order_result(acc, 0, &d->order) == 1) {
 			d->polluter = ref_name(refs, nrefs,
@@ -809,38 +809,46 @@ flaky_test_sig_find(const struct flaky_test_sig *v, size_t n, int64_t id)
 	return NULL;
 }
 
-/* Order dependence for the tests of one target that failed in the
- * window: names polluters into v. */
+static int
+cmp_sig_id(const void *a, const void *b)
+{
+	const struct flaky_test_sig *x = a, *y = b;
+
+	return x->test_id < y->test_id ? -1 : x->test_id > y->test_id;
+}
+
+/* Order dependence for the victims of one target: names polluters. */
 static int
 target_polluters(struct flaky_store *s, const struct flaky_query *q,
     int64_t target_id, struct flaky_test_sig *v, size_t n,
+    const int64_t *victims, size_t nvictims,
     const struct flaky_test_ref *refs, size_t nrefs, char *err,
     size_t errlen)
 {
 	struct flaky_order_acc *acc = NULL;
-	int64_t	 victims[FLAKY_ORDER_VICTIMS_MAX];
-	size_t	 at[FLAKY_ORDER_VICTIMS_MAX], nv = 0;
+	int64_t	 mine[FLAKY_ORDER_VICTIMS_MAX];
+	size_t	 nv = 0;
 	int	 r;
 
-	for (size_t i = 0; i < n && nv < FLAKY_ORDER_VICTIMS_MAX; i++) {
+	for (size_t i = 0; i < nvictims && nv < FLAKY_ORDER_VICTIMS_MAX; i++)
 		for (size_t k = 0; k < nrefs; k++)
-			if (refs[k].id == v[i].test_id &&
+			if (refs[k].id == victims[i] &&
 			    refs[k].target_id == target_id) {
-				at[nv] = i;
-				victims[nv++] = v[i].test_id;
+				mine[nv++] = victims[i];
 				break;
 			}
-	}
 	if (nv == 0)
 		return 0;
-	if ((r = flaky_order_from_store(s, target_id, q, victims, nv, &acc,
-	    err, errlen)) < 0)
+	if ((r = flaky_order_from_store(s, target_id, q, mine, nv,
+	    FLAKY_ORDER_RUNS_REPORT, &acc, err, errlen)) < 0)
 		return r;
 	for (size_t k = 0; k < nv; k++) {
 		struct flaky_order_evidence e;
-		struct flaky_test_sig *t = &v[at[k]];
+		struct flaky_test_sig *t;
 
-		if (flaky_order_result(acc, k, &e) != 1)
+		if (flaky_order_result(acc, k, &e) != 1 ||
+		    (t = (struct flaky_test_sig *)flaky_test_sig_find(v, n,
+		    mine[k])) == NULL)
 			continue;
 		free(t->polluter);
 		if ((t->polluter = ref_name(refs, nrefs, e.polluter_id)) ==
@@ -858,7 +866,9 @@ target_polluters(struct flaky_store *s, const struct flaky_query *q,
 
 int
 flaky_test_signatures(struct flaky_store *s, const struct flaky_query *q,
-    struct flaky_test_sig **ret, size_t *ret_n, char *err, size_t errlen)
+    const int64_t *ids, size_t nids, const int64_t *victims,
+    size_t nvictims, struct flaky_test_sig **ret, size_t *ret_n, char *err,
+    size_t errlen)
 {
 	struct flaky_sig_count *c = NULL;
 	struct flaky_test_sig *v = NULL;
@@ -867,46 +877,48 @@ flaky_test_signatures(struct flaky_store *s, const struct flaky_query *q,
 	size_t	 nc = 0, n = 0, nrefs = 0, nt = 0;
 	int	 r;
 
-	if ((r = flaky_store_signature_counts(s, q, &c, &nc, err,
-	    errlen)) < 0)
-		return r;
-	if ((v = calloc(nc ? nc : 1, sizeof *v)) == NULL)
+	if ((v = calloc(nids ? nids : 1, sizeof *v)) == NULL)
 		goto oom;
-	/* counts come ordered by test, most common first */
-	for (size_t i = 0; i < nc; i++) {
-		struct flaky_test_sig *t;
+	for (size_t i = 0; i < nids; i++) {
+		struct flaky_test_sig *t = &v[n++];
 
-		if (n == 0 || v[n - 1].test_id != c[i].test_id) {
-			t = &v[n++];
-			t->test_id = c[i].test_id;
-		}
-		t = &v[n - 1];
-		if (tally_add(&t->sigs, &t->nsigs, c[i].signature,
-		    c[i].count) < 0)
-			goto oom;
-	}
-	for (size_t i = 0; i < n; i++)
-		v[i].signature = v[i].sigs[0].name;
-	if ((r = flaky_store_tests(s, q->target, &refs, &nrefs, err,
-	    errlen)) < 0)
-		goto fail;
-	if ((targets = calloc(nrefs ? nrefs : 1, sizeof *targets)) == NULL)
-		goto oom;
-	for (size_t i = 0; i < nrefs; i++) {
-		size_t	 k;
-
-		for (k = 0; k < nt && targets[k] != refs[i].target_id; k++)
-			;
-		if (k == nt)
-			targets[nt++] = refs[i].target_id;
-	}
-	for (size_t k = 0; k < nt; k++)
-		if ((r = target_polluters(s, q, targets[k], v, n, refs, nrefs,
+		t->test_id = ids[i];
+		if ((r = flaky_store_signature_counts(s, ids[i], q, &c, &nc,
 		    err, errlen)) < 0)
 			goto fail;
+		for (size_t k = 0; k < nc; k++)
+			if (tally_add(&t->sigs, &t->nsigs, c[k].signature,
+			    c[k].count) < 0)
+				goto oom;
+		flaky_sig_counts_free(c, nc);
+		c = NULL;
+		nc = 0;
+		t->signature = t->nsigs > 0 ? t->sigs[0].name : NULL;
+	}
+	qsort(v, n, sizeof *v, cmp_sig_id);
+	if (nvictims > 0) {
+		if ((r = flaky_store_tests(s, q->target, &refs, &nrefs, err,
+		    errlen)) < 0)
+			goto fail;
+		if ((targets = calloc(nrefs ? nrefs : 1, sizeof *targets)) ==
+		    NULL)
+			goto oom;
+		for (size_t i = 0; i < nrefs; i++) {
+			size_t	 k;
+
+			for (k = 0; k < nt && targets[k] != refs[i].target_id;
+			    k++)
+				;
+			if (k == nt)
+				targets[nt++] = refs[i].target_id;
+		}
+		for (size_t k = 0; k < nt; k++)
+			if ((r = target_polluters(s, q, targets[k], v, n,
+			    victims, nvictims, refs, nrefs, err, errlen)) < 0)
+				goto fail;
+	}
 	free(targets);
 	flaky_test_refs_free(refs, nrefs);
-	flaky_sig_counts_free(c, nc);
 	*ret = v;
 	*ret_n = n;
 	return 0;

@@ -14,8 +14,10 @@
 
 /* At most this many tests are examined for order dependence at once. */
 #define FLAKY_ORDER_VICTIMS_MAX	256
-/* Runs read for order dependence: the newest this many in the window. */
+/* Runs read for order dependence: the newest this many in the window
+ * (a report reads fewer). */
 #define FLAKY_ORDER_RUNS_MAX	2000
+#define FLAKY_ORDER_RUNS_REPORT	500
 /* A polluter needs at least this many failures after it. */
 #define FLAKY_ORDER_MIN_FAILS	3
 /* ... and a one-sided Fisher p-value, times the candidates, below this. */
@@ -50,7 +52,8 @@ double	 flaky_fisher_greater(int64_t k, int64_t n, int64_t K, int64_t N);
 /* Read a target's run orders from the store into a new accumulator. */
 int	 flaky_order_from_store(struct flaky_store *, int64_t target_id,
 	    const struct flaky_query *, const int64_t *victims, size_t n,
-	    struct flaky_order_acc **ret, char *err, size_t errlen);
+	    size_t max_runs, struct flaky_order_acc **ret, char *err,
+	    size_t errlen);
 
 enum flaky_rev_state {
 	FLAKY_REV_STABLE = 0,	/* no failure */
@@ -155,7 +158,10 @@ int	 flaky_diagnose_rows(struct flaky_diagnosis *d,
 
 /* The per-test signature for a report: the dominant stored signature
  * (ORDER_DEPENDENT when a polluter was found), all signatures with
- * counts, and the polluter's name. */
+ * counts, and the polluter's name. Only for the tests asked about, and
+ * the order is read only for the victims among them (a report asks about
+ * the tests it shows: reading every run's order for every test would
+ * make a report over millions of results slow). */
 struct flaky_test_sig {
 	int64_t		 test_id;
 	char		*signature;	/* NULL: never failed */
@@ -164,8 +170,9 @@ struct flaky_test_sig {
 	char		*polluter;	/* NULL: none found */
 };
 int	 flaky_test_signatures(struct flaky_store *, const struct flaky_query *,
-	    struct flaky_test_sig **ret, size_t *ret_n, char *err,
-	    size_t errlen);
+	    const int64_t *ids, size_t nids, const int64_t *victims,
+	    size_t nvictims, struct flaky_test_sig **ret, size_t *ret_n,
+	    char *err, size_t errlen);
 void	 flaky_test_sigs_free(struct flaky_test_sig *, size_t);
 /* The entry for a test id in a list from flaky_test_signatures, or NULL. */
 const struct flaky_test_sig *flaky_test_sig_find(const struct flaky_test_sig *,

@@ -171,7 +171,7 @@ flaky_store_test_results(struct flaky_store *s, int64_t test_id,
 	    "m.fingerprint, m.normalized, r.message, ru.trigger "
 	    "FROM runs ru CROSS JOIN results r ON r.run_id = ru.id "
 	    "LEFT JOIN messages m ON m.id = r.message_id "
-	    "WHERE ru.target_id = (SELECT target_id FROM tests WHERE id = ?1) "
+	    "WHERE +ru.target_id = (SELECT target_id FROM tests WHERE id = ?1) "
 	    "AND r.test_id = ?1 AND ru.started_ms >= ?2 AND ru.started_ms < ?3 "
 	    "AND ru.id BETWEEN ?4 AND ?5 ORDER BY ru.id",
 	    "SELECT ru.id, ru.started_ms, ru.duration_us, ru.status, "
@@ -287,7 +287,7 @@ flaky_store_run_orders(struct flaky_store *s, int64_t target_id,
 	if (sqlite3_prepare_v2(store_db(s),
 	    "SELECT ru.id, r.test_id, r.outcome "
 	    "FROM runs ru CROSS JOIN results r ON r.run_id = ru.id "
-	    "WHERE ru.target_id = ?1 AND ru.started_ms >= ?2 "
+	    "WHERE +ru.target_id = ?1 AND ru.started_ms >= ?2 "
 	    "AND ru.started_ms < ?3 AND ru.id BETWEEN ?4 AND ?5 "
 	    "AND ru.id >= ?6 AND ru.status IN ('done', 'timeout') "
 	    "ORDER BY ru.id, r.position", -1, &st, NULL) != SQLITE_OK)
@@ -350,7 +350,7 @@ flaky_sig_counts_free(struct flaky_sig_count *v, size_t n)
 }
 
 int
-flaky_store_signature_counts(struct flaky_store *s,
+flaky_store_signature_counts(struct flaky_store *s, int64_t test_id,
     const struct flaky_query *q, struct flaky_sig_count **ret,
     size_t *ret_n, char *err, size_t errlen)
 {
@@ -360,26 +360,23 @@ flaky_store_signature_counts(struct flaky_store *s,
 	int		 rc, r = 0, oom = 0;
 
 	if (sqlite3_prepare_v2(store_db(s),
-	    "SELECT r.test_id, coalesce(r.signature, 'UNKNOWN'), count(*) "
-	    "FROM runs ru JOIN targets tg ON tg.id = ru.target_id "
-	    "CROSS JOIN results r ON r.run_id = ru.id "
-	    "WHERE r.outcome IN (1, 2) AND ru.started_ms >= ?1 "
-	    "AND ru.started_ms < ?2 AND ru.id BETWEEN ?3 AND ?4 "
-	    "AND (?5 IS NULL OR tg.name = ?5) "
-	    "GROUP BY r.test_id, 2 ORDER BY r.test_id, 3 DESC, 2",
-	    -1, &st, NULL) != SQLITE_OK)
+	    "SELECT coalesce(r.signature, 'UNKNOWN'), count(*) "
+	    "FROM results r JOIN runs ru ON ru.id = r.run_id "
+	    "WHERE r.test_id = ?1 AND r.outcome IN (1, 2) "
+	    "AND ru.started_ms >= ?2 AND ru.started_ms < ?3 "
+	    "AND ru.id BETWEEN ?4 AND ?5 "
+	    "GROUP BY 1 ORDER BY 2 DESC, 1", -1, &st, NULL) != SQLITE_OK)
 		return store_sql_error(s, err, errlen, "counting signatures");
-	bind_window(st, 1, q);
-	if (q->target != NULL)
-		sqlite3_bind_text(st, 5, q->target, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(st, 1, test_id);
+	bind_window(st, 2, q);
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		if (grow((void **)&v, &cap, n, sizeof *v) < 0) {
 			r = -ENOMEM;
 			goto out;
 		}
-		v[n].test_id = sqlite3_column_int64(st, 0);
-		v[n].signature = col_text(st, 1, &oom);
-		v[n].count = sqlite3_column_int64(st, 2);
+		v[n].test_id = test_id;
+		v[n].signature = col_text(st, 0, &oom);
+		v[n].count = sqlite3_column_int64(st, 1);
 		n++;
 		if (oom) {
 			r = -ENOMEM;

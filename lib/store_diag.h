@@ -70,13 +70,14 @@ int	 flaky_store_run_orders(struct flaky_store *, int64_t target_id,
 	    int (*fn)(const struct flaky_run_order *, void *), void *arg,
 	    char *err, size_t errlen);
 
-/* How often each signature was stored for each test in the window. */
+/* How often each signature was stored for a test in the window, most
+ * first (read through the partial index of failures). */
 struct flaky_sig_count {
 	int64_t		 test_id;
 	char		*signature;
 	int64_t		 count;
 };
-int	 flaky_store_signature_counts(struct flaky_store *,
+int	 flaky_store_signature_counts(struct flaky_store *, int64_t test_id,
 	    const struct flaky_query *, struct flaky_sig_count **ret,
 	    size_t *ret_n, char *err, size_t errlen);
 void	 flaky_sig_counts_free(struct flaky_sig_count *, size_t);

@@ -593,8 +593,18 @@ START_TEST(order_stored)
 	ck_assert_str_eq(d->signature, "UNKNOWN");
 	flaky_diagnosis_free(d);
 
-	ck_assert_int_eq(flaky_test_signatures(s, &q, &sigs, &nsigs, err,
-	    sizeof err), 0);
+	{
+		int64_t	 want[3], vic[2];
+
+		ck_assert_int_eq(flaky_find_test(refs, nrefs, "test_sched", m,
+		    5, &nm), FLAKY_FIND_ONE);
+		want[0] = broken;
+		want[1] = victim;
+		want[2] = vic[1] = refs[m[0]].id;
+		vic[0] = victim;
+		ck_assert_int_eq(flaky_test_signatures(s, &q, want, 3, vic, 2,
+		    &sigs, &nsigs, err, sizeof err), 0);
+	}
 	ck_assert_uint_eq(nsigs, 3);	/* victim, sched, broken */
 	ts = flaky_test_sig_find(sigs, nsigs, victim);
 	ck_assert_ptr_nonnull(ts);
