@@ -59,6 +59,7 @@ cmd_triage(struct ctl *ctl, int argc, char **argv)
 	struct diag_opts o = { 0 };
 	struct flaky_store *store = NULL;
 	struct flaky_test_row *rows = NULL;
+	struct flaky_diagnosis **diags = NULL;
 	int64_t	*ids = NULL, id;
 	size_t	 nrows = 0, nids = 0;
 	long long limit = TRIAGE_MAX_DEFAULT;
@@ -114,27 +115,27 @@ cmd_triage(struct ctl *ctl, int argc, char **argv)
 			if (rows[i].failures > 0)
 				ids[nids++] = rows[i].test_id;
 	}
+	if ((diags = calloc(nids ? nids : 1, sizeof *diags)) == NULL)
+		goto oom;
+	/* all at once: one pass over each target's results */
+	if (nids > 0 && flaky_diagnose_tests(store, ids, nids, &o.q, diags,
+	    err, sizeof err) < 0) {
+		fprintf(stderr, "flakyctl: %s\n", err);
+		goto out;
+	}
 	if (ctl->format == FORMAT_JSON)
 		printf("{\"tests\": [");
 	else if (nids == 0)
 		printf("no unstable test in this window\n");
 	for (size_t i = 0; i < nids; i++) {
-		struct flaky_diagnosis *d;
-
-		if (flaky_diagnose_test(store, ids[i], &o.q, &d, err,
-		    sizeof err) < 0) {
-			fprintf(stderr, "flakyctl: %s\n", err);
-			goto out;
-		}
 		if (ctl->format == FORMAT_JSON) {
 			printf("%s\n  ", i ? "," : "");
-			diag_json(stdout, d, 0);
+			diag_json(stdout, diags[i], 0);
 		} else {
 			if (i > 0)
 				printf("\n");
-			print_triage(d);
+			print_triage(diags[i]);
 		}
-		flaky_diagnosis_free(d);
 	}
 	if (ctl->format == FORMAT_JSON)
 		printf("\n]}\n");
@@ -143,6 +144,9 @@ cmd_triage(struct ctl *ctl, int argc, char **argv)
 oom:
 	fprintf(stderr, "flakyctl: out of memory\n");
 out:
+	for (size_t i = 0; diags != NULL && i < nids; i++)
+		flaky_diagnosis_free(diags[i]);
+	free(diags);
 	free(ids);
 	flaky_test_rows_free(rows, nrows);
 	flaky_store_close(store);

@@ -692,8 +692,10 @@ keep_failed(struct flaky_diagnosis *d, struct flaky_result_row *rows,
 	size_t	 k = 0;
 
 	if ((f = calloc(d->failures ? (size_t)d->failures : 1,
-	    sizeof *f)) == NULL)
+	    sizeof *f)) == NULL) {
+		flaky_result_rows_free(rows, n);
 		return -ENOMEM;
+	}
 	for (size_t i = 0; i < n; i++) {
 		if (FLAKY_FAILED(rows[i].outcome) &&
 		    k < (size_t)d->failures) {
@@ -707,71 +709,252 @@ keep_failed(struct flaky_diagnosis *d, struct flaky_result_row *rows,
 	return 0;
 }
 
+/* What one pass over a target's results collects. */
+struct scan_state {
+	struct flaky_order_acc	*acc;
+	struct flaky_run_order	 o;	/* the run being read */
+	size_t			 cap;
+	const int64_t		*wanted;	/* sorted */
+	size_t			 nwanted;
+	struct rowvec {
+		struct flaky_result_row	*v;
+		size_t			 n, cap;
+	}			*rows;	/* per wanted test */
+};
+
+/* A copy of s, or NULL; *oom set when the copy failed. */
+static char *
+dup_or_null(const char *s, int *oom)
+{
+	char	*d;
+
+	if (s == NULL)
+		return NULL;
+	if ((d = strdup(s)) == NULL)
+		*oom = 1;
+	return d;
+}
+
+static int
+scan_cb(const struct flaky_scan_row *x, void *arg)
+{
+	struct scan_state *st = arg;
+	struct flaky_result_row *c;
+	struct rowvec *rv;
+	const int64_t *hit;
+	int	 r, oom = 0;
+
+	if (st->o.n > 0 && x->r.run_id != st->o.run_id) {
+		if ((r = flaky_order_add_run(st->acc, &st->o)) < 0)
+			return r;
+		st->o.n = 0;
+	}
+	st->o.run_id = x->r.run_id;
+	if (st->o.n == st->cap) {
+		size_t	 cap = st->cap ? st->cap * 2 : 256;
+		void	*p;
+
+		if ((p = realloc(st->o.test_ids, cap * sizeof *st->o.test_ids))
+		    == NULL)
+			return -ENOMEM;
+		st->o.test_ids = p;
+		if ((p = realloc(st->o.outcomes, cap * sizeof *st->o.outcomes))
+		    == NULL)
+			return -ENOMEM;
+		st->o.outcomes = p;
+		st->cap = cap;
+	}
+	st->o.test_ids[st->o.n] = x->test_id;
+	st->o.outcomes[st->o.n++] = x->r.outcome;
+	if (!x->wanted || (hit = bsearch(&x->test_id, st->wanted, st->nwanted,
+	    sizeof *st->wanted, cmp_i64)) == NULL)
+		return 0;
+	rv = &st->rows[hit - st->wanted];
+	if (rv->n == rv->cap) {
+		size_t	 cap = rv->cap ? rv->cap * 2 : 64;
+		void	*p = realloc(rv->v, cap * sizeof *rv->v);
+
+		if (p == NULL)
+			return -ENOMEM;
+		rv->v = p;
+		rv->cap = cap;
+	}
+	c = &rv->v[rv->n++];
+	*c = x->r;
+	c->revision = dup_or_null(x->r.revision, &oom);
+	c->seed = dup_or_null(x->r.seed, &oom);
+	c->runner = dup_or_null(x->r.runner, &oom);
+	c->signature = FLAKY_FAILED(x->r.outcome) ?
+	    dup_or_null(x->r.signature, &oom) : NULL;
+	c->normalized = FLAKY_FAILED(x->r.outcome) ?
+	    dup_or_null(x->r.normalized, &oom) : NULL;
+	c->message = FLAKY_FAILED(x->r.outcome) ?
+	    dup_or_null(x->r.message, &oom) : NULL;
+	return oom ? -ENOMEM : 0;
+}
+
+/* One pass over a target's results for up to FLAKY_ORDER_VICTIMS_MAX of
+ * its tests (sorted ids): their evidence and their polluters. */
+static int
+diagnose_target(struct flaky_store *s, int64_t target_id,
+    const struct flaky_query *q, const int64_t *ids, size_t n,
+    struct flaky_diagnosis **d, const struct flaky_test_ref *refs,
+    size_t nrefs, char *err, size_t errlen)
+{
+	struct scan_state st;
+	int	 r;
+
+	memset(&st, 0, sizeof st);
+	st.wanted = ids;
+	st.nwanted = n;
+	if ((st.rows = calloc(n, sizeof *st.rows)) == NULL ||
+	    flaky_order_new(ids, n, &st.acc) < 0) {
+		r = flaky_error(err, errlen, ENOMEM, "out of memory");
+		goto out;
+	}
+	r = flaky_store_scan_target(s, target_id, q, ids, n, scan_cb, &st,
+	    err, errlen);
+	if (r == 0 && st.o.n > 0)
+		r = flaky_order_add_run(st.acc, &st.o);
+	if (r == -ENOMEM)
+		r = flaky_error(err, errlen, ENOMEM, "out of memory");
+	if (r < 0)
+		goto out;
+	for (size_t k = 0; k < n; k++) {
+		struct flaky_diagnosis *x = d[k];
+
+		if (flaky_diagnose_rows(x, st.rows[k].v, st.rows[k].n) < 0) {
+			r = flaky_error(err, errlen, ENOMEM, "out of memory");
+			goto out;
+		}
+		/* keep_failed takes the rows whatever it returns */
+		r = keep_failed(x, st.rows[k].v, st.rows[k].n);
+		st.rows[k].v = NULL;
+		st.rows[k].n = 0;
+		if (r < 0) {
+			r = flaky_error(err, errlen, ENOMEM, "out of memory");
+			goto out;
+		}
+		if (x->failures > 0 && x->failures < x->runs &&
+		    flaky_order_result(st.acc, k, &x->order) == 1) {
+			x->polluter = ref_name(refs, nrefs,
+			    x->order.polluter_id);
+			x->signature = flaky_signature_name(
+			    FLAKY_SIG_ORDER_DEPENDENT);
+		}
+	}
+out:
+	for (size_t k = 0; st.rows != NULL && k < n; k++)
+		flaky_result_rows_free(st.rows[k].v, st.rows[k].n);
+	free(st.rows);
+	free(st.o.test_ids);
+	free(st.o.outcomes);
+	flaky_order_free(st.acc);
+	return r;
+}
+
+struct by_id {
+	int64_t	 id, target_id;
+	size_t	 at;	/* index in the caller's array */
+};
+
+static int
+cmp_by_target(const void *a, const void *b)
+{
+	const struct by_id *x = a, *y = b;
+
+	if (x->target_id != y->target_id)
+		return x->target_id < y->target_id ? -1 : 1;
+	return x->id < y->id ? -1 : x->id > y->id;
+}
+
+int
+flaky_diagnose_tests(struct flaky_store *s, const int64_t *ids, size_t n,
+    const struct flaky_query *q, struct flaky_diagnosis **ret, char *err,
+    size_t errlen)
+{
+	struct flaky_test_ref *refs = NULL;
+	struct by_id	*b = NULL;
+	struct flaky_diagnosis *chunk_d[FLAKY_ORDER_VICTIMS_MAX];
+	int64_t		 chunk_id[FLAKY_ORDER_VICTIMS_MAX];
+	size_t		 nrefs = 0;
+	int		 r;
+
+	memset(ret, 0, n * sizeof *ret);
+	if ((r = flaky_store_tests(s, NULL, &refs, &nrefs, err, errlen)) < 0)
+		return r;
+	if ((b = calloc(n ? n : 1, sizeof *b)) == NULL)
+		goto oom;
+	for (size_t i = 0; i < n; i++) {
+		const struct flaky_test_ref *t = NULL;
+		struct flaky_diagnosis *d;
+
+		for (size_t k = 0; k < nrefs && t == NULL; k++)
+			if (refs[k].id == ids[i])
+				t = &refs[k];
+		if (t == NULL) {
+			r = flaky_error(err, errlen, ENOENT, "no test with id "
+			    "%lld", (long long)ids[i]);
+			goto fail;
+		}
+		if ((d = ret[i] = calloc(1, sizeof *d)) == NULL)
+			goto oom;
+		d->test_id = ids[i];
+		d->target_id = t->target_id;
+		if ((d->target = strdup(t->target)) == NULL ||
+		    (d->test = strdup(t->name)) == NULL)
+			goto oom;
+		if ((r = flaky_store_target_info(s, d->target_id, &d->command,
+		    &d->dir, err, errlen)) < 0)
+			goto fail;
+		b[i].id = ids[i];
+		b[i].target_id = t->target_id;
+		b[i].at = i;
+	}
+	qsort(b, n, sizeof *b, cmp_by_target);
+	/* one pass per target and up to FLAKY_ORDER_VICTIMS_MAX tests */
+	for (size_t i = 0; i < n; ) {
+		size_t	 k = 0;
+
+		while (i + k < n && k < FLAKY_ORDER_VICTIMS_MAX &&
+		    b[i + k].target_id == b[i].target_id &&
+		    (k == 0 || b[i + k].id != b[i + k - 1].id)) {
+			chunk_id[k] = b[i + k].id;
+			chunk_d[k] = ret[b[i + k].at];
+			k++;
+		}
+		if (k == 0) {
+			/* the same test asked twice: diagnose it again */
+			chunk_id[0] = b[i].id;
+			chunk_d[0] = ret[b[i].at];
+			k = 1;
+		}
+		if ((r = diagnose_target(s, b[i].target_id, q, chunk_id, k,
+		    chunk_d, refs, nrefs, err, errlen)) < 0)
+			goto fail;
+		i += k;
+	}
+	free(b);
+	flaky_test_refs_free(refs, nrefs);
+	return 0;
+oom:
+	r = flaky_error(err, errlen, ENOMEM, "out of memory");
+fail:
+	for (size_t i = 0; i < n; i++) {
+		flaky_diagnosis_free(ret[i]);
+		ret[i] = NULL;
+	}
+	free(b);
+	flaky_test_refs_free(refs, nrefs);
+	return r;
+}
+
 int
 flaky_diagnose_test(struct flaky_store *s, int64_t test_id,
     const struct flaky_query *q, struct flaky_diagnosis **ret, char *err,
     size_t errlen)
 {
-	struct flaky_diagnosis *d;
-	struct flaky_result_row *rows = NULL;
-	struct flaky_test_ref *refs = NULL;
-	struct flaky_order_acc *acc = NULL;
-	size_t	 nrows = 0, nrefs = 0, self = (size_t)-1;
-	int	 r;
-
-	if ((d = calloc(1, sizeof *d)) == NULL)
-		return flaky_error(err, errlen, ENOMEM, "out of memory");
-	d->test_id = test_id;
-	if ((r = flaky_store_tests(s, NULL, &refs, &nrefs, err, errlen)) < 0)
-		goto fail;
-	for (size_t i = 0; i < nrefs; i++)
-		if (refs[i].id == test_id)
-			self = i;
-	if (self == (size_t)-1) {
-		r = flaky_error(err, errlen, ENOENT, "no test with id %lld",
-		    (long long)test_id);
-		goto fail;
-	}
-	d->target_id = refs[self].target_id;
-	d->target = strdup(refs[self].target);
-	d->test = strdup(refs[self].name);
-	if (d->target == NULL || d->test == NULL)
-		goto oom;
-	if ((r = flaky_store_target_info(s, d->target_id, &d->command,
-	    &d->dir, err, errlen)) < 0)
-		goto fail;
-	if ((r = flaky_store_test_results(s, test_id, q, 0, &rows, &nrows,
-	    err, errlen)) < 0)
-		goto fail;
-	if ((r = flaky_diagnose_rows(d, rows, nrows)) < 0)
-		goto oom;
-	r = keep_failed(d, rows, nrows);
-	rows = NULL;
-	if (r < 0)
-		goto oom;
-	if (d->failures > 0 && d->failures < d->runs) {
-		if ((r = flaky_order_from_store(s, d->target_id, q, &test_id, 1,
-		    FLAKY_ORDER_RUNS_MAX, &acc, err, errlen)) < 0)
-			goto fail;
-		if (flaky_order_result(acc, 0, &d->order) == 1) {
-			d->polluter = ref_name(refs, nrefs,
-			    d->order.polluter_id);
-			d->signature = flaky_signature_name(
-			    FLAKY_SIG_ORDER_DEPENDENT);
-		}
-	}
-	flaky_order_free(acc);
-	flaky_test_refs_free(refs, nrefs);
-	*ret = d;
-	return 0;
-oom:
-	r = flaky_error(err, errlen, ENOMEM, "out of memory");
-fail:
-	flaky_order_free(acc);
-	flaky_result_rows_free(rows, nrows);
-	flaky_test_refs_free(refs, nrefs);
-	flaky_diagnosis_free(d);
-	return r;
+	return flaky_diagnose_tests(s, &test_id, 1, q, ret, err, errlen);
 }
 
 /* ---- per-test signatures for reports ---- */

@@ -149,6 +149,11 @@ struct flaky_diagnosis {
 int	 flaky_diagnose_test(struct flaky_store *, int64_t test_id,
 	    const struct flaky_query *, struct flaky_diagnosis **ret,
 	    char *err, size_t errlen);
+/* The same for n tests at once, ret[i] for ids[i]: one pass over each
+ * target's results serves up to FLAKY_ORDER_VICTIMS_MAX tests. */
+int	 flaky_diagnose_tests(struct flaky_store *, const int64_t *ids,
+	    size_t n, const struct flaky_query *, struct flaky_diagnosis **ret,
+	    char *err, size_t errlen);
 void	 flaky_diagnosis_free(struct flaky_diagnosis *);
 
 /* Folding the evidence of a test's results (pure; also used by tests):

@@ -244,6 +244,125 @@ out:
 	return 0;
 }
 
+static int
+cmp_i64(const void *a, const void *b)
+{
+	int64_t	 x = *(const int64_t *)a, y = *(const int64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* The normalized text of a message id, through a one-entry cache. */
+static int
+message_text(struct flaky_store *s, sqlite3_stmt **st, int64_t id,
+    int64_t *last, int64_t *fp, char **norm)
+{
+	const unsigned char *t;
+
+	if (id == *last)
+		return 0;
+	free(*norm);
+	*norm = NULL;
+	*fp = 0;
+	*last = id;
+	if (*st == NULL && sqlite3_prepare_v2(store_db(s),
+	    "SELECT fingerprint, normalized FROM messages WHERE id = ?", -1,
+	    st, NULL) != SQLITE_OK)
+		return -EIO;
+	sqlite3_reset(*st);
+	sqlite3_bind_int64(*st, 1, id);
+	if (sqlite3_step(*st) == SQLITE_ROW) {
+		*fp = sqlite3_column_int64(*st, 0);
+		if ((t = sqlite3_column_text(*st, 1)) != NULL &&
+		    (*norm = strdup((const char *)t)) == NULL)
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+int
+flaky_store_scan_target(struct flaky_store *s, int64_t target_id,
+    const struct flaky_query *q, const int64_t *wanted, size_t nwanted,
+    int (*fn)(const struct flaky_scan_row *, void *), void *arg,
+    char *err, size_t errlen)
+{
+	struct flaky_scan_row x;
+	sqlite3_stmt	*st = NULL, *msg = NULL;
+	int64_t		 last_msg = -1, last_fp = 0;
+	char		*norm = NULL;
+	int		 rc, r = 0;
+
+	/* +target_id: walk runs by id (the rows come in order, no sort) */
+	if (sqlite3_prepare_v2(store_db(s),
+	    "SELECT ru.id, ru.started_ms, ru.duration_us, ru.status, "
+	    "ru.exit_code, ru.signal, ru.revision, ru.seed, ru.runner, "
+	    "ru.trigger, r.test_id, r.position, r.outcome, r.duration_us, "
+	    "r.message_id, r.signature, r.message "
+	    "FROM runs ru CROSS JOIN results r ON r.run_id = ru.id "
+	    "WHERE +ru.target_id = ?1 AND ru.started_ms >= ?2 "
+	    "AND ru.started_ms < ?3 AND ru.id BETWEEN ?4 AND ?5 "
+	    "AND ru.status IN ('done', 'timeout') "
+	    "ORDER BY ru.id, r.position", -1, &st, NULL) != SQLITE_OK)
+		return store_sql_error(s, err, errlen, "reading results");
+	sqlite3_bind_int64(st, 1, target_id);
+	bind_window(st, 2, q);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		const unsigned char *t;
+
+		memset(&x, 0, sizeof x);
+		x.r.run_id = sqlite3_column_int64(st, 0);
+		x.r.started_ms = sqlite3_column_int64(st, 1);
+		x.r.run_duration_us = sqlite3_column_type(st, 2) ==
+		    SQLITE_NULL ? -1 : sqlite3_column_int64(st, 2);
+		x.test_id = sqlite3_column_int64(st, 10);
+		x.r.position = sqlite3_column_int64(st, 11);
+		x.r.outcome = sqlite3_column_int(st, 12);
+		x.r.duration_us = sqlite3_column_type(st, 13) == SQLITE_NULL ?
+		    -1 : sqlite3_column_int64(st, 13);
+		x.wanted = bsearch(&x.test_id, wanted, nwanted,
+		    sizeof *wanted, cmp_i64) != NULL;
+		if (x.wanted) {
+			if ((t = sqlite3_column_text(st, 3)) != NULL)
+				snprintf(x.r.status, sizeof x.r.status, "%s",
+				    t);
+			if ((t = sqlite3_column_text(st, 9)) != NULL)
+				snprintf(x.r.trigger, sizeof x.r.trigger, "%s",
+				    t);
+			x.r.exit_code = sqlite3_column_type(st, 4) ==
+			    SQLITE_NULL ? -1 : sqlite3_column_int(st, 4);
+			x.r.signal = sqlite3_column_int(st, 5);
+			x.r.revision = (char *)sqlite3_column_text(st, 6);
+			x.r.seed = (char *)sqlite3_column_text(st, 7);
+			x.r.runner = (char *)sqlite3_column_text(st, 8);
+			x.r.signature = (char *)sqlite3_column_text(st, 15);
+			x.r.message = (char *)sqlite3_column_text(st, 16);
+			if (sqlite3_column_type(st, 14) != SQLITE_NULL) {
+				r = message_text(s, &msg,
+				    sqlite3_column_int64(st, 14), &last_msg,
+				    &last_fp, &norm);
+				if (r == -EIO) {
+					r = store_sql_error(s, err, errlen,
+					    "reading messages");
+					goto out;
+				}
+				if (r < 0)
+					goto out;
+				x.r.fingerprint = last_fp;
+				x.r.normalized = norm;
+			}
+		}
+		if ((r = fn(&x, arg)) < 0)
+			goto out;
+	}
+	if (rc != SQLITE_DONE)
+		r = store_sql_error(s, err, errlen, "reading results");
+out:
+	free(norm);
+	sqlite3_finalize(msg);
+	sqlite3_finalize(st);
+	return r;
+}
+
 /* The smallest run id among the newest max_runs finished runs. */
 static int
 first_of_newest(struct flaky_store *s, int64_t target_id,

@@ -55,6 +55,21 @@ int	 flaky_store_test_results(struct flaky_store *, int64_t test_id,
 	    size_t errlen);
 void	 flaky_result_rows_free(struct flaky_result_row *, size_t);
 
+/* One result of a target's scan. Strings are NULL unless the test is one
+ * of the wanted ones (and then valid only during the callback). */
+struct flaky_scan_row {
+	struct flaky_result_row	 r;	/* the run's fields and the result */
+	int64_t			 test_id;
+	int			 wanted;
+};
+/* Every result of a target's finished runs in the window, by run and
+ * position: one pass for many tests' evidence and the run orders. wanted
+ * is sorted; fn returns <0 to stop with that code. */
+int	 flaky_store_scan_target(struct flaky_store *, int64_t target_id,
+	    const struct flaky_query *, const int64_t *wanted, size_t nwanted,
+	    int (*fn)(const struct flaky_scan_row *, void *), void *arg,
+	    char *err, size_t errlen);
+
 /* One run's order: test ids by position and their outcomes. */
 struct flaky_run_order {
 	int64_t		 run_id;
