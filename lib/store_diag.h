@@ -47,12 +47,6 @@ struct flaky_result_row {
 	char		*normalized;
 	char		*message;
 };
-/* The results of one test in the window, oldest run first; failed_only
- * reads only failures (through the partial index). */
-int	 flaky_store_test_results(struct flaky_store *, int64_t test_id,
-	    const struct flaky_query *, int failed_only,
-	    struct flaky_result_row **ret, size_t *ret_n, char *err,
-	    size_t errlen);
 void	 flaky_result_rows_free(struct flaky_result_row *, size_t);
 
 /* One result of a target's scan. Strings are NULL unless the test is one
