@@ -71,6 +71,9 @@ diag_resolve(struct flaky_store *s, const char *cmd, const char *target,
 		for (size_t i = 0; i < nm; i++)
 			fprintf(stderr, "  %s  (%s)\n", refs[m[i]].name,
 			    refs[m[i]].target);
+		if (nm == CANDIDATES_MAX)
+			fprintf(stderr, "  ... (the first %d)\n",
+			    CANDIDATES_MAX);
 		break;
 	case FLAKY_FIND_NONE:
 		if (nm == 0) {

@@ -142,6 +142,9 @@ ticket_body(const struct flaky_diagnosis *d, const char *isolate,
 	flaky_buf_reset(&w);
 	diag_repro(d, NULL, &w);
 	md_code(b, "sh", flaky_buf_cstr(&w), 5);
+	if (d->seed != NULL)
+		flaky_buf_printf(b, "\nThe newest failing run printed the "
+		    "random-order seed %s.\n", d->seed);
 	if (isolate != NULL) {
 		flaky_buf_reset(&w);
 		diag_repro(d, isolate, &w);
