@@ -589,6 +589,14 @@ flaky_store_open(const char *path, int flags, struct flaky_store **ret,
 	if ((r = check_version(s, err, errlen)) < 0)
 		goto fail;
 	if (!(flags & FLAKY_STORE_READONLY)) {
+		/* SQLite opens a file we may not write read-only without a
+		 * word (and WAL then stays as it is): refuse here, not at the
+		 * first write. */
+		if (sqlite3_db_readonly(s->db, "main") == 1) {
+			r = flaky_error(err, errlen, EACCES, "%s: cannot open "
+			    "for writing (read-only file or directory)", path);
+			goto fail;
+		}
 		if ((r = exec(s, "PRAGMA journal_mode = WAL", err, errlen)) < 0)
 			goto fail;
 		snprintf(sql, sizeof sql, "PRAGMA synchronous = %s",
@@ -1044,6 +1052,9 @@ add_results(struct flaky_store *s, int64_t run_id, int64_t target,
 		p[i].res = &res[i];
 		p[i].sig = sigs[i];
 		p[i].mid = 0;
+		if (res[i].test == NULL)
+			return flaky_error(err, errlen, EINVAL, "%s: result %zu "
+			    "of the run has no test id", s->path, i);
 		if ((r = test_id(s, target, res[i].test, &p[i].tid, err,
 		    errlen)) < 0)
 			return r;

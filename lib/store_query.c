@@ -193,12 +193,28 @@ top_message(struct topq *t, const struct flaky_query *q,
 	return 0;
 }
 
+/* A test's quantiles and counts of known durations from its histograms. */
+static void
+hist_finish(struct flaky_test_row *row, const uint64_t *ph,
+    const uint64_t *fh)
+{
+	row->pass_n = row->fail_n = 0;
+	for (int i = 0; i < FLAKY_HIST_BUCKETS; i++) {
+		row->pass_n += (int64_t)ph[i];
+		row->fail_n += (int64_t)fh[i];
+	}
+	row->median_ms_pass = flaky_hist_quantile(ph, .5);
+	row->p90_ms_pass = flaky_hist_quantile(ph, .9);
+	row->median_ms_fail = flaky_hist_quantile(fh, .5);
+	row->p90_ms_fail = flaky_hist_quantile(fh, .9);
+}
+
 /* From the rollups: one row per (test, day), folded per test. */
 static int
 stats_rollups(struct flaky_store *s, const struct flaky_query *q,
     struct rows *rows, char *err, size_t errlen)
 {
-	static uint64_t	 ph[FLAKY_HIST_BUCKETS], fh[FLAKY_HIST_BUCKETS];
+	uint64_t	 ph[FLAKY_HIST_BUCKETS], fh[FLAKY_HIST_BUCKETS];
 	sqlite3_stmt	*st = NULL;
 	struct flaky_test_row *row = NULL;
 	int64_t		 from, to;
@@ -223,12 +239,8 @@ stats_rollups(struct flaky_store *s, const struct flaky_query *q,
 		int64_t	 day = sqlite3_column_int64(st, 3);
 
 		if (row == NULL || row->test_id != tid) {
-			if (row != NULL) {
-				row->median_ms_pass = flaky_hist_quantile(ph, .5);
-				row->p90_ms_pass = flaky_hist_quantile(ph, .9);
-				row->median_ms_fail = flaky_hist_quantile(fh, .5);
-				row->p90_ms_fail = flaky_hist_quantile(fh, .9);
-			}
+			if (row != NULL)
+				hist_finish(row, ph, fh);
 			memset(ph, 0, sizeof ph);
 			memset(fh, 0, sizeof fh);
 			if ((row = rows_add(rows)) == NULL) {
@@ -259,12 +271,8 @@ stats_rollups(struct flaky_store *s, const struct flaky_query *q,
 		r = store_sql_error(s, err, errlen, "reading the rollups");
 		goto out;
 	}
-	if (row != NULL) {
-		row->median_ms_pass = flaky_hist_quantile(ph, .5);
-		row->p90_ms_pass = flaky_hist_quantile(ph, .9);
-		row->median_ms_fail = flaky_hist_quantile(fh, .5);
-		row->p90_ms_fail = flaky_hist_quantile(fh, .9);
-	}
+	if (row != NULL)
+		hist_finish(row, ph, fh);
 out:
 	sqlite3_finalize(st);
 	return r;
