@@ -22,6 +22,8 @@
 #include "log.h"
 
 #define DEFAULT_DATABASE	"/var/lib/flaky/flaky.db"
+#define LOCK_TRIES		20	/* times LOCK_PAUSE_MS before refusing */
+#define LOCK_PAUSE_MS		100
 
 struct flakyd	*flakyd;
 static int	 ready_fd = -1;		/* tells the waiting parent */
@@ -78,11 +80,18 @@ take_lock(const char *db)
 	xasprintf(&path, "%s.lock", db);
 	if ((fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0640)) == -1)
 		fatal("%s", path);
-	if (flock(fd, LOCK_EX | LOCK_NB) == -1) {
+	/* A flakyd killed in the middle of posix_spawn leaves its lock with
+	 * the child until that child execs: allow a short moment for that
+	 * (a restart right after a crash) before refusing. */
+	for (int i = 0; flock(fd, LOCK_EX | LOCK_NB) == -1; i++) {
 		ssize_t n;
 
 		if (errno != EWOULDBLOCK)
 			fatal("%s: lock", path);
+		if (i < LOCK_TRIES) {
+			usleep(LOCK_PAUSE_MS * 1000);
+			continue;
+		}
 		n = pread(fd, buf, sizeof buf - 1, 0);
 		buf[n > 0 ? n : 0] = '\0';
 		buf[strcspn(buf, "\n")] = '\0';
