@@ -48,6 +48,7 @@ int
 diag_load_signatures(struct ctl *ctl)
 {
 	static struct flaky_classifier *cls;
+	struct flaky_classifier *c = NULL;
 	struct flaky_config *cfg = NULL;
 	const char *path = config_path(ctl);
 	char	 err[1024];
@@ -60,22 +61,14 @@ diag_load_signatures(struct ctl *ctl)
 		fprintf(stderr, "flakyctl: %s\n", err);
 		return -1;
 	}
-	if (cfg->nsignatures > 0 && cls == NULL &&
-	    flaky_classifier_new(&cls) < 0)
+	if (flaky_classifier_from_config(cfg, &c, err, sizeof err) < 0) {
+		fprintf(stderr, "flakyctl: %s: %s\n", path, err);
 		r = -1;
-	for (size_t i = 0; r == 0 && i < cfg->nsignatures; i++) {
-		const struct flaky_signature *sig = &cfg->signatures[i];
-
-		for (size_t k = 0; r == 0 && k < sig->npatterns; k++)
-			if (flaky_classifier_add(cls, sig->name,
-			    sig->patterns[k].src, err, sizeof err) < 0) {
-				fprintf(stderr, "flakyctl: %s: %s\n", path,
-				    err);
-				r = -1;
-			}
+	} else if (c != NULL) {
+		flaky_classify_set_default(c);
+		flaky_classifier_free(cls);
+		cls = c;
 	}
-	if (r == 0 && cls != NULL)
-		flaky_classify_set_default(cls);
 	flaky_config_free(cfg);
 	return r;
 }

@@ -32,4 +32,11 @@ const char *flaky_classifier_name(const struct flaky_classifier *, int sig);
 void	 flaky_classify_set_default(const struct flaky_classifier *);
 const struct flaky_classifier *flaky_classify_get_default(void);
 
+/* A classifier of a config's signatures: (NULL when it has none). The
+ * programs call this on load and reload, then
+ * flaky_classify_set_default(); free the old one after. */
+struct flaky_config;
+int	 flaky_classifier_from_config(const struct flaky_config *,
+	    struct flaky_classifier **ret, char *err, size_t errlen);
+
 #endif
