@@ -42,6 +42,7 @@ static const char *const extra[] = {
 	"(5.551115123125783e-17 difference)",
 };
 
+/* Seconds of CPU time of the process. */
 static double
 now_s(void)
 {
@@ -54,6 +55,7 @@ now_s(void)
 
 static uint64_t rng = 0x9e3779b97f4a7c15ULL;
 
+/* xorshift64: the same mix on every run. */
 static uint64_t
 rnd(void)
 {
@@ -118,6 +120,7 @@ load(const char *dir, const char *name, char ***v, size_t *n, size_t *cap)
 	free(buf);
 }
 
+/* Load, vary, time each step, print. */
 int
 main(int argc, char **argv)
 {

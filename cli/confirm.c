@@ -94,6 +94,7 @@ settled(const struct confirm *c, const struct confirm_test *t)
 	return !open && flaky_runs_needed(t->failures, t->runs) == 0;
 }
 
+/* A run alone ended: store it, count it, start the next. */
 static void
 confirm_done(struct flaky_run *run, void *arg)
 {
@@ -188,6 +189,7 @@ confirm_next(struct confirm *c)
 	}
 }
 
+/* SIGINT or SIGTERM: end the run in flight, then stop. */
 static void
 confirm_signal(evutil_socket_t sig, short what, void *arg)
 {
@@ -249,6 +251,7 @@ add_test(struct ctl *ctl, struct confirm *c, struct flaky_store *ro,
 	return 0;
 }
 
+/* What the runs alone showed for one test. */
 static void
 print_result(struct ctl *ctl, struct flaky_store *s, struct confirm_test *t,
     const struct flaky_query *q, int first)
@@ -296,6 +299,7 @@ print_result(struct ctl *ctl, struct flaky_store *s, struct confirm_test *t,
 	flaky_diagnosis_free(d);
 }
 
+/* flakyctl confirm [TEST]. */
 int
 cmd_confirm(struct ctl *ctl, int argc, char **argv)
 {

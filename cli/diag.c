@@ -13,6 +13,7 @@
 
 #define CANDIDATES_MAX	10
 
+/* The shared --since, --until, --target options. */
 int
 diag_option(struct diag_opts *o, int c, const char *arg)
 {
@@ -30,6 +31,7 @@ diag_option(struct diag_opts *o, int c, const char *arg)
 	return 0;
 }
 
+/* The query window; "all" means from the beginning. */
 int
 diag_window(struct diag_opts *o, const char *cmd)
 {
@@ -45,6 +47,7 @@ diag_window(struct diag_opts *o, const char *cmd)
 	return 0;
 }
 
+/* A test id from a part of it, or candidates and closest names. */
 int
 diag_resolve(struct flaky_store *s, const char *cmd, const char *target,
     const char *query, int64_t *test_id)
@@ -112,6 +115,7 @@ static const struct {
 	  "capture the seed and reproduce offline" },
 };
 
+/* Most likely cause of a signature (the triage table). */
 const char *
 diag_cause(const char *sig)
 {
@@ -121,6 +125,7 @@ diag_cause(const char *sig)
 	return "what your signature describes";
 }
 
+/* First patch to try for a signature (the triage table). */
 const char *
 diag_patch(const char *sig)
 {
@@ -130,6 +135,7 @@ diag_patch(const char *sig)
 	return "the fix your team wrote down for this signature";
 }
 
+/* Milliseconds for people. */
 void
 diag_fmt_ms(double ms, char *buf, size_t len)
 {
@@ -166,6 +172,7 @@ add_first_line(struct flaky_buf *b, const char *s, size_t max)
 	flaky_buf_add(b, s, n);
 }
 
+/* The timing of failures against passes in one phrase. */
 void
 diag_timing_words(const struct flaky_diagnosis *d, struct flaky_buf *b)
 {
@@ -204,6 +211,7 @@ latest_rev(const struct flaky_diagnosis *d)
 	return d->nrevs > 0 ? &d->revs[d->nrevs - 1] : NULL;
 }
 
+/* The latest revision's evidence in one phrase. */
 void
 diag_revision_words(const struct flaky_diagnosis *d, struct flaky_buf *b)
 {
@@ -229,6 +237,7 @@ diag_revision_words(const struct flaky_diagnosis *d, struct flaky_buf *b)
 		    d->revs[d->nrevs - 2].revision : "the revision before");
 }
 
+/* The evidence behind the signature in one sentence. */
 void
 diag_evidence(const struct flaky_diagnosis *d, struct flaky_buf *b)
 {
@@ -292,6 +301,7 @@ short_name(const char *s)
 	return *b ? b : s;
 }
 
+/* A ticket title: signature, test, runs, median duration. */
 void
 diag_title(const struct flaky_diagnosis *d, struct flaky_buf *b)
 {
@@ -333,6 +343,7 @@ sh_quote(struct flaky_buf *b, const char *s)
 	flaky_buf_addc(b, '\'');
 }
 
+/* The command that reproduces the failure, seed included. */
 void
 diag_repro(const struct flaky_diagnosis *d, const char *isolate,
     struct flaky_buf *b)
@@ -375,6 +386,7 @@ diag_repro(const struct flaky_diagnosis *d, const char *isolate,
 	}
 }
 
+/* A string member. */
 static void
 json_key(FILE *f, const char *k, const char *v)
 {
@@ -382,6 +394,7 @@ json_key(FILE *f, const char *k, const char *v)
 	json_string(f, v);
 }
 
+/* A number member (null when NAN). */
 static void
 json_ms(FILE *f, const char *k, double v)
 {
@@ -389,6 +402,7 @@ json_ms(FILE *f, const char *k, double v)
 	json_double(f, v);
 }
 
+/* An ISO 8601 time member. */
 static void
 json_time(FILE *f, const char *k, int64_t ms)
 {
@@ -398,6 +412,7 @@ json_time(FILE *f, const char *k, int64_t ms)
 	    sizeof buf));
 }
 
+/* Microseconds as a member in ms, null when unknown. */
 static void
 json_us(FILE *f, const char *k, int64_t us)
 {
@@ -408,6 +423,7 @@ json_us(FILE *f, const char *k, int64_t us)
 		json_double(f, (double)us / 1000.0);
 }
 
+/* A diagnosis as one JSON object. */
 void
 diag_json(FILE *f, const struct flaky_diagnosis *d, int with_failures)
 {

@@ -26,6 +26,7 @@ config_path(struct ctl *ctl)
 	return NULL;
 }
 
+/* The isolate: template of a target in the config, or NULL. */
 char *
 diag_isolate(struct ctl *ctl, const char *target)
 {
@@ -44,6 +45,7 @@ diag_isolate(struct ctl *ctl, const char *target)
 	return s;
 }
 
+/* The config's signatures as the process's default classifier. */
 int
 diag_load_signatures(struct ctl *ctl)
 {

@@ -30,6 +30,7 @@ print_message(const char *m, int max)
 		printf("      ...\n");
 }
 
+/* The evidence log as text. */
 static void
 print_show(const struct flaky_diagnosis *d, int full)
 {
@@ -85,6 +86,7 @@ print_show(const struct flaky_diagnosis *d, int full)
 	flaky_buf_free(&b);
 }
 
+/* flakyctl show TEST. */
 int
 cmd_show(struct ctl *ctl, int argc, char **argv)
 {

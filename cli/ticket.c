@@ -50,6 +50,7 @@ md_inline(struct flaky_buf *b, const char *s)
 	flaky_buf_adds(b, dbl ? " ``" : "`");
 }
 
+/* The Markdown body of a ticket, after its title. */
 static void
 ticket_body(const struct flaky_diagnosis *d, const char *isolate,
     struct flaky_buf *b)
@@ -159,6 +160,7 @@ ticket_body(const struct flaky_diagnosis *d, const char *isolate,
 	flaky_buf_free(&w);
 }
 
+/* flakyctl ticket TEST. */
 int
 cmd_ticket(struct ctl *ctl, int argc, char **argv)
 {

@@ -13,6 +13,7 @@
 
 #define TRIAGE_MAX_DEFAULT	50
 
+/* One test's triage as text. */
 static void
 print_triage(const struct flaky_diagnosis *d)
 {
@@ -47,6 +48,7 @@ print_triage(const struct flaky_diagnosis *d)
 	flaky_buf_free(&b);
 }
 
+/* flakyctl triage [TEST]. */
 int
 cmd_triage(struct ctl *ctl, int argc, char **argv)
 {

@@ -306,6 +306,7 @@ static uint8_t		 second_ok[256][256 / 8];
 static size_t		 builtin_len[NBUILTIN];
 static int		 builtin_ready;
 
+/* Fill the first-byte index of the built-in patterns. */
 static void
 builtin_index(void)
 {
@@ -320,6 +321,7 @@ builtin_index(void)
 	builtin_ready = 1;
 }
 
+/* The built-in signature of a message, or UNKNOWN. */
 int
 flaky_classify_message(const char *msg, size_t len)
 {
@@ -393,6 +395,7 @@ struct flaky_classifier {
 	int			 nnames;
 };
 
+/* An empty classifier. */
 int
 flaky_classifier_new(struct flaky_classifier **ret)
 {
@@ -401,6 +404,7 @@ flaky_classifier_new(struct flaky_classifier **ret)
 	return 0;
 }
 
+/* Free a classifier (unset as the default); NULL is fine. */
 void
 flaky_classifier_free(struct flaky_classifier *c)
 {
@@ -442,6 +446,7 @@ classifier_code(struct flaky_classifier *c, const char *name, char *err,
 	return FLAKY_SIG_MAX + 1 + c->nnames++;
 }
 
+/* One pattern of a signature; returns its code. */
 int
 flaky_classifier_add(struct flaky_classifier *c, const char *name,
     const char *regex, char *err, size_t errlen)
@@ -467,6 +472,7 @@ flaky_classifier_add(struct flaky_classifier *c, const char *name,
 	return code;
 }
 
+/* User patterns in order, then the built-ins. */
 int
 flaky_classifier_classify(const struct flaky_classifier *c, const char *msg,
     size_t len)
@@ -494,6 +500,7 @@ flaky_classifier_classify(const struct flaky_classifier *c, const char *msg,
 	return sig >= 0 ? sig : flaky_classify_message(msg, len);
 }
 
+/* A code's name, user ones included. */
 const char *
 flaky_classifier_name(const struct flaky_classifier *c, int sig)
 {
@@ -505,12 +512,14 @@ flaky_classifier_name(const struct flaky_classifier *c, int sig)
 	return "UNKNOWN";
 }
 
+/* The classifier the store's path uses. */
 void
 flaky_classify_set_default(const struct flaky_classifier *c)
 {
 	default_classifier = c;
 }
 
+/* The default classifier, or NULL. */
 const struct flaky_classifier *
 flaky_classify_get_default(void)
 {

@@ -10,6 +10,7 @@
 #include "conf.h"
 #include "util.h"
 
+/* Every pattern of every signature, in file order. */
 int
 flaky_classifier_from_config(const struct flaky_config *cfg,
     struct flaky_classifier **ret, char *err, size_t errlen)

@@ -39,6 +39,7 @@ struct flaky_order_acc {
 	size_t		 scap;
 };
 
+/* qsort and bsearch order of test ids. */
 static int
 cmp_i64(const void *a, const void *b)
 {
@@ -47,6 +48,7 @@ cmp_i64(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+/* An accumulator for these victims (at most FLAKY_ORDER_VICTIMS_MAX). */
 int
 flaky_order_new(const int64_t *victims, size_t n, struct flaky_order_acc **ret)
 {
@@ -79,6 +81,7 @@ flaky_order_new(const int64_t *victims, size_t n, struct flaky_order_acc **ret)
 	return 0;
 }
 
+/* Free an accumulator; NULL is fine. */
 void
 flaky_order_free(struct flaky_order_acc *a)
 {
@@ -99,6 +102,7 @@ flaky_order_free(struct flaky_order_acc *a)
 	free(a);
 }
 
+/* Slot of a test id in the open-addressing table. */
 static size_t
 hash_id(int64_t id, size_t mask)
 {
@@ -174,6 +178,7 @@ cand_index(struct flaky_order_acc *a, int64_t id, size_t *ret)
 	return 0;
 }
 
+/* Count one run: for each victim in it, the tests that ran before it. */
 int
 flaky_order_add_run(struct flaky_order_acc *a, const struct flaky_run_order *o)
 {
@@ -228,6 +233,7 @@ lchoose(int64_t n, int64_t k)
 	    lgamma((double)(n - k) + 1);
 }
 
+/* Chance of k or more of K failures among n of N runs (hypergeometric). */
 double
 flaky_fisher_greater(int64_t k, int64_t n, int64_t K, int64_t N)
 {
@@ -245,6 +251,7 @@ flaky_fisher_greater(int64_t k, int64_t n, int64_t K, int64_t N)
 	return p > 1.0 ? 1.0 : p;
 }
 
+/* The candidate with the strongest evidence, named when it holds. */
 int
 flaky_order_result(const struct flaky_order_acc *a, size_t i,
     struct flaky_order_evidence *e)
@@ -294,12 +301,14 @@ flaky_order_result(const struct flaky_order_acc *a, size_t i,
 	return 1;
 }
 
+/* flaky_store_run_orders callback: one run into the accumulator. */
 static int
 order_cb(const struct flaky_run_order *o, void *arg)
 {
 	return flaky_order_add_run(arg, o);
 }
 
+/* Run orders of a target (the newest max_runs) into an accumulator. */
 int
 flaky_order_from_store(struct flaky_store *s, int64_t target_id,
     const struct flaky_query *q, const int64_t *victims, size_t n,
@@ -323,6 +332,7 @@ flaky_order_from_store(struct flaky_store *s, int64_t target_id,
 
 /* ---- revisions, timing, modes ---- */
 
+/* Name of an enum flaky_rev_state. */
 const char *
 flaky_rev_state_name(int s)
 {
@@ -333,6 +343,7 @@ flaky_rev_state_name(int s)
 	}
 }
 
+/* Name of an enum flaky_transition, NULL for none. */
 const char *
 flaky_transition_name(int t)
 {
@@ -343,6 +354,7 @@ flaky_transition_name(int t)
 	}
 }
 
+/* Name of an enum flaky_verdict. */
 const char *
 flaky_verdict_name(int v)
 {
@@ -354,6 +366,7 @@ flaky_verdict_name(int v)
 	}
 }
 
+/* Two revisions are the same (NULL only equals NULL). */
 static int
 same_rev(const char *a, const char *b)
 {
@@ -362,6 +375,7 @@ same_rev(const char *a, const char *b)
 	return strcmp(a, b) == 0;
 }
 
+/* Outcomes that count as a run of the test (not skips). */
 static int
 counts(int outcome)
 {
@@ -453,6 +467,7 @@ quantile_ms(const int64_t *v, size_t n, double q)
 	return (double)v[rank - 1] / 1000.0;
 }
 
+/* Median and p90 of failing and passing durations; early or near a limit. */
 static int
 fold_timing(struct flaky_diagnosis *d, const struct flaky_result_row *rows,
     size_t n)
@@ -501,6 +516,7 @@ fold_timing(struct flaky_diagnosis *d, const struct flaky_result_row *rows,
 	return 0;
 }
 
+/* Failure modes, most frequent first, then the newest. */
 static int
 cmp_modes(const void *a, const void *b)
 {
@@ -512,6 +528,7 @@ cmp_modes(const void *a, const void *b)
 	    x->last_run_id < y->last_run_id;
 }
 
+/* Signatures, most frequent first, then by name. */
 static int
 cmp_tally(const void *a, const void *b)
 {
@@ -543,6 +560,7 @@ tally_add(struct flaky_sig_tally **v, size_t *nv, const char *name,
 	return 0;
 }
 
+/* Failure modes by fingerprint and signatures with counts. */
 static int
 fold_modes(struct flaky_diagnosis *d, const struct flaky_result_row *rows,
     size_t n)
@@ -603,6 +621,7 @@ fold_modes(struct flaky_diagnosis *d, const struct flaky_result_row *rows,
 	return 0;
 }
 
+/* Fold one test's results (oldest first) into d. */
 int
 flaky_diagnose_rows(struct flaky_diagnosis *d,
     const struct flaky_result_row *rows, size_t n)
@@ -645,6 +664,7 @@ flaky_diagnose_rows(struct flaky_diagnosis *d,
 	return 0;
 }
 
+/* Free a diagnosis; NULL is fine. */
 void
 flaky_diagnosis_free(struct flaky_diagnosis *d)
 {
@@ -735,6 +755,7 @@ dup_or_null(const char *s, int *oom)
 	return d;
 }
 
+/* flaky_store_scan_target callback: the run order and the wanted rows. */
 static int
 scan_cb(const struct flaky_scan_row *x, void *arg)
 {
@@ -858,6 +879,7 @@ struct by_id {
 	size_t	 at;	/* index in the caller's array */
 };
 
+/* Tests grouped by target, then by id. */
 static int
 cmp_by_target(const void *a, const void *b)
 {
@@ -868,6 +890,7 @@ cmp_by_target(const void *a, const void *b)
 	return x->id < y->id ? -1 : x->id > y->id;
 }
 
+/* Diagnose n tests, one pass per target and chunk of tests. */
 int
 flaky_diagnose_tests(struct flaky_store *s, const int64_t *ids, size_t n,
     const struct flaky_query *q, struct flaky_diagnosis **ret, char *err,
@@ -949,6 +972,7 @@ fail:
 	return r;
 }
 
+/* Diagnose one test. */
 int
 flaky_diagnose_test(struct flaky_store *s, int64_t test_id,
     const struct flaky_query *q, struct flaky_diagnosis **ret, char *err,
@@ -959,6 +983,7 @@ flaky_diagnose_test(struct flaky_store *s, int64_t test_id,
 
 /* ---- per-test signatures for reports ---- */
 
+/* Free a list from flaky_test_signatures; NULL is fine. */
 void
 flaky_test_sigs_free(struct flaky_test_sig *v, size_t n)
 {
@@ -973,6 +998,7 @@ flaky_test_sigs_free(struct flaky_test_sig *v, size_t n)
 	free(v);
 }
 
+/* Binary search by test id. */
 const struct flaky_test_sig *
 flaky_test_sig_find(const struct flaky_test_sig *v, size_t n, int64_t id)
 {
@@ -992,6 +1018,7 @@ flaky_test_sig_find(const struct flaky_test_sig *v, size_t n, int64_t id)
 	return NULL;
 }
 
+/* Report signatures by test id, for flaky_test_sig_find. */
 static int
 cmp_sig_id(const void *a, const void *b)
 {
@@ -1047,6 +1074,7 @@ target_polluters(struct flaky_store *s, const struct flaky_query *q,
 	return 0;
 }
 
+/* Signatures of the tests asked about, polluters of the victims. */
 int
 flaky_test_signatures(struct flaky_store *s, const struct flaky_query *q,
     const int64_t *ids, size_t nids, const int64_t *victims,
@@ -1117,6 +1145,7 @@ fail:
 
 /* ---- finding a test by name ---- */
 
+/* Levenshtein distance in two rows, inputs cut at 256 bytes. */
 size_t
 flaky_edit_distance(const char *a, const char *b)
 {
@@ -1164,6 +1193,7 @@ struct near {
 	size_t	 i, dist;
 };
 
+/* Closest names first, then in list order. */
 static int
 cmp_near(const void *a, const void *b)
 {
@@ -1174,6 +1204,7 @@ cmp_near(const void *a, const void *b)
 	return x->i < y->i ? -1 : x->i > y->i;
 }
 
+/* Exact id, unique part, whole last part; else candidates or closest. */
 int
 flaky_find_test(const struct flaky_test_ref *refs, size_t n,
     const char *query, size_t *matches, size_t max, size_t *nmatches)

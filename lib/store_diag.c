@@ -54,6 +54,7 @@ grow(void **v, size_t *cap, size_t n, size_t sz)
 	return 0;
 }
 
+/* Free a list of tests; NULL is fine. */
 void
 flaky_test_refs_free(struct flaky_test_ref *v, size_t n)
 {
@@ -66,6 +67,7 @@ flaky_test_refs_free(struct flaky_test_ref *v, size_t n)
 	free(v);
 }
 
+/* Every test (of one target), ordered by target and name. */
 int
 flaky_store_tests(struct flaky_store *s, const char *target,
     struct flaky_test_ref **ret, size_t *ret_n, char *err, size_t errlen)
@@ -111,6 +113,7 @@ out:
 	return 0;
 }
 
+/* A target's command and directory. */
 int
 flaky_store_target_info(struct flaky_store *s, int64_t target_id,
     char **command, char **dir, char *err, size_t errlen)
@@ -141,6 +144,7 @@ flaky_store_target_info(struct flaky_store *s, int64_t target_id,
 	return 0;
 }
 
+/* Free result rows and their strings; NULL is fine. */
 void
 flaky_result_rows_free(struct flaky_result_row *v, size_t n)
 {
@@ -157,6 +161,7 @@ flaky_result_rows_free(struct flaky_result_row *v, size_t n)
 	free(v);
 }
 
+/* bsearch order of test ids. */
 static int
 cmp_i64(const void *a, const void *b)
 {
@@ -193,6 +198,7 @@ message_text(struct flaky_store *s, sqlite3_stmt **st, int64_t id,
 	return 0;
 }
 
+/* One pass over a target's results in the window, by run and position. */
 int
 flaky_store_scan_target(struct flaky_store *s, int64_t target_id,
     const struct flaky_query *q, const int64_t *wanted, size_t nwanted,
@@ -301,6 +307,7 @@ first_of_newest(struct flaky_store *s, int64_t target_id,
 	return rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : -EIO;
 }
 
+/* Run orders of a target, one callback per run. */
 int
 flaky_store_run_orders(struct flaky_store *s, int64_t target_id,
     const struct flaky_query *q, size_t max_runs,
@@ -371,6 +378,7 @@ out:
 	return r;
 }
 
+/* Free signature counts; NULL is fine. */
 void
 flaky_sig_counts_free(struct flaky_sig_count *v, size_t n)
 {
@@ -381,6 +389,7 @@ flaky_sig_counts_free(struct flaky_sig_count *v, size_t n)
 	free(v);
 }
 
+/* Stored signatures of one test's failures, through the partial index. */
 int
 flaky_store_signature_counts(struct flaky_store *s, int64_t test_id,
     const struct flaky_query *q, struct flaky_sig_count **ret,
