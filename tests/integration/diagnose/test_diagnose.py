@@ -2,8 +2,9 @@
 under pytest-timeout, a closed port, a thread race, an order-dependent
 pair under pytest-random-order, an always-failing test, a noisy
 assertion). The run number n is the random-order seed and decides the
-failures, so every count below is exact, not a probability:
-  test_fetch_report fails when n % 3 == 1 (17 of 1..50),
+failures, so the counts below are exact, not probabilities:
+  test_fetch_report fails when n % 3 == 1 (17 of 1..50; a run stalled
+  for 0.19 s by a loaded machine would add one, still a timeout),
   test_talks_to_service when n % 4 == 2 (13), test_worker_result at least
   when n % 3 == 0 (16; a loaded machine can add more, still a race),
   test_sampled_mean when Random(n * 7919).random() <= 0.1 (6),
@@ -37,8 +38,8 @@ def by_test(report):
 def test_report_signatures(demo):
     tests = by_test(demo.json("report"))
     assert tests[TIMEOUT]["signature"] == "TIMEOUT"
-    assert tests[TIMEOUT]["failures"] == 17
-    assert tests[TIMEOUT]["signatures"] == {"TIMEOUT": 17}
+    assert tests[TIMEOUT]["failures"] >= 17
+    assert tests[TIMEOUT]["signatures"] == {"TIMEOUT": tests[TIMEOUT]["failures"]}
     assert tests[INFRA]["signature"] == "INFRA"
     assert tests[INFRA]["failures"] == 13
     assert tests[RACE]["signature"] == "RACE"
@@ -98,7 +99,8 @@ def test_triage(demo):
     assert t[TIMEOUT]["timing"]["near_limit"] is True
     assert t[TIMEOUT]["timing"]["median_ms_fail"] >= 190
     assert t[INFRA]["timing"]["near_limit"] is False
-    assert t[TIMEOUT]["revision_summary"].startswith("17/50 at r1")
+    assert t[TIMEOUT]["revision_summary"].startswith(
+        "%d/50 at r1" % t[TIMEOUT]["failures"])
     out = demo.ctl("triage", "--since", "all").stdout
     assert "the polluter is %s" % POLLUTER in out
 
@@ -106,7 +108,10 @@ def test_triage(demo):
 def test_show_evidence_log(demo):
     d = demo.json("show", TIMEOUT, "--since", "all")
     log = d["failures_log"]
-    assert len(log) == 17
+    assert len(log) == d["failures"] >= 17
+    # every run whose number (= seed) is 1 mod 3 failed
+    assert {int(f["seed"]) for f in log} >= {n for n in range(1, RUNS + 1)
+                                             if n % 3 == 1}
     for f in log:
         assert f["revision"] == "r1"
         assert f["signature"] == "TIMEOUT"
@@ -114,17 +119,16 @@ def test_show_evidence_log(demo):
         assert "Timeout" in f["message"]
         assert re.fullmatch(r"[0-9a-f]{16}", f["fingerprint"])
         assert f["position"] >= 0 and f["run_duration_ms"] > 0
-        assert int(f["seed"]) % 3 == 1      # the seed is the run number
     assert len({f["fingerprint"] for f in log}) == 1
-    assert len(d["modes"]) == 1 and d["modes"][0]["count"] == 17
+    assert len(d["modes"]) == 1 and d["modes"][0]["count"] == len(log)
     text = demo.ctl("show", "fetch_report", "--since", "all").stdout
     assert text.startswith(TIMEOUT + "  (target demo)")
-    assert "17 failures in 50 runs" in text
+    assert "%d failures in 50 runs" % len(log) in text
 
 
 def test_ticket(demo):
     md = demo.ctl("ticket", "fetch_report", "--since", "all").stdout
-    assert re.match(r"## TIMEOUT flake in test_fetch_report, 17/50 runs, "
+    assert re.match(r"## TIMEOUT flake in test_fetch_report, 1[78]/50 runs, "
                     r"median duration \d+ ms\n", md), md
     assert "95% interval" in md and "### Failure modes (1)" in md
     assert "Failed: Timeout >0.2s" in md
