@@ -4,6 +4,7 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <pthread.h>
 #include <regex.h>
 #include <stdlib.h>
 #include <string.h>
@@ -304,7 +305,7 @@ static struct {
 } by_first[256];
 static uint8_t		 second_ok[256][256 / 8];
 static size_t		 builtin_len[NBUILTIN];
-static int		 builtin_ready;
+static pthread_once_t	 builtin_once = PTHREAD_ONCE_INIT;
 
 /* Fill the first-byte index of the built-in patterns. */
 static void
@@ -318,7 +319,6 @@ builtin_index(void)
 		by_first[t[0]].idx[by_first[t[0]].n++] = (uint8_t)i;
 		second_ok[t[0]][t[1] / 8] |= (uint8_t)(1u << (t[1] % 8));
 	}
-	builtin_ready = 1;
 }
 
 /* The built-in signature of a message, or UNKNOWN. */
@@ -332,8 +332,8 @@ flaky_classify_message(const char *msg, size_t len)
 		return FLAKY_SIG_UNKNOWN;
 	if (len > FLAKY_CLASSIFY_INPUT_MAX)
 		len = FLAKY_CLASSIFY_INPUT_MAX;
-	if (!builtin_ready)
-		builtin_index();
+	/* once, also when threads classify at the same time */
+	pthread_once(&builtin_once, builtin_index);
 	/* The earliest pattern in the table wins, wherever it matches. */
 	for (size_t i = 0; i + 1 < len && best > 0; i++) {
 		unsigned c = m[i], d = m[i + 1];
