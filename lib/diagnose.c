@@ -1145,16 +1145,16 @@ fail:
 
 /* ---- finding a test by name ---- */
 
-/* Levenshtein distance in two rows, inputs cut at 256 bytes. */
+/* Levenshtein distance in one row, inputs cut at FLAKY_EDIT_MAX bytes. */
 size_t
 flaky_edit_distance(const char *a, const char *b)
 {
-	size_t	 row[257], la = strlen(a), lb = strlen(b);
+	size_t	 row[FLAKY_EDIT_MAX + 1], la = strlen(a), lb = strlen(b);
 
-	if (la > 256)
-		la = 256;
-	if (lb > 256)
-		lb = 256;
+	if (la > FLAKY_EDIT_MAX)
+		la = FLAKY_EDIT_MAX;
+	if (lb > FLAKY_EDIT_MAX)
+		lb = FLAKY_EDIT_MAX;
 	for (size_t j = 0; j <= lb; j++)
 		row[j] = j;
 	for (size_t i = 1; i <= la; i++) {
