@@ -33,6 +33,7 @@ struct jv {
 	size_t		 n;
 };
 
+/* Free a parsed value's contents. */
 static void
 jv_free(struct jv *j)
 {
@@ -49,6 +50,7 @@ jv_free(struct jv *j)
 	memset(j, 0, sizeof *j);
 }
 
+/* Skip JSON white space. */
 static void
 skip_ws(const char **p)
 {
@@ -116,6 +118,7 @@ bad:
 	return NULL;
 }
 
+/* One JSON value at *p, nested at most JSON_DEPTH_MAX deep. */
 static int
 parse_value(const char **p, struct jv *out, int depth)
 {
@@ -211,6 +214,7 @@ parse_value(const char **p, struct jv *out, int depth)
 	}
 }
 
+/* A member of an object, or NULL. */
 static const struct jv *
 jv_get(const struct jv *o, const char *key)
 {
@@ -222,6 +226,7 @@ jv_get(const struct jv *o, const char *key)
 	return NULL;
 }
 
+/* A string member, or NULL. */
 static const char *
 jv_str(const struct jv *o, const char *key)
 {
@@ -230,6 +235,7 @@ jv_str(const struct jv *o, const char *key)
 	return v != NULL && v->type == JV_STR ? v->str : NULL;
 }
 
+/* A number or boolean member, or NAN. */
 static double
 jv_num(const struct jv *o, const char *key)
 {
@@ -393,6 +399,7 @@ parse_opts(struct ctl *ctl, const char *cmd, int argc, char **argv,
 	return optind;
 }
 
+/* An ISO 8601 time as "DATE TIME" in 19 columns, or "-". */
 static void
 print_time(const char *iso)
 {
@@ -404,6 +411,7 @@ print_time(const char *iso)
 	printf("%.10s %.8s", iso, strlen(iso) > 11 ? iso + 11 : "");
 }
 
+/* status as a table: the daemon, then one line per target. */
 static void
 print_status_table(const struct jv *st)
 {
@@ -468,6 +476,7 @@ print_status_table(const struct jv *st)
 	}
 }
 
+/* flakyctl status: the live daemon's targets and runs. */
 int
 cmd_status(struct ctl *ctl, int argc, char **argv)
 {
@@ -496,6 +505,7 @@ cmd_status(struct ctl *ctl, int argc, char **argv)
 	return r;
 }
 
+/* flakyctl run TARGET [--runs N]: trigger a target now. */
 int
 cmd_run(struct ctl *ctl, int argc, char **argv)
 {
@@ -519,7 +529,8 @@ cmd_run(struct ctl *ctl, int argc, char **argv)
 		return EXIT_ERROR;
 	/* Names are [A-Za-z0-9._-]: nothing to quote, but no line breaks
 	 * or spaces may smuggle a second request either. */
-	if (argv[i][strcspn(argv[i], " \t\r\n")] != '\0' || argv[i][0] == '\0') {
+	if (argv[i][strcspn(argv[i], " \t\r\n")] != '\0' ||
+	    argv[i][0] == '\0') {
 		ctl_usage_error("run", "not a target name: '%s'", argv[i]);
 		return EXIT_ERROR;
 	}
@@ -544,6 +555,7 @@ cmd_run(struct ctl *ctl, int argc, char **argv)
 	return r;
 }
 
+/* flakyctl reload: make flakyd read its schedule file again. */
 int
 cmd_reload(struct ctl *ctl, int argc, char **argv)
 {

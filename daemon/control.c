@@ -59,6 +59,7 @@ control_resume(void)
 	event_add(ctl.ev, NULL);
 }
 
+/* Drop a connection; listen again if we were at the bound. */
 static void
 client_free(struct client *c)
 {
@@ -80,6 +81,7 @@ reply_error(struct client *c, const char *msg)
 	evbuffer_add(out, "}\n", 2);
 }
 
+/* A time as "KEY_ms" and "KEY" (local ISO 8601), or nulls. */
 static void
 add_time(struct evbuffer *out, const char *key, int64_t ms)
 {
@@ -95,6 +97,7 @@ add_time(struct evbuffer *out, const char *key, int64_t ms)
 	    (long long)ms, key, buf);
 }
 
+/* One target of the status answer. */
 static void
 status_target(struct evbuffer *out, struct tstate *ts)
 {
@@ -131,6 +134,7 @@ status_target(struct evbuffer *out, struct tstate *ts)
 	}
 }
 
+/* status: the daemon and every target, one line of JSON. */
 static void
 cmd_status(struct client *c)
 {
@@ -158,6 +162,7 @@ cmd_status(struct client *c)
 	evbuffer_add(out, "]}\n", 3);
 }
 
+/* run TARGET [RUNS]: a manual trigger. */
 static void
 cmd_run(struct client *c, char *name, char *count)
 {
@@ -188,6 +193,7 @@ cmd_run(struct client *c, char *name, char *count)
 	    queued ? "true" : "false");
 }
 
+/* reload: as SIGHUP, with the error of a bad file in the answer. */
 static void
 cmd_reload(struct client *c)
 {
@@ -200,6 +206,7 @@ cmd_reload(struct client *c)
 		    "{\"ok\":true,\"targets\":%zu}\n", ctl.d->ntargets);
 }
 
+/* One request line: split it and answer it. */
 static void
 client_line(struct client *c, char *line)
 {
@@ -223,6 +230,7 @@ client_line(struct client *c, char *line)
 		    "run TARGET [RUNS] or reload)");
 }
 
+/* Output sent: a closing connection can go now. */
 static void
 client_write_cb(struct bufferevent *bev, void *arg)
 {
@@ -233,6 +241,7 @@ client_write_cb(struct bufferevent *bev, void *arg)
 		client_free(c);
 }
 
+/* Requests as they come, one per line, with the line bound. */
 static void
 client_read_cb(struct bufferevent *bev, void *arg)
 {
@@ -268,6 +277,7 @@ client_read_cb(struct bufferevent *bev, void *arg)
 	}
 }
 
+/* EOF, error or idle timeout on a connection. */
 static void
 client_event_cb(struct bufferevent *bev, short what, void *arg)
 {
@@ -310,6 +320,7 @@ peer_allowed(int fd, uid_t *ret_uid)
 	return 0;
 }
 
+/* The accept backoff is over. */
 static void
 backoff_cb(evutil_socket_t fd, short what, void *arg)
 {
@@ -319,6 +330,7 @@ backoff_cb(evutil_socket_t fd, short what, void *arg)
 	control_resume();
 }
 
+/* A new connection: check the peer, then read its requests. */
 static void
 control_accept(evutil_socket_t lfd, short what, void *arg)
 {
@@ -370,6 +382,7 @@ control_accept(evutil_socket_t lfd, short what, void *arg)
 		event_del(ctl.ev);
 }
 
+/* Listen on path, mode 0660, replacing a stale socket only. */
 int
 control_init(struct flakyd *d, const char *path)
 {
@@ -437,6 +450,7 @@ control_init(struct flakyd *d, const char *path)
 	return 0;
 }
 
+/* Close every connection and the socket, and remove its file. */
 void
 control_close(void)
 {

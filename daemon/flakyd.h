@@ -30,7 +30,7 @@ struct evbuffer;
  * hold a reference, so a reload never pulls a definition from under them. */
 struct cfgref {
 	struct flaky_config	*cfg;
-	char			***envs;	/* per target, NULL-terminated */
+	char			***envs;	/* per target, NULL-ended */
 	int			 refs;
 };
 
@@ -47,8 +47,8 @@ struct tstate {
 	int64_t			 fire_ms;	/* due_ms plus jitter */
 	char			 sched_src[64];	/* what due_ms came from */
 	int64_t			 jitter_ms;
-	struct trigger		*active;	/* waiting for a slot or running */
-	struct trigger		*pending;	/* overlap: queue, at most one */
+	struct trigger		*active;	/* waiting or running */
+	struct trigger		*pending;	/* overlap: queue; one */
 	struct flaky_last_run	 last;
 	int64_t			 last_failures;
 	LIST_ENTRY(tstate)	 gone;		/* removed but still active */
@@ -76,7 +76,7 @@ TAILQ_HEAD(triggerq, trigger);
 
 /* One run; after it ended it may wait in the retry list. */
 struct job {
-	struct trigger		*tr;		/* NULL once the trigger ended */
+	struct trigger		*tr;		/* NULL once it ended */
 	struct flaky_run	*run;
 	char			*target;
 	char			*revision;
@@ -100,7 +100,7 @@ struct flakyd {
 	struct tstate		**targets;	/* as in the current config */
 	size_t			 ntargets;
 	LIST_HEAD(, tstate)	 gone;
-	struct triggerq		 waitq;		/* triggers waiting for a slot */
+	struct triggerq		 waitq;		/* waiting for a slot */
 	int			 nwaiting;
 	int			 slots;		/* triggers holding a slot */
 	struct event		*kick_ev;

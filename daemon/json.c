@@ -7,6 +7,7 @@
 
 #include "flakyd.h"
 
+/* Append s as a JSON string (NULL as null). */
 void
 json_add_string(struct evbuffer *b, const char *s)
 {

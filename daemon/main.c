@@ -22,13 +22,14 @@
 #include "log.h"
 
 #define DEFAULT_DATABASE	"/var/lib/flaky/flaky.db"
-#define LOCK_TRIES		20	/* times LOCK_PAUSE_MS before refusing */
+#define LOCK_TRIES		20	/* pauses before refusing */
 #define LOCK_PAUSE_MS		100
 
 struct flakyd	*flakyd;
 static int	 ready_fd = -1;		/* tells the waiting parent */
 static int	 exit_code;
 
+/* The synopsis. */
 static void
 usage(FILE *f)
 {
@@ -109,6 +110,7 @@ take_lock(const char *db)
 	/* fd stays open (and locked) until we exit. */
 }
 
+/* Read the file again; a bad one leaves the running schedule as it is. */
 int
 flakyd_reload(struct flakyd *d, char *err, size_t errlen)
 {
@@ -122,14 +124,16 @@ flakyd_reload(struct flakyd *d, char *err, size_t errlen)
 	r = flaky_config_load(d->config_path, FLAKY_CONFIG_NO_FS_CHECKS, &cfg,
 	    err, errlen);
 	if (r == 0) {
-		if ((cfg->database == NULL) != (d->cur->cfg->database == NULL) ||
+		const struct flaky_config *old = d->cur->cfg;
+
+		if ((cfg->database == NULL) != (old->database == NULL) ||
 		    (cfg->database != NULL &&
-		    strcmp(cfg->database, d->cur->cfg->database) != 0))
+		    strcmp(cfg->database, old->database) != 0))
 			log_warnx("reload: database: changed; that takes a "
 			    "restart (still using %s)", d->db_path);
-		if ((cfg->socket == NULL) != (d->cur->cfg->socket == NULL) ||
+		if ((cfg->socket == NULL) != (old->socket == NULL) ||
 		    (cfg->socket != NULL &&
-		    strcmp(cfg->socket, d->cur->cfg->socket) != 0))
+		    strcmp(cfg->socket, old->socket) != 0))
 			log_warnx("reload: socket: changed; that takes a "
 			    "restart (still on %s)", d->socket_path);
 		if ((r = sched_apply(d, cfg, err, errlen)) < 0)
@@ -155,6 +159,7 @@ flakyd_maybe_exit(struct flakyd *d)
 	event_base_loopexit(d->base, NULL);
 }
 
+/* Last resort after a stop: runs that did not end in time. */
 static void
 deadline_cb(evutil_socket_t fd, short what, void *arg)
 {
@@ -166,6 +171,7 @@ deadline_cb(evutil_socket_t fd, short what, void *arg)
 	event_base_loopexit(d->base, NULL);
 }
 
+/* SIGTERM, SIGINT: stop launching, end the runs, leave when they ended. */
 static void
 stop(struct flakyd *d, const char *why)
 {
@@ -190,6 +196,7 @@ stop(struct flakyd *d, const char *why)
 	flakyd_maybe_exit(d);
 }
 
+/* SIGHUP, SIGTERM and SIGINT as libevent signal events. */
 static void
 signal_cb(evutil_socket_t sig, short what, void *arg)
 {
@@ -211,6 +218,7 @@ signal_cb(evutil_socket_t sig, short what, void *arg)
 	}
 }
 
+/* The systemd watchdog ping. */
 static void
 watchdog_cb(evutil_socket_t fd, short what, void *arg)
 {
@@ -254,6 +262,7 @@ daemonize(void)
 	}
 }
 
+/* Options, start-up in order, the loop, and the way out. */
 int
 main(int argc, char **argv)
 {

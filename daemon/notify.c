@@ -17,6 +17,7 @@ static int			 notify_fd = -1;
 static struct sockaddr_un	 notify_addr;
 static socklen_t		 notify_len;
 
+/* Find systemd's notification socket, if we run under systemd. */
 void
 notify_init(void)
 {
@@ -44,6 +45,7 @@ notify_init(void)
 	unsetenv("NOTIFY_SOCKET");
 }
 
+/* One state change ("READY=1"); nothing outside systemd. */
 void
 notify_send(const char *state)
 {
@@ -54,10 +56,12 @@ notify_send(const char *state)
 		log_debug("sd_notify %s: %s", state, strerror(errno));
 }
 
+/* How often systemd wants a ping, when it wants one for us. */
 int64_t
 notify_watchdog_ms(void)
 {
-	const char	*e = getenv("WATCHDOG_USEC"), *p = getenv("WATCHDOG_PID");
+	const char	*e = getenv("WATCHDOG_USEC");
+	const char	*p = getenv("WATCHDOG_PID");
 	long long	 usec;
 
 	if (e == NULL || (usec = strtoll(e, NULL, 10)) <= 0)
@@ -69,6 +73,7 @@ notify_watchdog_ms(void)
 	return usec / 1000 > 0 ? usec / 1000 : 1;
 }
 
+/* Close the notification socket. */
 void
 notify_close(void)
 {

@@ -72,6 +72,7 @@ make_envp(const struct flaky_config *cfg, const struct flaky_target *t)
 	return v;
 }
 
+/* A loaded config with the environment of each target. */
 struct cfgref *
 cfgref_new(struct flaky_config *cfg)
 {
@@ -85,6 +86,7 @@ cfgref_new(struct flaky_config *cfg)
 	return c;
 }
 
+/* Drop a reference; the last frees the config. */
 void
 cfgref_unref(struct cfgref *c)
 {
@@ -147,6 +149,7 @@ compute_next(struct flakyd *d, struct tstate *ts, int64_t after_ms)
 	flaky_sched_format(&t->sched, ts->sched_src, sizeof ts->sched_src);
 }
 
+/* The target with this name in the running schedule, or NULL. */
 struct tstate *
 sched_find(struct flakyd *d, const char *name)
 {
@@ -156,6 +159,7 @@ sched_find(struct flakyd *d, const char *name)
 	return NULL;
 }
 
+/* Processes of ours in flight (runs and revision commands). */
 int
 sched_running(struct flakyd *d)
 {
@@ -187,6 +191,7 @@ record_skipped(struct flakyd *d, struct tstate *ts, const char *kind)
 		    ts->name);
 }
 
+/* A trigger of a target, not yet waiting for a slot. */
 static struct trigger *
 trigger_new(struct flakyd *d, struct tstate *ts, const char *kind, int runs)
 {
@@ -202,6 +207,7 @@ trigger_new(struct flakyd *d, struct tstate *ts, const char *kind, int runs)
 	return tr;
 }
 
+/* Free a trigger (its run, if any, is the caller's). */
 static void
 trigger_free(struct trigger *tr)
 {
@@ -216,6 +222,7 @@ trigger_free(struct trigger *tr)
 	free(tr);
 }
 
+/* Wait for a job slot. */
 static void
 enqueue(struct flakyd *d, struct trigger *tr)
 {
@@ -270,6 +277,7 @@ batch_begin(struct flakyd *d)
 	return 1;
 }
 
+/* Close the transaction batch_begin() opened. */
 static void
 batch_commit(struct flakyd *d)
 {
@@ -279,6 +287,7 @@ batch_commit(struct flakyd *d)
 		log_warnx("%s", err);
 }
 
+/* The timer went off: fire every due target, then arm for the next. */
 static void
 timer_cb(evutil_socket_t fd, short what, void *arg)
 {
@@ -315,6 +324,7 @@ timer_cb(evutil_socket_t fd, short what, void *arg)
 	sched_arm(d);
 }
 
+/* Arm the timer for the earliest fire time (or disarm it). */
 void
 sched_arm(struct flakyd *d)
 {
@@ -367,6 +377,7 @@ revision_done(void *arg, struct flaky_proc *p)
 	event_active(tr->next_ev, EV_TIMEOUT, 0);
 }
 
+/* The revision command's output: its first bytes are enough. */
 static void
 revision_data(void *arg, int stream, const char *s, size_t n)
 {
@@ -431,12 +442,14 @@ kick_cb(evutil_socket_t fd, short what, void *arg)
 	}
 }
 
+/* Start waiting triggers from the loop, not from inside a callback. */
 static void
 kick(struct flakyd *d)
 {
 	event_active(d->kick_ev, EV_TIMEOUT, 0);
 }
 
+/* Free a run's job. */
 static void
 job_free(struct job *j)
 {
@@ -448,6 +461,7 @@ job_free(struct job *j)
 	free(j);
 }
 
+/* Arm the retry timer with the current delay, unless it is armed. */
 static void
 retry_arm(struct flakyd *d)
 {
@@ -490,6 +504,7 @@ retry_add(struct flakyd *d, struct job *j)
 	retry_arm(d);
 }
 
+/* Write the kept runs again, oldest first; back off on failure. */
 static void
 retry_cb(evutil_socket_t fd, short what, void *arg)
 {
@@ -580,6 +595,7 @@ sweep_cb(evutil_socket_t fd, short what, void *arg)
 		d->sweeps = 0;
 }
 
+/* A run ended: log it, store it (or keep it for a retry), go on. */
 static void
 job_done(struct flaky_run *run, void *arg)
 {
@@ -682,6 +698,7 @@ trigger_next_ev(evutil_socket_t fd, short what, void *arg)
 		    tr->ts->name, err);
 }
 
+/* Free a target's state (its waiting trigger too). */
 static void
 tstate_free(struct tstate *ts)
 {
@@ -741,6 +758,7 @@ tstate_new(struct flakyd *d, const struct flaky_target *t, char *err,
 	return ts;
 }
 
+/* The timer, the deferred events and the queues. */
 int
 sched_init(struct flakyd *d, char *err, size_t errlen)
 {
@@ -898,6 +916,8 @@ sched_catch_up(struct flakyd *d)
 		batch_commit(d);
 }
 
+/* A manual trigger: it runs now, waits behind the running one, or is
+ * refused. */
 int
 sched_manual(struct flakyd *d, const char *name, int runs, int *ret_queued,
     char *err, size_t errlen)

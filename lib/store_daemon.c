@@ -13,6 +13,7 @@
 #include "store_daemon.h"
 #include "store_int.h"
 
+/* enum flaky_run_status from the stored name. */
 int
 flaky_run_status_parse(const char *s)
 {
@@ -22,6 +23,7 @@ flaky_run_status_parse(const char *s)
 	return -1;
 }
 
+/* targets.last_fire_ms of a target. */
 int
 flaky_store_last_fire(struct flaky_store *s, int64_t target_id,
     int64_t *ret_ms, char *err, size_t errlen)
@@ -49,6 +51,7 @@ flaky_store_last_fire(struct flaky_store *s, int64_t target_id,
 	return r;
 }
 
+/* Save targets.last_fire_ms of a target. */
 int
 flaky_store_set_last_fire(struct flaky_store *s, int64_t target_id,
     int64_t ms, char *err, size_t errlen)
@@ -68,6 +71,7 @@ flaky_store_set_last_fire(struct flaky_store *s, int64_t target_id,
 	return r;
 }
 
+/* The newest run of a target that is not running. */
 int
 flaky_store_last_run(struct flaky_store *s, int64_t target_id,
     struct flaky_last_run *ret, char *err, size_t errlen)
