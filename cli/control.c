@@ -444,7 +444,7 @@ print_status_table(const struct jv *st)
 		if (name != NULL && strlen(name) > w)
 			w = strlen(name);
 	}
-	printf("%-*s  %-16s  %-19s  %-9s  %-19s  %-11s  %5s  %8s\n", (int)w,
+	printf("%-*s  %-16s  %-19s  %-12s  %-19s  %-11s  %5s  %8s\n", (int)w,
 	    "TARGET", "SCHEDULE", "NEXT", "STATE", "LAST RUN", "LAST", "TESTS",
 	    "FAILURES");
 	for (size_t i = 0; i < targets->n; i++) {
@@ -463,7 +463,7 @@ print_status_table(const struct jv *st)
 		    jv_str(t, "name") : "?", jv_str(t, "schedule") ?
 		    jv_str(t, "schedule") : "manual");
 		print_time(jv_str(t, "next_fire"));
-		printf("  %-9s  ", state ? state : "?");
+		printf("  %-12s  ", state ? state : "?");
 		if (last == NULL || last->type != JV_OBJ) {
 			print_time(NULL);
 			printf("  %-11s  %5s  %8s\n", "-", "-", "-");
