@@ -20,6 +20,8 @@
 #define REPLY_MAX	(64 * 1024 * 1024)
 #define REPLY_TIMEOUT_MS 30000
 #define JSON_DEPTH_MAX	16
+#define CONNECT_TRIES	3
+#define CONNECT_WAIT_SEC 5
 
 /* A parsed JSON value: enough for the daemon's replies. */
 enum { JV_NULL, JV_BOOL, JV_NUM, JV_STR, JV_ARR, JV_OBJ };
@@ -270,8 +272,21 @@ ask(struct ctl *ctl, const char *cmd, const char *req, char **ret)
 		    strerror(errno));
 		return -1;
 	}
-	if (connect(fd, (struct sockaddr *)&sun, sizeof sun) == -1) {
-		if (errno == ENOENT)
+	/* A full backlog (the daemon bounds its connections) makes connect
+	 * wait up to the send timeout, then EAGAIN: try a few times. */
+	{
+		struct timeval tv = { CONNECT_WAIT_SEC, 0 };
+
+		setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
+	}
+	for (int i = 0; connect(fd, (struct sockaddr *)&sun, sizeof sun) == -1;
+	    i++) {
+		if (errno == EAGAIN && i < CONNECT_TRIES)
+			continue;
+		if (errno == EAGAIN)
+			fprintf(stderr, "flakyctl %s: %s: flakyd accepts no "
+			    "connection (too many clients?)\n", cmd, path);
+		else if (errno == ENOENT)
 			fprintf(stderr, "flakyctl %s: flakyd is not running? "
 			    "no socket at %s\n", cmd, path);
 		else if (errno == ECONNREFUSED)
