@@ -11,8 +11,9 @@
  *
  * store_bench gen DB [--runs N] [--tests N] [--days D] [--end MS]
  *	The database of benchmark (c): N runs of N tests spread evenly over
- *	D days ending now (or at MS, unix milliseconds), written through the store with FLAKY_STORE_BULK and
- *	100 runs per transaction (the fast path; the rows are the same).
+ *	D days ending now (or at MS, unix milliseconds), written through
+ *	the store with FLAKY_STORE_BULK and 100 runs per transaction (the
+ *	fast path; the rows are the same).
  *
  * Build: meson setup build-bench -Dbuildtype=release && ninja -C build-bench
  * bench/store_bench; run: build-bench/bench/store_bench store
@@ -88,12 +89,14 @@ rnd(struct bench *b)
 	return b->rng * 2685821657736338717ULL;
 }
 
+/* A number from 0 to n - 1. */
 static int
 rnd_n(struct bench *b, int n)
 {
 	return (int)((rnd(b) >> 33) % (uint64_t)n);
 }
 
+/* calloc or exit: a benchmark has nothing to recover. */
 static void *
 xmalloc0(size_t n)
 {
@@ -182,6 +185,8 @@ make_all(struct bench *b)
 	}
 }
 
+/* Store the runs into path with flags, per_tx runs per transaction (1:
+ * each its own), and write their rows to csv when it is not NULL. */
 static int
 store_runs(struct bench *b, const char *path, int flags, int per_tx,
     int64_t first_ms, int64_t step_ms, FILE *csv)
@@ -274,6 +279,7 @@ cpu_s(int who)
 	    (double)ru.ru_stime.tv_sec + ru.ru_stime.tv_usec / 1e6;
 }
 
+/* The size of a file, 0 when it is missing. */
 static off_t
 file_size(const char *path)
 {
@@ -282,6 +288,7 @@ file_size(const char *path)
 	return stat(path, &st) == 0 ? st.st_size : 0;
 }
 
+/* Remove a database and its -wal and -shm files. */
 static void
 rm_db(const char *path)
 {
@@ -294,6 +301,7 @@ rm_db(const char *path)
 		unlink(p);
 }
 
+/* qsort order of doubles. */
 static int
 cmp_double(const void *a, const void *b)
 {
@@ -376,6 +384,7 @@ sqlite_import(const char *db, const char *csv)
 	return (double)(flaky_mono_us() - t0) / 1e6;
 }
 
+/* The options from argv[i] on; --keep only where keep is given. */
 static int
 parse_args(struct bench *b, int argc, char **argv, int i, const char **keep)
 {
@@ -422,8 +431,9 @@ parse_args(struct bench *b, int argc, char **argv, int i, const char **keep)
 usage:
 	fprintf(stderr, "usage: store_bench store [--runs N] [--tests N] "
 	    "[--days D] [--repeat R]\n"
-	    "                         [--only import|full|normal] [--keep DIR]\n       store_bench gen DB [--runs N] [--tests N] "
-	    "[--days D] [--end MS]\n");
+	    "                         [--only import|full|normal] [--keep DIR]\n"
+	    "       store_bench gen DB [--runs N] [--tests N] [--days D] "
+	    "[--end MS]\n");
 	return -1;
 }
 
@@ -435,6 +445,7 @@ median(double *v, int n)
 	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
+/* Benchmark (b): store, time and print against the CSV import. */
 static int
 cmd_store(int argc, char **argv)
 {
@@ -559,6 +570,7 @@ cmd_store(int argc, char **argv)
 	return rate >= 300000 ? 0 : 1;
 }
 
+/* The database of benchmark (c). */
 static int
 cmd_gen(int argc, char **argv)
 {

@@ -979,6 +979,7 @@ static const unsigned char hist_one[FLAKY_HIST_BUCKETS][2] = {
 #undef H4
 #undef H16
 
+/* Bind the one-entry histogram of a duration at index i. */
 static void
 bind_hist(sqlite3_stmt *st, int i, int64_t us)
 {
@@ -1053,8 +1054,8 @@ add_results(struct flaky_store *s, int64_t run_id, int64_t target,
 		p[i].sig = sigs[i];
 		p[i].mid = 0;
 		if (res[i].test == NULL)
-			return flaky_error(err, errlen, EINVAL, "%s: result %zu "
-			    "of the run has no test id", s->path, i);
+			return flaky_error(err, errlen, EINVAL, "%s: result "
+			    "%zu of the run has no test id", s->path, i);
 		if ((r = test_id(s, target, res[i].test, &p[i].tid, err,
 		    errlen)) < 0)
 			return r;

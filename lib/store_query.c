@@ -87,6 +87,7 @@ struct topq {
 	int		 ready;
 };
 
+/* Finalize the statements of a topq; it may be half made. */
 static void
 topq_free(struct topq *t)
 {
@@ -389,8 +390,10 @@ stats_raw(struct flaky_store *s, const struct flaky_query *q,
 					goto out;
 				}
 				fail = p2;
-				memset(pass + cap, 0, (nc - cap) * sizeof *pass);
-				memset(fail + cap, 0, (nc - cap) * sizeof *fail);
+				memset(pass + cap, 0,
+				    (nc - cap) * sizeof *pass);
+				memset(fail + cap, 0,
+				    (nc - cap) * sizeof *fail);
 				cap = nc;
 			}
 			if (row->test == NULL || row->target == NULL) {
