@@ -350,7 +350,7 @@ cmd_analyze(struct ctl *ctl, int argc, char **argv)
 	long long	 v;
 	int64_t		 ms, t0;
 	char		 err[1024], *target = NULL, *command = NULL;
-	char		*revision = NULL, cwd[PATH_MAX];
+	char		*revision = NULL, *resolved = NULL, cwd[PATH_MAX];
 	const char	*target_arg = NULL, *rev_arg = NULL;
 	int		 c, fail_mask = 0, ret = EXIT_ERROR;
 
@@ -464,6 +464,15 @@ cmd_analyze(struct ctl *ctl, int argc, char **argv)
 	else if (flaky_revision_git(cwd, &revision) < 0)
 		fatalx("out of memory");
 	a.revision = revision;
+	/* Look the command up once, not per run; when that fails, the first
+	 * run records the error. */
+	{
+		const char *pe = getenv("PATH");
+
+		if (flaky_resolve_command(argv[0], cwd, pe, &resolved, err,
+		    sizeof err) == 0)
+			a.spec.path = resolved;
+	}
 
 	if ((a.base = event_base_new()) == NULL)
 		fatalx("event_base_new failed");
@@ -545,5 +554,6 @@ out:
 	free(target);
 	free(command);
 	free(revision);
+	free(resolved);
 	return ret;
 }

@@ -17,6 +17,7 @@ struct flaky_run_spec {
 	int64_t		 grace_ms;	/* 0: default */
 	size_t		 capture_max;	/* 0: default */
 	const char	*junit_path;	/* a JUnit file the command writes */
+	const char	*path;		/* argv[0] resolved, or NULL */
 };
 
 struct flaky_run {

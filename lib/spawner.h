@@ -42,6 +42,8 @@ struct flaky_spawn_opts {
 	int64_t		 grace_ms;	/* 0: FLAKY_GRACE_DEFAULT */
 	size_t		 capture_max;	/* 0: FLAKY_CAPTURE_DEFAULT */
 	const char	*tmp_parent;	/* NULL: $TMPDIR, then /tmp */
+	const char	*path;		/* argv[0] resolved once by
+					 * flaky_resolve_command; NULL: now */
 };
 
 /* What a finished process left. */
