@@ -9,6 +9,7 @@
 
 #include "diag.h"
 #include "output.h"
+#include "store_scan.h"
 #include "stats.h"
 #include "util.h"
 
@@ -299,6 +300,67 @@ print_history_cols(struct ctl *ctl, const struct report_head *h,
 		printf("  [quarantined]");
 }
 
+/* Static scan findings (flakyctl scan --store), looked up by test id. */
+static struct flaky_risk	*risks;
+static size_t			 nrisks;
+
+/* Load the findings of the report's target(s); none when the database has
+ * none (or cannot be read: the report goes on without them). */
+static void
+load_risks(struct ctl *ctl, const struct report_head *h)
+{
+	struct flaky_store *st;
+	char	 err[512];
+
+	if (flaky_store_open(ctl_db_path(ctl), FLAKY_STORE_READONLY, &st, err,
+	    sizeof err) < 0)
+		return;
+	if (flaky_store_risks(st, h->target, &risks, &nrisks, err,
+	    sizeof err) < 0) {
+		risks = NULL;
+		nrisks = 0;
+	}
+	flaky_store_close(st);
+}
+
+/* "approximate assertion at tests/t.py:12 (rtol=1e-6), unseeded" */
+static void
+print_risks_table(struct ctl *ctl, const struct flaky_test_row *r)
+{
+	size_t	 first, n = flaky_risks_find(risks, nrisks, r->target,
+	    r->test, &first);
+
+	for (size_t i = first; i < first + n && i < first + 2; i++)
+		printf("%s          approximate assertion at %s:%d%s%s%s, "
+		    "%s%s\n", ctl->color ? COLOR_DIM : "", risks[i].path,
+		    risks[i].line, risks[i].tolerance ? " (" : "",
+		    risks[i].tolerance ? risks[i].tolerance : "",
+		    risks[i].tolerance ? ")" : "",
+		    risks[i].seeded ? "seeded" : "unseeded",
+		    ctl->color ? COLOR_OFF : "");
+	if (n > 2)
+		printf("          and %zu more approximate assertions\n", n - 2);
+}
+
+static void
+print_risks_json(const struct flaky_test_row *r)
+{
+	size_t	 first, n = flaky_risks_find(risks, nrisks, r->target,
+	    r->test, &first);
+
+	printf(", \"static_risks\": [");
+	for (size_t i = first; i < first + n; i++) {
+		printf("%s{\"path\": ", i > first ? ", " : "");
+		json_string(stdout, risks[i].path);
+		printf(", \"line\": %d, \"category\": ", risks[i].line);
+		json_string(stdout, risks[i].category);
+		printf(", \"tolerance\": ");
+		json_string(stdout, risks[i].tolerance);
+		printf(", \"seeded\": %s}", risks[i].seeded ? "true" : "false");
+	}
+	printf("]");
+}
+
 /* The rows' signatures (diag.c), looked up by test id. */
 static struct flaky_test_sig	*sigs;
 static size_t			 nsigs;
@@ -372,6 +434,7 @@ print_table(struct ctl *ctl, const struct report_head *h,
 			printf("%s          %s%s\n", ctl->color ? COLOR_DIM : "",
 			    msg, ctl->color ? COLOR_OFF : "");
 		}
+		print_risks_table(ctl, r);
 	}
 	if (noise > 0)
 		printf("noise     %zu test%s under 5%%\n", noise,
@@ -516,6 +579,7 @@ print_json(const struct report_head *h, const struct flaky_test_row *v,
 		json_string(stdout, r->top_message);
 		printf(", \"top_message_count\": %lld",
 		    (long long)r->top_message_count);
+		print_risks_json(r);
 		if (need < 0)
 			printf(", \"runs_needed\": null");
 		else
@@ -659,8 +723,10 @@ print_report(struct ctl *ctl, const struct report_head *h,
 {
 	int	 r;
 
-	if (ctl->format == FORMAT_JSON || ctl->format == FORMAT_TABLE)
+	if (ctl->format == FORMAT_JSON || ctl->format == FORMAT_TABLE) {
 		diag_report_sigs(ctl, h, v, n, &sigs, &nsigs);
+		load_risks(ctl, h);
+	}
 	switch (ctl->format) {
 	case FORMAT_JSON:
 		r = print_json(h, v, n);
@@ -677,5 +743,8 @@ print_report(struct ctl *ctl, const struct report_head *h,
 	flaky_test_sigs_free(sigs, nsigs);
 	sigs = NULL;
 	nsigs = 0;
+	flaky_risks_free(risks, nrisks);
+	risks = NULL;
+	nrisks = 0;
 	return r;
 }

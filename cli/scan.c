@@ -3,12 +3,16 @@
 #include "buildconf.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "flakyctl.h"
 #include "pyscan.h"
+#include "store.h"
+#include "store_scan.h"
 #include "util.h"
 
 struct scan_out {
@@ -176,6 +180,50 @@ scan_one(struct scan_out *so, const char *path)
 	flaky_scan_result_free(r);
 }
 
+/* Skipped files while storing are reported by the scan's own output. */
+static void
+store_skip(void *arg, const char *path, const char *reason)
+{
+	(void)arg;
+	(void)path;
+	(void)reason;
+}
+
+/* --store --target NAME: replace the target's findings in the database
+ * (paths relative to the target's directory, the current one for a new
+ * target). */
+static int
+store_findings(struct ctl *ctl, const char *target, int argc, char **argv)
+{
+	struct flaky_scan_summary sum;
+	struct flaky_store *st = NULL;
+	char		 err[1024], cwd[PATH_MAX], *dir = NULL;
+	int64_t		 id;
+	int		 r = -1;
+
+	if (getcwd(cwd, sizeof cwd) == NULL) {
+		fprintf(stderr, "flakyctl scan: getcwd: %s\n", strerror(errno));
+		return -1;
+	}
+	if (flaky_store_open(ctl_db_path(ctl), 0, &st, err, sizeof err) < 0 ||
+	    flaky_store_target(st, target, NULL, NULL, &id, err,
+	    sizeof err) < 0 || flaky_store_target_dir(st, id, cwd, &dir, err,
+	    sizeof err) < 0 || flaky_store_scan(st, id, dir, argv,
+	    (size_t)argc, store_skip, NULL, &sum, err, sizeof err) < 0) {
+		fprintf(stderr, "flakyctl scan: %s\n", err);
+		goto out;
+	}
+	if (ctl->format == FORMAT_TABLE)
+		fprintf(stderr, "stored %zu finding%s for target %s in %s\n",
+		    sum.findings, sum.findings == 1 ? "" : "s", target,
+		    ctl_db_path(ctl));
+	r = 0;
+out:
+	free(dir);
+	flaky_store_close(st);
+	return r;
+}
+
 /* flakyctl scan: options, the walk of each PATH, the summary. */
 int
 cmd_scan(struct ctl *ctl, int argc, char **argv)
@@ -189,7 +237,7 @@ cmd_scan(struct ctl *ctl, int argc, char **argv)
 	};
 	struct scan_out	 so;
 	const char	*target = NULL;
-	int		 c, store = 0;
+	int		 c, store = 0, so_store_failed = 0;
 
 	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
 		switch (c) {
@@ -215,14 +263,16 @@ cmd_scan(struct ctl *ctl, int argc, char **argv)
 	if (ctl_check_format(ctl, "scan", 1 << FORMAT_TABLE |
 	    1 << FORMAT_JSON | 1 << FORMAT_TSV) < 0)
 		return EXIT_ERROR;
-	if (store || target != NULL) {
-		fprintf(stderr, "flakyctl scan: --store is not available yet\n");
+	if (store != (target != NULL)) {
+		ctl_usage_error("scan", "--store and --target NAME go together");
 		return EXIT_ERROR;
 	}
 	if (argc == 0) {
 		ctl_usage_error("scan", "no PATH given");
 		return EXIT_ERROR;
 	}
+	if (store && store_findings(ctl, target, argc, argv) < 0)
+		so_store_failed = 1;
 
 	memset(&so, 0, sizeof so);
 	so.ctl = ctl;
@@ -257,5 +307,5 @@ cmd_scan(struct ctl *ctl, int argc, char **argv)
 		fprintf(stderr, "flakyctl scan: stdout: %s\n", strerror(errno));
 		return EXIT_ERROR;
 	}
-	return so.failed ? EXIT_ERROR : EXIT_OK;
+	return so.failed || so_store_failed ? EXIT_ERROR : EXIT_OK;
 }
