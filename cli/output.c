@@ -361,6 +361,28 @@ print_risks_json(const struct flaky_test_row *r)
 	printf("]");
 }
 
+int
+risks_lines(struct flaky_store *st, const char *target, const char *test,
+    const char *prefix, struct flaky_buf *out)
+{
+	struct flaky_risk *v = NULL;
+	size_t	 n = 0, first, k;
+	char	 err[256];
+
+	if (flaky_store_risks(st, target, &v, &n, err, sizeof err) < 0)
+		return -1;
+	k = flaky_risks_find(v, n, target, test, &first);
+	for (size_t i = first; i < first + k; i++)
+		flaky_buf_printf(out, "%sapproximate assertion at %s:%d%s%s%s, "
+		    "%s\n", prefix, v[i].path, v[i].line,
+		    v[i].tolerance ? " (" : "",
+		    v[i].tolerance ? v[i].tolerance : "",
+		    v[i].tolerance ? ")" : "",
+		    v[i].seeded ? "seeded" : "unseeded");
+	flaky_risks_free(v, n);
+	return (int)k;
+}
+
 /* The rows' signatures (diag.c), looked up by test id. */
 static struct flaky_test_sig	*sigs;
 static size_t			 nsigs;

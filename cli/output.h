@@ -42,6 +42,10 @@ void	 sparkline(struct flaky_buf *, const uint32_t *runs,
 /* report --html: one self-contained file (html.c). */
 int	 html_report(const char *path, const struct report_head *,
 	    const struct flaky_test_row *, size_t, char *err, size_t errlen);
+/* "approximate assertion at FILE:LINE (tol), unseeded" lines of a test's
+ * static scan findings, each after prefix; returns how many. */
+int	 risks_lines(struct flaky_store *, const char *target,
+	    const char *test, const char *prefix, struct flaky_buf *);
 int	 print_report(struct ctl *, const struct report_head *,
 	    const struct flaky_test_row *, size_t);
 

@@ -212,6 +212,15 @@ cmd_ticket(struct ctl *ctl, int argc, char **argv)
 	isolate = diag_isolate(ctl, d->target);
 	diag_title(d, &title);
 	ticket_body(d, isolate, &body);
+	{
+		struct flaky_buf rb;
+
+		flaky_buf_init(&rb);
+		if (risks_lines(store, d->target, d->test, "- ", &rb) > 0)
+			flaky_buf_printf(&body, "\n### Static risk\n\n%s",
+			    flaky_buf_cstr(&rb));
+		flaky_buf_free(&rb);
+	}
 	if (title.oom || body.oom) {
 		fprintf(stderr, "flakyctl: out of memory\n");
 		goto out;

@@ -137,6 +137,15 @@ cmd_triage(struct ctl *ctl, int argc, char **argv)
 			if (i > 0)
 				printf("\n");
 			print_triage(diags[i]);
+			{
+				struct flaky_buf rb;
+
+				flaky_buf_init(&rb);
+				risks_lines(store, diags[i]->target,
+				    diags[i]->test, "  static risk: ", &rb);
+				fputs(flaky_buf_cstr(&rb), stdout);
+				flaky_buf_free(&rb);
+			}
 		}
 	}
 	if (ctl->format == FORMAT_JSON)

@@ -67,6 +67,12 @@ def test_scan_store_join(tmp_path):
     assert ("approximate assertion at tests/test_model.py:25 (abs=1e-3), unseeded"
             in table), table
 
+    # triage and ticket show it too
+    p = run(["triage", "--db", db, "test_broken_close"], check=0)
+    assert "static risk: approximate assertion at tests/test_model.py:25 (abs=1e-3), unseeded" in p.stdout, p.stdout
+    p = run(["ticket", "--db", db, "test_broken_close"], check=0)
+    assert "### Static risk" in p.stdout and "tests/test_model.py:25" in p.stdout, p.stdout
+
     # usage
     p = run(["scan", "--db", db, "--store", "tests"], cwd=tmp_path)
     assert p.returncode == 2 and "--store and --target NAME go together" in p.stderr
