@@ -122,6 +122,8 @@ struct flakyd {
 	struct event		*sig_ev[4];
 	struct event		*watchdog_ev;
 	int64_t			 runs_done, runs_failed_store;
+	struct flaky_classifier	*classifier;	/* the config's signatures */
+	int64_t			 pruned_ms;	/* last retention pass */
 };
 
 extern struct flakyd	*flakyd;

@@ -19,7 +19,10 @@
 
 #include "flakyd.h"
 #include "log.h"
+#include "classifier.h"
 #include "sched.h"
+#include "store_history.h"
+#include "store_scan.h"
 
 static void	trigger_next_ev(evutil_socket_t, short, void *);
 static void	trigger_end(struct trigger *);
@@ -387,6 +390,44 @@ revision_data(void *arg, int stream, const char *s, size_t n)
 		flaky_buf_add(&tr->revout, s, n > 256 ? 256 : n);
 }
 
+/* scan: true: the target's directory is scanned for approximate
+ * assertions at each trigger (milliseconds for a test tree), and the
+ * findings replace the last scan's. */
+static void
+trigger_scan(struct flakyd *d, struct trigger *tr)
+{
+	struct flaky_scan_summary sum;
+	char		*paths[] = { (char *)tr->def->dir };
+	char		 err[512];
+
+	if (flaky_store_scan(d->store, tr->ts->id, tr->def->dir, paths, 1,
+	    NULL, NULL, &sum, err, sizeof err) < 0)
+		log_warnx("target %s: scan: %s", tr->ts->name, err);
+	else
+		log_debug("target %s: scanned %zu files, %zu findings",
+		    tr->ts->name, sum.files, sum.findings);
+}
+
+/* retention: raw results older than the limit go (the daily rollups stay),
+ * at most once an hour, when a trigger starts: no timer of its own. */
+static void
+retention(struct flakyd *d)
+{
+	struct flaky_prune_stats ps;
+	int64_t		 keep = d->cur->cfg->retention_ms, now = flaky_now_ms();
+	char		 err[512];
+
+	if (keep <= 0 || now - d->pruned_ms < 3600 * 1000)
+		return;
+	d->pruned_ms = now;
+	if (flaky_store_prune(d->store, now - keep, &ps, err, sizeof err) < 0)
+		log_warnx("retention: %s", err);
+	else if (ps.runs > 0)
+		log_info("retention: raw results of %lld runs older than %lld "
+		    "days removed (daily rollups kept)", (long long)ps.runs,
+		    (long long)(keep / 86400000));
+}
+
 /* The trigger got its slot: find the revision, then start the runs. */
 static void
 trigger_start(struct flakyd *d, struct trigger *tr)
@@ -405,6 +446,9 @@ trigger_start(struct flakyd *d, struct trigger *tr)
 		if (&d->cur->cfg->targets[i] == tr->def)
 			break;
 	tr->envp = d->cur->envs[i];
+	if (tr->def->scan)
+		trigger_scan(d, tr);
+	retention(d);
 	if (tr->def->revision != NULL) {
 		memset(&o, 0, sizeof o);
 		argv[2] = tr->def->revision;
@@ -792,10 +836,15 @@ sched_apply(struct flakyd *d, struct flaky_config *cfg, char *err,
 {
 	struct tstate	**nv, *ts;
 	struct cfgref	*old = d->cur;
+	struct flaky_classifier *cls = NULL;
 	int64_t		 now = flaky_now_ms();
 	size_t		 i, j;
 	int		 r;
 
+	/* The config's signatures first: a bad one refuses the file before
+	 * anything changed. */
+	if ((r = flaky_classifier_from_config(cfg, &cls, err, errlen)) < 0)
+		return r;
 	nv = xcalloc(cfg->ntargets + 1, sizeof *nv);
 	/* New targets in one transaction: a thousand rows, one sync. */
 	if ((r = flaky_store_begin(d->store, err, errlen)) < 0) {
@@ -826,6 +875,11 @@ sched_apply(struct flakyd *d, struct flaky_config *cfg, char *err,
 		goto fail;
 
 	d->cur = cfgref_new(cfg);
+	/* Runs finishing from now on are classified with the new file. */
+	flaky_classify_set_default(cls);
+	flaky_classifier_free(d->classifier);
+	d->classifier = cls;
+	cls = NULL;
 	for (i = 0; i < cfg->ntargets; i++) {
 		const struct flaky_target *t = &cfg->targets[i];
 		char	 src[64];
@@ -878,6 +932,7 @@ fail:
 		if (nv[i] != NULL && sched_find(d, nv[i]->name) != nv[i])
 			tstate_free(nv[i]);
 	free(nv);
+	flaky_classifier_free(cls);
 	return r;
 }
 

@@ -556,3 +556,50 @@ def test_connections_are_bounded(daemon):
     assert '"ok":true' in out
     wait_for("the connections to be closed", lambda: clients() == 0)
     assert daemon.stop() == 0
+
+
+APPROX = """import unittest
+class Model(unittest.TestCase):
+    def test_close(self):
+        self.assertAlmostEqual(1.0, 1.1, places=3)
+    def test_fine(self):
+        self.assertTrue(True)
+"""
+
+
+def test_signatures_scan_and_retention(daemon):
+    """The config's signatures classify the daemon's runs, scan: true stores
+    the target's approximate assertions, and retention: prunes raw results
+    older than the limit while the rollups stay."""
+    daemon.write("test_model.py", APPROX)
+    daemon.write("old.txt", "test_fine (test_model.Model.test_fine) ... ok\n"
+                 "\n----------------------------------------------------------"
+                 "------------\nRan 1 test in 0.001s\n\nOK\n")
+    # An old run ingested into the same target, 400 days back.
+    p = subprocess.run([daemon_ctl_path(), "--db", daemon.db, "ingest",
+                        "--target", "model", "--at", "2025-01-01T00:00:00Z",
+                        os.path.join(daemon.dir, "old.txt")],
+                       capture_output=True, text=True)
+    assert p.returncode == 0, p.stderr
+    assert query(daemon.db, "SELECT count(*) FROM results")[0][0] == 1
+    daemon.write_config("retention: 180d\n"
+                        "signatures:\n  - name: APPROX\n"
+                        "    patterns: ['within [0-9]+ places']\n"
+                        "targets:\n" + unittest_target(
+                            "model", None, module="test_model",
+                            extra="    scan: true\n"))
+    daemon.start()
+    daemon.ctl("run", "model", check=0)
+    wait_for("the run", lambda: daemon.runs("r.status = 'done' AND "
+                                            "r.trigger = 'manual'"))
+    sig = query(daemon.db, "SELECT signature FROM test_results "
+                "WHERE outcome = 'fail'")
+    assert sig == [("APPROX",)], sig
+    risks = query(daemon.db, "SELECT test, category, seeded FROM static_risks")
+    assert risks == [("test_model.Model.test_close", "unittest", 0)], risks
+    # The old run's results are gone, its day in the rollups stays.
+    old = query(daemon.db, "SELECT count(*) FROM results r JOIN runs u "
+                "ON u.id = r.run_id WHERE u.started_ms < 1735776000000")
+    assert old == [(0,)]
+    assert query(daemon.db, "SELECT sum(runs) FROM rollups WHERE day = 20089") == [(1,)]
+    assert daemon.stop() == 0
