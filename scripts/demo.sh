@@ -1,20 +1,17 @@
 #!/bin/sh
-# The main job: install what is missing, build, and collect evidence on the
-# demo suites into examples/flaky.db.
+# The main job: install what is missing (Debian 12), build, and start flakyd
+# in the foreground on the example schedule (examples/flaky.yaml), which
+# reruns the demo suites every few seconds into examples/flaky.db. Stop it
+# with ^C (SIGINT: running suites are ended and recorded as interrupted).
 set -eu
 cd "$(dirname "$0")/.."
 scripts/deps.sh
 [ -d build ] || meson setup build --buildtype=debugoptimized >/dev/null
 ninja -C build >/dev/null
-db=$PWD/examples/flaky.db
-ctl=$PWD/build/cli/flakyctl
-(cd examples/demo-pytest && "$ctl" --db "$db" analyze --runs 30 --jobs 2 \
-    --target demo-pytest -- /usr/bin/pytest -v -p no:cacheprovider -p no:random_order)
-(cd examples/demo-unittest && "$ctl" --db "$db" analyze --runs 30 --jobs 2 \
-    --target demo-unittest -- /usr/bin/python3 -m unittest -v)
-(cd examples/demo-jest && "$ctl" --db "$db" analyze --runs 10 --jobs 2 \
-    --target demo-jest -- node_modules/.bin/jest --verbose --ci)
-echo
-echo "evidence stored in $db; try:"
-echo "  $ctl --db $db report --since 1d"
-echo "  sqlite3 $db 'SELECT * FROM flaky_tests'"
+cat <<MSG
+flakyd: collecting evidence into examples/flaky.db; in another terminal:
+  build/cli/flakyctl --config examples/flaky.yaml status
+  build/cli/flakyctl --config examples/flaky.yaml report --since 1d
+  sqlite3 examples/flaky.db "SELECT * FROM flaky_tests"
+MSG
+exec build/daemon/flakyd --config examples/flaky.yaml --foreground
