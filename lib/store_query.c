@@ -467,7 +467,8 @@ flaky_store_test_stats(struct flaky_store *s, const struct flaky_query *q,
 		r = stats_rollups(s, q, &rows, err, errlen);
 	if (r < 0)
 		goto fail;
-	qsort(rows.v, rows.n, sizeof *rows.v, cmp_test_id);
+	if (rows.n > 1)
+		qsort(rows.v, rows.n, sizeof *rows.v, cmp_test_id);
 	for (size_t i = 0; i < rows.n; i++) {
 		if (rows.v[i].failures == 0)
 			continue;
