@@ -1,7 +1,7 @@
 #!/bin/sh
 # Build and run every test suite: unit and integration in a normal build,
 # the same under AddressSanitizer and UndefinedBehaviorSanitizer, and the
-# CLI under valgrind. Prints "N passed, N failed" at the end.
+# CLI under valgrind, then bounded fuzzing. Prints "N passed, N failed" at the end.
 set -eu
 cd "$(dirname "$0")/.."
 
@@ -31,6 +31,16 @@ meson test -C build-asan --setup=asan --print-errorlogs --num-processes 2 \
     >build-asan/test.out 2>&1 || status=1
 tail -40 build-asan/test.out
 count build-asan/test.out
+
+# Bounded fuzzing of every parser of untrusted text (FUZZ_SECONDS each).
+if command -v clang >/dev/null 2>&1; then
+	if scripts/fuzz.sh "${FUZZ_SECONDS:-30}"; then
+		passed=$((passed + 1))
+	else
+		failed=$((failed + 1))
+		status=1
+	fi
+fi
 
 echo "$passed passed, $failed failed"
 exit $status

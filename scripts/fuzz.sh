@@ -1,0 +1,56 @@
+#!/bin/sh
+# Bounded libFuzzer runs (clang, with ASan and UBSan) of everything that
+# parses untrusted text: runner output, JUnit XML, the YAML schedule and
+# Python source. A crash, leak, hang or sanitizer report fails the script and
+# leaves the input in $FUZZ_OUT/<target>/.
+#
+# usage: scripts/fuzz.sh [SECONDS per target]    (default 60)
+set -eu
+secs=${1:-60}
+src=$(cd "$(dirname "$0")/.." && pwd)
+out=${FUZZ_OUT:-/tmp/flaky-fuzz}
+mkdir -p "$out/inc"
+printf '#pragma once\n#define FLAKY_VERSION "fuzz"\n' >"$out/inc/buildconf.h"
+cflags="-g -O1 -fsanitize=fuzzer,address,undefined
+    -fno-sanitize-recover=undefined -D_GNU_SOURCE -I$out/inc -iquote $src/lib"
+parse="$src/lib/parse/parse.c $src/lib/parse/pytest.c $src/lib/parse/unittest.c
+    $src/lib/parse/jest.c $src/lib/parse/gotest.c $src/lib/parse/tap.c
+    $src/lib/parse/junit.c $src/lib/util.c"
+
+build() {
+	name=$1; shift
+	mkdir -p "$out/$name/corpus"
+	# shellcheck disable=SC2086
+	clang $cflags -o "$out/$name/fuzz" "$src/tests/fuzz/$name.c" "$@"
+}
+build fuzz_parse $parse -lexpat
+build fuzz_junit $parse -lexpat
+build fuzz_config "$src/lib/config.c" "$src/lib/sched.c" "$src/lib/util.c" -lyaml
+build fuzz_pyscan "$src/lib/pyscan.c" "$src/lib/util.c"
+
+seed() {
+	find "$@" -type f -size -256k 2>/dev/null | head -200
+}
+status=0
+for t in fuzz_parse fuzz_junit fuzz_config fuzz_pyscan; do
+	case $t in
+	fuzz_parse) seeds=$(seed "$src/tests/fixtures/pytest" \
+	    "$src/tests/fixtures/unittest" "$src/tests/fixtures/jest" \
+	    "$src/tests/fixtures/gotest" "$src/tests/fixtures/tap" -name '*.txt') ;;
+	fuzz_junit) seeds=$(seed "$src/tests/fixtures/junit" -name '*.xml') ;;
+	fuzz_config) seeds=$(seed "$src/tests/fixtures/config" "$src/examples" -name '*.yaml') ;;
+	fuzz_pyscan) seeds=$(seed "$src/tests/pyscan/corpus" -name '*.py') ;;
+	esac
+	for f in $seeds; do cp "$f" "$out/$t/corpus/" 2>/dev/null || true; done
+	echo "fuzz: $t for ${secs}s"
+	if ! (cd "$out/$t" && ./fuzz -max_total_time="$secs" -timeout=10 \
+	    -rss_limit_mb=2048 -max_len=65536 -print_final_stats=1 corpus \
+	    >log 2>&1); then
+		tail -40 "$out/$t/log"
+		echo "fuzz: $t FAILED (input in $out/$t)"
+		status=1
+	else
+		grep -E "stat::number_of_executed_units" "$out/$t/log" || true
+	fi
+done
+exit $status
