@@ -1049,6 +1049,11 @@ target_polluters(struct flaky_store *s, const struct flaky_query *q,
 			}
 	if (nv == 0)
 		return 0;
+	/* Runs in one fixed order cannot tell a polluter from a neighbour:
+	 * the report looks only where the runner shuffled (triage and show
+	 * look everywhere). */
+	if ((r = flaky_store_order_varies(s, target_id, q, err, errlen)) <= 0)
+		return r;
 	if ((r = flaky_order_from_store(s, target_id, q, mine, nv,
 	    FLAKY_ORDER_RUNS_REPORT, &acc, err, errlen)) < 0)
 		return r;

@@ -512,11 +512,23 @@ migrate(struct flaky_store *s, char *err, size_t errlen)
 		    (int)flaky_schema_count);
 	if (version == (int)flaky_schema_count)
 		return 0;
-	if (s->flags & FLAKY_STORE_READONLY)
-		return flaky_error(err, errlen, EROFS,
-		    "%s: schema version %d needs migrating to %d; open it "
-		    "for writing once", s->path, version,
-		    (int)flaky_schema_count);
+	if (s->flags & FLAKY_STORE_READONLY) {
+		/* A reader of an older database brings it forward once, as
+		 * a writer would (a new flaky reading its old evidence), when
+		 * it may write the file; the reading connection then sees the
+		 * new schema. */
+		struct flaky_store *w;
+		int	 e;
+
+		if ((e = flaky_store_open(s->path, s->flags &
+		    ~FLAKY_STORE_READONLY, &w, err, errlen)) < 0)
+			return flaky_error(err, errlen, -e,
+			    "%s: schema version %d needs migrating to %d, and "
+			    "this user cannot write it: %s", s->path, version,
+			    (int)flaky_schema_count, strerror(-e));
+		flaky_store_close(w);
+		return 0;
+	}
 	if ((r = exec(s, "BEGIN IMMEDIATE", err, errlen)) < 0)
 		return r;
 	/* Another process may have migrated while we waited. */

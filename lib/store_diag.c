@@ -436,3 +436,26 @@ out:
 	*ret_n = n;
 	return 0;
 }
+
+int
+flaky_store_order_varies(struct flaky_store *s, int64_t target_id,
+    const struct flaky_query *q, char *err, size_t errlen)
+{
+	sqlite3_stmt	*st;
+	int		 r;
+
+	if (sqlite3_prepare_v2(store_db(s),
+	    "SELECT count(*) FROM (SELECT DISTINCT seed FROM runs "
+	    "WHERE target_id = ?1 AND seed IS NOT NULL AND started_ms >= ?2 "
+	    "AND started_ms < ?3 LIMIT 2)", -1, &st, NULL) != SQLITE_OK)
+		return store_sql_error(s, err, errlen, "reading run orders");
+	sqlite3_bind_int64(st, 1, target_id);
+	sqlite3_bind_int64(st, 2, q->since_ms);
+	sqlite3_bind_int64(st, 3, q->until_ms);
+	if (sqlite3_step(st) == SQLITE_ROW)
+		r = sqlite3_column_int(st, 0) >= 2;
+	else
+		r = store_sql_error(s, err, errlen, "reading run orders");
+	sqlite3_finalize(st);
+	return r;
+}

@@ -86,6 +86,10 @@ struct flaky_sig_count {
 	char		*signature;
 	int64_t		 count;
 };
+/* Did the target's runs in the window run in more than one order (two or
+ * more distinct random-order seeds)? 1, 0, or a negative errno. */
+int	 flaky_store_order_varies(struct flaky_store *, int64_t target_id,
+	    const struct flaky_query *, char *err, size_t errlen);
 int	 flaky_store_signature_counts(struct flaky_store *, int64_t test_id,
 	    const struct flaky_query *, struct flaky_sig_count **ret,
 	    size_t *ret_n, char *err, size_t errlen);

@@ -334,3 +334,18 @@ def test_schema_doc_queries_run(demo, tmp_path):
     for sql in blocks:
         rows = con.execute(sql).fetchall()
         assert rows, sql
+
+
+def test_report_migrates_an_older_database(tmp_path):
+    """A new flakyctl reading an older database brings it forward once."""
+    db = str(tmp_path / "old.db")
+    run(["analyze", "--db", db, "--runs", "1", "true"], cwd=tmp_path, check=0)
+    con = sqlite3.connect(db)
+    con.executescript("DROP VIEW static_risks; DROP TABLE scan_findings; "
+                      "PRAGMA user_version = 2;")
+    con.close()
+    p = run(["report", "--db", db, "--format", "json"], check=0)
+    assert json.loads(p.stdout)["runs"]["total"] == 1
+    con = sqlite3.connect(db)
+    assert con.execute("PRAGMA user_version").fetchone()[0] == 3
+    assert con.execute("SELECT count(*) FROM scan_findings").fetchone()[0] == 0
