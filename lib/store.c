@@ -464,9 +464,9 @@ exec(struct flaky_store *s, const char *sql, char *err, size_t errlen)
 	return 0;
 }
 
-/* Refuse a database from a newer flaky. */
+/* The schema version; refuses a database from a newer flaky. */
 static int
-check_version(struct flaky_store *s, char *err, size_t errlen)
+read_version(struct flaky_store *s, int *ret, char *err, size_t errlen)
 {
 	sqlite3_stmt	*st;
 	int		 version;
@@ -485,7 +485,16 @@ check_version(struct flaky_store *s, char *err, size_t errlen)
 		    "%s: schema version %d is newer than this program "
 		    "understands (%d); upgrade flaky", s->path, version,
 		    (int)flaky_schema_count);
+	*ret = version;
 	return 0;
+}
+
+static int
+check_version(struct flaky_store *s, char *err, size_t errlen)
+{
+	int	 version;
+
+	return read_version(s, &version, err, errlen);
 }
 
 /* Bring the schema forward, all in one transaction; refuse a newer one. */
@@ -496,20 +505,8 @@ migrate(struct flaky_store *s, char *err, size_t errlen)
 	int		 version, r;
 	char		 sql[64];
 
-	if (sqlite3_prepare_v2(s->db, "PRAGMA user_version", -1, &st, NULL) !=
-	    SQLITE_OK)
-		return sql_error(s, err, errlen, "reading the schema version");
-	if (sqlite3_step(st) != SQLITE_ROW) {
-		sqlite3_finalize(st);
-		return sql_error(s, err, errlen, "reading the schema version");
-	}
-	version = sqlite3_column_int(st, 0);
-	sqlite3_finalize(st);
-	if (version > (int)flaky_schema_count)
-		return flaky_error(err, errlen, EPROTO,
-		    "%s: schema version %d is newer than this program "
-		    "understands (%d); upgrade flaky", s->path, version,
-		    (int)flaky_schema_count);
+	if ((r = read_version(s, &version, err, errlen)) < 0)
+		return r;
 	if (version == (int)flaky_schema_count)
 		return 0;
 	if (s->flags & FLAKY_STORE_READONLY) {

@@ -538,55 +538,6 @@ jx_feed(struct jx *x, const char *s, size_t len, int final, char *err,
 	    XML_ErrorString(XML_GetErrorCode(x->p)));
 }
 
-/* Same ids in one file (jest-junit with two tests of one title, a test
- * listed by two suites) get " #2", " #3" in document order, as the stream
- * parsers do. */
-static int
-cmp_index(const void *a, const void *b, void *arg)
-{
-	const struct flaky_result *v = arg;
-	size_t	 i = *(const size_t *)a, j = *(const size_t *)b;
-	int	 c = strcmp(v[i].test, v[j].test);
-
-	if (c != 0)
-		return c;
-	return i < j ? -1 : i > j;
-}
-
-/* Suffix the later ones of each group of equal ids. */
-static int
-dedupe(struct flaky_results *r)
-{
-	size_t	*ix;
-	int	 e = 0;
-
-	if (r->n < 2)
-		return 0;
-	if ((ix = malloc(r->n * sizeof *ix)) == NULL)
-		return -ENOMEM;
-	for (size_t i = 0; i < r->n; i++)
-		ix[i] = i;
-	qsort_r(ix, r->n, sizeof *ix, cmp_index, r->v);
-	for (size_t i = 1, g = 0; i < r->n; i++) {
-		struct flaky_result *b = &r->v[ix[i]];
-		struct flaky_buf nb;
-
-		if (strcmp(r->v[ix[g]].test, b->test) != 0) {
-			g = i;
-			continue;
-		}
-		flaky_buf_init(&nb);
-		flaky_buf_printf(&nb, "%s #%zu", b->test, i - g + 1);
-		if (nb.oom) {
-			e = -ENOMEM;
-			break;
-		}
-		free(b->test);
-		b->test = flaky_buf_steal(&nb);
-	}
-	free(ix);
-	return e;
-}
 
 /* Hand the results over. */
 static int
@@ -602,7 +553,7 @@ jx_done(struct jx *x, struct flaky_results *out, char *err, size_t errlen)
 	if (x->res.n == 0 && (x->res.warning = strdup("the JUnit file "
 	    "holds no testcase")) == NULL)
 		return -ENOMEM;
-	if (dedupe(&x->res) < 0)
+	if (parse_dedupe(&x->res) < 0)
 		return flaky_error(err, errlen, ENOMEM, "%s: out of memory",
 		    x->name);
 	*out = x->res;

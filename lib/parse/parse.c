@@ -369,8 +369,8 @@ cmp_index(const void *a, const void *b, void *arg)
 	return i < j ? -1 : i > j;
 }
 
-static int
-dedupe(struct flaky_results *r)
+int
+parse_dedupe(struct flaky_results *r)
 {
 	size_t	*ix;
 	int	 e = 0;
@@ -434,7 +434,7 @@ flaky_parser_finish(struct flaky_parser *p, struct flaky_results *out)
 		    "go test, TAP) was recognized" :
 		    "the runner was recognized but no test result was found");
 	}
-	if ((e = dedupe(&p->res)) < 0)
+	if ((e = parse_dedupe(&p->res)) < 0)
 		return p->error = e;
 	*out = p->res;
 	flaky_results_init(&p->res);

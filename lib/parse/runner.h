@@ -41,6 +41,9 @@ long	 parse_find(struct parse_ctx *, const char *test, size_t testlen);
 int	 parse_message(struct parse_ctx *, long idx, const char *, size_t);
 int	 parse_set_version(struct parse_ctx *, const char *, size_t);
 int	 parse_set_seed(struct parse_ctx *, const char *, size_t);
+/* Tests with the same id get " #2", " #3" in run order (also for JUnit
+ * files). 0 or -ENOMEM. */
+int	 parse_dedupe(struct flaky_results *);
 
 extern const struct runner runner_pytest;
 extern const struct runner runner_unittest;
