@@ -11,28 +11,13 @@
 #include "conf.h"
 #include "diag.h"
 
-/* The config file the way main.c finds it, or NULL. */
-static const char *
-config_path(struct ctl *ctl)
-{
-	const char *e;
-
-	if (ctl->config != NULL)
-		return ctl->config;
-	if ((e = getenv("FLAKY_CONFIG")) != NULL && *e != '\0')
-		return e;
-	if (access(FLAKY_DEFAULT_CONFIG, R_OK) == 0)
-		return FLAKY_DEFAULT_CONFIG;
-	return NULL;
-}
-
 /* The isolate: template of a target in the config, or NULL. */
 char *
 diag_isolate(struct ctl *ctl, const char *target)
 {
 	struct flaky_config *cfg = NULL;
 	const struct flaky_target *t;
-	const char *path = config_path(ctl);
+	const char *path = ctl_config_path(ctl);
 	char	 err[1024], *s = NULL;
 
 	if (path == NULL || flaky_config_load(path, FLAKY_CONFIG_NO_FS_CHECKS,
@@ -52,7 +37,7 @@ diag_load_signatures(struct ctl *ctl)
 	static struct flaky_classifier *cls;
 	struct flaky_classifier *c = NULL;
 	struct flaky_config *cfg = NULL;
-	const char *path = config_path(ctl);
+	const char *path = ctl_config_path(ctl);
 	char	 err[1024];
 	int	 r = 0;
 

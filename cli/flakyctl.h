@@ -48,6 +48,9 @@ struct ctl {
 int	 ctl_global_option(struct ctl *, int c, const char *arg);
 /* Allowed formats for a command: a mask of (1 << FORMAT_x). */
 int	 ctl_check_format(struct ctl *, const char *cmd, int allowed);
+/* The config file: --config, $FLAKY_CONFIG, then /etc/flaky/flaky.yaml
+ * when it exists; NULL when none. */
+const char *ctl_config_path(struct ctl *);
 /* The database path by the documented search order. Never NULL. */
 const char *ctl_db_path(struct ctl *);
 /* The socket path by the documented search order. Never NULL. */

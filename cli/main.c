@@ -162,7 +162,7 @@ config_value(const char *path, const char *key, char *buf, size_t len)
 	return buf[0] ? buf : NULL;
 }
 
-static const char *
+const char *
 ctl_config_path(struct ctl *ctl)
 {
 	const char	*e;

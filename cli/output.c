@@ -198,21 +198,6 @@ sparkline(struct flaky_buf *b, const uint32_t *runs,
 	}
 }
 
-/* "0.2 s", "35 ms", "2m05s" */
-static void
-fmt_ms(double ms, char *buf, size_t len)
-{
-	if (isnan(ms))
-		snprintf(buf, len, "?");
-	else if (ms < 1000)
-		snprintf(buf, len, "%.0f ms", ms);
-	else if (ms < 60000)
-		snprintf(buf, len, "%.1f s", ms / 1000);
-	else
-		snprintf(buf, len, "%dm%02ds", (int)(ms / 60000),
-		    (int)fmod(ms / 1000, 60));
-}
-
 /* The first line of a message, cut to width. */
 static void
 first_line(const char *s, char *buf, size_t len)
@@ -235,7 +220,7 @@ print_head_table(struct ctl *ctl, const struct report_head *h)
 	char	 a[32], b[32], d[32];
 
 	if (h->command != NULL) {
-		fmt_ms((double)h->wall_us / 1000.0, d, sizeof d);
+		diag_fmt_ms((double)h->wall_us / 1000.0, d, sizeof d);
 		printf("%lld runs of %s (target %s) in %s", (long long)
 		    h->runs.runs, h->command, h->target, d);
 	} else {
@@ -442,8 +427,8 @@ print_table(struct ctl *ctl, const struct report_head *h,
 			printf("  [%.0f%%-%.0f%%]", 100 * lo, 100 * hi);
 			if (!isnan(r->median_ms_fail) &&
 			    !isnan(r->median_ms_pass)) {
-				fmt_ms(r->median_ms_fail, fm, sizeof fm);
-				fmt_ms(r->median_ms_pass, pm, sizeof pm);
+				diag_fmt_ms(r->median_ms_fail, fm, sizeof fm);
+				diag_fmt_ms(r->median_ms_pass, pm, sizeof pm);
 				printf("  fails in ~%s, passes in ~%s", fm, pm);
 			}
 		}
