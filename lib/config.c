@@ -258,6 +258,53 @@ get_path(struct ctx *c, const yaml_node_t *n, const char *key,
 	return *ret == NULL ? nomem(c) : 0;
 }
 
+/* Does the pattern repeat a repetition ("a++", "a*{9}", "(a+)+" is fine)?
+ * glibc's regcomp copies the repeated tree for each level, so stacked
+ * counts make it exhaust memory on a short pattern. */
+static int
+stacked_repetition(const char *v)
+{
+	int	 prev_rep = 0, in_class = 0;
+
+	for (const char *p = v; *p != '\0'; p++) {
+		int	 rep = 0;
+
+		if (*p == '\\' && p[1] != '\0') {
+			p++;
+			prev_rep = 0;
+			continue;
+		}
+		if (in_class) {
+			if (*p == ']')
+				in_class = 0;
+			continue;
+		}
+		if (*p == '[') {
+			in_class = 1;
+			if (p[1] == '^')
+				p++;
+			if (p[1] == ']')
+				p++;
+			prev_rep = 0;
+			continue;
+		}
+		if (*p == '*' || *p == '+' || *p == '?')
+			rep = 1;
+		else if (*p == '{') {
+			const char *e = strchr(p, '}');
+
+			if (e != NULL) {
+				rep = 1;
+				p = e;
+			}
+		}
+		if (rep && prev_rep)
+			return 1;
+		prev_rep = rep;
+	}
+	return 0;
+}
+
 /* Compile a regular expression; a bad one is an error with the reason. */
 static int
 get_regex(struct ctx *c, const yaml_node_t *n, const char *key,
@@ -272,6 +319,10 @@ get_regex(struct ctx *c, const yaml_node_t *n, const char *key,
 	if (strlen(v) > MAX_REGEX)
 		return cfg_err(c, n, "%s: expected a regular expression of at "
 		    "most %d bytes, got %zu", key, MAX_REGEX, strlen(v));
+	if (stacked_repetition(v))
+		return cfg_err(c, n, "%s: expected a regular expression without "
+		    "a repetition of a repetition (such as a++ or a*{9}), got %s",
+		    key, GOT(n));
 	if ((r = regcomp(&ret->re, v, REG_EXTENDED | REG_NEWLINE)) != 0) {
 		regerror(r, &ret->re, msg, sizeof msg);
 		return cfg_err(c, n, "%s: expected a POSIX extended regular "

@@ -4,9 +4,16 @@
 # Python source. A crash, leak, hang or sanitizer report fails the script and
 # leaves the input in $FUZZ_OUT/<target>/.
 #
-# usage: scripts/fuzz.sh [SECONDS per target]    (default 60)
+# The runs are deterministic: a fixed seed and a fixed number of inputs per
+# target (scaled by SCALE, default 1), with SECONDS per target only as a
+# cap, so a test run cannot fail on one day and pass on the next with the
+# same code. Inputs that once failed (tests/fuzz/regress/) are replayed
+# through every target first.
+#
+# usage: scripts/fuzz.sh [SECONDS cap per target]    (default 120)
 set -eu
-secs=${1:-60}
+secs=${1:-120}
+scale=${SCALE:-1}
 src=$(cd "$(dirname "$0")/.." && pwd)
 out=${FUZZ_OUT:-/tmp/flaky-fuzz}
 mkdir -p "$out/inc"
@@ -42,8 +49,21 @@ for t in fuzz_parse fuzz_junit fuzz_config fuzz_pyscan; do
 	fuzz_pyscan) seeds=$(seed "$src/tests/pyscan/corpus" -name '*.py') ;;
 	esac
 	for f in $seeds; do cp "$f" "$out/$t/corpus/" 2>/dev/null || true; done
-	echo "fuzz: $t for ${secs}s"
-	if ! (cd "$out/$t" && ./fuzz -max_total_time="$secs" -timeout=10 \
+	case $t in
+	fuzz_parse) runs=20000 ;;
+	fuzz_pyscan) runs=150000 ;;
+	*) runs=400000 ;;
+	esac
+	runs=$((runs * scale))
+	if ! (cd "$out/$t" && ./fuzz "$src"/tests/fuzz/regress/* >regress.log 2>&1); then
+		tail -20 "$out/$t/regress.log"
+		echo "fuzz: $t FAILED on tests/fuzz/regress"
+		status=1
+		continue
+	fi
+	echo "fuzz: $t, $runs inputs (seed 1, at most ${secs}s)"
+	if ! (cd "$out/$t" && ./fuzz -seed=1 -runs="$runs" \
+	    -max_total_time="$secs" -timeout=10 \
 	    -rss_limit_mb=2048 -max_len=65536 -print_final_stats=1 corpus \
 	    >log 2>&1); then
 		tail -40 "$out/$t/log"

@@ -395,6 +395,16 @@ suite_time(struct jx *x, const char *v)
 		x->extra->timestamp_ms = ms;
 }
 
+/* A tests="N" count, within [0, COUNT_MAX]; the file is untrusted. */
+#define COUNT_MAX	1000000000L
+static long
+count_attr(const char *v)
+{
+	long	 n = strtol(v, NULL, 10);
+
+	return n < 0 ? 0 : n > COUNT_MAX ? COUNT_MAX : n;
+}
+
 /* An element opens: bound the nesting, check the root, dispatch. */
 static void XMLCALL
 on_start(void *ud, const XML_Char *el, const XML_Char **a)
@@ -418,7 +428,7 @@ on_start(void *ud, const XML_Char *el, const XML_Char **a)
 	}
 	if (strcmp(el, "testsuites") == 0) {
 		if (x->depth == 1 && (v = attr(a, "tests")) != NULL)
-			x->root_total = strtol(v, NULL, 10);
+			x->root_total = count_attr(v);
 	} else if (strcmp(el, "testsuite") == 0) {
 		if ((v = attr(a, "name")) != NULL && strcmp(v, "pytest") == 0 &&
 		    !x->pytest) {
@@ -429,7 +439,10 @@ on_start(void *ud, const XML_Char *el, const XML_Char **a)
 		    (v = attr(a, "timestamp")) != NULL)
 			suite_time(x, v);
 		if (x->depth <= 2 && (v = attr(a, "tests")) != NULL) {
-			x->suite_total += strtol(v, NULL, 10);
+			/* Both bounded: the sum cannot overflow. */
+			x->suite_total += count_attr(v);
+			if (x->suite_total > COUNT_MAX)
+				x->suite_total = COUNT_MAX;
 			x->suites_seen++;
 		}
 	} else if (strcmp(el, "testcase") == 0)

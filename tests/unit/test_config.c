@@ -265,6 +265,9 @@ START_TEST(bad_files)
 		    "4:14: overlap: expected skip or queue, got \"wait\"" },
 		{ "bad-redact.yaml", "2:5: redact: expected a POSIX extended "
 		    "regular expression, got \"[z-a]\" (Invalid range end)" },
+		{ "bad-regex-stacked.yaml", "3:5: redact: expected a regular "
+		    "expression without a repetition of a repetition (such as a++ "
+		    "or a*{9}), got \"(one|O+++++++++++++++++++++l)\"" },
 		{ "bad-regex.yaml", "5:9: patterns: expected a POSIX extended "
 		    "regular expression, got \"a(b\" (Unmatched ( or \\()" },
 		{ "bad-retention.yaml", "1:12: retention: expected a duration "
