@@ -445,14 +445,15 @@ cmd_analyze(struct ctl *ctl, int argc, char **argv)
 	target = target_arg ? xstrdup(target_arg) : default_target(argv[0]);
 	command = join_argv(argv);
 
-	/* the config's signatures: checked before the built-ins */
-	if (diag_load_signatures(ctl) < 0)
-		goto out;
 	if (flaky_store_open(ctl_db_path(ctl), 0, &a.store, err,
 	    sizeof err) < 0) {
 		fprintf(stderr, "flakyctl: %s\n", err);
 		goto out;
 	}
+	/* the config's signatures (checked before the built-ins) and its
+	 * redaction patterns */
+	if (diag_load_signatures(ctl, a.store) < 0)
+		goto out;
 	if (flaky_store_target(a.store, target, command, cwd, &a.target_id,
 	    err, sizeof err) < 0) {
 		fprintf(stderr, "flakyctl: %s\n", err);

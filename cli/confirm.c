@@ -354,7 +354,7 @@ cmd_confirm(struct ctl *ctl, int argc, char **argv)
 	if (ctl_check_format(ctl, "confirm", 1 << FORMAT_TABLE |
 	    1 << FORMAT_JSON) < 0 || diag_window(&o, "confirm") < 0)
 		return EXIT_ERROR;
-	if (diag_load_signatures(ctl) < 0)
+	if (diag_load_signatures(ctl, NULL) < 0)
 		return EXIT_ERROR;
 	if (flaky_store_open(ctl_db_path(ctl), 0, &c.store, err,
 	    sizeof err) < 0) {

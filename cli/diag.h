@@ -59,7 +59,7 @@ char	*diag_isolate(struct ctl *, const char *target);
 /* Load the config's signatures: into a classifier made the default (for
  * what this process stores). 0 when there is no config or no signature;
  * -1 after a message on a bad config. */
-int	 diag_load_signatures(struct ctl *);
+int	 diag_load_signatures(struct ctl *, struct flaky_store *);
 
 /* Report rows' signatures (output.c): signature, signatures, polluter. */
 int	 diag_report_sigs(struct ctl *, const struct report_head *,

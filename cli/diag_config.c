@@ -10,6 +10,7 @@
 #include "classifier.h"
 #include "conf.h"
 #include "diag.h"
+#include "store.h"
 
 /* The isolate: template of a target in the config, or NULL. */
 char *
@@ -30,9 +31,10 @@ diag_isolate(struct ctl *ctl, const char *target)
 	return s;
 }
 
-/* The config's signatures as the process's default classifier. */
+/* The config's signatures as the process's default classifier, and its
+ * redact: patterns on the store that will write (when not NULL). */
 int
-diag_load_signatures(struct ctl *ctl)
+diag_load_signatures(struct ctl *ctl, struct flaky_store *store)
 {
 	static struct flaky_classifier *cls;
 	struct flaky_classifier *c = NULL;
@@ -56,6 +58,12 @@ diag_load_signatures(struct ctl *ctl)
 		flaky_classifier_free(cls);
 		cls = c;
 	}
+	for (size_t i = 0; r == 0 && store != NULL && i < cfg->nredact; i++)
+		if (flaky_store_add_redaction(store, cfg->redact[i].src, err,
+		    sizeof err) < 0) {
+			fprintf(stderr, "flakyctl: %s: %s\n", path, err);
+			r = -1;
+		}
 	flaky_config_free(cfg);
 	return r;
 }

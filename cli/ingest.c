@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "diag.h"
 #include "flakyctl.h"
 #include "parse.h"
 #include "store.h"
@@ -261,7 +262,14 @@ cmd_ingest(struct ctl *ctl, int argc, char **argv)
 			goto out;
 		}
 	if (flaky_store_open(ctl_db_path(ctl), FLAKY_STORE_BULK, &store, err,
-	    sizeof err) < 0 || flaky_store_begin(store, err, sizeof err) < 0) {
+	    sizeof err) < 0) {
+		fprintf(stderr, "flakyctl ingest: %s\n", err);
+		goto out;
+	}
+	/* the config's signatures and redaction patterns, as analyze */
+	if (diag_load_signatures(ctl, store) < 0)
+		goto out;
+	if (flaky_store_begin(store, err, sizeof err) < 0) {
 		fprintf(stderr, "flakyctl ingest: %s\n", err);
 		goto out;
 	}

@@ -350,3 +350,25 @@ def test_report_migrates_an_older_database(tmp_path):
     con = sqlite3.connect(db)
     assert con.execute("PRAGMA user_version").fetchone()[0] == 3
     assert con.execute("SELECT count(*) FROM scan_findings").fetchone()[0] == 0
+
+
+def test_redaction_of_stored_output_and_messages(tmp_path):
+    """Built-in rules and the config's redact: patterns apply to what
+    analyze stores: output and failure messages."""
+    (tmp_path / "test_s.py").write_text(
+        "def test_leak():\n"
+        "    print('connecting with password=hunter2 token: abcdef123')\n"
+        "    assert False, 'customer 4711-ACME-SECRET-ID refused'\n")
+    cfg = tmp_path / "flaky.yaml"
+    cfg.write_text("redact:\n  - '[0-9]{4}-ACME-[A-Z-]+'\n")
+    db = str(tmp_path / "r.db")
+    run(["analyze", "--config", str(cfg), "--db", db, "--runs", "1", "--",
+         PYTEST, "-v", "-rA", "-p", "no:random_order"], cwd=tmp_path, check=0)
+    con = sqlite3.connect(db)
+    out = con.execute("SELECT stdout FROM runs").fetchone()[0].decode()
+    msg = con.execute("SELECT message FROM results WHERE outcome = 1").fetchone()[0]
+    norm = con.execute("SELECT normalized FROM messages").fetchone()[0]
+    assert "test_s.py::test_leak" in out
+    for text in (out, msg, norm):
+        assert "hunter2" not in text and "4711-ACME" not in text, text
+    assert "[REDACTED]" in msg and "password=[REDACTED]" in out
