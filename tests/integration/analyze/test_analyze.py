@@ -11,6 +11,7 @@ import os
 import resource
 import sqlite3
 import subprocess
+import time
 
 import pytest
 
@@ -268,7 +269,10 @@ def test_bad_databases(tmp_path):
 def test_timeout_kills_the_group(tmp_path):
     db = str(tmp_path / "t.db")
     script = tmp_path / "hang.sh"
-    script.write_text("#!/bin/sh\ntrap '' TERM\nsleep 300 &\necho started\nwait\n")
+    # A grandchild that ignores SIGTERM too and holds the pipe; its
+    # argument is a marker no other process on the machine has.
+    marker = "297.%d" % os.getpid()
+    script.write_text("#!/bin/sh\ntrap '' TERM\nsleep %s &\necho started\nwait\n" % marker)
     script.chmod(0o755)
     p = run(["analyze", "--db", db, "--runs", "1", "--timeout", "1s", "--grace", "1s",
              "./hang.sh"], cwd=tmp_path, timeout=30, check=0)
@@ -277,8 +281,15 @@ def test_timeout_kills_the_group(tmp_path):
     assert status == "timeout"
     assert 1.0e6 <= dur < 6e6, dur
     assert sig == 9          # it ignored SIGTERM
-    left = subprocess.run(["pgrep", "-f", "sleep 300"], capture_output=True, text=True)
-    assert left.stdout.strip() == "", "a process of the run survived"
+    # SIGKILL is sent before flakyctl exits, but a killed process takes a
+    # moment to go: poll with a deadline, never a bare sleep.
+    def gone():
+        return subprocess.run(["pgrep", "-f", "sleep " + marker],
+                              capture_output=True, text=True).stdout.strip() == ""
+    deadline = time.monotonic() + 10
+    while not gone() and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert gone(), "a process of the run survived"
 
 
 def test_private_tmpdir(tmp_path):
