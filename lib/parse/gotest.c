@@ -223,19 +223,6 @@ find_test(struct gt_state *st, const char *name, size_t len, int *err)
 	return (long)st->n - 1;
 }
 
-/* Append a line to a held message, within FLAKY_MESSAGE_MAX. */
-static void
-add_msg(struct flaky_buf *b, const char *s, size_t len)
-{
-	if (b->len >= FLAKY_MESSAGE_MAX - 1)
-		return;
-	if (b->len > 0)
-		flaky_buf_addc(b, '\n');
-	if (len > FLAKY_MESSAGE_MAX - 1 - b->len)
-		len = FLAKY_MESSAGE_MAX - 1 - b->len;
-	flaky_buf_add(b, s, len);
-}
-
 /* "0.01s" -> microseconds, -1 if it is not a duration. */
 static int64_t
 seconds_us(const char *s, size_t len)
@@ -297,10 +284,10 @@ flush(struct parse_ctx *ctx, struct gt_state *st, const char *pkg,
 		if (o < 0) {
 			o = FLAKY_FAIL;
 			if (st->panic.len > 0)
-				add_msg(&t->msg, st->panic.data,
+				parse_msg_line(&t->msg, st->panic.data,
 				    st->panic.len);
 			else
-				add_msg(&t->msg, no_result,
+				parse_msg_line(&t->msg, no_result,
 				    strlen(no_result));
 		}
 		flaky_buf_reset(&id);
@@ -376,16 +363,16 @@ line(struct parse_ctx *ctx, const char *s, size_t len)
 		return flush(ctx, st, p, n, o);
 	if (starts(s, len, "panic: ")) {
 		st->panicking = 1;
-		add_msg(&st->panic, s, len);
+		parse_msg_line(&st->panic, s, len);
 		if (st->after >= 0 && st->v[st->after].outcome == FLAKY_FAIL)
-			add_msg(&st->v[st->after].msg, s, len);
+			parse_msg_line(&st->v[st->after].msg, s, len);
 		return st->panic.oom ? -ENOMEM : 0;
 	}
 	/* Indented: the output of a test (t.Log, t.Error). */
 	if (i > 0 && i < len && !st->panicking) {
 		idx = st->after >= 0 ? st->after : st->cur;
 		if (idx >= 0) {
-			add_msg(&st->v[idx].msg, s + i, len - i);
+			parse_msg_line(&st->v[idx].msg, s + i, len - i);
 			if (st->v[idx].msg.oom)
 				return -ENOMEM;
 		}

@@ -183,17 +183,6 @@ stop(struct jx *x, const char *what)
 	XML_StopParser(x->p, XML_FALSE);
 }
 
-/* Append to a message, within FLAKY_MESSAGE_MAX. */
-static void
-add_msg(struct flaky_buf *b, const char *s, size_t len)
-{
-	if (b->len >= FLAKY_MESSAGE_MAX - 1)
-		return;
-	if (len > FLAKY_MESSAGE_MAX - 1 - b->len)
-		len = FLAKY_MESSAGE_MAX - 1 - b->len;
-	flaky_buf_add(b, s, len);
-}
-
 /* An attribute's length within JUNIT_ATTR_MAX, without the blanks around
  * it (jest-junit's default templates leave a leading one). */
 static size_t
@@ -320,9 +309,9 @@ child_start(struct jx *x, const char *el, const XML_Char **a)
 		if (x->outcome == FLAKY_PASS) {
 			x->outcome = FLAKY_FAIL;
 			x->flaky = 1;
-			add_msg(&x->msg, retry, strlen(retry));
+			parse_msg_add(&x->msg, retry, strlen(retry));
 			if (m != NULL)
-				add_msg(&x->msg, m, strlen(m));
+				parse_msg_add(&x->msg, m, strlen(m));
 		}
 		return;	/* its stack trace is in child elements: not kept */
 	} else if (strcmp(el, "rerunFailure") == 0 ||
@@ -348,8 +337,8 @@ child_start(struct jx *x, const char *el, const XML_Char **a)
 	if (!keep)
 		return;
 	if (m != NULL && *m != '\0') {
-		add_msg(&x->msg, m, strlen(m));
-		add_msg(&x->msg, "\n", 1);
+		parse_msg_add(&x->msg, m, strlen(m));
+		parse_msg_add(&x->msg, "\n", 1);
 	}
 	x->text_on = 1;
 }
@@ -472,7 +461,7 @@ on_text(void *ud, const XML_Char *s, int len)
 	struct jx	*x = ud;
 
 	if (x->text_on && len > 0)
-		add_msg(&x->msg, s, (size_t)len);
+		parse_msg_add(&x->msg, s, (size_t)len);
 }
 
 /* Any entity declaration (internal or external, general or parameter) is

@@ -181,6 +181,26 @@ parse_message(struct parse_ctx *ctx, long idx, const char *s, size_t len)
 	return 0;
 }
 
+void
+parse_msg_add(struct flaky_buf *b, const char *s, size_t len)
+{
+	if (b->len >= FLAKY_MESSAGE_MAX - 1)
+		return;
+	if (len > FLAKY_MESSAGE_MAX - 1 - b->len)
+		len = FLAKY_MESSAGE_MAX - 1 - b->len;
+	flaky_buf_add(b, s, len);
+}
+
+void
+parse_msg_line(struct flaky_buf *b, const char *s, size_t len)
+{
+	if (b->len >= FLAKY_MESSAGE_MAX - 1)
+		return;
+	if (b->len > 0)
+		flaky_buf_addc(b, '\n');
+	parse_msg_add(b, s, len);
+}
+
 static int
 set_str(char **dst, const char *s, size_t len)
 {

@@ -41,6 +41,10 @@ long	 parse_find(struct parse_ctx *, const char *test, size_t testlen);
 int	 parse_message(struct parse_ctx *, long idx, const char *, size_t);
 int	 parse_set_version(struct parse_ctx *, const char *, size_t);
 int	 parse_set_seed(struct parse_ctx *, const char *, size_t);
+/* Append to a held message, within FLAKY_MESSAGE_MAX; _line puts a
+ * newline before it when the message is not empty. */
+void	 parse_msg_add(struct flaky_buf *, const char *, size_t);
+void	 parse_msg_line(struct flaky_buf *, const char *, size_t);
 /* Tests with the same id get " #2", " #3" in run order (also for JUnit
  * files). 0 or -ENOMEM. */
 int	 parse_dedupe(struct flaky_results *);

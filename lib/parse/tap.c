@@ -163,19 +163,6 @@ init(struct parse_ctx *ctx)
 	return 0;
 }
 
-/* Append a line to a held message, within FLAKY_MESSAGE_MAX. */
-static void
-add_msg(struct flaky_buf *b, const char *s, size_t len)
-{
-	if (b->len >= FLAKY_MESSAGE_MAX - 1)
-		return;
-	if (b->len > 0)
-		flaky_buf_addc(b, '\n');
-	if (len > FLAKY_MESSAGE_MAX - 1 - b->len)
-		len = FLAKY_MESSAGE_MAX - 1 - b->len;
-	flaky_buf_add(b, s, len);
-}
-
 /* The full id: the descriptions of the closing points, outermost first,
  * bounded like a line (cut at a UTF-8 character boundary). */
 static void
@@ -367,7 +354,7 @@ yaml_line(struct parse_ctx *ctx, struct tap_state *st, const char *s,
 	if (st->yaml_key) {
 		if (ind > st->key_indent || ind == len) {
 			if (msg != NULL)
-				add_msg(msg, s + (ind < len ? ind : len),
+				parse_msg_line(msg, s + (ind < len ? ind : len),
 				    len - (ind < len ? ind : len));
 			return 0;
 		}
@@ -399,7 +386,7 @@ yaml_line(struct parse_ctx *ctx, struct tap_state *st, const char *s,
 		vl -= 2;
 	}
 	if (msg != NULL)
-		add_msg(msg, v, vl);
+		parse_msg_line(msg, v, vl);
 	return 0;
 }
 
@@ -442,7 +429,7 @@ line(struct parse_ctx *ctx, const char *s, size_t len)
 			tl--;
 			while (tl > 0 && *t == ' ')
 				t++, tl--;
-			add_msg(msg, t, tl);
+			parse_msg_line(msg, t, tl);
 			return msg->oom ? -ENOMEM : 0;
 		}
 		st->last = -1;
