@@ -200,6 +200,7 @@ flaky_run_start(struct flaky_spawner *sp, const struct flaky_run_spec *spec,
 	o.grace_ms = spec->grace_ms;
 	o.capture_max = spec->capture_max;
 	o.path = spec->path;
+	o.more = spec->more;
 	run->rec.started_ms = flaky_now_ms();
 	r = flaky_spawn(sp, &o, run_data, run_done, rp, &rp->proc, err,
 	    errlen);

@@ -6,12 +6,15 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
+#include <pthread.h>
 #include <signal.h>
 #include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/syscall.h>
 #include <sys/stat.h>
 #include <sys/time.h>
 #include <sys/types.h>
@@ -40,8 +43,11 @@ struct flaky_proc {
 	struct flaky_proc	*next;
 	struct flaky_proc_info	 info;
 	pid_t			 pid;		/* 0 once reaped */
+	int			 pidfd;		/* -1: none, SIGCHLD tells */
+	struct event		*pidfd_ev;
 	int			 status;	/* wait status */
 	struct bufferevent	*bev[2];
+	int			 wfd[2];	/* our copies of the write ends */
 	struct capture		 cap[2];
 	struct event		*timeout_ev;	/* time limit */
 	struct event		*kill_ev;	/* grace, then SIGKILL */
@@ -56,11 +62,37 @@ struct flaky_proc {
 	void			*arg;
 };
 
+/* Run directories off the event loop. A helper thread removes the TMPDIRs
+ * of ended runs and, while the caller says more runs follow, keeps a few
+ * empty ones made ahead of time: on ext4 an rmdir is a journal update and,
+ * mounted with discard, a synchronous discard, and neither should stand
+ * between the end of one run and the start of the next. The thread is woken
+ * once per few runs, not per directory: on a virtual machine each wake-up
+ * of another CPU is an interrupt the hypervisor delivers. Started on first
+ * use. */
+#define TIDY_SPARE	8	/* made ahead, at most */
+#define TIDY_BATCH	4	/* wake the thread at this many to do */
+
+struct tidy {
+	pthread_mutex_t	 lock;
+	pthread_cond_t	 cond;
+	pthread_t	 thread;
+	int		 started;
+	int		 stop;
+	char		**gone;		/* to remove */
+	size_t		 ngone, capgone;
+	char		*want;		/* keep spares under this parent */
+	char		*spare[TIDY_SPARE];
+	size_t		 nspare;
+};
+
 struct flaky_spawner {
 	struct event_base	*base;
 	struct event		*sigchld;
+	int			 sigchld_on;
 	struct flaky_proc	*procs;		/* live ones */
 	int			 running;
+	struct tidy		 tidy;
 };
 
 static void	proc_check_done(struct flaky_proc *);
@@ -197,6 +229,192 @@ remove_tree(const char *path)
 		if (nftw(path, rm_unlock, 16, FTW_PHYS) != 1)
 			break;
 	nftw(path, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+/* A new empty 0700 directory under parent, or NULL with errno set. */
+static char *
+make_run_dir(const char *parent)
+{
+	char	*dir;
+	int	 e;
+
+	if (asprintf(&dir, "%s/flaky-run-XXXXXX", parent) == -1)
+		return NULL;
+	if (mkdtemp(dir) == NULL) {
+		e = errno;
+		free(dir);
+		errno = e;
+		return NULL;
+	}
+	return dir;
+}
+
+/* With the lock held: queue a directory for removal. */
+static int
+tidy_push(struct tidy *t, char *path)
+{
+	char	**v;
+	size_t	  n;
+
+	if (t->ngone == t->capgone) {
+		n = t->capgone ? t->capgone * 2 : 16;
+		if ((v = reallocarray(t->gone, n, sizeof *v)) == NULL)
+			return -1;
+		t->gone = v;
+		t->capgone = n;
+	}
+	t->gone[t->ngone++] = path;
+	return 0;
+}
+
+static void *
+tidy_main(void *arg)
+{
+	struct tidy	*t = arg;
+	char		**gone, *parent, *dir;
+	size_t		  n;
+
+	pthread_mutex_lock(&t->lock);
+	for (;;) {
+		if (t->ngone > 0) {
+			gone = t->gone;
+			n = t->ngone;
+			t->gone = NULL;
+			t->ngone = t->capgone = 0;
+			pthread_mutex_unlock(&t->lock);
+			for (size_t i = 0; i < n; i++) {
+				remove_tree(gone[i]);
+				free(gone[i]);
+			}
+			free(gone);
+			pthread_mutex_lock(&t->lock);
+			continue;
+		}
+		if (t->stop)
+			break;
+		if (t->want == NULL || t->nspare == TIDY_SPARE) {
+			pthread_cond_wait(&t->cond, &t->lock);
+			continue;
+		}
+		parent = strdup(t->want);
+		pthread_mutex_unlock(&t->lock);
+		dir = parent != NULL ? make_run_dir(parent) : NULL;
+		pthread_mutex_lock(&t->lock);
+		if (dir == NULL) {
+			/* Cannot make one: each spawn makes its own. */
+			free(t->want);
+			t->want = NULL;
+		} else if (t->want != NULL && strcmp(t->want, parent) == 0 &&
+		    t->nspare < TIDY_SPARE && !t->stop)
+			t->spare[t->nspare++] = dir;
+		else if (tidy_push(t, dir) < 0) {
+			rmdir(dir);
+			free(dir);
+		}
+		free(parent);
+	}
+	pthread_mutex_unlock(&t->lock);
+	return NULL;
+}
+
+/* With the lock held: the thread runs (0), or cannot (-1). */
+static int
+tidy_start(struct tidy *t)
+{
+	if (!t->started && pthread_create(&t->thread, NULL, tidy_main, t) == 0)
+		t->started = 1;
+	return t->started ? 0 : -1;
+}
+
+/* An ended run's TMPDIR (malloc'd), to remove soon: at once when no run is
+ * expected to follow, else with the next few. */
+static void
+tidy_later(struct flaky_spawner *sp, char *path)
+{
+	struct tidy	*t = &sp->tidy;
+
+	pthread_mutex_lock(&t->lock);
+	if (tidy_start(t) == 0 && tidy_push(t, path) == 0) {
+		path = NULL;
+		if (t->want == NULL || t->ngone >= TIDY_BATCH)
+			pthread_cond_signal(&t->cond);
+	}
+	pthread_mutex_unlock(&t->lock);
+	if (path != NULL) {
+		/* No thread or no memory: here and now. */
+		remove_tree(path);
+		free(path);
+	}
+}
+
+/* A directory made ahead under parent, if one is ready (else NULL). While
+ * more runs follow the thread keeps a few ready. */
+static char *
+tidy_take(struct flaky_spawner *sp, const char *parent, int more)
+{
+	struct tidy	*t = &sp->tidy;
+	char		*dir = NULL;
+	int		 wake = 0;
+
+	pthread_mutex_lock(&t->lock);
+	if (t->want != NULL && strcmp(t->want, parent) != 0) {
+		/* Another parent: the spares made under the old one go. */
+		while (t->nspare > 0) {
+			dir = t->spare[--t->nspare];
+			if (tidy_push(t, dir) < 0) {
+				rmdir(dir);
+				free(dir);
+			}
+		}
+		dir = NULL;
+		free(t->want);
+		t->want = NULL;
+		wake = t->ngone > 0;
+	}
+	if (t->want != NULL && t->nspare > 0)
+		dir = t->spare[--t->nspare];
+	if (more && t->want == NULL)
+		t->want = strdup(parent);
+	else if (!more) {
+		free(t->want);
+		t->want = NULL;
+	}
+	if (t->want != NULL && t->nspare <= TIDY_SPARE - TIDY_BATCH)
+		wake = 1;
+	if (wake && tidy_start(t) == 0)
+		pthread_cond_signal(&t->cond);
+	pthread_mutex_unlock(&t->lock);
+	return dir;
+}
+
+/* Stop the thread and finish its work here: nothing is left behind. The
+ * thread starts again on the next use. */
+static void
+tidy_drain(struct flaky_spawner *sp)
+{
+	struct tidy	*t = &sp->tidy;
+
+	pthread_mutex_lock(&t->lock);
+	t->stop = 1;
+	pthread_cond_signal(&t->cond);
+	pthread_mutex_unlock(&t->lock);
+	if (t->started)
+		pthread_join(t->thread, NULL);
+	t->started = 0;
+	t->stop = 0;
+	for (size_t i = 0; i < t->ngone; i++) {
+		remove_tree(t->gone[i]);
+		free(t->gone[i]);
+	}
+	free(t->gone);
+	t->gone = NULL;
+	t->ngone = t->capgone = 0;
+	while (t->nspare > 0) {
+		rmdir(t->spare[--t->nspare]);
+		free(t->spare[t->nspare]);
+	}
+	free(t->want);
+	t->want = NULL;
 }
 
 static void
@@ -358,6 +576,26 @@ proc_drain_cb(evutil_socket_t fd, short what, void *arg)
 }
 
 static void
+proc_close_wfd(struct flaky_proc *p)
+{
+	for (int i = 0; i < 2; i++) {
+		if (p->wfd[i] != -1)
+			close(p->wfd[i]);
+		p->wfd[i] = -1;
+	}
+}
+
+static void
+proc_close_pidfd(struct flaky_proc *p)
+{
+	if (p->pidfd_ev != NULL)
+		event_del(p->pidfd_ev);
+	if (p->pidfd != -1)
+		close(p->pidfd);
+	p->pidfd = -1;
+}
+
+static void
 proc_reaped(struct flaky_proc *p, int status, const struct rusage *ru)
 {
 	struct timeval	 tv = { 0, FLAKY_DRAIN_MS * 1000 };
@@ -382,6 +620,8 @@ proc_reaped(struct flaky_proc *p, int status, const struct rusage *ru)
 	/* Whatever is left of the group goes now; nothing of a finished run
 	 * may keep running. */
 	killpg(pgid, SIGKILL);
+	proc_close_wfd(p);
+	proc_close_pidfd(p);
 	if (p->timeout_ev != NULL)
 		event_del(p->timeout_ev);
 	event_del(p->kill_ev);
@@ -421,18 +661,84 @@ sigchld_cb(evutil_socket_t fd, short what, void *arg)
 	flaky_spawner_reap(arg);
 }
 
+/* Our child ended (its pidfd became readable). */
+static void
+proc_pidfd_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct flaky_proc *p = arg;
+
+	(void)fd;
+	(void)what;
+	flaky_spawner_reap(p->sp);
+}
+
+/* Reaping on SIGCHLD: where a child has no pidfd (a kernel before 5.3),
+ * and for a subreaper, whose orphans have none. Then once on the next turn
+ * of the loop: a child that ended before the handler was there sent its
+ * signal to nobody. */
+static void
+sigchld_need(struct flaky_spawner *sp)
+{
+	if (sp->sigchld_on)
+		return;
+	if (evsignal_add(sp->sigchld, NULL) == 0) {
+		sp->sigchld_on = 1;
+		event_active(sp->sigchld, EV_SIGNAL, 1);
+	}
+}
+
+static int
+is_subreaper(void)
+{
+	int	 on = 0;
+
+	return prctl(PR_GET_CHILD_SUBREAPER, &on, 0, 0, 0) == 0 && on;
+}
+
+/* Each child is watched through a pidfd, so its end is one readable file
+ * descriptor in the event loop: no signal, no handler, no pipe write. */
+static int
+proc_watch(struct flaky_proc *p)
+{
+#ifdef SYS_pidfd_open
+	p->pidfd = (int)syscall(SYS_pidfd_open, p->pid, 0);
+#endif
+	if (p->pidfd == -1)
+		return -1;
+	fcntl(p->pidfd, F_SETFD, FD_CLOEXEC);
+	p->pidfd_ev = event_new(p->sp->base, p->pidfd, EV_READ, proc_pidfd_cb,
+	    p);
+	if (p->pidfd_ev == NULL || event_add(p->pidfd_ev, NULL) == -1) {
+		proc_close_pidfd(p);
+		return -1;
+	}
+	return 0;
+}
+
 int
 flaky_spawner_new(struct event_base *base, struct flaky_spawner **ret)
 {
 	struct flaky_spawner	*sp;
+	struct sigaction	 sa;
 
 	if ((sp = calloc(1, sizeof *sp)) == NULL)
 		return -ENOMEM;
 	sp->base = base;
+	pthread_mutex_init(&sp->tidy.lock, NULL);
+	pthread_cond_init(&sp->tidy.cond, NULL);
+	/* Children we wait for, not ones the kernel reaps for us. */
+	if (sigaction(SIGCHLD, NULL, &sa) == 0 && (sa.sa_handler == SIG_IGN ||
+	    (sa.sa_flags & SA_NOCLDWAIT))) {
+		memset(&sa, 0, sizeof sa);
+		sa.sa_handler = SIG_DFL;
+		sigaction(SIGCHLD, &sa, NULL);
+	}
 	sp->sigchld = evsignal_new(base, SIGCHLD, sigchld_cb, sp);
-	if (sp->sigchld == NULL || evsignal_add(sp->sigchld, NULL) == -1) {
+	if (sp->sigchld == NULL) {
 		if (sp->sigchld != NULL)
 			event_free(sp->sigchld);
+		pthread_cond_destroy(&sp->tidy.cond);
+		pthread_mutex_destroy(&sp->tidy.lock);
 		free(sp);
 		return -ENOMEM;
 	}
@@ -445,9 +751,12 @@ flaky_spawner_free(struct flaky_spawner *sp)
 {
 	if (sp == NULL)
 		return 0;
+	tidy_drain(sp);
 	if (sp->procs != NULL)
 		return -EBUSY;
-	event_free(sp->sigchld);
+	event_free(sp->sigchld);	/* deletes it too */
+	pthread_cond_destroy(&sp->tidy.cond);
+	pthread_mutex_destroy(&sp->tidy.lock);
 	free(sp);
 	return 0;
 }
@@ -645,6 +954,8 @@ flaky_spawn(struct flaky_spawner *sp, const struct flaky_spawn_opts *o,
 		goto out;
 	}
 	p->sp = sp;
+	p->wfd[0] = p->wfd[1] = -1;
+	p->pidfd = -1;
 	p->grace_ms = o->grace_ms > 0 ? o->grace_ms : FLAKY_GRACE_DEFAULT;
 	cap = o->capture_max > 0 ? o->capture_max : FLAKY_CAPTURE_DEFAULT;
 	capture_init(&p->cap[0], cap / 2);
@@ -656,16 +967,10 @@ flaky_spawn(struct flaky_spawner *sp, const struct flaky_spawn_opts *o,
 	tmp_parent = o->tmp_parent;
 	if (tmp_parent == NULL && (tmp_parent = getenv("TMPDIR")) == NULL)
 		tmp_parent = "/tmp";
-	if (asprintf(&p->tmpdir, "%s/flaky-run-XXXXXX", tmp_parent) == -1) {
-		p->tmpdir = NULL;
-		r = -ENOMEM;
-		goto out;
-	}
-	if (mkdtemp(p->tmpdir) == NULL) {
-		r = flaky_error(err, errlen, errno, "%s: %s", p->tmpdir,
-		    strerror(errno));
-		free(p->tmpdir);
-		p->tmpdir = NULL;
+	if ((p->tmpdir = tidy_take(sp, tmp_parent, o->more)) == NULL &&
+	    (p->tmpdir = make_run_dir(tmp_parent)) == NULL) {
+		r = flaky_error(err, errlen, errno,
+		    "%s/flaky-run-XXXXXX: %s", tmp_parent, strerror(errno));
 		goto out;
 	}
 	if ((env = make_env(envp, p->tmpdir)) == NULL) {
@@ -739,8 +1044,10 @@ flaky_spawn(struct flaky_spawner *sp, const struct flaky_spawn_opts *o,
 	setpgid(pid, pid);
 	p->pid = pid;
 	p->info.pid = pid;
-	close(out[1]);
-	close(errp[1]);
+	/* Keep the write ends until the reap: the pipes' end then comes with
+	 * the child's, in one wake-up instead of two (EOF, then SIGCHLD). */
+	p->wfd[0] = out[1];
+	p->wfd[1] = errp[1];
 	out[1] = errp[1] = -1;
 
 	p->timeout_ev = NULL;
@@ -781,6 +1088,8 @@ flaky_spawn(struct flaky_spawner *sp, const struct flaky_spawn_opts *o,
 	p->next = sp->procs;
 	sp->procs = p;
 	sp->running++;
+	if (proc_watch(p) == -1 || is_subreaper())
+		sigchld_need(sp);
 	*ret = p;
 	p = NULL;
 	r = 0;
@@ -797,8 +1106,10 @@ out:
 	}
 	free_env(env);
 	free(path);
-	if (p != NULL)
+	if (p != NULL) {
+		p->sp = NULL;	/* never linked; its TMPDIR goes now */
 		flaky_proc_free(p);
+	}
 	return r;
 }
 
@@ -831,6 +1142,10 @@ flaky_proc_free(struct flaky_proc *p)
 		p->done = 1;
 		proc_unlink(p);
 	}
+	proc_close_wfd(p);
+	proc_close_pidfd(p);
+	if (p->pidfd_ev != NULL)
+		event_free(p->pidfd_ev);
 	for (int i = 0; i < 2; i++) {
 		if (p->bev[i] != NULL)
 			bufferevent_free(p->bev[i]);
@@ -843,8 +1158,12 @@ flaky_proc_free(struct flaky_proc *p)
 	if (p->drain_ev != NULL)
 		event_free(p->drain_ev);
 	if (p->tmpdir != NULL) {
-		remove_tree(p->tmpdir);
-		free(p->tmpdir);
+		if (p->sp != NULL && p->pid == 0)
+			tidy_later(p->sp, p->tmpdir);
+		else {
+			remove_tree(p->tmpdir);
+			free(p->tmpdir);
+		}
 	}
 	free(p);
 }

@@ -44,6 +44,8 @@ struct flaky_spawn_opts {
 	const char	*tmp_parent;	/* NULL: $TMPDIR, then /tmp */
 	const char	*path;		/* argv[0] resolved once by
 					 * flaky_resolve_command; NULL: now */
+	int		 more;		/* more runs follow soon: have the
+					 * next TMPDIR made meanwhile */
 };
 
 /* What a finished process left. */
@@ -72,7 +74,8 @@ typedef void	(*flaky_proc_data_cb)(void *arg, int stream, const char *,
 typedef void	(*flaky_proc_done_cb)(void *arg, struct flaky_proc *);
 
 int	 flaky_spawner_new(struct event_base *, struct flaky_spawner **ret);
-/* Fails with -EBUSY while runs are live. */
+/* Removes the TMPDIRs of freed runs (and a spare); fails with -EBUSY
+ * while runs are live. */
 int	 flaky_spawner_free(struct flaky_spawner *);
 /* Runs live now. */
 int	 flaky_spawner_running(const struct flaky_spawner *);
@@ -92,7 +95,8 @@ const struct flaky_proc_info *flaky_proc_info(const struct flaky_proc *);
  * kept, the tail. Appends to out. */
 int	 flaky_proc_output(const struct flaky_proc *, int stream,
 	    struct flaky_buf *out);
-/* The run's private TMPDIR (removed when the proc is freed). */
+/* The run's private TMPDIR. When the proc is freed it is removed by the
+ * spawner's helper thread, and at the latest by flaky_spawner_free. */
 const char *flaky_proc_tmpdir(const struct flaky_proc *);
 /* Free a finished run. A live one is stopped and killed first. */
 void	 flaky_proc_free(struct flaky_proc *);

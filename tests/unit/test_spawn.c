@@ -6,6 +6,7 @@
 #include "buildconf.h"
 
 #include <check.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -96,6 +97,21 @@ drive(struct ctx *c, int *flag, int want, int64_t ms)
 }
 
 /* Spawn argv and wait for it to end; returns the finished proc. */
+/* Wait for path to go, up to ms; the spawner's thread removes it. */
+static int
+gone_within(const char *path, int ms)
+{
+	struct stat	 st;
+	int64_t		 end = flaky_mono_us() + (int64_t)ms * 1000;
+
+	while (stat(path, &st) == 0) {
+		if (flaky_mono_us() > end)
+			return 0;
+		usleep(1000);
+	}
+	return errno == ENOENT;
+}
+
 static struct flaky_proc *
 run(struct ctx *c, struct flaky_spawn_opts *o)
 {
@@ -591,10 +607,49 @@ START_TEST(tmpdir)
 	free(s);
 	ck_assert_int_eq(flaky_proc_info(p)->exit_code, 0);
 	ck_assert_int_eq(stat(path, &st), 0);
+	/* Freed, it goes soon, by the spawner's thread, with what the test
+	 * left in it. */
 	flaky_proc_free(p);
-	ck_assert_int_eq(stat(path, &st), -1);
-	ck_assert_int_eq(errno, ENOENT);
+	ck_assert_msg(gone_within(path, DEADLINE_MS), "%s still there", path);
 	ctx_free(&c);
+	ck_assert_int_eq(rmdir(parent), 0);
+}
+END_TEST
+
+/* Runs that say more follow get directories made ahead: each one new,
+ * empty and private, and none left behind by the spawner's free. */
+START_TEST(tmpdir_ahead)
+{
+	char		 parent[] = "/tmp/flaky-test-XXXXXX";
+	char *const	 argv[] = { "/bin/sh", "-c",
+	    "ls -A \"$TMPDIR\" | wc -l; stat -c %a \"$TMPDIR\"; "
+	    "touch \"$TMPDIR/left\"", NULL };
+	struct flaky_spawn_opts o = { .argv = argv, .tmp_parent = parent };
+	struct flaky_proc *p;
+	struct ctx	 c;
+	char		 seen[12][512], *s;
+	DIR		*d;
+	struct dirent	*e;
+
+	ck_assert_ptr_nonnull(mkdtemp(parent));
+	ctx_init(&c);
+	for (int i = 0; i < 12; i++) {
+		o.more = i < 11;
+		p = run(&c, &o);
+		snprintf(seen[i], sizeof seen[i], "%s", flaky_proc_tmpdir(p));
+		for (int j = 0; j < i; j++)
+			ck_assert_str_ne(seen[i], seen[j]);
+		s = output(p, FLAKY_STDOUT);
+		ck_assert_str_eq(s, "0\n700\n");
+		free(s);
+		flaky_proc_free(p);
+	}
+	ctx_free(&c);
+	ck_assert_ptr_nonnull(d = opendir(parent));
+	while ((e = readdir(d)) != NULL)
+		ck_assert_msg(e->d_name[0] == '.', "left behind: %s",
+		    e->d_name);
+	closedir(d);
 	ck_assert_int_eq(rmdir(parent), 0);
 }
 END_TEST
@@ -655,6 +710,9 @@ START_TEST(tmpdir_readonly)
 			_exit(98);
 		snprintf(path, sizeof path, "%s", flaky_proc_tmpdir(p));
 		flaky_proc_free(p);
+		if (stat(path, &st) == -1)
+			_exit(97);
+		/* The spawner's free removes what the loop did not. */
 		ctx_free(&c);
 		_exit(stat(path, &st) == -1 && errno == ENOENT ? 0 : 1);
 	}
@@ -891,6 +949,7 @@ main(void)
 	tcase_add_test(tc, grandchild_pipe);
 	tcase_add_test(tc, bad_commands);
 	tcase_add_test(tc, tmpdir);
+	tcase_add_test(tc, tmpdir_ahead);
 	tcase_add_test(tc, tmpdir_env);
 	tcase_add_test(tc, tmpdir_readonly);
 	tcase_add_test(tc, parallel);
