@@ -44,6 +44,7 @@ struct analyze {
 	int			 started, finished, running;
 	int			 stopping;
 	int			 failed;	/* a store error or start error */
+	int			 store_broken;	/* its error was told */
 	int			 progress;	/* draw the progress line */
 	struct tally		*tally;
 	size_t			 ntally, captally;	/* open addressing */
@@ -52,6 +53,7 @@ struct analyze {
 };
 
 static void	launch(struct analyze *);
+static int	starts(struct analyze *);
 
 static struct tally *
 tally_get(struct analyze *a, const char *name)
@@ -133,12 +135,18 @@ progress(struct analyze *a, int final)
 	fflush(stderr);
 }
 
+/* A store error ends the analysis: the runs in flight end as stopped. */
 static void
 store_failed(struct analyze *a, const char *err)
 {
-	log_warnx("%s", err);
+	if (!a->store_broken)
+		log_warnx("%s", err);
+	a->store_broken = 1;
 	a->failed = 1;
 	a->stopping = 1;
+	for (int i = 0; i < a->jobs; i++)
+		if (a->live[i] != NULL)
+			flaky_run_stop(a->live[i]);
 }
 
 static void
@@ -149,7 +157,8 @@ commit_cb(evutil_socket_t fd, short what, void *arg)
 
 	(void)fd;
 	(void)what;
-	if (flaky_store_commit(a->store, err, sizeof err) < 0)
+	if (starts(a) == 0 &&
+	    flaky_store_commit(a->store, err, sizeof err) < 0)
 		store_failed(a, err);
 }
 
@@ -179,6 +188,27 @@ note_run_id(struct analyze *a, int64_t id)
 		a->last_run_id = id;
 }
 
+/* The rows of the runs still in flight, written with the transaction
+ * that commits: a run that ends before then is stored in one INSERT. */
+static int
+starts(struct analyze *a)
+{
+	struct flaky_run *run;
+	char		  err[1024];
+
+	for (int i = 0; i < a->jobs; i++) {
+		if ((run = a->live[i]) == NULL || run->rec.id != 0)
+			continue;
+		if (flaky_store_run_start(a->store, &run->rec, err,
+		    sizeof err) < 0) {
+			store_failed(a, err);
+			return -1;
+		}
+		note_run_id(a, run->rec.id);
+	}
+	return 0;
+}
+
 static void
 run_done(struct flaky_run *run, void *arg)
 {
@@ -190,6 +220,8 @@ run_done(struct flaky_run *run, void *arg)
 			a->live[i] = NULL;
 	a->running--;
 	a->finished++;
+	/* The next run first: storing this one overlaps with it. */
+	launch(a);
 	run->rec.target_id = a->target_id;
 	run->rec.trigger = "analyze";
 	run->rec.revision = a->revision;
@@ -201,7 +233,6 @@ run_done(struct flaky_run *run, void *arg)
 	tally_run(a, &run->results);
 	flaky_run_free(run);
 	progress(a, 0);
-	launch(a);
 }
 
 /* Start runs until J are in flight or all have started. */
@@ -213,6 +244,7 @@ launch(struct analyze *a)
 
 	while (!a->stopping && a->started < a->runs && a->running < a->jobs) {
 		a->started++;
+		a->spec.more = a->started < a->runs;
 		if (flaky_run_start(a->sp, &a->spec, run_done, a, &run, err,
 		    sizeof err) < 0) {
 			/* Recorded as an error run; no point in more. */
@@ -243,11 +275,9 @@ launch(struct analyze *a)
 		run->rec.target_id = a->target_id;
 		run->rec.trigger = "analyze";
 		run->rec.revision = a->revision;
-		if (batch(a) == 0 && flaky_store_run_start(a->store, &run->rec,
-		    err, sizeof err) < 0)
-			store_failed(a, err);
-		else
-			note_run_id(a, run->rec.id);
+		/* Its row is written by the commit if it is still running
+		 * then, else whole when it ends. */
+		batch(a);
 	}
 	if (a->running == 0 && (a->stopping || a->started >= a->runs))
 		event_base_loopbreak(a->base);
@@ -495,7 +525,10 @@ cmd_analyze(struct ctl *ctl, int argc, char **argv)
 	progress(&a, 1);
 	if (evtimer_pending(a.commit_ev, NULL))
 		event_del(a.commit_ev);
-	if (flaky_store_commit(a.store, err, sizeof err) < 0) {
+	/* After a second ^C runs may still be live: they stay "running". */
+	if (starts(&a) < 0)
+		a.failed = 1;
+	else if (flaky_store_commit(a.store, err, sizeof err) < 0) {
 		fprintf(stderr, "flakyctl: %s\n", err);
 		a.failed = 1;
 	}
@@ -514,6 +547,7 @@ cmd_analyze(struct ctl *ctl, int argc, char **argv)
 	head.wall_us = flaky_mono_us() - t0;
 	head.revision = revision;
 	head.query = &q;
+	head.store = a.store;
 	if (a.first_run_id == 0) {
 		/* nothing was recorded */
 		goto out;

@@ -24,6 +24,7 @@ extern const size_t flaky_schema_count;
 enum {
 	ST_RUN_START,
 	ST_RUN_FINISH,
+	ST_RUN_INSERT,
 	ST_TEST_FIND,
 	ST_TEST_ADD,
 	ST_MSG_FIND,
@@ -49,6 +50,16 @@ static const char *const stmt_sql[ST_COUNT] = {
 	    "sys_us = ?, maxrss_kb = ?, output_bytes = ?, output_dropped = ?, "
 	    "stdout = ?, stderr = ?, error = ?, content_hash = ?, "
 	    "started_ms = ?, trigger = coalesce(?, trigger) WHERE id = ?",
+	/* A run stored whole at its end: ST_RUN_FINISH's parameters, the
+	 * last one the target. */
+	[ST_RUN_INSERT] =
+	    "INSERT INTO runs (status, ended_ms, duration_us, exit_code, "
+	    "signal, revision, runner, runner_version, seed, tests, failures, "
+	    "summary_total, in_flight, loadavg, user_us, sys_us, maxrss_kb, "
+	    "output_bytes, output_dropped, stdout, stderr, error, "
+	    "content_hash, started_ms, trigger, target_id) VALUES (?, ?, ?, "
+	    "?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
+	    "?)",
 	[ST_TEST_FIND] =
 	    "SELECT id FROM tests WHERE target_id = ? AND name = ?",
 	[ST_TEST_ADD] =
@@ -1124,7 +1135,7 @@ flaky_store_run_finish(struct flaky_store *s, struct flaky_run_record *rec,
 	const char	*o, *e, *error;
 	size_t		 olen = 0, elen = 0;
 	int64_t		 day, failures = 0;
-	int		*sigs = NULL, r, own = !s->in_tx;
+	int		*sigs = NULL, r, own = !s->in_tx, inserted = 0;
 
 	flaky_buf_init(&out);
 	flaky_buf_init(&errb);
@@ -1135,10 +1146,6 @@ flaky_store_run_finish(struct flaky_store *s, struct flaky_run_record *rec,
 		return -ENOMEM;
 	if (own && (r = flaky_store_begin(s, err, errlen)) < 0)
 		goto out;
-	if (rec->id == 0) {
-		if ((r = flaky_store_run_start(s, rec, err, errlen)) < 0)
-			goto fail;
-	}
 	o = redacted(s, rec->out, rec->out_len, &out, &olen);
 	e = redacted(s, rec->err, rec->err_len, &errb, &elen);
 	error = redacted(s, rec->error, rec->error ? strlen(rec->error) : 0,
@@ -1153,7 +1160,9 @@ flaky_store_run_finish(struct flaky_store *s, struct flaky_run_record *rec,
 		for (size_t i = 0; i < res->n; i++)
 			failures += FLAKY_FAILED(res->v[i].outcome);
 	}
-	if ((st = stmt(s, ST_RUN_FINISH)) == NULL) {
+	/* Not started in the store: one INSERT instead of two statements. */
+	if ((st = stmt(s, rec->id == 0 ? ST_RUN_INSERT : ST_RUN_FINISH)) ==
+	    NULL) {
 		r = sql_error(s, err, errlen, "preparing");
 		goto fail;
 	}
@@ -1188,10 +1197,14 @@ flaky_store_run_finish(struct flaky_store *s, struct flaky_run_record *rec,
 	bind_text(st, 23, rec->content_hash);
 	sqlite3_bind_int64(st, 24, rec->started_ms);
 	bind_text(st, 25, rec->trigger);
-	sqlite3_bind_int64(st, 26, rec->id);
+	sqlite3_bind_int64(st, 26, rec->id == 0 ? rec->target_id : rec->id);
 	if (sqlite3_step(st) != SQLITE_DONE) {
 		r = sql_error(s, err, errlen, "completing the run");
 		goto fail;
+	}
+	if (rec->id == 0) {
+		rec->id = sqlite3_last_insert_rowid(s->db);
+		inserted = 1;
 	}
 	day = rec->started_ms / 86400000;
 	for (size_t i = 0; res != NULL && i < res->n; i += CHUNK) {
@@ -1202,12 +1215,16 @@ flaky_store_run_finish(struct flaky_store *s, struct flaky_run_record *rec,
 			goto fail;
 	}
 	if (own && (r = flaky_store_commit(s, err, errlen)) < 0)
-		goto out;
+		goto undo;
 	r = 0;
 	goto out;
 fail:
 	if (own)
 		flaky_store_rollback(s);
+undo:
+	/* The row is not there: a retry must insert it again. */
+	if (inserted && own)
+		rec->id = 0;
 out:
 	free(sigs);
 	flaky_buf_free(&out);
