@@ -556,14 +556,14 @@ diag_json(FILE *f, const struct flaky_diagnosis *d, int with_failures)
 }
 
 
-/* The per-test signatures of a report's window, for output.c (the store
- * is opened again read-only: the report code does not pass it along). */
+/* The per-test signatures of a report's window, for output.c (in the
+ * caller's store, or opened again read-only). */
 int
 diag_report_sigs(struct ctl *ctl, const struct report_head *h,
     const struct flaky_test_row *rows, size_t n, struct flaky_test_sig **ret,
     size_t *ret_n)
 {
-	struct flaky_store *s = NULL;
+	struct flaky_store *s = h->store;
 	struct flaky_query q;
 	int64_t	*ids, *victims;
 	size_t	 nids = 0, nvictims = 0;
@@ -601,13 +601,14 @@ diag_report_sigs(struct ctl *ctl, const struct report_head *h,
 			victims[nvictims++] = rows[i].test_id;
 	}
 	r = 0;
-	if (nids > 0 && (r = flaky_store_open(ctl_db_path(ctl),
-	    FLAKY_STORE_READONLY, &s, err, sizeof err)) == 0)
+	if (nids > 0 && (s != NULL || (r = flaky_store_open(ctl_db_path(ctl),
+	    FLAKY_STORE_READONLY, &s, err, sizeof err)) == 0))
 		r = flaky_test_signatures(s, &q, ids, nids, victims, nvictims,
 		    ret, ret_n, err, sizeof err);
 	if (r < 0)
 		fprintf(stderr, "flakyctl: signatures: %s\n", err);
-	flaky_store_close(s);
+	if (s != h->store)
+		flaky_store_close(s);
 	free(ids);
 	free(victims);
 	return r;

@@ -294,18 +294,19 @@ static size_t			 nrisks;
 static void
 load_risks(struct ctl *ctl, const struct report_head *h)
 {
-	struct flaky_store *st;
+	struct flaky_store *st = h->store;
 	char	 err[512];
 
-	if (flaky_store_open(ctl_db_path(ctl), FLAKY_STORE_READONLY, &st, err,
-	    sizeof err) < 0)
+	if (st == NULL && flaky_store_open(ctl_db_path(ctl),
+	    FLAKY_STORE_READONLY, &st, err, sizeof err) < 0)
 		return;
 	if (flaky_store_risks(st, h->target, &risks, &nrisks, err,
 	    sizeof err) < 0) {
 		risks = NULL;
 		nrisks = 0;
 	}
-	flaky_store_close(st);
+	if (st != h->store)
+		flaky_store_close(st);
 }
 
 /* "approximate assertion at tests/t.py:12 (rtol=1e-6), unseeded" */

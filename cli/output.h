@@ -23,6 +23,9 @@ struct report_head {
 	/* The rows' window for the signature column (analyze: its runs);
 	 * NULL: since, until and target above. */
 	const struct flaky_query *query;
+	/* The caller's open store for the lookups the output makes; NULL:
+	 * the output opens the database again, read-only. */
+	struct flaky_store *store;
 };
 
 /* --fail-on: a mask of (1 << tier); 0 or -1 on a bad list. */

@@ -136,6 +136,7 @@ cmd_report(struct ctl *ctl, int argc, char **argv)
 		goto out;
 	}
 	head.hist = &hist;
+	head.store = store;
 	sort_rows_by(rows, nrows, how, &hist);
 	if (html != NULL) {
 		if (html_report(html, &head, rows, nrows, err,
