@@ -5,6 +5,7 @@
  * the target with trigger "confirm". */
 #include "buildconf.h"
 
+#include <errno.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,96 +13,32 @@
 
 #include <event2/event.h>
 
+#include "confirm.h"
 #include "diag.h"
 #include "log.h"
 #include "run.h"
 #include "stats.h"
 
-#define CONFIRM_MAX_TESTS	50
-
-struct confirm_test {
-	int64_t		 id;
-	char		*name;
-	int64_t		 target_id;
-	char		*target;
-	char		*dir;
-	char		*isolate;
-	char		*revision;
-	int64_t		 runs, failures;	/* all, in the window */
-	int64_t		 suite_runs, suite_failures;
-	int64_t		 alone_runs, alone_failures;	/* stored before too */
-	int		 alone, alone_failed;	/* this call */
-	int		 settled, start_error;
-};
-
 struct confirm {
 	struct event_base	*base;
 	struct flaky_spawner	*sp;
 	struct flaky_store	*store;
-	struct confirm_test	*t;
-	size_t			 nt, next;
+	struct flaky_confirm	 cf;
 	int64_t			 deadline_us;
-	int			 max_runs;
 	int			 stopping, failed;
 	struct flaky_run	*live;
-	struct confirm_test	*live_test;
-	char			*argv[4];
+	struct flaky_confirm_test *live_test;
 };
 
 static void	confirm_next(struct confirm *);
-
-/* The isolate template with {test} replaced by the quoted test id. */
-static char *
-expand(const char *tmpl, const char *test)
-{
-	struct flaky_buf b;
-
-	flaky_buf_init(&b);
-	for (const char *p = tmpl; *p; ) {
-		if (strncmp(p, "{test}", 6) != 0) {
-			flaky_buf_addc(&b, *p++);
-			continue;
-		}
-		flaky_buf_addc(&b, '\'');
-		for (const char *q = test; *q; q++) {
-			if (*q == '\'')
-				flaky_buf_adds(&b, "'\\''");
-			else
-				flaky_buf_addc(&b, *q);
-		}
-		flaky_buf_addc(&b, '\'');
-		p += 6;
-	}
-	if (b.oom)
-		fatalx("out of memory");
-	return flaky_buf_steal(&b);
-}
-
-/* Done with a test: its interval lies in one tier and the question
- * "does it fail alone?" has an answer (a failure alone, or passes alone
- * that the suite's failures make unlikely by chance), or the cap. */
-static int
-settled(const struct confirm *c, const struct confirm_test *t)
-{
-	int	 open;
-
-	if (t->alone >= c->max_runs)
-		return 1;
-	open = t->suite_failures > 0 && t->alone_failures == 0 &&
-	    flaky_fisher_greater(t->suite_failures, t->suite_runs,
-	    t->suite_failures, t->suite_runs + t->alone_runs) >=
-	    FLAKY_ALONE_ALPHA;
-	return !open && flaky_runs_needed(t->failures, t->runs) == 0;
-}
 
 /* A run alone ended: store it, count it, start the next. */
 static void
 confirm_done(struct flaky_run *run, void *arg)
 {
 	struct confirm	*c = arg;
-	struct confirm_test *t = c->live_test;
+	struct flaky_confirm_test *t = c->live_test;
 	char		 err[1024];
-	int		 seen = 0, failed = 0;
 
 	c->live = NULL;
 	c->live_test = NULL;
@@ -113,33 +50,11 @@ confirm_done(struct flaky_run *run, void *arg)
 		log_warnx("%s", err);
 		c->failed = c->stopping = 1;
 	}
-	for (size_t i = 0; i < run->results.n; i++) {
-		const struct flaky_result *r = &run->results.v[i];
-
-		if (strcmp(r->test, t->name) != 0)
-			continue;
-		if (FLAKY_FAILED(r->outcome) || r->outcome == FLAKY_PASS ||
-		    r->outcome == FLAKY_XPASS) {
-			seen = 1;
-			failed = FLAKY_FAILED(r->outcome);
-		}
-	}
-	if (!seen) {
+	if (flaky_confirm_count(&c->cf, t, &run->results) == -ENOENT)
 		/* The template did not run the test: more runs will not. */
 		log_warnx("%s: the isolate: command did not report this test "
 		    "(exit %d); check the template", t->name,
 		    run->rec.exit_code);
-		t->start_error = 1;
-		t->settled = 1;
-	} else {
-		t->alone++;
-		t->alone_failed += failed;
-		t->alone_runs++;
-		t->alone_failures += failed;
-		t->runs++;
-		t->failures += failed;
-		t->settled = settled(c, t);
-	}
 	flaky_run_free(run);
 	confirm_next(c);
 }
@@ -149,33 +64,17 @@ static void
 confirm_next(struct confirm *c)
 {
 	struct flaky_run_spec spec;
-	struct confirm_test *t = NULL;
-	char	 err[1024];
+	struct flaky_confirm_test *t;
+	char *const	*argv;
+	char		 err[1024];
 
-	if (c->stopping || flaky_mono_us() >= c->deadline_us) {
+	if (c->stopping || flaky_mono_us() >= c->deadline_us ||
+	    (t = flaky_confirm_next(&c->cf, &argv)) == NULL) {
 		event_base_loopbreak(c->base);
 		return;
 	}
-	for (size_t k = 0; k < c->nt; k++) {
-		struct confirm_test *x = &c->t[(c->next + k) % c->nt];
-
-		if (!x->settled) {
-			t = x;
-			c->next = (size_t)(x - c->t) + 1;
-			break;
-		}
-	}
-	if (t == NULL) {
-		event_base_loopbreak(c->base);
-		return;
-	}
-	free(c->argv[2]);
-	c->argv[0] = (char *)"/bin/sh";
-	c->argv[1] = (char *)"-c";
-	c->argv[2] = expand(t->isolate, t->name);
-	c->argv[3] = NULL;
 	memset(&spec, 0, sizeof spec);
-	spec.argv = c->argv;
+	spec.argv = argv;
 	spec.dir = t->dir;
 	spec.timeout_ms = (c->deadline_us - flaky_mono_us()) / 1000 + 1000;
 	c->live_test = t;
@@ -210,8 +109,8 @@ add_test(struct ctl *ctl, struct confirm *c, struct flaky_store *ro,
     int64_t id, const struct flaky_query *q, int named)
 {
 	struct flaky_diagnosis *d;
-	struct confirm_test *t;
 	char	 err[1024], *iso;
+	int	 r;
 
 	if (flaky_diagnose_test(ro, id, q, &d, err, sizeof err) < 0) {
 		fprintf(stderr, "flakyctl: %s\n", err);
@@ -225,35 +124,18 @@ add_test(struct ctl *ctl, struct confirm *c, struct flaky_store *ro,
 		flaky_diagnosis_free(d);
 		return named ? -1 : 0;
 	}
-	t = &c->t[c->nt++];
-	memset(t, 0, sizeof *t);
-	t->id = id;
-	t->name = xstrdup(d->test);
-	t->target_id = d->target_id;
-	t->target = xstrdup(d->target);
-	t->dir = xstrdup(d->dir ? d->dir : ".");
-	t->isolate = iso;
-	/* The code under test is the one the suite runs saw, unless git
-	 * says otherwise. */
-	if (flaky_revision_git(t->dir, &t->revision) < 0)
-		fatalx("out of memory");
-	if (t->revision == NULL && d->nrevs > 0 &&
-	    d->revs[d->nrevs - 1].revision != NULL)
-		t->revision = xstrdup(d->revs[d->nrevs - 1].revision);
-	t->runs = d->runs;
-	t->failures = d->failures;
-	t->suite_runs = d->suite_runs;
-	t->suite_failures = d->suite_failures;
-	t->alone_runs = d->alone_runs;
-	t->alone_failures = d->alone_failures;
-	t->settled = d->verdict == FLAKY_VERDICT_BROKEN || settled(c, t);
+	r = flaky_confirm_add(&c->cf, d, iso, NULL);
+	free(iso);
 	flaky_diagnosis_free(d);
+	if (r == -ENOMEM)
+		fatalx("out of memory");
 	return 0;
 }
 
 /* What the runs alone showed for one test. */
 static void
-print_result(struct ctl *ctl, struct flaky_store *s, struct confirm_test *t,
+print_result(struct ctl *ctl, struct flaky_store *s,
+    const struct flaky_confirm_test *t,
     const struct flaky_query *q, int first)
 {
 	struct flaky_diagnosis *d;
@@ -321,7 +203,7 @@ cmd_confirm(struct ctl *ctl, int argc, char **argv)
 	int		 ch, ret = EXIT_ERROR;
 
 	memset(&c, 0, sizeof c);
-	c.max_runs = 100;
+	flaky_confirm_init(&c.cf, FLAKY_CONFIRM_MAX_RUNS);
 	while ((ch = getopt_long(argc, argv, "s:u:T:b:n:", longopts, NULL)) !=
 	    -1) {
 		if (diag_option(&o, ch, optarg))
@@ -340,7 +222,7 @@ cmd_confirm(struct ctl *ctl, int argc, char **argv)
 				    "'%s'", optarg);
 				return EXIT_ERROR;
 			}
-			c.max_runs = (int)v;
+			c.cf.max_runs = (int)v;
 		} else if (ch == '?') {
 			ctl_usage_error("confirm", "unknown option");
 			return EXIT_ERROR;
@@ -361,7 +243,6 @@ cmd_confirm(struct ctl *ctl, int argc, char **argv)
 		fprintf(stderr, "flakyctl: %s\n", err);
 		return EXIT_ERROR;
 	}
-	c.t = xcalloc(CONFIRM_MAX_TESTS, sizeof *c.t);
 	if (optind < argc) {
 		if (diag_resolve(c.store, "confirm", o.target, argv[optind],
 		    &id) < 0 || add_test(ctl, &c, c.store, id, &o.q, 1) < 0)
@@ -373,14 +254,15 @@ cmd_confirm(struct ctl *ctl, int argc, char **argv)
 			goto out;
 		}
 		sort_rows(rows, nrows);
-		for (size_t i = 0; i < nrows && c.nt < CONFIRM_MAX_TESTS; i++)
+		for (size_t i = 0; i < nrows &&
+		    c.cf.nt < FLAKY_CONFIRM_MAX_TESTS; i++)
 			if (rows[i].failures > 0 &&
 			    rows[i].failures < rows[i].runs &&
 			    add_test(ctl, &c, c.store, rows[i].test_id, &o.q,
 			    0) < 0)
 				goto out;
 	}
-	if (c.nt == 0) {
+	if (c.cf.nt == 0) {
 		fprintf(stderr, "flakyctl confirm: no unstable test with an "
 		    "isolate: template to rerun\n");
 		ret = EXIT_OK;
@@ -403,8 +285,8 @@ cmd_confirm(struct ctl *ctl, int argc, char **argv)
 	o.q.until_ms = INT64_MAX;
 	if (ctl->format == FORMAT_JSON)
 		printf("{\"tests\": [");
-	for (size_t i = 0; i < c.nt; i++)
-		print_result(ctl, c.store, &c.t[i], &o.q, i == 0);
+	for (size_t i = 0; i < c.cf.nt; i++)
+		print_result(ctl, c.store, &c.cf.t[i], &o.q, i == 0);
 	if (ctl->format == FORMAT_JSON)
 		printf("\n]}\n");
 	ret = c.failed ? EXIT_ERROR : EXIT_OK;
@@ -417,15 +299,7 @@ out:
 		log_warnx("runs still in flight at exit");
 	if (c.base != NULL)
 		event_base_free(c.base);
-	for (size_t i = 0; i < c.nt; i++) {
-		free(c.t[i].name);
-		free(c.t[i].target);
-		free(c.t[i].dir);
-		free(c.t[i].isolate);
-		free(c.t[i].revision);
-	}
-	free(c.t);
-	free(c.argv[2]);
+	flaky_confirm_free(&c.cf);
 	flaky_test_rows_free(rows, nrows);
 	flaky_store_close(c.store);
 	return ret;

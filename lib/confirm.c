@@ -1,0 +1,196 @@
+/* Confirming: which tests to rerun alone, the command for each and when a
+ * test is settled (lib/confirm.h). */
+#include "buildconf.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "confirm.h"
+#include "run.h"
+#include "stats.h"
+#include "util.h"
+
+void
+flaky_confirm_init(struct flaky_confirm *c, int max_runs)
+{
+	memset(c, 0, sizeof *c);
+	c->max_runs = max_runs > 0 ? max_runs : FLAKY_CONFIRM_MAX_RUNS;
+}
+
+void
+flaky_confirm_free(struct flaky_confirm *c)
+{
+	if (c == NULL)
+		return;
+	for (size_t i = 0; i < c->nt; i++) {
+		free(c->t[i].name);
+		free(c->t[i].target);
+		free(c->t[i].dir);
+		free(c->t[i].isolate);
+		free(c->t[i].revision);
+	}
+	free(c->t);
+	free(c->argv[2]);
+	memset(c, 0, sizeof *c);
+}
+
+char *
+flaky_confirm_expand(const char *tmpl, const char *test)
+{
+	struct flaky_buf b;
+
+	flaky_buf_init(&b);
+	for (const char *p = tmpl; *p; ) {
+		if (strncmp(p, "{test}", 6) != 0) {
+			flaky_buf_addc(&b, *p++);
+			continue;
+		}
+		flaky_buf_addc(&b, '\'');
+		for (const char *q = test; *q; q++) {
+			if (*q == '\'')
+				flaky_buf_adds(&b, "'\\''");
+			else
+				flaky_buf_addc(&b, *q);
+		}
+		flaky_buf_addc(&b, '\'');
+		p += 6;
+	}
+	if (b.oom) {
+		flaky_buf_free(&b);
+		return NULL;
+	}
+	return flaky_buf_steal(&b);
+}
+
+/* Done with a test: its interval lies in one tier and the question "does
+ * it fail alone?" has an answer (a failure alone, or passes alone that the
+ * suite's failures make unlikely by chance), or the cap. */
+static int
+settled(const struct flaky_confirm *c, const struct flaky_confirm_test *t)
+{
+	int	 open;
+
+	if (t->alone >= c->max_runs)
+		return 1;
+	open = t->suite_failures > 0 && t->alone_failures == 0 &&
+	    flaky_fisher_greater(t->suite_failures, t->suite_runs,
+	    t->suite_failures, t->suite_runs + t->alone_runs) >=
+	    FLAKY_ALONE_ALPHA;
+	return !open && flaky_runs_needed(t->failures, t->runs) == 0;
+}
+
+int
+flaky_confirm_add(struct flaky_confirm *c, const struct flaky_diagnosis *d,
+    const char *isolate, const char *revision)
+{
+	struct flaky_confirm_test *t;
+	int	 r;
+
+	if (c->nt >= FLAKY_CONFIRM_MAX_TESTS)
+		return -ENOSPC;
+	if (c->t == NULL && (c->t = calloc(FLAKY_CONFIRM_MAX_TESTS,
+	    sizeof *c->t)) == NULL)
+		return -ENOMEM;
+	t = &c->t[c->nt];
+	memset(t, 0, sizeof *t);
+	t->id = d->test_id;
+	t->target_id = d->target_id;
+	t->name = strdup(d->test);
+	t->target = strdup(d->target);
+	t->dir = strdup(d->dir ? d->dir : ".");
+	t->isolate = strdup(isolate);
+	if (revision != NULL)
+		t->revision = strdup(revision);
+	else if (t->dir != NULL) {
+		/* The code under test is the one the suite runs saw,
+		 * unless git says otherwise. */
+		if ((r = flaky_revision_git(t->dir, &t->revision)) < 0)
+			goto fail;
+		if (t->revision == NULL && d->nrevs > 0 &&
+		    d->revs[d->nrevs - 1].revision != NULL)
+			t->revision = strdup(d->revs[d->nrevs - 1].revision);
+	}
+	if (t->name == NULL || t->target == NULL || t->dir == NULL ||
+	    t->isolate == NULL) {
+		r = -ENOMEM;
+		goto fail;
+	}
+	t->runs = d->runs;
+	t->failures = d->failures;
+	t->suite_runs = d->suite_runs;
+	t->suite_failures = d->suite_failures;
+	t->alone_runs = d->alone_runs;
+	t->alone_failures = d->alone_failures;
+	t->settled = d->verdict == FLAKY_VERDICT_BROKEN || settled(c, t);
+	c->nt++;
+	return 0;
+fail:
+	free(t->name);
+	free(t->target);
+	free(t->dir);
+	free(t->isolate);
+	free(t->revision);
+	memset(t, 0, sizeof *t);
+	return r;
+}
+
+struct flaky_confirm_test *
+flaky_confirm_next(struct flaky_confirm *c, char *const **argv)
+{
+	struct flaky_confirm_test *t = NULL;
+	char	*cmd;
+
+	for (size_t k = 0; k < c->nt; k++) {
+		struct flaky_confirm_test *x = &c->t[(c->next + k) % c->nt];
+
+		if (!x->settled) {
+			t = x;
+			c->next = (size_t)(x - c->t) + 1;
+			break;
+		}
+	}
+	if (t == NULL)
+		return NULL;
+	if ((cmd = flaky_confirm_expand(t->isolate, t->name)) == NULL)
+		return NULL;
+	free(c->argv[2]);
+	c->argv[0] = (char *)"/bin/sh";
+	c->argv[1] = (char *)"-c";
+	c->argv[2] = cmd;
+	c->argv[3] = NULL;
+	*argv = c->argv;
+	return t;
+}
+
+int
+flaky_confirm_count(struct flaky_confirm *c, struct flaky_confirm_test *t,
+    const struct flaky_results *res)
+{
+	int	 seen = 0, failed = 0;
+
+	for (size_t i = 0; res != NULL && i < res->n; i++) {
+		const struct flaky_result *r = &res->v[i];
+
+		if (strcmp(r->test, t->name) != 0)
+			continue;
+		if (FLAKY_FAILED(r->outcome) || r->outcome == FLAKY_PASS ||
+		    r->outcome == FLAKY_XPASS) {
+			seen = 1;
+			failed = FLAKY_FAILED(r->outcome);
+		}
+	}
+	if (!seen) {
+		t->start_error = 1;
+		t->settled = 1;
+		return -ENOENT;
+	}
+	t->alone++;
+	t->alone_failed += failed;
+	t->alone_runs++;
+	t->alone_failures += failed;
+	t->runs++;
+	t->failures += failed;
+	t->settled = settled(c, t);
+	return 0;
+}
