@@ -251,7 +251,10 @@ flaky_fisher_greater(int64_t k, int64_t n, int64_t K, int64_t N)
 	return p > 1.0 ? 1.0 : p;
 }
 
-/* The candidate with the strongest evidence, named when it holds. */
+/* The candidate with the strongest evidence, named when it holds. Each
+ * test is two hypotheses: the victim fails after it (a polluter), or
+ * fails unless it ran first (a set-up test the victim relies on). The
+ * second is the same one-sided test on the complementary counts. */
 int
 flaky_order_result(const struct flaky_order_acc *a, size_t i,
     struct flaky_order_evidence *e)
@@ -259,6 +262,7 @@ flaky_order_result(const struct flaky_order_acc *a, size_t i,
 	const struct victim *v;
 	double	 best = 2.0, best_gap = 0;
 	size_t	 cands = 0, bi = 0;
+	int	 best_missing = 0;
 
 	memset(e, 0, sizeof *e);
 	e->p = 1.0;
@@ -269,21 +273,27 @@ flaky_order_result(const struct flaky_order_acc *a, size_t i,
 		return 0;
 	for (size_t d = 0; d < a->ncand; d++) {
 		int64_t	 nb = v->nb[d], kb = v->kb[d];
-		double	 p, gap;
+		int64_t	 nw = v->runs - nb, kw = v->fails - kb;
 
 		/* A test that never or always ran before it tells nothing. */
 		if (nb == 0 || nb == v->runs || a->cand[d] == v->id)
 			continue;
 		cands++;
-		if (kb < FLAKY_ORDER_MIN_FAILS)
-			continue;
-		p = flaky_fisher_greater(kb, nb, v->fails, v->runs);
-		gap = (double)kb / (double)nb - (double)(v->fails - kb) /
-		    (double)(v->runs - nb);
-		if (p < best || (p == best && gap > best_gap)) {
-			best = p;
-			best_gap = gap;
-			bi = d;
+		for (int missing = 0; missing < 2; missing++) {
+			int64_t	 k = missing ? kw : kb, n = missing ? nw : nb;
+			double	 p, gap;
+
+			if (k < FLAKY_ORDER_MIN_FAILS)
+				continue;
+			p = flaky_fisher_greater(k, n, v->fails, v->runs);
+			gap = (double)k / (double)n - (double)(v->fails - k) /
+			    (double)(v->runs - n);
+			if (p < best || (p == best && gap > best_gap)) {
+				best = p;
+				best_gap = gap;
+				bi = d;
+				best_missing = missing;
+			}
 		}
 	}
 	e->candidates = cands;
@@ -294,10 +304,14 @@ flaky_order_result(const struct flaky_order_acc *a, size_t i,
 	e->k_without = v->fails - v->kb[bi];
 	e->n_without = v->runs - v->nb[bi];
 	e->p = best;
-	/* Bonferroni over the candidates, and a real difference in rate. */
-	if (best * (double)cands > FLAKY_ORDER_ALPHA || best_gap < 0.3)
+	/* Bonferroni over the candidates both ways, and a real difference in
+	 * rate. */
+	if (best * 2.0 * (double)cands > FLAKY_ORDER_ALPHA || best_gap < 0.3)
 		return 0;
-	e->polluter_id = a->cand[bi];
+	if (best_missing)
+		e->provider_id = a->cand[bi];
+	else
+		e->polluter_id = a->cand[bi];
 	return 1;
 }
 
@@ -467,31 +481,63 @@ quantile_ms(const int64_t *v, size_t n, double q)
 	return (double)v[rank - 1] / 1000.0;
 }
 
-/* Median and p90 of failing and passing durations; early or near a limit. */
-static int
-fold_timing(struct flaky_diagnosis *d, const struct flaky_result_row *rows,
-    size_t n)
+/* Both samples sorted ascending: merged, so ranks need no copy. */
+double
+flaky_mann_whitney(const int64_t *a, size_t na, const int64_t *b, size_t nb,
+    double *u)
 {
-	struct flaky_timing *t = &d->timing;
-	int64_t	*pass, *fail;
-	size_t	 np = 0, nf = 0;
+	double	 ra = 0, ties = 0, n, ua, mu, var, z, p;
+	size_t	 i = 0, j = 0, rank = 0;
 
-	pass = malloc((n ? n : 1) * sizeof *pass);
-	fail = malloc((n ? n : 1) * sizeof *fail);
-	if (pass == NULL || fail == NULL) {
-		free(pass);
-		free(fail);
-		return -ENOMEM;
+	if (u != NULL)
+		*u = NAN;
+	if (na == 0 || nb == 0)
+		return 1.0;
+	/* Rank sum of a: a group of equal values shares the mean of its
+	 * ranks; t^3 - t per group corrects the variance for the ties. */
+	while (i < na || j < nb) {
+		int64_t	 v;
+		size_t	 ta = 0, tb = 0;
+		double	 t;
+
+		if (j >= nb || (i < na && a[i] <= b[j]))
+			v = a[i];
+		else
+			v = b[j];
+		while (i < na && a[i] == v) {
+			i++;
+			ta++;
+		}
+		while (j < nb && b[j] == v) {
+			j++;
+			tb++;
+		}
+		t = (double)(ta + tb);
+		ra += (double)ta * ((double)rank + (t + 1) / 2);
+		ties += t * t * t - t;
+		rank += ta + tb;
 	}
-	for (size_t i = 0; i < n; i++) {
-		if (rows[i].duration_us < 0)
-			continue;
-		if (FLAKY_FAILED(rows[i].outcome))
-			fail[nf++] = rows[i].duration_us;
-		else if (rows[i].outcome == FLAKY_PASS ||
-		    rows[i].outcome == FLAKY_XPASS)
-			pass[np++] = rows[i].duration_us;
-	}
+	n = (double)(na + nb);
+	ua = ra - (double)na * ((double)na + 1) / 2;
+	if (u != NULL)
+		*u = ua;
+	mu = (double)na * (double)nb / 2;
+	var = (double)na * (double)nb / 12 * ((n + 1) - ties / (n * (n - 1)));
+	if (!(var > 0))
+		return 1.0;	/* every value ties */
+	z = (fabs(ua - mu) - 0.5) / sqrt(var);
+	if (z < 0)
+		z = 0;
+	p = erfc(z / sqrt(2.0));
+	return p > 1.0 ? 1.0 : p;
+}
+
+/* Median and p90 of failing and passing durations; early or near a limit;
+ * whether the outcome goes with the duration. */
+void
+flaky_timing_fold(struct flaky_timing *t, int64_t *pass, size_t np,
+    int64_t *fail, size_t nf)
+{
 	qsort(pass, np, sizeof *pass, cmp_i64);
 	qsort(fail, nf, sizeof *fail, cmp_i64);
 	t->n_pass = (int64_t)np;
@@ -513,9 +559,54 @@ fold_timing(struct flaky_diagnosis *d, const struct flaky_result_row *rows,
 	t->near_limit = nf >= 2 && t->median_fail >= 50 &&
 	    t->p90_fail <= 2 * t->median_fail &&
 	    (np == 0 || t->median_fail >= t->p90_pass);
+	/* Varies with timing: failing and passing durations differ beyond
+	 * chance (a few of each say nothing), and not because a limit cut the
+	 * failures off (that is a timeout, not a race). */
+	t->mw_p = NAN;
+	t->varies = 0;
+	if (np >= FLAKY_TIMING_MIN && nf >= FLAKY_TIMING_MIN) {
+		t->mw_p = flaky_mann_whitney(fail, nf, pass, np, NULL);
+		t->varies = t->mw_p < FLAKY_TIMING_ALPHA && !t->near_limit;
+	}
+}
+
+/* The known durations of passing and failing results into d->timing. */
+static int
+fold_timing(struct flaky_diagnosis *d, const struct flaky_result_row *rows,
+    size_t n)
+{
+	int64_t	*pass, *fail;
+	size_t	 np = 0, nf = 0;
+
+	pass = malloc((n ? n : 1) * sizeof *pass);
+	fail = malloc((n ? n : 1) * sizeof *fail);
+	if (pass == NULL || fail == NULL) {
+		free(pass);
+		free(fail);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < n; i++) {
+		if (rows[i].duration_us < 0)
+			continue;
+		if (FLAKY_FAILED(rows[i].outcome))
+			fail[nf++] = rows[i].duration_us;
+		else if (rows[i].outcome == FLAKY_PASS ||
+		    rows[i].outcome == FLAKY_XPASS)
+			pass[np++] = rows[i].duration_us;
+	}
+	flaky_timing_fold(&d->timing, pass, np, fail, nf);
 	free(pass);
 	free(fail);
 	return 0;
+}
+
+/* RACE from timing: no message said more than UNKNOWN, but the failures
+ * go with their durations (DESIGN.md: "outcome varies with timing"). */
+static int
+race_from_timing(const char *dominant, const struct flaky_timing *t)
+{
+	return dominant != NULL && strcmp(dominant,
+	    flaky_signature_name(FLAKY_SIG_UNKNOWN)) == 0 && t->varies;
 }
 
 /* Failure modes, most frequent first, then the newest. */
@@ -618,8 +709,15 @@ fold_modes(struct flaky_diagnosis *d, const struct flaky_result_row *rows,
 	qsort(d->modes, d->nmodes, sizeof *d->modes, cmp_modes);
 	qsort(d->sigs, d->nsigs, sizeof *d->sigs, cmp_tally);
 	d->signature = d->nsigs > 0 ? d->sigs[0].name : NULL;
-	if (d->passes_alone)
+	d->race_timing = 0;
+	if (race_from_timing(d->signature, &d->timing)) {
+		d->signature = flaky_signature_name(FLAKY_SIG_RACE);
+		d->race_timing = 1;
+	}
+	if (d->passes_alone) {
 		d->signature = flaky_signature_name(FLAKY_SIG_ORDER_DEPENDENT);
+		d->race_timing = 0;
+	}
 	return 0;
 }
 
@@ -684,6 +782,7 @@ flaky_diagnosis_free(struct flaky_diagnosis *d)
 	}
 	free(d->modes);
 	free(d->polluter);
+	free(d->depends_on);
 	for (size_t i = 0; i < d->nrevs; i++)
 		free(d->revs[i].revision);
 	free(d->revs);
@@ -860,10 +959,17 @@ diagnose_target(struct flaky_store *s, int64_t target_id,
 		}
 		if (x->failures > 0 && x->failures < x->runs &&
 		    flaky_order_result(st.acc, k, &x->order) == 1) {
-			x->polluter = ref_name(refs, nrefs,
-			    x->order.polluter_id);
+			/* the order is the more specific evidence: it wins
+			 * over RACE from timing */
+			if (x->order.polluter_id != 0)
+				x->polluter = ref_name(refs, nrefs,
+				    x->order.polluter_id);
+			else
+				x->depends_on = ref_name(refs, nrefs,
+				    x->order.provider_id);
 			x->signature = flaky_signature_name(
 			    FLAKY_SIG_ORDER_DEPENDENT);
+			x->race_timing = 0;
 		}
 	}
 out:
@@ -996,6 +1102,7 @@ flaky_test_sigs_free(struct flaky_test_sig *v, size_t n)
 			free(v[i].sigs[k].name);
 		free(v[i].sigs);
 		free(v[i].polluter);
+		free(v[i].depends_on);
 	}
 	free(v);
 }
@@ -1029,7 +1136,8 @@ cmp_sig_id(const void *a, const void *b)
 	return x->test_id < y->test_id ? -1 : x->test_id > y->test_id;
 }
 
-/* Order dependence for the victims of one target: names polluters. */
+/* Order dependence for the victims of one target: names polluters and
+ * set-up tests. */
 static int
 target_polluters(struct flaky_store *s, const struct flaky_query *q,
     int64_t target_id, struct flaky_test_sig *v, size_t n,
@@ -1068,17 +1176,151 @@ target_polluters(struct flaky_store *s, const struct flaky_query *q,
 		    mine[k])) == NULL)
 			continue;
 		free(t->polluter);
-		if ((t->polluter = ref_name(refs, nrefs, e.polluter_id)) ==
-		    NULL) {
+		free(t->depends_on);
+		t->polluter = t->depends_on = NULL;
+		if ((e.polluter_id != 0 && (t->polluter = ref_name(refs,
+		    nrefs, e.polluter_id)) == NULL) ||
+		    (e.provider_id != 0 && (t->depends_on = ref_name(refs,
+		    nrefs, e.provider_id)) == NULL)) {
 			flaky_order_free(acc);
 			return flaky_error(err, errlen, ENOMEM,
 			    "out of memory");
 		}
 		t->signature = (char *)flaky_signature_name(
 		    FLAKY_SIG_ORDER_DEPENDENT);
+		t->race_timing = 0;
 	}
 	flaky_order_free(acc);
 	return 0;
+}
+
+/* Durations of the tests whose timing a report reads, per test. */
+struct durations {
+	int64_t		 id;
+	int64_t		*pass, *fail;
+	size_t		 np, nf, pcap, fcap;
+};
+
+/* qsort and bsearch order of struct durations. */
+static int
+cmp_durations(const void *a, const void *b)
+{
+	return cmp_i64(&((const struct durations *)a)->id,
+	    &((const struct durations *)b)->id);
+}
+
+/* flaky_store_durations callback: one duration to its test. */
+static int
+durations_cb(int64_t id, int outcome, int64_t us, void *arg)
+{
+	struct { struct durations *v; size_t n; } *all = arg;
+	struct durations key, *x;
+	int64_t	**v;
+	size_t	*n, *cap;
+
+	key.id = id;
+	if ((x = bsearch(&key, all->v, all->n, sizeof *all->v,
+	    cmp_durations)) == NULL)
+		return 0;
+	if (FLAKY_FAILED(outcome)) {
+		v = &x->fail;
+		n = &x->nf;
+		cap = &x->fcap;
+	} else {
+		v = &x->pass;
+		n = &x->np;
+		cap = &x->pcap;
+	}
+	if (*n == *cap) {
+		size_t	 c = *cap ? *cap * 2 : 64;
+		void	*p = realloc(*v, c * sizeof **v);
+
+		if (p == NULL)
+			return -ENOMEM;
+		*v = p;
+		*cap = c;
+	}
+	(*v)[(*n)++] = us;
+	return 0;
+}
+
+/* RACE from timing for the tests of one target whose signature is
+ * UNKNOWN with enough failures: their durations from the newest
+ * FLAKY_ORDER_RUNS_REPORT runs, as the order is read. */
+static int
+target_timing(struct flaky_store *s, const struct flaky_query *q,
+    int64_t target_id, struct flaky_test_sig *v, size_t n,
+    const struct flaky_test_ref *refs, size_t nrefs, char *err,
+    size_t errlen)
+{
+	struct { struct durations *v; size_t n; } all = { NULL, 0 };
+	int64_t	*ids = NULL;
+	int	 r = 0;
+
+	if ((all.v = calloc(n ? n : 1, sizeof *all.v)) == NULL ||
+	    (ids = calloc(n ? n : 1, sizeof *ids)) == NULL) {
+		r = flaky_error(err, errlen, ENOMEM, "out of memory");
+		goto out;
+	}
+	for (size_t i = 0; i < n; i++) {
+		int64_t	 fails = 0;
+		int	 mine = 0;
+
+		for (size_t k = 0; k < v[i].nsigs; k++)
+			fails += v[i].sigs[k].count;
+		if (v[i].signature == NULL || strcmp(v[i].signature,
+		    flaky_signature_name(FLAKY_SIG_UNKNOWN)) != 0 ||
+		    fails < FLAKY_TIMING_MIN)
+			continue;
+		for (size_t k = 0; k < nrefs && !mine; k++)
+			mine = refs[k].id == v[i].test_id &&
+			    refs[k].target_id == target_id;
+		if (mine) {
+			ids[all.n] = all.v[all.n].id = v[i].test_id;
+			all.n++;
+		}
+	}
+	if (all.n == 0)
+		goto out;
+	/* v is sorted by test id, so ids and all.v are too */
+	if ((r = flaky_store_durations(s, target_id, q,
+	    FLAKY_ORDER_RUNS_REPORT, ids, all.n, durations_cb, &all, err,
+	    errlen)) < 0) {
+		if (r == -ENOMEM)
+			r = flaky_error(err, errlen, ENOMEM, "out of memory");
+		goto out;
+	}
+	for (size_t i = 0; i < all.n; i++) {
+		struct durations *x = &all.v[i];
+		struct flaky_test_sig *t;
+
+		t = (struct flaky_test_sig *)flaky_test_sig_find(v, n, x->id);
+		if (t == NULL)
+			continue;
+		flaky_timing_fold(&t->timing, x->pass, x->np, x->fail, x->nf);
+		if (race_from_timing(t->signature, &t->timing)) {
+			t->signature = (char *)flaky_signature_name(
+			    FLAKY_SIG_RACE);
+			t->race_timing = 1;
+		}
+	}
+out:
+	for (size_t i = 0; all.v != NULL && i < all.n; i++) {
+		free(all.v[i].pass);
+		free(all.v[i].fail);
+	}
+	free(all.v);
+	free(ids);
+	return r;
+}
+
+/* Timing not read: counts zero, the rest unknown. */
+static void
+timing_unknown(struct flaky_timing *t)
+{
+	memset(t, 0, sizeof *t);
+	t->median_pass = t->p90_pass = t->median_fail = t->p90_fail = NAN;
+	t->min_fail = t->max_fail = t->mw_p = NAN;
 }
 
 /* Signatures of the tests asked about, polluters of the victims. */
@@ -1092,7 +1334,7 @@ flaky_test_signatures(struct flaky_store *s, const struct flaky_query *q,
 	struct flaky_test_sig *v = NULL;
 	struct flaky_test_ref *refs = NULL;
 	int64_t	*targets = NULL;
-	size_t	 nc = 0, n = 0, nrefs = 0, nt = 0;
+	size_t	 nc = 0, n = 0, nrefs = 0, nt = 0, unknown = 0;
 	int	 r;
 
 	if ((v = calloc(nids ? nids : 1, sizeof *v)) == NULL)
@@ -1114,7 +1356,13 @@ flaky_test_signatures(struct flaky_store *s, const struct flaky_query *q,
 		t->signature = t->nsigs > 0 ? t->sigs[0].name : NULL;
 	}
 	qsort(v, n, sizeof *v, cmp_sig_id);
-	if (nvictims > 0) {
+	for (size_t i = 0; i < n; i++) {
+		timing_unknown(&v[i].timing);
+		if (v[i].signature != NULL && strcmp(v[i].signature,
+		    flaky_signature_name(FLAKY_SIG_UNKNOWN)) == 0)
+			unknown++;
+	}
+	if (nvictims > 0 || unknown > 0) {
 		if ((r = flaky_store_tests(s, q->target, &refs, &nrefs, err,
 		    errlen)) < 0)
 			goto fail;
@@ -1130,7 +1378,12 @@ flaky_test_signatures(struct flaky_store *s, const struct flaky_query *q,
 			if (k == nt)
 				targets[nt++] = refs[i].target_id;
 		}
-		for (size_t k = 0; k < nt; k++)
+		/* timing first: order dependence wins over it */
+		for (size_t k = 0; k < nt && unknown > 0; k++)
+			if ((r = target_timing(s, q, targets[k], v, n, refs,
+			    nrefs, err, errlen)) < 0)
+				goto fail;
+		for (size_t k = 0; k < nt && nvictims > 0; k++)
 			if ((r = target_polluters(s, q, targets[k], v, n,
 			    victims, nvictims, refs, nrefs, err, errlen)) < 0)
 				goto fail;

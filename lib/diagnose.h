@@ -18,21 +18,29 @@
  * (a report reads fewer). */
 #define FLAKY_ORDER_RUNS_MAX	2000
 #define FLAKY_ORDER_RUNS_REPORT	500
-/* A polluter needs at least this many failures after it. */
+/* A polluter needs at least this many failures after it (a set-up test
+ * as many failures in the runs where it did not run before). */
 #define FLAKY_ORDER_MIN_FAILS	3
-/* ... and a one-sided Fisher p-value, times the candidates, below this. */
+/* ... and a one-sided Fisher p-value, times the candidates and the two
+ * directions, below this. */
 #define FLAKY_ORDER_ALPHA	1e-4
 /* Failures at most this long are "early" when passes take longer. */
 #define FLAKY_EARLY_MS		200.0
+/* RACE from timing: at least this many failing and passing durations ...
+ * and a two-sided Mann-Whitney p-value below this. */
+#define FLAKY_TIMING_MIN	5
+#define FLAKY_TIMING_ALPHA	1e-3
 
 /* Order dependence: failures of a victim against whether a candidate ran
- * before it in the same run. */
+ * before it in the same run. Either direction: it fails after a polluter,
+ * or it fails unless a set-up test (the provider) ran first. */
 struct flaky_order_evidence {
 	int64_t		 polluter_id;	/* 0: none found */
+	int64_t		 provider_id;	/* 0: none; else it must run first */
 	int64_t		 k_before, n_before;	/* fails of runs with it before */
 	int64_t		 k_without, n_without;	/* fails of the other runs */
 	double		 p;		/* one-sided Fisher, uncorrected */
-	size_t		 candidates;	/* tests that were compared */
+	size_t		 candidates;	/* tests compared, each both ways */
 };
 
 /* Accumulates run orders for a set of victims (tests with mixed
@@ -43,12 +51,20 @@ int	 flaky_order_new(const int64_t *victims, size_t n,
 void	 flaky_order_free(struct flaky_order_acc *);
 int	 flaky_order_add_run(struct flaky_order_acc *,
 	    const struct flaky_run_order *);
-/* The evidence for victims[i]; returns 1 when a polluter was found. */
+/* The evidence for victims[i]; returns 1 when a polluter or a set-up
+ * test was found (polluter_id or provider_id says which). */
 int	 flaky_order_result(const struct flaky_order_acc *, size_t i,
 	    struct flaky_order_evidence *);
 /* One-sided p-value of k or more failures among n runs with the candidate
  * before, when K of N runs failed (hypergeometric tail). */
 double	 flaky_fisher_greater(int64_t k, int64_t n, int64_t K, int64_t N);
+/* Two-sided p-value of the Mann-Whitney U test that a and b come from one
+ * distribution: the normal approximation with tie and continuity
+ * correction. 1 when either is empty or every value ties. *u (may be
+ * NULL) gets U of a: the pairs in which a's value is the greater, ties
+ * counting one half. */
+double	 flaky_mann_whitney(const int64_t *a, size_t na, const int64_t *b,
+	    size_t nb, double *u);
 /* Read a target's run orders from the store into a new accumulator. */
 int	 flaky_order_from_store(struct flaky_store *, int64_t target_id,
 	    const struct flaky_query *, const int64_t *victims, size_t n,
@@ -100,7 +116,14 @@ struct flaky_timing {
 	double		 min_fail, max_fail;
 	int		 early;		/* failures end well before passes */
 	int		 near_limit;	/* failures cluster at one long time */
+	double		 mw_p;		/* Mann-Whitney, fail vs pass; NAN:
+					 * under FLAKY_TIMING_MIN of either */
+	int		 varies;	/* outcome goes with the duration,
+					 * not near a limit: RACE evidence */
 };
+/* Timing from durations in microseconds (sorted here, in place). */
+void	 flaky_timing_fold(struct flaky_timing *, int64_t *pass, size_t np,
+	    int64_t *fail, size_t nf);
 
 /* The overall verdict at the latest revision. */
 enum flaky_verdict {
@@ -124,6 +147,8 @@ struct flaky_diagnosis {
 	size_t		 nmodes;
 	struct flaky_order_evidence order;
 	char		*polluter;	/* its test name, or NULL */
+	char		*depends_on;	/* the set-up test's name, or NULL */
+	int		 race_timing;	/* RACE because of timing.varies */
 	struct flaky_rev_stat *revs;	/* oldest first */
 	size_t		 nrevs;
 	int		 verdict;	/* enum flaky_verdict */
@@ -162,8 +187,9 @@ int	 flaky_diagnose_rows(struct flaky_diagnosis *d,
 	    const struct flaky_result_row *rows, size_t n);
 
 /* The per-test signature for a report: the dominant stored signature
- * (ORDER_DEPENDENT when a polluter was found), all signatures with
- * counts, and the polluter's name. Only for the tests asked about, and
+ * (ORDER_DEPENDENT when a polluter or a set-up test was found, RACE when
+ * it is UNKNOWN and the outcome goes with the duration), all signatures
+ * with counts, and the polluter's or set-up test's name. Only for the tests asked about, and
  * the order is read only for the victims among them (a report asks about
  * the tests it shows: reading every run's order for every test would
  * make a report over millions of results slow). */
@@ -173,6 +199,9 @@ struct flaky_test_sig {
 	struct flaky_sig_tally *sigs;
 	size_t		 nsigs;
 	char		*polluter;	/* NULL: none found */
+	char		*depends_on;	/* NULL: none found */
+	int		 race_timing;	/* RACE from timing (below) */
+	struct flaky_timing timing;	/* read for UNKNOWN ones only */
 };
 int	 flaky_test_signatures(struct flaky_store *, const struct flaky_query *,
 	    const int64_t *ids, size_t nids, const int64_t *victims,

@@ -378,6 +378,53 @@ out:
 	return r;
 }
 
+/* Durations of some tests' results: the runs as flaky_store_run_orders
+ * reads them (by run id, the results of a run are neighbours), the tests
+ * picked out here rather than through an index that does not exist. */
+int
+flaky_store_durations(struct flaky_store *s, int64_t target_id,
+    const struct flaky_query *q, size_t max_runs, const int64_t *wanted,
+    size_t nwanted, int (*fn)(int64_t, int, int64_t, void *), void *arg,
+    char *err, size_t errlen)
+{
+	sqlite3_stmt	*st = NULL;
+	int64_t		 first = 0;
+	int		 rc, r = 0;
+
+	if (nwanted == 0)
+		return 0;
+	if (max_runs > 0 && first_of_newest(s, target_id, q, max_runs,
+	    &first) < 0)
+		return store_sql_error(s, err, errlen, "reading durations");
+	if (sqlite3_prepare_v2(store_db(s),
+	    "SELECT r.test_id, r.outcome, r.duration_us "
+	    "FROM runs ru CROSS JOIN results r ON r.run_id = ru.id "
+	    "WHERE +ru.target_id = ?1 AND ru.started_ms >= ?2 "
+	    "AND ru.started_ms < ?3 AND ru.id BETWEEN ?4 AND ?5 "
+	    "AND ru.id >= ?6 AND ru.status IN ('done', 'timeout') "
+	    "AND r.outcome IN (0, 1, 2, 5) AND r.duration_us >= 0", -1, &st,
+	    NULL) != SQLITE_OK)
+		return store_sql_error(s, err, errlen, "reading durations");
+	sqlite3_bind_int64(st, 1, target_id);
+	bind_window(st, 2, q);
+	sqlite3_bind_int64(st, 6, first);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		int64_t	 id = sqlite3_column_int64(st, 0);
+
+		if (bsearch(&id, wanted, nwanted, sizeof *wanted,
+		    cmp_i64) == NULL)
+			continue;
+		if ((r = fn(id, sqlite3_column_int(st, 1),
+		    sqlite3_column_int64(st, 2), arg)) < 0)
+			goto out;
+	}
+	if (rc != SQLITE_DONE)
+		r = store_sql_error(s, err, errlen, "reading durations");
+out:
+	sqlite3_finalize(st);
+	return r;
+}
+
 /* Free signature counts; NULL is fine. */
 void
 flaky_sig_counts_free(struct flaky_sig_count *v, size_t n)

@@ -79,6 +79,15 @@ int	 flaky_store_run_orders(struct flaky_store *, int64_t target_id,
 	    int (*fn)(const struct flaky_run_order *, void *), void *arg,
 	    char *err, size_t errlen);
 
+/* The outcome and duration of each result of the wanted tests (sorted
+ * ids) with a known duration, passed or failed, in a target's newest
+ * max_runs finished runs of the window (0: all). fn returns <0 to stop
+ * with that code. */
+int	 flaky_store_durations(struct flaky_store *, int64_t target_id,
+	    const struct flaky_query *, size_t max_runs, const int64_t *wanted,
+	    size_t nwanted, int (*fn)(int64_t test_id, int outcome,
+	    int64_t duration_us, void *), void *arg, char *err, size_t errlen);
+
 /* How often each signature was stored for a test in the window, most
  * first (read through the partial index of failures). */
 struct flaky_sig_count {
