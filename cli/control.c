@@ -468,7 +468,12 @@ print_status_table(const struct jv *st)
 		const char	*state = jv_str(t, "state");
 		char		 sbuf[32];
 
-		if (state != NULL && strcmp(state, "idle") != 0 &&
+		if (state != NULL && !isnan(jv_num(t, "confirm_runs"))) {
+			/* after its runs, tests alone (confirm: true) */
+			snprintf(sbuf, sizeof sbuf, "confirm %.0f",
+			    jv_num(t, "confirm_runs"));
+			state = sbuf;
+		} else if (state != NULL && strcmp(state, "idle") != 0 &&
 		    !isnan(jv_num(t, "runs"))) {
 			snprintf(sbuf, sizeof sbuf, "%s %.0f/%.0f", state,
 			    jv_num(t, "run"), jv_num(t, "runs"));

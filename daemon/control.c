@@ -116,6 +116,9 @@ status_target(struct evbuffer *out, struct tstate *ts)
 	if (tr != NULL)
 		evbuffer_add_printf(out, ",\"trigger\":\"%s\",\"run\":%d,"
 		    "\"runs\":%d", tr->kind, tr->started, tr->runs);
+	if (tr != NULL && tr->confirm != NULL)
+		evbuffer_add_printf(out, ",\"confirm_runs\":%d",
+		    tr->confirm_runs);
 	evbuffer_add_printf(out, ",\"queued\":%s", ts->pending ? "true" :
 	    "false");
 	if (ts->last.run_id == 0)

@@ -8,6 +8,7 @@
 #include <sys/queue.h>
 
 #include "conf.h"
+#include "confirm.h"
 #include "run.h"
 #include "spawner.h"
 #include "store.h"
@@ -25,6 +26,8 @@ struct evbuffer;
 #define FLAKYD_RUNS_MAX		10000
 /* The target's revision: command may take this long. */
 #define FLAKYD_REVISION_TIMEOUT_MS	30000
+/* confirm: true looks at the tests that failed in this window */
+#define FLAKYD_CONFIRM_WINDOW_MS	(30LL * 86400 * 1000)
 
 /* A loaded config with what the daemon derives from it; runs in flight
  * hold a reference, so a reload never pulls a definition from under them. */
@@ -70,6 +73,11 @@ struct trigger {
 	struct flaky_buf	 revout;
 	struct job		*job;		/* the run in flight */
 	struct event		*next_ev;	/* start the next run */
+	/* confirm: true, after the runs: tests rerun alone until settled
+	 * or the budget ends. */
+	struct flaky_confirm	*confirm;
+	int64_t			 confirm_end_us;
+	int			 confirm_runs;
 	TAILQ_ENTRY(trigger)	 wait;
 };
 TAILQ_HEAD(triggerq, trigger);
@@ -80,7 +88,8 @@ struct job {
 	struct flaky_run	*run;
 	char			*target;
 	char			*revision;
-	int			 index, of;
+	int			 index, of;	/* of 0: a run alone */
+	struct flaky_confirm_test *ctest;	/* the test it runs alone */
 	int			 stored_start;
 	TAILQ_ENTRY(job)	 retry;
 };

@@ -20,6 +20,7 @@
 #include "flakyd.h"
 #include "log.h"
 #include "classifier.h"
+#include "diagnose.h"
 #include "sched.h"
 #include "store_history.h"
 #include "store_scan.h"
@@ -27,6 +28,7 @@
 static void	trigger_next_ev(evutil_socket_t, short, void *);
 static void	trigger_end(struct trigger *);
 static void	kick(struct flakyd *);
+static void	job_done(struct flaky_run *, void *);
 
 /* The minimal environment of a run: PATH, HOME, LANG, TZ, USER (TMPDIR is
  * the spawner's, per run), then the target's env: over them. */
@@ -221,6 +223,8 @@ trigger_free(struct trigger *tr)
 	if (tr->next_ev != NULL)
 		event_free(tr->next_ev);
 	free(tr->revision);
+	flaky_confirm_free(tr->confirm);
+	free(tr->confirm);
 	cfgref_unref(tr->cref);
 	free(tr);
 }
@@ -639,6 +643,142 @@ sweep_cb(evutil_socket_t fd, short what, void *arg)
 		d->sweeps = 0;
 }
 
+/* confirm: true: the unstable tests of the target over the last 30 days,
+ * to rerun alone after the trigger's runs. -1: nothing to confirm. */
+static int
+confirm_begin(struct flakyd *d, struct trigger *tr)
+{
+	struct flaky_test_row *rows = NULL;
+	struct flaky_diagnosis *diag;
+	struct flaky_query q;
+	size_t		 nrows = 0, open = 0;
+	char		 err[512];
+	int		 r;
+
+	memset(&q, 0, sizeof q);
+	q.since_ms = flaky_now_ms() - FLAKYD_CONFIRM_WINDOW_MS;
+	q.until_ms = INT64_MAX;
+	q.target = tr->ts->name;
+	tr->confirm = xcalloc(1, sizeof *tr->confirm);
+	flaky_confirm_init(tr->confirm, FLAKY_CONFIRM_MAX_RUNS);
+	if (flaky_store_test_stats(d->store, &q, &rows, &nrows, err,
+	    sizeof err) < 0) {
+		log_warnx("target %s: confirm: %s", tr->ts->name, err);
+		return -1;
+	}
+	for (size_t i = 0; i < nrows &&
+	    tr->confirm->nt < FLAKY_CONFIRM_MAX_TESTS; i++) {
+		if (rows[i].failures == 0 || rows[i].failures == rows[i].runs)
+			continue;
+		if (flaky_diagnose_test(d->store, rows[i].test_id, &q, &diag,
+		    err, sizeof err) < 0) {
+			log_warnx("target %s: confirm: %s", tr->ts->name, err);
+			continue;
+		}
+		r = flaky_confirm_add(tr->confirm, diag, tr->def->isolate,
+		    tr->revision);
+		flaky_diagnosis_free(diag);
+		if (r == -ENOMEM)
+			fatalx("out of memory");
+		if (r == 0 && !tr->confirm->t[tr->confirm->nt - 1].settled)
+			open++;
+	}
+	flaky_test_rows_free(rows, nrows);
+	if (open == 0)
+		return -1;
+	tr->confirm_end_us = flaky_mono_us() + tr->def->confirm_budget_ms *
+	    1000;
+	log_info("target %s: confirming %zu unsettled test%s alone, for at "
+	    "most %llds", tr->ts->name, open, open == 1 ? "" : "s",
+	    (long long)(tr->def->confirm_budget_ms / 1000));
+	return 0;
+}
+
+/* After the trigger's runs: the next test alone, while one is unsettled
+ * and the budget lasts. -1: confirming is over (or not asked for). */
+static int
+confirm_start(struct flakyd *d, struct trigger *tr)
+{
+	struct flaky_run_spec spec;
+	struct flaky_confirm_test *t;
+	struct job	*j;
+	char *const	*argv;
+	char		 err[512];
+	int64_t		 left_ms;
+	int		 r;
+
+	if (!tr->def->confirm)
+		return -1;
+	if (tr->confirm == NULL && confirm_begin(d, tr) < 0)
+		return -1;
+	left_ms = (tr->confirm_end_us - flaky_mono_us()) / 1000;
+	if (left_ms <= 0) {
+		log_info("target %s: confirm budget spent after %d runs alone",
+		    tr->ts->name, tr->confirm_runs);
+		return -1;
+	}
+	if ((t = flaky_confirm_next(tr->confirm, &argv)) == NULL) {
+		log_info("target %s: confirmed, %d runs alone", tr->ts->name,
+		    tr->confirm_runs);
+		return -1;
+	}
+	j = xcalloc(1, sizeof *j);
+	j->tr = tr;
+	j->target = xstrdup(tr->ts->name);
+	j->revision = t->revision ? xstrdup(t->revision) : NULL;
+	j->index = ++tr->confirm_runs;
+	j->ctest = t;
+	memset(&spec, 0, sizeof spec);
+	spec.argv = argv;
+	spec.dir = t->dir;
+	spec.envp = tr->envp;
+	/* A run alone ends with the budget at the latest. */
+	spec.timeout_ms = tr->def->timeout_ms < left_ms ? tr->def->timeout_ms :
+	    left_ms;
+	spec.grace_ms = tr->cref->cfg->kill_grace_ms;
+	r = flaky_run_start(d->sp, &spec, job_done, j, &j->run, err,
+	    sizeof err);
+	if (j->run == NULL) {
+		log_warnx("target %s: %s", tr->ts->name, r == -ENOMEM ?
+		    "out of memory" : err);
+		job_free(j);
+		return -1;
+	}
+	j->run->rec.target_id = tr->ts->id;
+	j->run->rec.trigger = FLAKY_TRIGGER_CONFIRM;
+	j->run->rec.revision = j->revision;
+	tr->job = j;
+	if (r < 0) {
+		job_done(j->run, j);
+		return 0;
+	}
+	if (flaky_store_run_start(d->store, &j->run->rec, err,
+	    sizeof err) < 0)
+		log_warnx("target %s: recording the run start: %s",
+		    tr->ts->name, err);
+	return 0;
+}
+
+/* A run alone ended: count it for its test and log it. */
+static void
+confirm_count(struct trigger *tr, struct job *j, struct flaky_run *run)
+{
+	struct flaky_confirm_test *t = j->ctest;
+	if (run->rec.status == FLAKY_RUN_ERROR ||
+	    flaky_confirm_count(tr->confirm, t, &run->results) == -ENOENT) {
+		t->start_error = t->settled = 1;
+		log_warnx("target %s confirm run %d: %s: the isolate: command "
+		    "did not report this test (exit %d%s%s); check the "
+		    "template", j->target, j->index, t->name,
+		    run->rec.exit_code, run->rec.error ? ": " : "",
+		    run->rec.error ? run->rec.error : "");
+		return;
+	}
+	log_info("target %s confirm run %d: %s alone: %d/%d failed%s",
+	    j->target, j->index, t->name, t->alone_failed, t->alone,
+	    t->settled ? ", settled" : "");
+}
+
 /* A run ended: log it, store it (or keep it for a retry), go on. */
 static void
 job_done(struct flaky_run *run, void *arg)
@@ -652,11 +792,15 @@ job_done(struct flaky_run *run, void *arg)
 
 	for (size_t i = 0; i < run->results.n; i++)
 		failures += FLAKY_FAILED(run->results.v[i].outcome);
-	log_info("target %s run %d/%d: %s, %zu tests, %lld failures, %.2fs%s%s",
-	    j->target, j->index, j->of, flaky_run_status_name(run->rec.status),
-	    run->results.n, (long long)failures,
-	    (double)run->rec.duration_us / 1e6,
-	    run->rec.error ? ": " : "", run->rec.error ? run->rec.error : "");
+	if (j->ctest != NULL)
+		confirm_count(tr, j, run);
+	else
+		log_info("target %s run %d/%d: %s, %zu tests, %lld failures, "
+		    "%.2fs%s%s", j->target, j->index, j->of,
+		    flaky_run_status_name(run->rec.status), run->results.n,
+		    (long long)failures, (double)run->rec.duration_us / 1e6,
+		    run->rec.error ? ": " : "",
+		    run->rec.error ? run->rec.error : "");
 	d->runs_done++;
 	tr->job = NULL;
 	tr->finished++;
@@ -701,7 +845,8 @@ trigger_next_ev(evutil_socket_t fd, short what, void *arg)
 	if (tr->job != NULL)
 		return;
 	if (d->stopping || tr->started >= tr->runs) {
-		trigger_end(tr);
+		if (d->stopping || confirm_start(d, tr) < 0)
+			trigger_end(tr);
 		return;
 	}
 	j = xcalloc(1, sizeof *j);

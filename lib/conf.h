@@ -64,6 +64,7 @@ struct flaky_target {
 	char		*isolate;	/* template with {test}, or NULL */
 	char		*revision;	/* shell command, or NULL: git HEAD */
 	int		 confirm;	/* default 0; needs isolate */
+	int64_t		 confirm_budget_ms; /* per trigger, default 10m */
 	int		 scan;		/* default 0 */
 	char		*junit;		/* as written (under dir), or NULL */
 	int		 line;		/* where the target starts, 1-based */

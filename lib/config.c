@@ -500,12 +500,12 @@ check_command(struct ctx *c, struct flaky_target *t, const yaml_node_t *n)
 static const char *const target_keys[] = {
 	"name", "command", "dir", "schedule", "runs", "timeout", "env",
 	"jitter", "overlap", "catch_up", "isolate", "revision", "confirm",
-	"scan", "junit",
+	"scan", "junit", "confirm_budget",
 };
 enum {
 	T_NAME, T_COMMAND, T_DIR, T_SCHEDULE, T_RUNS, T_TIMEOUT, T_ENV,
 	T_JITTER, T_OVERLAP, T_CATCH_UP, T_ISOLATE, T_REVISION, T_CONFIRM,
-	T_SCAN, T_JUNIT, T_NKEYS
+	T_SCAN, T_JUNIT, T_CONFIRM_BUDGET, T_NKEYS
 };
 
 /* command: a list is argv, a string is /bin/sh -c STRING. */
@@ -613,6 +613,7 @@ parse_target(struct ctx *c, const yaml_node_t *n, struct flaky_target *t)
 
 	t->runs = 1;
 	t->timeout_ms = 30 * 60 * 1000;
+	t->confirm_budget_ms = 10 * 60 * 1000;
 	t->catch_up = 1;
 	t->line = (int)n->start_mark.line + 1;
 	if ((r = get_keys(c, n, "target", target_keys, T_NKEYS, v)) < 0)
@@ -702,6 +703,10 @@ parse_target(struct ctx *c, const yaml_node_t *n, struct flaky_target *t)
 		return cfg_err(c, v[T_CONFIRM], "confirm: expected an isolate: "
 		    "template in the same target, confirming reruns tests "
 		    "alone");
+	if (v[T_CONFIRM_BUDGET] != NULL && (r = get_duration(c,
+	    v[T_CONFIRM_BUDGET], "confirm_budget", 1,
+	    &t->confirm_budget_ms)) < 0)
+		return r;
 	if (v[T_SCAN] != NULL &&
 	    (r = get_bool(c, v[T_SCAN], "scan", &t->scan)) < 0)
 		return r;

@@ -63,21 +63,21 @@ flaky_confirm_expand(const char *tmpl, const char *test)
 	return flaky_buf_steal(&b);
 }
 
-/* Done with a test: its interval lies in one tier and the question "does
- * it fail alone?" has an answer (a failure alone, or passes alone that the
- * suite's failures make unlikely by chance), or the cap. */
+/* Done with a test. One that passes alone so far, while failing in the
+ * suite, is done once chance is ruled out (its failures all in the suite
+ * runs, p < FLAKY_ALONE_ALPHA): it is order dependent, and more runs alone
+ * would only dilute the suite's failure rate. Any other is done when its
+ * interval lies in one tier. Either way at most max_runs alone. */
 static int
 settled(const struct flaky_confirm *c, const struct flaky_confirm_test *t)
 {
-	int	 open;
-
 	if (t->alone >= c->max_runs)
 		return 1;
-	open = t->suite_failures > 0 && t->alone_failures == 0 &&
-	    flaky_fisher_greater(t->suite_failures, t->suite_runs,
-	    t->suite_failures, t->suite_runs + t->alone_runs) >=
-	    FLAKY_ALONE_ALPHA;
-	return !open && flaky_runs_needed(t->failures, t->runs) == 0;
+	if (t->suite_failures > 0 && t->alone_failures == 0)
+		return flaky_fisher_greater(t->suite_failures, t->suite_runs,
+		    t->suite_failures, t->suite_runs + t->alone_runs) <
+		    FLAKY_ALONE_ALPHA;
+	return flaky_runs_needed(t->failures, t->runs) == 0;
 }
 
 int

@@ -103,6 +103,7 @@ START_TEST(good_full)
 	ck_assert_str_eq(t->isolate, "pytest -v {test}");
 	ck_assert_str_eq(t->revision, "cat REVISION");
 	ck_assert_int_eq(t->confirm, 1);
+	ck_assert_int_eq(t->confirm_budget_ms, 15 * 60 * 1000);
 	ck_assert_int_eq(t->scan, 1);
 	ck_assert_str_eq(t->junit, "out/junit.xml");
 	ck_assert_int_eq(t->line, 19);
@@ -130,6 +131,7 @@ START_TEST(good_full)
 	ck_assert_ptr_null(t->revision);
 	ck_assert_ptr_null(t->junit);
 	ck_assert_int_eq(t->confirm, 0);
+	ck_assert_int_eq(t->confirm_budget_ms, 10 * 60 * 1000);
 	ck_assert_int_eq(t->scan, 0);
 	ck_assert_str_eq(t->dir, base);
 
@@ -219,6 +221,8 @@ START_TEST(bad_files)
 		    "executable file, \"./good-full.yaml\" is not executable" },
 		{ "bad-command.yaml", "3:15: command: expected a program in "
 		    "PATH, \"no-such-program-flaky\" was not found" },
+		{ "bad-confirm-budget.yaml", "6:21: confirm_budget: expected a "
+		    "duration such as 30s, 10m or 1h30m, got \"soon\"" },
 		{ "bad-confirm.yaml", "4:14: confirm: expected an isolate: "
 		    "template in the same target, confirming reruns tests "
 		    "alone" },
@@ -300,7 +304,7 @@ START_TEST(bad_files)
 		{ "bad-unknown-key.yaml", "3:5: target: unknown key \"comand\", "
 		    "expected name, command, dir, schedule, runs, timeout, env, "
 		    "jitter, overlap, catch_up, isolate, revision, confirm, "
-		    "scan or junit" },
+		    "scan, junit or confirm_budget" },
 		{ "bad-unknown-top.yaml", "1:1: unknown key \"databse\", "
 		    "expected database, jobs, socket, timezone, kill_grace, "
 		    "retention, redact, signatures or targets" },

@@ -1,4 +1,5 @@
 """flakyd end to end: the real daemon, its socket, its database."""
+import json
 import os
 import re
 import signal
@@ -602,4 +603,66 @@ def test_signatures_scan_and_retention(daemon):
                 "ON u.id = r.run_id WHERE u.started_ms < 1735776000000")
     assert old == [(0,)]
     assert query(daemon.db, "SELECT sum(runs) FROM rollups WHERE day = 20089") == [(1,)]
+    assert daemon.stop() == 0
+
+
+ORDER = """import os
+import unittest
+STATE = {}
+COUNT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "count")
+
+
+class T(unittest.TestCase):
+    def test_a_setup(self):
+        # Leaves state behind in every other suite run: deterministic.
+        n = int(open(COUNT).read()) if os.path.exists(COUNT) else 0
+        with open(COUNT, "w") as f:
+            f.write(str(n + 1))
+        if n % 2 == 0:
+            STATE["user"] = "stale"
+
+    def test_b_fresh(self):
+        self.assertNotIn("user", STATE)
+"""
+
+
+def test_confirm_true_reruns_unsettled_tests_alone(daemon):
+    """confirm: true: after a trigger's runs flakyd reruns the unsettled
+    tests alone through isolate:, stores them as trigger 'confirm', and
+    stops when they settle or the budget ends. test_b_fresh fails in every
+    other suite run (after test_a_setup's leftover) and never alone, so the
+    runs alone make it ORDER_DEPENDENT; the stable test is not rerun."""
+    daemon.write("test_order.py", ORDER)
+    victim = "test_order.T.test_b_fresh"
+    daemon.write_config(
+        "targets:\n" + unittest_target(
+            "order", None, module="test_order",
+            extra="    isolate: \"%s -m unittest -v {test}\"\n"
+                  "    confirm: true\n    confirm_budget: 8s\n" % PYTHON))
+    daemon.start()
+    daemon.ctl("run", "order", "--runs", "10", check=0)
+    wait_for("confirming to end", lambda: re.search(
+        r"target order: (confirmed|confirm budget spent)", daemon.logtext()),
+        timeout=60)
+    suite = query(daemon.db, "SELECT count(*), sum(failures) FROM runs "
+                  "WHERE trigger = 'manual' AND status = 'done'")
+    assert suite == [(10, 5)], suite
+    alone = query(daemon.db, "SELECT r.status, count(*), sum(x.outcome = "
+                  "'pass'), group_concat(DISTINCT x.test) FROM runs r JOIN "
+                  "test_results x ON x.run_id = r.id WHERE r.trigger = "
+                  "'confirm' GROUP BY r.status")
+    assert len(alone) == 1, alone
+    status, n, passed, tests = alone[0]
+    assert status == "done" and tests == victim and passed == n, alone
+    # Passes alone every time: settled as soon as chance is under 1%,
+    # C(10,5)/C(10+n,5) < 0.01 first at n = 12 runs alone.
+    assert n == 12, alone
+    assert "target order: confirmed, 12 runs alone" in daemon.logtext()
+    p = daemon.ctl("--format", "json", "show", victim, check=0)
+    d = json.loads(p.stdout)
+    assert d["alone"]["passes_alone"] is True, d["alone"]
+    assert d["signature"] == "ORDER_DEPENDENT", d["signature"]
+    st = json.loads(daemon.ctl("--format", "json", "status", check=0).stdout)
+    (t,) = [t for t in st["targets"] if t["name"] == "order"]
+    assert t["state"] == "idle", t
     assert daemon.stop() == 0
