@@ -135,6 +135,36 @@ diag_patch(const char *sig)
 	return "the fix your team wrote down for this signature";
 }
 
+/* Most likely cause for one test (triage, ticket, JSON). */
+const char *
+diag_test_cause(const struct flaky_diagnosis *d)
+{
+	if (d->verdict == FLAKY_VERDICT_BROKEN)
+		return "the test or the code under test is broken, not flaky";
+	if (d->depends_on != NULL)
+		return "the test relies on state another test creates";
+	return diag_cause(d->signature);
+}
+
+/* First patch to try for one test, naming the test the order points at. */
+void
+diag_test_patch(const struct flaky_diagnosis *d, struct flaky_buf *b)
+{
+	if (d->verdict == FLAKY_VERDICT_BROKEN)
+		flaky_buf_adds(b, "fix it like any failing test; rerunning "
+		    "will not help");
+	else if (d->depends_on != NULL)
+		flaky_buf_printf(b, "make the test create its own state (a "
+		    "fixture) instead of relying on %s running first",
+		    d->depends_on);
+	else {
+		flaky_buf_adds(b, diag_patch(d->signature));
+		if (d->polluter != NULL)
+			flaky_buf_printf(b, "; the polluter is %s",
+			    d->polluter);
+	}
+}
+
 /* Milliseconds for people. */
 void
 diag_fmt_ms(double ms, char *buf, size_t len)
@@ -237,6 +267,20 @@ diag_revision_words(const struct flaky_diagnosis *d, struct flaky_buf *b)
 		    d->revs[d->nrevs - 2].revision : "the revision before");
 }
 
+/* RACE from timing in words, p as a p-value is usually written. */
+void
+diag_race_words(const struct flaky_timing *t, struct flaky_buf *b)
+{
+	char	 f[32], p[32];
+
+	diag_fmt_ms(t->median_fail, f, sizeof f);
+	diag_fmt_ms(t->median_pass, p, sizeof p);
+	flaky_buf_printf(b, "outcome varies with timing: fails in a median "
+	    "of %s, passes in a median of %s, Mann-Whitney p=%.1g (%lld "
+	    "failures, %lld passes)", f, p, t->mw_p, (long long)t->n_fail,
+	    (long long)t->n_pass);
+}
+
 /* The evidence behind the signature in one sentence. */
 void
 diag_evidence(const struct flaky_diagnosis *d, struct flaky_buf *b)
@@ -261,6 +305,19 @@ diag_evidence(const struct flaky_diagnosis *d, struct flaky_buf *b)
 		    (long long)d->order.k_before, (long long)d->order.n_before,
 		    d->polluter, (long long)d->order.k_without,
 		    (long long)d->order.n_without);
+		return;
+	}
+	if (d->depends_on != NULL) {
+		flaky_buf_printf(b, "fails in %lld of %lld runs where %s did "
+		    "not run before it, %lld of %lld where it did",
+		    (long long)d->order.k_without,
+		    (long long)d->order.n_without, d->depends_on,
+		    (long long)d->order.k_before,
+		    (long long)d->order.n_before);
+		return;
+	}
+	if (d->race_timing) {
+		diag_race_words(&d->timing, b);
 		return;
 	}
 	for (size_t i = 0; i < d->nsigs; i++)
@@ -423,6 +480,23 @@ json_us(FILE *f, const char *k, int64_t us)
 		json_double(f, (double)us / 1000.0);
 }
 
+/* race_timing: null, or the evidence that made a test RACE by timing. */
+static void
+json_race_timing(FILE *f, const struct flaky_timing *t)
+{
+	fprintf(f, ", \"race_timing\": ");
+	if (t == NULL) {
+		fputs("null", f);
+		return;
+	}
+	fprintf(f, "{\"failures\": %lld, \"passes\": %lld",
+	    (long long)t->n_fail, (long long)t->n_pass);
+	json_ms(f, "median_ms_fail", t->median_fail);
+	json_ms(f, "median_ms_pass", t->median_pass);
+	json_ms(f, "p", t->mw_p);
+	fputs("}", f);
+}
+
 /* A diagnosis as one JSON object. */
 void
 diag_json(FILE *f, const struct flaky_diagnosis *d, int with_failures)
@@ -453,8 +527,11 @@ diag_json(FILE *f, const struct flaky_diagnosis *d, int with_failures)
 	}
 	fprintf(f, "}");
 	json_key(f, "polluter", d->polluter);
-	if (d->polluter != NULL) {
-		fprintf(f, ", \"order\": {\"fails_with\": %lld, \"runs_with\": "
+	json_key(f, "depends_on", d->depends_on);
+	if (d->polluter != NULL || d->depends_on != NULL) {
+		fprintf(f, ", \"order\": {\"kind\": \"%s\", ",
+		    d->polluter != NULL ? "polluter" : "depends_on");
+		fprintf(f, "\"fails_with\": %lld, \"runs_with\": "
 		    "%lld, \"fails_without\": %lld, \"runs_without\": %lld, "
 		    "\"p\": ", (long long)d->order.k_before,
 		    (long long)d->order.n_before,
@@ -470,21 +547,27 @@ diag_json(FILE *f, const struct flaky_diagnosis *d, int with_failures)
 	fprintf(f, "}");
 	diag_evidence(d, &b);
 	json_key(f, "evidence", flaky_buf_cstr(&b));
+	json_race_timing(f, d->race_timing ? &d->timing : NULL);
 	json_key(f, "cause", d->verdict == FLAKY_VERDICT_BROKEN ?
 	    "the test or the code under test is broken" :
-	    diag_cause(d->signature));
-	json_key(f, "patch", d->verdict == FLAKY_VERDICT_BROKEN ?
-	    "fix it like any failing test; rerunning will not help" :
-	    diag_patch(d->signature));
+	    diag_test_cause(d));
+	flaky_buf_reset(&b);
+	if (d->verdict == FLAKY_VERDICT_BROKEN || d->depends_on != NULL)
+		diag_test_patch(d, &b);
+	else
+		flaky_buf_adds(&b, diag_patch(d->signature));
+	json_key(f, "patch", flaky_buf_cstr(&b));
 	fprintf(f, ",\n  \"timing\": {\"passes\": %lld, \"failures\": %lld",
 	    (long long)d->timing.n_pass, (long long)d->timing.n_fail);
 	json_ms(f, "median_ms_pass", d->timing.median_pass);
 	json_ms(f, "p90_ms_pass", d->timing.p90_pass);
 	json_ms(f, "median_ms_fail", d->timing.median_fail);
 	json_ms(f, "p90_ms_fail", d->timing.p90_fail);
-	fprintf(f, ", \"early\": %s, \"near_limit\": %s}",
+	fprintf(f, ", \"early\": %s, \"near_limit\": %s",
 	    d->timing.early ? "true" : "false",
 	    d->timing.near_limit ? "true" : "false");
+	json_ms(f, "p_mann_whitney", d->timing.mw_p);
+	fprintf(f, ", \"varies\": %s}", d->timing.varies ? "true" : "false");
 	fprintf(f, ",\n  \"revisions\": [");
 	for (size_t i = 0; i < d->nrevs; i++) {
 		const struct flaky_rev_stat *r = &d->revs[i];
@@ -614,7 +697,8 @@ diag_report_sigs(struct ctl *ctl, const struct report_head *h,
 	return r;
 }
 
-/* The JSON fields signature, signatures and polluter of a report row. */
+/* The JSON fields signature, signatures, polluter, depends_on and
+ * race_timing of a report row. */
 void
 diag_json_sig_fields(FILE *f, const struct flaky_test_sig *t)
 {
@@ -628,4 +712,7 @@ diag_json_sig_fields(FILE *f, const struct flaky_test_sig *t)
 	}
 	fprintf(f, "}, \"polluter\": ");
 	json_string(f, t ? t->polluter : NULL);
+	fprintf(f, ", \"depends_on\": ");
+	json_string(f, t ? t->depends_on : NULL);
+	json_race_timing(f, t != NULL && t->race_timing ? &t->timing : NULL);
 }

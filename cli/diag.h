@@ -37,8 +37,13 @@ int	 diag_resolve(struct flaky_store *, const char *cmd, const char *target,
 /* The triage table (DESIGN.md): most likely cause and first patch. */
 const char *diag_cause(const char *signature);
 const char *diag_patch(const char *signature);
+/* The same for one test: broken, or relying on a set-up test, first. */
+const char *diag_test_cause(const struct flaky_diagnosis *);
+void	 diag_test_patch(const struct flaky_diagnosis *, struct flaky_buf *);
 /* One sentence of evidence for the signature. */
 void	 diag_evidence(const struct flaky_diagnosis *, struct flaky_buf *);
+/* "outcome varies with timing: fails in a median of ..." (RACE). */
+void	 diag_race_words(const struct flaky_timing *, struct flaky_buf *);
 /* The timing in words ("fails within 3 ms, passes in ~120 ms"), or "". */
 void	 diag_timing_words(const struct flaky_diagnosis *, struct flaky_buf *);
 /* "0/60 at abc123, at most 6% at 95%" for the latest revision. */
@@ -61,7 +66,8 @@ char	*diag_isolate(struct ctl *, const char *target);
  * -1 after a message on a bad config. */
 int	 diag_load_signatures(struct ctl *, struct flaky_store *);
 
-/* Report rows' signatures (output.c): signature, signatures, polluter. */
+/* Report rows' signatures (output.c): signature, signatures, polluter,
+ * depends_on, race_timing. */
 int	 diag_report_sigs(struct ctl *, const struct report_head *,
 	    const struct flaky_test_row *, size_t, struct flaky_test_sig **ret,
 	    size_t *ret_n);

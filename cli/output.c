@@ -382,6 +382,22 @@ row_sig(const struct flaky_test_row *r)
 	return t != NULL && t->signature != NULL ? t->signature : "-";
 }
 
+/* Under a row: the test its order dependence points at, if any. */
+static void
+print_order_line(struct ctl *ctl, const struct flaky_test_row *r)
+{
+	const struct flaky_test_sig *t = flaky_test_sig_find(sigs, nsigs,
+	    r->test_id);
+
+	if (t == NULL || (t->polluter == NULL && t->depends_on == NULL))
+		return;
+	printf("%s          %s %s %s%s\n", ctl->color ? COLOR_DIM : "",
+	    t->polluter ? "fails after" : "fails unless",
+	    t->polluter ? t->polluter : t->depends_on,
+	    t->polluter ? "ran before it" : "ran first",
+	    ctl->color ? COLOR_OFF : "");
+}
+
 static int
 print_table(struct ctl *ctl, const struct report_head *h,
     const struct flaky_test_row *v, size_t n)
@@ -442,6 +458,7 @@ print_table(struct ctl *ctl, const struct report_head *h,
 			printf("%s          %s%s\n", ctl->color ? COLOR_DIM : "",
 			    msg, ctl->color ? COLOR_OFF : "");
 		}
+		print_order_line(ctl, r);
 		print_risks_table(ctl, r);
 	}
 	if (noise > 0)

@@ -55,10 +55,11 @@ print_show(const struct flaky_diagnosis *d, int full)
 	diag_timing_words(d, &b);
 	if (b.len > 0)
 		printf("timing: %s\n", flaky_buf_cstr(&b));
-	if (d->polluter != NULL) {
+	if (d->polluter != NULL || d->depends_on != NULL || d->race_timing) {
 		flaky_buf_reset(&b);
 		diag_evidence(d, &b);
-		printf("order: %s\n", flaky_buf_cstr(&b));
+		printf("%s: %s\n", d->race_timing ? "race" : "order",
+		    flaky_buf_cstr(&b));
 	}
 	if (d->nfailed == 0)
 		printf("no failure in this window\n");

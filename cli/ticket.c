@@ -139,6 +139,26 @@ ticket_body(const struct flaky_diagnosis *d, const char *isolate,
 		    d->order.candidates);
 	}
 
+	if (d->depends_on != NULL) {
+		flaky_buf_adds(b, "### Relies on a set-up test\n\n");
+		md_inline(b, d->depends_on);
+		flaky_buf_printf(b, ": this test failed in %lld of %lld runs "
+		    "where it did not run before, and %lld of %lld where it "
+		    "did (p = %.2g over %zu candidates, each both ways).\n\n",
+		    (long long)d->order.k_without,
+		    (long long)d->order.n_without,
+		    (long long)d->order.k_before, (long long)d->order.n_before,
+		    d->order.p, d->order.candidates);
+	}
+	if (d->race_timing) {
+		flaky_buf_reset(&w);
+		diag_race_words(&d->timing, &w);
+		flaky_buf_printf(b, "### Timing points at a race\n\nThe "
+		    "failure messages match no known pattern; %s. The "
+		    "failures do not cluster at one long duration, so this "
+		    "is not a timeout.\n\n", flaky_buf_cstr(&w));
+	}
+
 	flaky_buf_adds(b, "### Reproduce\n\n");
 	flaky_buf_reset(&w);
 	diag_repro(d, NULL, &w);
@@ -152,11 +172,15 @@ ticket_body(const struct flaky_diagnosis *d, const char *isolate,
 		flaky_buf_adds(b, "\nAlone:\n\n");
 		md_code(b, "sh", flaky_buf_cstr(&w), 5);
 	}
+	flaky_buf_reset(&w);
+	if (broken || d->depends_on != NULL)
+		diag_test_patch(d, &w);
+	else
+		flaky_buf_adds(&w, diag_patch(d->signature));
 	flaky_buf_printf(b, "\n### Likely cause and first patch to try\n\n"
 	    "- cause: %s\n- first patch: %s\n", broken ? "the test or the "
 	    "code under test is broken (it fails every run), not flaky" :
-	    diag_cause(d->signature), broken ? "fix it like any failing "
-	    "test; rerunning will not help" : diag_patch(d->signature));
+	    diag_test_cause(d), flaky_buf_cstr(&w));
 	flaky_buf_free(&w);
 }
 

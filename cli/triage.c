@@ -18,7 +18,6 @@ static void
 print_triage(const struct flaky_diagnosis *d)
 {
 	struct flaky_buf b;
-	int	 broken = d->verdict == FLAKY_VERDICT_BROKEN;
 
 	flaky_buf_init(&b);
 	printf("%-15s %s  %lld/%lld runs (%.1f%%)  %s  (%s)\n",
@@ -39,12 +38,10 @@ print_triage(const struct flaky_diagnosis *d)
 	if (d->nmodes > 1)
 		printf("  modes:       %zu distinct failures (most common "
 		    "%lld times)\n", d->nmodes, (long long)d->modes[0].count);
-	printf("  likely:      %s\n", broken ? "the test or the code under "
-	    "test is broken, not flaky" : diag_cause(d->signature));
-	printf("  first patch: %s%s%s\n", broken ? "fix it like any failing "
-	    "test; rerunning will not help" : diag_patch(d->signature),
-	    d->polluter && !broken ? "; the polluter is " : "",
-	    d->polluter && !broken ? d->polluter : "");
+	printf("  likely:      %s\n", diag_test_cause(d));
+	flaky_buf_reset(&b);
+	diag_test_patch(d, &b);
+	printf("  first patch: %s\n", flaky_buf_cstr(&b));
 	flaky_buf_free(&b);
 }
 
