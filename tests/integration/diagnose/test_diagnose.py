@@ -1,6 +1,7 @@
 """Diagnosis end to end: examples/diagnose has one test per cause (a sleep
 under pytest-timeout, a closed port, a thread race, an order-dependent
-pair under pytest-random-order, an always-failing test, a noisy
+pair under pytest-random-order, a test that needs another to run first,
+a race seen only in the timing, an always-failing test, a noisy
 assertion). The run number n is the random-order seed and decides the
 failures, so the counts below are exact, not probabilities:
   test_fetch_report fails when n % 3 == 1 (17 of 1..50; a run stalled
@@ -8,7 +9,11 @@ failures, so the counts below are exact, not probabilities:
   test_talks_to_service when n % 4 == 2 (13), test_worker_result at least
   when n % 3 == 0 (16; a loaded machine can add more, still a race),
   test_sampled_mean when Random(n * 7919).random() <= 0.1 (6),
-  test_fresh_cache when test_warm_cache ran before it (seeded order)."""
+  test_fresh_cache when test_warm_cache ran before it (seeded order),
+  test_login_user when test_create_user did not run before it (25 of
+  1..50: seeds 1-5, 9, 10, 12-14, 16-18, 20, 21, 23, 26, 27, 30, 33, 35,
+  42, 47, 48, 50), test_batch_complete when n % 3 == 2 (17; it fails at
+  once, in 0.00 s as pytest prints it, and passes in about 60 ms)."""
 import json
 import os
 import random
@@ -24,6 +29,9 @@ VICTIM = "test_order.py::test_fresh_cache"
 POLLUTER = "test_order.py::test_warm_cache"
 BROKEN = "test_broken.py::test_discount_total"
 NOISY = "test_noisy.py::test_sampled_mean"
+NEEDY = "test_setup.py::test_login_user"
+SETUP = "test_setup.py::test_create_user"
+TIMING = "test_batch.py::test_batch_complete"
 
 
 def noisy_failures():
@@ -48,6 +56,18 @@ def test_report_signatures(demo):
     assert tests[VICTIM]["polluter"] == POLLUTER
     assert tests[NOISY]["signature"] == "UNKNOWN"
     assert tests[NOISY]["failures"] == noisy_failures()
+    # the other way round: fails unless the set-up test ran first
+    assert tests[NEEDY]["signature"] == "ORDER_DEPENDENT"
+    assert tests[NEEDY]["depends_on"] == SETUP
+    assert tests[NEEDY]["polluter"] is None
+    assert tests[NEEDY]["failures"] == 25
+    assert tests[VICTIM]["depends_on"] is None
+    # no pattern in the messages, but the outcome goes with the duration
+    assert tests[TIMING]["signature"] == "RACE"
+    assert tests[TIMING]["signatures"] == {"UNKNOWN": 17}
+    rt = tests[TIMING]["race_timing"]
+    assert (rt["failures"], rt["passes"]) == (17, 33), rt
+    assert rt["p"] < 1e-3 and rt["median_ms_fail"] < 10 <= 50 <= rt["median_ms_pass"]
     # broken, not flaky
     assert tests[BROKEN]["tier"] == "broken"
     assert tests[BROKEN]["failures"] == RUNS
@@ -55,17 +75,28 @@ def test_report_signatures(demo):
     for name, t in tests.items():
         if name != VICTIM:
             assert t["polluter"] is None, (name, t)
+        if name != NEEDY:
+            assert t["depends_on"] is None, (name, t)
+        if name != TIMING:
+            assert t["race_timing"] is None, (name, t)
         if t["failures"] == 0:
             assert t["signature"] is None and t["signatures"] == {}
-    assert sum(1 for t in tests.values() if t["failures"] > 0) == 6
+    assert sum(1 for t in tests.values() if t["failures"] > 0) == 8
 
 
 def test_table_has_signature_column(demo):
     out = demo.ctl("report").stdout
     line = next(l for l in out.splitlines() if TIMEOUT in l)
     assert line.startswith("CRITICAL") and " TIMEOUT " in line, out
-    line = next(l for l in out.splitlines() if VICTIM in l)
-    assert "ORDER_DEPENDENT" in line, out
+    lines = out.splitlines()
+    i = next(i for i, l in enumerate(lines) if VICTIM in l)
+    assert "ORDER_DEPENDENT" in lines[i], out
+    assert "fails after %s ran before it" % POLLUTER in lines[i + 2], out
+    i = next(i for i, l in enumerate(lines) if NEEDY in l)
+    assert "ORDER_DEPENDENT" in lines[i], out
+    assert "fails unless %s ran first" % SETUP in lines[i + 2], out
+    line = next(l for l in lines if TIMING in l)
+    assert " RACE " in line, out
 
 
 def test_order_evidence(demo):
@@ -77,7 +108,8 @@ def test_order_evidence(demo):
     assert o["fails_with"] == o["runs_with"] == d["failures"]
     assert o["runs_with"] + o["runs_without"] == RUNS
     assert 0 < d["failures"] < RUNS
-    assert o["candidates"] == 16
+    assert o["candidates"] == 19 and o["kind"] == "polluter"
+    assert d["depends_on"] is None
     assert "where %s ran before it" % POLLUTER in d["evidence"]
     # each failure names its seed; the polluter ran before it there
     assert len(d["failures_log"]) == d["failures"]
@@ -87,11 +119,23 @@ def test_order_evidence(demo):
 
 def test_triage(demo):
     t = {x["test"]: x for x in demo.json("triage", "--since", "all")["tests"]}
-    assert set(t) == {TIMEOUT, INFRA, RACE, VICTIM, BROKEN, NOISY}
+    assert set(t) == {TIMEOUT, INFRA, RACE, VICTIM, BROKEN, NOISY, NEEDY,
+                      TIMING}
     assert t[BROKEN]["verdict"] == "broken"
     assert "not flaky" in demo.ctl("triage", "discount").stdout
-    for name in (TIMEOUT, INFRA, RACE, VICTIM, NOISY):
+    for name in (TIMEOUT, INFRA, RACE, VICTIM, NOISY, NEEDY, TIMING):
         assert t[name]["verdict"] == "flaky", name
+    # RACE from timing for one test only: not the broken one (no passes),
+    # not the noisy one (its durations do not differ), not the timeout
+    # (near its limit)
+    for name in t:
+        assert (t[name]["race_timing"] is None) == (name != TIMING), name
+    assert t[BROKEN]["signature"] == "UNKNOWN"
+    assert t[BROKEN]["timing"]["p_mann_whitney"] is None
+    assert t[NOISY]["signature"] == "UNKNOWN"
+    assert t[NOISY]["timing"]["varies"] is False
+    assert t[TIMEOUT]["signature"] == "TIMEOUT"
+    assert t[TIMEOUT]["timing"]["varies"] is False
     assert t[VICTIM]["cause"] == "a test leaks state into another"
     assert t[INFRA]["patch"] == "mock the external service in this test"
     assert t[TIMEOUT]["cause"] == "too little wall-clock allowance, slow I/O"
@@ -103,6 +147,71 @@ def test_triage(demo):
         "%d/50 at r1" % t[TIMEOUT]["failures"])
     out = demo.ctl("triage", "--since", "all").stdout
     assert "the polluter is %s" % POLLUTER in out
+
+
+def test_depends_on(demo):
+    """test_login_user needs test_create_user to have run: named as the
+    set-up test, with the counts the seeds give."""
+    d = demo.json("show", "login_user", "--since", "all")
+    assert d["test"] == NEEDY and d["signature"] == "ORDER_DEPENDENT"
+    assert d["depends_on"] == SETUP and d["polluter"] is None
+    o = d["order"]
+    assert o["kind"] == "depends_on" and o["candidates"] == 19
+    assert (o["fails_with"], o["runs_with"]) == (0, 25)
+    assert (o["fails_without"], o["runs_without"]) == (25, 25)
+    evidence = ("fails in 25 of 25 runs where %s did not run before it, "
+                "0 of 25 where it did" % SETUP)
+    assert d["evidence"] == evidence
+    assert d["cause"] == "the test relies on state another test creates"
+    assert d["patch"] == ("make the test create its own state (a fixture) "
+                          "instead of relying on %s running first" % SETUP)
+    out = demo.ctl("triage", "login_user", "--since", "all").stdout
+    assert out.startswith("ORDER_DEPENDENT " + NEEDY), out
+    assert "  evidence:    " + evidence in out
+    assert "  first patch: make the test create its own state (a fixture) " \
+        "instead of relying on %s running first" % SETUP in out
+    out = demo.ctl("triage", "--since", "all").stdout
+    assert "instead of relying on %s running first" % SETUP in out
+    assert "order: " + evidence in demo.ctl("show", "login_user",
+                                            "--since", "all").stdout
+    md = demo.ctl("ticket", "login_user", "--since", "all").stdout
+    assert md.startswith("## ORDER_DEPENDENT flake in test_login_user, "
+                         "25/50 runs"), md
+    assert "### Relies on a set-up test\n\n`%s`: this test failed in 25 " \
+        "of 25 runs where it did not run before" % SETUP in md
+    assert "### Suspected polluter" not in md
+
+
+def test_race_from_timing(demo):
+    """test_batch_complete's message matches no pattern, but it fails at
+    once and passes in about 60 ms: RACE, with the stored per-result
+    signatures left UNKNOWN."""
+    d = demo.json("show", "batch_complete", "--since", "all")
+    assert d["signature"] == "RACE" and d["signatures"] == {"UNKNOWN": 17}
+    assert {f["signature"] for f in d["failures_log"]} == {"UNKNOWN"}
+    assert {m["signature"] for m in d["modes"]} == {"UNKNOWN"}
+    assert d["polluter"] is None and d["depends_on"] is None
+    t = d["timing"]
+    assert (t["failures"], t["passes"]) == (17, 33)
+    assert t["varies"] is True and t["near_limit"] is False
+    assert t["p_mann_whitney"] < 1e-3
+    assert t["median_ms_fail"] < 10 and t["median_ms_pass"] >= 50
+    rt = d["race_timing"]
+    assert rt["p"] == t["p_mann_whitney"]
+    assert rt["median_ms_pass"] == t["median_ms_pass"]
+    assert re.fullmatch(r"outcome varies with timing: fails in a median of "
+                        r"\d+ ms, passes in a median of \d+ ms, "
+                        r"Mann-Whitney p=\d(\.\d)?e-\d\d \(17 failures, "
+                        r"33 passes\)", d["evidence"]), d["evidence"]
+    assert d["cause"] == "shared mutable state between threads or async tasks"
+    out = demo.ctl("triage", "batch_complete", "--since", "all").stdout
+    assert out.startswith("RACE            " + TIMING), out
+    assert "  evidence:    outcome varies with timing: " in out
+    text = demo.ctl("show", "batch_complete", "--since", "all").stdout
+    assert "signature RACE" in text and "race: outcome varies" in text
+    md = demo.ctl("ticket", "batch_complete", "--since", "all").stdout
+    assert md.startswith("## RACE flake in test_batch_complete, 17/50 runs")
+    assert "### Timing points at a race" in md
 
 
 def test_show_evidence_log(demo):
