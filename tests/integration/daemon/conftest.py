@@ -81,6 +81,10 @@ class Daemon:
         env = dict(os.environ)
         for k in ("NOTIFY_SOCKET", "WATCHDOG_USEC", "JOURNAL_STREAM"):
             env.pop(k, None)
+        # The runs' directories under the test's own: what a kill -9
+        # leaves behind goes with it (under systemd, PrivateTmp= does it).
+        env["TMPDIR"] = os.path.join(self.dir, "tmp")
+        os.makedirs(env["TMPDIR"], exist_ok=True)
         self.log = open(self.logpath, "a")
         self.proc = subprocess.Popen(
             [FLAKYD, "--config", config or self.config, "--foreground"] +
