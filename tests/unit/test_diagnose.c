@@ -1,7 +1,8 @@
 /* diagnose: the normalizer on real tracebacks (pytest, unittest, Jest, go
  * test fixtures) and hostile messages, user signatures before the
- * built-ins, order dependence on synthetic runs (in memory and stored),
- * revisions and transitions, timing, finding a test by name. */
+ * built-ins, order dependence both ways (a polluter, a set-up test) on
+ * synthetic runs (in memory and stored), revisions and transitions,
+ * timing and RACE from it (Mann-Whitney), finding a test by name. */
 #include "buildconf.h"
 
 #include <check.h>
@@ -378,12 +379,13 @@ rnd(uint64_t *s)
 }
 
 /* A run of tests 1..n in a shuffled order: test 2 fails when test 7 ran
- * before it; test 4 fails every third run whatever the order; test 5
- * fails always. */
+ * before it; test 3 fails unless test 8 ran before it (it needs 8's
+ * set-up); test 4 fails every third run whatever the order; test 5 fails
+ * always. */
 static void
 synthetic_run(uint64_t *seed, int run, int64_t *ids, int *out, size_t n)
 {
-	size_t	 pos7 = 0, pos2 = 0;
+	size_t	 pos7 = 0, pos2 = 0, pos8 = 0, pos3 = 0;
 
 	for (size_t i = 0; i < n; i++)
 		ids[i] = (int64_t)i + 1;
@@ -399,10 +401,16 @@ synthetic_run(uint64_t *seed, int run, int64_t *ids, int *out, size_t n)
 			pos7 = i;
 		if (ids[i] == 2)
 			pos2 = i;
+		if (ids[i] == 8)
+			pos8 = i;
+		if (ids[i] == 3)
+			pos3 = i;
 	}
 	for (size_t i = 0; i < n; i++) {
 		out[i] = FLAKY_PASS;
 		if (ids[i] == 2 && pos7 < pos2)
+			out[i] = FLAKY_FAIL;
+		if (ids[i] == 3 && pos8 > pos3)
 			out[i] = FLAKY_FAIL;
 		if (ids[i] == 4 && run % 3 == 0)
 			out[i] = FLAKY_FAIL;
@@ -416,42 +424,283 @@ START_TEST(order_memory)
 	struct flaky_order_acc *a;
 	struct flaky_order_evidence e;
 	struct flaky_run_order o;
-	int64_t	 victims[] = { 2, 4, 5, 9 }, ids[12];
+	int64_t	 victims[] = { 2, 4, 5, 9, 3 }, ids[12];
 	int	 out[12];
 	uint64_t seed = 12345;
-	int64_t	 k7 = 0, n7 = 0;
+	int64_t	 k7 = 0, n7 = 0, k8 = 0;
 
-	ck_assert_int_eq(flaky_order_new(victims, 4, &a), 0);
+	ck_assert_int_eq(flaky_order_new(victims, 5, &a), 0);
 	for (int run = 0; run < 40; run++) {
 		synthetic_run(&seed, run, ids, out, 12);
 		o.run_id = run + 1;
 		o.n = 12;
 		o.test_ids = ids;
 		o.outcomes = out;
-		for (size_t i = 0; i < 12; i++)
+		for (size_t i = 0; i < 12; i++) {
 			if (ids[i] == 2) {
 				n7 += 1;
 				k7 += out[i] == FLAKY_FAIL;
 			}
+			if (ids[i] == 3)
+				k8 += out[i] == FLAKY_FAIL;
+		}
 		ck_assert_int_eq(flaky_order_add_run(a, &o), 0);
 	}
 	ck_assert_int_eq(n7, 40);
+	/* the shuffles of seed 12345 (xorshift), fixed from here on */
+	ck_assert_int_eq(k7, 18);
+	ck_assert_int_eq(k8, 18);
 	ck_assert_int_eq(flaky_order_result(a, 0, &e), 1);
 	ck_assert_int_eq(e.polluter_id, 7);
-	ck_assert_int_eq(e.k_before, e.n_before);
+	ck_assert_int_eq(e.provider_id, 0);
+	ck_assert_int_eq(e.k_before, 18);
+	ck_assert_int_eq(e.n_before, 18);
 	ck_assert_int_eq(e.k_without, 0);
-	ck_assert_int_eq(e.k_before + e.k_without, k7);
-	ck_assert_int_eq(e.n_before + e.n_without, 40);
+	ck_assert_int_eq(e.n_without, 22);
 	ck_assert_uint_eq(e.candidates, 11);
-	ck_assert_double_lt(e.p * 11, FLAKY_ORDER_ALPHA);
-	/* failing on a schedule, always, never: no polluter */
+	/* 18 of 18 with it before: 1 / C(40, 18) */
+	ck_assert_double_eq_tol(e.p, 1.0 / 113380261800.0, 1e-22);
+	ck_assert_double_lt(e.p * 2 * 11, FLAKY_ORDER_ALPHA);
+	/* the other way round: 3 fails in the 18 runs where 8 did not run
+	 * before it, none of the 22 where it did */
+	ck_assert_int_eq(flaky_order_result(a, 4, &e), 1);
+	ck_assert_int_eq(e.provider_id, 8);
+	ck_assert_int_eq(e.polluter_id, 0);
+	ck_assert_int_eq(e.k_without, 18);
+	ck_assert_int_eq(e.n_without, 18);
+	ck_assert_int_eq(e.k_before, 0);
+	ck_assert_int_eq(e.n_before, 22);
+	ck_assert_uint_eq(e.candidates, 11);
+	ck_assert_double_eq_tol(e.p, 1.0 / 113380261800.0, 1e-22);
+	/* failing on a schedule, always, never: nothing named either way */
 	ck_assert_int_eq(flaky_order_result(a, 1, &e), 0);
 	ck_assert_int_eq(e.polluter_id, 0);
+	ck_assert_int_eq(e.provider_id, 0);
+	ck_assert_uint_eq(e.candidates, 11);
+	ck_assert_double_gt(e.p * 2 * 11, FLAKY_ORDER_ALPHA);
 	ck_assert_int_eq(flaky_order_result(a, 2, &e), 0);
+	ck_assert_int_eq(e.provider_id, 0);
 	ck_assert_int_eq(flaky_order_result(a, 3, &e), 0);
-	ck_assert_int_eq(flaky_order_result(a, 4, &e), 0);
+	ck_assert_int_eq(e.provider_id, 0);
+	ck_assert_int_eq(flaky_order_result(a, 5, &e), 0);
 	flaky_order_free(a);
 	flaky_order_free(NULL);
+}
+END_TEST
+
+/* Two tests, 1 before 2 in the first `before` runs and after it in the
+ * rest, where 2 fails: both directions count in the Bonferroni. */
+static struct flaky_order_acc *
+two_tests(int runs, int before)
+{
+	struct flaky_order_acc *a;
+	struct flaky_run_order o;
+	int64_t	 victim = 2, ids[2];
+	int	 out[2];
+
+	ck_assert_int_eq(flaky_order_new(&victim, 1, &a), 0);
+	o.n = 2;
+	o.test_ids = ids;
+	o.outcomes = out;
+	for (int run = 0; run < runs; run++) {
+		int	 first = run < before;
+
+		o.run_id = run + 1;
+		ids[0] = first ? 1 : 2;
+		ids[1] = first ? 2 : 1;
+		out[0] = out[1] = FLAKY_PASS;
+		if (!first)
+			out[0] = FLAKY_FAIL;	/* 2 ran without 1 before */
+		ck_assert_int_eq(flaky_order_add_run(a, &o), 0);
+	}
+	return a;
+}
+
+START_TEST(order_both_ways)
+{
+	struct flaky_order_acc *a;
+	struct flaky_order_evidence e;
+
+	/* 6 of 6 without 1 before, 0 of 11 with: p = 1 / C(17, 6) =
+	 * 8.1e-5, under 1e-4 alone but not twice (both directions) */
+	a = two_tests(17, 11);
+	ck_assert_int_eq(flaky_order_result(a, 0, &e), 0);
+	ck_assert_int_eq(e.provider_id, 0);
+	ck_assert_uint_eq(e.candidates, 1);
+	ck_assert_double_eq_tol(e.p, 1.0 / 12376.0, 1e-15);
+	ck_assert_int_eq(e.k_without, 6);
+	ck_assert_int_eq(e.n_without, 6);
+	ck_assert_int_eq(e.k_before, 0);
+	ck_assert_int_eq(e.n_before, 11);
+	flaky_order_free(a);
+	/* 6 of 6 against 0 of 13: 1 / C(19, 6) = 3.7e-5, twice 7.4e-5 */
+	a = two_tests(19, 13);
+	ck_assert_int_eq(flaky_order_result(a, 0, &e), 1);
+	ck_assert_int_eq(e.provider_id, 1);
+	ck_assert_int_eq(e.polluter_id, 0);
+	ck_assert_double_eq_tol(e.p, 1.0 / 27132.0, 1e-15);
+	flaky_order_free(a);
+	/* 2 failures only, however clean: under FLAKY_ORDER_MIN_FAILS */
+	a = two_tests(30, 28);
+	ck_assert_int_eq(flaky_order_result(a, 0, &e), 0);
+	ck_assert_int_eq(e.provider_id, 0);
+	ck_assert_double_eq(e.p, 1.0);
+	flaky_order_free(a);
+}
+END_TEST
+
+START_TEST(mann_whitney)
+{
+	int64_t	 a[] = { 1, 2, 3, 4, 5 }, b[] = { 6, 7, 8, 9, 10 };
+	int64_t	 c[] = { 10, 20, 20, 30, 50, 50 };
+	int64_t	 d[] = { 20, 30, 30, 40, 60, 70, 70 };
+	int64_t	 odd[] = { 1, 3, 5, 7, 9, 11 }, even[] = { 2, 4, 6, 8, 10, 12 };
+	int64_t	 same[] = { 5, 5, 5, 5, 5 }, fast[14], slow[26];
+	double	 u;
+
+	/* the values of scipy.stats.mannwhitneyu(a, b, method="asymptotic",
+	 * use_continuity=True), two-sided */
+	ck_assert_double_eq_tol(flaky_mann_whitney(a, 5, b, 5, &u),
+	    0.012185780355344813, 1e-12);
+	ck_assert_double_eq(u, 0);
+	ck_assert_double_eq_tol(flaky_mann_whitney(b, 5, a, 5, &u),
+	    0.012185780355344813, 1e-12);
+	ck_assert_double_eq(u, 25);
+	/* ties across the samples: mean ranks, corrected variance */
+	ck_assert_double_eq_tol(flaky_mann_whitney(c, 6, d, 7, &u),
+	    0.16876651651290842, 1e-12);
+	ck_assert_double_eq(u, 11);
+	ck_assert_double_eq_tol(flaky_mann_whitney(odd, 6, even, 6, &u),
+	    0.6889205558044607, 1e-12);
+	ck_assert_double_eq(u, 15);
+	/* two values, each tied within its sample */
+	for (size_t i = 0; i < 14; i++)
+		fast[i] = 2000;
+	for (size_t i = 0; i < 26; i++)
+		slow[i] = 100000;
+	ck_assert_double_eq_tol(flaky_mann_whitney(fast, 14, slow, 26, &u),
+	    4.729053956741775e-10, 1e-20);
+	/* every value ties, or a sample is empty: no evidence */
+	ck_assert_double_eq(flaky_mann_whitney(same, 5, same, 5, &u), 1.0);
+	ck_assert_double_eq(u, 12.5);
+	ck_assert_double_eq(flaky_mann_whitney(a, 5, b, 0, &u), 1.0);
+	ck_assert(isnan(u));
+	ck_assert_double_eq(flaky_mann_whitney(NULL, 0, b, 5, NULL), 1.0);
+}
+END_TEST
+
+/* n rows, the first `fails` failed with a signature, durations by the
+ * callers' rule. */
+static struct flaky_result_row *
+timed_rows(int n, int fails, const char *sig, int64_t (*dur)(int, int))
+{
+	struct flaky_result_row *v = calloc((size_t)n, sizeof *v);
+
+	ck_assert_ptr_nonnull(v);
+	for (int i = 0; i < n; i++) {
+		v[i].run_id = i + 1;
+		v[i].started_ms = 1000 + i;
+		v[i].outcome = i < fails ? FLAKY_FAIL : FLAKY_PASS;
+		v[i].duration_us = dur(i, i < fails);
+		v[i].signature = i < fails ? strdup(sig) : NULL;
+		v[i].fingerprint = i < fails ? 7 : 0;
+		snprintf(v[i].trigger, sizeof v[i].trigger, "analyze");
+	}
+	return v;
+}
+
+/* Failures at once (2 ms and up), passes after ~100 ms. */
+static int64_t
+dur_apart(int i, int failed)
+{
+	return failed ? 2000 + i * 100 : 100000 + i * 1000;
+}
+
+/* Failures cluster at 5 s (a limit), passes at 0.3 s. */
+static int64_t
+dur_limit(int i, int failed)
+{
+	return failed ? 5000000 + i * 1000 : 300000 + i;
+}
+
+/* Failures and passes interleaved. */
+static int64_t
+dur_mixed(int i, int failed)
+{
+	return failed ? 1000 + i * 2000 : 2000 + (i - 8) * 1000;
+}
+
+/* Diagnose rows and free them; d is left for the caller's asserts. */
+static void
+diagnose(struct flaky_diagnosis *d, struct flaky_result_row *v, int n)
+{
+	memset(d, 0, sizeof *d);
+	ck_assert_int_eq(flaky_diagnose_rows(d, v, (size_t)n), 0);
+	flaky_result_rows_free(v, (size_t)n);
+}
+
+/* Free what flaky_diagnose_rows put in a diagnosis on the stack. */
+static void
+undiagnose(struct flaky_diagnosis *d)
+{
+	struct flaky_diagnosis *p = calloc(1, sizeof *p);
+
+	*p = *d;
+	flaky_diagnosis_free(p);
+}
+
+START_TEST(race_from_timing)
+{
+	struct flaky_diagnosis d;
+
+	/* 6 fast failures against 14 slow passes: U = 0, p = 6.2e-4 */
+	diagnose(&d, timed_rows(20, 6, "UNKNOWN", dur_apart), 20);
+	ck_assert_double_eq_tol(d.timing.mw_p, 0.000619654567738768, 1e-15);
+	ck_assert(d.timing.varies);
+	ck_assert(d.race_timing);
+	ck_assert_str_eq(d.signature, "RACE");
+	/* what was stored stays */
+	ck_assert_str_eq(d.sigs[0].name, "UNKNOWN");
+	ck_assert_int_eq(d.sigs[0].count, 6);
+	ck_assert_str_eq(d.modes[0].signature, "UNKNOWN");
+	undiagnose(&d);
+	/* a message that said TIMEOUT keeps saying it */
+	diagnose(&d, timed_rows(20, 6, "TIMEOUT", dur_apart), 20);
+	ck_assert(d.timing.varies);
+	ck_assert(!d.race_timing);
+	ck_assert_str_eq(d.signature, "TIMEOUT");
+	undiagnose(&d);
+	/* 5 against 5, apart: p = 0.012, no decision */
+	diagnose(&d, timed_rows(10, 5, "UNKNOWN", dur_apart), 10);
+	ck_assert_double_eq_tol(d.timing.mw_p, 0.012185780355344813, 1e-12);
+	ck_assert(!d.timing.varies);
+	ck_assert_str_eq(d.signature, "UNKNOWN");
+	undiagnose(&d);
+	/* 4 failures: too few for any p */
+	diagnose(&d, timed_rows(40, 4, "UNKNOWN", dur_apart), 40);
+	ck_assert(isnan(d.timing.mw_p));
+	ck_assert(!d.timing.varies);
+	ck_assert_str_eq(d.signature, "UNKNOWN");
+	undiagnose(&d);
+	/* failures at one long time: near a limit, a timeout and not a race,
+	 * however clear the difference */
+	diagnose(&d, timed_rows(30, 10, "UNKNOWN", dur_limit), 30);
+	ck_assert(d.timing.near_limit);
+	ck_assert_double_lt(d.timing.mw_p, 1e-4);
+	ck_assert(!d.timing.varies);
+	ck_assert_str_eq(d.signature, "UNKNOWN");
+	undiagnose(&d);
+	/* durations that do not go with the outcome: p = 0.4999 */
+	diagnose(&d, timed_rows(24, 8, "UNKNOWN", dur_mixed), 24);
+	ck_assert_double_eq_tol(d.timing.mw_p, 0.4999063666797635, 1e-12);
+	ck_assert(!d.timing.varies);
+	ck_assert_str_eq(d.signature, "UNKNOWN");
+	undiagnose(&d);
+	/* failing every time (broken): no passes to compare */
+	diagnose(&d, timed_rows(20, 20, "UNKNOWN", dur_apart), 20);
+	ck_assert(isnan(d.timing.mw_p));
+	ck_assert_str_eq(d.signature, "UNKNOWN");
+	undiagnose(&d);
 }
 END_TEST
 
@@ -522,7 +771,7 @@ START_TEST(order_stored)
 	struct flaky_query q = { INT64_MIN, INT64_MAX, NULL, 0, 0 };
 	const struct flaky_test_sig *ts;
 	char	 dir[64], err[512], msg[64];
-	int64_t	 tid, ids[12], victim = 0, broken = 0;
+	int64_t	 tid, ids[12], victim = 0, broken = 0, needy, sched;
 	int	 out[12];
 	uint64_t seed = 999;
 	size_t	 nsigs = 0, nrefs = 0, m[5], nm;
@@ -593,27 +842,75 @@ START_TEST(order_stored)
 	ck_assert_str_eq(d->signature, "UNKNOWN");
 	flaky_diagnosis_free(d);
 
+	/* test_c needs test_h to run first; test_sched fails on a schedule,
+	 * at once (2 ms) where passes take 100 ms, with UNKNOWN messages:
+	 * RACE from timing */
+	ck_assert_int_eq(flaky_find_test(refs, nrefs, "test_c", m, 5, &nm),
+	    FLAKY_FIND_ONE);
+	needy = refs[m[0]].id;
+	ck_assert_int_eq(flaky_find_test(refs, nrefs, "test_sched", m, 5,
+	    &nm), FLAKY_FIND_ONE);
+	sched = refs[m[0]].id;
+	ck_assert_int_eq(flaky_diagnose_test(s, needy, &q, &d, err,
+	    sizeof err), 0);
+	ck_assert_str_eq(d->signature, "ORDER_DEPENDENT");
+	ck_assert_ptr_null(d->polluter);
+	ck_assert_str_eq(d->depends_on, "t.py::test_h");
+	ck_assert_int_eq(d->order.k_without, d->failures);
+	ck_assert_int_eq(d->order.n_without, d->failures);
+	ck_assert_int_eq(d->order.k_before, 0);
+	ck_assert(!d->race_timing);	/* the order wins over timing */
+	flaky_diagnosis_free(d);
+	ck_assert_int_eq(flaky_diagnose_test(s, sched, &q, &d, err,
+	    sizeof err), 0);
+	ck_assert_str_eq(d->signature, "RACE");
+	ck_assert(d->race_timing);
+	ck_assert_ptr_null(d->polluter);
+	ck_assert_ptr_null(d->depends_on);
+	ck_assert_int_eq(d->timing.n_fail, 14);	/* runs 0, 3, ..., 39 */
+	ck_assert_int_eq(d->timing.n_pass, 26);
+	ck_assert_double_eq_tol(d->timing.mw_p, 4.729053956741775e-10,
+	    1e-20);
+	flaky_diagnosis_free(d);
 	{
-		int64_t	 want[3], vic[2];
+		int64_t	 want[4], vic[3];
 
-		ck_assert_int_eq(flaky_find_test(refs, nrefs, "test_sched", m,
-		    5, &nm), FLAKY_FIND_ONE);
 		want[0] = broken;
-		want[1] = victim;
-		want[2] = vic[1] = refs[m[0]].id;
-		vic[0] = victim;
-		ck_assert_int_eq(flaky_test_signatures(s, &q, want, 3, vic, 2,
+		want[1] = vic[0] = victim;
+		want[2] = vic[1] = sched;
+		want[3] = vic[2] = needy;
+		ck_assert_int_eq(flaky_test_signatures(s, &q, want, 4, vic, 3,
 		    &sigs, &nsigs, err, sizeof err), 0);
 	}
-	ck_assert_uint_eq(nsigs, 3);	/* victim, sched, broken */
+	ck_assert_uint_eq(nsigs, 4);	/* victim, sched, broken, test_c */
 	ts = flaky_test_sig_find(sigs, nsigs, victim);
 	ck_assert_ptr_nonnull(ts);
 	ck_assert_str_eq(ts->signature, "ORDER_DEPENDENT");
 	ck_assert_str_eq(ts->polluter, "t.py::test_polluter");
+	ck_assert_ptr_null(ts->depends_on);
+	ck_assert(!ts->race_timing);
+	ck_assert_str_eq(ts->sigs[0].name, "UNKNOWN");
+	ts = flaky_test_sig_find(sigs, nsigs, needy);
+	ck_assert_ptr_nonnull(ts);
+	ck_assert_str_eq(ts->signature, "ORDER_DEPENDENT");
+	ck_assert_ptr_null(ts->polluter);
+	ck_assert_str_eq(ts->depends_on, "t.py::test_h");
+	ts = flaky_test_sig_find(sigs, nsigs, sched);
+	ck_assert_ptr_nonnull(ts);
+	ck_assert_str_eq(ts->signature, "RACE");
+	ck_assert(ts->race_timing);
+	ck_assert_int_eq(ts->timing.n_fail, 14);
+	ck_assert_int_eq(ts->timing.n_pass, 26);
+	ck_assert_double_eq_tol(ts->timing.mw_p, 4.729053956741775e-10,
+	    1e-20);
 	ck_assert_str_eq(ts->sigs[0].name, "UNKNOWN");
 	ts = flaky_test_sig_find(sigs, nsigs, broken);
 	ck_assert_ptr_nonnull(ts);
 	ck_assert_ptr_null(ts->polluter);
+	ck_assert_ptr_null(ts->depends_on);
+	ck_assert_str_eq(ts->signature, "UNKNOWN");	/* no passes */
+	ck_assert(!ts->race_timing);
+	ck_assert_int_eq(ts->timing.n_fail, 40);
 	ck_assert_int_eq(ts->sigs[0].count, 40);
 	flaky_test_sigs_free(sigs, nsigs);
 	flaky_test_refs_free(refs, nrefs);
@@ -819,6 +1116,9 @@ suite(void)
 	tcase_add_test(tc, user_signatures);
 	tcase_add_test(tc, fisher);
 	tcase_add_test(tc, order_memory);
+	tcase_add_test(tc, order_both_ways);
+	tcase_add_test(tc, mann_whitney);
+	tcase_add_test(tc, race_from_timing);
 	tcase_add_test(tc, order_stored);
 	tcase_add_test(tc, revisions);
 	tcase_add_test(tc, passes_alone);
