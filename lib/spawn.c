@@ -14,12 +14,15 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/vfs.h>
 #include <sys/syscall.h>
 #include <sys/stat.h>
 #include <sys/time.h>
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+#include <linux/magic.h>
 
 #include <event2/buffer.h>
 #include <event2/bufferevent.h>
@@ -57,6 +60,7 @@ struct flaky_proc {
 	int			 ending;	/* 0, TIMEOUT or STOPPED */
 	int			 done;
 	char			*tmpdir;
+	int			 tmp_here;	/* on tmpfs: removed in place */
 	flaky_proc_data_cb	 data_cb;
 	flaky_proc_done_cb	 done_cb;
 	void			*arg;
@@ -90,6 +94,8 @@ struct flaky_spawner {
 	struct event_base	*base;
 	struct event		*sigchld;
 	int			 sigchld_on;
+	char			*tmpfs_parent;	/* the last parent asked about */
+	int			 tmpfs;		/* ... and whether it is tmpfs */
 	struct flaky_proc	*procs;		/* live ones */
 	int			 running;
 	struct tidy		 tidy;
@@ -324,6 +330,22 @@ tidy_start(struct tidy *t)
 	if (!t->started && pthread_create(&t->thread, NULL, tidy_main, t) == 0)
 		t->started = 1;
 	return t->started ? 0 : -1;
+}
+
+/* Is parent on tmpfs? There a directory costs a few microseconds to make
+ * and remove, less than waking the thread: then it is done in place. The
+ * answer for the last parent is kept. */
+static int
+on_tmpfs(struct flaky_spawner *sp, const char *parent)
+{
+	struct statfs	 f;
+
+	if (sp->tmpfs_parent != NULL && strcmp(sp->tmpfs_parent, parent) == 0)
+		return sp->tmpfs;
+	free(sp->tmpfs_parent);
+	sp->tmpfs_parent = strdup(parent);
+	sp->tmpfs = statfs(parent, &f) == 0 && f.f_type == TMPFS_MAGIC;
+	return sp->tmpfs;
 }
 
 /* An ended run's TMPDIR (malloc'd), to remove soon: at once when no run is
@@ -755,6 +777,7 @@ flaky_spawner_free(struct flaky_spawner *sp)
 	if (sp->procs != NULL)
 		return -EBUSY;
 	event_free(sp->sigchld);	/* deletes it too */
+	free(sp->tmpfs_parent);
 	pthread_cond_destroy(&sp->tidy.cond);
 	pthread_mutex_destroy(&sp->tidy.lock);
 	free(sp);
@@ -967,7 +990,9 @@ flaky_spawn(struct flaky_spawner *sp, const struct flaky_spawn_opts *o,
 	tmp_parent = o->tmp_parent;
 	if (tmp_parent == NULL && (tmp_parent = getenv("TMPDIR")) == NULL)
 		tmp_parent = "/tmp";
-	if ((p->tmpdir = tidy_take(sp, tmp_parent, o->more)) == NULL &&
+	p->tmp_here = on_tmpfs(sp, tmp_parent);
+	if ((p->tmp_here || (p->tmpdir = tidy_take(sp, tmp_parent,
+	    o->more)) == NULL) &&
 	    (p->tmpdir = make_run_dir(tmp_parent)) == NULL) {
 		r = flaky_error(err, errlen, errno,
 		    "%s/flaky-run-XXXXXX: %s", tmp_parent, strerror(errno));
@@ -1158,7 +1183,7 @@ flaky_proc_free(struct flaky_proc *p)
 	if (p->drain_ev != NULL)
 		event_free(p->drain_ev);
 	if (p->tmpdir != NULL) {
-		if (p->sp != NULL && p->pid == 0)
+		if (p->sp != NULL && p->pid == 0 && !p->tmp_here)
 			tidy_later(p->sp, p->tmpdir);
 		else {
 			remove_tree(p->tmpdir);

@@ -9,6 +9,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,8 +17,11 @@
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/types.h>
+#include <sys/vfs.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+#include <linux/magic.h>
 
 #include <event2/event.h>
 
@@ -616,11 +620,40 @@ START_TEST(tmpdir)
 }
 END_TEST
 
+/* On tmpfs a run's directory is made and removed in place: gone as soon
+ * as the proc is freed, no thread involved. */
+START_TEST(tmpdir_tmpfs)
+{
+	char		 parent[] = "/dev/shm/flaky-test-XXXXXX", path[512];
+	char *const	 argv[] = { "/bin/sh", "-c", "touch \"$TMPDIR/f\"",
+	    NULL };
+	struct flaky_spawn_opts o = { .argv = argv, .tmp_parent = parent,
+	    .more = 1 };
+	struct flaky_proc *p;
+	struct statfs	 f;
+	struct stat	 st;
+	struct ctx	 c;
+
+	ck_assert_ptr_nonnull(mkdtemp(parent));
+	ck_assert_int_eq(statfs(parent, &f), 0);
+	ck_assert_msg(f.f_type == TMPFS_MAGIC, "/dev/shm is not tmpfs here");
+	ctx_init(&c);
+	p = run(&c, &o);
+	snprintf(path, sizeof path, "%s", flaky_proc_tmpdir(p));
+	ck_assert_int_eq(stat(path, &st), 0);
+	flaky_proc_free(p);
+	ck_assert_int_eq(stat(path, &st), -1);
+	ck_assert_int_eq(errno, ENOENT);
+	ctx_free(&c);
+	ck_assert_int_eq(rmdir(parent), 0);
+}
+END_TEST
+
 /* Runs that say more follow get directories made ahead: each one new,
  * empty and private, and none left behind by the spawner's free. */
 START_TEST(tmpdir_ahead)
 {
-	char		 parent[] = "/tmp/flaky-test-XXXXXX";
+	char		 parent[PATH_MAX];
 	char *const	 argv[] = { "/bin/sh", "-c",
 	    "ls -A \"$TMPDIR\" | wc -l; stat -c %a \"$TMPDIR\"; "
 	    "touch \"$TMPDIR/left\"", NULL };
@@ -631,6 +664,10 @@ START_TEST(tmpdir_ahead)
 	DIR		*d;
 	struct dirent	*e;
 
+	/* Under the build directory, not /tmp: on tmpfs (where /tmp often
+	 * is) directories are made in place, and this is about the thread. */
+	ck_assert_ptr_nonnull(getcwd(parent, sizeof parent - 32));
+	strcat(parent, "/flaky-test-XXXXXX");
 	ck_assert_ptr_nonnull(mkdtemp(parent));
 	ctx_init(&c);
 	for (int i = 0; i < 12; i++) {
@@ -950,6 +987,7 @@ main(void)
 	tcase_add_test(tc, bad_commands);
 	tcase_add_test(tc, tmpdir);
 	tcase_add_test(tc, tmpdir_ahead);
+	tcase_add_test(tc, tmpdir_tmpfs);
 	tcase_add_test(tc, tmpdir_env);
 	tcase_add_test(tc, tmpdir_readonly);
 	tcase_add_test(tc, parallel);
