@@ -538,8 +538,11 @@ void
 flaky_timing_fold(struct flaky_timing *t, int64_t *pass, size_t np,
     int64_t *fail, size_t nf)
 {
-	qsort(pass, np, sizeof *pass, cmp_i64);
-	qsort(fail, nf, sizeof *fail, cmp_i64);
+	/* either may be NULL when empty (a report's test with no pass) */
+	if (np > 0)
+		qsort(pass, np, sizeof *pass, cmp_i64);
+	if (nf > 0)
+		qsort(fail, nf, sizeof *fail, cmp_i64);
 	t->n_pass = (int64_t)np;
 	t->n_fail = (int64_t)nf;
 	t->median_pass = quantile_ms(pass, np, .5);

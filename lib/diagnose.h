@@ -121,7 +121,8 @@ struct flaky_timing {
 	int		 varies;	/* outcome goes with the duration,
 					 * not near a limit: RACE evidence */
 };
-/* Timing from durations in microseconds (sorted here, in place). */
+/* Timing from durations in microseconds (sorted here, in place; either
+ * may be NULL when its count is 0). */
 void	 flaky_timing_fold(struct flaky_timing *, int64_t *pass, size_t np,
 	    int64_t *fail, size_t nf);
 
