@@ -481,7 +481,7 @@ quantile_ms(const int64_t *v, size_t n, double q)
 	return (double)v[rank - 1] / 1000.0;
 }
 
-/* Both samples sorted ascending: merged, so ranks need no copy. */
+/* Mann-Whitney over two sorted samples, merged: ranks need no copy. */
 double
 flaky_mann_whitney(const int64_t *a, size_t na, const int64_t *b, size_t nb,
     double *u)
@@ -1204,6 +1204,12 @@ struct durations {
 	size_t		 np, nf, pcap, fcap;
 };
 
+/* The tests of one target whose durations are read, by test id. */
+struct durations_set {
+	struct durations	*v;
+	size_t			 n;
+};
+
 /* qsort and bsearch order of struct durations. */
 static int
 cmp_durations(const void *a, const void *b)
@@ -1216,7 +1222,7 @@ cmp_durations(const void *a, const void *b)
 static int
 durations_cb(int64_t id, int outcome, int64_t us, void *arg)
 {
-	struct { struct durations *v; size_t n; } *all = arg;
+	struct durations_set *all = arg;
 	struct durations key, *x;
 	int64_t	**v;
 	size_t	*n, *cap;
@@ -1256,7 +1262,7 @@ target_timing(struct flaky_store *s, const struct flaky_query *q,
     const struct flaky_test_ref *refs, size_t nrefs, char *err,
     size_t errlen)
 {
-	struct { struct durations *v; size_t n; } all = { NULL, 0 };
+	struct durations_set all = { NULL, 0 };
 	int64_t	*ids = NULL;
 	int	 r = 0;
 

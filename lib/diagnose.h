@@ -58,9 +58,9 @@ int	 flaky_order_result(const struct flaky_order_acc *, size_t i,
 /* One-sided p-value of k or more failures among n runs with the candidate
  * before, when K of N runs failed (hypergeometric tail). */
 double	 flaky_fisher_greater(int64_t k, int64_t n, int64_t K, int64_t N);
-/* Two-sided p-value of the Mann-Whitney U test that a and b come from one
- * distribution: the normal approximation with tie and continuity
- * correction. 1 when either is empty or every value ties. *u (may be
+/* Two-sided p-value of the Mann-Whitney U test that a and b (each sorted
+ * ascending) come from one distribution: the normal approximation with
+ * tie and continuity correction. 1 when either is empty or every value ties. *u (may be
  * NULL) gets U of a: the pairs in which a's value is the greater, ties
  * counting one half. */
 double	 flaky_mann_whitney(const int64_t *a, size_t na, const int64_t *b,
