@@ -13,7 +13,7 @@ failures, so the counts below are exact, not probabilities:
   test_login_user when test_create_user did not run before it (25 of
   1..50: seeds 1-5, 9, 10, 12-14, 16-18, 20, 21, 23, 26, 27, 30, 33, 35,
   42, 47, 48, 50), test_batch_complete when n % 3 == 2 (17; it fails at
-  once, in 0.00 s as pytest prints it, and passes in about 60 ms)."""
+  once, 0.00 or 0.01 s as pytest prints it, and passes in 60-70 ms)."""
 import json
 import os
 import random
@@ -67,7 +67,8 @@ def test_report_signatures(demo):
     assert tests[TIMING]["signatures"] == {"UNKNOWN": 17}
     rt = tests[TIMING]["race_timing"]
     assert (rt["failures"], rt["passes"]) == (17, 33), rt
-    assert rt["p"] < 1e-3 and rt["median_ms_fail"] < 10 <= 50 <= rt["median_ms_pass"]
+    assert rt["p"] < 1e-3
+    assert rt["median_ms_fail"] <= 20 and rt["median_ms_pass"] >= 50
     # broken, not flaky
     assert tests[BROKEN]["tier"] == "broken"
     assert tests[BROKEN]["failures"] == RUNS
@@ -195,7 +196,7 @@ def test_race_from_timing(demo):
     assert (t["failures"], t["passes"]) == (17, 33)
     assert t["varies"] is True and t["near_limit"] is False
     assert t["p_mann_whitney"] < 1e-3
-    assert t["median_ms_fail"] < 10 and t["median_ms_pass"] >= 50
+    assert t["median_ms_fail"] <= 20 and t["median_ms_pass"] >= 50
     rt = d["race_timing"]
     assert rt["p"] == t["p_mann_whitney"]
     assert rt["median_ms_pass"] == t["median_ms_pass"]
