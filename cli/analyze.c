@@ -244,7 +244,7 @@ launch(struct analyze *a)
 
 	while (!a->stopping && a->started < a->runs && a->running < a->jobs) {
 		a->started++;
-		a->spec.more = a->started < a->runs;
+		a->spec.more = a->runs - a->started;
 		if (flaky_run_start(a->sp, &a->spec, run_done, a, &run, err,
 		    sizeof err) < 0) {
 			/* Recorded as an error run; no point in more. */

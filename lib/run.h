@@ -18,7 +18,7 @@ struct flaky_run_spec {
 	size_t		 capture_max;	/* 0: default */
 	const char	*junit_path;	/* a JUnit file the command writes */
 	const char	*path;		/* argv[0] resolved, or NULL */
-	int		 more;		/* more runs follow (flaky_spawn_opts) */
+	int		 more;		/* runs that follow (flaky_spawn_opts) */
 };
 
 struct flaky_run {

@@ -74,8 +74,8 @@ struct flaky_proc {
  * once per few runs, not per directory: on a virtual machine each wake-up
  * of another CPU is an interrupt the hypervisor delivers. Started on first
  * use. */
-#define TIDY_SPARE	8	/* made ahead, at most */
-#define TIDY_BATCH	4	/* wake the thread at this many to do */
+#define TIDY_SPARE	32	/* made ahead, at most */
+#define TIDY_BATCH	16	/* wake the thread at this many to do */
 
 struct tidy {
 	pthread_mutex_t	 lock;
@@ -86,6 +86,7 @@ struct tidy {
 	char		**gone;		/* to remove */
 	size_t		 ngone, capgone;
 	char		*want;		/* keep spares under this parent */
+	size_t		 wantn;		/* ... this many */
 	char		*spare[TIDY_SPARE];
 	size_t		 nspare;
 };
@@ -298,7 +299,7 @@ tidy_main(void *arg)
 		}
 		if (t->stop)
 			break;
-		if (t->want == NULL || t->nspare == TIDY_SPARE) {
+		if (t->want == NULL || t->nspare >= t->wantn) {
 			pthread_cond_wait(&t->cond, &t->lock);
 			continue;
 		}
@@ -311,7 +312,7 @@ tidy_main(void *arg)
 			free(t->want);
 			t->want = NULL;
 		} else if (t->want != NULL && strcmp(t->want, parent) == 0 &&
-		    t->nspare < TIDY_SPARE && !t->stop)
+		    t->nspare < t->wantn && !t->stop)
 			t->spare[t->nspare++] = dir;
 		else if (tidy_push(t, dir) < 0) {
 			rmdir(dir);
@@ -369,39 +370,40 @@ tidy_later(struct flaky_spawner *sp, char *path)
 	}
 }
 
-/* A directory made ahead under parent, if one is ready (else NULL). While
- * more runs follow the thread keeps a few ready. */
+/* A directory made ahead under parent, if one is ready (else NULL). For
+ * the more runs that follow the thread keeps some ready, up to TIDY_SPARE. */
 static char *
 tidy_take(struct flaky_spawner *sp, const char *parent, int more)
 {
 	struct tidy	*t = &sp->tidy;
-	char		*dir = NULL;
-	int		 wake = 0;
+	char		*dir = NULL, *x;
+	size_t		 want = more > 0 ? (size_t)more : 0, keep;
+	int		 same, wake = 0;
 
+	if (want > TIDY_SPARE)
+		want = TIDY_SPARE;
 	pthread_mutex_lock(&t->lock);
-	if (t->want != NULL && strcmp(t->want, parent) != 0) {
-		/* Another parent: the spares made under the old one go. */
-		while (t->nspare > 0) {
-			dir = t->spare[--t->nspare];
-			if (tidy_push(t, dir) < 0) {
-				rmdir(dir);
-				free(dir);
-			}
-		}
-		dir = NULL;
-		free(t->want);
-		t->want = NULL;
-		wake = t->ngone > 0;
-	}
-	if (t->want != NULL && t->nspare > 0)
+	/* Spares made under another parent are of no use. */
+	same = t->want != NULL && strcmp(t->want, parent) == 0;
+	if (same && t->nspare > 0)
 		dir = t->spare[--t->nspare];
-	if (more && t->want == NULL)
-		t->want = strdup(parent);
-	else if (!more) {
-		free(t->want);
-		t->want = NULL;
+	/* Nor are more than the runs that follow will take. */
+	keep = same ? want : 0;
+	while (t->nspare > keep) {
+		x = t->spare[--t->nspare];
+		if (tidy_push(t, x) < 0) {
+			rmdir(x);
+			free(x);
+		}
+		wake = 1;
 	}
-	if (t->want != NULL && t->nspare <= TIDY_SPARE - TIDY_BATCH)
+	if (!same || want == 0) {
+		free(t->want);
+		t->want = want > 0 ? strdup(parent) : NULL;
+	}
+	t->wantn = t->want != NULL ? want : 0;
+	if (t->nspare + TIDY_BATCH <= t->wantn ||
+	    (t->nspare == 0 && t->wantn > 0))
 		wake = 1;
 	if (wake && tidy_start(t) == 0)
 		pthread_cond_signal(&t->cond);
@@ -437,6 +439,7 @@ tidy_drain(struct flaky_spawner *sp)
 	}
 	free(t->want);
 	t->want = NULL;
+	t->wantn = 0;
 }
 
 static void

@@ -44,8 +44,8 @@ struct flaky_spawn_opts {
 	const char	*tmp_parent;	/* NULL: $TMPDIR, then /tmp */
 	const char	*path;		/* argv[0] resolved once by
 					 * flaky_resolve_command; NULL: now */
-	int		 more;		/* more runs follow soon: have the
-					 * next TMPDIR made meanwhile */
+	int		 more;		/* runs that follow soon: their
+					 * TMPDIRs are made meanwhile */
 };
 
 /* What a finished process left. */

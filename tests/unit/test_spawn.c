@@ -671,7 +671,7 @@ START_TEST(tmpdir_ahead)
 	ck_assert_ptr_nonnull(mkdtemp(parent));
 	ctx_init(&c);
 	for (int i = 0; i < 12; i++) {
-		o.more = i < 11;
+		o.more = 11 - i;
 		p = run(&c, &o);
 		snprintf(seen[i], sizeof seen[i], "%s", flaky_proc_tmpdir(p));
 		for (int j = 0; j < i; j++)
