@@ -72,7 +72,8 @@ flaky_order_new(const int64_t *victims, size_t n, struct flaky_order_acc **ret)
 		a->v[i].id = victims[i];
 		a->sorted[i] = victims[i];
 	}
-	qsort(a->sorted, n, sizeof *a->sorted, cmp_i64);
+	if (n > 1)
+		qsort(a->sorted, n, sizeof *a->sorted, cmp_i64);
 	for (size_t i = 0; i < n; i++)
 		for (size_t j = 0; j < n; j++)
 			if (a->v[j].id == a->sorted[i])
@@ -709,8 +710,10 @@ fold_modes(struct flaky_diagnosis *d, const struct flaky_result_row *rows,
 		d->seed = x->seed ? strdup(x->seed) : NULL;
 		d->runner = x->runner ? strdup(x->runner) : NULL;
 	}
-	qsort(d->modes, d->nmodes, sizeof *d->modes, cmp_modes);
-	qsort(d->sigs, d->nsigs, sizeof *d->sigs, cmp_tally);
+	if (d->nmodes > 1)
+		qsort(d->modes, d->nmodes, sizeof *d->modes, cmp_modes);
+	if (d->nsigs > 1)
+		qsort(d->sigs, d->nsigs, sizeof *d->sigs, cmp_tally);
 	d->signature = d->nsigs > 0 ? d->sigs[0].name : NULL;
 	d->race_timing = 0;
 	if (race_from_timing(d->signature, &d->timing)) {
@@ -1045,7 +1048,8 @@ flaky_diagnose_tests(struct flaky_store *s, const int64_t *ids, size_t n,
 		b[i].target_id = t->target_id;
 		b[i].at = i;
 	}
-	qsort(b, n, sizeof *b, cmp_by_target);
+	if (n > 1)
+		qsort(b, n, sizeof *b, cmp_by_target);
 	/* one pass per target and up to FLAKY_ORDER_VICTIMS_MAX tests */
 	for (size_t i = 0; i < n; ) {
 		size_t	 k = 0;
@@ -1364,7 +1368,8 @@ flaky_test_signatures(struct flaky_store *s, const struct flaky_query *q,
 		nc = 0;
 		t->signature = t->nsigs > 0 ? t->sigs[0].name : NULL;
 	}
-	qsort(v, n, sizeof *v, cmp_sig_id);
+	if (n > 1)
+		qsort(v, n, sizeof *v, cmp_sig_id);
 	for (size_t i = 0; i < n; i++) {
 		timing_unknown(&v[i].timing);
 		if (v[i].signature != NULL && strcmp(v[i].signature,
@@ -1520,7 +1525,8 @@ flaky_find_test(const struct flaky_test_ref *refs, size_t n,
 		near[i].i = i;
 		near[i].dist = d1 < d2 ? d1 : d2;
 	}
-	qsort(near, n, sizeof *near, cmp_near);
+	if (n > 1)
+		qsort(near, n, sizeof *near, cmp_near);
 	for (size_t i = 0; i < n && *nmatches < max; i++)
 		matches[(*nmatches)++] = near[i].i;
 	free(near);

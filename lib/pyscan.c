@@ -3486,7 +3486,8 @@ walk(const char *dir, struct pathlist *pl, flaky_pyscan_walk_error onerror,
 			break;
 	}
 	closedir(d);
-	if (rc == 0)
+	/* An empty directory has no array: qsort(NULL, 0) is undefined. */
+	if (rc == 0 && names.n > 1)
 		qsort(names.v, names.n, sizeof(*names.v), name_cmp);
 	for (size_t i = 0; rc == 0 && i < names.n; i++) {
 		struct stat	 st;

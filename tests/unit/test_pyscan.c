@@ -502,6 +502,15 @@ START_TEST(files_and_walk)
 	ck_assert_ptr_nonnull(mkdtemp(dir));
 	snprintf(path, sizeof path, "%s/sub", dir);
 	ck_assert_int_eq(mkdir(path, 0700), 0);
+	/* An empty directory, alone and inside the tree (UBSan once saw
+	 * qsort called with NULL for it). */
+	ck_assert_int_eq(flaky_pyscan_paths(path, &paths, &npaths, NULL, NULL,
+	    err, sizeof err), 0);
+	ck_assert_uint_eq(npaths, 0);
+	flaky_pyscan_paths_free(paths, npaths);
+	paths = NULL;
+	snprintf(path, sizeof path, "%s/empty", dir);
+	ck_assert_int_eq(mkdir(path, 0700), 0);
 	for (size_t i = 0; i < FLAKY_ARRAY_SIZE(files); i++) {
 		FILE	*f;
 
@@ -549,7 +558,9 @@ START_TEST(files_and_walk)
 	}
 	snprintf(path, sizeof path, "%s/sub", dir);
 	rmdir(path);
-	rmdir(dir);
+	snprintf(path, sizeof path, "%s/empty", dir);
+	rmdir(path);
+	ck_assert_int_eq(rmdir(dir), 0);
 	flaky_scan_result_free(NULL);
 	flaky_pyscan_paths_free(NULL, 0);
 }
