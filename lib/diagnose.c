@@ -1268,6 +1268,7 @@ target_timing(struct flaky_store *s, const struct flaky_query *q,
 {
 	struct durations_set all = { NULL, 0 };
 	int64_t	*ids = NULL;
+	size_t	 ntests = 0, runs;
 	int	 r = 0;
 
 	if ((all.v = calloc(n ? n : 1, sizeof *all.v)) == NULL ||
@@ -1295,10 +1296,20 @@ target_timing(struct flaky_store *s, const struct flaky_query *q,
 	}
 	if (all.n == 0)
 		goto out;
+	/* A bound on what a report reads: the newest runs holding about
+	 * FLAKY_TIMING_ROWS_REPORT results of the target (its tests in the
+	 * report stand for a run's size), between 20 and 500 runs. Without
+	 * it a 10,000-test target read 5 M rows and the report took 1 s. */
+	for (size_t k = 0; k < nrefs; k++)
+		ntests += refs[k].target_id == target_id;
+	runs = FLAKY_TIMING_ROWS_REPORT / (ntests ? ntests : 1);
+	if (runs < 20)
+		runs = 20;
+	if (runs > FLAKY_ORDER_RUNS_REPORT)
+		runs = FLAKY_ORDER_RUNS_REPORT;
 	/* v is sorted by test id, so ids and all.v are too */
-	if ((r = flaky_store_durations(s, target_id, q,
-	    FLAKY_ORDER_RUNS_REPORT, ids, all.n, durations_cb, &all, err,
-	    errlen)) < 0) {
+	if ((r = flaky_store_durations(s, target_id, q, runs, ids, all.n,
+	    durations_cb, &all, err, errlen)) < 0) {
 		if (r == -ENOMEM)
 			r = flaky_error(err, errlen, ENOMEM, "out of memory");
 		goto out;

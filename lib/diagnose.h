@@ -18,6 +18,9 @@
  * (a report reads fewer). */
 #define FLAKY_ORDER_RUNS_MAX	2000
 #define FLAKY_ORDER_RUNS_REPORT	500
+/* RACE from timing in a report reads about this many results per target
+ * (the newest runs, 20 to FLAKY_ORDER_RUNS_REPORT of them). */
+#define FLAKY_TIMING_ROWS_REPORT	200000
 /* A polluter needs at least this many failures after it (a set-up test
  * as many failures in the runs where it did not run before). */
 #define FLAKY_ORDER_MIN_FAILS	3
