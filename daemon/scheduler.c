@@ -643,6 +643,40 @@ sweep_cb(evutil_socket_t fd, short what, void *arg)
 		d->sweeps = 0;
 }
 
+/* Start a job's run and write its start row. -1 when not even an error
+ * run could be made (out of memory: logged, the job freed). */
+static int
+job_start(struct flakyd *d, struct trigger *tr, struct job *j,
+    const struct flaky_run_spec *spec, const char *trigger)
+{
+	char	 err[512];
+	int	 r;
+
+	r = flaky_run_start(d->sp, spec, job_done, j, &j->run, err,
+	    sizeof err);
+	if (j->run == NULL) {
+		log_warnx("target %s: %s", tr->ts->name, r == -ENOMEM ?
+		    "out of memory" : err);
+		job_free(j);
+		return -1;
+	}
+	j->run->rec.target_id = tr->ts->id;
+	j->run->rec.trigger = trigger;
+	j->run->rec.revision = j->revision;
+	tr->job = j;
+	if (r < 0) {
+		/* Could not start (command not found, no directory): an
+		 * error run, recorded like any other. */
+		job_done(j->run, j);
+		return 0;
+	}
+	if (flaky_store_run_start(d->store, &j->run->rec, err,
+	    sizeof err) < 0)
+		log_warnx("target %s: recording the run start: %s",
+		    tr->ts->name, err);
+	return 0;
+}
+
 /* confirm: true: the unstable tests of the target over the last 30 days,
  * to rerun alone after the trigger's runs. -1: nothing to confirm. */
 static int
@@ -703,9 +737,7 @@ confirm_start(struct flakyd *d, struct trigger *tr)
 	struct flaky_confirm_test *t;
 	struct job	*j;
 	char *const	*argv;
-	char		 err[512];
 	int64_t		 left_ms;
-	int		 r;
 
 	if (!tr->def->confirm)
 		return -1;
@@ -736,27 +768,7 @@ confirm_start(struct flakyd *d, struct trigger *tr)
 	spec.timeout_ms = tr->def->timeout_ms < left_ms ? tr->def->timeout_ms :
 	    left_ms;
 	spec.grace_ms = tr->cref->cfg->kill_grace_ms;
-	r = flaky_run_start(d->sp, &spec, job_done, j, &j->run, err,
-	    sizeof err);
-	if (j->run == NULL) {
-		log_warnx("target %s: %s", tr->ts->name, r == -ENOMEM ?
-		    "out of memory" : err);
-		job_free(j);
-		return -1;
-	}
-	j->run->rec.target_id = tr->ts->id;
-	j->run->rec.trigger = FLAKY_TRIGGER_CONFIRM;
-	j->run->rec.revision = j->revision;
-	tr->job = j;
-	if (r < 0) {
-		job_done(j->run, j);
-		return 0;
-	}
-	if (flaky_store_run_start(d->store, &j->run->rec, err,
-	    sizeof err) < 0)
-		log_warnx("target %s: recording the run start: %s",
-		    tr->ts->name, err);
-	return 0;
+	return job_start(d, tr, j, &spec, FLAKY_TRIGGER_CONFIRM);
 }
 
 /* A run alone ended: count it for its test and log it. */
@@ -833,8 +845,6 @@ trigger_next_ev(evutil_socket_t fd, short what, void *arg)
 	struct flakyd	*d = flakyd;
 	struct flaky_run_spec spec;
 	struct job	*j;
-	char		 err[512];
-	int		 r;
 
 	(void)fd;
 	(void)what;
@@ -862,29 +872,8 @@ trigger_next_ev(evutil_socket_t fd, short what, void *arg)
 	spec.timeout_ms = tr->def->timeout_ms;
 	spec.grace_ms = tr->cref->cfg->kill_grace_ms;
 	spec.junit_path = tr->def->junit;
-	r = flaky_run_start(d->sp, &spec, job_done, j, &j->run, err,
-	    sizeof err);
-	if (j->run == NULL) {
-		log_warnx("target %s: %s", tr->ts->name, r == -ENOMEM ?
-		    "out of memory" : err);
-		job_free(j);
+	if (job_start(d, tr, j, &spec, tr->kind) < 0)
 		trigger_end(tr);
-		return;
-	}
-	j->run->rec.target_id = tr->ts->id;
-	j->run->rec.trigger = tr->kind;
-	j->run->rec.revision = j->revision;
-	tr->job = j;
-	if (r < 0) {
-		/* Could not start (command not found, no directory): an
-		 * error run, recorded like any other. */
-		job_done(j->run, j);
-		return;
-	}
-	if (flaky_store_run_start(d->store, &j->run->rec, err,
-	    sizeof err) < 0)
-		log_warnx("target %s: recording the run start: %s",
-		    tr->ts->name, err);
 }
 
 /* Free a target's state (its waiting trigger too). */
