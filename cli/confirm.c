@@ -151,6 +151,11 @@ print_result(struct ctl *ctl, struct flaky_store *s,
 		    "already settled: not rerun";
 	else if (d->passes_alone)
 		what = "passes alone, fails in the suite: ORDER_DEPENDENT";
+	else if (d->fails_alone)
+		what = "fails alone, passes in the suite: relies on a test that "
+		    "runs before it, ORDER_DEPENDENT";
+	else if (d->alone_failures == d->alone_runs)
+		what = "fails alone so far: too few runs to tell";
 	else if (d->alone_failures > 0)
 		what = "fails alone too: not order dependent";
 	else
@@ -162,10 +167,12 @@ print_result(struct ctl *ctl, struct flaky_store *s,
 		json_string(stdout, t->target);
 		printf(", \"alone_runs\": %lld, \"alone_failures\": %lld, "
 		    "\"suite_runs\": %lld, \"suite_failures\": %lld, "
-		    "\"passes_alone\": %s, \"runs_now\": %d, \"conclusion\": ",
+		    "\"passes_alone\": %s, \"fails_alone\": %s, "
+		    "\"runs_now\": %d, \"conclusion\": ",
 		    (long long)d->alone_runs, (long long)d->alone_failures,
 		    (long long)d->suite_runs, (long long)d->suite_failures,
-		    d->passes_alone ? "true" : "false", t->alone);
+		    d->passes_alone ? "true" : "false",
+		    d->fails_alone ? "true" : "false", t->alone);
 		json_string(stdout, what);
 		printf(", \"tier\": \"%s\", \"signature\": ",
 		    flaky_tier_name(flaky_tier(d->failures, d->runs)));

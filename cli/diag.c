@@ -141,7 +141,7 @@ diag_test_cause(const struct flaky_diagnosis *d)
 {
 	if (d->verdict == FLAKY_VERDICT_BROKEN)
 		return "the test or the code under test is broken, not flaky";
-	if (d->depends_on != NULL)
+	if (d->depends_on != NULL || d->fails_alone)
 		return "the test relies on state another test creates";
 	return diag_cause(d->signature);
 }
@@ -157,6 +157,10 @@ diag_test_patch(const struct flaky_diagnosis *d, struct flaky_buf *b)
 		flaky_buf_printf(b, "make the test create its own state (a "
 		    "fixture) instead of relying on %s running first",
 		    d->depends_on);
+	else if (d->fails_alone)
+		flaky_buf_adds(b, "make the test create its own state (a "
+		    "fixture) instead of relying on a test that runs before "
+		    "it");
 	else {
 		flaky_buf_adds(b, diag_patch(d->signature));
 		if (d->polluter != NULL)
@@ -297,6 +301,14 @@ diag_evidence(const struct flaky_diagnosis *d, struct flaky_buf *b)
 		flaky_buf_printf(b, "passes alone (0 of %lld runs), fails in "
 		    "the suite (%lld of %lld)", (long long)d->alone_runs,
 		    (long long)d->suite_failures, (long long)d->suite_runs);
+		return;
+	}
+	if (d->fails_alone && d->depends_on == NULL) {
+		flaky_buf_printf(b, "fails alone (%lld of %lld runs), passes in "
+		    "the suite (%lld of %lld): relies on a test that runs "
+		    "before it", (long long)d->alone_failures,
+		    (long long)d->alone_runs, (long long)(d->suite_runs -
+		    d->suite_failures), (long long)d->suite_runs);
 		return;
 	}
 	if (d->polluter != NULL) {
@@ -544,6 +556,9 @@ diag_json(FILE *f, const struct flaky_diagnosis *d, int with_failures)
 	    "\"passes_alone\": %s, \"p\": ", (long long)d->alone_runs,
 	    (long long)d->alone_failures, d->passes_alone ? "true" : "false");
 	json_double(f, d->alone_p);
+	fprintf(f, ", \"fails_alone\": %s, \"p_fails_alone\": ",
+	    d->fails_alone ? "true" : "false");
+	json_double(f, d->alone_pass_p);
 	fprintf(f, "}");
 	diag_evidence(d, &b);
 	json_key(f, "evidence", flaky_buf_cstr(&b));

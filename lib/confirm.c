@@ -66,8 +66,10 @@ flaky_confirm_expand(const char *tmpl, const char *test)
 /* Done with a test. One that passes alone so far, while failing in the
  * suite, is done once chance is ruled out (its failures all in the suite
  * runs, p < FLAKY_ALONE_ALPHA): it is order dependent, and more runs alone
- * would only dilute the suite's failure rate. Any other is done when its
- * interval lies in one tier. Either way at most max_runs alone. */
+ * would only dilute the suite's failure rate. The mirror, failing alone
+ * every time while passing in the suite (it relies on a test that runs
+ * first), likewise. Any other is done when its interval lies in one tier.
+ * Either way at most max_runs alone. */
 static int
 settled(const struct flaky_confirm *c, const struct flaky_confirm_test *t)
 {
@@ -77,6 +79,11 @@ settled(const struct flaky_confirm *c, const struct flaky_confirm_test *t)
 		return flaky_fisher_greater(t->suite_failures, t->suite_runs,
 		    t->suite_failures, t->suite_runs + t->alone_runs) <
 		    FLAKY_ALONE_ALPHA;
+	if (t->alone_runs > 0 && t->alone_failures == t->alone_runs &&
+	    t->suite_failures < t->suite_runs)
+		return flaky_fisher_greater(t->suite_runs - t->suite_failures,
+		    t->suite_runs, t->suite_runs - t->suite_failures,
+		    t->suite_runs + t->alone_runs) < FLAKY_ALONE_ALPHA;
 	return flaky_runs_needed(t->failures, t->runs) == 0;
 }
 

@@ -720,7 +720,7 @@ fold_modes(struct flaky_diagnosis *d, const struct flaky_result_row *rows,
 		d->signature = flaky_signature_name(FLAKY_SIG_RACE);
 		d->race_timing = 1;
 	}
-	if (d->passes_alone) {
+	if (d->passes_alone || d->fails_alone) {
 		d->signature = flaky_signature_name(FLAKY_SIG_ORDER_DEPENDENT);
 		d->race_timing = 0;
 	}
@@ -763,6 +763,14 @@ flaky_diagnose_rows(struct flaky_diagnosis *d,
 	    d->failures, d->runs);
 	d->passes_alone = d->alone_runs > 0 && d->alone_failures == 0 &&
 	    d->suite_failures > 0 && d->alone_p < FLAKY_ALONE_ALPHA;
+	/* Failing alone every time while passing with the others: all the
+	 * passes in the suite's runs by chance? */
+	d->alone_pass_p = flaky_fisher_greater(d->suite_runs -
+	    d->suite_failures, d->suite_runs, d->runs - d->failures, d->runs);
+	d->fails_alone = d->alone_runs > 0 &&
+	    d->alone_failures == d->alone_runs &&
+	    d->suite_failures < d->suite_runs &&
+	    d->alone_pass_p < FLAKY_ALONE_ALPHA;
 	if ((r = fold_revisions(d, rows, n)) < 0 ||
 	    (r = fold_timing(d, rows, n)) < 0 ||
 	    (r = fold_modes(d, rows, n)) < 0)

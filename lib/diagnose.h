@@ -167,6 +167,10 @@ struct flaky_diagnosis {
 	int64_t		 suite_runs, suite_failures;
 	double		 alone_p;	/* all failures in the suite by chance */
 	int		 passes_alone;	/* confirmed order dependence */
+	/* The mirror: failing alone every time while it passes in the suite
+	 * is order dependence too (it relies on a test that ran first). */
+	double		 alone_pass_p;	/* all passes in the suite by chance */
+	int		 fails_alone;
 };
 
 /* Runs recorded with this trigger ran the test alone (flakyctl confirm). */

@@ -334,6 +334,23 @@ def test_confirm_alone(demo, tmp_path):
     (t,) = json.loads(p.stdout)["tests"]
     assert t["alone_failures"] >= 1 and t["passes_alone"] is False
     assert t["conclusion"] == "fails alone too: not order dependent"
+    # The mirror: test_login_user fails alone every time (test_create_user
+    # did not run first) and passed in 25 of the 50 suite runs. Settled
+    # once all passes falling into the suite's runs is under 1% by chance:
+    # C(50,25)/C(50+n,25) < 0.01 first at n = 8 runs alone.
+    p = run(["--db", db, "--config", cfg, "--format", "json", "confirm",
+             "login_user", "--max-runs", "20"], cwd=demo.path, check=0)
+    (t,) = json.loads(p.stdout)["tests"]
+    assert t["test"] == NEEDY
+    assert t["fails_alone"] is True and t["passes_alone"] is False
+    assert (t["runs_now"], t["alone_failures"]) == (8, 8), t
+    assert (t["suite_runs"], t["suite_failures"]) == (RUNS, 25), t
+    assert t["signature"] == "ORDER_DEPENDENT"
+    assert t["conclusion"] == ("fails alone, passes in the suite: relies on "
+                               "a test that runs before it, ORDER_DEPENDENT")
+    d = json.loads(run(["--db", db, "--format", "json", "show", NEEDY],
+                       check=0).stdout)
+    assert d["alone"]["fails_alone"] is True and d["alone"]["runs"] == 8
     d = json.loads(run(["--db", db, "--format", "json", "show", VICTIM],
                        check=0).stdout)
     # the runs alone count at the suite's revision (not a new, unknown one)
