@@ -691,10 +691,25 @@ static void
 proc_pidfd_cb(evutil_socket_t fd, short what, void *arg)
 {
 	struct flaky_proc *p = arg;
+	struct flaky_spawner *sp = p->sp;
+	struct rusage	 ru;
+	int		 status;
+	pid_t		 pid;
 
 	(void)fd;
 	(void)what;
-	flaky_spawner_reap(p->sp);
+	/* With SIGCHLD watched (a subreaper) others may wait too: all. */
+	if (sp->sigchld_on) {
+		flaky_spawner_reap(sp);
+		return;
+	}
+	while ((pid = wait4(p->pid, &status, WNOHANG, &ru)) == -1 &&
+	    errno == EINTR)
+		;
+	if (pid == p->pid)
+		proc_reaped(p, status, &ru);
+	else if (pid == 0)
+		event_add(p->pidfd_ev, NULL);	/* not yet: once more */
 }
 
 /* Reaping on SIGCHLD: where a child has no pidfd (a kernel before 5.3),
@@ -730,7 +745,7 @@ proc_watch(struct flaky_proc *p)
 #endif
 	if (p->pidfd == -1)
 		return -1;
-	fcntl(p->pidfd, F_SETFD, FD_CLOEXEC);
+	/* close-on-exec already: pidfd_open(2) sets it */
 	p->pidfd_ev = event_new(p->sp->base, p->pidfd, EV_READ, proc_pidfd_cb,
 	    p);
 	if (p->pidfd_ev == NULL || event_add(p->pidfd_ev, NULL) == -1) {
@@ -1068,8 +1083,8 @@ flaky_spawn(struct flaky_spawner *sp, const struct flaky_spawn_opts *o,
 		    strerror(r));
 		goto out;
 	}
-	/* Also from here, so no later killpg can miss the group. */
-	setpgid(pid, pid);
+	/* No setpgid from here: posix_spawn returns once the child has
+	 * exec'd (glibc's CLONE_VFORK), so POSIX_SPAWN_SETPGROUP has run. */
 	p->pid = pid;
 	p->info.pid = pid;
 	/* Keep the write ends until the reap: the pipes' end then comes with
