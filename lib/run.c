@@ -90,7 +90,10 @@ run_collect(struct run_priv *rp)
 		}
 		flaky_results_free(&r);
 	}
-	if (!any)
+	if (!any && run->rec.status == FLAKY_RUN_INTERRUPTED)
+		flaky_buf_adds(&rp->error, "interrupted: stopped before it "
+		    "ended; ");
+	else if (!any)
 		flaky_buf_adds(&rp->error, "no known test runner output "
 		    "(pytest, unittest, Jest, go test, TAP) was recognized; ");
 	if (rp->error.len >= 2) {

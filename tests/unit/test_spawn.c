@@ -912,6 +912,9 @@ START_TEST(run_record)
 	drive(&c, &rc.done, 3, DEADLINE_MS);
 	ck_assert_int_eq(run->rec.status, FLAKY_RUN_INTERRUPTED);
 	ck_assert_int_eq(run->rec.signal, SIGTERM);
+	/* says why there are no results, not that the runner was unknown */
+	ck_assert_str_eq(run->rec.error, "interrupted: stopped before it "
+	    "ended");
 	flaky_run_free(run);
 
 	spec.argv = a3;
