@@ -872,6 +872,7 @@ trigger_next_ev(evutil_socket_t fd, short what, void *arg)
 	spec.timeout_ms = tr->def->timeout_ms;
 	spec.grace_ms = tr->cref->cfg->kill_grace_ms;
 	spec.junit_path = tr->def->junit;
+	spec.more = tr->runs - tr->started;	/* their TMPDIRs made ahead */
 	if (job_start(d, tr, j, &spec, tr->kind) < 0)
 		trigger_end(tr);
 }

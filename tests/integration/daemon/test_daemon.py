@@ -58,6 +58,10 @@ def test_status_and_run_over_the_socket(daemon):
         return t["last"] and t["state"] == "idle" and t
     t = wait_for("status to show the last run", last_done)
     assert t["last"]["status"] == "done" and t["last"]["tests"] == 2
+    # Each run had its own TMPDIR (some made ahead for the runs that
+    # followed); with the trigger over, none is left.
+    tmp = os.path.join(daemon.dir, "tmp")
+    wait_for("the run directories to go", lambda: not os.listdir(tmp))
     p = daemon.ctl("status", check=0)
     assert re.search(r"^manual\s+manual\s+-\s+idle\s+\S+ \S+\s+done\s+2\s+0$",
                      p.stdout, re.M), p.stdout
