@@ -683,9 +683,10 @@ static int
 confirm_begin(struct flakyd *d, struct trigger *tr)
 {
 	struct flaky_test_row *rows = NULL;
-	struct flaky_diagnosis *diag;
+	struct flaky_diagnosis **diag = NULL;
 	struct flaky_query q;
-	size_t		 nrows = 0, open = 0;
+	int64_t		 ids[FLAKY_CONFIRM_MAX_TESTS];
+	size_t		 nrows = 0, nids = 0, open = 0;
 	char		 err[512];
 	int		 r;
 
@@ -700,24 +701,29 @@ confirm_begin(struct flakyd *d, struct trigger *tr)
 		log_warnx("target %s: confirm: %s", tr->ts->name, err);
 		return -1;
 	}
-	for (size_t i = 0; i < nrows &&
-	    tr->confirm->nt < FLAKY_CONFIRM_MAX_TESTS; i++) {
-		if (rows[i].failures == 0 || rows[i].failures == rows[i].runs)
+	for (size_t i = 0; i < nrows && nids < FLAKY_CONFIRM_MAX_TESTS; i++)
+		if (rows[i].failures > 0 && rows[i].failures < rows[i].runs)
+			ids[nids++] = rows[i].test_id;
+	flaky_test_rows_free(rows, nrows);
+	if (nids == 0)
+		return -1;
+	/* One pass over the target's results for all of them. */
+	diag = xcalloc(nids, sizeof *diag);
+	if (flaky_diagnose_tests(d->store, ids, nids, &q, diag, err,
+	    sizeof err) < 0)
+		log_warnx("target %s: confirm: %s", tr->ts->name, err);
+	for (size_t i = 0; i < nids; i++) {
+		if (diag[i] == NULL)
 			continue;
-		if (flaky_diagnose_test(d->store, rows[i].test_id, &q, &diag,
-		    err, sizeof err) < 0) {
-			log_warnx("target %s: confirm: %s", tr->ts->name, err);
-			continue;
-		}
-		r = flaky_confirm_add(tr->confirm, diag, tr->def->isolate,
+		r = flaky_confirm_add(tr->confirm, diag[i], tr->def->isolate,
 		    tr->revision);
-		flaky_diagnosis_free(diag);
+		flaky_diagnosis_free(diag[i]);
 		if (r == -ENOMEM)
 			fatalx("out of memory");
 		if (r == 0 && !tr->confirm->t[tr->confirm->nt - 1].settled)
 			open++;
 	}
-	flaky_test_rows_free(rows, nrows);
+	free(diag);
 	if (open == 0)
 		return -1;
 	tr->confirm_end_us = flaky_mono_us() + tr->def->confirm_budget_ms *
@@ -776,6 +782,7 @@ static void
 confirm_count(struct trigger *tr, struct job *j, struct flaky_run *run)
 {
 	struct flaky_confirm_test *t = j->ctest;
+
 	if (run->rec.status == FLAKY_RUN_ERROR ||
 	    flaky_confirm_count(tr->confirm, t, &run->results) == -ENOENT) {
 		t->start_error = t->settled = 1;
