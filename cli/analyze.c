@@ -135,6 +135,17 @@ progress(struct analyze *a, int final)
 	fflush(stderr);
 }
 
+/* No more runs; those in flight end (as interrupted) through their done
+ * callbacks. */
+static void
+stop_live(struct analyze *a)
+{
+	a->stopping = 1;
+	for (int i = 0; i < a->jobs; i++)
+		if (a->live[i] != NULL)
+			flaky_run_stop(a->live[i]);
+}
+
 /* A store error ends the analysis: the runs in flight end as stopped. */
 static void
 store_failed(struct analyze *a, const char *err)
@@ -143,10 +154,7 @@ store_failed(struct analyze *a, const char *err)
 		log_warnx("%s", err);
 	a->store_broken = 1;
 	a->failed = 1;
-	a->stopping = 1;
-	for (int i = 0; i < a->jobs; i++)
-		if (a->live[i] != NULL)
-			flaky_run_stop(a->live[i]);
+	stop_live(a);
 }
 
 static void
@@ -296,12 +304,8 @@ signal_cb(evutil_socket_t sig, short what, void *arg)
 	}
 	log_warnx("%s: stopping, the runs in flight are ended and recorded "
 	    "as interrupted", strsignal((int)sig));
-	a->stopping = 1;
 	a->failed = 1;
-	/* The runs end through their done callbacks. */
-	for (int i = 0; i < a->jobs; i++)
-		if (a->live[i] != NULL)
-			flaky_run_stop(a->live[i]);
+	stop_live(a);
 }
 
 /* "shop-pytest": the directory's name and the command's first word. */
