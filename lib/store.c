@@ -508,6 +508,26 @@ check_version(struct flaky_store *s, char *err, size_t errlen)
 	return read_version(s, &version, err, errlen);
 }
 
+/* Move the schema cookie on by one, as SQLite asks after a change made
+ * through writable_schema. */
+static int
+bump_schema_version(struct flaky_store *s, char *err, size_t errlen)
+{
+	sqlite3_stmt	*st;
+	long long	 v;
+	char		 sql[64];
+
+	if (sqlite3_prepare_v2(s->db, "PRAGMA schema_version", -1, &st,
+	    NULL) != SQLITE_OK || sqlite3_step(st) != SQLITE_ROW) {
+		sqlite3_finalize(st);
+		return sql_error(s, err, errlen, "reading schema_version");
+	}
+	v = sqlite3_column_int64(st, 0);
+	sqlite3_finalize(st);
+	snprintf(sql, sizeof sql, "PRAGMA schema_version = %lld", v + 1);
+	return exec(s, sql, err, errlen);
+}
+
 /* Bring the schema forward, all in one transaction; refuse a newer one. */
 static int
 migrate(struct flaky_store *s, char *err, size_t errlen)
@@ -548,6 +568,10 @@ migrate(struct flaky_store *s, char *err, size_t errlen)
 		if ((r = exec(s, flaky_schema_migrations[i], err, errlen)) < 0)
 			goto fail;
 	}
+	/* A migration may edit sqlite_schema in place (0004): other
+	 * connections reread the schema only when its cookie moves. */
+	if ((r = bump_schema_version(s, err, errlen)) < 0)
+		goto fail;
 	snprintf(sql, sizeof sql, "PRAGMA user_version = %d",
 	    (int)flaky_schema_count);
 	if ((r = exec(s, sql, err, errlen)) < 0)

@@ -209,6 +209,85 @@ START_TEST(open_new)
 }
 END_TEST
 
+extern const char *const flaky_schema_migrations[];
+
+/* Does sql's plan build a temporary b-tree (OpenEphemeral)? */
+static int
+plan_has_ephemeral(sqlite3 *db, const char *sql)
+{
+	sqlite3_stmt	*st;
+	char		 q[1024];
+	int		 found = 0;
+
+	snprintf(q, sizeof q, "EXPLAIN %s", sql);
+	ck_assert_msg(sqlite3_prepare_v2(db, q, -1, &st, NULL) == SQLITE_OK,
+	    "%s: %s", q, sqlite3_errmsg(db));
+	while (sqlite3_step(st) == SQLITE_ROW)
+		if (strcmp((const char *)sqlite3_column_text(st, 1),
+		    "OpenEphemeral") == 0)
+			found = 1;
+	sqlite3_finalize(st);
+	return found;
+}
+
+/* Version 4 rewrites the IN-list constraints of a version 3 database in
+ * place: the same values pass and fail, and storing a run no longer builds
+ * a temporary b-tree. */
+START_TEST(migrate_checks)
+{
+	static const char *const ins = "INSERT INTO runs (target_id, status, "
+	    "started_ms) VALUES (1, 'done', 1)";
+	static const char *const scan = "INSERT INTO scan_findings (target_id, "
+	    "scanned_ms, path, line, category, seeded) VALUES (1, 1, 'a.py', "
+	    "1, 'numpy', 0)";
+	static const char *const good[] = { "running", "done", "timeout",
+	    "error", "interrupted", "skipped" };
+	struct flaky_store *s;
+	sqlite3		*db;
+	char		 sql[256];
+	int64_t		 cookie;
+
+	ck_assert_int_eq(sqlite3_open(path, &db), SQLITE_OK);
+	for (int i = 0; i < 3; i++)
+		ck_assert_int_eq(sqlite3_exec(db, flaky_schema_migrations[i],
+		    NULL, NULL, NULL), SQLITE_OK);
+	ck_assert_int_eq(sqlite3_exec(db, "PRAGMA user_version = 3", NULL, NULL,
+	    NULL), SQLITE_OK);
+	ck_assert(plan_has_ephemeral(db, ins));
+	ck_assert(plan_has_ephemeral(db, scan));
+	cookie = q1(db, "PRAGMA schema_version");
+	sqlite3_close(db);
+
+	s = open_store();
+	ck_assert_int_eq(target(s, "t"), 1);
+	flaky_store_close(s);
+	db = raw_open();
+	ck_assert_int_eq(q1(db, "PRAGMA user_version"), 4);
+	ck_assert_int_gt(q1(db, "PRAGMA schema_version"), cookie);
+	rows_eq(db, "PRAGMA integrity_check", "ok\n");
+	ck_assert_int_eq(q1(db, "SELECT count(*) FROM sqlite_schema WHERE sql "
+	    "LIKE '%status IN%' OR sql LIKE '%category IN%'"), 0);
+	ck_assert(!plan_has_ephemeral(db, ins));
+	ck_assert(!plan_has_ephemeral(db, scan));
+	ck_assert(!plan_has_ephemeral(db, "UPDATE runs SET status = 'done' "
+	    "WHERE id = 1"));
+	for (size_t i = 0; i < sizeof good / sizeof *good; i++) {
+		snprintf(sql, sizeof sql, "INSERT INTO runs (target_id, status, "
+		    "started_ms) VALUES (1, '%s', 1)", good[i]);
+		ck_assert_int_eq(sqlite3_exec(db, sql, NULL, NULL, NULL),
+		    SQLITE_OK);
+	}
+	ck_assert_int_eq(sqlite3_exec(db, "INSERT INTO runs (target_id, status, "
+	    "started_ms) VALUES (1, 'Done', 1)", NULL, NULL, NULL),
+	    SQLITE_CONSTRAINT);
+	ck_assert_int_eq(sqlite3_exec(db, scan, NULL, NULL, NULL), SQLITE_OK);
+	ck_assert_int_eq(sqlite3_exec(db, "INSERT INTO scan_findings "
+	    "(target_id, scanned_ms, path, line, category, seeded) VALUES (1, "
+	    "1, 'a.py', 1, 'pandas', 0)", NULL, NULL, NULL), SQLITE_CONSTRAINT);
+	sqlite3_close(db);
+}
+END_TEST
+
 START_TEST(newer_schema)
 {
 	struct flaky_store *s = NULL;
@@ -1016,6 +1095,7 @@ main(void)
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, open_new);
 	tcase_add_test(tc, newer_schema);
+	tcase_add_test(tc, migrate_checks);
 	tcase_add_test(tc, corrupt);
 	tcase_add_test(tc, read_only);
 	tcase_add_test(tc, read_only_while_open);
