@@ -2,17 +2,12 @@
 #include "buildconf.h"
 
 #include <errno.h>
-#include <fcntl.h>
-#include <spawn.h>
-#include <sys/wait.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "run.h"
-
-extern char **environ;
 
 struct run_priv {
 	struct flaky_run	*run;
@@ -253,51 +248,4 @@ flaky_run_free(struct flaky_run *run)
 	}
 	flaky_results_free(&run->results);
 	free(run);
-}
-
-int
-flaky_revision_git(const char *dir, char **ret)
-{
-	char *const	 argv[] = { "git", "-C", (char *)(dir ? dir : "."),
-	    "rev-parse", "--verify", "-q", "HEAD", NULL };
-	posix_spawn_file_actions_t fa;
-	char		 buf[128];
-	size_t		 len = 0;
-	ssize_t		 n;
-	int		 p[2], status, r = 0;
-	pid_t		 pid, w;
-
-	*ret = NULL;
-	if (pipe2(p, O_CLOEXEC) == -1)
-		return -errno;
-	posix_spawn_file_actions_init(&fa);
-	posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-	posix_spawn_file_actions_adddup2(&fa, p[1], 1);
-	posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
-	r = posix_spawnp(&pid, "git", &fa, NULL, argv, environ);
-	posix_spawn_file_actions_destroy(&fa);
-	close(p[1]);
-	if (r != 0) {
-		close(p[0]);
-		return 0;	/* no git: no revision */
-	}
-	while (len < sizeof buf - 1 &&
-	    ((n = read(p[0], buf + len, sizeof buf - 1 - len)) > 0 ||
-	    (n == -1 && errno == EINTR)))
-		if (n > 0)
-			len += (size_t)n;
-	close(p[0]);
-	while ((w = waitpid(pid, &status, 0)) == -1 && errno == EINTR)
-		;
-	/* With SIGCHLD ignored (inherited through exec) the kernel reaped
-	 * it and there is no status: git prints a revision only on success,
-	 * so the output tells. */
-	if (w == -1)
-		status = 0;
-	buf[len] = '\0';
-	buf[strcspn(buf, "\r\n")] = '\0';
-	if (WIFEXITED(status) && WEXITSTATUS(status) == 0 && buf[0] != '\0' &&
-	    (*ret = strdup(buf)) == NULL)
-		return -ENOMEM;
-	return 0;
 }
