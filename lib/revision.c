@@ -1,5 +1,5 @@
 /* The git revision of a directory, read from .git directly. Spawning
- * `git rev-parse` costs about a millisecond and a half on a virtual machine,
+ * `git rev-parse` costs over a millisecond on a virtual machine (1.1-1.3 ms),
  * a noticeable part of a short analyze call; reading the few files HEAD
  * resolves through costs tens of microseconds. We follow git's own discovery
  * (setup.c) and ref lookup (refs/files-backend.c) for the common layouts
