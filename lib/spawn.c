@@ -1,6 +1,6 @@
 /* Running one command under supervision (tmux job.c, OpenSMTPD smtpd.c):
- * posix_spawn into its own process group, non-blocking capture through
- * bufferevents, reaping in a WNOHANG loop, group kill at the time limit. */
+ * posix_spawn into its own process group, non-blocking capture of its
+ * pipes, the end seen through a pidfd, group kill at the time limit. */
 #include "buildconf.h"
 
 #include <errno.h>
@@ -24,8 +24,6 @@
 
 #include <linux/magic.h>
 
-#include <event2/buffer.h>
-#include <event2/bufferevent.h>
 #include <event2/event.h>
 
 #include "spawner.h"
@@ -49,7 +47,8 @@ struct flaky_proc {
 	int			 pidfd;		/* -1: none, SIGCHLD tells */
 	struct event		*pidfd_ev;
 	int			 status;	/* wait status */
-	struct bufferevent	*bev[2];
+	int			 rfd[2];	/* our read ends, -1 at EOF */
+	struct event		*rev[2];
 	int			 wfd[2];	/* our copies of the write ends */
 	struct capture		 cap[2];
 	struct event		*timeout_ev;	/* time limit */
@@ -99,10 +98,13 @@ struct flaky_spawner {
 	int			 tmpfs;		/* ... and whether it is tmpfs */
 	struct flaky_proc	*procs;		/* live ones */
 	int			 running;
+	int			 subreaper;	/* asked once */
 	struct tidy		 tidy;
+	char			 rbuf[65536];	/* one read of a pipe */
 };
 
 static void	proc_check_done(struct flaky_proc *);
+static void	proc_close_stream(struct flaky_proc *, int);
 
 /* Keep the head until it is full, then the last tail_cap bytes. */
 static int
@@ -466,10 +468,7 @@ proc_finish(struct flaky_proc *p)
 		return;
 	p->done = 1;
 	for (int i = 0; i < 2; i++) {
-		if (p->bev[i] != NULL) {
-			bufferevent_free(p->bev[i]);
-			p->bev[i] = NULL;
-		}
+		proc_close_stream(p, i);
 		p->info.dropped[i] = p->cap[i].total - p->cap[i].head_len -
 		    p->cap[i].tail_len;
 		p->info.bytes[i] = p->cap[i].total;
@@ -489,54 +488,46 @@ proc_finish(struct flaky_proc *p)
 static void
 proc_check_done(struct flaky_proc *p)
 {
-	if (p->pid == 0 && p->bev[0] == NULL && p->bev[1] == NULL)
+	if (p->pid == 0 && p->rfd[0] == -1 && p->rfd[1] == -1)
 		proc_finish(p);
 }
 
-/* Read what is there; everything goes to the data callback, a bounded part
- * is kept. */
-static void
-proc_read_cb(struct bufferevent *bev, void *arg)
+/* Read what the pipe has: everything goes to the data callback, a bounded
+ * part is kept. At most 4 reads a call, so that one chatty run does not
+ * hold the loop. 1 when the stream ended (EOF or an error): then the pipe
+ * is closed. */
+static int
+proc_read(struct flaky_proc *p, int stream)
 {
-	struct flaky_proc	*p = arg;
-	struct evbuffer		*in = bufferevent_get_input(bev);
-	int			 stream = bev == p->bev[1];
-	struct evbuffer_iovec	 v[8];
-	int			 n;
+	char	*buf = p->sp->rbuf;
+	ssize_t	 n;
 
-	while (evbuffer_get_length(in) > 0) {
-		size_t	 total = 0;
-
-		/* Empty chains count too: never trust n alone. */
-		if ((n = evbuffer_peek(in, -1, NULL, v, 8)) <= 0)
-			break;
-
-		if (n > 8)
-			n = 8;
-		for (int i = 0; i < n; i++) {
+	for (int i = 0; i < 4; i++) {
+		n = read(p->rfd[stream], buf, sizeof p->sp->rbuf);
+		if (n > 0) {
 			if (p->data_cb != NULL)
-				p->data_cb(p->arg, stream, v[i].iov_base,
-				    v[i].iov_len);
-			capture_feed(&p->cap[stream], v[i].iov_base,
-			    v[i].iov_len);
-			total += v[i].iov_len;
+				p->data_cb(p->arg, stream, buf, (size_t)n);
+			capture_feed(&p->cap[stream], buf, (size_t)n);
+		} else if (n == -1 && errno == EINTR)
+			continue;
+		else if (n == -1 && errno == EAGAIN)
+			return 0;
+		else {
+			proc_close_stream(p, stream);
+			return 1;
 		}
-		evbuffer_drain(in, total);
 	}
+	return 0;
 }
 
 static void
-proc_event_cb(struct bufferevent *bev, short what, void *arg)
+proc_pipe_cb(evutil_socket_t fd, short what, void *arg)
 {
 	struct flaky_proc	*p = arg;
-	int			 stream = bev == p->bev[1];
 
-	if (!(what & (BEV_EVENT_EOF | BEV_EVENT_ERROR)))
-		return;
-	proc_read_cb(bev, p);
-	bufferevent_free(bev);
-	p->bev[stream] = NULL;
-	proc_check_done(p);
+	(void)what;
+	if (proc_read(p, fd == p->rfd[1]))
+		proc_check_done(p);
 }
 
 static void
@@ -591,13 +582,26 @@ proc_drain_cb(evutil_socket_t fd, short what, void *arg)
 	(void)fd;
 	(void)what;
 	for (int i = 0; i < 2; i++) {
-		if (p->bev[i] != NULL) {
-			proc_read_cb(p->bev[i], p);
-			bufferevent_free(p->bev[i]);
-			p->bev[i] = NULL;
+		if (p->rfd[i] != -1) {
+			proc_read(p, i);
+			proc_close_stream(p, i);
 		}
 	}
 	proc_check_done(p);
+}
+
+/* Done with one of the child's streams: its event and our read end. */
+static void
+proc_close_stream(struct flaky_proc *p, int stream)
+{
+	if (p->rev[stream] != NULL) {
+		event_free(p->rev[stream]);
+		p->rev[stream] = NULL;
+	}
+	if (p->rfd[stream] != -1) {
+		close(p->rfd[stream]);
+		p->rfd[stream] = -1;
+	}
 }
 
 static void
@@ -650,7 +654,14 @@ proc_reaped(struct flaky_proc *p, int status, const struct rusage *ru)
 	if (p->timeout_ev != NULL)
 		event_del(p->timeout_ev);
 	event_del(p->kill_ev);
-	if (p->bev[0] != NULL || p->bev[1] != NULL)
+	/* With our write ends closed and the group gone, the pipes most
+	 * often hold their last bytes and then EOF: read them now, not on
+	 * another turn of the loop. A grandchild that still holds one gets
+	 * the drain time. */
+	for (int i = 0; i < 2; i++)
+		if (p->rfd[i] != -1)
+			proc_read(p, i);
+	if (p->rfd[0] != -1 || p->rfd[1] != -1)
 		event_add(p->drain_ev, &tv);
 	proc_check_done(p);
 }
@@ -764,6 +775,9 @@ flaky_spawner_new(struct event_base *base, struct flaky_spawner **ret)
 	if ((sp = calloc(1, sizeof *sp)) == NULL)
 		return -ENOMEM;
 	sp->base = base;
+	/* A process becomes a subreaper before it starts children (flakyd
+	 * does, first thing): asked once. */
+	sp->subreaper = is_subreaper();
 	pthread_mutex_init(&sp->tidy.lock, NULL);
 	pthread_cond_init(&sp->tidy.cond, NULL);
 	/* Children we wait for, not ones the kernel reaps for us. */
@@ -996,6 +1010,7 @@ flaky_spawn(struct flaky_spawner *sp, const struct flaky_spawn_opts *o,
 	}
 	p->sp = sp;
 	p->wfd[0] = p->wfd[1] = -1;
+	p->rfd[0] = p->rfd[1] = -1;
 	p->pidfd = -1;
 	p->grace_ms = o->grace_ms > 0 ? o->grace_ms : FLAKY_GRACE_DEFAULT;
 	cap = o->capture_max > 0 ? o->capture_max : FLAKY_CAPTURE_DEFAULT;
@@ -1096,30 +1111,24 @@ flaky_spawn(struct flaky_spawner *sp, const struct flaky_spawn_opts *o,
 	p->timeout_ev = NULL;
 	p->kill_ev = evtimer_new(sp->base, proc_kill_cb, p);
 	p->drain_ev = evtimer_new(sp->base, proc_drain_cb, p);
-	p->bev[0] = bufferevent_socket_new(sp->base, out[0],
-	    BEV_OPT_CLOSE_ON_FREE);
-	if (p->bev[0] != NULL)
-		out[0] = -1;
-	p->bev[1] = bufferevent_socket_new(sp->base, errp[0],
-	    BEV_OPT_CLOSE_ON_FREE);
-	if (p->bev[1] != NULL)
-		errp[0] = -1;
+	p->rfd[0] = out[0];
+	p->rfd[1] = errp[0];
+	out[0] = errp[0] = -1;
+	for (int i = 0; i < 2; i++)
+		p->rev[i] = event_new(sp->base, p->rfd[i], EV_READ | EV_PERSIST,
+		    proc_pipe_cb, p);
 	if (o->timeout_ms > 0)
 		p->timeout_ev = evtimer_new(sp->base, proc_timeout_cb, p);
-	if (p->kill_ev == NULL || p->drain_ev == NULL || p->bev[0] == NULL ||
-	    p->bev[1] == NULL || (o->timeout_ms > 0 && p->timeout_ev == NULL)) {
+	if (p->kill_ev == NULL || p->drain_ev == NULL || p->rev[0] == NULL ||
+	    p->rev[1] == NULL || (o->timeout_ms > 0 && p->timeout_ev == NULL) ||
+	    event_add(p->rev[0], NULL) == -1 ||
+	    event_add(p->rev[1], NULL) == -1) {
 		/* Out of memory with a child running: end it at once. */
 		killpg(pid, SIGKILL);
 		waitpid(pid, NULL, 0);
 		p->pid = 0;
 		r = -ENOMEM;
 		goto out;
-	}
-	for (int i = 0; i < 2; i++) {
-		bufferevent_setcb(p->bev[i], proc_read_cb, NULL, proc_event_cb,
-		    p);
-		bufferevent_set_max_single_read(p->bev[i], 256 * 1024);
-		bufferevent_enable(p->bev[i], EV_READ);
 	}
 	if (o->timeout_ms > 0) {
 		struct timeval tv = {
@@ -1131,7 +1140,7 @@ flaky_spawn(struct flaky_spawner *sp, const struct flaky_spawn_opts *o,
 	p->next = sp->procs;
 	sp->procs = p;
 	sp->running++;
-	if (proc_watch(p) == -1 || is_subreaper())
+	if (proc_watch(p) == -1 || sp->subreaper)
 		sigchld_need(sp);
 	*ret = p;
 	p = NULL;
@@ -1190,8 +1199,7 @@ flaky_proc_free(struct flaky_proc *p)
 	if (p->pidfd_ev != NULL)
 		event_free(p->pidfd_ev);
 	for (int i = 0; i < 2; i++) {
-		if (p->bev[i] != NULL)
-			bufferevent_free(p->bev[i]);
+		proc_close_stream(p, i);
 		capture_free(&p->cap[i]);
 	}
 	if (p->timeout_ev != NULL)
