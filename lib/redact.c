@@ -187,11 +187,15 @@ redact_builtin(const char *s, size_t n, struct flaky_buf *out)
 		if ((i == 0 || !token_char((unsigned char)s[i - 1])) &&
 		    isalpha(c)) {
 			for (k = 0; k < FLAKY_ARRAY_SIZE(token_prefixes); k++) {
-				size_t	 pl = strlen(token_prefixes[k].prefix);
-				size_t	 j;
+				const char *pfx = token_prefixes[k].prefix;
+				size_t	 pl, j;
 
-				if (n - i < pl || memcmp(s + i,
-				    token_prefixes[k].prefix, pl) != 0)
+				/* the first letter before anything: this runs
+				 * at every word of every output */
+				if (pfx[0] != c)
+					continue;
+				pl = strlen(pfx);
+				if (n - i < pl || memcmp(s + i, pfx, pl) != 0)
 					continue;
 				for (j = i + pl; j < n &&
 				    token_char((unsigned char)s[j]); j++)
