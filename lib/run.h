@@ -40,7 +40,7 @@ void	 flaky_run_stop(struct flaky_run *);
 void	 flaky_run_free(struct flaky_run *);
 
 /* git HEAD of dir when it is a git work tree ("" otherwise, *ret NULL).
- * Synchronous (a few milliseconds): call it once per trigger or analyze
- * call, before runs are in flight. */
+ * Read from .git (microseconds); unusual set-ups ask git itself (about a
+ * millisecond, synchronous): call it once per trigger or analyze call. */
 int	 flaky_revision_git(const char *dir, char **ret);
 #endif
