@@ -568,8 +568,8 @@ migrate(struct flaky_store *s, char *err, size_t errlen)
 		if ((r = exec(s, flaky_schema_migrations[i], err, errlen)) < 0)
 			goto fail;
 	}
-	/* A migration may edit sqlite_schema in place (0004): other
-	 * connections reread the schema only when its cookie moves. */
+	/* A migration may edit sqlite_schema in place (0004): connections,
+	 * this one too, reread the schema only when its cookie moves. */
 	if ((r = bump_schema_version(s, err, errlen)) < 0)
 		goto fail;
 	snprintf(sql, sizeof sql, "PRAGMA user_version = %d",

@@ -9,8 +9,8 @@
 -- place as SQLite documents for such changes ("ALTER TABLE", section 7:
 -- writable_schema), not copied: a database of any size migrates at once.
 -- Where the old text is not found the constraint stays as it was, which is
--- still correct. The program bumps schema_version after the migrations, so
--- other connections reread the schema.
+-- still correct. The program then bumps schema_version (SQLite's procedure),
+-- so that every connection, this one too, rereads the schema.
 
 PRAGMA writable_schema = ON;
 
@@ -32,4 +32,4 @@ UPDATE sqlite_schema SET sql = replace(sql,
     char(9, 9, 9) || '    category = ''numpy'' OR category = ''approx'')')
 WHERE type = 'table' AND name = 'scan_findings';
 
-PRAGMA writable_schema = RESET;
+PRAGMA writable_schema = OFF;
