@@ -136,6 +136,11 @@ run_done(void *arg, struct flaky_proc *proc)
 	if (run->rec.status == FLAKY_RUN_TIMEOUT)
 		flaky_buf_adds(&rp->error, "killed at its time limit; ");
 	run_collect(rp);
+	/* The parsers are done; the caller may keep the run a while. */
+	for (int i = 0; i < 2; i++) {
+		flaky_parser_free(rp->parser[i]);
+		rp->parser[i] = NULL;
+	}
 	/* The process group is gone: its TMPDIR can go too. */
 	flaky_proc_free(proc);
 	rp->proc = NULL;
