@@ -1044,6 +1044,14 @@ rev_check(const char *dir, int fast, char *want, size_t size)
 	free(rev);
 }
 
+/* rev_check, fast path too, where git finds a SHA-1 revision. */
+static void
+rev_found(const char *dir, char *want, size_t size)
+{
+	rev_check(dir, 1, want, size);
+	ck_assert_uint_eq(strlen(want), 40);
+}
+
 /* A new repository with branch main and n commits in dir/sub. */
 static void
 rev_repo(const char *dir, const char *sub, int n)
@@ -1066,14 +1074,12 @@ START_TEST(revision_loose)
 	snprintf(path, sizeof path, "%s/r/.git/refs/heads/main", dir);
 	ck_assert_int_eq(stat(path, &st), 0);
 	snprintf(path, sizeof path, "%s/r", dir);
-	rev_check(path, 1, want, sizeof want);
-	ck_assert_uint_eq(strlen(want), 40);
+	rev_found(path, want, sizeof want);
 	rev_sh("cd '%s' && git branch -q old HEAD~1 && "
 	    "git symbolic-ref refs/heads/alias refs/heads/old && "
 	    "git symbolic-ref HEAD refs/heads/alias", path);
 	memcpy(first, want, sizeof first);
-	rev_check(path, 1, want, sizeof want);
-	ck_assert_uint_eq(strlen(want), 40);
+	rev_found(path, want, sizeof want);
 	ck_assert_str_ne(want, first);
 	rev_sh("rm -rf '%s'", dir);
 }
@@ -1094,8 +1100,7 @@ START_TEST(revision_packed)
 	ck_assert_int_eq(stat(path, &st), -1);
 	ck_assert_int_eq(errno, ENOENT);
 	snprintf(path, sizeof path, "%s/r", dir);
-	rev_check(path, 1, want, sizeof want);
-	ck_assert_uint_eq(strlen(want), 40);
+	rev_found(path, want, sizeof want);
 	rev_sh("rm -rf '%s'", dir);
 }
 END_TEST
@@ -1111,8 +1116,7 @@ START_TEST(revision_detached)
 	snprintf(path, sizeof path, "%s/r", dir);
 	rev_want(path, tip, sizeof tip);
 	rev_sh("cd '%s' && git checkout -q --detach HEAD~1", path);
-	rev_check(path, 1, want, sizeof want);
-	ck_assert_uint_eq(strlen(want), 40);
+	rev_found(path, want, sizeof want);
 	ck_assert_str_ne(want, tip);
 	rev_sh("rm -rf '%s'", dir);
 }
@@ -1133,15 +1137,12 @@ START_TEST(revision_worktree)
 	    "cd '%s' && " GITC " commit -q --allow-empty -m w && "
 	    "mkdir sub", path, wt, wt);
 	rev_check(path, 1, mainrev, sizeof mainrev);
-	rev_check(wt, 1, want, sizeof want);
-	ck_assert_uint_eq(strlen(want), 40);
+	rev_found(wt, want, sizeof want);
 	ck_assert_str_ne(want, mainrev);
 	rev_sh("git -C '%s' pack-refs --all", path);
-	rev_check(wt, 1, want, sizeof want);
-	ck_assert_uint_eq(strlen(want), 40);
+	rev_found(wt, want, sizeof want);
 	snprintf(wt, sizeof wt, "%s/wt/sub", dir);
-	rev_check(wt, 1, want, sizeof want);
-	ck_assert_uint_eq(strlen(want), 40);
+	rev_found(wt, want, sizeof want);
 	rev_sh("rm -rf '%s'", dir);
 }
 END_TEST
@@ -1157,11 +1158,9 @@ START_TEST(revision_gitfile)
 	    "cd wt && " GITC " commit -q --allow-empty -m x && "
 	    "grep -q '^gitdir: /' .git", dir);
 	snprintf(path, sizeof path, "%s/wt", dir);
-	rev_check(path, 1, want, sizeof want);
-	ck_assert_uint_eq(strlen(want), 40);
+	rev_found(path, want, sizeof want);
 	rev_sh("printf 'gitdir: ../store\\n' >'%s/.git'", path);
-	rev_check(path, 1, want, sizeof want);
-	ck_assert_uint_eq(strlen(want), 40);
+	rev_found(path, want, sizeof want);
 	rev_sh("rm -rf '%s'", dir);
 }
 END_TEST
@@ -1178,11 +1177,9 @@ START_TEST(revision_subdir)
 	rev_sh("mkdir -p '%s/r/a/b/c' '%s/out' && "
 	    "ln -s '%s/r/a/b' '%s/out/link'", dir, dir, dir, dir);
 	snprintf(path, sizeof path, "%s/r/a/b/c", dir);
-	rev_check(path, 1, want, sizeof want);
-	ck_assert_uint_eq(strlen(want), 40);
+	rev_found(path, want, sizeof want);
 	snprintf(path, sizeof path, "%s/out/link", dir);
-	rev_check(path, 1, want, sizeof want);
-	ck_assert_uint_eq(strlen(want), 40);
+	rev_found(path, want, sizeof want);
 	rev_sh("rm -rf '%s'", dir);
 }
 END_TEST
