@@ -7,7 +7,6 @@
 #include <fcntl.h>
 #include <ftw.h>
 #include <pthread.h>
-#include <sched.h>
 #include <signal.h>
 #include <spawn.h>
 #include <stdio.h>
@@ -281,17 +280,15 @@ static void *
 tidy_main(void *arg)
 {
 	struct tidy	*t = arg;
-	struct sched_param sp = { 0 };
 	char		*gone, *parent, *dir;
 
-	/* Housekeeping must not take a CPU from the tests being timed: it
-	 * runs when a CPU has nothing else to do. (Benchmark (a) runs one
-	 * test at a time and saw no difference; a busy --jobs run would.) */
-	pthread_setschedparam(pthread_self(), SCHED_IDLE, &sp);
+	/* Not SCHED_IDLE: on a saturated build box the removal of what the
+	 * tests left in /tmp would wait for an idle CPU while the runs went
+	 * on making more; and benchmark (a) saw no difference. */
 	pthread_mutex_lock(&t->lock);
 	for (;;) {
-		/* At a stop the rest is the caller's: an idle thread on a
-		 * busy machine would keep it waiting. */
+		/* At a stop the rest is the caller's, one directory at a time
+		 * until then: a stop never waits for a whole batch. */
 		if (t->stop)
 			break;
 		if (t->ngone > 0) {
