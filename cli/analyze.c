@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <unistd.h>
 
 #include <event2/event.h>
@@ -554,6 +555,11 @@ cmd_analyze(struct ctl *ctl, int argc, char **argv)
 	if ((a.base = event_base_new()) == NULL)
 		fatalx("event_base_new failed");
 	signal(SIGPIPE, SIG_IGN);
+	/* A subreaper, as flakyd: whatever escapes a run's process group is
+	 * reparented to us, so an end with no child left proves that nothing
+	 * of the run lives on (and its empty TMPDIR may serve the next). */
+	if (prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == -1)
+		log_warn("prctl(PR_SET_CHILD_SUBREAPER)");
 	if (flaky_spawner_new(a.base, &a.sp) < 0)
 		fatalx("cannot watch child processes");
 	a.commit_ev = evtimer_new(a.base, commit_cb, &a);

@@ -584,7 +584,8 @@ retry_cb(evutil_socket_t fd, short what, void *arg)
 }
 
 /* Kill our children: with no run in flight every child is a setsid
- * escapee reparented to the subreaper. Returns how many were found. */
+ * escapee reparented to the subreaper. Zombies are left to the reap that
+ * follows. Returns how many were found alive. */
 static int
 kill_strays(void)
 {
@@ -599,6 +600,7 @@ kill_strays(void)
 		return 0;
 	while ((de = readdir(dir)) != NULL) {
 		long	 pid, ppid;
+		char	 state;
 
 		if (de->d_name[0] < '1' || de->d_name[0] > '9')
 			continue;
@@ -609,7 +611,8 @@ kill_strays(void)
 		fclose(f);
 		/* "pid (comm) state ppid ...": comm may hold anything. */
 		if (p == NULL || (p = strrchr(buf, ')')) == NULL ||
-		    sscanf(p + 1, " %*c %ld", &ppid) != 1 || ppid != me)
+		    sscanf(p + 1, " %c %ld", &state, &ppid) != 2 ||
+		    ppid != me || state == 'Z')
 			continue;
 		pid = strtol(de->d_name, NULL, 10);
 		log_info("killing stray process %ld (left by a run)", pid);

@@ -2,10 +2,12 @@
  * reset, stdout and stderr captured through non-blocking pipes with a bound,
  * a timeout that ends the whole group, wall time and rusage.
  *
- * A spawner belongs to one event_base and owns its SIGCHLD event: it reaps
- * every child in a WNOHANG loop (grandchildren reparented to a subreaper
- * too) and finds the run by pid. A run ends when its child is reaped and both
- * pipes reached EOF (or the short drain after the reap ran out). */
+ * A spawner belongs to one event_base. It watches each child through a
+ * pidfd; it owns a SIGCHLD event for kernels without pidfds and, in a
+ * subreaper, for the orphans of runs once one outlived its run: then it
+ * reaps every child in a WNOHANG loop and finds the run by pid. A run ends
+ * when its child is reaped and both pipes reached EOF (or the short drain
+ * after the reap ran out). */
 #ifndef FLAKY_SPAWN_H
 #define FLAKY_SPAWN_H
 

@@ -692,6 +692,70 @@ START_TEST(tmpdir_ahead)
 }
 END_TEST
 
+/* In a subreaper an ended run's TMPDIR serves the next run when it is as
+ * safe as a new one: the run left it empty and nothing of the run lives on.
+ * A file left, or a process that escaped the run's group, and the next run
+ * gets a new one. Each run sees an empty TMPDIR, and none is left behind. */
+START_TEST(tmpdir_reuse)
+{
+	char		 parent[PATH_MAX];
+	char *const	 clean[] = { "/bin/sh", "-c",
+	    "ls -A \"$TMPDIR\" | wc -l", NULL };
+	char *const	 leave[] = { "/bin/sh", "-c",
+	    "ls -A \"$TMPDIR\" | wc -l; touch \"$TMPDIR/left\"", NULL };
+	char *const	 escape[] = { "/bin/sh", "-c",
+	    "ls -A \"$TMPDIR\" | wc -l; "
+	    "setsid sleep 1000 </dev/null >/dev/null 2>&1 & p=$!; "
+	    /* out of the group before the run ends: its own session */
+	    "until [ \"$(cut -d' ' -f6 /proc/$p/stat)\" = $p ]; do :; done; "
+	    "echo $p", NULL };
+	char *const	*argv[] = { clean, leave, escape, clean };
+	struct flaky_spawn_opts o = { .tmp_parent = parent };
+	struct flaky_proc *p;
+	struct ctx	 c;
+	char		 seen[4][512], *s;
+	pid_t		 stray = 0;
+	DIR		*d;
+	struct dirent	*e;
+
+	/* on disk, as in tmpdir_ahead: on tmpfs nothing is reused */
+	ck_assert_ptr_nonnull(getcwd(parent, sizeof parent - 32));
+	strcat(parent, "/flaky-test-XXXXXX");
+	ck_assert_ptr_nonnull(mkdtemp(parent));
+	prctl(PR_SET_CHILD_SUBREAPER, 1);
+	ctx_init(&c);
+	for (int i = 0; i < 4; i++) {
+		o.argv = argv[i];
+		o.more = 3 - i;
+		p = run(&c, &o);
+		snprintf(seen[i], sizeof seen[i], "%s", flaky_proc_tmpdir(p));
+		s = output(p, FLAKY_STDOUT);
+		ck_assert_msg(strncmp(s, "0\n", 2) == 0,
+		    "run %d: TMPDIR not empty: %s", i, s);
+		if (argv[i] == escape)
+			stray = (pid_t)atoi(s + 2);
+		free(s);
+		flaky_proc_free(p);
+	}
+	ck_assert_int_gt(stray, 1);
+	kill(stray, SIGKILL);
+	waitpid(stray, NULL, 0);
+	/* clean: the next run had it; a file left: a new one */
+	ck_assert_str_eq(seen[1], seen[0]);
+	ck_assert_str_ne(seen[2], seen[1]);
+	/* a process outlived the run: a new one */
+	ck_assert_str_ne(seen[3], seen[2]);
+	ck_assert_str_ne(seen[3], seen[1]);
+	ctx_free(&c);
+	ck_assert_ptr_nonnull(d = opendir(parent));
+	while ((e = readdir(d)) != NULL)
+		ck_assert_msg(e->d_name[0] == '.', "left behind: %s",
+		    e->d_name);
+	closedir(d);
+	ck_assert_int_eq(rmdir(parent), 0);
+}
+END_TEST
+
 /* A given environment's own TMPDIR is replaced, not doubled. */
 START_TEST(tmpdir_env)
 {
@@ -1282,6 +1346,7 @@ main(void)
 	tcase_add_test(tc, bad_commands);
 	tcase_add_test(tc, tmpdir);
 	tcase_add_test(tc, tmpdir_ahead);
+	tcase_add_test(tc, tmpdir_reuse);
 	tcase_add_test(tc, tmpdir_tmpfs);
 	tcase_add_test(tc, tmpdir_env);
 	tcase_add_test(tc, tmpdir_readonly);
