@@ -4,10 +4,13 @@
 #include "buildconf.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
 #include <stdio.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -584,6 +587,96 @@ fail:
 	return r;
 }
 
+/* Make the directory entries of path's directory durable. */
+static int
+sync_parent(const char *path)
+{
+	char	*copy;
+	int	 fd, r = -1;
+
+	if ((copy = strdup(path)) == NULL)
+		return -1;
+	if ((fd = open(dirname(copy), O_RDONLY | O_DIRECTORY | O_CLOEXEC)) !=
+	    -1) {
+		r = fsync(fd);
+		close(fd);
+	}
+	free(copy);
+	return r;
+}
+
+/* A new database is built whole under a temporary name next to path and
+ * renamed into place, never replacing a file that appeared meanwhile (two
+ * processes may create it at once: the second opens the first one's).
+ * Built so, it needs one sync of the file and one of the directory. Made
+ * in place, SQLite writes its first page through a rollback journal and the
+ * schema through the new WAL, ten syncs and a journal file made and
+ * removed: 5 ms of a 150 ms benchmark (a) here. A crash leaves the
+ * temporary file, never a half-made database under path. 0 when path now
+ * exists (ours or another's), -1 when the caller should make it in place
+ * (say, a file system without RENAME_NOREPLACE). */
+static int
+store_create(const char *path)
+{
+	static const char	 b32[] = "abcdefghijklmnopqrstuvwxyz234567";
+	struct flaky_store	 t;
+	unsigned char		 rnd[8];
+	char			*tmp = NULL, e[256];
+	size_t			 n;
+	int			 fd = -1, r = -1;
+
+	memset(&t, 0, sizeof t);
+	if (asprintf(&tmp, "%s.new-XXXXXXXX", path) == -1)
+		return -1;
+	n = strlen(tmp);
+	for (int i = 0; i < 16 && fd == -1; i++) {
+		if (getrandom(rnd, sizeof rnd, 0) != (ssize_t)sizeof rnd)
+			goto out;
+		for (size_t k = 0; k < sizeof rnd; k++)
+			tmp[n - sizeof rnd + k] = b32[rnd[k] & 31];
+		/* SQLite's own mode for a new database, less the umask */
+		fd = open(tmp, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+		if (fd == -1 && errno != EEXIST)
+			goto out;
+	}
+	if (fd == -1)
+		goto out;
+	t.path = tmp;
+	t.flags = 0;
+	if (sqlite3_open_v2(tmp, &t.db, SQLITE_OPEN_READWRITE |
+	    SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK)
+		goto out;
+	/* Nobody else knows this file: no journal, no syncs until the end;
+	 * then the WAL mode is set in its header. */
+	if (exec(&t, "PRAGMA journal_mode = OFF", e, sizeof e) < 0 ||
+	    exec(&t, "PRAGMA synchronous = OFF", e, sizeof e) < 0 ||
+	    migrate(&t, e, sizeof e) < 0 ||
+	    exec(&t, "PRAGMA journal_mode = WAL", e, sizeof e) < 0)
+		goto out;
+	if (sqlite3_close(t.db) != SQLITE_OK)
+		goto out;
+	t.db = NULL;
+	if (fsync(fd) == -1)
+		goto out;
+	if (renameat2(AT_FDCWD, tmp, AT_FDCWD, path, RENAME_NOREPLACE) == 0) {
+		sync_parent(path);
+		free(tmp);
+		tmp = NULL;
+		r = 0;
+	} else if (errno == EEXIST)
+		r = 0;
+out:
+	if (t.db != NULL)
+		sqlite3_close(t.db);
+	if (fd != -1)
+		close(fd);
+	if (tmp != NULL) {
+		unlink(tmp);
+		free(tmp);
+	}
+	return r;
+}
+
 int
 flaky_store_open(const char *path, int flags, struct flaky_store **ret,
     char *err, size_t errlen)
@@ -610,8 +703,13 @@ flaky_store_open(const char *path, int flags, struct flaky_store **ret,
 			goto fail;
 		}
 		oflags = SQLITE_OPEN_READONLY;
-	} else
+	} else {
 		oflags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE;
+		/* Made in place only when it cannot be made aside. */
+		if (lstat(path, &st) == -1 && errno == ENOENT &&
+		    strncmp(path, "file:", 5) != 0 && strcmp(path, ":memory:"))
+			store_create(path);
+	}
 	oflags |= SQLITE_OPEN_NOMUTEX;
 	if (sqlite3_open_v2(path, &s->db, oflags, NULL) != SQLITE_OK) {
 		if (s->db == NULL) {

@@ -6,6 +6,7 @@
 #include "buildconf.h"
 
 #include <check.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
@@ -206,6 +207,49 @@ START_TEST(open_new)
 	ck_assert_int_eq(target(s, "t"), 1);
 	flaky_store_close(s);
 	flaky_store_close(NULL);
+}
+END_TEST
+
+/* A new database appears whole under its name, made aside and renamed:
+ * nothing else is left in the directory, its mode is SQLite's own less the
+ * umask, and it checks out. An empty file that is there already (touch) is
+ * made into a database in place. */
+START_TEST(new_file)
+{
+	struct flaky_store *s;
+	struct dirent	*e;
+	struct stat	 st;
+	sqlite3		*db;
+	mode_t		 old;
+	DIR		*d;
+	int		 fd;
+
+	old = umask(027);
+	s = open_store();
+	umask(old);
+	flaky_store_close(s);
+	ck_assert_ptr_nonnull(d = opendir(dir));
+	while ((e = readdir(d)) != NULL)
+		ck_assert_msg(e->d_name[0] == '.' ||
+		    strcmp(e->d_name, "flaky.db") == 0, "left: %s", e->d_name);
+	closedir(d);
+	ck_assert_int_eq(stat(path, &st), 0);
+	ck_assert_int_eq(st.st_mode & 07777, 0640);
+	db = raw_open();
+	rows_eq(db, "PRAGMA integrity_check", "ok\n");
+	rows_eq(db, "PRAGMA journal_mode", "wal\n");
+	ck_assert_int_eq(q1(db, "PRAGMA user_version"),
+	    flaky_store_schema_version());
+	sqlite3_close(db);
+
+	ck_assert_int_eq(unlink(path), 0);
+	ck_assert_int_ge(fd = open(path, O_CREAT | O_WRONLY, 0600), 0);
+	close(fd);
+	s = open_store();
+	ck_assert_int_eq(target(s, "t"), 1);
+	flaky_store_close(s);
+	ck_assert_int_eq(stat(path, &st), 0);
+	ck_assert_int_eq(st.st_mode & 07777, 0600);
 }
 END_TEST
 
@@ -1094,6 +1138,7 @@ main(void)
 	tcase_set_timeout(tc, 60);
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, open_new);
+	tcase_add_test(tc, new_file);
 	tcase_add_test(tc, newer_schema);
 	tcase_add_test(tc, migrate_checks);
 	tcase_add_test(tc, corrupt);
