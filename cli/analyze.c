@@ -531,11 +531,6 @@ cmd_analyze(struct ctl *ctl, int argc, char **argv)
 	 * redaction patterns */
 	if (diag_load_signatures(ctl, a.store) < 0)
 		goto out;
-	if (flaky_store_target(a.store, target, command, cwd, &a.target_id,
-	    err, sizeof err) < 0) {
-		fprintf(stderr, "flakyctl: %s\n", err);
-		goto out;
-	}
 	/* The revision once per call, not per run. */
 	if (rev_arg != NULL)
 		revision = xstrdup(rev_arg);
@@ -569,6 +564,15 @@ cmd_analyze(struct ctl *ctl, int argc, char **argv)
 	evsignal_add(a.sigterm_ev, NULL);
 	a.live = xcalloc((size_t)a.jobs, sizeof *a.live);
 	a.progress = isatty(STDERR_FILENO) && !ctl->format_set;
+	/* The target's row goes in with the first runs: one commit, one sync
+	 * of the WAL fewer. */
+	if (batch(&a) < 0)
+		goto out;
+	if (flaky_store_target(a.store, target, command, cwd, &a.target_id,
+	    err, sizeof err) < 0) {
+		fprintf(stderr, "flakyctl: %s\n", err);
+		goto out;
+	}
 	t0 = flaky_mono_us();
 
 	launch(&a);
