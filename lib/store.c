@@ -606,27 +606,105 @@ sync_parent(const char *path)
 	return r;
 }
 
+/* The empty database of this schema version, made by schema/mkimage from
+ * flaky_store_build at build time and linked in as non-zero segments of its
+ * pages (each: offset, 4 bytes, and length, 2 bytes, little-endian, then
+ * the bytes). Weak: mkimage itself, which makes it, has none. */
+extern const unsigned char	flaky_schema_image[] __attribute__((weak));
+extern const size_t		flaky_schema_image_len __attribute__((weak));
+extern const size_t		flaky_schema_image_size __attribute__((weak));
+
+int
+flaky_store_image_linked(void)
+{
+	return flaky_schema_image != NULL;
+}
+
+/* The image's bytes into fd, a new empty file. */
+static int
+image_write(int fd)
+{
+	const unsigned char *p = flaky_schema_image;
+	const unsigned char *end = p + flaky_schema_image_len;
+	size_t		 size = flaky_schema_image_size, off, len, done;
+	unsigned char	*buf;
+	ssize_t		 n;
+	int		 r = -1;
+
+	if ((buf = calloc(1, size)) == NULL)
+		return -1;
+	while (end - p >= 6) {
+		off = (size_t)p[0] | (size_t)p[1] << 8 | (size_t)p[2] << 16 |
+		    (size_t)p[3] << 24;
+		len = (size_t)p[4] | (size_t)p[5] << 8;
+		p += 6;
+		if (len > (size_t)(end - p) || off > size || len > size - off)
+			goto out;
+		memcpy(buf + off, p, len);
+		p += len;
+	}
+	if (p != end)
+		goto out;
+	for (done = 0; done < size; done += (size_t)n)
+		if ((n = write(fd, buf + done, size - done)) <= 0)
+			goto out;
+	r = 0;
+out:
+	free(buf);
+	return r;
+}
+
+/* A new database at path, which must not exist, built by the migrations
+ * with no journal and no syncs, in WAL mode. Unsynced: for a file nobody
+ * else knows yet. */
+int
+flaky_store_build(const char *path, char *err, size_t errlen)
+{
+	struct flaky_store	 t;
+	int			 r = -1;
+
+	memset(&t, 0, sizeof t);
+	if ((t.path = strdup(path)) == NULL)
+		return -ENOMEM;
+	if (sqlite3_open_v2(path, &t.db, SQLITE_OPEN_READWRITE |
+	    SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK) {
+		r = t.db == NULL ? -ENOMEM : sql_error(&t, err, errlen,
+		    "creating");
+		goto out;
+	}
+	if ((r = exec(&t, "PRAGMA journal_mode = OFF", err, errlen)) < 0 ||
+	    (r = exec(&t, "PRAGMA synchronous = OFF", err, errlen)) < 0 ||
+	    (r = migrate(&t, err, errlen)) < 0 ||
+	    (r = exec(&t, "PRAGMA journal_mode = WAL", err, errlen)) < 0)
+		goto out;
+	r = 0;
+out:
+	if (t.db != NULL && sqlite3_close(t.db) != SQLITE_OK && r == 0)
+		r = flaky_error(err, errlen, EIO, "%s: cannot close", path);
+	free(t.path);
+	return r;
+}
+
 /* A new database is built whole under a temporary name next to path and
  * renamed into place, never replacing a file that appeared meanwhile (two
- * processes may create it at once: the second opens the first one's).
- * Built so, it needs one sync of the file and one of the directory. Made
- * in place, SQLite writes its first page through a rollback journal and the
- * schema through the new WAL, ten syncs and a journal file made and
- * removed: 5 ms of a 150 ms benchmark (a) here. A crash leaves the
- * temporary file, never a half-made database under path. 0 when path now
- * exists (ours or another's), -1 when the caller should make it in place
- * (say, a file system without RENAME_NOREPLACE). */
+ * processes may create it at once: the second opens the first one's). It
+ * is the linked image written out, else built by the migrations, and
+ * needs one sync of the file and one of the directory. Made in place,
+ * SQLite writes its first page through a rollback journal and the schema
+ * through the new WAL, ten syncs and a journal file made and removed; and
+ * the migrations parse the whole schema twice, 7 M instructions. A crash
+ * leaves the temporary file, never a half-made database under path.
+ * 0 when path now exists (ours or another's), -1 when the caller should
+ * make it in place (say, a file system without RENAME_NOREPLACE). */
 static int
 store_create(const char *path)
 {
 	static const char	 b32[] = "abcdefghijklmnopqrstuvwxyz234567";
-	struct flaky_store	 t;
 	unsigned char		 rnd[8];
 	char			*tmp = NULL, e[256];
 	size_t			 n;
 	int			 fd = -1, r = -1;
 
-	memset(&t, 0, sizeof t);
 	if (asprintf(&tmp, "%s.new-XXXXXXXX", path) == -1)
 		return -1;
 	n = strlen(tmp);
@@ -642,21 +720,9 @@ store_create(const char *path)
 	}
 	if (fd == -1)
 		goto out;
-	t.path = tmp;
-	t.flags = 0;
-	if (sqlite3_open_v2(tmp, &t.db, SQLITE_OPEN_READWRITE |
-	    SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK)
+	if (flaky_schema_image != NULL ? image_write(fd) < 0 :
+	    flaky_store_build(tmp, e, sizeof e) < 0)
 		goto out;
-	/* Nobody else knows this file: no journal, no syncs until the end;
-	 * then the WAL mode is set in its header. */
-	if (exec(&t, "PRAGMA journal_mode = OFF", e, sizeof e) < 0 ||
-	    exec(&t, "PRAGMA synchronous = OFF", e, sizeof e) < 0 ||
-	    migrate(&t, e, sizeof e) < 0 ||
-	    exec(&t, "PRAGMA journal_mode = WAL", e, sizeof e) < 0)
-		goto out;
-	if (sqlite3_close(t.db) != SQLITE_OK)
-		goto out;
-	t.db = NULL;
 	if (fsync(fd) == -1)
 		goto out;
 	if (renameat2(AT_FDCWD, tmp, AT_FDCWD, path, RENAME_NOREPLACE) == 0) {
@@ -667,8 +733,6 @@ store_create(const char *path)
 	} else if (errno == EEXIST)
 		r = 0;
 out:
-	if (t.db != NULL)
-		sqlite3_close(t.db);
 	if (fd != -1)
 		close(fd);
 	if (tmp != NULL) {

@@ -58,6 +58,12 @@ void	 flaky_store_close(struct flaky_store *);
 const char *flaky_store_path(const struct flaky_store *);
 /* The schema version this binary writes. */
 int	 flaky_store_schema_version(void);
+/* A new database at path (made empty, or not there) by the migrations, not
+ * synced: what schema/mkimage turns into the image new databases are
+ * written from. */
+int	 flaky_store_build(const char *path, char *err, size_t errlen);
+/* Is that image linked in (1), or are new databases built (0)? */
+int	 flaky_store_image_linked(void);
 
 /* User redaction patterns (POSIX extended regular expressions), applied
  * with the built-in ones to stored output and messages. */

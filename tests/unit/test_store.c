@@ -253,6 +253,45 @@ START_TEST(new_file)
 }
 END_TEST
 
+/* A new database is written from the image linked in, made at build time
+ * by flaky_store_build; the one built by the migrations now is the same:
+ * the same schema in the same pages, version, page size and WAL mode. */
+START_TEST(image_is_built_schema)
+{
+	static const char *const q[] = {
+		"SELECT type, name, tbl_name, rootpage, sql FROM sqlite_schema "
+		"ORDER BY type, name",
+		"PRAGMA user_version", "PRAGMA page_size", "PRAGMA page_count",
+		"PRAGMA freelist_count", "PRAGMA journal_mode",
+		"PRAGMA integrity_check",
+	};
+	struct flaky_store *s;
+	sqlite3		*a, *b;
+	char		 built[160], err[512], *ra, *rb;
+
+	ck_assert_int_eq(flaky_store_image_linked(), 1);
+	snprintf(built, sizeof built, "%s/built.db", dir);
+	ck_assert_msg(flaky_store_build(built, err, sizeof err) == 0, "%s",
+	    err);
+	s = open_store();
+	flaky_store_close(s);
+	ck_assert_int_eq(sqlite3_open_v2(built, &a, SQLITE_OPEN_READONLY,
+	    NULL), SQLITE_OK);
+	b = raw_open();
+	for (size_t i = 0; i < sizeof q / sizeof *q; i++) {
+		ra = rows(a, q[i]);
+		rb = rows(b, q[i]);
+		ck_assert_msg(strcmp(ra, rb) == 0, "%s:\nbuilt:\n%s\nimage:\n%s",
+		    q[i], ra, rb);
+		free(ra);
+		free(rb);
+	}
+	rows_eq(b, "PRAGMA integrity_check", "ok\n");
+	sqlite3_close(a);
+	sqlite3_close(b);
+}
+END_TEST
+
 extern const char *const flaky_schema_migrations[];
 
 /* Does sql's plan build a temporary b-tree (OpenEphemeral)? */
@@ -1139,6 +1178,7 @@ main(void)
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, open_new);
 	tcase_add_test(tc, new_file);
+	tcase_add_test(tc, image_is_built_schema);
 	tcase_add_test(tc, newer_schema);
 	tcase_add_test(tc, migrate_checks);
 	tcase_add_test(tc, corrupt);
