@@ -547,8 +547,7 @@ cmd_analyze(struct ctl *ctl, int argc, char **argv)
 			a.spec.path = resolved;
 	}
 
-	if ((a.base = event_base_new()) == NULL)
-		fatalx("event_base_new failed");
+	a.base = ctl_event_base();
 	signal(SIGPIPE, SIG_IGN);
 	/* A subreaper, as flakyd: whatever escapes a run's process group is
 	 * reparented to us, so an end with no child left proves that nothing

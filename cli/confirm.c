@@ -275,8 +275,7 @@ cmd_confirm(struct ctl *ctl, int argc, char **argv)
 		ret = EXIT_OK;
 		goto out;
 	}
-	if ((c.base = event_base_new()) == NULL)
-		fatalx("event_base_new failed");
+	c.base = ctl_event_base();
 	signal(SIGPIPE, SIG_IGN);
 	if (flaky_spawner_new(c.base, &c.sp) < 0)
 		fatalx("cannot watch child processes");

@@ -20,6 +20,8 @@ enum ctl_format {
 #define EXIT_FOUND	1
 #define EXIT_ERROR	2
 
+struct event_base;
+
 struct ctl {
 	const char	*db;		/* --db */
 	const char	*config;	/* --config */
@@ -53,6 +55,8 @@ int	 ctl_check_format(struct ctl *, const char *cmd, int allowed);
 const char *ctl_config_path(struct ctl *);
 /* The database path by the documented search order. Never NULL. */
 const char *ctl_db_path(struct ctl *);
+/* A new event base for running tests (poll, not epoll); exits on failure. */
+struct event_base *ctl_event_base(void);
 /* The socket path by the documented search order. Never NULL. */
 const char *ctl_socket_path(struct ctl *);
 void	 ctl_usage_error(const char *cmd, const char *fmt, ...)
