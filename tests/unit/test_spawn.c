@@ -760,6 +760,34 @@ START_TEST(tmpdir_reuse)
 }
 END_TEST
 
+/* The run starts in its working directory: another one, or ours (where no
+ * chdir is needed). */
+START_TEST(working_dir)
+{
+	char *const	 argv[] = { "/bin/pwd", "-P", NULL };
+	struct flaky_spawn_opts o = { .argv = argv, .dir = "/" };
+	struct flaky_proc *p;
+	struct ctx	 c;
+	char		 here[PATH_MAX], want[PATH_MAX + 2], *s;
+
+	ck_assert_ptr_nonnull(realpath(".", here));
+	ctx_init(&c);
+	p = run(&c, &o);
+	s = output(p, FLAKY_STDOUT);
+	ck_assert_str_eq(s, "/\n");
+	free(s);
+	flaky_proc_free(p);
+	o.dir = here;
+	p = run(&c, &o);
+	s = output(p, FLAKY_STDOUT);
+	snprintf(want, sizeof want, "%s\n", here);
+	ck_assert_str_eq(s, want);
+	free(s);
+	flaky_proc_free(p);
+	ctx_free(&c);
+}
+END_TEST
+
 /* A given environment's own TMPDIR is replaced, not doubled. */
 START_TEST(tmpdir_env)
 {
@@ -1353,6 +1381,7 @@ main(void)
 	tcase_add_loop_test(tc, tmpdir_reuse, 0, 2);
 	tcase_add_test(tc, tmpdir_tmpfs);
 	tcase_add_test(tc, tmpdir_env);
+	tcase_add_test(tc, working_dir);
 	tcase_add_test(tc, tmpdir_readonly);
 	tcase_add_test(tc, parallel);
 	tcase_add_test(tc, stop);
