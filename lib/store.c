@@ -5,7 +5,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <libgen.h>
 #include <stdio.h>
 #include <math.h>
 #include <pthread.h>
@@ -588,24 +587,6 @@ fail:
 	return r;
 }
 
-/* Make the directory entries of path's directory durable. */
-static int
-sync_parent(const char *path)
-{
-	char	*copy;
-	int	 fd, r = -1;
-
-	if ((copy = strdup(path)) == NULL)
-		return -1;
-	if ((fd = open(dirname(copy), O_RDONLY | O_DIRECTORY | O_CLOEXEC)) !=
-	    -1) {
-		r = fsync(fd);
-		close(fd);
-	}
-	free(copy);
-	return r;
-}
-
 /* The empty database of this schema version, made by schema/mkimage from
  * flaky_store_build at build time and linked in as non-zero segments of its
  * pages (each: offset, 4 bytes, and length, 2 bytes, little-endian, then
@@ -689,7 +670,10 @@ out:
  * renamed into place, never replacing a file that appeared meanwhile (two
  * processes may create it at once: the second opens the first one's). It
  * is the linked image written out, else built by the migrations, and
- * needs one sync of the file and one of the directory. Made in place,
+ * needs one sync. The new name is made durable by the first commit: SQLite
+ * syncs the directory when it first syncs the WAL it made there, and
+ * before that the file holds nothing to lose (a crash may take the name
+ * away again; the next open makes a new one). Made in place,
  * SQLite writes its first page through a rollback journal and the schema
  * through the new WAL, ten syncs and a journal file made and removed; and
  * the migrations parse the whole schema twice, 7 M instructions. A crash
@@ -726,7 +710,6 @@ store_create(const char *path)
 	if (fsync(fd) == -1)
 		goto out;
 	if (renameat2(AT_FDCWD, tmp, AT_FDCWD, path, RENAME_NOREPLACE) == 0) {
-		sync_parent(path);
 		free(tmp);
 		tmp = NULL;
 		r = 0;
