@@ -32,6 +32,12 @@
 
 #define DEADLINE_MS	20000
 
+/* sh: wait until process $p has its own session (setsid has run), so that
+ * it has left the run's group before the run ends; else the group kill at
+ * the reap may end it first, and a test of escapees would race. */
+#define ESCAPED \
+	"until [ \"$(cut -d' ' -f6 /proc/$p/stat)\" = $p ]; do :; done; "
+
 struct ctx {
 	struct event_base	*base;
 	struct flaky_spawner	*sp;
@@ -475,7 +481,7 @@ START_TEST(grandchild_pipe)
 	char *const	 a1[] = { "/bin/sh", "-c",
 	    "sleep 1000 & echo $!; exit 4", NULL };
 	char *const	 a2[] = { "/bin/sh", "-c",
-	    "setsid sleep 1000 & echo $!; exit 5", NULL };
+	    "setsid sleep 1000 & p=$!; " ESCAPED "echo $p; exit 5", NULL };
 	struct flaky_spawn_opts o = { .argv = a1 };
 	struct flaky_proc *p;
 	struct ctx	 c;
@@ -705,9 +711,7 @@ START_TEST(tmpdir_reuse)
 	    "ls -A \"$TMPDIR\" | wc -l; touch \"$TMPDIR/left\"", NULL };
 	char *const	 escape[] = { "/bin/sh", "-c",
 	    "ls -A \"$TMPDIR\" | wc -l; "
-	    "setsid sleep 1000 </dev/null >/dev/null 2>&1 & p=$!; "
-	    /* out of the group before the run ends: its own session */
-	    "until [ \"$(cut -d' ' -f6 /proc/$p/stat)\" = $p ]; do :; done; "
+	    "setsid sleep 1000 </dev/null >/dev/null 2>&1 & p=$!; " ESCAPED
 	    "echo $p", NULL };
 	char *const	*argv[] = { clean, leave, escape, clean };
 	struct flaky_spawn_opts o = { .tmp_parent = parent };
@@ -919,7 +923,7 @@ END_TEST
 START_TEST(stop_after_exit)
 {
 	char *const	 argv[] = { "/bin/sh", "-c",
-	    "setsid sleep 1000 & echo $!; exit 0", NULL };
+	    "setsid sleep 1000 & p=$!; " ESCAPED "echo $p; exit 0", NULL };
 	struct flaky_spawn_opts o = { .argv = argv };
 	const struct flaky_proc_info *pi;
 	struct flaky_proc *p;

@@ -186,11 +186,19 @@ def test_sigterm_ends_a_hung_child_within_grace(daemon):
     assert not os.path.exists(daemon.sock)
 
 
-ESCAPE = """import subprocess, sys
+ESCAPE = """import subprocess, sys, time
 # A grandchild leaving the run's process group: only the subreaper sees it.
-subprocess.Popen(["setsid", sys.executable, "-c", "import time; "
-                  "time.sleep(1000)", "%s-escaped"],
-                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+p = subprocess.Popen(["setsid", sys.executable, "-c", "import time; "
+                      "time.sleep(1000)", "%s-escaped"],
+                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+# Out of the group before this run ends (its own session), or the group
+# kill at the reap may end it first.
+deadline = time.monotonic() + 10
+while time.monotonic() < deadline:
+    with open("/proc/%%d/stat" %% p.pid) as f:
+        if f.read().rsplit(")", 1)[1].split()[3] == str(p.pid):
+            break
+    time.sleep(0.001)
 print("ok")
 """
 
