@@ -165,7 +165,7 @@ static int
 get_str(struct ctx *c, const yaml_node_t *n, const char *key,
     const char *expect, char **ret)
 {
-	const char *v;
+	const char *v = NULL;	/* set unless an error (gcc -O3 cannot tell) */
 	int	 r;
 
 	if ((r = get_text(c, n, key, expect, &v)) < 0)
@@ -241,7 +241,7 @@ static int
 get_path(struct ctx *c, const yaml_node_t *n, const char *key,
     const char *expect, char **ret)
 {
-	const char *v;
+	const char *v = NULL;
 	int	 r;
 
 	if ((r = get_text(c, n, key, expect, &v)) < 0)

@@ -38,7 +38,7 @@ must_tz(const char *name)
 	char	 err[256] = "";
 
 	ck_assert_msg(flaky_tz_load(name, &tz, err, sizeof err) == 0, "%s: %s",
-	    name, err);
+	    name != NULL ? name : "(the local zone)", err);
 	return tz;
 }
 
