@@ -1,5 +1,5 @@
 /* Running one command under supervision (tmux job.c, OpenSMTPD smtpd.c):
- * posix_spawn into its own process group, non-blocking capture of its
+ * vfork and exec into its own process group, non-blocking capture of its
  * pipes, the end seen through a pidfd, group kill at the time limit. */
 #include "buildconf.h"
 
@@ -8,11 +8,12 @@
 #include <fcntl.h>
 #include <ftw.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
-#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/vfs.h>
@@ -87,6 +88,8 @@ struct flaky_proc {
  * once per few runs, not per directory: on a virtual machine each wake-up
  * of another CPU is an interrupt the hypervisor delivers. Started on first
  * use. */
+#define CHILD_STACK	(64 * 1024)	/* a child's until it execs */
+
 #define TIDY_SPARE	32	/* made ahead, at most */
 #define TIDY_BATCH	16	/* wake the thread at this many to do */
 
@@ -115,6 +118,10 @@ struct flaky_spawner {
 	int			 subreaper;	/* asked once */
 	struct tidy		 tidy;
 	struct dir_seen		 reuse;		/* the last run's TMPDIR */
+	int			 devnull;	/* every run's stdin */
+	void			*stack;		/* the children's, before exec */
+	size_t			 stack_len;
+	int			 maxfd;		/* RLIMIT_NOFILE, for old kernels */
 	int			 reuse_failed;	/* make spares from then on */
 	char			 rbuf[65536];	/* one read of a pipe */
 };
@@ -122,6 +129,7 @@ struct flaky_spawner {
 static void	proc_check_done(struct flaky_proc *);
 static void	proc_close_stream(struct flaky_proc *, int);
 static void	sigchld_need(struct flaky_spawner *);
+static int	above_streams(int *);
 
 /* Keep the head until it is full, then the last tail_cap bytes. */
 static int
@@ -922,10 +930,19 @@ flaky_spawner_new(struct event_base *base, struct flaky_spawner **ret)
 {
 	struct flaky_spawner	*sp;
 	struct sigaction	 sa;
+	struct rlimit		 rl;
 
 	if ((sp = calloc(1, sizeof *sp)) == NULL)
 		return -ENOMEM;
 	sp->base = base;
+	/* Every run's stdin, opened once; without it each spawn opens one. */
+	if ((sp->devnull = open("/dev/null", O_RDONLY | O_CLOEXEC)) != -1 &&
+	    above_streams(&sp->devnull) == -1) {
+		close(sp->devnull);
+		sp->devnull = -1;
+	}
+	sp->maxfd = getrlimit(RLIMIT_NOFILE, &rl) == 0 &&
+	    rl.rlim_cur < 65536 ? (int)rl.rlim_cur : 65536;
 	/* A process becomes a subreaper before it starts children (flakyd
 	 * does, first thing): asked once. */
 	sp->subreaper = is_subreaper();
@@ -940,8 +957,8 @@ flaky_spawner_new(struct event_base *base, struct flaky_spawner **ret)
 	}
 	sp->sigchld = evsignal_new(base, SIGCHLD, sigchld_cb, sp);
 	if (sp->sigchld == NULL) {
-		if (sp->sigchld != NULL)
-			event_free(sp->sigchld);
+		if (sp->devnull != -1)
+			close(sp->devnull);
 		pthread_cond_destroy(&sp->tidy.cond);
 		pthread_mutex_destroy(&sp->tidy.lock);
 		free(sp);
@@ -960,6 +977,10 @@ flaky_spawner_free(struct flaky_spawner *sp)
 	if (sp->procs != NULL)
 		return -EBUSY;
 	event_free(sp->sigchld);	/* deletes it too */
+	if (sp->devnull != -1)
+		close(sp->devnull);
+	if (sp->stack != NULL)
+		munmap(sp->stack, sp->stack_len);
 	free(sp->tmpfs_parent);
 	pthread_cond_destroy(&sp->tidy.cond);
 	pthread_mutex_destroy(&sp->tidy.lock);
@@ -1116,20 +1137,119 @@ env_get(char *const *envp, const char *name)
 	return NULL;
 }
 
-/* glibc's sigfillset leaves out its internal signals (32 and 33), and its
- * posix_spawn sets them to SIG_IGN in the child, which exec keeps: a test
- * would start with them ignored. Name them in the set by hand. */
-static void
-default_internal_signals(sigset_t *set)
-{
-#ifdef __GLIBC__
-	const size_t	 bits = 8 * sizeof set->__val[0];
+/* What the child does between vfork and exec, on data the parent made
+ * ready: system calls only. It shares our memory with the other threads
+ * still running (the tidy thread): no allocation, no lock. */
+struct child_plan {
+	const char	*path;
+	char *const	*argv;
+	char *const	*envp;
+	const char	*dir;		/* NULL: stay in ours */
+	int		 fd[3];		/* to become 0, 1 and 2; each above 2 */
+	int		 maxfd;		/* closed up to, without close_range */
+	volatile int	 err;		/* what failed, 0 when it exec'd */
+};
 
-	for (int sig = 32; sig < SIGRTMIN; sig++)
-		set->__val[(sig - 1) / bits] |= 1UL << ((sig - 1) % bits);
-#else
-	(void)set;
-#endif
+static void	child_exec(struct child_plan *) __attribute__((noreturn));
+
+/* Dispositions to default, then its own group, the three streams, the
+ * working directory, every other descriptor closed, no signal blocked,
+ * exec (STYLE.md, tmux job.c). The signals were all blocked by the parent
+ * before vfork: no handler of ours runs in the child before it is reset.
+ * glibc refuses its two internal signals to sigaction; exec resets them. */
+static void
+child_exec(struct child_plan *c)
+{
+	struct sigaction sa;
+	sigset_t	 none;
+
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = SIG_DFL;
+	for (int sig = 1; sig < NSIG; sig++)
+		sigaction(sig, &sa, NULL);
+	if (setpgid(0, 0) == -1)
+		goto fail;
+	for (int i = 0; i < 3; i++)
+		if (dup2(c->fd[i], i) == -1)
+			goto fail;
+	if (c->dir != NULL && chdir(c->dir) == -1)
+		goto fail;
+	if (close_range(3, ~0U, 0) == -1)
+		for (int fd = 3; fd < c->maxfd; fd++)
+			close(fd);
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+	execve(c->path, c->argv, c->envp);
+fail:
+	c->err = errno;
+	_exit(127);
+}
+
+static int
+child_main(void *arg)
+{
+	child_exec(arg);
+}
+
+/* Start the child of plan c: its pid, or a negative errno (the child, if
+ * one was made, is reaped). clone with CLONE_VM and CLONE_VFORK, as
+ * glibc's posix_spawn does, on a stack of the spawner's kept for all its
+ * children: posix_spawn maps and unmaps one, and allocates its file
+ * actions, for each call, 1.8 ms of benchmark (a)'s 146 here. We resume
+ * once the child has exec'd or exited, so the stack is free again. (Under
+ * valgrind, which runs the child on a copy of our memory, an exec that
+ * fails shows as the run's exit status 127.) */
+static pid_t
+child_start(struct flaky_spawner *sp, struct child_plan *c)
+{
+	sigset_t	 all, old;
+	long		 pg = sysconf(_SC_PAGESIZE);
+	void		*st;
+	pid_t		 pid;
+
+	if (sp->stack == NULL) {
+		/* a guard page below it */
+		st = mmap(NULL, CHILD_STACK + (size_t)pg, PROT_READ |
+		    PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
+		if (st == MAP_FAILED)
+			return -errno;
+		if (mprotect(st, (size_t)pg, PROT_NONE) == -1) {
+			munmap(st, CHILD_STACK + (size_t)pg);
+			return -errno;
+		}
+		sp->stack = st;
+		sp->stack_len = CHILD_STACK + (size_t)pg;
+	}
+	c->err = 0;
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	pid = clone(child_main, (char *)sp->stack + sp->stack_len,
+	    CLONE_VM | CLONE_VFORK | SIGCHLD, c);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (pid == -1)
+		return -errno;
+	if (c->err != 0) {
+		while (waitpid(pid, NULL, 0) == -1 && errno == EINTR)
+			;
+		return -c->err;
+	}
+	return pid;
+}
+
+/* fd, moved above the standard streams (only when ours were closed): the
+ * child's dup2 onto 0, 1 and 2 must not overwrite one it still needs. */
+static int
+above_streams(int *fd)
+{
+	int	 nfd;
+
+	if (*fd > 2)
+		return 0;
+	if ((nfd = fcntl(*fd, F_DUPFD_CLOEXEC, 3)) == -1)
+		return -1;
+	close(*fd);
+	*fd = nfd;
+	return 0;
 }
 
 int
@@ -1138,14 +1258,12 @@ flaky_spawn(struct flaky_spawner *sp, const struct flaky_spawn_opts *o,
     struct flaky_proc **ret, char *err, size_t errlen)
 {
 	struct flaky_proc	*p = NULL;
-	posix_spawn_file_actions_t fa;
-	posix_spawnattr_t	 attr;
-	sigset_t		 all, none;
+	struct child_plan	 plan;
 	char			*path = NULL, **env = NULL;
 	char *const		*envp = o->envp ? o->envp : environ;
 	const char		*tmp_parent;
 	int			 out[2] = { -1, -1 }, errp[2] = { -1, -1 };
-	int			 r, fa_ok = 0, attr_ok = 0;
+	int			 devnull = -1, r;
 	struct stat		 st;
 	pid_t			 pid;
 	size_t			 cap;
@@ -1222,60 +1340,41 @@ flaky_spawn(struct flaky_spawner *sp, const struct flaky_spawn_opts *o,
 		goto out;
 	}
 
-	if ((r = posix_spawn_file_actions_init(&fa)) != 0) {
-		r = -r;
+	if ((devnull = sp->devnull) == -1 &&
+	    (devnull = open("/dev/null", O_RDONLY | O_CLOEXEC)) == -1) {
+		r = flaky_error(err, errlen, errno, "/dev/null: %s",
+		    strerror(errno));
 		goto out;
 	}
-	fa_ok = 1;
-	if ((r = posix_spawnattr_init(&attr)) != 0) {
-		r = -r;
+	if (above_streams(&out[1]) == -1 || above_streams(&errp[1]) == -1 ||
+	    above_streams(&devnull) == -1) {
+		r = flaky_error(err, errlen, errno, "fcntl: %s", strerror(errno));
 		goto out;
 	}
-	attr_ok = 1;
-	sigfillset(&all);
-	sigemptyset(&none);
-	default_internal_signals(&all);
-	r = posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-	if (r == 0)
-		r = posix_spawn_file_actions_adddup2(&fa, out[1], 1);
-	if (r == 0)
-		r = posix_spawn_file_actions_adddup2(&fa, errp[1], 2);
+	memset(&plan, 0, sizeof plan);
+	plan.path = path;
+	plan.argv = o->argv;
+	plan.envp = env;
 	/* Not when it is ours already (analyze: the current directory): a
 	 * path lookup in the child, 2.5 us a run here, for nothing. */
-	if (r == 0 && o->dir != NULL && !is_cwd(&st))
-		r = posix_spawn_file_actions_addchdir_np(&fa, o->dir);
-	if (r == 0)
-		r = posix_spawn_file_actions_addclosefrom_np(&fa, 3);
-	/* Its own group, default dispositions, nothing blocked: a suite
-	 * behaves as in a terminal even when we run under nohup. */
-	if (r == 0)
-		r = posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP |
-		    POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK);
-	if (r == 0)
-		r = posix_spawnattr_setpgroup(&attr, 0);
-	if (r == 0)
-		r = posix_spawnattr_setsigdefault(&attr, &all);
-	if (r == 0)
-		r = posix_spawnattr_setsigmask(&attr, &none);
-	if (r != 0) {
-		r = flaky_error(err, errlen, r, "posix_spawn setup: %s",
-		    strerror(r));
-		goto out;
-	}
+	plan.dir = o->dir != NULL && !is_cwd(&st) ? o->dir : NULL;
+	plan.fd[0] = devnull;
+	plan.fd[1] = out[1];
+	plan.fd[2] = errp[1];
+	plan.maxfd = sp->maxfd;
 
 	p->info.start_ms = flaky_now_ms();
 	p->start_mono = flaky_mono_us();
 	if (getloadavg(&p->info.loadavg, 1) != 1)
 		p->info.loadavg = -1;
 	p->info.in_flight = sp->running + 1;
-	r = posix_spawn(&pid, path, &fa, &attr, o->argv, env);
-	if (r != 0) {
-		r = flaky_error(err, errlen, r, "%s: %s", o->argv[0],
-		    strerror(r));
+	if ((pid = child_start(sp, &plan)) < 0) {
+		r = flaky_error(err, errlen, -pid, "%s: %s", o->argv[0],
+		    strerror(-pid));
 		goto out;
 	}
-	/* No setpgid from here: posix_spawn returns once the child has
-	 * exec'd (glibc's CLONE_VFORK), so POSIX_SPAWN_SETPGROUP has run. */
+	/* No setpgid from here: vfork returns once the child has exec'd, so
+	 * it is in its own group already. */
 	p->pid = pid;
 	p->info.pid = pid;
 	/* Keep the write ends until the reap: the pipes' end then comes with
@@ -1322,10 +1421,8 @@ flaky_spawn(struct flaky_spawner *sp, const struct flaky_spawn_opts *o,
 	p = NULL;
 	r = 0;
 out:
-	if (fa_ok)
-		posix_spawn_file_actions_destroy(&fa);
-	if (attr_ok)
-		posix_spawnattr_destroy(&attr);
+	if (devnull != -1 && devnull != sp->devnull)
+		close(devnull);
 	for (int i = 0; i < 2; i++) {
 		if (out[i] != -1)
 			close(out[i]);
