@@ -82,7 +82,7 @@ take_lock(const char *db)
 	xasprintf(&path, "%s.lock", db);
 	if ((fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0640)) == -1)
 		fatal("%s", path);
-	/* A flakyd killed in the middle of posix_spawn leaves its lock with
+	/* A flakyd killed in the middle of a spawn (clone) leaves its lock with
 	 * the child until that child execs: allow a short moment for that
 	 * (a restart right after a crash) before refusing. */
 	for (int i = 0; flock(fd, LOCK_EX | LOCK_NB) == -1; i++) {
