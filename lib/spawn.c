@@ -1,5 +1,5 @@
 /* Running one command under supervision (tmux job.c, OpenSMTPD smtpd.c):
- * vfork and exec into its own process group, non-blocking capture of its
+ * clone and exec into its own process group, non-blocking capture of its
  * pipes, the end seen through a pidfd, group kill at the time limit. */
 #include "buildconf.h"
 
@@ -1137,7 +1137,7 @@ env_get(char *const *envp, const char *name)
 	return NULL;
 }
 
-/* What the child does between vfork and exec, on data the parent made
+/* What the child does between clone and exec, on data the parent made
  * ready: system calls only. It shares our memory with the other threads
  * still running (the tidy thread): no allocation, no lock. */
 struct child_plan {
@@ -1161,7 +1161,8 @@ static void	child_exec(struct child_plan *) CHILD_CODE
 /* Dispositions to default, then its own group, the three streams, the
  * working directory, every other descriptor closed, no signal blocked,
  * exec (STYLE.md, tmux job.c). The signals were all blocked by the parent
- * before vfork: no handler of ours runs in the child before it is reset.
+ * before the clone: no handler of ours runs in the child before it is
+ * reset.
  * glibc refuses its two internal signals to sigaction; exec resets them. */
 static void
 child_exec(struct child_plan *c)
@@ -1381,8 +1382,8 @@ flaky_spawn(struct flaky_spawner *sp, const struct flaky_spawn_opts *o,
 		    strerror(-pid));
 		goto out;
 	}
-	/* No setpgid from here: vfork returns once the child has exec'd, so
-	 * it is in its own group already. */
+	/* No setpgid from here: CLONE_VFORK returns once the child has
+	 * exec'd, so it is in its own group already. */
 	p->pid = pid;
 	p->info.pid = pid;
 	/* Keep the write ends until the reap: the pipes' end then comes with
