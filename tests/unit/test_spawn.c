@@ -146,6 +146,21 @@ output(struct flaky_proc *p, int stream)
 	return flaky_buf_steal(&b);
 }
 
+/* The spawner left nothing under parent, which goes too. */
+static void
+parent_gone(const char *parent)
+{
+	struct dirent	*e;
+	DIR		*d;
+
+	ck_assert_ptr_nonnull(d = opendir(parent));
+	while ((e = readdir(d)) != NULL)
+		ck_assert_msg(e->d_name[0] == '.', "left behind: %s",
+		    e->d_name);
+	closedir(d);
+	ck_assert_int_eq(rmdir(parent), 0);
+}
+
 /* Run sh -c script; stdout must be want. */
 static void
 sh_out(const char *script, const char *want)
@@ -672,8 +687,6 @@ START_TEST(tmpdir_ahead)
 	struct flaky_proc *p;
 	struct ctx	 c;
 	char		 seen[12][512], *s;
-	DIR		*d;
-	struct dirent	*e;
 
 	/* Under the build directory, not /tmp: on tmpfs (where /tmp often
 	 * is) directories are made in place, and this is about the thread. */
@@ -693,12 +706,7 @@ START_TEST(tmpdir_ahead)
 		flaky_proc_free(p);
 	}
 	ctx_free(&c);
-	ck_assert_ptr_nonnull(d = opendir(parent));
-	while ((e = readdir(d)) != NULL)
-		ck_assert_msg(e->d_name[0] == '.', "left behind: %s",
-		    e->d_name);
-	closedir(d);
-	ck_assert_int_eq(rmdir(parent), 0);
+	parent_gone(parent);
 }
 END_TEST
 
@@ -723,8 +731,6 @@ START_TEST(tmpdir_reuse)
 	struct ctx	 c;
 	char		 seen[4][512], *s;
 	pid_t		 stray = 0;
-	DIR		*d;
-	struct dirent	*e;
 
 	/* _i 0: under the build directory, on disk (the thread's case); 1:
 	 * under /dev/shm, tmpfs where Linux has it (made in place) */
@@ -759,12 +765,7 @@ START_TEST(tmpdir_reuse)
 	ck_assert_str_ne(seen[3], seen[2]);
 	ck_assert_str_ne(seen[3], seen[1]);
 	ctx_free(&c);
-	ck_assert_ptr_nonnull(d = opendir(parent));
-	while ((e = readdir(d)) != NULL)
-		ck_assert_msg(e->d_name[0] == '.', "left behind: %s",
-		    e->d_name);
-	closedir(d);
-	ck_assert_int_eq(rmdir(parent), 0);
+	parent_gone(parent);
 }
 END_TEST
 
