@@ -88,8 +88,6 @@ struct flaky_proc {
  * once per few runs, not per directory: on a virtual machine each wake-up
  * of another CPU is an interrupt the hypervisor delivers. Started on first
  * use. */
-#define CHILD_STACK	(64 * 1024)	/* a child's until it execs */
-
 #define TIDY_SPARE	32	/* made ahead, at most */
 #define TIDY_BATCH	16	/* wake the thread at this many to do */
 
@@ -474,8 +472,9 @@ tidy_drain(struct flaky_spawner *sp)
 
 /* Reusing a run's TMPDIR for the next run. Making and removing a directory
  * costs 15 and 70 microseconds on ext4 mounted with discard, a tenth of a
- * short run, and 3 to 5 together on tmpfs; checking one, 1.2 to 2. When a run leaves its TMPDIR as it found it, the next run may
- * have it instead of a new one, if that is as safe:
+ * short run, and 3 to 5 together on tmpfs; checking one, 1.2 to 2. When a
+ * run leaves its TMPDIR as it found it, the next run may have it instead of
+ * a new one, if that is as safe:
  *
  *  - no process of the last run can still be there: no run is live and we
  *    have no child at all, as a subreaper (flakyd, flakyctl analyze), to
@@ -1080,7 +1079,6 @@ fail:
 	return flaky_error(err, errlen, -r, "%s: %s", cmd, strerror(-r));
 }
 
-/* The child's environment: envp with TMPDIR (and TMP, TEMP) replaced. */
 /* Is st (of a directory) our working directory? */
 static int
 is_cwd(const struct stat *st)
@@ -1091,6 +1089,7 @@ is_cwd(const struct stat *st)
 	    cwd.st_ino == st->st_ino;
 }
 
+/* The child's environment: envp with TMPDIR (and TMP, TEMP) replaced. */
 static char **
 make_env(char *const *envp, const char *tmpdir)
 {
@@ -1150,6 +1149,8 @@ struct child_plan {
 	volatile int	 err;		/* what failed, 0 when it exec'd */
 };
 
+#define CHILD_STACK	(64 * 1024)	/* a child's until it execs */
+
 /* Not instrumented by AddressSanitizer: the child runs on the spawner's
  * stack and never returns, so the poison of its frames would stay behind
  * in the shadow of that stack for the next child to trip on. */
@@ -1160,9 +1161,9 @@ static void	child_exec(struct child_plan *) CHILD_CODE
 
 /* Dispositions to default, then its own group, the three streams, the
  * working directory, every other descriptor closed, no signal blocked,
- * exec (STYLE.md, tmux job.c). The signals were all blocked by the parent
- * before the clone: no handler of ours runs in the child before it is
- * reset.
+ * exec (STYLE.md, tmux job.c): a suite behaves as in a terminal even when
+ * we run under nohup. The signals were all blocked by the parent before
+ * the clone, so no handler of ours runs in the child before it is reset.
  * glibc refuses its two internal signals to sigaction; exec resets them. */
 static void
 child_exec(struct child_plan *c)

@@ -635,7 +635,7 @@ out:
 	return r;
 }
 
-/* A new database at path, which must not exist, built by the migrations
+/* A new database at path (an empty file, or none), built by the migrations
  * with no journal and no syncs, in WAL mode. Unsynced: for a file nobody
  * else knows yet. */
 int
