@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "classify.h"
 #include "diag.h"
 #include "flakyctl.h"
 #include "parse.h"
@@ -179,6 +180,10 @@ ingest_store(struct flaky_store *store, struct ingest_file *f,
 	rec.out = f->keep.data;
 	rec.out_len = f->keep.len;
 	rec.content_hash = f->hash;
+	rec.kind = FLAKY_KIND_INGESTED;
+	if ((r = flaky_classify_results(flaky_classify_get_default(), &f->res,
+	    NULL)) < 0)
+		return flaky_error(err, errlen, -r, "classifying failures");
 	if ((r = flaky_store_run_finish(store, &rec, &f->res, err,
 	    errlen)) < 0)
 		return r;

@@ -353,8 +353,9 @@ flaky_classify_message(const char *msg, size_t len)
 }
 
 int
-flaky_classify_run(const struct flaky_results *r,
-    const struct flaky_run_evidence *ev, int *sigs)
+flaky_classify_run(const struct flaky_classifier *c,
+    const struct flaky_results *r, const struct flaky_run_evidence *ev,
+    int *sigs)
 {
 	size_t	 failed = 0, last_failed = (size_t)-1;
 
@@ -364,8 +365,7 @@ flaky_classify_run(const struct flaky_results *r,
 			continue;
 		failed++;
 		last_failed = i;
-		sigs[i] = flaky_classifier_classify(default_classifier,
-		    r->v[i].message, r->v[i].message ?
+		sigs[i] = flaky_classifier_classify(c, r->v[i].message, r->v[i].message ?
 		    strlen(r->v[i].message) : 0);
 	}
 	/* Most of a run failing at once is the environment, not the tests. */
@@ -379,6 +379,32 @@ flaky_classify_run(const struct flaky_results *r,
 	 * running. */
 	if (ev != NULL && ev->timed_out && last_failed != (size_t)-1)
 		sigs[last_failed] = FLAKY_SIG_TIMEOUT;
+	return 0;
+}
+
+int
+flaky_classify_results(const struct flaky_classifier *c,
+    struct flaky_results *r, const struct flaky_run_evidence *ev)
+{
+	int	*sigs;
+
+	if (r->n == 0)
+		return 0;
+	if ((sigs = calloc(r->n, sizeof *sigs)) == NULL)
+		return -ENOMEM;
+	flaky_classify_run(c, r, ev, sigs);
+	for (size_t i = 0; i < r->n; i++) {
+		free(r->v[i].signature);
+		r->v[i].signature = NULL;
+		if (sigs[i] == FLAKY_SIG_NONE)
+			continue;
+		if ((r->v[i].signature = strdup(flaky_classifier_name(c,
+		    sigs[i]))) == NULL) {
+			free(sigs);
+			return -ENOMEM;
+		}
+	}
+	free(sigs);
 	return 0;
 }
 

@@ -42,7 +42,12 @@ int	 flaky_classify_message(const char *msg, size_t len);
 struct flaky_run_evidence {
 	int		 timed_out;	/* the run was killed at its limit */
 };
-int	 flaky_classify_run(const struct flaky_results *,
-	    const struct flaky_run_evidence *, int *sigs);
+int	 flaky_classify_run(const struct flaky_classifier *,
+	    const struct flaky_results *, const struct flaky_run_evidence *,
+	    int *sigs);
+/* The same, written into each failed result's signature (its name, as the
+ * classifier names it); the others' is cleared. -ENOMEM. */
+int	 flaky_classify_results(const struct flaky_classifier *,
+	    struct flaky_results *, const struct flaky_run_evidence *);
 
 #endif

@@ -34,6 +34,9 @@ struct flaky_result {
 	int64_t		 duration_us;	/* -1 when the runner did not print it */
 	char		*message;	/* failure message or NULL; bounded */
 	unsigned	 position;	/* 0-based order in which tests ran */
+	/* Set by classification (flaky_classify_results), not by the
+	 * parsers; the store writes it as given and never classifies. */
+	char		*signature;	/* failed results: "TIMEOUT", ... */
 };
 
 struct flaky_results {
@@ -44,6 +47,11 @@ struct flaky_results {
 	size_t			 n, cap;
 	long			 summary_total;	/* the runner's own count, -1 */
 	char			*warning;	/* why nothing was parsed, or NULL */
+	/* Why the results do not hold every test's outcome (the runner
+	 * printed only failures, its summary disagrees, it stopped early,
+	 * it served results from a cache), with the fix; NULL when they
+	 * are complete. An incomplete run gives no test a rate. */
+	char			*incomplete;
 };
 
 struct flaky_parser;

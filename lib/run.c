@@ -7,6 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "classify.h"
 #include "run.h"
 
 struct run_priv {
@@ -136,6 +137,15 @@ run_done(void *arg, struct flaky_proc *proc)
 	if (run->rec.status == FLAKY_RUN_TIMEOUT)
 		flaky_buf_adds(&rp->error, "killed at its time limit; ");
 	run_collect(rp);
+	{
+		struct flaky_run_evidence ev = {
+			.timed_out = run->rec.status == FLAKY_RUN_TIMEOUT };
+
+		if (flaky_classify_results(flaky_classify_get_default(),
+		    &run->results, &ev) < 0)
+			flaky_buf_adds(&rp->error, "classifying the failures "
+			    "ran out of memory; ");
+	}
 	/* The parsers are done; the caller may keep the run a while. */
 	for (int i = 0; i < 2; i++) {
 		flaky_parser_free(rp->parser[i]);

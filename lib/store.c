@@ -153,12 +153,23 @@ const char *
 flaky_run_status_name(int s)
 {
 	static const char *const names[] = {
-		"running", "done", "timeout", "error", "interrupted", "skipped"
+		"running", "done", "timeout", "error", "interrupted", "skipped",
+		"stopped"
 	};
 
-	if (s < 0 || s > FLAKY_RUN_SKIPPED)
+	if (s < 0 || s > FLAKY_RUN_STOPPED)
 		return "unknown";
 	return names[s];
+}
+
+const char *
+flaky_run_kind_name(int k)
+{
+	static const char *const names[] = { "suite", "alone", "ingested" };
+
+	if (k < 0 || k > FLAKY_KIND_INGESTED)
+		return "unknown";
+	return names[k];
 }
 
 static void
@@ -1152,7 +1163,6 @@ struct pending {
 	const struct flaky_result *res;
 	int64_t		 tid;
 	int64_t		 mid;
-	int		 sig;
 };
 
 /* Bind one result's columns from index i (results, without the run id). */
@@ -1168,7 +1178,7 @@ bind_result(sqlite3_stmt *st, int i, const struct pending *p, const char *msg)
 	bind_int_or_null(st, i + 3, res->duration_us, res->duration_us < 0);
 	bind_int_or_null(st, i + 4, p->mid, p->mid == 0);
 	if (failed)
-		bind_text(st, i + 5, flaky_signature_name(p->sig));
+		bind_text(st, i + 5, res->signature);
 	if (msg != NULL)
 		sqlite3_bind_text(st, i + 6, msg, -1, SQLITE_TRANSIENT);
 }
@@ -1242,7 +1252,7 @@ rollup_one(struct flaky_store *s, int64_t day, const struct pending *p,
  * one statement, fewer one by one. */
 static int
 add_results(struct flaky_store *s, int64_t run_id, int64_t target,
-    int64_t day, const struct flaky_result *res, const int *sigs, size_t n,
+    int64_t day, const struct flaky_result *res, size_t n,
     struct flaky_buf *tmp, char *err, size_t errlen)
 {
 	struct pending	 p[CHUNK];
@@ -1258,7 +1268,6 @@ add_results(struct flaky_store *s, int64_t run_id, int64_t target,
 		const char *msg = NULL;
 
 		p[i].res = &res[i];
-		p[i].sig = sigs[i];
 		p[i].mid = 0;
 		if (res[i].test == NULL)
 			return flaky_error(err, errlen, EINVAL, "%s: result "
@@ -1316,21 +1325,17 @@ int
 flaky_store_run_finish(struct flaky_store *s, struct flaky_run_record *rec,
     const struct flaky_results *res, char *err, size_t errlen)
 {
-	struct flaky_run_evidence ev = { 0 };
 	struct flaky_buf out, errb, tmp, msg;
 	sqlite3_stmt	*st;
 	const char	*o, *e, *error;
 	size_t		 olen = 0, elen = 0;
 	int64_t		 day, failures = 0;
-	int		*sigs = NULL, r, own = !s->in_tx, inserted = 0;
+	int		 r, own = !s->in_tx, inserted = 0;
 
 	flaky_buf_init(&out);
 	flaky_buf_init(&errb);
 	flaky_buf_init(&tmp);
 	flaky_buf_init(&msg);
-	if (res != NULL && res->n > 0 &&
-	    (sigs = calloc(res->n, sizeof *sigs)) == NULL)
-		return -ENOMEM;
 	if (own && (r = flaky_store_begin(s, err, errlen)) < 0)
 		goto out;
 	o = redacted(s, rec->out, rec->out_len, &out, &olen);
@@ -1342,8 +1347,6 @@ flaky_store_run_finish(struct flaky_store *s, struct flaky_run_record *rec,
 		goto fail;
 	}
 	if (res != NULL) {
-		ev.timed_out = rec->status == FLAKY_RUN_TIMEOUT;
-		flaky_classify_run(res, &ev, sigs);
 		for (size_t i = 0; i < res->n; i++)
 			failures += FLAKY_FAILED(res->v[i].outcome);
 	}
@@ -1396,7 +1399,7 @@ flaky_store_run_finish(struct flaky_store *s, struct flaky_run_record *rec,
 	day = rec->started_ms / 86400000;
 	for (size_t i = 0; res != NULL && i < res->n; i += CHUNK) {
 		r = add_results(s, rec->id, rec->target_id, day, &res->v[i],
-		    &sigs[i], res->n - i < CHUNK ? res->n - i : CHUNK, &tmp,
+		    res->n - i < CHUNK ? res->n - i : CHUNK, &tmp,
 		    err, errlen);
 		if (r < 0)
 			goto fail;
@@ -1413,7 +1416,6 @@ undo:
 	if (inserted && own)
 		rec->id = 0;
 out:
-	free(sigs);
 	flaky_buf_free(&out);
 	flaky_buf_free(&errb);
 	flaky_buf_free(&tmp);

@@ -23,7 +23,20 @@ enum flaky_run_status {
 	FLAKY_RUN_ERROR,	/* could not be started */
 	FLAKY_RUN_INTERRUPTED,	/* stopped by shutdown or a crash */
 	FLAKY_RUN_SKIPPED,	/* a trigger skipped: the last run still ran */
+	FLAKY_RUN_STOPPED,	/* ended by its caller's budget, not a limit */
 };
+
+/* What a run was: rates, tiers and trends count suite and ingested runs;
+ * runs alone (confirm) give their own verdict beside the rate. */
+enum flaky_run_kind {
+	FLAKY_KIND_SUITE = 0,	/* the target's command: schedule, analyze */
+	FLAKY_KIND_ALONE,	/* one test rerun alone: confirm, isolation */
+	FLAKY_KIND_INGESTED,	/* results from CI files */
+};
+#define FLAKY_KIND_MASK(k)	(1u << (k))
+#define FLAKY_KINDS_DEFAULT	(FLAKY_KIND_MASK(FLAKY_KIND_SUITE) | \
+				 FLAKY_KIND_MASK(FLAKY_KIND_INGESTED))
+const char *flaky_run_kind_name(int);
 const char *flaky_run_status_name(int);
 
 /* One run as stored. Strings may be NULL. */
@@ -31,6 +44,8 @@ struct flaky_run_record {
 	int64_t		 id;		/* set by flaky_store_run_start */
 	int64_t		 target_id;
 	int		 status;	/* enum flaky_run_status */
+	int		 kind;		/* enum flaky_run_kind */
+	const char	*incomplete;	/* why outcomes are missing, or NULL */
 	const char	*trigger;	/* "analyze", "schedule", "manual", ... */
 	int64_t		 started_ms;
 	int64_t		 ended_ms;
@@ -117,6 +132,7 @@ struct flaky_query {
 	const char	*target;	/* NULL: all */
 	int64_t		 first_run_id;	/* >0: only runs with id >= this */
 	int64_t		 last_run_id;	/* >0: only runs with id <= this */
+	unsigned	 kinds;		/* FLAKY_KIND_MASK()s; 0: default */
 };
 
 /* Fill *ret with one row per test seen in the window (caller frees with

@@ -71,11 +71,13 @@ flaky_results_free(struct flaky_results *r)
 	for (size_t i = 0; i < r->n; i++) {
 		free(r->v[i].test);
 		free(r->v[i].message);
+		free(r->v[i].signature);
 	}
 	free(r->v);
 	free(r->version);
 	free(r->seed);
 	free(r->warning);
+	free(r->incomplete);
 	flaky_results_init(r);
 }
 
@@ -111,6 +113,10 @@ meta:
 		dst->version = src->version;
 		src->version = NULL;
 	}
+	if (dst->incomplete == NULL) {
+		dst->incomplete = src->incomplete;
+		src->incomplete = NULL;
+	}
 	if (dst->seed == NULL) {
 		dst->seed = src->seed;
 		src->seed = NULL;
@@ -143,6 +149,7 @@ parse_add(struct parse_ctx *ctx, const char *test, size_t len, int outcome,
 	v->outcome = outcome;
 	v->duration_us = duration_us;
 	v->message = NULL;
+	v->signature = NULL;
 	v->position = (unsigned)r->n;
 	return (long)r->n++;
 }

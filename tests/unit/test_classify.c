@@ -319,7 +319,7 @@ START_TEST(run_rules)
 
 	/* 5 of 9 failing (more than half, at least 5): all INFRA */
 	make_results(&r, 9, "FFEFF.S..", "assert 1 == 2");
-	ck_assert_int_eq(flaky_classify_run(&r, &ev, sigs), 0);
+	ck_assert_int_eq(flaky_classify_run(NULL, &r, &ev, sigs), 0);
 	for (int i = 0; i < 9; i++)
 		ck_assert_int_eq(sigs[i], FLAKY_SIG_NONE + (i < 5 ?
 		    FLAKY_SIG_INFRA : 0));
@@ -327,7 +327,7 @@ START_TEST(run_rules)
 
 	/* 5 of 10: not more than half; messages decide */
 	make_results(&r, 10, "FFFFF.....", "assert 1 == 2");
-	flaky_classify_run(&r, &ev, sigs);
+	flaky_classify_run(NULL, &r, &ev, sigs);
 	for (int i = 0; i < 10; i++)
 		ck_assert_int_eq(sigs[i], i < 5 ? FLAKY_SIG_UNKNOWN :
 		    FLAKY_SIG_NONE);
@@ -335,7 +335,7 @@ START_TEST(run_rules)
 
 	/* 4 of 4: fewer than 5 */
 	make_results(&r, 4, "FFFF", "None is not None");
-	flaky_classify_run(&r, &ev, sigs);
+	flaky_classify_run(NULL, &r, &ev, sigs);
 	for (int i = 0; i < 4; i++)
 		ck_assert_int_eq(sigs[i], FLAKY_SIG_RACE);
 	flaky_results_free(&r);
@@ -343,7 +343,7 @@ START_TEST(run_rules)
 	/* killed at the limit: the last failing test was running */
 	ev.timed_out = 1;
 	make_results(&r, 6, ".F.F..", "assert 1 == 2");
-	flaky_classify_run(&r, &ev, sigs);
+	flaky_classify_run(NULL, &r, &ev, sigs);
 	ck_assert_int_eq(sigs[0], FLAKY_SIG_NONE);
 	ck_assert_int_eq(sigs[1], FLAKY_SIG_UNKNOWN);
 	ck_assert_int_eq(sigs[3], FLAKY_SIG_TIMEOUT);
@@ -351,7 +351,7 @@ START_TEST(run_rules)
 	flaky_results_free(&r);
 	/* ... and without a failure nothing is marked */
 	make_results(&r, 3, "...", "");
-	flaky_classify_run(&r, &ev, sigs);
+	flaky_classify_run(NULL, &r, &ev, sigs);
 	for (int i = 0; i < 3; i++)
 		ck_assert_int_eq(sigs[i], FLAKY_SIG_NONE);
 	flaky_results_free(&r);

@@ -339,11 +339,11 @@ START_TEST(user_signatures)
 	r.v[1].outcome = FLAKY_PASS;
 	r.v[2].outcome = FLAKY_FAIL;
 	r.v[2].message = (char *)"assert 1 == 2";
-	ck_assert_int_eq(flaky_classify_run(&r, NULL, sigs), 0);
+	ck_assert_int_eq(flaky_classify_run(flaky_classify_get_default(), &r, NULL, sigs), 0);
 	ck_assert_int_eq(sigs[0], FLAKY_SIG_RACE);
 	flaky_classify_set_default(c);
 	ck_assert_ptr_eq(flaky_classify_get_default(), c);
-	ck_assert_int_eq(flaky_classify_run(&r, NULL, sigs), 0);
+	ck_assert_int_eq(flaky_classify_run(flaky_classify_get_default(), &r, NULL, sigs), 0);
 	ck_assert_int_eq(sigs[0], db);
 	ck_assert_int_eq(sigs[1], FLAKY_SIG_NONE);
 	ck_assert_int_eq(sigs[2], FLAKY_SIG_UNKNOWN);
