@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <event2/event.h>
@@ -17,20 +18,22 @@
 #include "log.h"
 #include "diag.h"
 #include "output.h"
+#include "pipeline.h"
 #include "run.h"
 #include "stats.h"
 #include "store.h"
+#include "strays.h"
+#include "classifier.h"
 
-/* Runs that end within this long of each other share a transaction. */
-#define COMMIT_EVERY_MS	1000
-
-/* Ended runs wait to be written together, at most this many or this much
- * output, still within the commit's second: one after the other the INSERTs
- * run warm. Written each right after its run, between two execs that evict
- * SQLite's pages from the caches, the rows of 200 runs of `true` cost about
- * 7 ms; written this way 3 ms less (docs/performance.md). */
-#define PENDING_RUNS	64
-#define PENDING_BYTES	(16 << 20)
+/* Ended runs wait this long to share a commit: one transaction (and one
+ * sync) a second, whatever the rate of runs. The write lock is held only
+ * for the commit itself, never while runs run. */
+#define GROUP_MS		1000
+/* How long a write waits for another writer before it backs off and is
+ * retried from a timer; and how long the last flush keeps trying before
+ * analyze gives up and says what was not stored. */
+#define BUSY_MS			100
+#define FINAL_FLUSH_MS		(5 * 60 * 1000)
 
 /* Per-test tallies while the runs come in, for the progress line. */
 struct tally {
@@ -43,31 +46,26 @@ struct analyze {
 	struct event_base	*base;
 	struct flaky_spawner	*sp;
 	struct flaky_store	*store;
-	struct flaky_run_spec	 spec;
-	struct event		*commit_ev;
+	struct flaky_pipeline	*pl;
+	struct flaky_classifier	*cls;
+	struct flaky_job	 job;
 	struct event		*sigint_ev, *sigterm_ev;
-	int64_t			 target_id;
 	int64_t			 first_run_id, last_run_id;
-	const char		*revision;
 	int			 runs, jobs;
 	int			 started, finished, running;
 	int			 stopping;
 	int			 failed;	/* a store error or start error */
-	int			 store_broken;	/* its error was told */
+	int			 store_told;	/* a store error was told */
 	int			 progress;	/* draw the progress line */
+	int			 incomplete;	/* runs that give no rate */
+	char			*incomplete_why;	/* the first one's reason */
 	struct tally		*tally;
 	size_t			 ntally, captally;	/* open addressing */
 	int			 unstable;
 	struct flaky_run	**live;		/* jobs slots */
-	struct flaky_run	*pending[PENDING_RUNS];	/* ended, not written */
-	int			 npending;
-	size_t			 pending_bytes;
-	int			 tx_open;	/* batch() began one */
 };
 
 static void	launch(struct analyze *);
-static int	starts(struct analyze *);
-static void	write_pending(struct analyze *);
 
 static struct tally *
 tally_get(struct analyze *a, const char *name)
@@ -149,7 +147,7 @@ progress(struct analyze *a, int final)
 	fflush(stderr);
 }
 
-/* No more runs; those in flight end (as interrupted) through their done
+/* No more runs; those in flight end (as interrupted) through their ended
  * callbacks. */
 static void
 stop_live(struct analyze *a)
@@ -160,129 +158,60 @@ stop_live(struct analyze *a)
 			flaky_run_stop(a->live[i]);
 }
 
-/* A store error ends the analysis: the runs in flight end as stopped. */
+/* A run ended (classified, on its way to the store): start the next one
+ * first, so that storing this one overlaps with it. */
 static void
-store_failed(struct analyze *a, const char *err)
-{
-	if (!a->store_broken)
-		log_warnx("%s", err);
-	a->store_broken = 1;
-	a->failed = 1;
-	stop_live(a);
-}
-
-static void
-commit_cb(evutil_socket_t fd, short what, void *arg)
+run_ended(struct flaky_run *run, void *job_arg, void *arg)
 {
 	struct analyze	*a = arg;
-	char		 err[1024];
 
-	(void)fd;
-	(void)what;
-	write_pending(a);
-	if (starts(a) == 0 &&
-	    flaky_store_commit(a->store, err, sizeof err) < 0)
-		store_failed(a, err);
-	a->tx_open = 0;
+	(void)job_arg;
+	for (int i = 0; i < a->jobs; i++)
+		if (a->live[i] == run)
+			a->live[i] = NULL;
+	a->running--;
+	a->finished++;
+	launch(a);
+	if (run->rec.incomplete != NULL) {
+		if (a->incomplete++ == 0)
+			a->incomplete_why = xstrdup(run->rec.incomplete);
+	} else
+		tally_run(a, &run->results);
+	progress(a, 0);
+	if (a->running == 0 && (a->stopping || a->started >= a->runs))
+		event_base_loopbreak(a->base);
 }
 
-/* Make sure a transaction is open and will be committed soon. */
-static int
-batch(struct analyze *a)
-{
-	struct timeval	 tv = { 0, COMMIT_EVERY_MS * 1000 };
-	char		 err[1024];
-
-	if (a->tx_open)
-		return 0;
-	if (flaky_store_begin(a->store, err, sizeof err) < 0) {
-		store_failed(a, err);
-		return -1;
-	}
-	a->tx_open = 1;
-	evtimer_add(a->commit_ev, &tv);
-	return 0;
-}
-
+/* A run is in the database: its id bounds this call's window. */
 static void
-note_run_id(struct analyze *a, int64_t id)
+run_stored(struct flaky_run *run, void *job_arg, void *arg)
 {
+	struct analyze	*a = arg;
+	int64_t		 id = run->rec.id;
+
+	(void)job_arg;
 	if (a->first_run_id == 0 || id < a->first_run_id)
 		a->first_run_id = id;
 	if (id > a->last_run_id)
 		a->last_run_id = id;
 }
 
-/* The rows of the runs still in flight, written with the transaction
- * that commits: a run that ends before then is stored in one INSERT. */
-static int
-starts(struct analyze *a)
-{
-	struct flaky_run *run;
-	char		  err[1024];
-
-	for (int i = 0; i < a->jobs; i++) {
-		if ((run = a->live[i]) == NULL || run->rec.id != 0)
-			continue;
-		if (flaky_store_run_start(a->store, &run->rec, err,
-		    sizeof err) < 0) {
-			store_failed(a, err);
-			return -1;
-		}
-		note_run_id(a, run->rec.id);
-	}
-	return 0;
-}
-
+/* A write was refused and will be retried. Another writer holding the
+ * lock is normal (flakyd, another analyze): it is waited out without a
+ * word. Anything else is told once, and no more runs are started. */
 static void
-run_done(struct flaky_run *run, void *arg)
+store_error(int code, const char *err, size_t waiting, void *arg)
 {
 	struct analyze	*a = arg;
 
-	for (int i = 0; i < a->jobs; i++)
-		if (a->live[i] == run)
-			a->live[i] = NULL;
-	a->running--;
-	a->finished++;
-	/* The next run first: storing this one overlaps with it. */
-	launch(a);
-	run->rec.target_id = a->target_id;
-	run->rec.trigger = "analyze";
-	run->rec.revision = a->revision;
-	tally_run(a, &run->results);
-	progress(a, 0);
-	/* Written with the next few, and within the second by the commit. */
-	a->pending[a->npending++] = run;
-	a->pending_bytes += run->rec.out_len + run->rec.err_len +
-	    run->results.n * 128;
-	if (a->npending == PENDING_RUNS || a->pending_bytes >= PENDING_BYTES)
-		write_pending(a);
-	else
-		batch(a);
-}
-
-/* Write the ended runs that wait, in the order they ended, into the open
- * transaction. */
-static void
-write_pending(struct analyze *a)
-{
-	struct flaky_run *run;
-	char		  err[1024];
-	int		  ok = a->npending > 0 && batch(a) == 0;
-
-	for (int i = 0; i < a->npending; i++) {
-		run = a->pending[i];
-		if (!ok || a->store_broken)
-			;	/* told once; the rest is lost with it */
-		else if (flaky_store_run_finish(a->store, &run->rec,
-		    &run->results, err, sizeof err) < 0)
-			store_failed(a, err);
-		else if (run->rec.id > 0)
-			note_run_id(a, run->rec.id);
-		flaky_run_free(run);
-	}
-	a->npending = 0;
-	a->pending_bytes = 0;
+	(void)waiting;
+	if (code == -EBUSY)
+		return;
+	if (!a->store_told)
+		log_warnx("%s (the finished runs are kept and retried)", err);
+	a->store_told = 1;
+	a->failed = 1;
+	a->stopping = 1;
 }
 
 /* Start runs until J are in flight or all have started. */
@@ -290,31 +219,18 @@ static void
 launch(struct analyze *a)
 {
 	struct flaky_run *run;
-	char		 err[1024], serr[1024];
+	char		 err[1024];
 
 	while (!a->stopping && a->started < a->runs && a->running < a->jobs) {
 		a->started++;
-		a->spec.more = a->runs - a->started;
-		if (flaky_run_start(a->sp, &a->spec, run_done, a, &run, err,
+		a->job.spec.more = a->runs - a->started;
+		if (flaky_pipeline_start(a->pl, &a->job, &run, err,
 		    sizeof err) < 0) {
 			/* Recorded as an error run; no point in more. */
 			log_warnx("%s", err);
+			a->finished++;
 			a->failed = 1;
 			a->stopping = 1;
-			if (run != NULL) {
-				write_pending(a);
-				run->rec.target_id = a->target_id;
-				run->rec.trigger = "analyze";
-				run->rec.revision = a->revision;
-				if (batch(a) == 0 && flaky_store_run_finish(
-				    a->store, &run->rec, NULL, serr,
-				    sizeof serr) < 0)
-					log_warnx("%s", serr);
-				else if (run->rec.id > 0)
-					note_run_id(a, run->rec.id);
-				a->finished++;
-				flaky_run_free(run);
-			}
 			break;
 		}
 		a->running++;
@@ -323,12 +239,6 @@ launch(struct analyze *a)
 				a->live[i] = run;
 				break;
 			}
-		run->rec.target_id = a->target_id;
-		run->rec.trigger = "analyze";
-		run->rec.revision = a->revision;
-		/* Its row is written by the commit if it is still running
-		 * then, else whole when it ends. */
-		batch(a);
 	}
 	if (a->running == 0 && (a->stopping || a->started >= a->runs))
 		event_base_loopbreak(a->base);
@@ -340,7 +250,7 @@ signal_cb(evutil_socket_t sig, short what, void *arg)
 	struct analyze	*a = arg;
 
 	(void)what;
-	if (a->stopping) {
+	if (a->stopping && a->running > 0 && a->failed) {
 		/* A second ^C: no more waiting. */
 		event_base_loopbreak(a->base);
 		return;
@@ -349,6 +259,32 @@ signal_cb(evutil_socket_t sig, short what, void *arg)
 	    "as interrupted", strsignal((int)sig));
 	a->failed = 1;
 	stop_live(a);
+}
+
+/* Log an escapee before it is killed. */
+static void
+stray_cb(long pid, void *arg)
+{
+	(void)arg;
+	log_info("killing process %ld, left behind by a run", pid);
+}
+
+/* Nothing of the runs outlives analyze: with no run in flight every child
+ * of ours (a subreaper) is an escapee of one. Their own children come to
+ * us in turn, so look again until none is left, for at most a second. */
+static void
+end_strays(struct analyze *a)
+{
+	int64_t	 end_us = flaky_mono_us() + 1000 * 1000;
+
+	while (flaky_kill_strays(stray_cb, a) > 0 &&
+	    flaky_mono_us() < end_us) {
+		struct timespec ts = { 0, 10 * 1000 * 1000 };
+
+		flaky_spawner_reap(a->sp);
+		nanosleep(&ts, NULL);
+	}
+	flaky_spawner_reap(a->sp);
 }
 
 /* "shop-pytest": the directory's name and the command's first word. */
@@ -465,15 +401,15 @@ cmd_analyze(struct ctl *ctl, int argc, char **argv)
 				return EXIT_ERROR;
 			}
 			if (c == 't')
-				a.spec.timeout_ms = ms;
+				a.job.spec.timeout_ms = ms;
 			else
-				a.spec.grace_ms = ms;
+				a.job.spec.grace_ms = ms;
 			break;
 		case 'T':
 			target_arg = optarg;
 			break;
 		case 'J':
-			a.spec.junit_path = optarg;
+			a.job.spec.junit_path = optarg;
 			break;
 		case 'F':
 			if (parse_fail_on("analyze", optarg, &fail_mask) < 0)
@@ -489,7 +425,7 @@ cmd_analyze(struct ctl *ctl, int argc, char **argv)
 				    optarg);
 				return EXIT_ERROR;
 			}
-			a.spec.capture_max = (size_t)v;
+			a.job.spec.capture_max = (size_t)v;
 			break;
 		case '?':
 			ctl_usage_error("analyze", "unknown option");
@@ -515,10 +451,10 @@ cmd_analyze(struct ctl *ctl, int argc, char **argv)
 		    "letters, digits, '.', '_' and '-', got '%s'", target_arg);
 		return EXIT_ERROR;
 	}
-	a.spec.argv = argv;
+	a.job.spec.argv = argv;
 	if (getcwd(cwd, sizeof cwd) == NULL)
 		fatal("getcwd");
-	a.spec.dir = cwd;
+	a.job.spec.dir = cwd;
 	target = target_arg ? xstrdup(target_arg) : default_target(argv[0]);
 	command = join_argv(argv);
 
@@ -529,14 +465,13 @@ cmd_analyze(struct ctl *ctl, int argc, char **argv)
 	}
 	/* the config's signatures (checked before the built-ins) and its
 	 * redaction patterns */
-	if (diag_load_signatures(ctl, a.store) < 0)
+	if (diag_load_signatures(ctl, a.store, &a.cls) < 0)
 		goto out;
 	/* The revision once per call, not per run. */
 	if (rev_arg != NULL)
 		revision = xstrdup(rev_arg);
 	else if (flaky_revision_git(cwd, &revision) < 0)
 		fatalx("out of memory");
-	a.revision = revision;
 	/* Look the command up once, not per run; when that fails, the first
 	 * run records the error. */
 	{
@@ -544,7 +479,15 @@ cmd_analyze(struct ctl *ctl, int argc, char **argv)
 
 		if (flaky_resolve_command(argv[0], cwd, pe, &resolved, err,
 		    sizeof err) == 0)
-			a.spec.path = resolved;
+			a.job.spec.path = resolved;
+	}
+	/* The target's row, waiting for other writers as long as a run's
+	 * rows would. */
+	flaky_store_set_busy_timeout(a.store, FINAL_FLUSH_MS);
+	if (flaky_store_target(a.store, target, command, cwd, &a.job.target_id,
+	    err, sizeof err) < 0) {
+		fprintf(stderr, "flakyctl: %s\n", err);
+		goto out;
 	}
 
 	a.base = ctl_event_base();
@@ -556,39 +499,41 @@ cmd_analyze(struct ctl *ctl, int argc, char **argv)
 		log_warn("prctl(PR_SET_CHILD_SUBREAPER)");
 	if (flaky_spawner_new(a.base, &a.sp) < 0)
 		fatalx("cannot watch child processes");
-	a.commit_ev = evtimer_new(a.base, commit_cb, &a);
+	{
+		struct flaky_pipeline_opts po = {
+			.base = a.base, .sp = a.sp, .store = a.store,
+			.classifier = a.cls, .group_ms = GROUP_MS,
+			.busy_ms = BUSY_MS, .ended = run_ended,
+			.stored = run_stored, .error = store_error, .arg = &a,
+		};
+
+		if (flaky_pipeline_new(&po, &a.pl) < 0)
+			fatalx("out of memory");
+	}
+	a.job.kind = FLAKY_KIND_SUITE;
+	a.job.trigger = "analyze";
+	a.job.revision = revision;
 	a.sigint_ev = evsignal_new(a.base, SIGINT, signal_cb, &a);
 	a.sigterm_ev = evsignal_new(a.base, SIGTERM, signal_cb, &a);
 	evsignal_add(a.sigint_ev, NULL);
 	evsignal_add(a.sigterm_ev, NULL);
 	a.live = xcalloc((size_t)a.jobs, sizeof *a.live);
 	a.progress = isatty(STDERR_FILENO) && !ctl->format_set;
-	/* The target's row goes in with the first runs: one commit, one sync
-	 * of the WAL fewer. */
-	if (batch(&a) < 0)
-		goto out;
-	if (flaky_store_target(a.store, target, command, cwd, &a.target_id,
-	    err, sizeof err) < 0) {
-		fprintf(stderr, "flakyctl: %s\n", err);
-		goto out;
-	}
 	t0 = flaky_mono_us();
 
 	launch(&a);
 	if (a.running > 0)
 		event_base_dispatch(a.base);
 	progress(&a, 1);
-	write_pending(&a);
-	if (evtimer_pending(a.commit_ev, NULL))
-		event_del(a.commit_ev);
-	/* After a second ^C runs may still be live: they stay "running". */
-	if (starts(&a) < 0)
-		a.failed = 1;
-	else if (flaky_store_commit(a.store, err, sizeof err) < 0) {
-		fprintf(stderr, "flakyctl: %s\n", err);
+	/* After a second ^C runs may still be live: they are stopped here and
+	 * end as interrupted when the spawner is freed. */
+	end_strays(&a);
+	if (flaky_pipeline_flush(a.pl, FINAL_FLUSH_MS, err, sizeof err) < 0) {
+		log_warnx("%zu finished run%s could not be stored: %s",
+		    flaky_pipeline_waiting(a.pl),
+		    flaky_pipeline_waiting(a.pl) == 1 ? "" : "s", err);
 		a.failed = 1;
 	}
-	a.tx_open = 0;
 
 	memset(&q, 0, sizeof q);
 	q.since_ms = INT64_MIN;
@@ -609,6 +554,7 @@ cmd_analyze(struct ctl *ctl, int argc, char **argv)
 		/* nothing was recorded */
 		goto out;
 	}
+	flaky_store_set_busy_timeout(a.store, FLAKY_BUSY_TIMEOUT_MS);
 	if (flaky_store_run_counts(a.store, &q, &head.runs, err,
 	    sizeof err) < 0 || flaky_store_test_stats(a.store, &q, &rows,
 	    &nrows, err, sizeof err) < 0) {
@@ -617,7 +563,11 @@ cmd_analyze(struct ctl *ctl, int argc, char **argv)
 	}
 	sort_rows(rows, nrows);
 	print_report(ctl, &head, rows, nrows);
-	if (head.runs.done + head.runs.timeout > 0 && nrows == 0)
+	if (a.incomplete > 0)
+		log_warnx("%d of %d runs gave incomplete results, which count "
+		    "for no test's rate: %s", a.incomplete, a.finished,
+		    a.incomplete_why);
+	else if (head.runs.done + head.runs.timeout > 0 && nrows == 0)
 		log_warnx("no test results were recognized in the output "
 		    "(exit code and duration are recorded); see `sqlite3 %s "
 		    "\"SELECT error FROM runs ORDER BY id DESC LIMIT 1\"`",
@@ -630,19 +580,24 @@ cmd_analyze(struct ctl *ctl, int argc, char **argv)
 		ret = EXIT_OK;
 out:
 	flaky_test_rows_free(rows, nrows);
-	if (a.commit_ev != NULL)
-		event_free(a.commit_ev);
 	if (a.sigint_ev != NULL)
 		event_free(a.sigint_ev);
 	if (a.sigterm_ev != NULL)
 		event_free(a.sigterm_ev);
+	if (a.sp != NULL && flaky_spawner_running(a.sp) > 0 && a.pl != NULL) {
+		/* A second ^C: end them now, and keep their rows. */
+		flaky_pipeline_stop_all(a.pl);
+	}
 	if (a.sp != NULL && flaky_spawner_free(a.sp) < 0)
 		log_warnx("runs still in flight at exit");
+	flaky_pipeline_free(a.pl);
 	if (a.base != NULL)
 		event_base_free(a.base);
 	flaky_store_close(a.store);
+	flaky_classifier_free(a.cls);
 	tally_free(&a);
 	free(a.live);
+	free(a.incomplete_why);
 	free(target);
 	free(command);
 	free(revision);

@@ -2,7 +2,8 @@
  * target's isolate: template, until each one's interval settles or the
  * budget ends. A test that passes alone but fails in the suite is order
  * dependent; one that fails alone too is not. The runs are stored under
- * the target with trigger "confirm". */
+ * the target as runs alone (kind alone, trigger "confirm"): they give
+ * their own verdict and never count in the suite's rates. */
 #include "buildconf.h"
 
 #include <errno.h>
@@ -10,81 +11,100 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
+#include <time.h>
 
 #include <event2/event.h>
 
 #include "confirm.h"
 #include "diag.h"
 #include "log.h"
+#include "pipeline.h"
 #include "run.h"
+#include "strays.h"
+#include "classifier.h"
 #include "stats.h"
 
 struct confirm {
 	struct event_base	*base;
 	struct flaky_spawner	*sp;
 	struct flaky_store	*store;
+	struct flaky_pipeline	*pl;
+	struct flaky_classifier	*cls;
 	struct flaky_confirm	 cf;
 	int64_t			 deadline_us;
-	int			 stopping, failed;
+	int			 stopping, failed, store_told;
 	struct flaky_run	*live;
-	struct flaky_confirm_test *live_test;
 };
 
 static void	confirm_next(struct confirm *);
 
-/* A run alone ended: store it, count it, start the next. */
+/* A run alone ended: count it for its test, start the next. */
 static void
-confirm_done(struct flaky_run *run, void *arg)
+confirm_ended(struct flaky_run *run, void *job_arg, void *arg)
 {
 	struct confirm	*c = arg;
-	struct flaky_confirm_test *t = c->live_test;
-	char		 err[1024];
+	struct flaky_confirm_test *t = job_arg;
 
 	c->live = NULL;
-	c->live_test = NULL;
-	run->rec.target_id = t->target_id;
-	run->rec.trigger = FLAKY_TRIGGER_CONFIRM;
-	run->rec.revision = t->revision;
-	if (flaky_store_run_finish(c->store, &run->rec, &run->results, err,
-	    sizeof err) < 0) {
-		log_warnx("%s", err);
-		c->failed = c->stopping = 1;
-	}
-	if (flaky_confirm_count(&c->cf, t, &run->results) == -ENOENT)
+	if (run->rec.status == FLAKY_RUN_STOPPED ||
+	    run->rec.status == FLAKY_RUN_INTERRUPTED)
+		;	/* the budget or a signal ended it: it tells nothing */
+	else if (flaky_confirm_count(&c->cf, t, &run->results) == -ENOENT)
 		/* The template did not run the test: more runs will not. */
 		log_warnx("%s: the isolate: command did not report this test "
-		    "(exit %d); check the template", t->name,
-		    run->rec.exit_code);
-	flaky_run_free(run);
+		    "(exit %d%s%s); check the template", t->name,
+		    run->rec.exit_code, run->rec.error ? ": " : "",
+		    run->rec.error ? run->rec.error : "");
 	confirm_next(c);
+}
+
+/* A write was refused and will be retried; another writer's lock is
+ * waited out without a word. */
+static void
+confirm_store_error(int code, const char *err, size_t waiting, void *arg)
+{
+	struct confirm	*c = arg;
+
+	(void)waiting;
+	if (code == -EBUSY)
+		return;
+	if (!c->store_told)
+		log_warnx("%s (the finished runs are kept and retried)", err);
+	c->store_told = 1;
+	c->failed = c->stopping = 1;
 }
 
 /* Start the next unsettled test's run (round robin), or stop. */
 static void
 confirm_next(struct confirm *c)
 {
-	struct flaky_run_spec spec;
+	struct flaky_job job;
 	struct flaky_confirm_test *t;
 	char *const	*argv;
 	char		 err[1024];
 
-	if (c->stopping || flaky_mono_us() >= c->deadline_us ||
-	    (t = flaky_confirm_next(&c->cf, &argv)) == NULL) {
-		event_base_loopbreak(c->base);
-		return;
-	}
-	memset(&spec, 0, sizeof spec);
-	spec.argv = argv;
-	spec.dir = t->dir;
-	spec.timeout_ms = (c->deadline_us - flaky_mono_us()) / 1000 + 1000;
-	c->live_test = t;
-	if (flaky_run_start(c->sp, &spec, confirm_done, c, &c->live, err,
-	    sizeof err) < 0) {
+	for (;;) {
+		if (c->stopping || flaky_mono_us() >= c->deadline_us ||
+		    (t = flaky_confirm_next(&c->cf, &argv)) == NULL) {
+			event_base_loopbreak(c->base);
+			return;
+		}
+		memset(&job, 0, sizeof job);
+		job.spec.argv = argv;
+		job.spec.dir = t->dir;
+		job.target_id = t->target_id;
+		job.kind = FLAKY_KIND_ALONE;
+		job.trigger = FLAKY_TRIGGER_CONFIRM;
+		job.revision = t->revision;
+		/* The budget ends a run as stopped, not as a timeout. */
+		job.budget_end_us = c->deadline_us;
+		job.arg = t;
+		if (flaky_pipeline_start(c->pl, &job, &c->live, err,
+		    sizeof err) == 0)
+			return;
 		log_warnx("%s: %s", t->name, err);
-		flaky_run_free(c->live);
-		c->live = NULL;
 		t->start_error = t->settled = 1;
-		confirm_next(c);
 	}
 }
 
@@ -101,6 +121,21 @@ confirm_signal(evutil_socket_t sig, short what, void *arg)
 		flaky_run_stop(c->live);
 	else
 		event_base_loopbreak(c->base);
+}
+
+/* The isolate: template of a target from the config, for the choice. */
+static char *
+confirm_isolate(const char *target, void *arg)
+{
+	return diag_isolate(arg, target);
+}
+
+/* Log an escapee before it is killed. */
+static void
+confirm_stray(long pid, void *arg)
+{
+	(void)arg;
+	log_info("killing process %ld, left behind by a run", pid);
 }
 
 /* Add a test to confirm when its target has an isolate: template. */
@@ -201,9 +236,7 @@ cmd_confirm(struct ctl *ctl, int argc, char **argv)
 	};
 	struct diag_opts o = { 0 };
 	struct confirm	 c;
-	struct flaky_test_row *rows = NULL;
 	struct event	*sigint_ev = NULL, *sigterm_ev = NULL;
-	size_t		 nrows = 0;
 	int64_t		 budget_ms = 10 * 60 * 1000, id;
 	long long	 v;
 	char		 err[1024];
@@ -243,7 +276,7 @@ cmd_confirm(struct ctl *ctl, int argc, char **argv)
 	if (ctl_check_format(ctl, "confirm", 1 << FORMAT_TABLE |
 	    1 << FORMAT_JSON) < 0 || diag_window(&o, "confirm") < 0)
 		return EXIT_ERROR;
-	if (diag_load_signatures(ctl, NULL) < 0)
+	if (diag_load_signatures(ctl, NULL, &c.cls) < 0)
 		return EXIT_ERROR;
 	if (flaky_store_open(ctl_db_path(ctl), 0, &c.store, err,
 	    sizeof err) < 0) {
@@ -255,19 +288,13 @@ cmd_confirm(struct ctl *ctl, int argc, char **argv)
 		    &id) < 0 || add_test(ctl, &c, c.store, id, &o.q, 1) < 0)
 			goto out;
 	} else {
-		if (flaky_store_test_stats(c.store, &o.q, &rows, &nrows, err,
-		    sizeof err) < 0) {
+		size_t	 open;
+
+		if (flaky_confirm_choose(&c.cf, c.store, &o.q, confirm_isolate,
+		    ctl, NULL, &open, err, sizeof err) < 0) {
 			fprintf(stderr, "flakyctl: %s\n", err);
 			goto out;
 		}
-		sort_rows(rows, nrows);
-		for (size_t i = 0; i < nrows &&
-		    c.cf.nt < FLAKY_CONFIRM_MAX_TESTS; i++)
-			if (rows[i].failures > 0 &&
-			    rows[i].failures < rows[i].runs &&
-			    add_test(ctl, &c, c.store, rows[i].test_id, &o.q,
-			    0) < 0)
-				goto out;
 	}
 	if (c.cf.nt == 0) {
 		fprintf(stderr, "flakyctl confirm: no unstable test with an "
@@ -277,8 +304,22 @@ cmd_confirm(struct ctl *ctl, int argc, char **argv)
 	}
 	c.base = ctl_event_base();
 	signal(SIGPIPE, SIG_IGN);
+	/* A subreaper: nothing a run leaves behind outlives confirm. */
+	if (prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == -1)
+		log_warn("prctl(PR_SET_CHILD_SUBREAPER)");
 	if (flaky_spawner_new(c.base, &c.sp) < 0)
 		fatalx("cannot watch child processes");
+	{
+		struct flaky_pipeline_opts po = {
+			.base = c.base, .sp = c.sp, .store = c.store,
+			.classifier = c.cls, .busy_ms = 100,
+			.ended = confirm_ended, .error = confirm_store_error,
+			.arg = &c,
+		};
+
+		if (flaky_pipeline_new(&po, &c.pl) < 0)
+			fatalx("out of memory");
+	}
 	sigint_ev = evsignal_new(c.base, SIGINT, confirm_signal, &c);
 	sigterm_ev = evsignal_new(c.base, SIGTERM, confirm_signal, &c);
 	evsignal_add(sigint_ev, NULL);
@@ -287,6 +328,19 @@ cmd_confirm(struct ctl *ctl, int argc, char **argv)
 	confirm_next(&c);
 	if (c.live != NULL)
 		event_base_dispatch(c.base);
+	while (flaky_kill_strays(confirm_stray, NULL) > 0) {
+		struct timespec ts = { 0, 10 * 1000 * 1000 };
+
+		flaky_spawner_reap(c.sp);
+		nanosleep(&ts, NULL);
+	}
+	flaky_spawner_reap(c.sp);
+	if (flaky_pipeline_flush(c.pl, 5 * 60 * 1000, err, sizeof err) < 0) {
+		log_warnx("%zu finished run%s could not be stored: %s",
+		    flaky_pipeline_waiting(c.pl),
+		    flaky_pipeline_waiting(c.pl) == 1 ? "" : "s", err);
+		c.failed = 1;
+	}
 	/* the window now includes the runs of this call */
 	o.q.until_ms = INT64_MAX;
 	if (ctl->format == FORMAT_JSON)
@@ -303,10 +357,11 @@ out:
 		event_free(sigterm_ev);
 	if (c.sp != NULL && flaky_spawner_free(c.sp) < 0)
 		log_warnx("runs still in flight at exit");
+	flaky_pipeline_free(c.pl);
+	flaky_classifier_free(c.cls);
 	if (c.base != NULL)
 		event_base_free(c.base);
 	flaky_confirm_free(&c.cf);
-	flaky_test_rows_free(rows, nrows);
 	flaky_store_close(c.store);
 	return ret;
 }

@@ -64,7 +64,9 @@ char	*diag_isolate(struct ctl *, const char *target);
 /* Load the config's signatures: into a classifier made the default (for
  * what this process stores). 0 when there is no config or no signature;
  * -1 after a message on a bad config. */
-int	 diag_load_signatures(struct ctl *, struct flaky_store *);
+struct flaky_classifier;
+int	 diag_load_signatures(struct ctl *, struct flaky_store *,
+	    struct flaky_classifier **);
 
 /* Report rows' signatures (output.c): signature, signatures, polluter,
  * depends_on, race_timing. */

@@ -31,18 +31,20 @@ diag_isolate(struct ctl *ctl, const char *target)
 	return s;
 }
 
-/* The config's signatures as the process's default classifier, and its
- * redact: patterns on the store that will write (when not NULL). */
+/* The config's signatures as a classifier for the caller (NULL when it
+ * has none: the built-ins), and its redact: patterns on the store that
+ * will write (when not NULL). */
 int
-diag_load_signatures(struct ctl *ctl, struct flaky_store *store)
+diag_load_signatures(struct ctl *ctl, struct flaky_store *store,
+    struct flaky_classifier **ret)
 {
-	static struct flaky_classifier *cls;
 	struct flaky_classifier *c = NULL;
 	struct flaky_config *cfg = NULL;
 	const char *path = ctl_config_path(ctl);
 	char	 err[1024];
 	int	 r = 0;
 
+	*ret = NULL;
 	if (path == NULL)
 		return 0;
 	if (flaky_config_load(path, FLAKY_CONFIG_NO_FS_CHECKS, &cfg, err,
@@ -53,10 +55,6 @@ diag_load_signatures(struct ctl *ctl, struct flaky_store *store)
 	if (flaky_classifier_from_config(cfg, &c, err, sizeof err) < 0) {
 		fprintf(stderr, "flakyctl: %s: %s\n", path, err);
 		r = -1;
-	} else if (c != NULL) {
-		flaky_classify_set_default(c);
-		flaky_classifier_free(cls);
-		cls = c;
 	}
 	for (size_t i = 0; r == 0 && store != NULL && i < cfg->nredact; i++)
 		if (flaky_store_add_redaction(store, cfg->redact[i].src, err,
@@ -65,5 +63,9 @@ diag_load_signatures(struct ctl *ctl, struct flaky_store *store)
 			r = -1;
 		}
 	flaky_config_free(cfg);
+	if (r == 0)
+		*ret = c;
+	else
+		flaky_classifier_free(c);
 	return r;
 }

@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "classifier.h"
 #include "classify.h"
 #include "diag.h"
 #include "flakyctl.h"
@@ -148,9 +149,9 @@ ingest_parse(struct ingest_file *f, const char *target, char *err,
 /* Store one parsed file as a run with its attempts, in the open
  * transaction. Returns 1 when the same content was stored before. */
 static int
-ingest_store(struct flaky_store *store, struct ingest_file *f,
-    int64_t target_id, int64_t at, const char *revision, int64_t *ret_run,
-    char *err, size_t errlen)
+ingest_store(struct flaky_store *store, const struct flaky_classifier *cls,
+    struct ingest_file *f, int64_t target_id, int64_t at,
+    const char *revision, int64_t *ret_run, char *err, size_t errlen)
 {
 	struct flaky_run_record rec;
 	int64_t		 dur = 0, failed = 0;
@@ -181,8 +182,8 @@ ingest_store(struct flaky_store *store, struct ingest_file *f,
 	rec.out_len = f->keep.len;
 	rec.content_hash = f->hash;
 	rec.kind = FLAKY_KIND_INGESTED;
-	if ((r = flaky_classify_results(flaky_classify_get_default(), &f->res,
-	    NULL)) < 0)
+	rec.incomplete = f->res.incomplete;
+	if ((r = flaky_classify_results(cls, &f->res, NULL)) < 0)
 		return flaky_error(err, errlen, -r, "classifying failures");
 	if ((r = flaky_store_run_finish(store, &rec, &f->res, err,
 	    errlen)) < 0)
@@ -205,6 +206,7 @@ cmd_ingest(struct ctl *ctl, int argc, char **argv)
 		{ NULL, 0, NULL, 0 }
 	};
 	struct flaky_store *store = NULL;
+	struct flaky_classifier *cls = NULL;
 	struct ingest_file *files = NULL;
 	const char	*target = NULL, *revision = NULL, *at_s = NULL;
 	int64_t		 at = -1, target_id, now = flaky_now_ms();
@@ -272,7 +274,7 @@ cmd_ingest(struct ctl *ctl, int argc, char **argv)
 		goto out;
 	}
 	/* the config's signatures and redaction patterns, as analyze */
-	if (diag_load_signatures(ctl, store) < 0)
+	if (diag_load_signatures(ctl, store, &cls) < 0)
 		goto out;
 	if (flaky_store_begin(store, err, sizeof err) < 0) {
 		fprintf(stderr, "flakyctl ingest: %s\n", err);
@@ -287,7 +289,7 @@ cmd_ingest(struct ctl *ctl, int argc, char **argv)
 
 		when_ms = at >= 0 ? at : f->extra.timestamp_ms >= 0 ?
 		    f->extra.timestamp_ms : now;
-		if ((r = ingest_store(store, f, target_id, when_ms, revision,
+		if ((r = ingest_store(store, cls, f, target_id, when_ms, revision,
 		    &run, err, sizeof err)) < 0)
 			goto fail;
 		if (r == 1) {
@@ -310,6 +312,7 @@ fail:
 	flaky_store_rollback(store);
 out:
 	flaky_store_close(store);
+	flaky_classifier_free(cls);
 	for (size_t i = 0; files != NULL && i < nfiles; i++) {
 		free(files[i].data);
 		flaky_results_free(&files[i].res);

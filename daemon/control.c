@@ -155,8 +155,9 @@ cmd_status(struct client *c)
 	evbuffer_add_printf(out, ",\"timezone\":");
 	json_add_string(out, flaky_tz_name(d->cur->cfg->tz));
 	evbuffer_add_printf(out, ",\"jobs\":%d,\"running\":%d,\"waiting\":%d,"
-	    "\"unstored\":%d,\"stopping\":%s,\"targets\":[", d->cur->cfg->jobs,
-	    d->slots, d->nwaiting, d->nretry, d->stopping ? "true" : "false");
+	    "\"unstored\":%zu,\"stopping\":%s,\"targets\":[",
+	    d->cur->cfg->jobs, d->slots, d->nwaiting,
+	    flaky_pipeline_waiting(d->pl), d->stopping ? "true" : "false");
 	for (size_t i = 0; i < d->ntargets; i++) {
 		if (i > 0)
 			evbuffer_add(out, ",", 1);

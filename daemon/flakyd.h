@@ -9,6 +9,7 @@
 
 #include "conf.h"
 #include "confirm.h"
+#include "pipeline.h"
 #include "run.h"
 #include "spawner.h"
 #include "store.h"
@@ -18,10 +19,15 @@ struct event;
 struct event_base;
 struct evbuffer;
 
-/* Finished runs kept in memory while the database refuses writes. */
-#define FLAKYD_RETRY_MAX	64
-#define FLAKYD_RETRY_FIRST_MS	2000
-#define FLAKYD_RETRY_LAST_MS	(5 * 60 * 1000)
+/* The database: a write waits this long for another writer's lock, then
+ * the finished runs wait in memory and are retried, from the first delay
+ * doubling to the last. With this many waiting no new run starts. At exit
+ * what waits is tried for this long. */
+#define FLAKYD_BUSY_MS		250
+#define FLAKYD_RETRY_FIRST_MS	500
+#define FLAKYD_RETRY_LAST_MS	(60 * 1000)
+#define FLAKYD_WAITING_MAX	64
+#define FLAKYD_FINAL_FLUSH_MS	10000
 /* A manual "run TARGET N" may ask for at most this many runs. */
 #define FLAKYD_RUNS_MAX		10000
 /* The target's revision: command may take this long. */
@@ -82,18 +88,15 @@ struct trigger {
 };
 TAILQ_HEAD(triggerq, trigger);
 
-/* One run; after it ended it may wait in the retry list. */
+/* One run of a trigger, while it runs (the pipeline owns the run). */
 struct job {
-	struct trigger		*tr;		/* NULL once it ended */
+	struct trigger		*tr;
 	struct flaky_run	*run;
 	char			*target;
 	char			*revision;
 	int			 index, of;	/* of 0: a run alone */
 	struct flaky_confirm_test *ctest;	/* the test it runs alone */
-	int			 stored_start;
-	TAILQ_ENTRY(job)	 retry;
 };
-TAILQ_HEAD(jobq, job);
 
 struct flakyd {
 	struct event_base	*base;
@@ -118,10 +121,8 @@ struct flakyd {
 	struct event		*timer_ev;
 	int64_t			 armed_ms;
 
-	struct jobq		 retryq;
-	int			 nretry;
-	int64_t			 retry_delay_ms;
-	struct event		*retry_ev;
+	struct flaky_pipeline	*pl;		/* runs to their evidence */
+	int			 store_failing;	/* failed writes in a row */
 
 	struct event		*sweep_ev;	/* strays of the subreaper */
 	int			 sweeps;

@@ -419,7 +419,6 @@ main(int argc, char **argv)
 	if (flaky_store_mark_interrupted(d.store, 0, err, sizeof err) < 0)
 		log_warnx("%s", err);
 	flaky_store_close(d.store);
-	flaky_classify_set_default(NULL);
 	flaky_classifier_free(d.classifier);
 	for (size_t i = 0; i < FLAKY_ARRAY_SIZE(sigs); i++)
 		if (d.sig_ev[i] != NULL)

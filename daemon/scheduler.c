@@ -20,6 +20,7 @@
 #include "flakyd.h"
 #include "log.h"
 #include "classifier.h"
+#include "strays.h"
 #include "diagnose.h"
 #include "sched.h"
 #include "store_history.h"
@@ -28,7 +29,8 @@
 static void	trigger_next_ev(evutil_socket_t, short, void *);
 static void	trigger_end(struct trigger *);
 static void	kick(struct flakyd *);
-static void	job_done(struct flaky_run *, void *);
+struct job;
+static void	job_ended(struct flakyd *, struct job *, struct flaky_run *);
 
 /* The minimal environment of a run: PATH, HOME, LANG, TZ, USER (TMPDIR is
  * the spawner's, per run), then the target's env: over them. */
@@ -177,7 +179,6 @@ static void
 record_skipped(struct flakyd *d, struct tstate *ts, const char *kind)
 {
 	struct flaky_run_record rec;
-	char		 err[512];
 
 	memset(&rec, 0, sizeof rec);
 	rec.target_id = ts->id;
@@ -188,12 +189,10 @@ record_skipped(struct flakyd *d, struct tstate *ts, const char *kind)
 	rec.loadavg = -1;
 	rec.error = "skipped: the previous trigger of this target was "
 	    "still running";
-	if (flaky_store_run_finish(d->store, &rec, NULL, err, sizeof err) < 0)
-		log_warnx("target %s: recording a skipped trigger: %s",
-		    ts->name, err);
-	else
-		log_info("target %s: trigger skipped, the last one still runs",
-		    ts->name);
+	if (flaky_pipeline_record(d->pl, &rec, NULL) < 0)
+		fatalx("out of memory");
+	log_info("target %s: trigger skipped, the last one still runs",
+	    ts->name);
 }
 
 /* A trigger of a target, not yet waiting for a slot. */
@@ -497,131 +496,23 @@ kick(struct flakyd *d)
 	event_active(d->kick_ev, EV_TIMEOUT, 0);
 }
 
-/* Free a run's job. */
+/* Free a run's job (its run belongs to the pipeline). */
 static void
 job_free(struct job *j)
 {
 	if (j == NULL)
 		return;
-	flaky_run_free(j->run);
 	free(j->target);
 	free(j->revision);
 	free(j);
 }
 
-/* Arm the retry timer with the current delay, unless it is armed. */
+/* Log an escapee before it is killed. */
 static void
-retry_arm(struct flakyd *d)
+stray_log(long pid, void *arg)
 {
-	struct timeval	 tv;
-
-	if (evtimer_pending(d->retry_ev, NULL))
-		return;
-	tv.tv_sec = d->retry_delay_ms / 1000;
-	tv.tv_usec = (d->retry_delay_ms % 1000) * 1000;
-	evtimer_add(d->retry_ev, &tv);
-}
-
-/* Store what the run left; 0, or a negative errno with err filled. */
-static int
-job_store(struct flakyd *d, struct job *j, char *err, size_t errlen)
-{
-	return flaky_store_run_finish(d->store, &j->run->rec,
-	    &j->run->results, err, errlen);
-}
-
-/* A finished run the database refused: keep it for a retry, bounded. */
-static void
-retry_add(struct flakyd *d, struct job *j)
-{
-	struct job	*old;
-
-	if (d->nretry >= FLAKYD_RETRY_MAX) {
-		old = TAILQ_FIRST(&d->retryq);
-		TAILQ_REMOVE(&d->retryq, old, retry);
-		d->nretry--;
-		log_warnx("target %s: dropping a finished run (started %lld): "
-		    "%d runs already wait for the database", old->target,
-		    (long long)old->run->rec.started_ms, FLAKYD_RETRY_MAX);
-		job_free(old);
-	}
-	TAILQ_INSERT_TAIL(&d->retryq, j, retry);
-	d->nretry++;
-	if (d->nretry == 1)
-		d->retry_delay_ms = FLAKYD_RETRY_FIRST_MS;
-	retry_arm(d);
-}
-
-/* Write the kept runs again, oldest first; back off on failure. */
-static void
-retry_cb(evutil_socket_t fd, short what, void *arg)
-{
-	struct flakyd	*d = arg;
-	struct job	*j;
-	char		 err[512];
-
-	(void)fd;
-	(void)what;
-	while ((j = TAILQ_FIRST(&d->retryq)) != NULL) {
-		if (job_store(d, j, err, sizeof err) < 0) {
-			log_warnx("target %s: storing a finished run still "
-			    "fails (%d waiting, next try in %llds): %s",
-			    j->target, d->nretry,
-			    (long long)(d->retry_delay_ms * 2 / 1000), err);
-			d->retry_delay_ms *= 2;
-			if (d->retry_delay_ms > FLAKYD_RETRY_LAST_MS)
-				d->retry_delay_ms = FLAKYD_RETRY_LAST_MS;
-			retry_arm(d);
-			return;
-		}
-		log_info("target %s: a finished run was stored on retry",
-		    j->target);
-		TAILQ_REMOVE(&d->retryq, j, retry);
-		d->nretry--;
-		job_free(j);
-	}
-	flakyd_maybe_exit(d);
-}
-
-/* Kill our children: with no run in flight every child is a setsid
- * escapee reparented to the subreaper. Zombies are left to the reap that
- * follows. Returns how many were found alive. */
-static int
-kill_strays(void)
-{
-	struct dirent	*de;
-	DIR		*dir;
-	char		 path[300], buf[512], *p;
-	pid_t		 me = getpid();
-	int		 found = 0;
-	FILE		*f;
-
-	if ((dir = opendir("/proc")) == NULL)
-		return 0;
-	while ((de = readdir(dir)) != NULL) {
-		long	 pid, ppid;
-		char	 state;
-
-		if (de->d_name[0] < '1' || de->d_name[0] > '9')
-			continue;
-		snprintf(path, sizeof path, "/proc/%s/stat", de->d_name);
-		if ((f = fopen(path, "re")) == NULL)
-			continue;
-		p = fgets(buf, sizeof buf, f);
-		fclose(f);
-		/* "pid (comm) state ppid ...": comm may hold anything. */
-		if (p == NULL || (p = strrchr(buf, ')')) == NULL ||
-		    sscanf(p + 1, " %c %ld", &state, &ppid) != 2 ||
-		    ppid != me || state == 'Z')
-			continue;
-		pid = strtol(de->d_name, NULL, 10);
-		log_info("killing stray process %ld (left by a run)", pid);
-		kill((pid_t)-pid, SIGKILL);
-		kill((pid_t)pid, SIGKILL);
-		found++;
-	}
-	closedir(dir);
-	return found;
+	(void)arg;
+	log_info("killing stray process %ld (left by a run)", pid);
 }
 
 /* No run in flight any more: end the strays, and look again shortly for
@@ -636,7 +527,7 @@ sweep_cb(evutil_socket_t fd, short what, void *arg)
 	(void)what;
 	if (flaky_spawner_running(d->sp) > 0)
 		return;
-	found = kill_strays();
+	found = flaky_kill_strays(stray_log, NULL);
 	flaky_spawner_reap(d->sp);
 	if (found > 0 && d->sweeps++ < 50) {
 		struct timeval tv = { 0, 100 * 1000 };
@@ -646,38 +537,44 @@ sweep_cb(evutil_socket_t fd, short what, void *arg)
 		d->sweeps = 0;
 }
 
-/* Start a job's run and write its start row. -1 when not even an error
- * run could be made (out of memory: logged, the job freed). */
+/* Start a job's run through the pipeline, which writes its start row.
+ * -1 when not even an error run could be made (out of memory: logged, the
+ * job freed). */
 static int
 job_start(struct flakyd *d, struct trigger *tr, struct job *j,
-    const struct flaky_run_spec *spec, const char *trigger)
+    const struct flaky_job *job)
 {
+	struct flaky_run *run;
 	char	 err[512];
 	int	 r;
 
-	r = flaky_run_start(d->sp, spec, job_done, j, &j->run, err,
-	    sizeof err);
-	if (j->run == NULL) {
-		log_warnx("target %s: %s", tr->ts->name, r == -ENOMEM ?
-		    "out of memory" : err);
+	tr->job = j;
+	r = flaky_pipeline_start(d->pl, job, &run, err, sizeof err);
+	if (r == -ENOMEM) {
+		log_warnx("target %s: out of memory", tr->ts->name);
+		tr->job = NULL;
 		job_free(j);
 		return -1;
 	}
-	j->run->rec.target_id = tr->ts->id;
-	j->run->rec.trigger = trigger;
-	j->run->rec.revision = j->revision;
-	tr->job = j;
 	if (r < 0) {
 		/* Could not start (command not found, no directory): an
 		 * error run, recorded like any other. */
-		job_done(j->run, j);
+		log_warnx("target %s: %s", tr->ts->name, err);
+		job_ended(d, j, NULL);
 		return 0;
 	}
-	if (flaky_store_run_start(d->store, &j->run->rec, err,
-	    sizeof err) < 0)
-		log_warnx("target %s: recording the run start: %s",
-		    tr->ts->name, err);
+	j->run = run;
 	return 0;
+}
+
+/* The isolate: template of a trigger's target. */
+static char *
+confirm_isolate(const char *target, void *arg)
+{
+	struct trigger	*tr = arg;
+
+	(void)target;
+	return tr->def->isolate != NULL ? xstrdup(tr->def->isolate) : NULL;
 }
 
 /* confirm: true: the unstable tests of the target over the last 30 days,
@@ -685,13 +582,9 @@ job_start(struct flakyd *d, struct trigger *tr, struct job *j,
 static int
 confirm_begin(struct flakyd *d, struct trigger *tr)
 {
-	struct flaky_test_row *rows = NULL;
-	struct flaky_diagnosis **diag = NULL;
 	struct flaky_query q;
-	int64_t		 ids[FLAKY_CONFIRM_MAX_TESTS];
-	size_t		 nrows = 0, nids = 0, open = 0;
+	size_t		 open = 0;
 	char		 err[512];
-	int		 r;
 
 	memset(&q, 0, sizeof q);
 	q.since_ms = flaky_now_ms() - FLAKYD_CONFIRM_WINDOW_MS;
@@ -699,34 +592,11 @@ confirm_begin(struct flakyd *d, struct trigger *tr)
 	q.target = tr->ts->name;
 	tr->confirm = xcalloc(1, sizeof *tr->confirm);
 	flaky_confirm_init(tr->confirm, FLAKY_CONFIRM_MAX_RUNS);
-	if (flaky_store_test_stats(d->store, &q, &rows, &nrows, err,
-	    sizeof err) < 0) {
+	if (flaky_confirm_choose(tr->confirm, d->store, &q, confirm_isolate,
+	    tr, tr->revision, &open, err, sizeof err) < 0) {
 		log_warnx("target %s: confirm: %s", tr->ts->name, err);
 		return -1;
 	}
-	for (size_t i = 0; i < nrows && nids < FLAKY_CONFIRM_MAX_TESTS; i++)
-		if (rows[i].failures > 0 && rows[i].failures < rows[i].runs)
-			ids[nids++] = rows[i].test_id;
-	flaky_test_rows_free(rows, nrows);
-	if (nids == 0)
-		return -1;
-	/* One pass over the target's results for all of them. */
-	diag = xcalloc(nids, sizeof *diag);
-	if (flaky_diagnose_tests(d->store, ids, nids, &q, diag, err,
-	    sizeof err) < 0)
-		log_warnx("target %s: confirm: %s", tr->ts->name, err);
-	for (size_t i = 0; i < nids; i++) {
-		if (diag[i] == NULL)
-			continue;
-		r = flaky_confirm_add(tr->confirm, diag[i], tr->def->isolate,
-		    tr->revision);
-		flaky_diagnosis_free(diag[i]);
-		if (r == -ENOMEM)
-			fatalx("out of memory");
-		if (r == 0 && !tr->confirm->t[tr->confirm->nt - 1].settled)
-			open++;
-	}
-	free(diag);
 	if (open == 0)
 		return -1;
 	tr->confirm_end_us = flaky_mono_us() + tr->def->confirm_budget_ms *
@@ -742,7 +612,7 @@ confirm_begin(struct flakyd *d, struct trigger *tr)
 static int
 confirm_start(struct flakyd *d, struct trigger *tr)
 {
-	struct flaky_run_spec spec;
+	struct flaky_job job;
 	struct flaky_confirm_test *t;
 	struct job	*j;
 	char *const	*argv;
@@ -750,8 +620,20 @@ confirm_start(struct flakyd *d, struct trigger *tr)
 
 	if (!tr->def->confirm)
 		return -1;
-	if (tr->confirm == NULL && confirm_begin(d, tr) < 0)
-		return -1;
+	if (tr->confirm == NULL) {
+		char	 err[512];
+
+		/* The choice reads the store: the trigger's last runs must be
+		 * in it first. */
+		if (flaky_pipeline_flush(d->pl, 0, err, sizeof err) < 0) {
+			struct timeval tv = { 0, 200 * 1000 };
+
+			evtimer_add(tr->next_ev, &tv);
+			return 0;
+		}
+		if (confirm_begin(d, tr) < 0)
+			return -1;
+	}
 	left_ms = (tr->confirm_end_us - flaky_mono_us()) / 1000;
 	if (left_ms <= 0) {
 		log_info("target %s: confirm budget spent after %d runs alone",
@@ -769,15 +651,21 @@ confirm_start(struct flakyd *d, struct trigger *tr)
 	j->revision = t->revision ? xstrdup(t->revision) : NULL;
 	j->index = ++tr->confirm_runs;
 	j->ctest = t;
-	memset(&spec, 0, sizeof spec);
-	spec.argv = argv;
-	spec.dir = t->dir;
-	spec.envp = tr->envp;
-	/* A run alone ends with the budget at the latest. */
-	spec.timeout_ms = tr->def->timeout_ms < left_ms ? tr->def->timeout_ms :
-	    left_ms;
-	spec.grace_ms = tr->cref->cfg->kill_grace_ms;
-	return job_start(d, tr, j, &spec, FLAKY_TRIGGER_CONFIRM);
+	memset(&job, 0, sizeof job);
+	job.spec.argv = argv;
+	job.spec.dir = t->dir;
+	job.spec.envp = tr->envp;
+	job.spec.timeout_ms = tr->def->timeout_ms;
+	job.spec.grace_ms = tr->cref->cfg->kill_grace_ms;
+	job.target_id = tr->ts->id;
+	job.kind = FLAKY_KIND_ALONE;
+	job.trigger = FLAKY_TRIGGER_CONFIRM;
+	job.revision = j->revision;
+	/* A run alone ends with the budget at the latest, stored as
+	 * stopped: the budget is ours, not the test's time limit. */
+	job.budget_end_us = tr->confirm_end_us;
+	job.arg = j;
+	return job_start(d, tr, j, &job);
 }
 
 /* A run alone ended: count it for its test and log it. */
@@ -786,6 +674,14 @@ confirm_count(struct trigger *tr, struct job *j, struct flaky_run *run)
 {
 	struct flaky_confirm_test *t = j->ctest;
 
+	if (run->rec.status == FLAKY_RUN_STOPPED ||
+	    run->rec.status == FLAKY_RUN_INTERRUPTED) {
+		log_info("target %s confirm run %d: %s: stopped by the %s",
+		    j->target, j->index, t->name,
+		    run->rec.status == FLAKY_RUN_STOPPED ? "confirm budget" :
+		    "shutdown");
+		return;
+	}
 	if (run->rec.status == FLAKY_RUN_ERROR ||
 	    flaky_confirm_count(tr->confirm, t, &run->results) == -ENOENT) {
 		t->start_error = t->settled = 1;
@@ -801,50 +697,92 @@ confirm_count(struct trigger *tr, struct job *j, struct flaky_run *run)
 	    t->settled ? ", settled" : "");
 }
 
-/* A run ended: log it, store it (or keep it for a retry), go on. */
+/* A job's run ended (run NULL: it could not start, the pipeline has
+ * its error run): log it, go on with the trigger. The pipeline stores
+ * it. */
 static void
-job_done(struct flaky_run *run, void *arg)
+job_ended(struct flakyd *d, struct job *j, struct flaky_run *run)
 {
-	struct job	*j = arg;
 	struct trigger	*tr = j->tr;
-	struct flakyd	*d = flakyd;
 	struct tstate	*ts = tr->ts;
-	char		 err[512];
 	int64_t		 failures = 0;
 
-	for (size_t i = 0; i < run->results.n; i++)
+	for (size_t i = 0; run != NULL && i < run->results.n; i++)
 		failures += FLAKY_FAILED(run->results.v[i].outcome);
-	if (j->ctest != NULL)
+	if (run == NULL)
+		;	/* told by job_start */
+	else if (j->ctest != NULL)
 		confirm_count(tr, j, run);
 	else
 		log_info("target %s run %d/%d: %s, %zu tests, %lld failures, "
-		    "%.2fs%s%s", j->target, j->index, j->of,
+		    "%.2fs%s%s%s%s", j->target, j->index, j->of,
 		    flaky_run_status_name(run->rec.status), run->results.n,
 		    (long long)failures, (double)run->rec.duration_us / 1e6,
 		    run->rec.error ? ": " : "",
-		    run->rec.error ? run->rec.error : "");
+		    run->rec.error ? run->rec.error : "",
+		    run->rec.incomplete ? "; incomplete: " : "",
+		    run->rec.incomplete ? run->rec.incomplete : "");
 	d->runs_done++;
 	tr->job = NULL;
 	tr->finished++;
-	j->tr = NULL;
-	ts->last.status = run->rec.status;
-	ts->last.started_ms = run->rec.started_ms;
-	ts->last.ended_ms = run->rec.ended_ms;
-	ts->last.tests = (int64_t)run->results.n;
-	ts->last.failures = failures;
-	if (job_store(d, j, err, sizeof err) < 0) {
-		log_warnx("target %s: storing the run failed, keeping it for a "
-		    "retry: %s", j->target, err);
-		d->runs_failed_store++;
+	/* A run alone is not the target's last run: status shows suites. */
+	if (run != NULL && j->ctest == NULL) {
+		ts->last.status = run->rec.status;
+		ts->last.started_ms = run->rec.started_ms;
+		ts->last.ended_ms = run->rec.ended_ms;
+		ts->last.tests = (int64_t)run->results.n;
+		ts->last.failures = failures;
 		ts->last.run_id = -1;	/* known here, not stored yet */
-		retry_add(d, j);
-	} else {
-		ts->last.run_id = run->rec.id;
-		job_free(j);
 	}
+	job_free(j);
 	if (flaky_spawner_running(d->sp) == 0)
 		event_active(d->sweep_ev, EV_TIMEOUT, 0);
 	event_active(tr->next_ev, EV_TIMEOUT, 0);
+}
+
+/* The pipeline's ended callback. */
+static void
+pl_ended(struct flaky_run *run, void *job_arg, void *arg)
+{
+	job_ended(arg, job_arg, run);
+}
+
+/* A run is in the database: the target's last run gets its id. */
+static void
+pl_stored(struct flaky_run *run, void *job_arg, void *arg)
+{
+	struct flakyd	*d = arg;
+
+	(void)job_arg;
+	for (size_t i = 0; i < d->ntargets; i++) {
+		struct tstate *ts = d->targets[i];
+
+		if (ts->id == run->rec.target_id && ts->last.run_id == -1 &&
+		    ts->last.started_ms == run->rec.started_ms &&
+		    run->rec.kind != FLAKY_KIND_ALONE)
+			ts->last.run_id = run->rec.id;
+	}
+	if (d->store_failing) {
+		log_info("the database takes writes again; %zu finished "
+		    "run%s still waiting", flaky_pipeline_waiting(d->pl),
+		    flaky_pipeline_waiting(d->pl) == 1 ? "" : "s");
+		d->store_failing = 0;
+	}
+	flakyd_maybe_exit(d);
+}
+
+/* A write failed; the pipeline keeps the runs and retries. Said once per
+ * streak, and again every hundred failures. */
+static void
+pl_error(int code, const char *err, size_t waiting, void *arg)
+{
+	struct flakyd	*d = arg;
+
+	(void)code;
+	d->runs_failed_store++;
+	if (d->store_failing++ % 100 == 0)
+		log_warnx("storing finished runs failed, keeping %zu for a "
+		    "retry: %s", waiting, err);
 }
 
 /* Start the trigger's next run, or end the trigger. */
@@ -853,7 +791,7 @@ trigger_next_ev(evutil_socket_t fd, short what, void *arg)
 {
 	struct trigger	*tr = arg;
 	struct flakyd	*d = flakyd;
-	struct flaky_run_spec spec;
+	struct flaky_job job;
 	struct job	*j;
 
 	(void)fd;
@@ -869,21 +807,34 @@ trigger_next_ev(evutil_socket_t fd, short what, void *arg)
 			trigger_end(tr);
 		return;
 	}
+	/* The database refuses writes: finished runs wait in memory, and no
+	 * more are made until it takes them (nothing is dropped). */
+	if (flaky_pipeline_waiting(d->pl) >= FLAKYD_WAITING_MAX) {
+		struct timeval tv = { 1, 0 };
+
+		evtimer_add(tr->next_ev, &tv);
+		return;
+	}
 	j = xcalloc(1, sizeof *j);
 	j->tr = tr;
 	j->target = xstrdup(tr->ts->name);
 	j->revision = tr->revision ? xstrdup(tr->revision) : NULL;
 	j->index = ++tr->started;
 	j->of = tr->runs;
-	memset(&spec, 0, sizeof spec);
-	spec.argv = tr->def->argv;
-	spec.dir = tr->def->dir;
-	spec.envp = tr->envp;
-	spec.timeout_ms = tr->def->timeout_ms;
-	spec.grace_ms = tr->cref->cfg->kill_grace_ms;
-	spec.junit_path = tr->def->junit;
-	spec.more = tr->runs - tr->started;	/* their TMPDIRs made ahead */
-	if (job_start(d, tr, j, &spec, tr->kind) < 0)
+	memset(&job, 0, sizeof job);
+	job.spec.argv = tr->def->argv;
+	job.spec.dir = tr->def->dir;
+	job.spec.envp = tr->envp;
+	job.spec.timeout_ms = tr->def->timeout_ms;
+	job.spec.grace_ms = tr->cref->cfg->kill_grace_ms;
+	job.spec.junit_path = tr->def->junit;
+	job.spec.more = tr->runs - tr->started;	/* TMPDIRs made ahead */
+	job.target_id = tr->ts->id;
+	job.kind = FLAKY_KIND_SUITE;
+	job.trigger = tr->kind;
+	job.revision = j->revision;
+	job.arg = j;
+	if (job_start(d, tr, j, &job) < 0)
 		trigger_end(tr);
 }
 
@@ -952,7 +903,6 @@ int
 sched_init(struct flakyd *d, char *err, size_t errlen)
 {
 	TAILQ_INIT(&d->waitq);
-	TAILQ_INIT(&d->retryq);
 	LIST_INIT(&d->gone);
 	d->armed_ms = -1;
 	d->timerfd = timerfd_create(CLOCK_REALTIME, TFD_NONBLOCK |
@@ -963,11 +913,26 @@ sched_init(struct flakyd *d, char *err, size_t errlen)
 	d->timer_ev = event_new(d->base, d->timerfd, EV_READ | EV_PERSIST,
 	    timer_cb, d);
 	d->kick_ev = evtimer_new(d->base, kick_cb, d);
-	d->retry_ev = evtimer_new(d->base, retry_cb, d);
 	d->sweep_ev = evtimer_new(d->base, sweep_cb, d);
-	if (d->timer_ev == NULL || d->kick_ev == NULL || d->retry_ev == NULL ||
+	if (d->timer_ev == NULL || d->kick_ev == NULL ||
 	    d->sweep_ev == NULL || event_add(d->timer_ev, NULL) == -1)
 		return flaky_error(err, errlen, ENOMEM, "out of memory");
+	{
+		/* Each run written as it starts and as it ends, in its own
+		 * short transaction: synchronous=FULL, a few a minute. */
+		struct flaky_pipeline_opts po = {
+			.base = d->base, .sp = d->sp, .store = d->store,
+			.group_ms = 0, .busy_ms = FLAKYD_BUSY_MS,
+			.retry_first_ms = FLAKYD_RETRY_FIRST_MS,
+			.retry_last_ms = FLAKYD_RETRY_LAST_MS,
+			.ended = pl_ended, .stored = pl_stored,
+			.error = pl_error, .arg = d,
+		};
+
+		if (flaky_pipeline_new(&po, &d->pl) < 0)
+			return flaky_error(err, errlen, ENOMEM,
+			    "out of memory");
+	}
 	return 0;
 }
 
@@ -1021,7 +986,7 @@ sched_apply(struct flakyd *d, struct flaky_config *cfg, char *err,
 
 	d->cur = cfgref_new(cfg);
 	/* Runs finishing from now on are classified with the new file. */
-	flaky_classify_set_default(cls);
+	flaky_pipeline_set_classifier(d->pl, cls);
 	flaky_classifier_free(d->classifier);
 	d->classifier = cls;
 	cls = NULL;
@@ -1183,9 +1148,6 @@ sched_shutdown(struct flakyd *d)
 				flaky_proc_stop(tr->revproc);
 		}
 	}
-	/* Finished runs that still wait for the database get one more try. */
-	if (d->nretry > 0)
-		retry_cb(-1, 0, d);
 }
 
 /* At exit: strays are ended and reaped, a few rounds for their children
@@ -1193,7 +1155,8 @@ sched_shutdown(struct flakyd *d)
 void
 sched_sweep_final(struct flakyd *d)
 {
-	for (int i = 0; i < 20 && kill_strays() > 0; i++) {
+	for (int i = 0; i < 20 && flaky_kill_strays(stray_log, NULL) > 0;
+	    i++) {
 		usleep(50 * 1000);
 		flaky_spawner_reap(d->sp);
 	}
@@ -1205,8 +1168,8 @@ sched_sweep_final(struct flakyd *d)
 void
 sched_free(struct flakyd *d)
 {
-	struct job	*j;
 	struct tstate	*ts;
+	char		 err[512];
 
 	for (size_t i = 0; i < d->ntargets; i++) {
 		ts = d->targets[i];
@@ -1229,18 +1192,20 @@ sched_free(struct flakyd *d)
 	free(d->targets);
 	d->targets = NULL;
 	d->ntargets = 0;
-	while ((j = TAILQ_FIRST(&d->retryq)) != NULL) {
-		TAILQ_REMOVE(&d->retryq, j, retry);
-		log_warnx("target %s: a finished run could not be stored and "
-		    "is lost", j->target);
-		job_free(j);
-	}
+	/* What still waits for the database gets a last chance; runs still
+	 * live are killed with the pipeline and end up interrupted. */
+	if (flaky_pipeline_flush(d->pl, FLAKYD_FINAL_FLUSH_MS, err,
+	    sizeof err) < 0)
+		log_warnx("%zu finished run%s could not be stored and %s "
+		    "lost: %s", flaky_pipeline_waiting(d->pl),
+		    flaky_pipeline_waiting(d->pl) == 1 ? "" : "s",
+		    flaky_pipeline_waiting(d->pl) == 1 ? "is" : "are", err);
+	flaky_pipeline_free(d->pl);
+	d->pl = NULL;
 	if (d->timer_ev != NULL)
 		event_free(d->timer_ev);
 	if (d->kick_ev != NULL)
 		event_free(d->kick_ev);
-	if (d->retry_ev != NULL)
-		event_free(d->retry_ev);
 	if (d->sweep_ev != NULL)
 		event_free(d->sweep_ev);
 	if (d->timerfd != -1)

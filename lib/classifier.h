@@ -9,8 +9,9 @@
 /* User signatures (the YAML's signatures:), checked before the built-ins.
  * A user signature with a built-in name (TIMEOUT, ...) gets that code;
  * any other name gets a code above FLAKY_SIG_MAX, which
- * flaky_signature_name() turns back into the name while the classifier
- * is the default one. */
+ * flaky_classifier_name() turns back into the name. There is no process-
+ * wide classifier: whoever classifies (the run lifecycle, ingest) is
+ * handed one. */
 #define FLAKY_CLASSIFIER_MAX	64	/* user patterns */
 #define FLAKY_SIG_NAME_MAX	64
 struct flaky_classifier;
@@ -26,15 +27,9 @@ int	 flaky_classifier_classify(const struct flaky_classifier *,
 	    const char *msg, size_t len);
 /* The name of a code, user ones included ("UNKNOWN" when out of range). */
 const char *flaky_classifier_name(const struct flaky_classifier *, int sig);
-/* The classifier that flaky_classify_run() and flaky_signature_name() use,
- * so the store picks up the configured signatures without knowing about
- * them. NULL: built-ins only. Not owned: keep it alive while it is set. */
-void	 flaky_classify_set_default(const struct flaky_classifier *);
-const struct flaky_classifier *flaky_classify_get_default(void);
-
 /* A classifier of a config's signatures: (NULL when it has none). The
- * programs call this on load and reload, then
- * flaky_classify_set_default(); free the old one after. */
+ * programs call this on load and reload and hand it to the run
+ * lifecycle (flaky_pipeline_set_classifier); free the old one after. */
 struct flaky_config;
 int	 flaky_classifier_from_config(const struct flaky_config *,
 	    struct flaky_classifier **ret, char *err, size_t errlen);

@@ -21,14 +21,10 @@ static const char *const sig_names[] = {
 	[FLAKY_SIG_UNKNOWN] = "UNKNOWN",
 };
 
-static const struct flaky_classifier *default_classifier;
-
 const char *
 flaky_signature_name(int s)
 {
-	if (s > FLAKY_SIG_MAX)
-		return flaky_classifier_name(default_classifier, s);
-	if (s < 0)
+	if (s > FLAKY_SIG_MAX || s < 0)
 		return "UNKNOWN";
 	return sig_names[s];
 }
@@ -436,8 +432,6 @@ flaky_classifier_free(struct flaky_classifier *c)
 {
 	if (c == NULL)
 		return;
-	if (default_classifier == c)
-		default_classifier = NULL;
 	for (int i = 0; i < c->npat; i++)
 		regfree(&c->pat[i].re);
 	for (int i = 0; i < c->nnames; i++)
@@ -538,16 +532,3 @@ flaky_classifier_name(const struct flaky_classifier *c, int sig)
 	return "UNKNOWN";
 }
 
-/* The classifier the store's path uses. */
-void
-flaky_classify_set_default(const struct flaky_classifier *c)
-{
-	default_classifier = c;
-}
-
-/* The default classifier, or NULL. */
-const struct flaky_classifier *
-flaky_classify_get_default(void)
-{
-	return default_classifier;
-}

@@ -8,6 +8,7 @@
 
 #include "confirm.h"
 #include "run.h"
+#include "store.h"
 #include "stats.h"
 #include "util.h"
 
@@ -200,4 +201,69 @@ flaky_confirm_count(struct flaky_confirm *c, struct flaky_confirm_test *t,
 	t->failures += failed;
 	t->settled = settled(c, t);
 	return 0;
+}
+
+/* Most failing first, then by id: the order tests are confirmed in. */
+static int
+by_rate(const void *a, const void *b)
+{
+	const struct flaky_test_row *x = a, *y = b;
+	double	 rx = (double)x->failures / (double)x->runs;
+	double	 ry = (double)y->failures / (double)y->runs;
+
+	if (rx != ry)
+		return rx > ry ? -1 : 1;
+	return x->test_id < y->test_id ? -1 : x->test_id > y->test_id;
+}
+
+int
+flaky_confirm_choose(struct flaky_confirm *c, struct flaky_store *s,
+    const struct flaky_query *q, flaky_isolate_fn isolate, void *arg,
+    const char *revision, size_t *ret_open, char *err, size_t errlen)
+{
+	struct flaky_test_row	 *rows = NULL;
+	struct flaky_diagnosis	**diag = NULL;
+	int64_t			  ids[FLAKY_CONFIRM_MAX_TESTS];
+	size_t			  nrows = 0, nids = 0, open = 0;
+	int			  r;
+
+	*ret_open = 0;
+	if ((r = flaky_store_test_stats(s, q, &rows, &nrows, err,
+	    errlen)) < 0)
+		return r;
+	/* Unstable: failed in some runs, not in all. */
+	qsort(rows, nrows, sizeof *rows, by_rate);
+	for (size_t i = 0; i < nrows && nids < FLAKY_CONFIRM_MAX_TESTS; i++)
+		if (rows[i].runs > 0 && rows[i].failures > 0 &&
+		    rows[i].failures < rows[i].runs)
+			ids[nids++] = rows[i].test_id;
+	flaky_test_rows_free(rows, nrows);
+	if (nids == 0)
+		return 0;
+	/* One pass over the results for all of them. */
+	if ((diag = calloc(nids, sizeof *diag)) == NULL)
+		return -ENOMEM;
+	if ((r = flaky_diagnose_tests(s, ids, nids, q, diag, err,
+	    errlen)) < 0)
+		goto out;
+	for (size_t i = 0; i < nids; i++) {
+		char	*tmpl;
+
+		if (diag[i] == NULL ||
+		    (tmpl = isolate(diag[i]->target, arg)) == NULL)
+			continue;
+		r = flaky_confirm_add(c, diag[i], tmpl, revision);
+		free(tmpl);
+		if (r == -ENOMEM)
+			goto out;
+		if (r == 0 && !c->t[c->nt - 1].settled)
+			open++;
+	}
+	r = 0;
+	*ret_open = open;
+out:
+	for (size_t i = 0; i < nids; i++)
+		flaky_diagnosis_free(diag[i]);
+	free(diag);
+	return r;
 }

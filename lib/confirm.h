@@ -44,6 +44,19 @@ void	 flaky_confirm_free(struct flaky_confirm *);
 int	 flaky_confirm_add(struct flaky_confirm *,
 	    const struct flaky_diagnosis *, const char *isolate,
 	    const char *revision);
+/* The isolate: template of a target (malloc'd), or NULL to leave the
+ * target's tests out. */
+typedef char	*(*flaky_isolate_fn)(const char *target, void *arg);
+/* Choose what to confirm: the unstable tests of the window (failed in
+ * some runs, not all), most failing first, at most
+ * FLAKY_CONFIRM_MAX_TESTS, each with its target's template. *ret_open:
+ * how many of them are not settled yet. flakyd and flakyctl confirm both
+ * choose here. */
+struct flaky_store;
+struct flaky_query;
+int	 flaky_confirm_choose(struct flaky_confirm *, struct flaky_store *,
+	    const struct flaky_query *, flaky_isolate_fn, void *arg,
+	    const char *revision, size_t *ret_open, char *err, size_t errlen);
 /* The next unsettled test, round robin, and the command that runs it
  * alone (valid until the next call); NULL when every test is settled
  * (or out of memory). */

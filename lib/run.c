@@ -7,7 +7,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "classify.h"
 #include "run.h"
 
 struct run_priv {
@@ -41,8 +40,11 @@ run_collect(struct run_priv *rp)
 {
 	struct flaky_run	*run = rp->run;
 	struct flaky_results	 r;
+	struct flaky_buf	 warn;
 	char			 err[512];
 	int			 any = 0;
+
+	flaky_buf_init(&warn);
 
 	for (int i = 0; i < 2; i++) {
 		if (rp->parser[i] == NULL)
@@ -53,7 +55,7 @@ run_collect(struct run_priv *rp)
 				/* A recognized stream's warning says why its
 				 * results are partial or missing. */
 				if (r.warning != NULL)
-					flaky_buf_printf(&rp->error, "%s: %s; ",
+					flaky_buf_printf(&warn, "%s: %s; ",
 					    r.runner[0] ? r.runner : "output",
 					    r.warning);
 				flaky_results_merge(&run->results, &r);
@@ -82,10 +84,17 @@ run_collect(struct run_priv *rp)
 				old.seed = NULL;
 			}
 			flaky_results_free(&old);
+			/* The streams' warnings were about the streams. */
+			flaky_buf_reset(&warn);
 			any = 1;
 		}
 		flaky_results_free(&r);
 	}
+	if (warn.len > 0)
+		flaky_buf_add(&rp->error, warn.data, warn.len);
+	if (warn.oom)
+		flaky_buf_adds(&rp->error, "out of memory; ");
+	flaky_buf_free(&warn);
 	if (!any && run->rec.status == FLAKY_RUN_INTERRUPTED)
 		flaky_buf_adds(&rp->error, "interrupted: stopped before it "
 		    "ended; ");
@@ -137,15 +146,6 @@ run_done(void *arg, struct flaky_proc *proc)
 	if (run->rec.status == FLAKY_RUN_TIMEOUT)
 		flaky_buf_adds(&rp->error, "killed at its time limit; ");
 	run_collect(rp);
-	{
-		struct flaky_run_evidence ev = {
-			.timed_out = run->rec.status == FLAKY_RUN_TIMEOUT };
-
-		if (flaky_classify_results(flaky_classify_get_default(),
-		    &run->results, &ev) < 0)
-			flaky_buf_adds(&rp->error, "classifying the failures "
-			    "ran out of memory; ");
-	}
 	/* The parsers are done; the caller may keep the run a while. */
 	for (int i = 0; i < 2; i++) {
 		flaky_parser_free(rp->parser[i]);

@@ -938,6 +938,12 @@ stmt(struct flaky_store *s, int which)
 }
 
 int
+flaky_store_set_busy_timeout(struct flaky_store *s, int ms)
+{
+	return sqlite3_busy_timeout(s->db, ms) == SQLITE_OK ? 0 : -EINVAL;
+}
+
+int
 flaky_store_begin(struct flaky_store *s, char *err, size_t errlen)
 {
 	int	 r;

@@ -85,6 +85,10 @@ int	 flaky_store_image_linked(void);
 int	 flaky_store_add_redaction(struct flaky_store *, const char *regex,
 	    char *err, size_t errlen);
 
+/* How long a statement waits for another writer's lock before it fails
+ * with -EBUSY (default FLAKY_BUSY_TIMEOUT_MS). */
+int	 flaky_store_set_busy_timeout(struct flaky_store *, int ms);
+
 /* Group several writes into one transaction (BEGIN IMMEDIATE). Without
  * them each write is its own transaction. */
 int	 flaky_store_begin(struct flaky_store *, char *err, size_t errlen);

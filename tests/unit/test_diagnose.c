@@ -330,7 +330,7 @@ START_TEST(user_signatures)
 	ck_assert_str_eq(flaky_classifier_name(c, db), "DB_DEADLOCK");
 	ck_assert_str_eq(flaky_classifier_name(c, 99), "UNKNOWN");
 
-	/* the store's path: flaky_classify_run with the default set */
+	/* the lifecycle's path: the classifier handed in, no global */
 	memset(&r, 0, sizeof r);
 	r.n = 3;
 	ck_assert_ptr_nonnull(r.v = calloc(3, sizeof *r.v));
@@ -339,17 +339,23 @@ START_TEST(user_signatures)
 	r.v[1].outcome = FLAKY_PASS;
 	r.v[2].outcome = FLAKY_FAIL;
 	r.v[2].message = (char *)"assert 1 == 2";
-	ck_assert_int_eq(flaky_classify_run(flaky_classify_get_default(), &r, NULL, sigs), 0);
+	ck_assert_int_eq(flaky_classify_run(NULL, &r, NULL, sigs), 0);
 	ck_assert_int_eq(sigs[0], FLAKY_SIG_RACE);
-	flaky_classify_set_default(c);
-	ck_assert_ptr_eq(flaky_classify_get_default(), c);
-	ck_assert_int_eq(flaky_classify_run(flaky_classify_get_default(), &r, NULL, sigs), 0);
+	ck_assert_int_eq(flaky_classify_run(c, &r, NULL, sigs), 0);
 	ck_assert_int_eq(sigs[0], db);
 	ck_assert_int_eq(sigs[1], FLAKY_SIG_NONE);
 	ck_assert_int_eq(sigs[2], FLAKY_SIG_UNKNOWN);
-	ck_assert_str_eq(flaky_signature_name(sigs[0]), "DB_DEADLOCK");
-	flaky_classifier_free(c);	/* also unsets the default */
-	ck_assert_ptr_null(flaky_classify_get_default());
+	/* written into the results as names, user ones included */
+	ck_assert_int_eq(flaky_classify_results(c, &r, NULL), 0);
+	ck_assert_str_eq(r.v[0].signature, "DB_DEADLOCK");
+	ck_assert_ptr_null(r.v[1].signature);
+	ck_assert_str_eq(r.v[2].signature, "UNKNOWN");
+	ck_assert_int_eq(flaky_classify_results(NULL, &r, NULL), 0);
+	ck_assert_str_eq(r.v[0].signature, "RACE");
+	for (int i = 0; i < 3; i++)
+		free(r.v[i].signature);
+	flaky_classifier_free(c);
+	/* a user code has no name without its classifier */
 	ck_assert_str_eq(flaky_signature_name(db), "UNKNOWN");
 	free(r.v);
 }
