@@ -28,6 +28,10 @@ struct evbuffer;
 #define FLAKYD_RETRY_LAST_MS	(60 * 1000)
 #define FLAKYD_WAITING_MAX	64
 #define FLAKYD_FINAL_FLUSH_MS	10000
+/* Another writer's lock is said in the log only past this long; a write
+ * that keeps failing is said again this often. */
+#define FLAKYD_BUSY_QUIET_MS	10000
+#define FLAKYD_STORE_NAG_MS	60000
 /* A manual "run TARGET N" may ask for at most this many runs. */
 #define FLAKYD_RUNS_MAX		10000
 /* The target's revision: command may take this long. */
@@ -123,6 +127,8 @@ struct flakyd {
 
 	struct flaky_pipeline	*pl;		/* runs to their evidence */
 	int			 store_failing;	/* failed writes in a row */
+	int64_t			 store_failing_since_ms;	/* monotonic */
+	int64_t			 store_told_ms;	/* last said, monotonic */
 
 	struct event		*sweep_ev;	/* strays of the subreaper */
 	int			 sweeps;

@@ -762,27 +762,38 @@ pl_stored(struct flaky_run *run, void *job_arg, void *arg)
 		    run->rec.kind != FLAKY_KIND_ALONE)
 			ts->last.run_id = run->rec.id;
 	}
-	if (d->store_failing) {
+	if (d->store_told_ms != 0)
 		log_info("the database takes writes again; %zu finished "
 		    "run%s still waiting", flaky_pipeline_waiting(d->pl),
 		    flaky_pipeline_waiting(d->pl) == 1 ? "" : "s");
-		d->store_failing = 0;
-	}
+	d->store_failing = 0;
+	d->store_told_ms = 0;
 	flakyd_maybe_exit(d);
 }
 
-/* A write failed; the pipeline keeps the runs and retries. Said once per
- * streak, and again every hundred failures. */
+/* A write failed; the pipeline keeps the runs and retries. Another
+ * writer holding the lock (flakyctl analyze, ingest) is normal and waited
+ * out without a word unless it lasts; anything else is said at once.
+ * Either way once per streak, then every FLAKYD_STORE_NAG_MS. */
 static void
 pl_error(int code, const char *err, size_t waiting, void *arg)
 {
 	struct flakyd	*d = arg;
+	int64_t		 now = flaky_mono_us() / 1000;
 
-	(void)code;
 	d->runs_failed_store++;
-	if (d->store_failing++ % 100 == 0)
-		log_warnx("storing finished runs failed, keeping %zu for a "
-		    "retry: %s", waiting, err);
+	if (d->store_failing++ == 0)
+		d->store_failing_since_ms = now;
+	if (code == -EBUSY && now - d->store_failing_since_ms <
+	    FLAKYD_BUSY_QUIET_MS)
+		return;
+	if (d->store_told_ms != 0 && now - d->store_told_ms <
+	    FLAKYD_STORE_NAG_MS)
+		return;
+	d->store_told_ms = now;
+	log_warnx("storing finished runs failed for %llds, keeping %zu for a "
+	    "retry: %s", (long long)(now - d->store_failing_since_ms) / 1000,
+	    waiting, err);
 }
 
 /* Start the trigger's next run, or end the trigger. */

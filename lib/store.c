@@ -937,6 +937,18 @@ stmt(struct flaky_store *s, int which)
 	return s->st[which];
 }
 
+/* Reset every cached statement: one left on a row holds a read
+ * transaction open, and a connection whose read snapshot is older than
+ * another writer's commit can never take the write lock (SQLITE_BUSY at
+ * once, whatever the busy timeout). Done around every transaction. */
+static void
+stmts_reset(struct flaky_store *s)
+{
+	for (size_t i = 0; i < ST_COUNT; i++)
+		if (s->st[i] != NULL)
+			sqlite3_reset(s->st[i]);
+}
+
 int
 flaky_store_set_busy_timeout(struct flaky_store *s, int ms)
 {
@@ -951,6 +963,7 @@ flaky_store_begin(struct flaky_store *s, char *err, size_t errlen)
 	if (s->in_tx)
 		return flaky_error(err, errlen, EALREADY,
 		    "%s: a transaction is already open", s->path);
+	stmts_reset(s);
 	if ((r = exec(s, "BEGIN IMMEDIATE", err, errlen)) < 0)
 		return r;
 	s->in_tx = 1;
@@ -964,6 +977,7 @@ flaky_store_commit(struct flaky_store *s, char *err, size_t errlen)
 
 	if (!s->in_tx)
 		return 0;
+	stmts_reset(s);
 	if ((r = exec(s, "COMMIT", err, errlen)) < 0) {
 		flaky_store_rollback(s);
 		return r;
@@ -977,6 +991,7 @@ flaky_store_rollback(struct flaky_store *s)
 {
 	if (!s->in_tx)
 		return;
+	stmts_reset(s);
 	sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
 	s->in_tx = 0;
 	/* Ids handed out inside the transaction are gone. */

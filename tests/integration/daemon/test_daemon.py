@@ -331,9 +331,10 @@ def test_database_busy_keeps_the_run_for_a_retry(daemon):
     con.execute("BEGIN IMMEDIATE")
     try:
         daemon.ctl("run", "ok", check=0)
+        # Another writer's lock is said only once it lasted 10 s.
         wait_for("the failed write in the log",
                  lambda: "for a retry" in daemon.logtext() and
-                 daemon.status()["unstored"] == 1, timeout=20)
+                 daemon.status()["unstored"] == 1, timeout=30)
     finally:
         con.execute("ROLLBACK")
         con.close()
