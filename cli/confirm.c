@@ -44,6 +44,7 @@ confirm_done(struct flaky_run *run, void *arg)
 	c->live_test = NULL;
 	run->rec.target_id = t->target_id;
 	run->rec.trigger = FLAKY_TRIGGER_CONFIRM;
+	run->rec.kind = FLAKY_KIND_ALONE;
 	run->rec.revision = t->revision;
 	if (flaky_store_run_finish(c->store, &run->rec, &run->results, err,
 	    sizeof err) < 0) {

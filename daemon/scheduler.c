@@ -665,6 +665,9 @@ job_start(struct flakyd *d, struct trigger *tr, struct job *j,
 	}
 	j->run->rec.target_id = tr->ts->id;
 	j->run->rec.trigger = trigger;
+	/* a confirm job reruns one test alone: not a run of the suite */
+	j->run->rec.kind = j->ctest != NULL ? FLAKY_KIND_ALONE :
+	    FLAKY_KIND_SUITE;
 	j->run->rec.revision = j->revision;
 	tr->job = j;
 	if (r < 0) {
