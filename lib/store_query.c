@@ -546,18 +546,20 @@ flaky_store_alone_stats(struct flaky_store *s, const struct flaky_query *q,
 
 	*ret = NULL;
 	*ret_n = 0;
-	/* runs_alone finds the runs; their results are neighbours (the
-	 * primary key starts with the run id) */
+	/* runs_alone finds the runs (CROSS JOIN: runs first; +ru.id: not
+	 * by a range of ids, which the planner would carry over to a scan
+	 * of the results); their results are neighbours (the primary key
+	 * starts with the run id) */
 	if (sqlite3_prepare_v2(store_db(s),
 	    "SELECT r.test_id, t.name, tg.name, "
 	    "sum(r.outcome IN (0, 1, 2, 5)), sum(r.outcome IN (1, 2)), "
 	    "max(ru.started_ms) FROM runs ru "
-	    "JOIN results r ON r.run_id = ru.id "
+	    "CROSS JOIN results r ON r.run_id = ru.id "
 	    "JOIN tests t ON t.id = r.test_id "
 	    "JOIN targets tg ON tg.id = t.target_id "
 	    "WHERE ru.kind = 'alone' AND ru.incomplete IS NULL "
 	    "AND ru.started_ms >= ?1 AND ru.started_ms < ?2 "
-	    "AND ru.id BETWEEN ?3 AND ?4 AND (?5 IS NULL OR tg.name = ?5) "
+	    "AND +ru.id BETWEEN ?3 AND ?4 AND (?5 IS NULL OR tg.name = ?5) "
 	    "GROUP BY r.test_id ORDER BY r.test_id", -1, &st, NULL) !=
 	    SQLITE_OK)
 		return store_sql_error(s, err, errlen, "reading runs alone");

@@ -160,7 +160,7 @@ SELECT tg.name AS target, t.name AS test,
        strftime('%Y-%m-%dT%H:%M:%fZ', max(r.started_ms) / 1000.0,
            'unixepoch') AS last_alone
 FROM runs r
-JOIN results res ON res.run_id = r.id
+CROSS JOIN results res ON res.run_id = r.id
 JOIN tests t ON t.id = res.test_id
 JOIN targets tg ON tg.id = t.target_id
 WHERE r.kind = 'alone' AND r.incomplete IS NULL
