@@ -367,6 +367,8 @@ main(int argc, char **argv)
 	 * open did this already unless the database was busy. */
 	if ((r = flaky_store_mark_orphans(d.store, 0, err, sizeof err)) < 0)
 		log_warnx("%s", err);
+	else
+		r += flaky_store_orphans_marked(d.store);
 	if (r > 0)
 		log_info("%d run%s left running by a process that is gone "
 		    "marked interrupted", r, r == 1 ? "" : "s");

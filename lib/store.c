@@ -129,6 +129,7 @@ struct flaky_store {
 	int			 flags;
 	int			 in_tx;
 	int			 busy_ms;	/* the bound of a wait */
+	int			 orphans;	/* marked by the open */
 	int64_t			 busy_start_us;	/* this wait's start */
 	uint64_t		 rnd;		/* backoff jitter */
 	sqlite3_stmt		*st[ST_COUNT];
@@ -619,14 +620,15 @@ migrate(struct flaky_store *s, char *err, size_t errlen)
 	    SQLITE_OK && sqlite3_step(st) == SQLITE_ROW)
 		version = sqlite3_column_int(st, 0);
 	sqlite3_finalize(st);
+	/* A migration may edit sqlite_schema in place (0004): connections,
+	 * this one too, reread the schema only when its cookie moves. It
+	 * moves after each one, so the next (0005 rebuilds runs) sees the
+	 * edited tables, not the ones this connection parsed before. */
 	for (size_t i = (size_t)version; i < flaky_schema_count; i++) {
-		if ((r = exec(s, flaky_schema_migrations[i], err, errlen)) < 0)
+		if ((r = exec(s, flaky_schema_migrations[i], err, errlen)) < 0 ||
+		    (r = bump_schema_version(s, err, errlen)) < 0)
 			goto fail;
 	}
-	/* A migration may edit sqlite_schema in place (0004): connections,
-	 * this one too, reread the schema only when its cookie moves. */
-	if ((r = bump_schema_version(s, err, errlen)) < 0)
-		goto fail;
 	snprintf(sql, sizeof sql, "PRAGMA user_version = %d",
 	    (int)flaky_schema_count);
 	if ((r = exec(s, sql, err, errlen)) < 0)
@@ -826,6 +828,12 @@ flaky_store_busy_timeout(const struct flaky_store *s)
 	return s->busy_ms;
 }
 
+int
+flaky_store_orphans_marked(const struct flaky_store *s)
+{
+	return s->orphans;
+}
+
 /* Before SQLite starts: no memory statistics (we never read them), which
  * take a global mutex around each of SQLite's allocations, some 11,000 in
  * benchmark (a). */
@@ -930,7 +938,8 @@ flaky_store_open(const char *path, int flags, struct flaky_store **ret,
 	if (!(flags & FLAKY_STORE_READONLY)) {
 		char	 e[256];
 
-		flaky_store_mark_orphans(s, 0, e, sizeof e);
+		if ((r = flaky_store_mark_orphans(s, 0, e, sizeof e)) > 0)
+			s->orphans = r;
 	}
 	*ret = s;
 	return 0;

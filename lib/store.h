@@ -131,6 +131,8 @@ int	 flaky_store_run_finish(struct flaky_store *,
  * all targets. */
 int	 flaky_store_mark_orphans(struct flaky_store *, int64_t target_id,
 	    char *err, size_t errlen);
+/* How many rows flaky_store_open marked so (for a program to log). */
+int	 flaky_store_orphans_marked(const struct flaky_store *);
 /* The same, and this process's own running rows too: for a program that
  * stops and will not finish the runs it started (flakyd at shutdown).
  * Never the rows of another live process. Returns how many. */

@@ -384,15 +384,22 @@ stats_raw(struct flaky_store *s, const struct flaky_query *q,
 	char		 sql[1024];
 
 	/* Only complete runs of the asked kinds: a run with outcomes
-	 * missing would make its remaining tests look worse than they are. */
+	 * missing would make its remaining tests look worse than they are.
+	 * The runs are found first (CROSS JOIN) and their results by the
+	 * primary key. A window by time must not be found by ids ("+"):
+	 * the planner would carry the whole id range over to a scan of
+	 * every result. */
 	snprintf(sql, sizeof sql,
 	    "SELECT r.test_id, t.name, tg.name, r.outcome, r.duration_us, "
-	    "ru.started_ms FROM runs ru JOIN results r ON r.run_id = ru.id "
+	    "ru.started_ms FROM runs ru CROSS JOIN results r "
+	    "ON r.run_id = ru.id "
 	    "JOIN tests t ON t.id = r.test_id "
 	    "JOIN targets tg ON tg.id = t.target_id "
-	    "WHERE ru.id BETWEEN ?1 AND ?2 AND ru.started_ms >= ?4 "
+	    "WHERE %sru.id BETWEEN ?1 AND ?2 AND ru.started_ms >= ?4 "
 	    "AND ru.started_ms < ?5 AND (?3 IS NULL OR tg.name = ?3) "
-	    "AND %s ORDER BY r.test_id", kinds_sql(q));
+	    "AND %s ORDER BY r.test_id",
+	    q->first_run_id > 0 || q->last_run_id > 0 ? "" : "+",
+	    kinds_sql(q));
 	if (sqlite3_prepare_v2(store_db(s), sql, -1, &st, NULL) != SQLITE_OK)
 		return store_sql_error(s, err, errlen, "reading the results");
 	sqlite3_bind_int64(st, 1, q->first_run_id > 0 ? q->first_run_id : 0);

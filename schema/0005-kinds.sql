@@ -21,9 +21,10 @@
 -- attempts and every other reference stay valid. The views that name runs
 -- are dropped first (renaming a table checks every view) and made again.
 
-DROP VIEW run_list;
-DROP VIEW test_results;
-DROP VIEW daily_budget;
+DROP VIEW IF EXISTS run_list;
+DROP VIEW IF EXISTS test_results;
+DROP VIEW IF EXISTS daily_budget;
+DROP VIEW IF EXISTS alone_stats;	-- a database made newer, then marked older
 
 CREATE TABLE runs_new (
 	id		INTEGER PRIMARY KEY,
