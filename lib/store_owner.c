@@ -101,6 +101,8 @@ static int
 owner_gone(const struct store_owner *me, const char *boot, int64_t pid,
     int64_t start, int *mine)
 {
+	int64_t	 st;
+
 	*mine = 0;
 	if (boot == NULL || pid <= 0 || me->pid == 0)
 		return 1;
@@ -113,8 +115,11 @@ owner_gone(const struct store_owner *me, const char *boot, int64_t pid,
 	if (pid > INT32_MAX || (kill((pid_t)pid, 0) == -1 && errno == ESRCH))
 		return 1;
 	/* alive, or not ours to signal (EPERM): the same process only if it
-	 * started when the owner did */
-	return store_owner_start_time((pid_t)pid) != start;
+	 * started when the owner did. A start time we cannot read (another
+	 * user's process under hidepid, or it just exited) proves nothing:
+	 * the row waits for the next look rather than risk a live run. */
+	st = store_owner_start_time((pid_t)pid);
+	return st >= 0 && st != start;
 }
 
 /* Collect the ids of the running rows to mark (owner gone, or ours when

@@ -162,7 +162,7 @@ SELECT tg.name AS target, t.name AS test,
            'unixepoch') AS last_alone
 FROM runs r
 CROSS JOIN results res ON res.run_id = r.id
-JOIN tests t ON t.id = res.test_id
-JOIN targets tg ON tg.id = t.target_id
+CROSS JOIN tests t ON t.id = res.test_id
+CROSS JOIN targets tg ON tg.id = t.target_id
 WHERE r.kind = 'alone' AND r.incomplete IS NULL
 GROUP BY res.test_id;

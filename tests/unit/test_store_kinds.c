@@ -335,8 +335,8 @@ START_TEST(alone_plan)
 	    "sum(r.outcome IN (0, 1, 2, 5)), sum(r.outcome IN (1, 2)), "
 	    "max(ru.started_ms) FROM runs ru "
 	    "CROSS JOIN results r ON r.run_id = ru.id "
-	    "JOIN tests t ON t.id = r.test_id "
-	    "JOIN targets tg ON tg.id = t.target_id "
+	    "CROSS JOIN tests t ON t.id = r.test_id "
+	    "CROSS JOIN targets tg ON tg.id = t.target_id "
 	    "WHERE ru.kind = 'alone' AND ru.incomplete IS NULL "
 	    "AND ru.started_ms >= ?1 AND ru.started_ms < ?2 "
 	    "AND +ru.id BETWEEN ?3 AND ?4 AND (?5 IS NULL OR tg.name = ?5) "
@@ -364,23 +364,83 @@ START_TEST(alone_plan)
 }
 END_TEST
 
+/* Every query the store makes over raw results for other kinds or a run-id
+ * window (copied from lib/store_query.c, stats_raw) reads the results by
+ * their primary key: a run-id window as one range, a window by time run
+ * by run after the runs. Never a scan of every result. */
+START_TEST(raw_plan)
+{
+	static const char *const kinds[] = {
+		"ru.kind = 'alone' AND ru.incomplete IS NULL",
+		"ru.kind = 'suite' AND ru.incomplete IS NULL",
+		"ru.incomplete IS NULL",
+	};
+	struct flaky_store *s = open_store();
+	sqlite3		*db;
+	char		 sql[1024], *plan;
+	int64_t		 tid = target(s, "p");
+
+	for (int i = 0; i < 30; i++)
+		run(s, tid, i % 10 ? FLAKY_KIND_SUITE : FLAKY_KIND_ALONE,
+		    T0 + i * 1000, i % 3 == 0, i == 7 ? "cut short" : NULL);
+	flaky_store_close(s);
+	ck_assert_int_eq(sqlite3_open(path, &db), SQLITE_OK);
+	for (int pass = 0; pass < 2; pass++) {
+		for (size_t k = 0; k < 3; k++) {
+			for (int byid = 0; byid < 2; byid++) {
+				snprintf(sql, sizeof sql, "EXPLAIN QUERY PLAN "
+				    "SELECT r.test_id, t.name, tg.name, "
+				    "r.outcome, r.duration_us, ru.started_ms "
+				    "FROM %s ON r.run_id = ru.id "
+				    "CROSS JOIN tests t ON t.id = r.test_id "
+				    "CROSS JOIN targets tg "
+				    "ON tg.id = t.target_id "
+				    "WHERE %s BETWEEN ?1 AND ?2 AND "
+				    "ru.started_ms >= ?4 AND ru.started_ms < ?5 "
+				    "AND (?3 IS NULL OR tg.name = ?3) AND %s "
+				    "ORDER BY r.test_id", byid ?
+				    "results r CROSS JOIN runs ru NOT INDEXED" :
+				    "runs ru CROSS JOIN results r", byid ?
+				    "r.run_id" : "+ru.id", kinds[k]);
+				plan = rows(db, sql);
+				/* a run-id window: one range of results,
+				 * first; else results by run */
+				ck_assert_msg(byid ? strstr(plan, "SEARCH r "
+				    "USING PRIMARY KEY (run_id>? AND run_id<?)")
+				    == strchr(plan, '|') + 5 : strstr(plan,
+				    "SEARCH r USING PRIMARY KEY (run_id=?)") !=
+				    NULL, "%s", plan);
+				free(plan);
+			}
+		}
+		ck_assert_int_eq(sqlite3_exec(db, "ANALYZE", NULL, NULL, NULL),
+		    SQLITE_OK);
+	}
+	sqlite3_close(db);
+}
+END_TEST
+
 extern const char *const flaky_schema_migrations[];
 
-/* A version 4 database (built by the old migrations) with suite, confirm
+/* A version 4 database (built by the old migrations; also versions 2 and
+ * 3, which migrate through 0004's in-place edit first) with suite, confirm
  * and ingested runs and their rollups: migrating keeps every id and row,
  * sets the kinds, takes the confirm runs out of the rollups, keeps the
  * indexes and views, and passes the integrity and foreign key checks. */
-START_TEST(migrate_from_4)
+START_TEST(migrate_from_old)
 {
 	struct flaky_store *s;
 	sqlite3		*db;
+	char		 sql[64];
+	int		 from = _i;
 
 	ck_assert_int_eq(sqlite3_open(path, &db), SQLITE_OK);
-	for (int i = 0; i < 4; i++)
+	for (int i = 0; i < from; i++)
 		ck_assert_int_eq(sqlite3_exec(db, flaky_schema_migrations[i],
 		    NULL, NULL, NULL), SQLITE_OK);
+	snprintf(sql, sizeof sql, "PRAGMA user_version = %d", from);
+	ck_assert_int_eq(sqlite3_exec(db, sql, NULL, NULL, NULL), SQLITE_OK);
 	ck_assert_msg(sqlite3_exec(db,
-	    "PRAGMA user_version = 4;"
 	    "INSERT INTO targets (id, name, created_ms) VALUES (1, 'demo', 0);"
 	    "INSERT INTO tests (id, target_id, name) VALUES (1, 1, 'a'), "
 	    "  (2, 1, 'b');"
@@ -440,6 +500,13 @@ START_TEST(migrate_from_4)
 	    "ORDER BY name", "alone_stats\ndaily_budget\ndaily_trend\n"
 	    "failure_messages\nflaky_tests\nquarantined_tests\nrun_list\n"
 	    "static_risks\ntest_results\ntest_stats\n");
+	/* the new status and the chains of comparisons (0004), no IN lists */
+	rows_eq(db, "SELECT count(*) FROM sqlite_schema WHERE sql LIKE "
+	    "'%status IN%' OR sql LIKE '%kind IN%'", "0\n");
+	ck_assert_int_eq(sqlite3_exec(db, "UPDATE runs SET status = 'stopped' "
+	    "WHERE id = 8", NULL, NULL, NULL), SQLITE_OK);
+	ck_assert_int_eq(sqlite3_exec(db, "UPDATE runs SET status = 'Done' "
+	    "WHERE id = 8", NULL, NULL, NULL), SQLITE_CONSTRAINT);
 	/* the foreign keys still hold: a result of no run is refused */
 	ck_assert_int_eq(sqlite3_exec(db, "PRAGMA foreign_keys = ON; "
 	    "INSERT INTO results (run_id, position, test_id, outcome) VALUES "
@@ -466,7 +533,8 @@ main(void)
 	tcase_add_test(tc, ingested_and_stopped);
 	tcase_add_test(tc, last_run_not_alone);
 	tcase_add_test(tc, alone_plan);
-	tcase_add_test(tc, migrate_from_4);
+	tcase_add_loop_test(tc, migrate_from_old, 2, 5);
+	tcase_add_test(tc, raw_plan);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
