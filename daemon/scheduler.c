@@ -814,6 +814,9 @@ job_done(struct flaky_run *run, void *arg)
 	struct tstate	*ts = tr->ts;
 	char		 err[512];
 	int64_t		 failures = 0;
+	/* a run alone is not the target's last run (status shows the
+	 * suite's, as flaky_store_last_run does after a restart) */
+	int		 alone = j->ctest != NULL;
 
 	for (size_t i = 0; i < run->results.n; i++)
 		failures += FLAKY_FAILED(run->results.v[i].outcome);
@@ -830,19 +833,23 @@ job_done(struct flaky_run *run, void *arg)
 	tr->job = NULL;
 	tr->finished++;
 	j->tr = NULL;
-	ts->last.status = run->rec.status;
-	ts->last.started_ms = run->rec.started_ms;
-	ts->last.ended_ms = run->rec.ended_ms;
-	ts->last.tests = (int64_t)run->results.n;
-	ts->last.failures = failures;
+	if (!alone) {
+		ts->last.status = run->rec.status;
+		ts->last.started_ms = run->rec.started_ms;
+		ts->last.ended_ms = run->rec.ended_ms;
+		ts->last.tests = (int64_t)run->results.n;
+		ts->last.failures = failures;
+	}
 	if (job_store(d, j, err, sizeof err) < 0) {
 		log_warnx("target %s: storing the run failed, keeping it for a "
 		    "retry: %s", j->target, err);
 		d->runs_failed_store++;
-		ts->last.run_id = -1;	/* known here, not stored yet */
+		if (!alone)
+			ts->last.run_id = -1;	/* known, not stored yet */
 		retry_add(d, j);
 	} else {
-		ts->last.run_id = run->rec.id;
+		if (!alone)
+			ts->last.run_id = run->rec.id;
 		job_free(j);
 	}
 	if (flaky_spawner_running(d->sp) == 0)
