@@ -30,6 +30,7 @@ struct ctl {
 	int		 format_set;
 	int		 color;		/* terminal and no NO_COLOR */
 	int		 tty;		/* stdout is a terminal */
+	unsigned	 kinds;		/* --kind: FLAKY_KIND_MASK()s, 0: default */
 };
 
 /* The global options every command accepts, before or after its name:
@@ -39,11 +40,19 @@ struct ctl {
 #define CTL_OPT_CONFIG	1002
 #define CTL_OPT_SOCKET	1003
 #define CTL_OPT_FORMAT	1004
+#define CTL_OPT_KIND	1005
 #define CTL_GLOBAL_LONGOPTS \
 	{ "db", required_argument, NULL, CTL_OPT_DB }, \
 	{ "config", required_argument, NULL, CTL_OPT_CONFIG }, \
 	{ "socket", required_argument, NULL, CTL_OPT_SOCKET }, \
 	{ "format", required_argument, NULL, CTL_OPT_FORMAT }
+
+/* --kind suite|alone|ingested|all (or a comma list) of the query commands
+ * that count runs (report, gate, metrics, triage): which runs their rates
+ * count; suite and ingested when not given. Put it in a command's option
+ * array beside CTL_GLOBAL_LONGOPTS; ctl_global_option() sets ctl->kinds. */
+#define CTL_KIND_LONGOPT \
+	{ "kind", required_argument, NULL, CTL_OPT_KIND }
 
 /* Returns 0 when c was a global option, -1 (after a usage message) when it
  * was not or its value is bad. */

@@ -87,6 +87,7 @@ cmd_gate(struct ctl *ctl, int argc, char **argv)
 		{ "max-worse", required_argument, NULL, 'w' },
 		{ "max-broken", required_argument, NULL, 'b' },
 		CTL_GLOBAL_LONGOPTS,
+		CTL_KIND_LONGOPT,
 		{ NULL, 0, NULL, 0 }
 	};
 	struct flaky_store *store = NULL;
@@ -146,6 +147,7 @@ cmd_gate(struct ctl *ctl, int argc, char **argv)
 	if (ctl_check_format(ctl, "gate", 1 << FORMAT_TABLE) < 0 ||
 	    parse_window("gate", since, until, &q.since_ms, &q.until_ms) < 0)
 		return EXIT_ERROR;
+	q.kinds = ctl->kinds;
 	if (flaky_store_open(ctl_db_path(ctl), FLAKY_STORE_READONLY, &store,
 	    err, sizeof err) < 0 || flaky_store_test_stats(store, &q, &rows,
 	    &nrows, err, sizeof err) < 0 || flaky_store_history(store, &q,

@@ -12,6 +12,7 @@
 
 #include "flakyctl.h"
 #include "log.h"
+#include "store.h"
 #include "util.h"
 
 static const struct ctl_command commands[] = {
@@ -20,7 +21,8 @@ static const struct ctl_command commands[] = {
 	  "[--junit PATH] [--fail-on TIERS] [--] COMMAND..." },
 	{ "report", cmd_report,
 	  "report [--since D|DATE] [--until DATE] [--target NAME] "
-	  "[--fail-on TIERS] [--sort rate|budget|trend] [--html FILE]" },
+	  "[--fail-on TIERS] [--sort rate|budget|trend] [--html FILE] "
+	  "[--kind K]" },
 	{ "scan", cmd_scan,
 	  "scan [--format table|json|tsv] [--store --target NAME] PATH..." },
 	{ "status", cmd_status,
@@ -38,15 +40,16 @@ static const struct ctl_command commands[] = {
 	  "list [--release-after N] | export --format pytest|jest|plain" },
 	{ "gate", cmd_gate,
 	  "gate [--since D] [--max-critical N] [--max-new-flaky N] "
-	  "[--max-worse N] [--max-broken N]" },
+	  "[--max-worse N] [--max-broken N] [--kind K]" },
 	{ "prune", cmd_prune,
 	  "prune --older-than D" },
 	{ "stats", cmd_stats,
 	  "stats" },
 	{ "metrics", cmd_metrics,
-	  "metrics [--since D] [--target NAME]" },
+	  "metrics [--since D] [--target NAME] [--kind K]" },
 	{ "show", cmd_show, "show TEST [--since D|all] [--target NAME] [--full]" },
-	{ "triage", cmd_triage, "triage [TEST] [--since D|all] [--limit N]" },
+	{ "triage", cmd_triage,
+	  "triage [TEST] [--since D|all] [--limit N] [--kind K]" },
 	{ "ticket", cmd_ticket, "ticket TEST [--since D|all] [--target NAME]" },
 	{ "confirm", cmd_confirm, "confirm [TEST] [--budget D] [--max-runs N]" },
 };
@@ -76,6 +79,48 @@ ctl_usage_error(const char *cmd, const char *fmt, ...)
 			    commands[i].usage);
 }
 
+/* --kind: suite, alone, ingested or all, or a comma list of them. */
+static int
+parse_kinds(const char *arg, unsigned *ret)
+{
+	const char	*p = arg;
+	unsigned	 k = 0;
+
+	while (*p != '\0') {
+		size_t	 n = strcspn(p, ",");
+		int	 found = 0;
+
+		if (n == 3 && strncmp(p, "all", 3) == 0) {
+			k |= FLAKY_KIND_MASK(FLAKY_KIND_SUITE) |
+			    FLAKY_KIND_MASK(FLAKY_KIND_ALONE) |
+			    FLAKY_KIND_MASK(FLAKY_KIND_INGESTED);
+			found = 1;
+		}
+		for (int i = FLAKY_KIND_SUITE; !found &&
+		    i <= FLAKY_KIND_INGESTED; i++)
+			if (strlen(flaky_run_kind_name(i)) == n &&
+			    strncmp(p, flaky_run_kind_name(i), n) == 0) {
+				k |= FLAKY_KIND_MASK(i);
+				found = 1;
+			}
+		if (!found) {
+			ctl_usage_error(NULL, "--kind: expected suite, alone, "
+			    "ingested or all, got '%s'", arg);
+			return -1;
+		}
+		p += n;
+		if (*p == ',')
+			p++;
+	}
+	if (k == 0) {
+		ctl_usage_error(NULL, "--kind: expected suite, alone, ingested "
+		    "or all");
+		return -1;
+	}
+	*ret = k;
+	return 0;
+}
+
 int
 ctl_global_option(struct ctl *ctl, int c, const char *arg)
 {
@@ -95,6 +140,8 @@ ctl_global_option(struct ctl *ctl, int c, const char *arg)
 	case CTL_OPT_SOCKET:
 		ctl->socket = arg;
 		return 0;
+	case CTL_OPT_KIND:
+		return parse_kinds(arg, &ctl->kinds);
 	case CTL_OPT_FORMAT:
 		for (size_t i = 0; i < FLAKY_ARRAY_SIZE(names); i++)
 			if (strcmp(arg, names[i]) == 0) {
@@ -239,6 +286,7 @@ main(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		CTL_GLOBAL_LONGOPTS,
+		CTL_KIND_LONGOPT,
 		{ NULL, 0, NULL, 0 }
 	};
 	struct ctl	 ctl;

@@ -58,6 +58,7 @@ cmd_metrics(struct ctl *ctl, int argc, char **argv)
 		{ "since", required_argument, NULL, 's' },
 		{ "target", required_argument, NULL, 'T' },
 		CTL_GLOBAL_LONGOPTS,
+		CTL_KIND_LONGOPT,
 		{ NULL, 0, NULL, 0 }
 	};
 	static const char *const tiers[] = { "critical", "warning", "broken",
@@ -108,6 +109,7 @@ cmd_metrics(struct ctl *ctl, int argc, char **argv)
 	if (ctl_check_format(ctl, "metrics", 1 << FORMAT_TABLE) < 0 ||
 	    parse_window("metrics", since, NULL, &q.since_ms, &q.until_ms) < 0)
 		return EXIT_ERROR;
+	q.kinds = ctl->kinds;
 	if (flaky_store_open(ctl_db_path(ctl), FLAKY_STORE_READONLY, &store,
 	    err, sizeof err) < 0 || flaky_store_test_stats(store, &q, &rows,
 	    &nrows, err, sizeof err) < 0 || flaky_store_history(store, &q,

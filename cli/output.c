@@ -238,8 +238,32 @@ print_head_table(struct ctl *ctl, const struct report_head *h)
 		    "%lld interrupted, %lld skipped", (long long)h->runs.done,
 		    (long long)h->runs.timeout, (long long)h->runs.error,
 		    (long long)h->runs.interrupted, (long long)h->runs.skipped);
+	if (h->runs.stopped)
+		printf(", %lld stopped", (long long)h->runs.stopped);
+	if (h->runs.incomplete)
+		printf("; %lld incomplete (some outcomes missing), counted in "
+		    "no rate", (long long)h->runs.incomplete);
+	/* runs alone never count in the rates unless --kind asks */
+	if (h->runs.alone && !(ctl->kinds & FLAKY_KIND_MASK(FLAKY_KIND_ALONE)))
+		printf("; and %lld run%s alone, shown beside the rates",
+		    (long long)h->runs.alone, h->runs.alone == 1 ? "" : "s");
 	printf("\n");
-	(void)ctl;
+}
+
+/* "passes alone 30/30", "fails alone 9/30": the verdict of runs alone
+ * beside the rate; "" when the test was never run alone. */
+static const char *
+alone_verdict(const struct flaky_test_row *r, char *buf, size_t len)
+{
+	if (r->alone_runs <= 0)
+		return "";
+	if (r->alone_failures == 0)
+		snprintf(buf, len, "  passes alone %lld/%lld",
+		    (long long)r->alone_runs, (long long)r->alone_runs);
+	else
+		snprintf(buf, len, "  fails alone %lld/%lld",
+		    (long long)r->alone_failures, (long long)r->alone_runs);
+	return buf;
 }
 
 /* "1.5 h", "12 min", "40 s" */
@@ -403,7 +427,7 @@ print_table(struct ctl *ctl, const struct report_head *h,
     const struct flaky_test_row *v, size_t n)
 {
 	size_t	 width = 20, noise = 0, stable = 0;
-	char	 pm[32], fm[32], msg[160];
+	char	 pm[32], fm[32], msg[160], alone[64];
 
 	print_head_table(ctl, h);
 	for (size_t i = 0; i < n; i++) {
@@ -440,6 +464,7 @@ print_table(struct ctl *ctl, const struct report_head *h,
 		    t == FLAKY_TIER_WARNING ? "WARNING" : "BROKEN",
 		    *color ? COLOR_OFF : "", (int)width, r->test, rate,
 		    (long long)r->failures, (long long)r->runs, row_sig(r));
+		printf("%s", alone_verdict(r, alone, sizeof alone));
 		if (t != FLAKY_TIER_BROKEN) {
 			printf("  [%.0f%%-%.0f%%]", 100 * lo, 100 * hi);
 			if (!isnan(r->median_ms_fail) &&
@@ -553,10 +578,15 @@ print_json(const struct report_head *h, const struct flaky_test_row *v,
 		json_string(stdout, h->revision);
 	}
 	printf(",\n \"runs\": {\"total\": %lld, \"done\": %lld, \"timeout\": "
-	    "%lld, \"error\": %lld, \"interrupted\": %lld, \"skipped\": %lld}",
+	    "%lld, \"error\": %lld, \"interrupted\": %lld, \"skipped\": %lld",
 	    (long long)h->runs.runs, (long long)h->runs.done,
 	    (long long)h->runs.timeout, (long long)h->runs.error,
 	    (long long)h->runs.interrupted, (long long)h->runs.skipped);
+	printf(", \"stopped\": %lld, \"incomplete\": %lld, \"by_kind\": "
+	    "{\"suite\": %lld, \"alone\": %lld, \"ingested\": %lld}}",
+	    (long long)h->runs.stopped, (long long)h->runs.incomplete,
+	    (long long)h->runs.suite, (long long)h->runs.alone,
+	    (long long)h->runs.ingested);
 	if (h->hist != NULL) {
 		char	 day[16];
 
@@ -604,6 +634,12 @@ print_json(const struct report_head *h, const struct flaky_test_row *v,
 		json_string(stdout, r->top_message);
 		printf(", \"top_message_count\": %lld",
 		    (long long)r->top_message_count);
+		if (r->alone_runs > 0)
+			printf(", \"alone\": {\"runs\": %lld, \"failures\": "
+			    "%lld}", (long long)r->alone_runs,
+			    (long long)r->alone_failures);
+		else
+			printf(", \"alone\": null");
 		print_risks_json(r);
 		if (need < 0)
 			printf(", \"runs_needed\": null");

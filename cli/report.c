@@ -54,6 +54,7 @@ cmd_report(struct ctl *ctl, int argc, char **argv)
 		{ "sort", required_argument, NULL, 'S' },
 		{ "html", required_argument, NULL, 'H' },
 		CTL_GLOBAL_LONGOPTS,
+		CTL_KIND_LONGOPT,
 		{ NULL, 0, NULL, 0 }
 	};
 	struct flaky_store *store = NULL;
@@ -118,6 +119,7 @@ cmd_report(struct ctl *ctl, int argc, char **argv)
 	if (parse_window("report", since, until, &q.since_ms, &q.until_ms) < 0)
 		return EXIT_ERROR;
 	q.target = target;
+	q.kinds = ctl->kinds;
 	if (flaky_store_open(ctl_db_path(ctl), FLAKY_STORE_READONLY, &store,
 	    err, sizeof err) < 0) {
 		fprintf(stderr, "flakyctl: %s\n", err);

@@ -53,6 +53,7 @@ cmd_triage(struct ctl *ctl, int argc, char **argv)
 		DIAG_LONGOPTS,
 		{ "limit", required_argument, NULL, 'n' },
 		CTL_GLOBAL_LONGOPTS,
+		CTL_KIND_LONGOPT,
 		{ NULL, 0, NULL, 0 }
 	};
 	struct diag_opts o = { 0 };
@@ -88,6 +89,7 @@ cmd_triage(struct ctl *ctl, int argc, char **argv)
 	if (ctl_check_format(ctl, "triage", 1 << FORMAT_TABLE |
 	    1 << FORMAT_JSON) < 0 || diag_window(&o, "triage") < 0)
 		return EXIT_ERROR;
+	o.q.kinds = ctl->kinds;
 	if (flaky_store_open(ctl_db_path(ctl), FLAKY_STORE_READONLY, &store,
 	    err, sizeof err) < 0) {
 		fprintf(stderr, "flakyctl: %s\n", err);

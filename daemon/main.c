@@ -359,12 +359,19 @@ main(int argc, char **argv)
 		if (flaky_store_add_redaction(d.store, cfg->redact[i].src, err,
 		    sizeof err) < 0)
 			fatalx("%s", err);
-	if ((r = flaky_store_mark_interrupted(d.store, 0, err,
-	    sizeof err)) < 0)
-		fatalx("%s", err);
+	/* The event loop must not wait long on another writer: a write
+	 * that stays busy past this bound fails and is retried later. */
+	flaky_store_set_busy_timeout(d.store, FLAKY_BUSY_TIMEOUT_LOOP_MS);
+	/* Rows whose owner is gone (an earlier flakyd that crashed, a killed
+	 * flakyctl analyze); never those of a live analyze or confirm. The
+	 * open did this already unless the database was busy. */
+	if ((r = flaky_store_mark_orphans(d.store, 0, err, sizeof err)) < 0)
+		log_warnx("%s", err);
+	else
+		r += flaky_store_orphans_marked(d.store);
 	if (r > 0)
-		log_info("%d run%s left running by an earlier flakyd marked "
-		    "interrupted", r, r == 1 ? "" : "s");
+		log_info("%d run%s left running by a process that is gone "
+		    "marked interrupted", r, r == 1 ? "" : "s");
 
 	if ((d.base = event_base_new()) == NULL)
 		fatalx("event_base_new failed");
@@ -414,8 +421,8 @@ main(int argc, char **argv)
 		log_warnx("runs still live at exit");
 	else
 		d.sp = NULL;
-	/* Whatever did not finish stays "running" until the next start
-	 * marks it; mark it now while we can. */
+	/* Our own runs that did not finish, and any whose owner is gone:
+	 * mark them now while we can (never another live process's). */
 	if (flaky_store_mark_interrupted(d.store, 0, err, sizeof err) < 0)
 		log_warnx("%s", err);
 	flaky_store_close(d.store);

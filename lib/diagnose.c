@@ -752,7 +752,7 @@ flaky_diagnose_rows(struct flaky_diagnosis *d,
 	for (size_t i = 0; i < n; i++) {
 		if (!counts(rows[i].outcome))
 			continue;
-		if (strcmp(rows[i].trigger, FLAKY_TRIGGER_CONFIRM) == 0) {
+		if (rows[i].kind == FLAKY_KIND_ALONE) {
 			d->alone_runs++;
 			d->alone_failures += FLAKY_FAILED(rows[i].outcome);
 		}

@@ -173,7 +173,8 @@ struct flaky_diagnosis {
 	int		 fails_alone;
 };
 
-/* Runs recorded with this trigger ran the test alone (flakyctl confirm). */
+/* The trigger flakyctl confirm records; what makes a run alone is its kind
+ * (FLAKY_KIND_ALONE), not this name. */
 #define FLAKY_TRIGGER_CONFIRM	"confirm"
 /* Passing alone confirms order dependence below this chance. */
 #define FLAKY_ALONE_ALPHA	0.01

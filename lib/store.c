@@ -43,7 +43,8 @@ enum {
 static const char *const stmt_sql[ST_COUNT] = {
 	[ST_RUN_START] =
 	    "INSERT INTO runs (target_id, status, trigger, started_ms, "
-	    "revision, in_flight, loadavg) VALUES (?, ?, ?, ?, ?, ?, ?)",
+	    "revision, in_flight, loadavg, kind, owner_boot, owner_pid, "
+	    "owner_start) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
 	[ST_RUN_FINISH] =
 	    "UPDATE runs SET status = ?, ended_ms = ?, duration_us = ?, "
 	    "exit_code = ?, signal = ?, revision = coalesce(?, revision), "
@@ -52,7 +53,8 @@ static const char *const stmt_sql[ST_COUNT] = {
 	    "in_flight), loadavg = coalesce(?, loadavg), user_us = ?, "
 	    "sys_us = ?, maxrss_kb = ?, output_bytes = ?, output_dropped = ?, "
 	    "stdout = ?, stderr = ?, error = ?, content_hash = ?, "
-	    "started_ms = ?, trigger = coalesce(?, trigger) WHERE id = ?",
+	    "started_ms = ?, trigger = coalesce(?, trigger), kind = ?, "
+	    "incomplete = ? WHERE id = ?",
 	/* A run stored whole at its end: ST_RUN_FINISH's parameters, the
 	 * last one the target. */
 	[ST_RUN_INSERT] =
@@ -60,9 +62,9 @@ static const char *const stmt_sql[ST_COUNT] = {
 	    "signal, revision, runner, runner_version, seed, tests, failures, "
 	    "summary_total, in_flight, loadavg, user_us, sys_us, maxrss_kb, "
 	    "output_bytes, output_dropped, stdout, stderr, error, "
-	    "content_hash, started_ms, trigger, target_id) VALUES (?, ?, ?, "
-	    "?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
-	    "?)",
+	    "content_hash, started_ms, trigger, kind, incomplete, target_id) "
+	    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
+	    "?, ?, ?, ?, ?, ?, ?, ?, ?)",
 	[ST_TEST_FIND] =
 	    "SELECT id FROM tests WHERE target_id = ? AND name = ?",
 	[ST_TEST_ADD] =
@@ -126,6 +128,10 @@ struct flaky_store {
 	char			*path;
 	int			 flags;
 	int			 in_tx;
+	int			 busy_ms;	/* the bound of a wait */
+	int			 orphans;	/* marked by the open */
+	int64_t			 busy_start_us;	/* this wait's start */
+	uint64_t		 rnd;		/* backoff jitter */
 	sqlite3_stmt		*st[ST_COUNT];
 	struct idcache		 tests, msgs;
 	struct flaky_redactor	*redact;
@@ -135,6 +141,12 @@ sqlite3 *
 store_db(struct flaky_store *s)
 {
 	return s->db;
+}
+
+int
+store_in_tx(const struct flaky_store *s)
+{
+	return s->in_tx;
 }
 
 const char *
@@ -462,7 +474,10 @@ sql_error(struct flaky_store *s, char *err, size_t errlen, const char *what)
 	int	 code = EIO;
 
 	if ((rc & 0xff) == SQLITE_BUSY || (rc & 0xff) == SQLITE_LOCKED)
-		code = EBUSY;
+		return flaky_error(err, errlen, EBUSY, "%s: %s: busy: another "
+		    "writer held the database for longer than this one waits "
+		    "(%d ms); try again",
+		    s->path, what, s->busy_ms);
 	else if ((rc & 0xff) == SQLITE_READONLY || (rc & 0xff) == SQLITE_PERM
 	    || (rc & 0xff) == SQLITE_CANTOPEN)
 		code = EACCES;
@@ -542,6 +557,27 @@ bump_schema_version(struct flaky_store *s, char *err, size_t errlen)
 	return exec(s, sql, err, errlen);
 }
 
+/* The migrations ran with foreign keys off: refuse to commit one that
+ * left a reference dangling. */
+static int
+foreign_key_check(struct flaky_store *s, char *err, size_t errlen)
+{
+	sqlite3_stmt	*st;
+	int		 rc;
+
+	if (sqlite3_prepare_v2(s->db, "PRAGMA foreign_key_check", -1, &st,
+	    NULL) != SQLITE_OK)
+		return sql_error(s, err, errlen, "checking foreign keys");
+	rc = sqlite3_step(st);
+	sqlite3_finalize(st);
+	if (rc == SQLITE_ROW)
+		return flaky_error(err, errlen, EPROTO, "%s: migrating left "
+		    "a foreign key dangling; nothing changed", s->path);
+	if (rc != SQLITE_DONE)
+		return sql_error(s, err, errlen, "checking foreign keys");
+	return 0;
+}
+
 /* Bring the schema forward, all in one transaction; refuse a newer one. */
 static int
 migrate(struct flaky_store *s, char *err, size_t errlen)
@@ -571,30 +607,42 @@ migrate(struct flaky_store *s, char *err, size_t errlen)
 		flaky_store_close(w);
 		return 0;
 	}
-	if ((r = exec(s, "BEGIN IMMEDIATE", err, errlen)) < 0)
+	/* A migration that rebuilds a table (0005) drops the old one: with
+	 * foreign keys on, that would delete every row that references it
+	 * (ON DELETE CASCADE). The pragma is a no-op inside a transaction, so
+	 * it goes here; the keys are checked before the commit instead. */
+	if ((r = exec(s, "PRAGMA foreign_keys = OFF", err, errlen)) < 0)
 		return r;
+	if ((r = exec(s, "BEGIN IMMEDIATE", err, errlen)) < 0)
+		goto out;
 	/* Another process may have migrated while we waited. */
 	if (sqlite3_prepare_v2(s->db, "PRAGMA user_version", -1, &st, NULL) ==
 	    SQLITE_OK && sqlite3_step(st) == SQLITE_ROW)
 		version = sqlite3_column_int(st, 0);
 	sqlite3_finalize(st);
+	/* A migration may edit sqlite_schema in place (0004): connections,
+	 * this one too, reread the schema only when its cookie moves. It
+	 * moves after each one, so the next (0005 rebuilds runs) sees the
+	 * edited tables, not the ones this connection parsed before. */
 	for (size_t i = (size_t)version; i < flaky_schema_count; i++) {
-		if ((r = exec(s, flaky_schema_migrations[i], err, errlen)) < 0)
+		if ((r = exec(s, flaky_schema_migrations[i], err, errlen)) < 0 ||
+		    (r = bump_schema_version(s, err, errlen)) < 0)
 			goto fail;
 	}
-	/* A migration may edit sqlite_schema in place (0004): connections,
-	 * this one too, reread the schema only when its cookie moves. */
-	if ((r = bump_schema_version(s, err, errlen)) < 0)
-		goto fail;
 	snprintf(sql, sizeof sql, "PRAGMA user_version = %d",
 	    (int)flaky_schema_count);
 	if ((r = exec(s, sql, err, errlen)) < 0)
 		goto fail;
+	if ((r = foreign_key_check(s, err, errlen)) < 0)
+		goto fail;
 	if ((r = exec(s, "COMMIT", err, errlen)) < 0)
 		goto fail;
-	return 0;
+	r = 0;
+	goto out;
 fail:
 	sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+out:
+	sqlite3_exec(s->db, "PRAGMA foreign_keys = ON", NULL, NULL, NULL);
 	return r;
 }
 
@@ -736,6 +784,56 @@ out:
 	return r;
 }
 
+/* SQLite's busy handler: wait for another writer with exponential backoff
+ * (1 ms doubling up to 64 ms, each sleep jittered by +-50% so that writers
+ * that collided do not wake in step and collide again), until busy_ms have
+ * passed since this wait began; then the statement fails with SQLITE_BUSY
+ * (-EBUSY from the store). SQLite's own handler sleeps a fixed ladder and
+ * is not bounded by the clock. */
+static int
+busy_wait(void *arg, int count)
+{
+	struct flaky_store *s = arg;
+	int64_t		 now = flaky_mono_us(), left, us;
+
+	if (count == 0)
+		s->busy_start_us = now;
+	left = (int64_t)s->busy_ms * 1000 - (now - s->busy_start_us);
+	if (left <= 0)
+		return 0;
+	us = 1000LL << (count < 6 ? count : 6);
+	/* xorshift: cheap, and each store has its own sequence */
+	s->rnd ^= s->rnd << 13;
+	s->rnd ^= s->rnd >> 7;
+	s->rnd ^= s->rnd << 17;
+	us = us / 2 + (int64_t)(s->rnd % (uint64_t)us);
+	if (us > left)
+		us = left;
+	usleep((useconds_t)us);
+	return 1;
+}
+
+int
+flaky_store_set_busy_timeout(struct flaky_store *s, int ms)
+{
+	if (ms < 0)
+		return -EINVAL;
+	s->busy_ms = ms;
+	return 0;
+}
+
+int
+flaky_store_busy_timeout(const struct flaky_store *s)
+{
+	return s->busy_ms;
+}
+
+int
+flaky_store_orphans_marked(const struct flaky_store *s)
+{
+	return s->orphans;
+}
+
 /* Before SQLite starts: no memory statistics (we never read them), which
  * take a global mutex around each of SQLite's allocations, some 11,000 in
  * benchmark (a). */
@@ -791,7 +889,10 @@ flaky_store_open(const char *path, int flags, struct flaky_store **ret,
 		goto fail;
 	}
 	sqlite3_extended_result_codes(s->db, 1);
-	sqlite3_busy_timeout(s->db, FLAKY_BUSY_TIMEOUT_MS);
+	s->busy_ms = FLAKY_BUSY_TIMEOUT_MS;
+	s->rnd = ((uint64_t)flaky_mono_us() * 0x9e3779b97f4a7c15ULL ^
+	    (uint64_t)getpid() << 32) | 1;
+	sqlite3_busy_handler(s->db, busy_wait, s);
 	/* The first read tells a corrupt file or a foreign one. */
 	if ((r = exec(s, "SELECT count(*) FROM sqlite_schema", err,
 	    errlen)) < 0)
@@ -830,6 +931,16 @@ flaky_store_open(const char *path, int flags, struct flaky_store **ret,
 	}
 	if ((r = migrate(s, err, errlen)) < 0)
 		goto fail;
+	/* Rows left running by a process that is gone can never finish:
+	 * any writer that opens the database says so. Cheap when there are
+	 * none (a read of a partial index, no lock). Best effort: a busy
+	 * database leaves them for the next writer. */
+	if (!(flags & FLAKY_STORE_READONLY)) {
+		char	 e[256];
+
+		if ((r = flaky_store_mark_orphans(s, 0, e, sizeof e)) > 0)
+			s->orphans = r;
+	}
 	*ret = s;
 	return 0;
 fail:
@@ -950,12 +1061,6 @@ stmts_reset(struct flaky_store *s)
 }
 
 int
-flaky_store_set_busy_timeout(struct flaky_store *s, int ms)
-{
-	return sqlite3_busy_timeout(s->db, ms) == SQLITE_OK ? 0 : -EINVAL;
-}
-
-int
 flaky_store_begin(struct flaky_store *s, char *err, size_t errlen)
 {
 	int	 r;
@@ -1047,9 +1152,13 @@ int
 flaky_store_run_start(struct flaky_store *s, struct flaky_run_record *rec,
     char *err, size_t errlen)
 {
+	struct store_owner me;
 	sqlite3_stmt	*st;
 	int		 r, own = !s->in_tx;
 
+	if (rec->kind < FLAKY_KIND_SUITE || rec->kind > FLAKY_KIND_INGESTED)
+		return flaky_error(err, errlen, EINVAL, "%s: run kind %d is "
+		    "not one of suite, alone, ingested", s->path, rec->kind);
 	if (own && (r = flaky_store_begin(s, err, errlen)) < 0)
 		return r;
 	if ((st = stmt(s, ST_RUN_START)) == NULL) {
@@ -1064,13 +1173,24 @@ flaky_store_run_start(struct flaky_store *s, struct flaky_run_record *rec,
 	sqlite3_bind_int(st, 6, rec->in_flight);
 	if (rec->loadavg >= 0)
 		sqlite3_bind_double(st, 7, rec->loadavg);
+	bind_text(st, 8, flaky_run_kind_name(rec->kind));
+	/* the owner, so that no other writer takes the row for abandoned
+	 * while this process lives */
+	if (store_owner_self(&me) == 0) {
+		sqlite3_bind_text(st, 9, me.boot, -1, SQLITE_TRANSIENT);
+		sqlite3_bind_int64(st, 10, me.pid);
+		sqlite3_bind_int64(st, 11, me.start);
+	}
 	if (sqlite3_step(st) != SQLITE_DONE) {
 		r = sql_error(s, err, errlen, "recording the run start");
 		goto fail;
 	}
 	rec->id = sqlite3_last_insert_rowid(s->db);
-	if (own && (r = flaky_store_commit(s, err, errlen)) < 0)
+	if (own && (r = flaky_store_commit(s, err, errlen)) < 0) {
+		/* rolled back: a retry inserts the row again */
+		rec->id = 0;
 		return r;
+	}
 	return 0;
 fail:
 	if (own)
@@ -1095,7 +1215,9 @@ test_id(struct flaky_store *s, int64_t target, const char *name,
 	bind_text(st, 2, name);
 	if (sqlite3_step(st) == SQLITE_ROW)
 		id = sqlite3_column_int64(st, 0);
-	else {
+	/* a statement left on a row holds a read transaction open */
+	sqlite3_reset(st);
+	if (id == 0) {
 		if ((st = stmt(s, ST_TEST_ADD)) == NULL)
 			return sql_error(s, err, errlen, "preparing");
 		sqlite3_bind_int64(st, 1, target);
@@ -1134,7 +1256,8 @@ message_id(struct flaky_store *s, const char *msg, int64_t *ret, char *err,
 	sqlite3_bind_int64(st, 1, fp);
 	if (sqlite3_step(st) == SQLITE_ROW)
 		id = sqlite3_column_int64(st, 0);
-	else {
+	sqlite3_reset(st);
+	if (id == 0) {
 		if ((st = stmt(s, ST_MSG_ADD)) == NULL) {
 			r = sql_error(s, err, errlen, "preparing");
 			goto out;
@@ -1270,7 +1393,7 @@ rollup_one(struct flaky_store *s, int64_t day, const struct pending *p,
 }
 
 /* Look up the ids of n results and write their rows: CHUNK of them with
- * one statement, fewer one by one. */
+ * one statement, fewer one by one; and their rollups, unless day is -1. */
 static int
 add_results(struct flaky_store *s, int64_t run_id, int64_t target,
     int64_t day, const struct flaky_result *res, size_t n,
@@ -1317,6 +1440,8 @@ add_results(struct flaky_store *s, int64_t run_id, int64_t target,
 	}
 	if (many && sqlite3_step(st) != SQLITE_DONE)
 		return sql_error(s, err, errlen, "adding results");
+	if (day < 0)
+		return 0;
 
 	/* One UPSERT for the chunk's rollup rows (a test twice in a chunk,
 	 * possible only through the API, conflicts with itself and adds up). */
@@ -1357,6 +1482,11 @@ flaky_store_run_finish(struct flaky_store *s, struct flaky_run_record *rec,
 	flaky_buf_init(&errb);
 	flaky_buf_init(&tmp);
 	flaky_buf_init(&msg);
+	if (rec->kind < FLAKY_KIND_SUITE || rec->kind > FLAKY_KIND_INGESTED) {
+		r = flaky_error(err, errlen, EINVAL, "%s: run kind %d is not "
+		    "one of suite, alone, ingested", s->path, rec->kind);
+		goto out;
+	}
 	if (own && (r = flaky_store_begin(s, err, errlen)) < 0)
 		goto out;
 	o = redacted(s, rec->out, rec->out_len, &out, &olen);
@@ -1408,7 +1538,9 @@ flaky_store_run_finish(struct flaky_store *s, struct flaky_run_record *rec,
 	bind_text(st, 23, rec->content_hash);
 	sqlite3_bind_int64(st, 24, rec->started_ms);
 	bind_text(st, 25, rec->trigger);
-	sqlite3_bind_int64(st, 26, rec->id == 0 ? rec->target_id : rec->id);
+	bind_text(st, 26, flaky_run_kind_name(rec->kind));
+	bind_text(st, 27, rec->incomplete);
+	sqlite3_bind_int64(st, 28, rec->id == 0 ? rec->target_id : rec->id);
 	if (sqlite3_step(st) != SQLITE_DONE) {
 		r = sql_error(s, err, errlen, "completing the run");
 		goto fail;
@@ -1417,7 +1549,11 @@ flaky_store_run_finish(struct flaky_store *s, struct flaky_run_record *rec,
 		rec->id = sqlite3_last_insert_rowid(s->db);
 		inserted = 1;
 	}
-	day = rec->started_ms / 86400000;
+	/* Rates count complete suite and ingested runs: a run alone or an
+	 * incomplete one keeps its results (the evidence) out of the
+	 * rollups. */
+	day = rec->kind == FLAKY_KIND_ALONE || rec->incomplete != NULL ? -1 :
+	    rec->started_ms / 86400000;
 	for (size_t i = 0; res != NULL && i < res->n; i += CHUNK) {
 		r = add_results(s, rec->id, rec->target_id, day, &res->v[i],
 		    res->n - i < CHUNK ? res->n - i : CHUNK, &tmp,
@@ -1441,27 +1577,5 @@ out:
 	flaky_buf_free(&errb);
 	flaky_buf_free(&tmp);
 	flaky_buf_free(&msg);
-	return r;
-}
-
-int
-flaky_store_mark_interrupted(struct flaky_store *s, int64_t target_id,
-    char *err, size_t errlen)
-{
-	sqlite3_stmt	*st;
-	int		 r;
-
-	if (sqlite3_prepare_v2(s->db,
-	    "UPDATE runs SET status = 'interrupted', error = "
-	    "coalesce(error, 'interrupted: the run did not finish') "
-	    "WHERE status = 'running' AND (?1 = 0 OR target_id = ?1)", -1, &st,
-	    NULL) != SQLITE_OK)
-		return sql_error(s, err, errlen, "marking interrupted runs");
-	sqlite3_bind_int64(st, 1, target_id);
-	if (sqlite3_step(st) != SQLITE_DONE)
-		r = sql_error(s, err, errlen, "marking interrupted runs");
-	else
-		r = sqlite3_changes(s->db);
-	sqlite3_finalize(st);
 	return r;
 }

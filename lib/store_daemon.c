@@ -17,7 +17,7 @@
 int
 flaky_run_status_parse(const char *s)
 {
-	for (int i = FLAKY_RUN_RUNNING; i <= FLAKY_RUN_SKIPPED; i++)
+	for (int i = FLAKY_RUN_RUNNING; i <= FLAKY_RUN_STOPPED; i++)
 		if (s != NULL && strcmp(s, flaky_run_status_name(i)) == 0)
 			return i;
 	return -1;
@@ -71,7 +71,8 @@ flaky_store_set_last_fire(struct flaky_store *s, int64_t target_id,
 	return r;
 }
 
-/* The newest run of a target that is not running. */
+/* The newest run of a target that is not running and not a run alone (a
+ * confirm run is not the target's last run: status shows the suite). */
 int
 flaky_store_last_run(struct flaky_store *s, int64_t target_id,
     struct flaky_last_run *ret, char *err, size_t errlen)
@@ -85,7 +86,8 @@ flaky_store_last_run(struct flaky_store *s, int64_t target_id,
 	/* runs_by_target (target_id, started_ms) finds the newest rows. */
 	if (sqlite3_prepare_v2(db, "SELECT id, status, started_ms, "
 	    "ended_ms, tests, failures FROM runs WHERE target_id = ? AND "
-	    "status != 'running' ORDER BY started_ms DESC, id DESC LIMIT 1",
+	    "status != 'running' AND kind != 'alone' "
+	    "ORDER BY started_ms DESC, id DESC LIMIT 1",
 	    -1, &st, NULL) != SQLITE_OK)
 		return store_sql_error(s, err, errlen, "reading the last run");
 	sqlite3_bind_int64(st, 1, target_id);

@@ -29,7 +29,8 @@ struct flaky_last_run {
 	int64_t		 failures;
 };
 
-/* The last finished run of target_id; run_id stays 0 when it has none. */
+/* The last finished run of target_id that is not a run alone; run_id
+ * stays 0 when it has none. */
 int	 flaky_store_last_run(struct flaky_store *, int64_t target_id,
 	    struct flaky_last_run *ret, char *err, size_t errlen);
 

@@ -216,11 +216,11 @@ flaky_store_scan_target(struct flaky_store *s, int64_t target_id,
 	    "SELECT ru.id, ru.started_ms, ru.duration_us, ru.status, "
 	    "ru.exit_code, ru.signal, ru.revision, ru.seed, ru.runner, "
 	    "ru.trigger, r.test_id, r.position, r.outcome, r.duration_us, "
-	    "r.message_id, r.signature, r.message "
+	    "r.message_id, r.signature, r.message, ru.kind "
 	    "FROM runs ru CROSS JOIN results r ON r.run_id = ru.id "
 	    "WHERE +ru.target_id = ?1 AND ru.started_ms >= ?2 "
 	    "AND ru.started_ms < ?3 AND ru.id BETWEEN ?4 AND ?5 "
-	    "AND ru.status IN ('done', 'timeout') "
+	    "AND ru.status IN ('done', 'timeout') AND ru.incomplete IS NULL "
 	    "ORDER BY ru.id, r.position", -1, &st, NULL) != SQLITE_OK)
 		return store_sql_error(s, err, errlen, "reading results");
 	sqlite3_bind_int64(st, 1, target_id);
@@ -247,6 +247,12 @@ flaky_store_scan_target(struct flaky_store *s, int64_t target_id,
 			if ((t = sqlite3_column_text(st, 9)) != NULL)
 				snprintf(x.r.trigger, sizeof x.r.trigger, "%s",
 				    t);
+			t = sqlite3_column_text(st, 17);
+			x.r.kind = t == NULL ? FLAKY_KIND_SUITE :
+			    strcmp((const char *)t, "alone") == 0 ?
+			    FLAKY_KIND_ALONE : strcmp((const char *)t,
+			    "ingested") == 0 ? FLAKY_KIND_INGESTED :
+			    FLAKY_KIND_SUITE;
 			x.r.exit_code = sqlite3_column_type(st, 4) ==
 			    SQLITE_NULL ? -1 : sqlite3_column_int(st, 4);
 			x.r.signal = sqlite3_column_int(st, 5);
@@ -294,7 +300,7 @@ first_of_newest(struct flaky_store *s, int64_t target_id,
 	if (sqlite3_prepare_v2(store_db(s),
 	    "SELECT id FROM runs WHERE target_id = ?1 AND started_ms >= ?2 "
 	    "AND started_ms < ?3 AND id BETWEEN ?4 AND ?5 "
-	    "AND status IN ('done', 'timeout') "
+	    "AND status IN ('done', 'timeout') AND incomplete IS NULL "
 	    "ORDER BY id DESC LIMIT 1 OFFSET ?6", -1, &st, NULL) != SQLITE_OK)
 		return -EIO;
 	sqlite3_bind_int64(st, 1, target_id);
@@ -329,6 +335,7 @@ flaky_store_run_orders(struct flaky_store *s, int64_t target_id,
 	    "WHERE +ru.target_id = ?1 AND ru.started_ms >= ?2 "
 	    "AND ru.started_ms < ?3 AND ru.id BETWEEN ?4 AND ?5 "
 	    "AND ru.id >= ?6 AND ru.status IN ('done', 'timeout') "
+	    "AND ru.incomplete IS NULL "
 	    "ORDER BY ru.id, r.position", -1, &st, NULL) != SQLITE_OK)
 		return store_sql_error(s, err, errlen, "reading run orders");
 	sqlite3_bind_int64(st, 1, target_id);
@@ -402,6 +409,7 @@ flaky_store_durations(struct flaky_store *s, int64_t target_id,
 	    "WHERE +ru.target_id = ?1 AND ru.started_ms >= ?2 "
 	    "AND ru.started_ms < ?3 AND ru.id BETWEEN ?4 AND ?5 "
 	    "AND ru.id >= ?6 AND ru.status IN ('done', 'timeout') "
+	    "AND ru.incomplete IS NULL "
 	    "AND r.outcome IN (0, 1, 2, 5) AND r.duration_us >= 0", -1, &st,
 	    NULL) != SQLITE_OK)
 		return store_sql_error(s, err, errlen, "reading durations");

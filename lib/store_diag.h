@@ -34,6 +34,7 @@ struct flaky_result_row {
 	int64_t		 run_duration_us;	/* -1: unknown */
 	char		 status[16];		/* the run's */
 	char		 trigger[16];		/* analyze, confirm, ... */
+	int		 kind;			/* enum flaky_run_kind */
 	int		 exit_code;		/* -1: none (killed) */
 	int		 signal;
 	char		*revision;		/* NULL: not recorded */

@@ -5,11 +5,13 @@
 #include <errno.h>
 #include <math.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "store.h"
 #include "store_int.h"
+#include "util.h"
 
 #define DAY_MS	86400000LL
 
@@ -30,6 +32,42 @@ flaky_test_rows_free(struct flaky_test_row *v, size_t n)
 		free(v[i].top_message);
 	}
 	free(v);
+}
+
+unsigned
+flaky_query_kinds(const struct flaky_query *q)
+{
+	unsigned k = q->kinds & (FLAKY_KIND_MASK(FLAKY_KIND_SUITE) |
+	    FLAKY_KIND_MASK(FLAKY_KIND_ALONE) |
+	    FLAKY_KIND_MASK(FLAKY_KIND_INGESTED));
+
+	return k == 0 ? FLAKY_KINDS_DEFAULT : k;
+}
+
+/* The SQL condition on the runs (alias ru) a query counts: complete runs of
+ * the query's kinds. Runs alone by themselves get a plain comparison, so
+ * that the runs_alone index serves them. */
+static const char *
+kinds_sql(const struct flaky_query *q)
+{
+	switch (flaky_query_kinds(q)) {
+	case FLAKY_KIND_MASK(FLAKY_KIND_ALONE):
+		return "ru.kind = 'alone' AND ru.incomplete IS NULL";
+	case FLAKY_KIND_MASK(FLAKY_KIND_SUITE):
+		return "ru.kind = 'suite' AND ru.incomplete IS NULL";
+	case FLAKY_KIND_MASK(FLAKY_KIND_INGESTED):
+		return "ru.kind = 'ingested' AND ru.incomplete IS NULL";
+	case FLAKY_KINDS_DEFAULT:
+		return "ru.kind != 'alone' AND ru.incomplete IS NULL";
+	case FLAKY_KIND_MASK(FLAKY_KIND_SUITE) |
+	    FLAKY_KIND_MASK(FLAKY_KIND_ALONE):
+		return "ru.kind != 'ingested' AND ru.incomplete IS NULL";
+	case FLAKY_KIND_MASK(FLAKY_KIND_ALONE) |
+	    FLAKY_KIND_MASK(FLAKY_KIND_INGESTED):
+		return "ru.kind != 'suite' AND ru.incomplete IS NULL";
+	default:
+		return "ru.incomplete IS NULL";
+	}
 }
 
 /* The days [*from, *to) that cover the window, rounded outwards. */
@@ -103,12 +141,14 @@ topq_init(struct flaky_store *s, const struct flaky_query *q, struct topq *t)
 	sqlite3_stmt	*st;
 	int64_t		 n = 0, m = -1;
 	int		 rc;
+	char		 sql[1024];
 
 	memset(t, 0, sizeof *t);
 	t->lo = 1;
-	if (sqlite3_prepare_v2(store_db(s), "SELECT min(id), max(id), "
-	    "count(*) FROM runs WHERE started_ms >= ?1 AND started_ms < ?2 "
-	    "AND id BETWEEN ?3 AND ?4", -1, &st, NULL) != SQLITE_OK)
+	snprintf(sql, sizeof sql, "SELECT min(id), max(id), count(*) FROM "
+	    "runs ru WHERE started_ms >= ?1 AND started_ms < ?2 AND id "
+	    "BETWEEN ?3 AND ?4 AND %s", kinds_sql(q));
+	if (sqlite3_prepare_v2(store_db(s), sql, -1, &st, NULL) != SQLITE_OK)
 		return -EIO;
 	sqlite3_bind_int64(st, 1, q->since_ms);
 	sqlite3_bind_int64(st, 2, q->until_ms);
@@ -134,18 +174,20 @@ topq_init(struct flaky_store *s, const struct flaky_query *q, struct topq *t)
 	if (sqlite3_step(st) == SQLITE_ROW)
 		m = sqlite3_column_int64(st, 0);
 	sqlite3_finalize(st);
+	/* exact: every run in [lo, hi] is one the query counts */
 	t->exact = m == n;
+	snprintf(sql, sizeof sql, "SELECT r.message_id, count(*) AS c, "
+	    "max(r.run_id) FROM results r JOIN runs ru ON ru.id = r.run_id "
+	    "WHERE r.test_id = ?1 AND r.outcome IN (1, 2) "
+	    "AND ru.started_ms >= ?2 AND ru.started_ms < ?3 "
+	    "AND r.run_id BETWEEN ?4 AND ?5 AND %s "
+	    "GROUP BY r.message_id ORDER BY c DESC, r.message_id LIMIT 1",
+	    kinds_sql(q));
 	if (sqlite3_prepare_v2(store_db(s), t->exact ?
 	    "SELECT message_id, count(*) AS c, max(run_id) FROM results "
 	    "WHERE test_id = ?1 AND outcome IN (1, 2) "
 	    "AND run_id BETWEEN ?4 AND ?5 "
-	    "GROUP BY message_id ORDER BY c DESC, message_id LIMIT 1" :
-	    "SELECT r.message_id, count(*) AS c, max(r.run_id) "
-	    "FROM results r JOIN runs ru ON ru.id = r.run_id "
-	    "WHERE r.test_id = ?1 AND r.outcome IN (1, 2) "
-	    "AND ru.started_ms >= ?2 AND ru.started_ms < ?3 "
-	    "AND r.run_id BETWEEN ?4 AND ?5 "
-	    "GROUP BY r.message_id ORDER BY c DESC, r.message_id LIMIT 1",
+	    "GROUP BY message_id ORDER BY c DESC, message_id LIMIT 1" : sql,
 	    -1, &t->count, NULL) != SQLITE_OK)
 		return -EIO;
 	if (sqlite3_prepare_v2(store_db(s),
@@ -339,15 +381,31 @@ stats_raw(struct flaky_store *s, const struct flaky_query *q,
 	struct durs	*pass = NULL, *fail = NULL;
 	int		 rc, r = 0;
 	size_t		 cap = 0;
+	char		 sql[1024];
+	int		 byid;
 
-	if (sqlite3_prepare_v2(store_db(s),
+	/* Only complete runs of the asked kinds: a run with outcomes
+	 * missing would make its remaining tests look worse than they are.
+	 * The join order is fixed (CROSS JOIN): after ANALYZE the planner
+	 * may walk runs alone and search every one's results by the id
+	 * range it carried over from the window. A run-id window reads its
+	 * results as one range (they are clustered by run), each run by
+	 * its id (NOT INDEXED: not through runs_alone by time, as ANALYZE's
+	 * figures of a small database suggest); a window by time finds the runs first, not by ids ("+"),
+	 * and their results by the primary key. */
+	byid = q->first_run_id > 0 || q->last_run_id > 0;
+	snprintf(sql, sizeof sql,
 	    "SELECT r.test_id, t.name, tg.name, r.outcome, r.duration_us, "
-	    "ru.started_ms FROM runs ru JOIN results r ON r.run_id = ru.id "
-	    "JOIN tests t ON t.id = r.test_id "
-	    "JOIN targets tg ON tg.id = t.target_id "
-	    "WHERE ru.id BETWEEN ?1 AND ?2 AND ru.started_ms >= ?4 "
+	    "ru.started_ms FROM %s ON r.run_id = ru.id "
+	    "CROSS JOIN tests t ON t.id = r.test_id "
+	    "CROSS JOIN targets tg ON tg.id = t.target_id "
+	    "WHERE %s BETWEEN ?1 AND ?2 AND ru.started_ms >= ?4 "
 	    "AND ru.started_ms < ?5 AND (?3 IS NULL OR tg.name = ?3) "
-	    "ORDER BY r.test_id", -1, &st, NULL) != SQLITE_OK)
+	    "AND %s ORDER BY r.test_id",
+	    byid ? "results r CROSS JOIN runs ru NOT INDEXED" :
+	    "runs ru CROSS JOIN results r", byid ? "r.run_id" : "+ru.id",
+	    kinds_sql(q));
+	if (sqlite3_prepare_v2(store_db(s), sql, -1, &st, NULL) != SQLITE_OK)
 		return store_sql_error(s, err, errlen, "reading the results");
 	sqlite3_bind_int64(st, 1, q->first_run_id > 0 ? q->first_run_id : 0);
 	sqlite3_bind_int64(st, 2, q->last_run_id > 0 ? q->last_run_id :
@@ -452,6 +510,118 @@ out:
 	return r;
 }
 
+/* The verdict alone of each row's test (rows sorted by test id). */
+static int
+add_alone(struct flaky_store *s, const struct flaky_query *q,
+    struct rows *rows, char *err, size_t errlen)
+{
+	struct flaky_alone_row *v = NULL;
+	size_t		 n = 0, j = 0;
+	int		 r;
+
+	if (rows->n == 0)
+		return 0;
+	if ((r = flaky_store_alone_stats(s, q, &v, &n, err, errlen)) < 0)
+		return r;
+	for (size_t i = 0; i < rows->n && j < n; i++) {
+		while (j < n && v[j].test_id < rows->v[i].test_id)
+			j++;
+		if (j < n && v[j].test_id == rows->v[i].test_id) {
+			rows->v[i].alone_runs = v[j].runs;
+			rows->v[i].alone_failures = v[j].failures;
+		}
+	}
+	flaky_alone_rows_free(v, n);
+	return 0;
+}
+
+void
+flaky_alone_rows_free(struct flaky_alone_row *v, size_t n)
+{
+	if (v == NULL)
+		return;
+	for (size_t i = 0; i < n; i++) {
+		free(v[i].target);
+		free(v[i].test);
+	}
+	free(v);
+}
+
+int
+flaky_store_alone_stats(struct flaky_store *s, const struct flaky_query *q,
+    struct flaky_alone_row **ret, size_t *ret_n, char *err, size_t errlen)
+{
+	struct flaky_alone_row *v = NULL, *row;
+	sqlite3_stmt	*st = NULL;
+	size_t		 n = 0, cap = 0;
+	int		 rc, r = 0;
+
+	*ret = NULL;
+	*ret_n = 0;
+	/* runs_alone finds the runs (CROSS JOIN: runs first; +ru.id: not
+	 * by a range of ids, which the planner would carry over to a scan
+	 * of the results); their results are neighbours (the primary key
+	 * starts with the run id) */
+	if (sqlite3_prepare_v2(store_db(s),
+	    "SELECT r.test_id, t.name, tg.name, "
+	    "sum(r.outcome IN (0, 1, 2, 5)), sum(r.outcome IN (1, 2)), "
+	    "max(ru.started_ms) FROM runs ru "
+	    "CROSS JOIN results r ON r.run_id = ru.id "
+	    "CROSS JOIN tests t ON t.id = r.test_id "
+	    "CROSS JOIN targets tg ON tg.id = t.target_id "
+	    "WHERE ru.kind = 'alone' AND ru.incomplete IS NULL "
+	    "AND ru.started_ms >= ?1 AND ru.started_ms < ?2 "
+	    "AND +ru.id BETWEEN ?3 AND ?4 AND (?5 IS NULL OR tg.name = ?5) "
+	    "GROUP BY r.test_id ORDER BY r.test_id", -1, &st, NULL) !=
+	    SQLITE_OK)
+		return store_sql_error(s, err, errlen, "reading runs alone");
+	sqlite3_bind_int64(st, 1, q->since_ms);
+	sqlite3_bind_int64(st, 2, q->until_ms);
+	sqlite3_bind_int64(st, 3, q->first_run_id > 0 ? q->first_run_id : 0);
+	sqlite3_bind_int64(st, 4, q->last_run_id > 0 ? q->last_run_id :
+	    INT64_MAX);
+	if (q->target != NULL)
+		sqlite3_bind_text(st, 5, q->target, -1, SQLITE_STATIC);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		if (n == cap) {
+			size_t	 nc = cap ? cap * 2 : 16;
+			void	*p = reallocarray(v, nc, sizeof *v);
+
+			if (p == NULL) {
+				r = -ENOMEM;
+				goto out;
+			}
+			v = p;
+			cap = nc;
+		}
+		row = &v[n++];
+		memset(row, 0, sizeof *row);
+		row->test_id = sqlite3_column_int64(st, 0);
+		row->test = col_strdup(st, 1);
+		row->target = col_strdup(st, 2);
+		row->runs = sqlite3_column_int64(st, 3);
+		row->failures = sqlite3_column_int64(st, 4);
+		row->last_ms = sqlite3_column_int64(st, 5);
+		if (row->test == NULL || row->target == NULL) {
+			r = -ENOMEM;
+			goto out;
+		}
+	}
+	if (rc != SQLITE_DONE)
+		r = store_sql_error(s, err, errlen, "reading runs alone");
+out:
+	sqlite3_finalize(st);
+	if (r < 0) {
+		if (r == -ENOMEM)
+			flaky_error(err, errlen, ENOMEM, "out of memory");
+		flaky_alone_rows_free(v, n);
+		return r;
+	}
+	*ret = v;
+	*ret_n = n;
+	return 0;
+}
+
 int
 flaky_store_test_stats(struct flaky_store *s, const struct flaky_query *q,
     struct flaky_test_row **ret, size_t *ret_n, char *err, size_t errlen)
@@ -461,7 +631,9 @@ flaky_store_test_stats(struct flaky_store *s, const struct flaky_query *q,
 	int		 r;
 
 	memset(&top, 0, sizeof top);
-	if (q->first_run_id > 0 || q->last_run_id > 0)
+	/* The rollups hold exactly the complete suite and ingested runs. */
+	if (q->first_run_id > 0 || q->last_run_id > 0 ||
+	    flaky_query_kinds(q) != FLAKY_KINDS_DEFAULT)
 		r = stats_raw(s, q, &rows, err, errlen);
 	else
 		r = stats_rollups(s, q, &rows, err, errlen);
@@ -469,6 +641,8 @@ flaky_store_test_stats(struct flaky_store *s, const struct flaky_query *q,
 		goto fail;
 	if (rows.n > 1)
 		qsort(rows.v, rows.n, sizeof *rows.v, cmp_test_id);
+	if ((r = add_alone(s, q, &rows, err, errlen)) < 0)
+		goto fail;
 	for (size_t i = 0; i < rows.n; i++) {
 		if (rows.v[i].failures == 0)
 			continue;
@@ -503,14 +677,17 @@ flaky_store_run_counts(struct flaky_store *s, const struct flaky_query *q,
 	sqlite3_stmt	*st;
 	int		 rc;
 
+	unsigned	 kinds = flaky_query_kinds(q);
+
 	memset(c, 0, sizeof *c);
 	if (sqlite3_prepare_v2(store_db(s),
 	    "SELECT ru.status, count(*), min(ru.started_ms), "
-	    "max(ru.started_ms) FROM runs ru JOIN targets tg "
+	    "max(ru.started_ms), ru.kind, ru.incomplete IS NOT NULL "
+	    "FROM runs ru JOIN targets tg "
 	    "ON tg.id = ru.target_id WHERE ru.started_ms >= ?1 AND "
 	    "ru.started_ms < ?2 AND ru.id BETWEEN ?3 AND ?4 AND "
-	    "(?5 IS NULL OR tg.name = ?5) GROUP BY ru.status", -1, &st,
-	    NULL) != SQLITE_OK)
+	    "(?5 IS NULL OR tg.name = ?5) GROUP BY ru.status, ru.kind, "
+	    "ru.incomplete IS NOT NULL", -1, &st, NULL) != SQLITE_OK)
 		return store_sql_error(s, err, errlen, "counting runs");
 	sqlite3_bind_int64(st, 1, q->since_ms);
 	sqlite3_bind_int64(st, 2, q->until_ms);
@@ -526,8 +703,24 @@ flaky_store_run_counts(struct flaky_store *s, const struct flaky_query *q,
 		int64_t	 n = sqlite3_column_int64(st, 1);
 		int64_t	 lo = sqlite3_column_int64(st, 2);
 		int64_t	 hi = sqlite3_column_int64(st, 3);
+		const char *kn = (const char *)sqlite3_column_text(st, 4);
+		int	 kind = FLAKY_KIND_SUITE;
 
+		if (kn != NULL && strcmp(kn, "alone") == 0)
+			kind = FLAKY_KIND_ALONE;
+		else if (kn != NULL && strcmp(kn, "ingested") == 0)
+			kind = FLAKY_KIND_INGESTED;
+		if (kind == FLAKY_KIND_ALONE)
+			c->alone += n;
+		else if (kind == FLAKY_KIND_INGESTED)
+			c->ingested += n;
+		else
+			c->suite += n;
+		if (!(kinds & FLAKY_KIND_MASK(kind)))
+			continue;
 		c->runs += n;
+		if (sqlite3_column_int(st, 5))
+			c->incomplete += n;
 		if (strcmp(status, "done") == 0)
 			c->done += n;
 		else if (strcmp(status, "timeout") == 0)
@@ -538,6 +731,8 @@ flaky_store_run_counts(struct flaky_store *s, const struct flaky_query *q,
 			c->interrupted += n;
 		else if (strcmp(status, "skipped") == 0)
 			c->skipped += n;
+		else if (strcmp(status, "stopped") == 0)
+			c->stopped += n;
 		if (lo < c->first_ms)
 			c->first_ms = lo;
 		if (hi > c->last_ms)

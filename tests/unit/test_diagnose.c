@@ -1024,8 +1024,10 @@ START_TEST(passes_alone)
 		snprintf(v[i].trigger, sizeof v[i].trigger, "analyze");
 	/* 6 passes alone: C(20,10) / C(26,10) = 0.037, not yet */
 	rows_at(v, &n, "r1", 6, 0, &t);
-	for (size_t i = 20; i < n; i++)
+	for (size_t i = 20; i < n; i++) {
 		snprintf(v[i].trigger, sizeof v[i].trigger, "confirm");
+		v[i].kind = FLAKY_KIND_ALONE;
+	}
 	memset(&d, 0, sizeof d);
 	ck_assert_int_eq(flaky_diagnose_rows(&d, v, n), 0);
 	ck_assert_int_eq(d.alone_runs, 6);
@@ -1041,8 +1043,10 @@ START_TEST(passes_alone)
 	}
 	/* 4 more: C(20,10) / C(30,10) = 0.0061 */
 	rows_at(v, &n, "r1", 4, 0, &t);
-	for (size_t i = 26; i < n; i++)
+	for (size_t i = 26; i < n; i++) {
 		snprintf(v[i].trigger, sizeof v[i].trigger, "confirm");
+		v[i].kind = FLAKY_KIND_ALONE;
+	}
 	memset(&d, 0, sizeof d);
 	ck_assert_int_eq(flaky_diagnose_rows(&d, v, n), 0);
 	ck_assert_double_eq_tol(d.alone_p, 184756.0 / 30045015.0, 1e-12);
@@ -1057,6 +1061,7 @@ START_TEST(passes_alone)
 	/* one failure alone: not order dependent */
 	rows_at(v, &n, "r1", 1, 1, &t);
 	snprintf(v[n - 1].trigger, sizeof v[n - 1].trigger, "confirm");
+	v[n - 1].kind = FLAKY_KIND_ALONE;
 	memset(&d, 0, sizeof d);
 	ck_assert_int_eq(flaky_diagnose_rows(&d, v, n), 0);
 	ck_assert(!d.passes_alone);

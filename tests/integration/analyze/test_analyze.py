@@ -412,7 +412,7 @@ def test_report_migrates_an_older_database(tmp_path):
     p = run(["report", "--db", db, "--format", "json"], check=0)
     assert json.loads(p.stdout)["runs"]["total"] == 1
     con = sqlite3.connect(db)
-    assert con.execute("PRAGMA user_version").fetchone()[0] == 4
+    assert con.execute("PRAGMA user_version").fetchone()[0] == 5
     assert con.execute("SELECT count(*) FROM scan_findings").fetchone()[0] == 0
 
 

@@ -677,4 +677,17 @@ def test_confirm_true_reruns_unsettled_tests_alone(daemon):
     st = json.loads(daemon.ctl("--format", "json", "status", check=0).stdout)
     (t,) = [t for t in st["targets"] if t["name"] == "order"]
     assert t["state"] == "idle", t
+    # Runs alone are kind alone: not the target's last run, not in the
+    # suite's rate or run count, their verdict beside it.
+    assert query(daemon.db, "SELECT kind, count(*) FROM runs GROUP BY "
+                 "kind ORDER BY kind") == [("alone", 12), ("suite", 10)]
+    (last,) = query(daemon.db, "SELECT max(id) FROM runs WHERE trigger = "
+                    "'manual'")[0]
+    assert t["last"]["run_id"] == last, t
+    rep = json.loads(daemon.ctl("--format", "json", "report", check=0).stdout)
+    assert rep["runs"]["total"] == 10, rep["runs"]
+    assert rep["runs"]["by_kind"]["alone"] == 12, rep["runs"]
+    (b,) = [x for x in rep["tests"] if x["test"] == victim]
+    assert (b["runs"], b["failures"]) == (10, 5), b
+    assert b["alone"] == {"runs": 12, "failures": 0}, b
     assert daemon.stop() == 0
