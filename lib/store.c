@@ -20,6 +20,7 @@
 #include "redact.h"
 #include "store.h"
 #include "store_int.h"
+#include "store_output.h"
 
 extern const char *const flaky_schema_migrations[];
 extern const size_t flaky_schema_count;
@@ -51,7 +52,7 @@ static const char *const stmt_sql[ST_COUNT] = {
 	    "failures = ?, summary_total = ?, in_flight = coalesce(?, "
 	    "in_flight), loadavg = coalesce(?, loadavg), user_us = ?, "
 	    "sys_us = ?, maxrss_kb = ?, output_bytes = ?, output_dropped = ?, "
-	    "stdout = ?, stderr = ?, error = ?, content_hash = ?, "
+	    "stdout_id = ?, stderr_id = ?, error = ?, content_hash = ?, "
 	    "started_ms = ?, trigger = coalesce(?, trigger) WHERE id = ?",
 	/* A run stored whole at its end: ST_RUN_FINISH's parameters, the
 	 * last one the target. */
@@ -59,7 +60,7 @@ static const char *const stmt_sql[ST_COUNT] = {
 	    "INSERT INTO runs (status, ended_ms, duration_us, exit_code, "
 	    "signal, revision, runner, runner_version, seed, tests, failures, "
 	    "summary_total, in_flight, loadavg, user_us, sys_us, maxrss_kb, "
-	    "output_bytes, output_dropped, stdout, stderr, error, "
+	    "output_bytes, output_dropped, stdout_id, stderr_id, error, "
 	    "content_hash, started_ms, trigger, target_id) VALUES (?, ?, ?, "
 	    "?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
 	    "?)",
@@ -129,6 +130,7 @@ struct flaky_store {
 	sqlite3_stmt		*st[ST_COUNT];
 	struct idcache		 tests, msgs;
 	struct flaky_redactor	*redact;
+	struct store_output	 output;
 };
 
 sqlite3 *
@@ -578,14 +580,15 @@ migrate(struct flaky_store *s, char *err, size_t errlen)
 	    SQLITE_OK && sqlite3_step(st) == SQLITE_ROW)
 		version = sqlite3_column_int(st, 0);
 	sqlite3_finalize(st);
+	/* A migration may edit sqlite_schema in place (0004): connections,
+	 * this one too, reread the schema only when its cookie moves. After
+	 * each one: ALTER TABLE in the next (0006) edits the table's text at
+	 * the offsets of the schema it parsed, and garbles an edited one. */
 	for (size_t i = (size_t)version; i < flaky_schema_count; i++) {
-		if ((r = exec(s, flaky_schema_migrations[i], err, errlen)) < 0)
+		if ((r = exec(s, flaky_schema_migrations[i], err, errlen)) < 0 ||
+		    (r = bump_schema_version(s, err, errlen)) < 0)
 			goto fail;
 	}
-	/* A migration may edit sqlite_schema in place (0004): connections,
-	 * this one too, reread the schema only when its cookie moves. */
-	if ((r = bump_schema_version(s, err, errlen)) < 0)
-		goto fail;
 	snprintf(sql, sizeof sql, "PRAGMA user_version = %d",
 	    (int)flaky_schema_count);
 	if ((r = exec(s, sql, err, errlen)) < 0)
@@ -662,6 +665,11 @@ flaky_store_build(const char *path, char *err, size_t errlen)
 	    SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK) {
 		r = t.db == NULL ? -ENOMEM : sql_error(&t, err, errlen,
 		    "creating");
+		goto out;
+	}
+	/* 0006 moves output with sqlar_compress */
+	if (store_output_register(t.db) != SQLITE_OK) {
+		r = sql_error(&t, err, errlen, "registering functions");
 		goto out;
 	}
 	if ((r = exec(&t, "PRAGMA journal_mode = OFF", err, errlen)) < 0 ||
@@ -824,7 +832,7 @@ flaky_store_open(const char *path, int flags, struct flaky_store **ret,
 		goto fail;
 	if (sqlite3_create_function(s->db, "flaky_hist_add", 2,
 	    SQLITE_UTF8 | SQLITE_DETERMINISTIC, NULL, sql_hist_add, NULL,
-	    NULL) != SQLITE_OK) {
+	    NULL) != SQLITE_OK || store_output_register(s->db) != SQLITE_OK) {
 		r = sql_error(s, err, errlen, "registering functions");
 		goto fail;
 	}
@@ -845,6 +853,7 @@ flaky_store_close(struct flaky_store *s)
 	for (int i = 0; i < ST_COUNT; i++)
 		sqlite3_finalize(s->st[i]);
 	store_query_finalize(s);
+	store_output_finalize(&s->output);
 	if (s->db != NULL) {
 		if (s->in_tx)
 			sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
@@ -1329,7 +1338,7 @@ flaky_store_run_finish(struct flaky_store *s, struct flaky_run_record *rec,
 	sqlite3_stmt	*st;
 	const char	*o, *e, *error;
 	size_t		 olen = 0, elen = 0;
-	int64_t		 day, failures = 0;
+	int64_t		 day, failures = 0, out_id = 0, err_id = 0;
 	int		 r, own = !s->in_tx, inserted = 0;
 
 	flaky_buf_init(&out);
@@ -1346,6 +1355,11 @@ flaky_store_run_finish(struct flaky_store *s, struct flaky_run_record *rec,
 		r = -ENOMEM;
 		goto fail;
 	}
+	if ((o != NULL && (r = store_output_put(s, &s->output, o, olen,
+	    &out_id, err, errlen)) < 0) || (e != NULL &&
+	    (r = store_output_put(s, &s->output, e, elen, &err_id, err,
+	    errlen)) < 0))
+		goto fail;
 	if (res != NULL) {
 		for (size_t i = 0; i < res->n; i++)
 			failures += FLAKY_FAILED(res->v[i].outcome);
@@ -1379,10 +1393,8 @@ flaky_store_run_finish(struct flaky_store *s, struct flaky_run_record *rec,
 	sqlite3_bind_int64(st, 17, rec->maxrss_kb);
 	sqlite3_bind_int64(st, 18, (int64_t)rec->output_bytes);
 	sqlite3_bind_int64(st, 19, (int64_t)rec->output_dropped);
-	if (o != NULL)
-		sqlite3_bind_blob(st, 20, o, (int)olen, SQLITE_STATIC);
-	if (e != NULL)
-		sqlite3_bind_blob(st, 21, e, (int)elen, SQLITE_STATIC);
+	bind_int_or_null(st, 20, out_id, o == NULL);
+	bind_int_or_null(st, 21, err_id, e == NULL);
 	bind_text(st, 22, error);
 	bind_text(st, 23, rec->content_hash);
 	sqlite3_bind_int64(st, 24, rec->started_ms);
