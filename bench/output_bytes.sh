@@ -9,6 +9,8 @@
 #
 #   bench/output_bytes.sh [FLAKYCTL...]     default build/cli/flakyctl
 #   TESTS=2000 RUNS=20 bench/output_bytes.sh OLD/flakyctl NEW/flakyctl
+#   KEEP=DIR bench/output_bytes.sh ...     keep the databases in DIR
+#                                           (bench/output_codecs.sh reads one)
 #
 # Several binaries are measured on the same suite, one after the other; the
 # last column is each one's bytes per result over the first one's. Where
@@ -126,6 +128,7 @@ try:
 except sqlite3.DatabaseError:
     pass
 PY
+	[ -z "${KEEP:-}" ] || { mkdir -p "$KEEP"; cp "$db" "$KEEP/"; }
 	line=$(cat "$tmp/line")
 	echo "${line% *}"
 	[ -n "$first" ] || first=${line##* }

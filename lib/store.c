@@ -1338,6 +1338,7 @@ flaky_store_run_finish(struct flaky_store *s, struct flaky_run_record *rec,
 	sqlite3_stmt	*st;
 	const char	*o, *e, *error;
 	size_t		 olen = 0, elen = 0;
+	struct store_packed po = { 0 }, pe = { 0 };
 	int64_t		 day, failures = 0, out_id = 0, err_id = 0;
 	int		 r, own = !s->in_tx, inserted = 0;
 
@@ -1345,20 +1346,25 @@ flaky_store_run_finish(struct flaky_store *s, struct flaky_run_record *rec,
 	flaky_buf_init(&errb);
 	flaky_buf_init(&tmp);
 	flaky_buf_init(&msg);
-	if (own && (r = flaky_store_begin(s, err, errlen)) < 0)
-		goto out;
+	/* Output is redacted and compressed before the transaction: other
+	 * writers wait for the writes only. */
 	o = redacted(s, rec->out, rec->out_len, &out, &olen);
 	e = redacted(s, rec->err, rec->err_len, &errb, &elen);
 	error = redacted(s, rec->error, rec->error ? strlen(rec->error) : 0,
 	    &msg, NULL);
 	if (out.oom || errb.oom || msg.oom) {
 		r = -ENOMEM;
-		goto fail;
+		goto out;
 	}
-	if ((o != NULL && (r = store_output_put(s, &s->output, o, olen,
-	    &out_id, err, errlen)) < 0) || (e != NULL &&
-	    (r = store_output_put(s, &s->output, e, elen, &err_id, err,
-	    errlen)) < 0))
+	if ((o != NULL && (r = store_output_pack(&po, o, olen, err,
+	    errlen)) < 0) || (e != NULL && (r = store_output_pack(&pe, e, elen,
+	    err, errlen)) < 0))
+		goto out;
+	if (own && (r = flaky_store_begin(s, err, errlen)) < 0)
+		goto out;
+	if ((o != NULL && (r = store_output_put(s, &s->output, &po, &out_id,
+	    err, errlen)) < 0) || (e != NULL && (r = store_output_put(s,
+	    &s->output, &pe, &err_id, err, errlen)) < 0))
 		goto fail;
 	if (res != NULL) {
 		for (size_t i = 0; i < res->n; i++)
@@ -1428,6 +1434,8 @@ undo:
 	if (inserted && own)
 		rec->id = 0;
 out:
+	store_output_packed_free(&po);
+	store_output_packed_free(&pe);
 	flaky_buf_free(&out);
 	flaky_buf_free(&errb);
 	flaky_buf_free(&tmp);

@@ -102,6 +102,7 @@ sql_output_hash(sqlite3_context *ctx, int argc, sqlite3_value **argv)
 	    (size_t)sqlite3_value_bytes(argv[0])));
 }
 
+/* The SQL functions of stored output, on one connection. */
 int
 store_output_register(sqlite3 *db)
 {
@@ -118,6 +119,7 @@ store_output_register(sqlite3 *db)
 	return SQLITE_OK;
 }
 
+/* The cached statements go with their connection. */
 void
 store_output_finalize(struct store_output *o)
 {
@@ -165,32 +167,67 @@ output_equal(sqlite3_stmt *st, const void *data, size_t len)
 	return r;
 }
 
+/* Hash and deflate one output, outside any transaction. */
+int
+store_output_pack(struct store_packed *p, const void *data, size_t len,
+    char *err, size_t errlen)
+{
+	uLongf		 zlen;
+
+	memset(p, 0, sizeof *p);
+	/* SQLite's blobs, and the shell's sqlar_uncompress, stop at 2 GiB. */
+	if (len > INT_MAX)
+		return flaky_error(err, errlen, EFBIG, "%zu bytes of output is "
+		    "too much to store", len);
+	p->data = len > 0 ? data : "";
+	p->len = len;
+	p->hash = output_hash(p->data, len);
+	if (len == 0)
+		return 0;
+	zlen = compressBound((uLong)len);
+	if ((p->z = malloc(zlen)) == NULL)
+		return flaky_error(err, errlen, ENOMEM, "out of memory");
+	/* Raw where deflate does not make it smaller, as sqlar does: then
+	 * length(data) = size tells readers so. */
+	if (compress(p->z, &zlen, data, (uLong)len) != Z_OK || zlen >= len) {
+		free(p->z);
+		p->z = NULL;
+		return 0;
+	}
+	p->zlen = zlen;
+	return 0;
+}
+
+/* Free what store_output_pack allocated. */
+void
+store_output_packed_free(struct store_packed *p)
+{
+	free(p->z);
+	p->z = NULL;
+}
+
+/* The id of the row holding this output, added when new. */
 int
 store_output_put(struct flaky_store *s, struct store_output *o,
-    const void *data, size_t len, int64_t *ret, char *err, size_t errlen)
+    const struct store_packed *p, int64_t *ret, char *err, size_t errlen)
 {
 	sqlite3		*db = store_db(s);
 	sqlite3_stmt	*st;
-	unsigned char	*z = NULL;
-	uLongf		 zlen;
-	int64_t		 hash = output_hash(data, len);
 	int		 r, rc, collision = 0;
 
-	/* SQLite's blobs, and the shell's sqlar_uncompress, stop at 2 GiB. */
-	if (len > INT_MAX)
-		return flaky_error(err, errlen, EFBIG, "%s: %zu bytes of "
-		    "output is too much to store", flaky_store_path(s), len);
 	/* Identical output is common (an empty or unchanged stderr, a suite
-	 * that prints the same every time): look for it before compressing. */
+	 * that prints the same every time): stored once. */
 	if ((st = output_stmt(db, &o->find, "SELECT id, size, data FROM "
 	    "outputs WHERE hash = ?")) == NULL) {
 		r = store_sql_error(s, err, errlen, "preparing");
 		goto out;
 	}
-	sqlite3_bind_int64(st, 1, hash);
+	sqlite3_bind_int64(st, 1, p->hash);
 	if ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		if ((r = output_equal(st, data, len)) < 0)
+		if ((r = output_equal(st, p->data, p->len)) < 0) {
+			r = flaky_error(err, errlen, ENOMEM, "out of memory");
 			goto out;
+		}
 		if (r == 1) {
 			*ret = sqlite3_column_int64(st, 0);
 			r = 0;
@@ -203,28 +240,19 @@ store_output_put(struct flaky_store *s, struct store_output *o,
 		goto out;
 	}
 	sqlite3_reset(st);
-	/* Raw where deflate does not make it smaller, as sqlar does: then
-	 * length(data) = size tells readers so. */
-	zlen = compressBound((uLong)len);
-	if ((z = malloc(zlen)) == NULL) {
-		r = -ENOMEM;
-		goto out;
-	}
-	if (len == 0 || compress(z, &zlen, data, (uLong)len) != Z_OK ||
-	    zlen >= len)
-		zlen = 0;
 	if ((st = output_stmt(db, &o->add, "INSERT INTO outputs (hash, size, "
 	    "data) VALUES (?, ?, ?)")) == NULL) {
 		r = store_sql_error(s, err, errlen, "preparing");
 		goto out;
 	}
 	if (!collision)
-		sqlite3_bind_int64(st, 1, hash);
-	sqlite3_bind_int64(st, 2, (sqlite3_int64)len);
-	/* a NULL pointer would bind NULL, not an empty blob */
-	sqlite3_bind_blob(st, 3, zlen > 0 ? (const void *)z :
-	    len > 0 ? data : "", zlen > 0 ? (int)zlen : (int)len,
-	    SQLITE_STATIC);
+		sqlite3_bind_int64(st, 1, p->hash);
+	sqlite3_bind_int64(st, 2, (sqlite3_int64)p->len);
+	/* p->data is never NULL: a NULL pointer would bind NULL, not x'' */
+	if (p->z != NULL)
+		sqlite3_bind_blob(st, 3, p->z, (int)p->zlen, SQLITE_STATIC);
+	else
+		sqlite3_bind_blob(st, 3, p->data, (int)p->len, SQLITE_STATIC);
 	if (sqlite3_step(st) != SQLITE_DONE) {
 		r = store_sql_error(s, err, errlen, "adding output");
 		goto out;
@@ -237,6 +265,5 @@ out:
 		sqlite3_reset(o->add);
 	if (o->find != NULL)
 		sqlite3_reset(o->find);
-	free(z);
 	return r;
 }
