@@ -20,6 +20,7 @@
 #include "redact.h"
 #include "store.h"
 #include "store_int.h"
+#include "store_output.h"
 
 extern const char *const flaky_schema_migrations[];
 extern const size_t flaky_schema_count;
@@ -52,7 +53,7 @@ static const char *const stmt_sql[ST_COUNT] = {
 	    "failures = ?, summary_total = ?, in_flight = coalesce(?, "
 	    "in_flight), loadavg = coalesce(?, loadavg), user_us = ?, "
 	    "sys_us = ?, maxrss_kb = ?, output_bytes = ?, output_dropped = ?, "
-	    "stdout = ?, stderr = ?, error = ?, content_hash = ?, "
+	    "stdout_id = ?, stderr_id = ?, error = ?, content_hash = ?, "
 	    "started_ms = ?, trigger = coalesce(?, trigger), kind = ?, "
 	    "incomplete = ? WHERE id = ?",
 	/* A run stored whole at its end: ST_RUN_FINISH's parameters, the
@@ -61,7 +62,7 @@ static const char *const stmt_sql[ST_COUNT] = {
 	    "INSERT INTO runs (status, ended_ms, duration_us, exit_code, "
 	    "signal, revision, runner, runner_version, seed, tests, failures, "
 	    "summary_total, in_flight, loadavg, user_us, sys_us, maxrss_kb, "
-	    "output_bytes, output_dropped, stdout, stderr, error, "
+	    "output_bytes, output_dropped, stdout_id, stderr_id, error, "
 	    "content_hash, started_ms, trigger, kind, incomplete, target_id) "
 	    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
 	    "?, ?, ?, ?, ?, ?, ?, ?, ?)",
@@ -135,6 +136,7 @@ struct flaky_store {
 	sqlite3_stmt		*st[ST_COUNT];
 	struct idcache		 tests, msgs;
 	struct flaky_redactor	*redact;
+	struct store_output	 output;
 };
 
 sqlite3 *
@@ -712,6 +714,11 @@ flaky_store_build(const char *path, char *err, size_t errlen)
 		    "creating");
 		goto out;
 	}
+	/* 0006 moves output with sqlar_compress */
+	if (store_output_register(t.db) != SQLITE_OK) {
+		r = sql_error(&t, err, errlen, "registering functions");
+		goto out;
+	}
 	if ((r = exec(&t, "PRAGMA journal_mode = OFF", err, errlen)) < 0 ||
 	    (r = exec(&t, "PRAGMA synchronous = OFF", err, errlen)) < 0 ||
 	    (r = migrate(&t, err, errlen)) < 0 ||
@@ -925,7 +932,7 @@ flaky_store_open(const char *path, int flags, struct flaky_store **ret,
 		goto fail;
 	if (sqlite3_create_function(s->db, "flaky_hist_add", 2,
 	    SQLITE_UTF8 | SQLITE_DETERMINISTIC, NULL, sql_hist_add, NULL,
-	    NULL) != SQLITE_OK) {
+	    NULL) != SQLITE_OK || store_output_register(s->db) != SQLITE_OK) {
 		r = sql_error(s, err, errlen, "registering functions");
 		goto fail;
 	}
@@ -956,6 +963,7 @@ flaky_store_close(struct flaky_store *s)
 	for (int i = 0; i < ST_COUNT; i++)
 		sqlite3_finalize(s->st[i]);
 	store_query_finalize(s);
+	store_output_finalize(&s->output);
 	if (s->db != NULL) {
 		if (s->in_tx)
 			sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
@@ -1475,7 +1483,8 @@ flaky_store_run_finish(struct flaky_store *s, struct flaky_run_record *rec,
 	sqlite3_stmt	*st;
 	const char	*o, *e, *error;
 	size_t		 olen = 0, elen = 0;
-	int64_t		 day, failures = 0;
+	struct store_packed po = { 0 }, pe = { 0 };
+	int64_t		 day, failures = 0, out_id = 0, err_id = 0;
 	int		 r, own = !s->in_tx, inserted = 0;
 
 	flaky_buf_init(&out);
@@ -1487,16 +1496,26 @@ flaky_store_run_finish(struct flaky_store *s, struct flaky_run_record *rec,
 		    "one of suite, alone, ingested", s->path, rec->kind);
 		goto out;
 	}
-	if (own && (r = flaky_store_begin(s, err, errlen)) < 0)
-		goto out;
+	/* Output is redacted and compressed before the transaction: other
+	 * writers wait for the writes only. */
 	o = redacted(s, rec->out, rec->out_len, &out, &olen);
 	e = redacted(s, rec->err, rec->err_len, &errb, &elen);
 	error = redacted(s, rec->error, rec->error ? strlen(rec->error) : 0,
 	    &msg, NULL);
 	if (out.oom || errb.oom || msg.oom) {
 		r = -ENOMEM;
-		goto fail;
+		goto out;
 	}
+	if ((o != NULL && (r = store_output_pack(&po, o, olen, err,
+	    errlen)) < 0) || (e != NULL && (r = store_output_pack(&pe, e, elen,
+	    err, errlen)) < 0))
+		goto out;
+	if (own && (r = flaky_store_begin(s, err, errlen)) < 0)
+		goto out;
+	if ((o != NULL && (r = store_output_put(s, &s->output, &po, &out_id,
+	    err, errlen)) < 0) || (e != NULL && (r = store_output_put(s,
+	    &s->output, &pe, &err_id, err, errlen)) < 0))
+		goto fail;
 	if (res != NULL) {
 		for (size_t i = 0; i < res->n; i++)
 			failures += FLAKY_FAILED(res->v[i].outcome);
@@ -1530,10 +1549,8 @@ flaky_store_run_finish(struct flaky_store *s, struct flaky_run_record *rec,
 	sqlite3_bind_int64(st, 17, rec->maxrss_kb);
 	sqlite3_bind_int64(st, 18, (int64_t)rec->output_bytes);
 	sqlite3_bind_int64(st, 19, (int64_t)rec->output_dropped);
-	if (o != NULL)
-		sqlite3_bind_blob(st, 20, o, (int)olen, SQLITE_STATIC);
-	if (e != NULL)
-		sqlite3_bind_blob(st, 21, e, (int)elen, SQLITE_STATIC);
+	bind_int_or_null(st, 20, out_id, o == NULL);
+	bind_int_or_null(st, 21, err_id, e == NULL);
 	bind_text(st, 22, error);
 	bind_text(st, 23, rec->content_hash);
 	sqlite3_bind_int64(st, 24, rec->started_ms);
@@ -1573,6 +1590,8 @@ undo:
 	if (inserted && own)
 		rec->id = 0;
 out:
+	store_output_packed_free(&po);
+	store_output_packed_free(&pe);
 	flaky_buf_free(&out);
 	flaky_buf_free(&errb);
 	flaky_buf_free(&tmp);

@@ -831,8 +831,8 @@ flaky_store_prune(struct flaky_store *s, int64_t before_ms,
 	for (;;) {
 		/* The next batch of runs that still hold raw data. */
 		if ((r = prepare(s, "SELECT id FROM runs WHERE id > ?1 AND "
-		    "started_ms < ?2 AND (stdout IS NOT NULL OR stderr IS NOT "
-		    "NULL OR EXISTS (SELECT 1 FROM results WHERE run_id = "
+		    "started_ms < ?2 AND (stdout_id IS NOT NULL OR stderr_id IS "
+		    "NOT NULL OR EXISTS (SELECT 1 FROM results WHERE run_id = "
 		    "runs.id)) ORDER BY id LIMIT 50", &st, err, errlen)) < 0)
 			return r;
 		sqlite3_bind_int64(st, 1, after);
@@ -865,8 +865,8 @@ flaky_store_prune(struct flaky_store *s, int64_t before_ms,
 			    ids[i], 0, &ps->results, err, errlen)) < 0 ||
 			    (r = exec2(s, "DELETE FROM attempts WHERE "
 			    "run_id = ?1", ids[i], 0, NULL, err, errlen)) < 0 ||
-			    (r = exec2(s, "UPDATE runs SET stdout = NULL, "
-			    "stderr = NULL WHERE id = ?1", ids[i], 0, NULL, err,
+			    (r = exec2(s, "UPDATE runs SET stdout_id = NULL, "
+			    "stderr_id = NULL WHERE id = ?1", ids[i], 0, NULL, err,
 			    errlen)) < 0)
 				break;
 			ps->runs++;
@@ -893,6 +893,11 @@ flaky_store_prune(struct flaky_store *s, int64_t before_ms,
 	if ((r = exec2(s, "DELETE FROM messages WHERE id NOT IN (SELECT "
 	    "message_id FROM results WHERE outcome IN (1, 2) AND message_id "
 	    "IS NOT NULL)", 0, 0, &ps->messages, err, errlen)) < 0 ||
+	    /* Output is shared between runs: kept while any run names it. */
+	    (r = exec2(s, "DELETE FROM outputs WHERE id NOT IN (SELECT "
+	    "stdout_id FROM runs WHERE stdout_id IS NOT NULL UNION ALL "
+	    "SELECT stderr_id FROM runs WHERE stderr_id IS NOT NULL)", 0, 0,
+	    &dummy, err, errlen)) < 0 ||
 	    (r = exec2(s, "INSERT INTO store_meta (key, value) VALUES "
 	    "('pruned_before_ms', ?1) ON CONFLICT (key) DO UPDATE SET "
 	    "value = max(value, ?1)", before_ms, 0, &dummy, err, errlen)) < 0) {

@@ -22,6 +22,7 @@
 #include "classify.h"
 #include "parse.h"
 #include "store.h"
+#include "store_output.h"
 #include "util.h"
 
 /* 2026-11-01T12:00:00Z: day 20758 */
@@ -56,6 +57,8 @@ raw_open(void)
 
 	ck_assert_int_eq(sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE,
 	    NULL), SQLITE_OK);
+	/* as flakyctl's connections and the sqlite3 shell: run_output reads */
+	ck_assert_int_eq(store_output_register(db), SQLITE_OK);
 	return db;
 }
 
@@ -576,7 +579,7 @@ START_TEST(run_roundtrip)
 	db = raw_open();
 	rows_eq(db, "SELECT id, target_id, status, trigger, started_ms, "
 	    "ended_ms, exit_code, signal, runner, tests, failures, "
-	    "summary_total, stdout FROM runs",
+	    "summary_total, stdout FROM runs JOIN run_output ON run_id = id",
 	    "1|1|done|analyze|1793534400000|1793534401500|1|NULL|pytest|4|2|"
 	    "4|collected 4 items\n\n");
 	ck_assert_int_eq(id, 1);
@@ -1113,7 +1116,8 @@ START_TEST(redaction)
 	rec.error = "started with api_key=zzz";
 	ck_assert_int_eq(flaky_store_run_finish(s, &rec, &r, err, sizeof err),
 	    0);
-	rows_eq(db, "SELECT stdout, stderr, error FROM runs",
+	rows_eq(db, "SELECT stdout, stderr, error FROM runs JOIN run_output "
+	    "ON run_id = id",
 	    "env password=[REDACTED] ok\n|Authorization: Bearer [REDACTED]\n|"
 	    "started with api_key=[REDACTED]\n");
 	rows_eq(db, "SELECT message FROM results",

@@ -4,7 +4,9 @@ import json
 import math
 import os
 import shutil
+import sqlite3
 import subprocess
+import zlib
 
 import pytest
 
@@ -13,6 +15,23 @@ FLAKYCTL = os.environ.get("FLAKYCTL", os.path.join(ROOT, "build", "cli", "flakyc
 EXAMPLES = os.path.join(ROOT, "examples")
 PYTEST = "/usr/bin/pytest"
 PYTHON = "/usr/bin/python3"
+
+
+def sqlar_uncompress(data, size):
+    """SQLite's sqlar_uncompress, built into the sqlite3 shell and
+    registered by flakyctl, but not in Python's sqlite3: the view run_output
+    needs it (docs/schema.md)."""
+    if data is None or size is None or size <= 0 or size == len(data):
+        return data
+    return zlib.decompress(data)
+
+
+def connect(db):
+    """A connection on which the view run_output reads."""
+    con = sqlite3.connect(db)
+    con.create_function("sqlar_uncompress", 2, sqlar_uncompress,
+                        deterministic=True)
+    return con
 
 
 def wilson(k, n, z=1.959963984540054):

@@ -15,7 +15,7 @@ import time
 
 import pytest
 
-from conftest import (PYTEST, PYTHON, analyze_json, run, wilson)
+from conftest import (PYTEST, PYTHON, analyze_json, connect, run, wilson)
 
 Z_WIDE = 5.3
 
@@ -307,13 +307,13 @@ def test_ended_runs_are_written_in_groups(tmp_path):
     p = run(["--db", db, "analyze", "--runs", "150", "--jobs", "1",
              "./t.sh"], cwd=tmp_path, check=0)
     assert "150 runs" in p.stdout
-    con = sqlite3.connect(db)
+    con = connect(db)
     rows = con.execute("SELECT id, status, output_bytes, stdout FROM runs "
-                       "ORDER BY id").fetchall()
+                       "JOIN run_output ON run_id = id ORDER BY id").fetchall()
     assert len(rows) == 150
     for i, (_, status, nbytes, out) in enumerate(rows):
         assert status == "done"
-        assert bytes(out).startswith(b"run %d\n" % i)
+        assert out.startswith("run %d\n" % i)
         assert nbytes == len("run %d\n" % i) + (1048000 if i % 4 == 0 else 0)
 
 
@@ -376,7 +376,8 @@ def test_gigabyte_of_output_stays_bounded(tmp_path):
     assert peak_kb < 32 * 1024, f"peak RSS {peak_kb} KiB"
     con = sqlite3.connect(db)
     status, total, dropped, kept = con.execute(
-        "SELECT status, output_bytes, output_dropped, length(stdout) FROM runs").fetchone()
+        "SELECT status, output_bytes, output_dropped, o.size FROM runs r "
+        "JOIN outputs o ON o.id = r.stdout_id").fetchone()
     assert status == "done"
     assert total == 1073741824 + 6
     assert dropped == total - 512 * 1024      # 1 MiB per run, half per stream
@@ -395,7 +396,7 @@ def test_schema_doc_queries_run(demo, tmp_path):
                             "schema.md"), encoding="utf-8").read()
     blocks = [b.split("```", 1)[0] for b in doc.split("```sql")[1:]]
     assert len(blocks) >= 6
-    con = sqlite3.connect(db)
+    con = connect(db)
     for sql in blocks:
         rows = con.execute(sql).fetchall()
         assert rows, sql
@@ -406,14 +407,23 @@ def test_report_migrates_an_older_database(tmp_path):
     db = str(tmp_path / "old.db")
     run(["analyze", "--db", db, "--runs", "1", "true"], cwd=tmp_path, check=0)
     con = sqlite3.connect(db)
-    con.executescript("DROP VIEW static_risks; DROP TABLE scan_findings; "
+    # undo 0006 (output in runs again) and 0003
+    con.executescript("DROP VIEW run_output; DROP TABLE outputs; "
+                      "ALTER TABLE runs DROP COLUMN stdout_id; "
+                      "ALTER TABLE runs DROP COLUMN stderr_id; "
+                      "ALTER TABLE runs ADD COLUMN stdout BLOB; "
+                      "ALTER TABLE runs ADD COLUMN stderr BLOB; "
+                      "UPDATE runs SET stdout = CAST('old output' AS BLOB); "
+                      "DROP VIEW static_risks; DROP TABLE scan_findings; "
                       "PRAGMA user_version = 2;")
     con.close()
     p = run(["report", "--db", db, "--format", "json"], check=0)
     assert json.loads(p.stdout)["runs"]["total"] == 1
-    con = sqlite3.connect(db)
-    assert con.execute("PRAGMA user_version").fetchone()[0] == 5
+    con = connect(db)
+    assert con.execute("PRAGMA user_version").fetchone()[0] == 6
     assert con.execute("SELECT count(*) FROM scan_findings").fetchone()[0] == 0
+    assert con.execute("SELECT stdout, stderr FROM run_output").fetchall() == [
+        ("old output", None)]
 
 
 def test_redaction_of_stored_output_and_messages(tmp_path):
@@ -428,8 +438,8 @@ def test_redaction_of_stored_output_and_messages(tmp_path):
     db = str(tmp_path / "r.db")
     run(["analyze", "--config", str(cfg), "--db", db, "--runs", "1", "--",
          PYTEST, "-v", "-rA", "-p", "no:random_order"], cwd=tmp_path, check=0)
-    con = sqlite3.connect(db)
-    out = con.execute("SELECT stdout FROM runs").fetchone()[0].decode()
+    con = connect(db)
+    out = con.execute("SELECT stdout FROM run_output").fetchone()[0]
     msg = con.execute("SELECT message FROM results WHERE outcome = 1").fetchone()[0]
     norm = con.execute("SELECT normalized FROM messages").fetchone()[0]
     assert "test_s.py::test_leak" in out

@@ -3,7 +3,9 @@ generated history of JUnit files, each test in its own temporary directory."""
 import datetime
 import json
 import os
+import sqlite3
 import subprocess
+import zlib
 
 import pytest
 
@@ -22,6 +24,23 @@ RECOVERS = datetime.date(2026, 9, 25)
 GETS_WORSE = datetime.date(2026, 10, 2)
 TESTS = ["t.stable", "t.turns_flaky", "t.recovers", "t.always_flaky",
          "t.gets_worse"]
+
+
+def sqlar_uncompress(data, size):
+    """SQLite's sqlar_uncompress, built into the sqlite3 shell and
+    registered by flakyctl, but not in Python's sqlite3: the view run_output
+    needs it (docs/schema.md)."""
+    if data is None or size is None or size <= 0 or size == len(data):
+        return data
+    return zlib.decompress(data)
+
+
+def connect(db):
+    """A connection on which the view run_output reads."""
+    con = sqlite3.connect(db)
+    con.create_function("sqlar_uncompress", 2, sqlar_uncompress,
+                        deterministic=True)
+    return con
 
 
 def fails(test, day, r):

@@ -11,7 +11,7 @@ import tempfile
 
 import pytest
 
-from conftest import (FIXTURES, UNTIL, report_json, run)
+from conftest import (FIXTURES, UNTIL, connect, report_json, run)
 
 JUNIT = os.path.join(FIXTURES, "junit")
 
@@ -223,10 +223,11 @@ def test_ingest_raw_output(tmp_path):
     p = run(["--db", db, "ingest", "--target", "py",
              os.path.join(FIXTURES, "pytest", "plain.txt")], check=0)
     assert "run 1 at" in p.stdout and "9 tests" in p.stdout
-    with sqlite3.connect(db) as c:
-        runner, out = c.execute("SELECT runner, stdout FROM runs").fetchone()
+    with connect(db) as c:
+        runner, out = c.execute("SELECT runner, stdout FROM runs "
+                                "JOIN run_output ON run_id = id").fetchone()
     assert runner == "pytest"
-    assert b"test session starts" in out
+    assert "test session starts" in out
 
 
 @pytest.mark.parametrize("name,words", [

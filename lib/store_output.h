@@ -1,0 +1,52 @@
+/* Inside the store: kept output, compressed as SQLite's sqlar compresses
+ * and stored once per distinct content (table outputs,
+ * schema/0006-outputs.sql; docs/schema.md). */
+#ifndef FLAKY_STORE_OUTPUT_H
+#define FLAKY_STORE_OUTPUT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <sqlite3.h>
+
+#include "store.h"
+
+/* The statements of a store's output writes, prepared on first use. */
+struct store_output {
+	sqlite3_stmt	*find;
+	sqlite3_stmt	*add;
+};
+
+/* sqlar_compress(X), sqlar_uncompress(X, SZ) (what the sqlite3 shell has
+ * built in) and flaky_output_hash(X) on a connection: before migrating
+ * (0006 moves output with them), and on every connection so that the view
+ * run_output reads. Returns an SQLite result code. */
+int	store_output_register(sqlite3 *);
+
+/* One output made ready to store: hashed, and deflated where that makes
+ * it smaller. Made before the transaction, so that other writers wait for
+ * the writes only, not for deflate (about 3 ms for a 164 kB pytest -v
+ * output here). */
+struct store_packed {
+	const void	*data;		/* the content; not owned */
+	size_t		 len;
+	int64_t		 hash;
+	unsigned char	*z;		/* deflated, or NULL: stored raw */
+	size_t		 zlen;
+};
+
+/* Pack len bytes of data (already redacted); p->data points to data. */
+int	store_output_pack(struct store_packed *p, const void *data,
+	    size_t len, char *err, size_t errlen);
+/* Free what store_output_pack allocated; a zeroed struct is fine. */
+void	store_output_packed_free(struct store_packed *);
+
+/* The id of the outputs row that holds the packed content, added when no
+ * row holds it yet. In the open transaction. */
+int	store_output_put(struct flaky_store *, struct store_output *,
+	    const struct store_packed *, int64_t *ret_id, char *err,
+	    size_t errlen);
+/* Finalize the statements; the struct may be used again. */
+void	store_output_finalize(struct store_output *);
+
+#endif
