@@ -1154,9 +1154,12 @@ detect(const char *s, size_t n)
 	while (n > 0 && (s[n - 1] == ' ' || s[n - 1] == '\r'))
 		n--;
 	if (section_title(s, n, &a, &b)) {
+		/* -q prints no header: its FAILURES come first. */
 		if ((b - a == 19 && memcmp(s + a, "test session starts",
 		    19) == 0) || (b - a == 23 && memcmp(s + a,
 		    "short test summary info", 23) == 0) ||
+		    (b - a == 8 && memcmp(s + a, "FAILURES", 8) == 0) ||
+		    (b - a == 6 && memcmp(s + a, "ERRORS", 6) == 0) ||
 		    final_counts(s + a, b - a) >= 0)
 			return 2;
 		return 0;

@@ -136,16 +136,26 @@ prove_header(const char *s, size_t len, size_t *ret_len)
 	return s;
 }
 
-/* "TAP version" is certain; test points and plans are a maybe. */
+/* "TAP version" and a numbered test point at the margin ("ok 1",
+ * "not ok 12 - x") are certain; other points and plans are a maybe. go's
+ * "ok  \tpkg" is not a point. */
 static int
 detect(const char *line, size_t len)
 {
-	size_t	 i = indent_of(line, len);
+	size_t	 i = indent_of(line, len), w;
 	int	 ok;
 
 	if (starts(line, len, "TAP version 1"))
 		return 2;
-	if (point_word(line + i, len - i, &ok) > 0 || plan_line(line, len) >= 0)
+	if ((w = point_word(line + i, len - i, &ok)) > 0) {
+		if (i == 0 && w + 1 < len && line[w] == ' ' &&
+		    line[w + 1] >= '0' && line[w + 1] <= '9')
+			return 2;
+		if (memchr(line + i, '\t', len - i) != NULL)
+			return 0;
+		return 1;
+	}
+	if (plan_line(line, len) >= 0)
 		return 1;
 	return 0;
 }
