@@ -23,6 +23,7 @@
 #include "buildconf.h"
 
 #include <errno.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -58,6 +59,10 @@ struct jest_state {
 	unsigned		 nfiles;
 	unsigned		 nverbose;	/* verbose test lines seen */
 	unsigned		 nsuite;	/* files that failed to run */
+	unsigned		 ntotals;	/* "Tests: ... N total" lines */
+	/* What cut the run short: "Test Suites: ... 1 of 4 total" (--bail),
+	 * a test's process.exit; NULL when nothing did. */
+	char			*stopped;
 };
 
 /* Copy a line into b without ANSI escape sequences (FORCE_COLOR output). */
@@ -327,6 +332,42 @@ tree_test(struct parse_ctx *ctx, struct jest_state *st, const char *s,
 	return 1;
 }
 
+/* Note what stopped the run, once. */
+static int	 stopped(struct jest_state *, const char *, ...)
+		    __attribute__((format(printf, 2, 3)));
+static int
+stopped(struct jest_state *st, const char *fmt, ...)
+{
+	struct flaky_buf	 b;
+	va_list			 ap;
+
+	if (st->stopped != NULL)
+		return 0;
+	flaky_buf_init(&b);
+	va_start(ap, fmt);
+	flaky_buf_vprintf(&b, fmt, ap);
+	va_end(ap);
+	st->stopped = flaky_buf_steal(&b);
+	return st->stopped == NULL ? -ENOMEM : 0;
+}
+
+/* "Test Suites: 1 failed, 1 of 4 total": Jest did not run every file
+ * (--bail, or --onlyFailures). */
+static int
+suites_line(struct jest_state *st, const char *s, size_t len)
+{
+	const char	*p;
+
+	if (!starts(s, len, "Test Suites:") || !ends(s, len, " total") ||
+	    (p = strstr(s, " of ")) == NULL)
+		return 0;
+	while (p > s && p[-1] >= '0' && p[-1] <= '9')
+		p--;
+	return stopped(st, "Jest ran %.*s test files: it stopped early "
+	    "(--bail), so the files it did not run have no outcome; run it "
+	    "without --bail", (int)(len - (size_t)(p - s) - 6), p);
+}
+
 /* "● title": find the failed test it explains (verbose) or add it. */
 static int
 block_start(struct parse_ctx *ctx, struct jest_state *st, const char *t,
@@ -337,6 +378,17 @@ block_start(struct parse_ctx *ctx, struct jest_state *st, const char *t,
 
 	st->mode = M_BLOCK;
 	st->block_at = 0;
+	st->block = -1;
+	/* "●  process.exit called with "1"" (two blanks) is Jest's own
+	 * report that a test ended the process; a block before any file is
+	 * not a test's either. Neither is made a test. */
+	if (tl > 0 && t[0] == ' ') {
+		while (tl > 0 && t[0] == ' ')
+			t++, tl--;
+		return stopped(st, "a test ended Jest's process (%.*s): the "
+		    "tests after it have no outcome; the test must not exit",
+		    (int)(tl < 200 ? tl : 200), t);
+	}
 	if (tl == 24 && memcmp(t, "Test suite failed to run", 24) == 0) {
 		/* The file could not run: one error result for the file. */
 		flaky_buf_reset(&st->id);
@@ -350,6 +402,8 @@ block_start(struct parse_ctx *ctx, struct jest_state *st, const char *t,
 		st->nsuite++;
 		goto found;
 	}
+	if (st->file == NULL)
+		return 0;
 	id_start(st);
 	flaky_buf_add(&st->id, t, tl);
 	if (st->id.oom)
@@ -422,7 +476,7 @@ line(struct parse_ctx *ctx, const char *raw, size_t rawlen)
 	/* The totals end a run; another may follow in the same stream
 	 * ("jest a && jest b"), so counts add up. */
 	if ((total = totals_line(s, len)) >= 0) {
-		if (ctx->res->summary_total > 0)
+		if (st->ntotals++ > 0)
 			total += ctx->res->summary_total;
 		ctx->res->summary_total = total;
 		st->mode = M_NONE;
@@ -441,7 +495,7 @@ line(struct parse_ctx *ctx, const char *raw, size_t rawlen)
 	if (starts(s, len, "Summary of all failing tests") ||
 	    starts(s, len, "Test Suites:")) {
 		st->mode = M_SUMMARY;
-		return 0;
+		return suites_line(st, s, len);
 	}
 	if (st->mode == M_SUMMARY)
 		return 0;
@@ -481,13 +535,41 @@ line(struct parse_ctx *ctx, const char *raw, size_t rawlen)
 	return 0;
 }
 
+/* Do the results hold every test Jest counted? Its total counts skipped
+ * and todo tests (the verbose tree lists them), not the files that failed
+ * to run (a result each here). */
+static int
+completeness(struct parse_ctx *ctx, struct jest_state *st)
+{
+	struct flaky_results	*r = ctx->res;
+	long			 have = (long)(r->n - st->nsuite);
+
+	if (st->stopped != NULL && (st->ntotals > 0 ||
+	    strncmp(st->stopped, "Jest ran", 8) != 0))
+		return parse_incomplete(ctx, "%s", st->stopped);
+	if (st->ntotals == 0)
+		return parse_incomplete(ctx, "the run ended without Jest's "
+		    "summary (Tests: N total): it was killed or stopped early");
+	if (have == r->summary_total)
+		return 0;
+	if (st->nverbose == 0 && have < r->summary_total)
+		return parse_incomplete(ctx, "Jest printed only failing tests "
+		    "(%ld in its summary, %ld parsed): run it with --verbose",
+		    r->summary_total, have);
+	return parse_incomplete(ctx, "Jest's summary counts %ld tests, %ld "
+	    "were reported: the run stopped early", r->summary_total, have);
+}
+
 /* End of output: warn when Jest named the failures only. */
 static int
 finish(struct parse_ctx *ctx)
 {
 	struct jest_state	*st = ctx->state;
 	struct flaky_results	*r = ctx->res;
+	int			 e;
 
+	if ((e = completeness(ctx, st)) < 0)
+		return e;
 	/* Files that failed to run are results but not in Jest's count. */
 	if (st->nverbose > 0 || st->nfiles == 0 ||
 	    (r->summary_total >= 0 &&
@@ -512,6 +594,7 @@ jest_free(struct parse_ctx *ctx)
 	flaky_buf_free(&st->clean);
 	flaky_buf_free(&st->id);
 	free(st->file);
+	free(st->stopped);
 	free(st);
 	ctx->state = NULL;
 }

@@ -3,6 +3,7 @@
 #include "buildconf.h"
 
 #include <errno.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -250,6 +251,26 @@ int
 parse_set_seed(struct parse_ctx *ctx, const char *s, size_t len)
 {
 	return set_str(&ctx->res->seed, s, len);
+}
+
+int
+parse_incomplete(struct parse_ctx *ctx, const char *fmt, ...)
+{
+	struct flaky_buf	 b;
+	va_list			 ap;
+
+	if (ctx->res->incomplete != NULL)
+		return 0;
+	flaky_buf_init(&b);
+	va_start(ap, fmt);
+	flaky_buf_vprintf(&b, fmt, ap);
+	va_end(ap);
+	if (b.oom) {
+		flaky_buf_free(&b);
+		return -ENOMEM;
+	}
+	ctx->res->incomplete = flaky_buf_steal(&b);
+	return ctx->res->incomplete != NULL ? 0 : -ENOMEM;
 }
 
 int
