@@ -348,7 +348,8 @@ add(struct parse_ctx *ctx, struct pytest *st, const char *id, size_t n,
 }
 
 /* A -v (or xdist) line names a test with its outcome. A teardown error
- * prints a second line for a test that passed: it is the same test. */
+ * prints a second line for a test that passed: it is the same test (the
+ * first of that id not already seen twice, for outputs of two runs). */
 static int
 vresult(struct parse_ctx *ctx, struct pytest *st, const char *id, size_t n,
     int outcome, int soft)
@@ -356,7 +357,7 @@ vresult(struct parse_ctx *ctx, struct pytest *st, const char *id, size_t n,
 	long	 idx;
 
 	if (outcome == FLAKY_ERROR &&
-	    (idx = lookup(ctx, st, id, n, 0)) >= 0) {
+	    (idx = lookup(ctx, st, id, n, F_TWICE)) >= 0) {
 		struct flaky_result *v = &ctx->res->v[idx];
 
 		if (!FLAKY_FAILED(v->outcome))
