@@ -141,8 +141,8 @@ prove_header(const char *s, size_t len, size_t *ret_len)
 	return s;
 }
 
-/* "TAP version" and a numbered test point at the margin ("ok 1",
- * "not ok 12 - x") are certain; other points and plans are a maybe. go's
+/* "TAP version", prove's "Files=3, Tests=9" and a numbered test point at
+ * the margin ("ok 1", "not ok 12 - x") are certain; other points and plans are a maybe. go's
  * "ok  \tpkg" is not a point. */
 static int
 detect(const char *line, size_t len)
@@ -150,7 +150,8 @@ detect(const char *line, size_t len)
 	size_t	 i = indent_of(line, len), w;
 	int	 ok;
 
-	if (starts(line, len, "TAP version 1"))
+	if (starts(line, len, "TAP version 1") ||
+	    (starts(line, len, "Files=") && memmem(line, len, ", Tests=", 8)))
 		return 2;
 	if ((w = point_word(line + i, len - i, &ok)) > 0) {
 		if (i == 0 && w + 1 < len && line[w] == ' ' &&

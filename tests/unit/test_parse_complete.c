@@ -151,6 +151,9 @@ static const struct verdict verdicts[] = {
 	{ "tap/prove.txt", "tap", 9, 7, NULL },
 	{ "tap/prove3.txt", "tap", 11, 9, NULL },
 	{ "tap/prove3-merged.txt", "tap", 11, 9, NULL },
+	/* Without -v prove prints its verdicts only. */
+	{ "tap/prove3-quiet.txt", "tap", 0, 9, "prove counts 9 tests "
+	    "(Tests=), 0 were parsed: run it with -v" },
 };
 
 START_TEST(every_fixture)
