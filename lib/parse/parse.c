@@ -437,25 +437,25 @@ detect_line(struct flaky_parser *p, const char *s, size_t n)
 	size_t	 certain;
 	int	 e, sure = detect_all(s, n, v, &certain);
 
+	if (sure && p->runner == runners[certain]) {
+		/* The tentative runner was right: it has seen the window. */
+		window_clear(p);
+		p->tentative = 0;
+		return p->runner->line(&p->ctx, s, n);
+	}
 	if (sure) {
 		memset(v, 0, sizeof v);
 		if ((e = window_add(p, s, n, v)) < 0)
 			return e;
-		if (p->runner == NULL || p->runner != runners[certain])
-			return choose(p, runners[certain], 0);
-		/* The tentative runner was right: it has the line already
-		 * but for this one. */
-		window_clear(p);
-		p->tentative = 0;
-		return p->runner->line(&p->ctx, s, n);
+		return choose(p, runners[certain], 0);
 	}
 	if (p->runner != NULL) {
 		/* Tentative: held in case another runner takes over. */
 		memset(v, 0, sizeof v);
 		if ((e = window_add(p, s, n, v)) < 0)
 			return e;
-		while (p->nheld > WINDOW_LINES || p->held.len - p->head >
-		    WINDOW_BYTES)
+		while (p->nheld > 1 && (p->nheld > WINDOW_LINES ||
+		    p->held.len - p->head > WINDOW_BYTES))
 			window_drop(p);
 		return p->runner->line(&p->ctx, s, n);
 	}
