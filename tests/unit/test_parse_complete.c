@@ -139,6 +139,8 @@ static const struct verdict verdicts[] = {
 	 * its FAIL line, and the test that panicked fails. */
 	{ "gotest/panic.txt", "gotest", 2, -1, NULL },
 	{ "gotest/timeout.txt", "gotest", 4, -1, NULL },
+	/* A package that does not build: one error, nothing missing. */
+	{ "gotest/build-failed.txt", "gotest", 1, -1, NULL },
 	{ "gotest/cached.txt", "gotest", 6, -1, "go test served these "
 	    "results from its cache ((cached)): add -count=1" },
 	{ "gotest/plain.txt", "gotest", 4, -1, "go test printed only "
@@ -162,6 +164,12 @@ START_TEST(every_fixture)
 	struct flaky_results	 r;
 
 	parse_fixture(v->rel, &r);
+	/* Only the build failure of go stays without -v's warning. */
+	if (strcmp(v->rel, "gotest/build-failed.txt") == 0) {
+		ck_assert_ptr_null(r.warning);
+		ck_assert_int_eq(r.v[0].outcome, FLAKY_ERROR);
+		ck_assert_str_eq(r.v[0].test, "example.com/flakybroken/bad");
+	}
 	ck_assert_msg(strcmp(r.runner, v->runner) == 0, "%s: runner %s",
 	    v->rel, r.runner);
 	ck_assert_msg(r.n == v->n, "%s: %zu results", v->rel, r.n);
