@@ -60,6 +60,7 @@ struct jest_state {
 	unsigned		 nverbose;	/* verbose test lines seen */
 	unsigned		 nsuite;	/* files that failed to run */
 	unsigned		 ntotals;	/* "Tests: ... N total" lines */
+	long			 nskipped;	/* their skipped and todo */
 	/* What cut the run short: "Test Suites: ... 1 of 4 total" (--bail),
 	 * a test's process.exit; NULL when nothing did. */
 	char			*stopped;
@@ -351,21 +352,69 @@ stopped(struct jest_state *st, const char *fmt, ...)
 	return st->stopped == NULL ? -ENOMEM : 0;
 }
 
+/* The counts of a summary line: "Tests:       1 failed, 2 skipped,
+ * 1 todo, 5 passed, 9 total", "Test Suites: 1 failed, 1 of 4 total". */
+struct counts {
+	long	 listed;	/* the sum of the items before the total */
+	long	 skipped;	/* skipped and todo */
+	long	 done, of;	/* "1 of 4 total", or -1 */
+};
+
+/* Read a summary line's items; 0 when it has none. */
+static int
+summary_counts(const char *s, size_t len, struct counts *c)
+{
+	const char	*p = memchr(s, ':', len), *end = s + len;
+
+	c->listed = c->skipped = 0;
+	c->done = c->of = -1;
+	if (p == NULL)
+		return 0;
+	for (p++; p < end;) {
+		long	 n = 0;
+
+		while (p < end && (*p == ' ' || *p == ','))
+			p++;
+		if (p == end || *p < '0' || *p > '9')
+			return 0;
+		for (; p < end && *p >= '0' && *p <= '9'; p++)
+			if (n < 1000000000L)
+				n = n * 10 + (*p - '0');
+		if (p == end || *p++ != ' ')
+			return 0;
+		if (end - p >= 3 && memcmp(p, "of ", 3) == 0) {
+			c->done = n;
+			for (p += 3, c->of = 0; p < end && *p >= '0' &&
+			    *p <= '9' && c->of < 1000000000L; p++)
+				c->of = c->of * 10 + (*p - '0');
+			return 1;
+		}
+		if (end - p >= 5 && memcmp(p, "total", 5) == 0)
+			return 1;
+		if ((end - p >= 7 && memcmp(p, "skipped", 7) == 0) ||
+		    (end - p >= 4 && memcmp(p, "todo", 4) == 0))
+			c->skipped += n;
+		c->listed += n;
+		while (p < end && *p != ',')
+			p++;
+	}
+	return 0;
+}
+
 /* "Test Suites: 1 failed, 1 of 4 total": Jest did not run every file
- * (--bail, or --onlyFailures). */
+ * (--bail, or the run was interrupted). With -t the files whose tests are
+ * all filtered out are "skipped" and the items add up to the total. */
 static int
 suites_line(struct jest_state *st, const char *s, size_t len)
 {
-	const char	*p;
+	struct counts	 c;
 
-	if (!starts(s, len, "Test Suites:") || !ends(s, len, " total") ||
-	    (p = strstr(s, " of ")) == NULL)
+	if (!starts(s, len, "Test Suites:") || !summary_counts(s, len, &c) ||
+	    c.of < 0 || c.listed >= c.of)
 		return 0;
-	while (p > s && p[-1] >= '0' && p[-1] <= '9')
-		p--;
-	return stopped(st, "Jest ran %.*s test files: it stopped early "
-	    "(--bail), so the files it did not run have no outcome; run it "
-	    "without --bail", (int)(len - (size_t)(p - s) - 6), p);
+	return stopped(st, "Jest ran %ld of %ld test files: it stopped early "
+	    "(--bail, or it was interrupted), so the files it did not run "
+	    "have no outcome; run it without --bail", c.done, c.of);
 }
 
 /* "● title": find the failed test it explains (verbose) or add it. */
@@ -476,6 +525,10 @@ line(struct parse_ctx *ctx, const char *raw, size_t rawlen)
 	/* The totals end a run; another may follow in the same stream
 	 * ("jest a && jest b"), so counts add up. */
 	if ((total = totals_line(s, len)) >= 0) {
+		struct counts	 c;
+
+		if (summary_counts(s, len, &c))
+			st->nskipped += c.skipped;
 		if (st->ntotals++ > 0)
 			total += ctx->res->summary_total;
 		ctx->res->summary_total = total;
@@ -536,21 +589,24 @@ line(struct parse_ctx *ctx, const char *raw, size_t rawlen)
 }
 
 /* Do the results hold every test Jest counted? Its total counts skipped
- * and todo tests (the verbose tree lists them), not the files that failed
- * to run (a result each here). */
+ * and todo tests: the verbose tree lists them, but not those of a file
+ * whose tests -t filtered out entirely (no outcome lost there). Files
+ * that failed to run are not in it (a result each here). */
 static int
 completeness(struct parse_ctx *ctx, struct jest_state *st)
 {
 	struct flaky_results	*r = ctx->res;
-	long			 have = (long)(r->n - st->nsuite);
+	long			 have = (long)(r->n - st->nsuite), skips = 0;
 
-	if (st->stopped != NULL && (st->ntotals > 0 ||
-	    strncmp(st->stopped, "Jest ran", 8) != 0))
+	if (st->stopped != NULL)
 		return parse_incomplete(ctx, "%s", st->stopped);
 	if (st->ntotals == 0)
 		return parse_incomplete(ctx, "the run ended without Jest's "
 		    "summary (Tests: N total): it was killed or stopped early");
-	if (have == r->summary_total)
+	for (size_t i = 0; i < r->n; i++)
+		skips += r->v[i].outcome == FLAKY_SKIP;
+	if (have == r->summary_total || (have < r->summary_total &&
+	    r->summary_total - have <= st->nskipped - skips))
 		return 0;
 	if (st->nverbose == 0 && have < r->summary_total)
 		return parse_incomplete(ctx, "Jest printed only failing tests "

@@ -1133,7 +1133,7 @@ completeness(struct parse_ctx *ctx, struct pytest *st)
 	if (st->nfinal == 0)
 		return parse_incomplete(ctx, "the run ended without pytest's "
 		    "summary line (\"N passed in S s\"): it was killed or "
-		    "stopped early");
+		    "stopped early (or -qq hid the line)");
 	for (size_t i = 0; i < r->n; i++) {
 		have += (st->flags[i] & F_TWICE) != 0;
 		skips += r->v[i].outcome == FLAKY_SKIP;
