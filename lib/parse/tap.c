@@ -142,8 +142,8 @@ prove_header(const char *s, size_t len, size_t *ret_len)
 }
 
 /* "TAP version", prove's "Files=3, Tests=9" and a numbered test point at
- * the margin ("ok 1", "not ok 12 - x") are certain; other points and plans are a maybe. go's
- * "ok  \tpkg" is not a point. */
+ * the margin ("ok 1", "not ok 12 - x") are certain; other points and
+ * plans are a maybe. go's "ok  \tpkg" is not a point. */
 static int
 detect(const char *line, size_t len)
 {
