@@ -420,8 +420,8 @@ segment_end(struct parse_ctx *ctx, struct tap_state *st)
 	int		 e = 0;
 
 	if (st->seg_plan < 0 && st->seg_points > 0)
-		e = parse_incomplete(ctx, "the TAP of %s ended without its plan "
-		    "(1..N): it was killed or stopped early", f);
+		e = parse_incomplete(ctx, "the TAP of %s ended without its "
+		    "plan (1..N): it was killed or stopped early", f);
 	else if (st->seg_plan >= 0 && st->seg_points != st->seg_plan)
 		e = parse_incomplete(ctx, "the TAP plan of %s announced %ld "
 		    "tests, %ld were reported: the run stopped early", f,
