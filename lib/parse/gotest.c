@@ -46,6 +46,9 @@ struct gt_state {
 	struct flaky_buf panic;		/* "panic: ..." of the package */
 	int		 panicking;	/* after it: a stack, not messages */
 	unsigned	 nrun;		/* "=== RUN" lines seen (-v) */
+	unsigned	 nok;		/* "ok pkg" lines */
+	unsigned	 ncached;	/* ... of which served from the cache */
+	unsigned	 nresult;	/* "--- PASS" and friends */
 };
 
 /* Whether s (len bytes) starts with prefix. */
@@ -354,13 +357,22 @@ line(struct parse_ctx *ctx, const char *s, size_t len)
 			nl = k - 2;
 		if ((idx = find_test(st, name, nl, &e)) < 0)
 			return e;
+		st->nresult++;
 		st->v[idx].outcome = o;
 		st->v[idx].duration_us = dur;
 		st->after = idx;
 		return 0;
 	}
-	if (package_line(s, len, &p, &n, &o))
+	if (package_line(s, len, &p, &n, &o)) {
+		if (o == 0) {
+			st->nok++;
+			/* "ok  \tpkg\t(cached)": go replayed an old run. */
+			if (memmem(p + n, len - (size_t)(p + n - s),
+			    "\t(cached)", 9) != NULL)
+				st->ncached++;
+		}
 		return flush(ctx, st, p, n, o);
+	}
 	if (starts(s, len, "panic: ")) {
 		st->panicking = 1;
 		parse_msg_line(&st->panic, s, len);
@@ -389,10 +401,26 @@ finish(struct parse_ctx *ctx)
 
 	/* No package line: the run was cut short; tests still running
 	 * count as failed. */
-	if (st->n > 0 && (e = flush(ctx, st, "", 0, 1)) < 0)
+	if (st->n > 0) {
+		if ((e = flush(ctx, st, "", 0, 1)) < 0)
+			return e;
+		if ((e = parse_incomplete(ctx, "the run ended before go test's "
+		    "package result (ok or FAIL PKG): it was killed or "
+		    "stopped early")) < 0)
+			return e;
+	}
+	if (st->ncached > 0 && (e = parse_incomplete(ctx, "go test served "
+	    "these results from its cache ((cached)): add -count=1")) < 0)
 		return e;
-	/* Without -v go names failing tests only. */
-	if (st->nrun == 0 && ctx->res->n > 0) {
+	/* Without -v: an "ok" package names no test, a failing one names
+	 * its failures only. A package that did not build names none. */
+	if (st->nrun == 0 && st->nok + st->nresult > 0 &&
+	    (e = parse_incomplete(ctx, "go test printed only failing tests "
+	    "(not -v): run it with -v")) < 0)
+		return e;
+	/* Without -v go names failing tests only (a package that did not
+	 * build is not a sign of that). */
+	if (st->nrun == 0 && st->nok + st->nresult > 0 && ctx->res->n > 0) {
 		free(ctx->res->warning);
 		ctx->res->warning = strdup("go test listed failing tests "
 		    "only (not -v): passing tests are not listed; run go test "

@@ -23,6 +23,7 @@
 #include "buildconf.h"
 
 #include <errno.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -58,6 +59,11 @@ struct jest_state {
 	unsigned		 nfiles;
 	unsigned		 nverbose;	/* verbose test lines seen */
 	unsigned		 nsuite;	/* files that failed to run */
+	unsigned		 ntotals;	/* "Tests: ... N total" lines */
+	long			 nskipped;	/* their skipped and todo */
+	/* What cut the run short: "Test Suites: ... 1 of 4 total" (--bail),
+	 * a test's process.exit; NULL when nothing did. */
+	char			*stopped;
 };
 
 /* Copy a line into b without ANSI escape sequences (FORCE_COLOR output). */
@@ -327,6 +333,90 @@ tree_test(struct parse_ctx *ctx, struct jest_state *st, const char *s,
 	return 1;
 }
 
+/* Note what stopped the run, once. */
+static int	 stopped(struct jest_state *, const char *, ...)
+		    __attribute__((format(printf, 2, 3)));
+static int
+stopped(struct jest_state *st, const char *fmt, ...)
+{
+	struct flaky_buf	 b;
+	va_list			 ap;
+
+	if (st->stopped != NULL)
+		return 0;
+	flaky_buf_init(&b);
+	va_start(ap, fmt);
+	flaky_buf_vprintf(&b, fmt, ap);
+	va_end(ap);
+	st->stopped = flaky_buf_steal(&b);
+	return st->stopped == NULL ? -ENOMEM : 0;
+}
+
+/* The counts of a summary line: "Tests:       1 failed, 2 skipped,
+ * 1 todo, 5 passed, 9 total", "Test Suites: 1 failed, 1 of 4 total". */
+struct counts {
+	long	 listed;	/* the sum of the items before the total */
+	long	 skipped;	/* skipped and todo */
+	long	 done, of;	/* "1 of 4 total", or -1 */
+};
+
+/* Read a summary line's items; 0 when it has none. */
+static int
+summary_counts(const char *s, size_t len, struct counts *c)
+{
+	const char	*p = memchr(s, ':', len), *end = s + len;
+
+	c->listed = c->skipped = 0;
+	c->done = c->of = -1;
+	if (p == NULL)
+		return 0;
+	for (p++; p < end;) {
+		long	 n = 0;
+
+		while (p < end && (*p == ' ' || *p == ','))
+			p++;
+		if (p == end || *p < '0' || *p > '9')
+			return 0;
+		for (; p < end && *p >= '0' && *p <= '9'; p++)
+			if (n < 1000000000L)
+				n = n * 10 + (*p - '0');
+		if (p == end || *p++ != ' ')
+			return 0;
+		if (end - p >= 3 && memcmp(p, "of ", 3) == 0) {
+			c->done = n;
+			for (p += 3, c->of = 0; p < end && *p >= '0' &&
+			    *p <= '9' && c->of < 1000000000L; p++)
+				c->of = c->of * 10 + (*p - '0');
+			return 1;
+		}
+		if (end - p >= 5 && memcmp(p, "total", 5) == 0)
+			return 1;
+		if ((end - p >= 7 && memcmp(p, "skipped", 7) == 0) ||
+		    (end - p >= 4 && memcmp(p, "todo", 4) == 0))
+			c->skipped += n;
+		c->listed += n;
+		while (p < end && *p != ',')
+			p++;
+	}
+	return 0;
+}
+
+/* "Test Suites: 1 failed, 1 of 4 total": Jest did not run every file
+ * (--bail, or the run was interrupted). With -t the files whose tests are
+ * all filtered out are "skipped" and the items add up to the total. */
+static int
+suites_line(struct jest_state *st, const char *s, size_t len)
+{
+	struct counts	 c;
+
+	if (!starts(s, len, "Test Suites:") || !summary_counts(s, len, &c) ||
+	    c.of < 0 || c.listed >= c.of)
+		return 0;
+	return stopped(st, "Jest ran %ld of %ld test files: it stopped early "
+	    "(--bail, or it was interrupted), so the files it did not run "
+	    "have no outcome; run it without --bail", c.done, c.of);
+}
+
 /* "● title": find the failed test it explains (verbose) or add it. */
 static int
 block_start(struct parse_ctx *ctx, struct jest_state *st, const char *t,
@@ -337,6 +427,17 @@ block_start(struct parse_ctx *ctx, struct jest_state *st, const char *t,
 
 	st->mode = M_BLOCK;
 	st->block_at = 0;
+	st->block = -1;
+	/* "●  process.exit called with "1"" (two blanks) is Jest's own
+	 * report that a test ended the process; a block before any file is
+	 * not a test's either. Neither is made a test. */
+	if (tl > 0 && t[0] == ' ') {
+		while (tl > 0 && t[0] == ' ')
+			t++, tl--;
+		return stopped(st, "a test ended Jest's process (%.*s): the "
+		    "tests after it have no outcome; the test must not exit",
+		    (int)(tl < 200 ? tl : 200), t);
+	}
 	if (tl == 24 && memcmp(t, "Test suite failed to run", 24) == 0) {
 		/* The file could not run: one error result for the file. */
 		flaky_buf_reset(&st->id);
@@ -350,6 +451,8 @@ block_start(struct parse_ctx *ctx, struct jest_state *st, const char *t,
 		st->nsuite++;
 		goto found;
 	}
+	if (st->file == NULL)
+		return 0;
 	id_start(st);
 	flaky_buf_add(&st->id, t, tl);
 	if (st->id.oom)
@@ -422,7 +525,11 @@ line(struct parse_ctx *ctx, const char *raw, size_t rawlen)
 	/* The totals end a run; another may follow in the same stream
 	 * ("jest a && jest b"), so counts add up. */
 	if ((total = totals_line(s, len)) >= 0) {
-		if (ctx->res->summary_total > 0)
+		struct counts	 c;
+
+		if (summary_counts(s, len, &c))
+			st->nskipped += c.skipped;
+		if (st->ntotals++ > 0)
 			total += ctx->res->summary_total;
 		ctx->res->summary_total = total;
 		st->mode = M_NONE;
@@ -441,7 +548,7 @@ line(struct parse_ctx *ctx, const char *raw, size_t rawlen)
 	if (starts(s, len, "Summary of all failing tests") ||
 	    starts(s, len, "Test Suites:")) {
 		st->mode = M_SUMMARY;
-		return 0;
+		return suites_line(st, s, len);
 	}
 	if (st->mode == M_SUMMARY)
 		return 0;
@@ -481,13 +588,44 @@ line(struct parse_ctx *ctx, const char *raw, size_t rawlen)
 	return 0;
 }
 
+/* Do the results hold every test Jest counted? Its total counts skipped
+ * and todo tests: the verbose tree lists them, but not those of a file
+ * whose tests -t filtered out entirely (no outcome lost there). Files
+ * that failed to run are not in it (a result each here). */
+static int
+completeness(struct parse_ctx *ctx, struct jest_state *st)
+{
+	struct flaky_results	*r = ctx->res;
+	long			 have = (long)(r->n - st->nsuite), skips = 0;
+
+	if (st->stopped != NULL)
+		return parse_incomplete(ctx, "%s", st->stopped);
+	if (st->ntotals == 0)
+		return parse_incomplete(ctx, "the run ended without Jest's "
+		    "summary (Tests: N total): it was killed or stopped early");
+	for (size_t i = 0; i < r->n; i++)
+		skips += r->v[i].outcome == FLAKY_SKIP;
+	if (have == r->summary_total || (have < r->summary_total &&
+	    r->summary_total - have <= st->nskipped - skips))
+		return 0;
+	if (st->nverbose == 0 && have < r->summary_total)
+		return parse_incomplete(ctx, "Jest printed only failing tests "
+		    "(%ld in its summary, %ld parsed): run it with --verbose",
+		    r->summary_total, have);
+	return parse_incomplete(ctx, "Jest's summary counts %ld tests, %ld "
+	    "were reported: the run stopped early", r->summary_total, have);
+}
+
 /* End of output: warn when Jest named the failures only. */
 static int
 finish(struct parse_ctx *ctx)
 {
 	struct jest_state	*st = ctx->state;
 	struct flaky_results	*r = ctx->res;
+	int			 e;
 
+	if ((e = completeness(ctx, st)) < 0)
+		return e;
 	/* Files that failed to run are results but not in Jest's count. */
 	if (st->nverbose > 0 || st->nfiles == 0 ||
 	    (r->summary_total >= 0 &&
@@ -512,6 +650,7 @@ jest_free(struct parse_ctx *ctx)
 	flaky_buf_free(&st->clean);
 	flaky_buf_free(&st->id);
 	free(st->file);
+	free(st->stopped);
 	free(st);
 	ctx->state = NULL;
 }

@@ -3,6 +3,7 @@
 #include "buildconf.h"
 
 #include <errno.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -17,21 +18,41 @@ static const struct runner *const runners[] = {
 };
 #define NRUNNERS FLAKY_ARRAY_SIZE(runners)
 
-/* Lines held back while the runner is not known yet. */
-#define LOOKAHEAD_LINES	512
-#define LOOKAHEAD_BYTES	(256 * 1024)
+/*
+ * While the runner is not known, every line is shown to every runner's
+ * detect(), wherever it comes in the output, and the most recent lines are
+ * held back in a window so that the chosen runner also sees the header that
+ * came before its first decisive line (prove's "t/x.t .. ", pytest's
+ * "platform" line). The window is bounded, so a flood of unrecognized output
+ * costs this much memory and no more.
+ */
+#define WINDOW_LINES	512
+#define WINDOW_BYTES	(256 * 1024)
+/* Maybe-votes (detect() == 1) decide only when this many are in the window
+ * as its oldest voting line would leave it, or at the end of the output: a
+ * stray line that happens to look like a runner's does not decide alone. */
+#define VOTES_MIN	2
+
+/* A held line: this header, then its bytes (lines may hold NUL bytes). */
+struct held_line {
+	size_t		 len;
+	unsigned char	 votes[NRUNNERS];
+};
 
 struct flaky_parser {
 	struct flaky_results	 res;
 	struct parse_ctx	 ctx;
 	const struct runner	*runner;
+	/* Chosen on maybe-votes: while it has found no result, a line that
+	 * is certainly another runner's still takes the run over. */
+	int			 tentative;
 	char			*rundir;
 	struct flaky_buf	 line;		/* the partial line */
 	int			 line_cut;	/* the line passed LINE_MAX */
-	struct flaky_buf	 held;		/* look-ahead: (size_t len, bytes)... */
+	struct flaky_buf	 held;		/* the window: held_line... */
+	size_t			 head;		/* its oldest line in held */
 	size_t			 nheld;
-	int			 votes[NRUNNERS];
-	int			 gave_up;	/* look-ahead full, no runner */
+	int			 votes[NRUNNERS];	/* over the window */
 	int			 error;		/* first -errno seen */
 };
 
@@ -233,6 +254,26 @@ parse_set_seed(struct parse_ctx *ctx, const char *s, size_t len)
 }
 
 int
+parse_incomplete(struct parse_ctx *ctx, const char *fmt, ...)
+{
+	struct flaky_buf	 b;
+	va_list			 ap;
+
+	if (ctx->res->incomplete != NULL)
+		return 0;
+	flaky_buf_init(&b);
+	va_start(ap, fmt);
+	flaky_buf_vprintf(&b, fmt, ap);
+	va_end(ap);
+	if (b.oom) {
+		flaky_buf_free(&b);
+		return -ENOMEM;
+	}
+	ctx->res->incomplete = flaky_buf_steal(&b);
+	return ctx->res->incomplete != NULL ? 0 : -ENOMEM;
+}
+
+int
 flaky_parser_new(struct flaky_parser **ret, const char *rundir)
 {
 	struct flaky_parser	*p;
@@ -266,84 +307,188 @@ flaky_parser_free(struct flaky_parser *p)
 	free(p);
 }
 
-/* Keep a line for the replay; lines may hold NUL bytes, so each is
- * stored behind its length. */
-static int
-hold(struct flaky_parser *p, const char *s, size_t n)
+/* Forget the window. */
+static void
+window_clear(struct flaky_parser *p)
 {
-	flaky_buf_add(&p->held, &n, sizeof n);
+	flaky_buf_free(&p->held);
+	p->head = 0;
+	p->nheld = 0;
+	memset(p->votes, 0, sizeof p->votes);
+}
+
+/* The window's oldest line. */
+static struct held_line
+window_oldest(const struct flaky_parser *p)
+{
+	struct held_line	 h;
+
+	memcpy(&h, p->held.data + p->head, sizeof h);
+	return h;
+}
+
+/* Drop the window's oldest line; the space is reused once half the buffer
+ * is dead, so each byte is moved a bounded number of times. */
+static void
+window_drop(struct flaky_parser *p)
+{
+	struct held_line	 h = window_oldest(p);
+
+	for (size_t i = 0; i < NRUNNERS; i++)
+		p->votes[i] -= h.votes[i];
+	p->head += sizeof h + h.len;
+	p->nheld--;
+	if (p->nheld == 0) {
+		flaky_buf_reset(&p->held);
+		p->head = 0;
+	} else if (p->head > p->held.len / 2) {
+		memmove(p->held.data, p->held.data + p->head,
+		    p->held.len - p->head);
+		p->held.len -= p->head;
+		p->head = 0;
+	}
+}
+
+/* Keep a line, with its votes, at the window's end. */
+static int
+window_add(struct flaky_parser *p, const char *s, size_t n, const int *v)
+{
+	struct held_line	 h;
+
+	h.len = n;
+	for (size_t i = 0; i < NRUNNERS; i++) {
+		h.votes[i] = (unsigned char)v[i];
+		p->votes[i] += v[i];
+	}
+	flaky_buf_add(&p->held, &h, sizeof h);
 	flaky_buf_add(&p->held, s, n);
+	p->nheld++;
 	return p->held.oom ? -ENOMEM : 0;
 }
 
-/* Pick the runner and replay the held lines to it. */
+/* The runner with most votes in the window (the first on a tie). */
+static size_t
+window_best(const struct flaky_parser *p)
+{
+	size_t	 best = 0;
+
+	for (size_t i = 1; i < NRUNNERS; i++)
+		if (p->votes[i] > p->votes[best])
+			best = i;
+	return best;
+}
+
+/* Pick the runner and replay the window to it. The window is kept while
+ * the choice is tentative, for a runner that may take over. */
 static int
-choose(struct flaky_parser *p, const struct runner *r)
+choose(struct flaky_parser *p, const struct runner *r, int tentative)
 {
 	const char	*s, *end;
 	int		 e;
 
+	if (p->runner != NULL) {
+		/* Taken over: what the first runner made of the window
+		 * (no result, but perhaps a version or a total) goes. */
+		if (p->runner->free != NULL)
+			p->runner->free(&p->ctx);
+		flaky_results_free(&p->res);
+	}
 	p->runner = r;
+	p->tentative = tentative;
 	memcpy(p->res.runner, r->name, strlen(r->name) + 1);
 	if (r->init != NULL && (e = r->init(&p->ctx)) < 0)
 		return e;
-	s = p->held.data;
-	end = s + p->held.len;
+	s = p->held.data != NULL ? p->held.data + p->head : NULL;
+	end = s + (p->held.len - p->head);
 	while (s != NULL && s < end) {
-		size_t	 n;
+		struct held_line h;
 
-		memcpy(&n, s, sizeof n);
-		s += sizeof n;
-		if ((e = r->line(&p->ctx, s, n)) < 0)
+		memcpy(&h, s, sizeof h);
+		s += sizeof h;
+		if ((e = r->line(&p->ctx, s, h.len)) < 0)
 			return e;
-		s += n;
+		s += h.len;
 	}
-	flaky_buf_free(&p->held);
-	p->nheld = 0;
+	if (!tentative)
+		window_clear(p);
 	return 0;
 }
 
-/* Vote on one line while the runner is unknown. */
+/* Show one line to every runner's detect(): 1 and the runner when one is
+ * certain, else 0 with the votes in v. */
+static int
+detect_all(const char *s, size_t n, int *v, size_t *certain)
+{
+	for (size_t i = 0; i < NRUNNERS; i++) {
+		v[i] = runners[i]->detect(s, n);
+		if (v[i] >= 2) {
+			*certain = i;
+			return 1;
+		}
+	}
+	return 0;
+}
+
+/* One line while the runner is unknown, or chosen on votes only. */
 static int
 detect_line(struct flaky_parser *p, const char *s, size_t n)
 {
-	size_t	 best = 0;
+	int	 v[NRUNNERS] = { 0 };
+	size_t	 certain;
+	int	 e, sure = detect_all(s, n, v, &certain);
 
-	for (size_t i = 0; i < NRUNNERS; i++) {
-		int	 v = runners[i]->detect(s, n);
-
-		if (v >= 2) {
-			/* After the look-ahead gave up, start here. */
-			if (hold(p, s, n) < 0)
-				return -ENOMEM;
-			return choose(p, runners[i]);
-		}
-		p->votes[i] += v;
+	if (sure && p->runner == runners[certain]) {
+		/* The tentative runner was right: it has seen the window. */
+		window_clear(p);
+		p->tentative = 0;
+		return p->runner->line(&p->ctx, s, n);
 	}
-	if (p->gave_up)
-		return 0;
-	if (hold(p, s, n) < 0)
-		return -ENOMEM;
-	if (++p->nheld < LOOKAHEAD_LINES && p->held.len < LOOKAHEAD_BYTES)
-		return 0;
-	for (size_t i = 1; i < NRUNNERS; i++)
-		if (p->votes[i] > p->votes[best])
-			best = i;
-	if (p->votes[best] > 0)
-		return choose(p, runners[best]);
-	/* Nothing yet: keep scanning for a certain line, hold nothing. */
-	p->gave_up = 1;
-	flaky_buf_free(&p->held);
-	p->nheld = 0;
+	if (sure) {
+		memset(v, 0, sizeof v);
+		if ((e = window_add(p, s, n, v)) < 0)
+			return e;
+		return choose(p, runners[certain], 0);
+	}
+	if (p->runner != NULL) {
+		/* Tentative: held in case another runner takes over. */
+		memset(v, 0, sizeof v);
+		if ((e = window_add(p, s, n, v)) < 0)
+			return e;
+		while (p->nheld > 1 && (p->nheld > WINDOW_LINES ||
+		    p->held.len - p->head > WINDOW_BYTES))
+			window_drop(p);
+		return p->runner->line(&p->ctx, s, n);
+	}
+	if ((e = window_add(p, s, n, v)) < 0)
+		return e;
+	while (p->nheld > WINDOW_LINES ||
+	    (p->held.len - p->head > WINDOW_BYTES && p->nheld > 1)) {
+		struct held_line h = window_oldest(p);
+		int		 voted = 0;
+		size_t		 best;
+
+		for (size_t i = 0; i < NRUNNERS; i++)
+			voted |= h.votes[i] > 0;
+		best = window_best(p);
+		if (voted && p->votes[best] >= VOTES_MIN)
+			return choose(p, runners[best], 1);
+		window_drop(p);
+	}
 	return 0;
 }
 
+/* One whole line: to the runner, or to detection. */
 static int
 one_line(struct flaky_parser *p, const char *s, size_t n)
 {
 	if (n > 0 && s[n - 1] == '\r')
 		n--;
-	if (p->runner != NULL)
+	if (p->tentative && p->res.n > 0) {
+		/* It found results: the choice stands. */
+		p->tentative = 0;
+		window_clear(p);
+	}
+	if (p->runner != NULL && !p->tentative)
 		return p->runner->line(&p->ctx, s, n);
 	return detect_line(p, s, n);
 }
@@ -444,14 +589,12 @@ flaky_parser_finish(struct flaky_parser *p, struct flaky_results *out)
 		flaky_buf_reset(&p->line);
 	}
 	if (p->runner == NULL && p->nheld > 0) {
-		size_t	 best = 0;
+		size_t	 best = window_best(p);
 
-		for (size_t i = 1; i < NRUNNERS; i++)
-			if (p->votes[i] > p->votes[best])
-				best = i;
-		if (p->votes[best] > 0 && (e = choose(p, runners[best])) < 0)
+		if (p->votes[best] > 0 && (e = choose(p, runners[best], 0)) < 0)
 			return p->error = e;
 	}
+	window_clear(p);
 	if (p->runner != NULL && p->runner->finish != NULL &&
 	    (e = p->runner->finish(&p->ctx)) < 0)
 		return p->error = e;

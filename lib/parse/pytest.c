@@ -31,6 +31,8 @@ enum section {
 /* Per-result flags. */
 #define F_SUMMARY	0x01	/* a summary line named it already */
 #define F_BLOCK		0x02	/* its message comes from a FAILURES block */
+#define F_TWICE		0x04	/* pytest counts it twice: it failed or passed,
+				 * then errored in teardown */
 
 /* Bounds on what a hostile output can make us keep. */
 #define MAX_BLOCKS	32768	/* kept FAILURES blocks (each <= 4 KiB) */
@@ -73,6 +75,11 @@ struct pytest {
 	struct flaky_buf btitle, bmsg, blast, bloc, btail;
 	struct block	*blocks;
 	size_t		 nblocks, capblocks;
+
+	/* What the completeness check needs: the final counts lines seen,
+	 * -v lines, -rA's PASSED lines, and skips -rA counts by place. */
+	unsigned	 nfinal;
+	size_t		 nverbose, npassed, place_skips;
 };
 
 static const struct {
@@ -341,7 +348,8 @@ add(struct parse_ctx *ctx, struct pytest *st, const char *id, size_t n,
 }
 
 /* A -v (or xdist) line names a test with its outcome. A teardown error
- * prints a second line for a test that passed: it is the same test. */
+ * prints a second line for a test that passed: it is the same test (the
+ * first of that id not already seen twice, for outputs of two runs). */
 static int
 vresult(struct parse_ctx *ctx, struct pytest *st, const char *id, size_t n,
     int outcome, int soft)
@@ -349,16 +357,18 @@ vresult(struct parse_ctx *ctx, struct pytest *st, const char *id, size_t n,
 	long	 idx;
 
 	if (outcome == FLAKY_ERROR &&
-	    (idx = lookup(ctx, st, id, n, 0)) >= 0) {
+	    (idx = lookup(ctx, st, id, n, F_TWICE)) >= 0) {
 		struct flaky_result *v = &ctx->res->v[idx];
 
 		if (!FLAKY_FAILED(v->outcome))
 			v->outcome = FLAKY_ERROR;
+		st->flags[idx] |= F_TWICE;
 		st->soft = -1;
 		return 0;
 	}
 	if ((idx = add(ctx, st, id, n, outcome)) < 0)
 		return (int)idx;
+	st->nverbose++;
 	st->soft = soft ? idx : -1;
 	return 0;
 }
@@ -451,6 +461,12 @@ final_counts(const char *s, size_t n)
 			if (i - w == strlen(counted[k]) &&
 			    memcmp(s + w, counted[k], i - w) == 0)
 				total += v;
+		/* Plugins' items of more words ("3 subtests passed") are
+		 * not pytest's tests. */
+		while (i + 1 < m && s[i] == ' ' && s[i + 1] >= 'a' &&
+		    s[i + 1] <= 'z')
+			for (i++; i < m && s[i] >= 'a' && s[i] <= 'z'; i++)
+				;
 		if (i == m)
 			break;
 		if (!has_prefix(s + i, m - i, ", "))
@@ -705,9 +721,19 @@ summary_line(struct parse_ctx *ctx, struct pytest *st, const char *s,
 
 	if ((o = word_at(s, n, &wl)) < 0 || wl >= n || s[wl] != ' ')
 		return 0;
-	/* "SKIPPED [1] src/x.py:12: reason" names a place, not a test. */
-	if (o == FLAKY_SKIP && has_prefix(s + wl, n - wl, " ["))
+	/* "SKIPPED [1] src/x.py:12: reason" names a place, not a test: it
+	 * counts the skips there. */
+	if (o == FLAKY_SKIP && has_prefix(s + wl, n - wl, " [")) {
+		size_t	 k = 0;
+
+		for (size_t i = wl + 2; i < n && is_digit(s[i]) && k < 1000000;
+		    i++)
+			k = k * 10 + (size_t)(s[i] - '0');
+		st->place_skips += k;
 		return 0;
+	}
+	if (o == FLAKY_PASS)
+		st->npassed++;
 	s += wl + 1;
 	n -= wl + 1;
 	if (n == 0)
@@ -719,9 +745,15 @@ summary_line(struct parse_ctx *ctx, struct pytest *st, const char *s,
 		if ((idx = lookup(ctx, st, s, il, 0)) < 0) {
 			if ((idx = add(ctx, st, s, il, o)) < 0)
 				return (int)idx;
+		} else if (st->flags[idx] & F_SUMMARY) {
+			/* "PASSED t" (or "FAILED t") then "ERROR t": a
+			 * teardown error, and pytest counts both. */
+			if (FLAKY_FAILED(o) &&
+			    !FLAKY_FAILED(ctx->res->v[idx].outcome))
+				ctx->res->v[idx].outcome = o;
+			st->flags[idx] |= F_TWICE;
 		} else if (FLAKY_FAILED(o) &&
 		    !FLAKY_FAILED(ctx->res->v[idx].outcome))
-			/* "PASSED t" then "ERROR t": a teardown error. */
 			ctx->res->v[idx].outcome = o;
 	}
 	st->flags[idx] |= F_SUMMARY;
@@ -862,6 +894,16 @@ run_line(struct parse_ctx *ctx, struct pytest *st, const char *s, size_t n)
 	return 0;
 }
 
+/* A final counts line; sessions in one output ("pytest a; pytest b")
+ * add up. */
+static void
+add_total(struct parse_ctx *ctx, struct pytest *st, long total)
+{
+	struct flaky_results	*r = ctx->res;
+
+	r->summary_total = st->nfinal++ > 0 ? r->summary_total + total : total;
+}
+
 /* One line of pytest output: find its section, hand it on. */
 static int
 line(struct parse_ctx *ctx, const char *s, size_t n)
@@ -900,7 +942,7 @@ line(struct parse_ctx *ctx, const char *s, size_t n)
 		enum section	 next = st->section == S_RUN ? S_RUN : S_OTHER;
 
 		if ((total = final_counts(t, tl)) >= 0) {
-			ctx->res->summary_total = total;
+			add_total(ctx, st, total);
 			next = S_OTHER;
 		} else if (tl == 8 && memcmp(t, "FAILURES", 8) == 0)
 			next = S_FAILURES;
@@ -925,7 +967,7 @@ line(struct parse_ctx *ctx, const char *s, size_t n)
 	}
 	/* -q prints the final counts without the rule. */
 	if (n > 0 && is_digit(s[0]) && (total = final_counts(s, n)) >= 0) {
-		ctx->res->summary_total = total;
+		add_total(ctx, st, total);
 		st->section = S_OTHER;
 		return 0;
 	}
@@ -1076,6 +1118,40 @@ out:
 	return e;
 }
 
+/*
+ * Do the results hold every test pytest counted? A test that errors in
+ * teardown after it passed or failed is counted twice ("1 failed, 1
+ * error"); -rA names skips by place ("SKIPPED [2] x.py:3: why"), not by
+ * test; deselected tests, warnings and reruns are not counted at all.
+ */
+static int
+completeness(struct parse_ctx *ctx, struct pytest *st)
+{
+	struct flaky_results	*r = ctx->res;
+	size_t			 have = r->n, skips = 0;
+
+	if (st->nfinal == 0)
+		return parse_incomplete(ctx, "the run ended without pytest's "
+		    "summary line (\"N passed in S s\"): it was killed or "
+		    "stopped early (or -qq hid the line)");
+	for (size_t i = 0; i < r->n; i++) {
+		have += (st->flags[i] & F_TWICE) != 0;
+		skips += r->v[i].outcome == FLAKY_SKIP;
+	}
+	if (st->place_skips > skips)
+		have += st->place_skips - skips;
+	if ((long)have == r->summary_total)
+		return 0;
+	if (st->nverbose == 0 && st->npassed == 0 &&
+	    (long)have < r->summary_total)
+		return parse_incomplete(ctx, "pytest printed only failing "
+		    "tests (%ld in its summary, %zu parsed): run it with -rA "
+		    "or -v", r->summary_total, r->n);
+	return parse_incomplete(ctx, "pytest's summary counts %ld tests, "
+	    "%zu were parsed: run it with -rA, so that its summary names "
+	    "every test", r->summary_total, r->n);
+}
+
 /* End of output: the last block, then every block to its test. */
 static int
 finish(struct parse_ctx *ctx)
@@ -1103,7 +1179,9 @@ finish(struct parse_ctx *ctx)
 		    parse_message(ctx, idx, died, sizeof died - 1)) < 0)
 			return e;
 	}
-	return match_blocks(ctx, st);
+	if ((e = match_blocks(ctx, st)) < 0)
+		return e;
+	return completeness(ctx, st);
 }
 
 /* The state of one pytest output. */
@@ -1154,9 +1232,12 @@ detect(const char *s, size_t n)
 	while (n > 0 && (s[n - 1] == ' ' || s[n - 1] == '\r'))
 		n--;
 	if (section_title(s, n, &a, &b)) {
+		/* -q prints no header: its FAILURES come first. */
 		if ((b - a == 19 && memcmp(s + a, "test session starts",
 		    19) == 0) || (b - a == 23 && memcmp(s + a,
 		    "short test summary info", 23) == 0) ||
+		    (b - a == 8 && memcmp(s + a, "FAILURES", 8) == 0) ||
+		    (b - a == 6 && memcmp(s + a, "ERRORS", 6) == 0) ||
 		    final_counts(s + a, b - a) >= 0)
 			return 2;
 		return 0;

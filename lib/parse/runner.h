@@ -41,6 +41,11 @@ long	 parse_find(struct parse_ctx *, const char *test, size_t testlen);
 int	 parse_message(struct parse_ctx *, long idx, const char *, size_t);
 int	 parse_set_version(struct parse_ctx *, const char *, size_t);
 int	 parse_set_seed(struct parse_ctx *, const char *, size_t);
+/* Say why the results are incomplete (flaky_results.incomplete): one
+ * user-facing sentence that names the fix. The first reason given stays.
+ * 0 or -ENOMEM. */
+int	 parse_incomplete(struct parse_ctx *, const char *, ...)
+	    __attribute__((format(printf, 2, 3)));
 /* Append to a held message, within FLAKY_MESSAGE_MAX; _line puts a
  * newline before it when the message is not empty. */
 void	 parse_msg_add(struct flaky_buf *, const char *, size_t);

@@ -59,6 +59,11 @@ struct tap_state {
 	size_t		 key_indent;
 	long		 plans;			/* sum of top-level plans */
 	int		 prove_total;		/* "Tests=N" seen */
+	/* The stream of one file (prove) or the whole stream: its plan (-1
+	 * none yet) and top-level points, checked when it ends. */
+	long		 seg_plan, seg_points;
+	long		 points;		/* top-level points in all */
+	char		*bailed;		/* "Bail out!" line, or NULL */
 };
 
 /* Whether s (len bytes) starts with prefix. */
@@ -136,16 +141,27 @@ prove_header(const char *s, size_t len, size_t *ret_len)
 	return s;
 }
 
-/* "TAP version" is certain; test points and plans are a maybe. */
+/* "TAP version", prove's "Files=3, Tests=9" and a numbered test point at
+ * the margin ("ok 1", "not ok 12 - x") are certain; other points and
+ * plans are a maybe. go's "ok  \tpkg" is not a point. */
 static int
 detect(const char *line, size_t len)
 {
-	size_t	 i = indent_of(line, len);
+	size_t	 i = indent_of(line, len), w;
 	int	 ok;
 
-	if (starts(line, len, "TAP version 1"))
+	if (starts(line, len, "TAP version 1") ||
+	    (starts(line, len, "Files=") && memmem(line, len, ", Tests=", 8)))
 		return 2;
-	if (point_word(line + i, len - i, &ok) > 0 || plan_line(line, len) >= 0)
+	if ((w = point_word(line + i, len - i, &ok)) > 0) {
+		if (i == 0 && w + 1 < len && line[w] == ' ' &&
+		    line[w + 1] >= '0' && line[w + 1] <= '9')
+			return 2;
+		if (memchr(line + i, '\t', len - i) != NULL)
+			return 0;
+		return 1;
+	}
+	if (plan_line(line, len) >= 0)
 		return 1;
 	return 0;
 }
@@ -159,6 +175,7 @@ init(struct parse_ctx *ctx)
 	if ((st = calloc(1, sizeof *st)) == NULL)
 		return -ENOMEM;
 	st->last = -1;
+	st->seg_plan = -1;
 	ctx->state = st;
 	return 0;
 }
@@ -314,6 +331,10 @@ point(struct parse_ctx *ctx, struct tap_state *st, int depth, int ok,
 		st->v = p;
 		st->cap = cap;
 	}
+	if (depth == 0) {
+		st->seg_points++;
+		st->points++;
+	}
 	p = &st->v[st->n];
 	memset(p, 0, sizeof *p);
 	p->name = flaky_buf_steal(&name);
@@ -390,6 +411,26 @@ yaml_line(struct parse_ctx *ctx, struct tap_state *st, const char *s,
 	return 0;
 }
 
+/* The stream of one file (or the whole stream) ended: did it have all
+ * the points its plan announced? */
+static int
+segment_end(struct parse_ctx *ctx, struct tap_state *st)
+{
+	const char	*f = st->file != NULL ? st->file : "the stream";
+	int		 e = 0;
+
+	if (st->seg_plan < 0 && st->seg_points > 0)
+		e = parse_incomplete(ctx, "the TAP of %s ended without its "
+		    "plan (1..N): it was killed or stopped early", f);
+	else if (st->seg_plan >= 0 && st->seg_points != st->seg_plan)
+		e = parse_incomplete(ctx, "the TAP plan of %s announced %ld "
+		    "tests, %ld were reported: the run stopped early", f,
+		    st->seg_plan, st->seg_points);
+	st->seg_plan = -1;
+	st->seg_points = 0;
+	return e;
+}
+
 /* One line of a TAP stream. */
 static int
 line(struct parse_ctx *ctx, const char *s, size_t len)
@@ -417,9 +458,21 @@ line(struct parse_ctx *ctx, const char *s, size_t len)
 		st->yaml_indent = ind;
 		return 0;
 	}
-	if ((w = point_word(t, tl, &ok)) > 0)
+	if ((w = point_word(t, tl, &ok)) > 0) {
+		/* prove's own "ok" after a file whose plan is complete is its
+		 * verdict on the file, not a test. */
+		if (ind == 0 && st->file != NULL && ok && st->seg_plan >= 0 &&
+		    st->seg_points >= st->seg_plan)
+			return 0;
 		return point(ctx, st, ind / 4 < DEPTH_MAX ? (int)(ind / 4) :
 		    DEPTH_MAX - 1, ok, t + w, tl - w);
+	}
+	if (ind == 0 && starts(t, tl, "Bail out!") && st->bailed == NULL) {
+		if ((st->bailed = flaky_strndup(t, tl < 200 ? tl : 200)) ==
+		    NULL)
+			return -ENOMEM;
+		return 0;
+	}
 	if (t[0] == '#' && tl > 0) {
 		/* Diagnostics right after a failed point are its message. */
 		if (msg != NULL && st->v[st->last].outcome != FLAKY_PASS &&
@@ -442,6 +495,8 @@ line(struct parse_ctx *ctx, const char *s, size_t len)
 		if ((e = flush(ctx, st, st->n)) < 0)
 			return e;
 		st->plans += plan;
+		if (st->seg_plan < 0)
+			st->seg_plan = plan;
 		if (!st->prove_total)
 			ctx->res->summary_total = st->plans;
 		return 0;
@@ -455,7 +510,8 @@ line(struct parse_ctx *ctx, const char *s, size_t len)
 	if (ind == 0 && (f = prove_header(t, tl, &fl)) != NULL) {
 		int	 e;
 
-		if ((e = flush(ctx, st, st->n)) < 0)
+		if ((e = flush(ctx, st, st->n)) < 0 ||
+		    (e = segment_end(ctx, st)) < 0)
 			return e;
 		free(st->file);
 		if ((st->file = flaky_strndup(f, fl)) == NULL)
@@ -469,8 +525,22 @@ line(struct parse_ctx *ctx, const char *s, size_t len)
 static int
 finish(struct parse_ctx *ctx)
 {
+	struct tap_state	*st = ctx->state;
+	int			 e;
+
 	/* Subtests whose parent never closed (a cut-off run) still count. */
-	return flush(ctx, ctx->state, ((struct tap_state *)ctx->state)->n);
+	if ((e = flush(ctx, st, st->n)) < 0)
+		return e;
+	if (st->bailed != NULL && (e = parse_incomplete(ctx, "the TAP "
+	    "producer bailed out (%s): the run stopped early", st->bailed)) < 0)
+		return e;
+	if ((e = segment_end(ctx, st)) < 0)
+		return e;
+	if (st->prove_total && ctx->res->summary_total != st->points)
+		return parse_incomplete(ctx, "prove counts %ld tests (Tests=), "
+		    "%ld were parsed: run it with -v", ctx->res->summary_total,
+		    st->points);
+	return 0;
 }
 
 /* Free the state; NULL is fine. */
@@ -487,6 +557,7 @@ tap_free(struct parse_ctx *ctx)
 	}
 	free(st->v);
 	free(st->file);
+	free(st->bailed);
 	free(st);
 	ctx->state = NULL;
 }

@@ -40,6 +40,9 @@ struct unittest {
 	/* id -> result index + 1, so that blocks find their test at once */
 	uint32_t	*tab;
 	size_t		 tabsize, tabused;
+
+	unsigned	 nran;		/* "Ran N tests" lines */
+	size_t		 nverbose;	/* -v lines that named a test */
 };
 
 /* Does s (n bytes, not NUL-terminated) start with p? */
@@ -444,7 +447,9 @@ line(struct parse_ctx *ctx, const char *s, size_t n)
 		for (size_t i = 4; i < n && s[i] >= '0' && s[i] <= '9'; i++)
 			if (v < 100000000)
 				v = v * 10 + (s[i] - '0');
-		ctx->res->summary_total = v;
+		/* Runs in one output ("unittest a; unittest b") add up. */
+		ctx->res->summary_total = st->nran++ > 0 ?
+		    ctx->res->summary_total + v : v;
 		return 0;
 	}
 	if (st->block != B_NONE) {
@@ -489,6 +494,7 @@ line(struct parse_ctx *ctx, const char *s, size_t n)
 		st->soft = -1;
 		if (make_id(&st->pend_id, t, idn, da, db) < 0)
 			return -ENOMEM;
+		st->nverbose++;
 		st->pending = 1;
 		st->pend_sub = -1;
 		st->pend_doc = 0;
@@ -531,6 +537,51 @@ line(struct parse_ctx *ctx, const char *s, size_t n)
 	return rest_of(ctx, st, s, n);
 }
 
+/* A class's or module's fixture that failed ("setUpClass (m.T)"): a
+ * result of ours that "Ran N tests" does not count. */
+static int
+is_fixture(const char *id)
+{
+	static const char *const names[] = {
+		".setUpClass", ".tearDownClass", ".setUpModule",
+		".tearDownModule",
+	};
+	size_t	 n = strlen(id);
+
+	for (size_t i = 0; i < FLAKY_ARRAY_SIZE(names); i++) {
+		size_t	 l = strlen(names[i]);
+
+		if (n > l && memcmp(id + n - l, names[i], l) == 0)
+			return 1;
+	}
+	return 0;
+}
+
+/* Do the results hold every test "Ran N tests" counted? It counts skips,
+ * expected failures and a test with subtests once. */
+static int
+completeness(struct parse_ctx *ctx, struct unittest *st)
+{
+	struct flaky_results	*r = ctx->res;
+	size_t			 have = 0;
+
+	if (st->nran == 0)
+		return parse_incomplete(ctx, "the run ended without "
+		    "unittest's summary line (Ran N tests): it was killed or "
+		    "stopped early");
+	for (size_t i = 0; i < r->n; i++)
+		have += !is_fixture(r->v[i].test);
+	if ((long)have == r->summary_total)
+		return 0;
+	if (st->nverbose == 0 && (long)have < r->summary_total)
+		return parse_incomplete(ctx, "unittest printed only failing "
+		    "tests (%ld in its summary, %zu parsed): run it with -v",
+		    r->summary_total, have);
+	return parse_incomplete(ctx, "unittest's summary counts %ld tests, "
+	    "%zu were parsed: the tests' own output broke its lines; run it "
+	    "with -v -b", r->summary_total, have);
+}
+
 /* End of output: the last block and a test still waiting. */
 static int
 finish(struct parse_ctx *ctx)
@@ -547,10 +598,12 @@ finish(struct parse_ctx *ctx)
 
 		if ((e = resolve(ctx, st, FLAKY_ERROR, 0)) < 0)
 			return e;
-		return parse_message(ctx, (long)ctx->res->n - 1, died,
-		    sizeof died - 1);
-	}
-	return resolve(ctx, st, -1, 0);
+		if ((e = parse_message(ctx, (long)ctx->res->n - 1, died,
+		    sizeof died - 1)) < 0)
+			return e;
+	} else if ((e = resolve(ctx, st, -1, 0)) < 0)
+		return e;
+	return completeness(ctx, st);
 }
 
 /* The state of one unittest output. */

@@ -1,0 +1,421 @@
+/* parse: complete evidence or none. Every captured fixture is either
+ * complete (it holds every test's outcome) or says why not, with the fix;
+ * real runs that stop early (killed, --bail, process.exit, go's cache,
+ * prove's verdict lines) give the tests they ran and no more. All from the
+ * real runners' output (tests/fixtures, capture.sh and capture-js.sh). */
+#include "buildconf.h"
+
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "parse.h"
+#include "util.h"
+
+#define SEP	" \xe2\x80\xba "	/* Jest's " › " */
+
+/* A fixture's bytes; the caller frees them. */
+static char *
+slurp(const char *rel, size_t *len)
+{
+	char	 path[1024];
+	FILE	*f;
+	char	*buf;
+	long	 n;
+
+	snprintf(path, sizeof path, "%s/%s", FIXTURES, rel);
+	ck_assert_msg((f = fopen(path, "rb")) != NULL, "open %s", path);
+	ck_assert_int_eq(fseek(f, 0, SEEK_END), 0);
+	n = ftell(f);
+	ck_assert_int_ge(n, 0);
+	rewind(f);
+	ck_assert_ptr_nonnull(buf = malloc((size_t)n + 1));
+	ck_assert_uint_eq(fread(buf, 1, (size_t)n, f), (size_t)n);
+	buf[n] = '\0';
+	fclose(f);
+	*len = (size_t)n;
+	return buf;
+}
+
+/* Parse len bytes of s, fed in chunks of `chunk`. */
+static void
+parse_chunked(const char *s, size_t len, size_t chunk, struct flaky_results *r)
+{
+	struct flaky_parser	*p;
+
+	ck_assert_int_eq(flaky_parser_new(&p, "/work/x"), 0);
+	for (size_t i = 0; i < len; i += chunk)
+		ck_assert_int_eq(flaky_parser_feed(p, s + i,
+		    len - i < chunk ? len - i : chunk), 0);
+	ck_assert_int_eq(flaky_parser_finish(p, r), 0);
+	flaky_parser_free(p);
+}
+
+/* A fixture, whole and a byte at a time: the same verdict. */
+static void
+parse_fixture(const char *rel, struct flaky_results *r)
+{
+	struct flaky_results	 c;
+	size_t			 len;
+	char			*s = slurp(rel, &len);
+
+	parse_chunked(s, len, len ? len : 1, r);
+	parse_chunked(s, len, 1, &c);
+	ck_assert_uint_eq(r->n, c.n);
+	ck_assert_msg((r->incomplete == NULL) == (c.incomplete == NULL) &&
+	    (r->incomplete == NULL || strcmp(r->incomplete, c.incomplete) == 0),
+	    "%s: chunking changed the verdict", rel);
+	flaky_results_free(&c);
+	free(s);
+}
+
+struct verdict {
+	const char	*rel;
+	const char	*runner;
+	size_t		 n;		/* results */
+	long		 total;		/* the runner's own count */
+	const char	*why;		/* in incomplete; NULL: complete */
+};
+
+/* Every captured run output in tests/fixtures. */
+static const struct verdict verdicts[] = {
+	/* -v and -rA name every test: complete. pytest counts
+	 * test_teardown_error twice (passed, then an error); -rA names the
+	 * two skips by place. */
+	{ "pytest/v.txt", "pytest", 30, 31, NULL },
+	{ "pytest/rA.txt", "pytest", 28, 31, NULL },
+	{ "pytest/v_s_rA.txt", "pytest", 30, 31, NULL },
+	{ "pytest/xdist.txt", "pytest", 30, 31, NULL },
+	{ "pytest/random_order.txt", "pytest", 30, 31, NULL },
+	{ "pytest/unicode.txt", "pytest", 30, 31, NULL },
+	{ "pytest/durations.txt", "pytest", 30, 31, NULL },
+	{ "pytest/tb_native.txt", "pytest", 30, 31, NULL },
+	{ "pytest/collect_error.txt", "pytest", 1, 1, NULL },
+	{ "pytest/big_v.txt", "pytest", 1000, 1000, NULL },
+	/* Plain and -q name failures only. */
+	{ "pytest/plain.txt", "pytest", 9, 31, "pytest printed only failing "
+	    "tests (31 in its summary, 9 parsed): run it with -rA or -v" },
+	{ "pytest/q.txt", "pytest", 9, 31, "run it with -rA or -v" },
+	{ "pytest/big_plain.txt", "pytest", 14, 1000,
+	    "(1000 in its summary, 14 parsed)" },
+	/* pytest-timeout's thread method ended the process. */
+	{ "pytest/hang.txt", "pytest", 2, -1, "the run ended without "
+	    "pytest's summary line" },
+
+	/* "Ran 15 tests" does not count the class whose setUpClass
+	 * failed, which is a result here. */
+	{ "unittest/v.txt", "unittest", 16, 15, NULL },
+	{ "unittest/v_merged.txt", "unittest", 16, 15, NULL },
+	{ "unittest/quiet.txt", "unittest", 8, 15, "unittest printed only "
+	    "failing tests (15 in its summary, 7 parsed): run it with -v" },
+	{ "unittest/crash.txt", "unittest", 2, -1, "the run ended without "
+	    "unittest's summary line (Ran N tests)" },
+
+	{ "jest/verbose-multi.txt", "jest", 13, 13, NULL },
+	{ "jest/heap-verbose.txt", "jest", 13, 13, NULL },
+	{ "jest/single.txt", "jest", 3, 3, NULL },
+	{ "jest/large-verbose-w2.txt", "jest", 288, 288, NULL },
+	{ "jest/console-merged.txt", "jest", 3, 3, NULL },
+	{ "jest/console-stderr.txt", "jest", 3, 3, NULL },
+	/* -t: the files whose tests were all filtered out are not listed,
+	 * their tests are counted as skipped ("1 of 3 total" files ran,
+	 * "2 skipped"): nothing that has an outcome is missing. */
+	{ "jest/filtered-verbose.txt", "jest", 5, 13, NULL },
+	{ "jest/default-multi.txt", "jest", 3, 13, "Jest printed only "
+	    "failing tests (13 in its summary, 3 parsed): run it with "
+	    "--verbose" },
+	{ "jest/large-default-w3.txt", "jest", 21, 288,
+	    "run it with --verbose" },
+	/* Two files, not verbose: the file that failed to run is a result,
+	 * the passing test of the other is not named. */
+	{ "jest/broken.txt", "jest", 1, 1, "(1 in its summary, 0 parsed)" },
+	{ "jest/abort-inband.txt", "jest", 6, -1, "a test ended Jest's "
+	    "process (process.exit called with \"1\")" },
+	{ "jest/abort-workers.txt", "jest", 9, 8, "a test ended Jest's "
+	    "process (process.exit called with \"1\")" },
+	{ "jest/bail.txt", "jest", 2, 2, "Jest ran 1 of 4 test files: it "
+	    "stopped early (--bail" },
+
+	{ "gotest/verbose.txt", "gotest", 18, -1, NULL },
+	{ "gotest/uncached.txt", "gotest", 6, -1, NULL },
+	/* A panic and go's own -timeout end the package; go still prints
+	 * its FAIL line, and the test that panicked fails. */
+	{ "gotest/panic.txt", "gotest", 2, -1, NULL },
+	{ "gotest/timeout.txt", "gotest", 4, -1, NULL },
+	/* A package that does not build: one error, nothing missing. */
+	{ "gotest/build-failed.txt", "gotest", 1, -1, NULL },
+	{ "gotest/cached.txt", "gotest", 6, -1, "go test served these "
+	    "results from its cache ((cached)): add -count=1" },
+	{ "gotest/plain.txt", "gotest", 4, -1, "go test printed only "
+	    "failing tests (not -v): run it with -v" },
+
+	/* Totals count top-level points; subtests are results too. */
+	{ "tap/node.txt", "tap", 8, 5, NULL },
+	{ "tap/perl.txt", "tap", 9, 7, NULL },
+	{ "tap/perl-merged.txt", "tap", 9, 7, NULL },
+	{ "tap/prove.txt", "tap", 9, 7, NULL },
+	{ "tap/prove3.txt", "tap", 11, 9, NULL },
+	{ "tap/prove3-merged.txt", "tap", 11, 9, NULL },
+	/* Without -v prove prints its verdicts only. */
+	{ "tap/prove3-quiet.txt", "tap", 0, 9, "prove counts 9 tests "
+	    "(Tests=), 0 were parsed: run it with -v" },
+};
+
+START_TEST(every_fixture)
+{
+	const struct verdict	*v = &verdicts[_i];
+	struct flaky_results	 r;
+
+	parse_fixture(v->rel, &r);
+	/* Only the build failure of go stays without -v's warning. */
+	if (strcmp(v->rel, "gotest/build-failed.txt") == 0) {
+		ck_assert_ptr_null(r.warning);
+		ck_assert_int_eq(r.v[0].outcome, FLAKY_ERROR);
+		ck_assert_str_eq(r.v[0].test, "example.com/flakybroken/bad");
+	}
+	ck_assert_msg(strcmp(r.runner, v->runner) == 0, "%s: runner %s",
+	    v->rel, r.runner);
+	ck_assert_msg(r.n == v->n, "%s: %zu results", v->rel, r.n);
+	ck_assert_msg(r.summary_total == v->total, "%s: total %ld", v->rel,
+	    r.summary_total);
+	if (v->why == NULL)
+		ck_assert_msg(r.incomplete == NULL, "%s: incomplete: %s",
+		    v->rel, r.incomplete);
+	else {
+		ck_assert_msg(r.incomplete != NULL, "%s: complete", v->rel);
+		ck_assert_msg(strstr(r.incomplete, v->why) != NULL,
+		    "%s: \"%s\" lacks \"%s\"", v->rel, r.incomplete, v->why);
+		/* One line, for a user. */
+		ck_assert_ptr_null(strchr(r.incomplete, '\n'));
+	}
+	flaky_results_free(&r);
+}
+END_TEST
+
+/* The output of a complete run cut off after `keep` lines, as when the run
+ * is killed: never complete, whatever it holds. */
+static void
+check_cut(const char *rel, size_t keep)
+{
+	struct flaky_results	 r;
+	size_t			 len, lines = 0, at = 0;
+	char			*s = slurp(rel, &len);
+
+	while (at < len && lines < keep)
+		if (s[at++] == '\n')
+			lines++;
+	ck_assert_uint_eq(lines, keep);
+	parse_chunked(s, at, at, &r);
+	ck_assert_msg(r.n > 0, "%s cut at %zu: no result", rel, keep);
+	ck_assert_msg(r.incomplete != NULL, "%s cut at %zu lines: complete",
+	    rel, keep);
+	flaky_results_free(&r);
+	free(s);
+}
+
+START_TEST(killed_midway)
+{
+	/* After a few tests, and just before the summary line. */
+	check_cut("pytest/v.txt", 20);
+	check_cut("pytest/v.txt", 155);
+	check_cut("pytest/rA.txt", 160);
+	check_cut("unittest/v.txt", 10);
+	check_cut("jest/verbose-multi.txt", 12);
+	check_cut("jest/large-verbose-w2.txt", 200);
+	/* In the middle of a package (go has no overall summary). */
+	check_cut("gotest/verbose.txt", 20);
+	check_cut("tap/node.txt", 20);
+	check_cut("tap/prove3.txt", 9);
+	check_cut("tap/perl.txt", 5);
+}
+END_TEST
+
+/* prove -v: its own per-file verdicts ("ok", "Failed 1/3 subtests",
+ * "Files=3, Tests=9") are not tests; each file's points are, named after
+ * the file; Tests= is the total. With stderr merged, Test::More's
+ * diagnostics (which prove lets through unbuffered, before the stream)
+ * make no test either. */
+START_TEST(prove_verdicts)
+{
+	static const struct {
+		const char	*test;
+		int		 outcome;
+	} want[] = {
+		{ "t/fail.t > starts", FLAKY_PASS },
+		{ "t/fail.t > adds wrong", FLAKY_FAIL },
+		{ "t/fail.t > ends", FLAKY_PASS },
+		{ "t/pass.t > adds", FLAKY_PASS },
+		{ "t/pass.t > multiplies", FLAKY_PASS },
+		{ "t/pass.t > matches", FLAKY_PASS },
+		{ "t/skip.t > #1", FLAKY_SKIP },
+		{ "t/skip.t > group > inner one", FLAKY_PASS },
+		{ "t/skip.t > group > inner two", FLAKY_PASS },
+		{ "t/skip.t > group", FLAKY_PASS },
+		{ "t/skip.t > last", FLAKY_PASS },
+	};
+	static const char *const rel[] = {
+		"tap/prove3.txt", "tap/prove3-merged.txt",
+	};
+	struct flaky_results	 r;
+
+	for (size_t k = 0; k < FLAKY_ARRAY_SIZE(rel); k++) {
+		parse_fixture(rel[k], &r);
+		ck_assert_str_eq(r.runner, "tap");
+		ck_assert_int_eq(r.summary_total, 9);
+		ck_assert_uint_eq(r.n, FLAKY_ARRAY_SIZE(want));
+		for (size_t i = 0; i < r.n; i++) {
+			ck_assert_str_eq(r.v[i].test, want[i].test);
+			ck_assert_int_eq(r.v[i].outcome, want[i].outcome);
+			ck_assert_uint_eq(r.v[i].position, i);
+		}
+		ck_assert_ptr_null(r.incomplete);
+		ck_assert_ptr_null(r.version);
+		flaky_results_free(&r);
+	}
+}
+END_TEST
+
+/* go test -v ./... run twice: the same tests, the second time served from
+ * go's cache, which reran nothing. */
+START_TEST(go_cached)
+{
+	static const char *const ids[] = {
+		"example.com/flakycache/mathx/TestAdd",
+		"example.com/flakycache/mathx/TestTable",
+		"example.com/flakycache/mathx/TestTable/zero",
+		"example.com/flakycache/mathx/TestTable/neg",
+		"example.com/flakycache/textx/TestUpper",
+		"example.com/flakycache/textx/TestSkipped",
+	};
+	struct flaky_results	 a, b;
+
+	parse_fixture("gotest/uncached.txt", &a);
+	parse_fixture("gotest/cached.txt", &b);
+	ck_assert_uint_eq(a.n, FLAKY_ARRAY_SIZE(ids));
+	ck_assert_uint_eq(b.n, FLAKY_ARRAY_SIZE(ids));
+	for (size_t i = 0; i < a.n; i++) {
+		ck_assert_str_eq(a.v[i].test, ids[i]);
+		ck_assert_str_eq(b.v[i].test, ids[i]);
+		ck_assert_int_eq(a.v[i].outcome, i == 5 ? FLAKY_SKIP :
+		    FLAKY_PASS);
+		ck_assert_int_eq(b.v[i].outcome, a.v[i].outcome);
+	}
+	ck_assert_ptr_null(a.incomplete);
+	ck_assert_str_eq(b.incomplete, "go test served these results from "
+	    "its cache ((cached)): add -count=1");
+	flaky_results_free(&a);
+	flaky_results_free(&b);
+}
+END_TEST
+
+/* A test calling process.exit. In band, Jest ends after the first file,
+ * with no summary; with workers it retries the file, reports it as failed
+ * to run and counts only the others. Either way the files that ran keep
+ * their results, Jest's "●  process.exit called" block is no test, and
+ * the run is incomplete. --bail: one file of four ran. */
+START_TEST(jest_stopped)
+{
+	struct flaky_results	 r;
+
+	parse_fixture("jest/abort-inband.txt", &r);
+	ck_assert_str_eq(r.runner, "jest");
+	ck_assert_uint_eq(r.n, 6);
+	ck_assert_str_eq(r.v[0].test, "abort/a.test.js" SEP "first" SEP "one");
+	ck_assert_str_eq(r.v[5].test, "abort/a.test.js" SEP "first" SEP "six");
+	for (size_t i = 0; i < r.n; i++) {
+		ck_assert_int_eq(r.v[i].outcome, FLAKY_PASS);
+		ck_assert_ptr_null(r.v[i].message);
+	}
+	ck_assert_int_eq(r.summary_total, -1);
+	ck_assert_str_eq(r.incomplete, "a test ended Jest's process "
+	    "(process.exit called with \"1\"): the tests after it have no "
+	    "outcome; the test must not exit");
+	flaky_results_free(&r);
+
+	parse_fixture("jest/abort-workers.txt", &r);
+	ck_assert_uint_eq(r.n, 9);
+	ck_assert_int_eq(r.summary_total, 8);
+	for (size_t i = 0; i < r.n; i++) {
+		ck_assert_ptr_null(strstr(r.v[i].test, "process.exit"));
+		if (strcmp(r.v[i].test, "abort/b_exit.test.js") == 0) {
+			ck_assert_int_eq(r.v[i].outcome, FLAKY_ERROR);
+			ck_assert_ptr_nonnull(strstr(r.v[i].message,
+			    "child process exceptions"));
+		} else
+			ck_assert_int_eq(r.v[i].outcome, FLAKY_PASS);
+	}
+	ck_assert_ptr_nonnull(strstr(r.incomplete, "process.exit"));
+	flaky_results_free(&r);
+
+	parse_fixture("jest/bail.txt", &r);
+	ck_assert_uint_eq(r.n, 2);
+	ck_assert_str_eq(r.v[0].test, "bail/a_fails.test.js" SEP "bail" SEP
+	    "passes");
+	ck_assert_str_eq(r.v[1].test, "bail/a_fails.test.js" SEP "bail" SEP
+	    "fails");
+	ck_assert_int_eq(r.v[1].outcome, FLAKY_FAIL);
+	ck_assert_ptr_nonnull(strstr(r.v[1].message, "Expected: 2"));
+	ck_assert_str_eq(r.incomplete, "Jest ran 1 of 4 test files: it "
+	    "stopped early (--bail, or it was interrupted), so the files it "
+	    "did not run have no outcome; run it without --bail");
+	flaky_results_free(&r);
+}
+END_TEST
+
+/* Two runs in one output ("pytest a; pytest b") add up; so do two
+ * unittest runs. */
+START_TEST(runs_add_up)
+{
+	static const char *const rel[] = { "pytest/v.txt", "unittest/v.txt" };
+	static const long each[] = { 31, 15 };
+	struct flaky_results	 r;
+	struct flaky_buf	 b;
+
+	for (size_t k = 0; k < FLAKY_ARRAY_SIZE(rel); k++) {
+		size_t	 len;
+		char	*s = slurp(rel[k], &len);
+
+		flaky_buf_init(&b);
+		flaky_buf_add(&b, s, len);
+		flaky_buf_add(&b, s, len);
+		ck_assert(!b.oom);
+		parse_chunked(b.data, b.len, b.len, &r);
+		ck_assert_int_eq(r.summary_total, 2 * each[k]);
+		ck_assert_ptr_null(r.incomplete);
+		flaky_results_free(&r);
+		flaky_buf_free(&b);
+		free(s);
+	}
+}
+END_TEST
+
+static Suite *
+parse_complete_suite(void)
+{
+	Suite	*s = suite_create("parse_complete");
+	TCase	*tc = tcase_create("core");
+
+	tcase_set_timeout(tc, 60);
+	tcase_add_loop_test(tc, every_fixture, 0,
+	    (int)FLAKY_ARRAY_SIZE(verdicts));
+	tcase_add_test(tc, killed_midway);
+	tcase_add_test(tc, prove_verdicts);
+	tcase_add_test(tc, go_cached);
+	tcase_add_test(tc, jest_stopped);
+	tcase_add_test(tc, runs_add_up);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int
+main(void)
+{
+	SRunner	*sr = srunner_create(parse_complete_suite());
+	int	 failed;
+
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}
