@@ -612,6 +612,10 @@ flaky_command_complete(char *const *argv, char *const *envp,
 	}
 	if (add != NULL) {
 		env_addopts(&e, add);
+		for (size_t i = 0; i < e.n; i++)
+			if (strncmp(e.v[i], "PYTEST_ADDOPTS=", 15) == 0 &&
+			    (ret->env_set = strdup(e.v[i])) == NULL)
+				e.oom = 1;
 		flaky_buf_printf(&note, "added PYTEST_ADDOPTS=%s (without it "
 		    "pytest names only failing tests)", add);
 		free(add);
@@ -653,5 +657,6 @@ flaky_command_clear(struct flaky_command *c)
 	free(c->runner);
 	free(c->note);
 	free(c->root);
+	free(c->env_set);
 	memset(c, 0, sizeof *c);
 }

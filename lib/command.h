@@ -32,6 +32,9 @@ struct flaky_command {
 					 * command: one sentence; NULL when
 					 * nothing was added */
 	char		 *root;		/* directory mode: the project root */
+	char		 *env_set;	/* "NAME=VALUE" that envp adds or
+					 * changes, to show the command as
+					 * run; NULL when envp is as given */
 };
 
 /* argv and envp as given, changed only where the runner would not print

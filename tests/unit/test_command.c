@@ -17,6 +17,7 @@ static char	 got_argv[4096];	/* argv joined by spaces */
 static char	 got_addopts[512];	/* PYTEST_ADDOPTS, or "-" */
 static char	 got_note[1024];	/* the note, or "" */
 static int	 got_env_same;		/* envp unchanged */
+static char	 got_env_set[512];	/* env_set, or "-" */
 
 /* Complete words (split at '|' when there is one, else at spaces) with
  * HOME and PATH and maybe one more variable in the environment. */
@@ -41,7 +42,11 @@ complete_env(const char *words, const char *extra, int keep_cache)
 	snprintf(got_addopts, sizeof got_addopts, "-");
 	got_note[0] = '\0';
 	got_env_same = 1;
+	snprintf(got_env_set, sizeof got_env_set, "-");
 	if (r == 0) {
+		if (c.env_set != NULL)
+			snprintf(got_env_set, sizeof got_env_set, "%s",
+			    c.env_set);
 		size_t	 ne = 0;
 
 		for (size_t i = 0; c.argv[i] != NULL; i++) {
@@ -87,6 +92,7 @@ unchanged(const char *words)
 			want[i] = ' ';
 	ck_assert_str_eq(got_argv, want);
 	ck_assert_int_eq(got_env_same, 1);
+	ck_assert_str_eq(got_env_set, "-");
 	ck_assert_str_eq(got_note, "");
 }
 
@@ -102,6 +108,7 @@ START_TEST(pytest_plain)
 		/* the command line itself is not touched */
 		ck_assert_str_eq(got_argv, forms[i]);
 		ck_assert_str_eq(got_addopts, "-v");
+		ck_assert_str_eq(got_env_set, "PYTEST_ADDOPTS=-v");
 		ck_assert_ptr_nonnull(strstr(got_note,
 		    "PYTEST_ADDOPTS=-v"));
 	}
@@ -153,6 +160,7 @@ START_TEST(pytest_addopts_appended)
 	ck_assert_int_eq(complete_env("pytest", "PYTEST_ADDOPTS=--tb=short",
 	    0), 0);
 	ck_assert_str_eq(got_addopts, "--tb=short -v");
+	ck_assert_str_eq(got_env_set, "PYTEST_ADDOPTS=--tb=short -v");
 	ck_assert_int_eq(complete_env("pytest", "PYTEST_ADDOPTS=", 0), 0);
 	ck_assert_str_eq(got_addopts, "-v");
 	/* already verbose through the environment */
