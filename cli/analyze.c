@@ -573,7 +573,8 @@ again:
 		return EXIT_ERROR;
 	}
 	if (dir_arg == NULL && argc == 0) {
-		ctl_usage_error("analyze", "no directory or command to run");
+		ctl_usage_error("analyze", "no command to run: give a "
+		    "directory, or a command (after --)");
 		return EXIT_ERROR;
 	}
 	if (ctl_check_format(ctl, "analyze", 1 << FORMAT_TABLE |

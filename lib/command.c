@@ -616,8 +616,15 @@ flaky_command_complete(char *const *argv, char *const *envp,
 			if (strncmp(e.v[i], "PYTEST_ADDOPTS=", 15) == 0 &&
 			    (ret->env_set = strdup(e.v[i])) == NULL)
 				e.oom = 1;
-		flaky_buf_printf(&note, "added PYTEST_ADDOPTS=%s (without it "
-		    "pytest names only failing tests)", add);
+		if (cmd_env_get(envp, "PYTEST_ADDOPTS") != NULL &&
+		    *cmd_env_get(envp, "PYTEST_ADDOPTS") != '\0')
+			flaky_buf_printf(&note, "added %s to PYTEST_ADDOPTS "
+			    "(without it pytest names only failing tests)",
+			    add);
+		else
+			flaky_buf_printf(&note, "added PYTEST_ADDOPTS=%s "
+			    "(without it pytest names only failing tests)",
+			    add);
 		free(add);
 	}
 	ret->argv = cmd_vec_steal(&a);

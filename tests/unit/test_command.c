@@ -161,6 +161,7 @@ START_TEST(pytest_addopts_appended)
 	    0), 0);
 	ck_assert_str_eq(got_addopts, "--tb=short -v");
 	ck_assert_str_eq(got_env_set, "PYTEST_ADDOPTS=--tb=short -v");
+	ck_assert_ptr_nonnull(strstr(got_note, "added -v to PYTEST_ADDOPTS"));
 	ck_assert_int_eq(complete_env("pytest", "PYTEST_ADDOPTS=", 0), 0);
 	ck_assert_str_eq(got_addopts, "-v");
 	/* already verbose through the environment */
