@@ -38,6 +38,7 @@ struct pyopts {
 	char		 rchars[64];	/* the last -r */
 };
 
+/* Insert a copy of s at index at (at the end when past it). */
 void
 cmd_vec_insert(struct cmd_vec *v, size_t at, const char *s)
 {
@@ -68,12 +69,14 @@ cmd_vec_insert(struct cmd_vec *v, size_t at, const char *s)
 	v->v[v->n] = NULL;
 }
 
+/* Append a copy of s. */
 void
 cmd_vec_add(struct cmd_vec *v, const char *s)
 {
 	cmd_vec_insert(v, v->n, s);
 }
 
+/* Free the strings and the vector; it is empty afterwards. */
 void
 cmd_vec_free(struct cmd_vec *v)
 {
@@ -83,6 +86,7 @@ cmd_vec_free(struct cmd_vec *v)
 	memset(v, 0, sizeof *v);
 }
 
+/* The vector for the caller to own; NULL after an allocation failure. */
 char **
 cmd_vec_steal(struct cmd_vec *v)
 {
@@ -99,6 +103,7 @@ cmd_vec_steal(struct cmd_vec *v)
 	return r;
 }
 
+/* The last path component, as basename(3) without changing s. */
 const char *
 cmd_base(const char *s)
 {
@@ -107,6 +112,7 @@ cmd_base(const char *s)
 	return p != NULL ? p + 1 : s;
 }
 
+/* getenv(3) over an environment array. */
 const char *
 cmd_env_get(char *const *envp, const char *name)
 {
@@ -127,6 +133,7 @@ is_python(const char *base)
 	return strspn(base + 6, "0123456789.") == strlen(base + 6);
 }
 
+/* pytest's own entry points, as Debian and pip install them. */
 static int
 is_pytest(const char *base)
 {
@@ -224,8 +231,14 @@ package_runner(char *const *argv, size_t *args)
 static enum kind
 shell_script(char *const *argv, size_t *args)
 {
-	for (size_t i = 1; argv[i] != NULL && argv[i][0] == '-'; i++) {
-		if (argv[i][1] != '-' && strchr(argv[i], 'c') != NULL) {
+	for (size_t i = 1; argv[i] != NULL && (argv[i][0] == '-' ||
+	    argv[i][0] == '+'); i++) {
+		/* -o pipefail, +O extglob: the option's name follows */
+		if ((strcmp(argv[i] + 1, "o") == 0 ||
+		    strcmp(argv[i] + 1, "O") == 0) && argv[++i] == NULL)
+			return K_NONE;
+		else if (argv[i][0] == '-' && argv[i][1] != '-' &&
+		    strchr(argv[i], 'c') != NULL) {
 			if (argv[i + 1] == NULL)
 				return K_NONE;
 			*args = i + 1;
@@ -557,6 +570,7 @@ complete_go(struct cmd_vec *a, struct flaky_buf *note)
 		    "failing tests)");
 }
 
+/* The command with what its runner needs to print every outcome. */
 int
 flaky_command_complete(char *const *argv, char *const *envp,
     const struct flaky_command_opts *opts, struct flaky_command *ret,
@@ -653,6 +667,7 @@ free_vec(char **v)
 	free(v);
 }
 
+/* Free what the command holds; the struct is zeroed for reuse. */
 void
 flaky_command_clear(struct flaky_command *c)
 {

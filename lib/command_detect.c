@@ -149,6 +149,7 @@ struct json {
 	const char	*p;
 };
 
+/* Skip JSON white space. */
 static void
 json_ws(struct json *j)
 {
@@ -322,6 +323,20 @@ py_test_file(const char *name, struct pyfiles *f)
 	return 0;
 }
 
+/* Is the entry de of dir a directory (not a link to one)? */
+static int
+is_subdir(const char *dir, const struct dirent *de)
+{
+	char	 p[PATH_MAX];
+	struct stat st;
+
+	if (de->d_type != DT_UNKNOWN)
+		return de->d_type == DT_DIR;
+	/* some file systems do not say */
+	return (size_t)snprintf(p, sizeof p, "%s/%s", dir, de->d_name) <
+	    sizeof p && lstat(p, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
 /* Search top and up to SEARCH_DEPTH levels below, level by level, for
  * Python test files; f->dir is the shallowest holding one. Returns 0 or
  * -ENOMEM. */
@@ -349,7 +364,7 @@ find_py_tests(const char *top, struct pyfiles *f)
 				    strcmp(de->d_name, "node_modules") == 0 ||
 				    strcmp(de->d_name, "__pycache__") == 0)
 					continue;
-				if (de->d_type == DT_DIR) {
+				if (is_subdir(level.v[i], de)) {
 					if (asprintf(&sub, "%s/%s", level.v[i],
 					    de->d_name) == -1) {
 						next.oom = 1;
@@ -469,6 +484,29 @@ out:
 	return r;
 }
 
+/* Jest's test path is a regular expression matched against absolute
+ * paths: "src" would match every file of a project under ~/src. So the
+ * directory's absolute path, its metacharacters escaped, and a slash. */
+static int
+jest_pattern(struct cmd_vec *a, const char *abs)
+{
+	struct flaky_buf b;
+
+	flaky_buf_init(&b);
+	for (const char *p = abs; *p; p++) {
+		if (strchr("\\^$.|?*+()[]{}", *p) != NULL)
+			flaky_buf_addc(&b, '\\');
+		flaky_buf_addc(&b, *p);
+	}
+	flaky_buf_addc(&b, '/');
+	if (b.oom)
+		a->oom = 1;
+	else
+		cmd_vec_add(a, flaky_buf_cstr(&b));
+	flaky_buf_free(&b);
+	return 0;
+}
+
 /* The project's own Jest: node_modules/.bin/jest in the root or above. */
 static int
 jest_command(struct cmd_vec *a, const char *root, const char *abs,
@@ -492,7 +530,7 @@ jest_command(struct cmd_vec *a, const char *root, const char *abs,
 	    bin);
 	cmd_vec_add(a, "--verbose");
 	if (strcmp(root, abs) != 0)
-		cmd_vec_add(a, rel_to(root, abs));
+		return jest_pattern(a, abs);
 	return 0;
 }
 
@@ -538,6 +576,7 @@ find_root(const char *abs, char *root, size_t len, const char **reason)
 	return P_NONE;
 }
 
+/* The project's root, runner and command for the directory path. */
 int
 flaky_command_detect(const char *path, char *const *envp,
     const struct flaky_command_opts *opts, struct flaky_command *ret,

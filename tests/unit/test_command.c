@@ -182,6 +182,8 @@ START_TEST(shell_commands)
 	ck_assert_int_eq(complete("bash|-ec|cd x && python3 -m pytest -q"),
 	    0);
 	ck_assert_str_eq(got_addopts, "-v -v");
+	ck_assert_int_eq(complete("bash|-o|pipefail|-c|pytest | tee log"), 0);
+	ck_assert_str_eq(got_addopts, "-v");
 	/* the -v of another command in the script does not count */
 	ck_assert_int_eq(complete("sh|-c|pytest tests && ls -v"), 0);
 	ck_assert_str_eq(got_addopts, "-v");
@@ -492,14 +494,24 @@ END_TEST
 
 START_TEST(detect_jest)
 {
+	char	 want[512];
+
 	put("p/package.json", "{\"name\": \"p\", \"scripts\": {\"test\": "
 	    "\"jest\"}, \"devDependencies\": {\"eslint\": \"9\", \"jest\": "
 	    "\"29.7.0\"}}", 0);
 	put("p/node_modules/.bin/jest", "#!/bin/sh\n", 1);
 	put("p/src/__tests__/a.test.js", "", 0);
 	ck_assert_int_eq(detect("p/src", 1, 0), 0);
-	ck_assert_str_eq(dc_argv, "node_modules/.bin/jest --verbose src");
+	/* Jest matches its pattern against absolute paths */
+	snprintf(want, sizeof want, "node_modules/.bin/jest --verbose "
+	    "%s/p/src/", tree);
+	ck_assert_str_eq(dc_argv, want);
 	dir_is("p");
+	put("p/a.b+c/x.test.js", "", 0);
+	ck_assert_int_eq(detect("p/a.b+c", 1, 0), 0);
+	snprintf(want, sizeof want, "node_modules/.bin/jest --verbose "
+	    "%s/p/a\\.b\\+c/", tree);
+	ck_assert_str_eq(dc_argv, want);
 	ck_assert_str_eq(dc.runner, "jest");
 	ck_assert_str_eq(dc.note, "package.json lists jest in "
 	    "devDependencies");
