@@ -222,3 +222,45 @@ def test_directory_without_runner(tmp_path):
     # a directory then a command is ambiguous
     p = run(["--db", str(db), "analyze", str(d), "pytest"], cwd=tmp_path)
     assert p.returncode == 2 and "after the directory" in p.stderr
+
+
+GO_TEST = """package calc
+
+import "testing"
+
+func TestAdd(t *testing.T) {
+	if 1+1 != 2 {
+		t.Fatal("add")
+	}
+}
+
+func TestSub(t *testing.T) {
+	t.Run("small", func(t *testing.T) {})
+	t.Run("large", func(t *testing.T) {})
+}
+"""
+
+
+@pytest.mark.skipif(shutil.which("go") is None, reason="go is not installed")
+def test_go_plain_form_and_directory_mode(tmp_path):
+    d = tmp_path / "calc"
+    (d / "sub").mkdir(parents=True)
+    (d / "go.mod").write_text("module example.com/calc\n\ngo 1.19\n")
+    (d / "sub" / "calc_test.go").write_text(GO_TEST)
+    env = {"GOFLAGS": "-mod=mod", "GOCACHE": str(tmp_path / "gocache"),
+           "GOPATH": str(tmp_path / "gopath"), "GOPROXY": "off"}
+    want = sorted(["example.com/calc/sub/TestAdd", "example.com/calc/sub/TestSub",
+                   "example.com/calc/sub/TestSub/small", "example.com/calc/sub/TestSub/large"])
+    # plain: without -count=1 the second run would be "(cached)", without
+    # -v no passing test would be named
+    plain, err, target = analyze(tmp_path, str(d), ["--", "go", "test", "./..."], runs=2,
+                                 env=env, name="plain")
+    assert "flakyctl: added -count=1 -v" in err
+    assert target[0][1] == "go test -count=1 -v ./..."
+    same_runs(plain, want, ordered=False)
+    # directory mode from below the module's root
+    lists, err, target = analyze(tmp_path, tmp_path, [str(d / "sub"), "--runs", "2"], runs=2,
+                                 env=env)
+    assert "running `go test -v -count=1 ./sub/...` in %s (go: found go.mod)" % d in err
+    assert target[0][0] == "calc-go"
+    same_runs(lists, want, ordered=False)
