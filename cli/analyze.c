@@ -624,9 +624,6 @@ again:
 	{
 		const char *pe = getenv("PATH");
 
-		for (size_t i = 0; cmd.envp[i] != NULL; i++)
-			if (strncmp(cmd.envp[i], "PATH=", 5) == 0)
-				pe = cmd.envp[i] + 5;
 		if (flaky_resolve_command(cmd.argv[0], a.spec.dir, pe,
 		    &resolved, err, sizeof err) == 0)
 			a.spec.path = resolved;
