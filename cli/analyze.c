@@ -10,10 +10,12 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <time.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <event2/event.h>
 
+#include "command.h"
 #include "flakyctl.h"
 #include "log.h"
 #include "diag.h"
@@ -287,14 +289,17 @@ end_strays(struct analyze *a)
 	flaky_spawner_reap(a->sp);
 }
 
-/* "shop-pytest": the directory's name and the command's first word. */
+/* "shop-pytest": the directory's name (the project root's in directory
+ * mode) and the command's first word (the runner's name there). */
 static char *
-default_target(const char *cmd)
+default_target(const char *where, const char *cmd)
 {
 	char	 cwd[PATH_MAX], *dir, *word, *t;
 	const char *w;
 
-	if (getcwd(cwd, sizeof cwd) == NULL)
+	if (where != NULL)
+		snprintf(cwd, sizeof cwd, "%s", where);
+	else if (getcwd(cwd, sizeof cwd) == NULL)
 		snprintf(cwd, sizeof cwd, "run");
 	dir = strrchr(cwd, '/');
 	dir = dir && dir[1] ? dir + 1 : cwd;
@@ -311,32 +316,77 @@ default_target(const char *cmd)
 	return t;
 }
 
-/* The command as one line, for people. */
+/* Quote one word for a shell when it needs it. */
+static void
+add_word(struct flaky_buf *b, const char *w)
+{
+	if (w[0] == '\0' || strpbrk(w, " \t\"'\\$`*?[]{}()<>;&|~#") != NULL) {
+		flaky_buf_addc(b, '\'');
+		for (const char *p = w; *p; p++) {
+			if (*p == '\'')
+				flaky_buf_adds(b, "'\\''");
+			else
+				flaky_buf_addc(b, *p);
+		}
+		flaky_buf_addc(b, '\'');
+	} else
+		flaky_buf_adds(b, w);
+}
+
+/* The command as one line, for people: with the variable flakyctl set
+ * ("PYTEST_ADDOPTS=-v pytest"), so that it can be pasted into a shell. */
 static char *
-join_argv(char **argv)
+join_argv(const char *env_set, char **argv)
 {
 	struct flaky_buf b;
+	const char	*eq;
 
 	flaky_buf_init(&b);
+	if (env_set != NULL && (eq = strchr(env_set, '=')) != NULL) {
+		flaky_buf_add(&b, env_set, (size_t)(eq + 1 - env_set));
+		add_word(&b, eq + 1);
+		flaky_buf_addc(&b, ' ');
+	}
 	for (int i = 0; argv[i] != NULL; i++) {
 		if (i > 0)
 			flaky_buf_addc(&b, ' ');
-		if (argv[i][0] == '\0' || strpbrk(argv[i], " \t\"'\\$`") !=
-		    NULL) {
-			flaky_buf_addc(&b, '\'');
-			for (const char *p = argv[i]; *p; p++) {
-				if (*p == '\'')
-					flaky_buf_adds(&b, "'\\''");
-				else
-					flaky_buf_addc(&b, *p);
-			}
-			flaky_buf_addc(&b, '\'');
-		} else
-			flaky_buf_adds(&b, argv[i]);
+		add_word(&b, argv[i]);
 	}
 	if (b.oom)
 		fatalx("out of memory");
 	return flaky_buf_steal(&b);
+}
+
+/* Is s an existing directory (and so not a command)? */
+static int
+is_dir(const char *s)
+{
+	struct stat	 st;
+
+	return stat(s, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+/* The command the runs execute: built for a directory, or the user's
+ * completed so that the runner prints every test's outcome. */
+static int
+prepare_command(const char *dir, char **argv,
+    const struct flaky_command_opts *opts, struct flaky_command *cmd)
+{
+	extern char	**environ;
+	char		  err[2048];
+	int		  r;
+
+	if (dir != NULL)
+		r = flaky_command_detect(dir, environ, opts, cmd, err,
+		    sizeof err);
+	else
+		r = flaky_command_complete(argv, environ, opts, cmd, err,
+		    sizeof err);
+	if (r == -ENOMEM)
+		fatalx("out of memory");
+	if (r < 0)
+		fprintf(stderr, "flakyctl: analyze: %s\n", err);
+	return r;
 }
 
 int
@@ -352,10 +402,13 @@ cmd_analyze(struct ctl *ctl, int argc, char **argv)
 		{ "fail-on", required_argument, NULL, 'F' },
 		{ "revision", required_argument, NULL, 'R' },
 		{ "capture", required_argument, NULL, 'C' },
+		{ "no-runner-cache", no_argument, NULL, 'K' },
 		CTL_GLOBAL_LONGOPTS,
 		{ NULL, 0, NULL, 0 }
 	};
 	struct analyze	 a;
+	struct flaky_command cmd;
+	struct flaky_command_opts copts = { 1 };
 	struct report_head head;
 	struct flaky_query q;
 	struct flaky_test_row *rows = NULL;
@@ -364,13 +417,17 @@ cmd_analyze(struct ctl *ctl, int argc, char **argv)
 	int64_t		 ms, t0;
 	char		 err[1024], *target = NULL, *command = NULL;
 	char		*revision = NULL, *resolved = NULL, cwd[PATH_MAX];
-	const char	*target_arg = NULL, *rev_arg = NULL;
+	const char	*target_arg = NULL, *rev_arg = NULL, *dir_arg = NULL;
 	int		 c, fail_mask = 0, ret = EXIT_ERROR;
 
 	memset(&a, 0, sizeof a);
+	memset(&cmd, 0, sizeof cmd);
 	a.ctl = ctl;
 	a.runs = 10;
 	a.jobs = 1;
+	/* Options stop at the first word (a command's own options are its
+	 * own), except after a directory: `analyze tests/ --runs 50`. */
+again:
 	while ((c = getopt_long(argc, argv, "+n:j:t:T:", longopts, NULL)) !=
 	    -1) {
 		switch (c) {
@@ -427,6 +484,9 @@ cmd_analyze(struct ctl *ctl, int argc, char **argv)
 			}
 			a.job.spec.capture_max = (size_t)v;
 			break;
+		case 'K':
+			copts.keep_jest_cache = 0;
+			break;
 		case '?':
 			ctl_usage_error("analyze", "unknown option");
 			return EXIT_ERROR;
@@ -435,10 +495,22 @@ cmd_analyze(struct ctl *ctl, int argc, char **argv)
 				return EXIT_ERROR;
 		}
 	}
+	if (optind < argc && dir_arg == NULL &&
+	    strcmp(argv[optind - 1], "--") != 0 && is_dir(argv[optind])) {
+		dir_arg = argv[optind++];
+		goto again;
+	}
 	argc -= optind;
 	argv += optind;
-	if (argc == 0) {
-		ctl_usage_error("analyze", "no command to run");
+	if (dir_arg != NULL && argc > 0) {
+		ctl_usage_error("analyze", "'%s' after the directory %s: give "
+		    "either a directory or a command after --", argv[0],
+		    dir_arg);
+		return EXIT_ERROR;
+	}
+	if (dir_arg == NULL && argc == 0) {
+		ctl_usage_error("analyze", "no command to run: give a "
+		    "directory, or a command (after --)");
 		return EXIT_ERROR;
 	}
 	if (ctl_check_format(ctl, "analyze", 1 << FORMAT_TABLE |
@@ -451,12 +523,22 @@ cmd_analyze(struct ctl *ctl, int argc, char **argv)
 		    "letters, digits, '.', '_' and '-', got '%s'", target_arg);
 		return EXIT_ERROR;
 	}
-	a.job.spec.argv = argv;
 	if (getcwd(cwd, sizeof cwd) == NULL)
 		fatal("getcwd");
-	a.job.spec.dir = cwd;
-	target = target_arg ? xstrdup(target_arg) : default_target(argv[0]);
-	command = join_argv(argv);
+	if (prepare_command(dir_arg, argv, &copts, &cmd) < 0)
+		goto out;
+	a.job.spec.argv = cmd.argv;
+	a.job.spec.envp = cmd.envp;
+	a.job.spec.dir = cmd.dir != NULL ? cmd.dir : cwd;
+	target = target_arg ? xstrdup(target_arg) : cmd.root != NULL ?
+	    default_target(cmd.root, cmd.runner) :
+	    default_target(NULL, cmd.argv[0]);
+	command = join_argv(cmd.env_set, cmd.argv);
+	if (dir_arg != NULL)
+		fprintf(stderr, "flakyctl: running `%s` in %s (%s: %s)\n",
+		    command, cmd.dir, cmd.runner, cmd.note);
+	else if (cmd.note != NULL)
+		fprintf(stderr, "flakyctl: %s\n", cmd.note);
 
 	if (flaky_store_open(ctl_db_path(ctl), 0, &a.store, err,
 	    sizeof err) < 0) {
@@ -470,22 +552,22 @@ cmd_analyze(struct ctl *ctl, int argc, char **argv)
 	/* The revision once per call, not per run. */
 	if (rev_arg != NULL)
 		revision = xstrdup(rev_arg);
-	else if (flaky_revision_git(cwd, &revision) < 0)
+	else if (flaky_revision_git(a.job.spec.dir, &revision) < 0)
 		fatalx("out of memory");
 	/* Look the command up once, not per run; when that fails, the first
 	 * run records the error. */
 	{
 		const char *pe = getenv("PATH");
 
-		if (flaky_resolve_command(argv[0], cwd, pe, &resolved, err,
-		    sizeof err) == 0)
+		if (flaky_resolve_command(cmd.argv[0], a.job.spec.dir, pe,
+		    &resolved, err, sizeof err) == 0)
 			a.job.spec.path = resolved;
 	}
 	/* The target's row, waiting for other writers as long as a run's
 	 * rows would. */
 	flaky_store_set_busy_timeout(a.store, FINAL_FLUSH_MS);
-	if (flaky_store_target(a.store, target, command, cwd, &a.job.target_id,
-	    err, sizeof err) < 0) {
+	if (flaky_store_target(a.store, target, command, a.job.spec.dir,
+	    &a.job.target_id, err, sizeof err) < 0) {
 		fprintf(stderr, "flakyctl: %s\n", err);
 		goto out;
 	}
@@ -602,5 +684,6 @@ out:
 	free(command);
 	free(revision);
 	free(resolved);
+	flaky_command_clear(&cmd);
 	return ret;
 }

@@ -18,7 +18,8 @@
 static const struct ctl_command commands[] = {
 	{ "analyze", cmd_analyze,
 	  "analyze [--runs N] [--jobs J] [--timeout D] [--target NAME] "
-	  "[--junit PATH] [--fail-on TIERS] [--] COMMAND..." },
+	  "[--junit PATH] [--fail-on TIERS] [--no-runner-cache] "
+	  "(DIRECTORY | [--] COMMAND...)" },
 	{ "report", cmd_report,
 	  "report [--since D|DATE] [--until DATE] [--target NAME] "
 	  "[--fail-on TIERS] [--sort rate|budget|trend] [--html FILE] "

@@ -232,9 +232,10 @@ def test_command_errors(tmp_path, setup, message):
         (tmp_path / "script.sh").write_text("#!/bin/sh\necho hi\n")
         cmd = "./script.sh"
     else:
+        # after --: a command, even when it names a directory
         (tmp_path / "adir").mkdir()
         cmd = "./adir"
-    p = run(["analyze", "--db", db, "--runs", "5", cmd], cwd=tmp_path)
+    p = run(["analyze", "--db", db, "--runs", "5", "--", cmd], cwd=tmp_path)
     assert p.returncode == 2
     assert message in p.stderr
     assert len(p.stderr.strip().splitlines()) == 1, p.stderr

@@ -1,0 +1,27 @@
+/* Shared by command.c (completing a command) and command_detect.c
+ * (directory mode); not part of libflaky's interface. */
+#ifndef FLAKY_COMMAND_INT_H
+#define FLAKY_COMMAND_INT_H
+
+#include <stddef.h>
+
+/* A growing NULL-terminated vector of malloc'd strings; an allocation
+ * failure sticks in oom, so callers check once at the end. */
+struct cmd_vec {
+	char	**v;
+	size_t	  n, cap;
+	int	  oom;
+};
+
+void	 cmd_vec_insert(struct cmd_vec *, size_t at, const char *);
+void	 cmd_vec_add(struct cmd_vec *, const char *);
+void	 cmd_vec_free(struct cmd_vec *);
+/* Hands the vector over (NULL-terminated, never NULL unless oom). */
+char	**cmd_vec_steal(struct cmd_vec *);
+
+/* The last path component of s. */
+const char *cmd_base(const char *s);
+/* The value of name in envp, or NULL. */
+const char *cmd_env_get(char *const *envp, const char *name);
+
+#endif
