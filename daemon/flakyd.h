@@ -7,6 +7,7 @@
 #include <stdint.h>
 #include <sys/queue.h>
 
+#include "command.h"
 #include "conf.h"
 #include "confirm.h"
 #include "pipeline.h"
@@ -44,6 +45,9 @@ struct evbuffer;
 struct cfgref {
 	struct flaky_config	*cfg;
 	char			***envs;	/* per target, NULL-ended */
+	/* per target: its command and environment completed so that the
+	 * runner prints every test's outcome (lib/command.h) */
+	struct flaky_command	*cmds;
 	int			 refs;
 };
 
@@ -77,7 +81,8 @@ struct trigger {
 	int64_t			 queued_ms;
 	struct cfgref		*cref;		/* held while it has the slot */
 	const struct flaky_target *def;
-	char			**envp;
+	char			**envp;		/* completed (cfgref) */
+	char			**argv;		/* completed (cfgref) */
 	char			*revision;
 	struct flaky_proc	*revproc;	/* the revision: command */
 	struct flaky_buf	 revout;

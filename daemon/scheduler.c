@@ -88,8 +88,21 @@ cfgref_new(struct flaky_config *cfg)
 	c->cfg = cfg;
 	c->refs = 1;
 	c->envs = xcalloc(cfg->ntargets + 1, sizeof *c->envs);
-	for (size_t i = 0; i < cfg->ntargets; i++)
+	c->cmds = xcalloc(cfg->ntargets + 1, sizeof *c->cmds);
+	for (size_t i = 0; i < cfg->ntargets; i++) {
+		const struct flaky_command_opts co = { .keep_jest_cache = 1 };
+		char	 err[512];
+
 		c->envs[i] = make_envp(cfg, &cfg->targets[i]);
+		/* The same completion as flakyctl analyze: a YAML command
+		 * `pytest tests/` gives every test's outcome too. */
+		if (flaky_command_complete(cfg->targets[i].argv, c->envs[i],
+		    &co, &c->cmds[i], err, sizeof err) < 0)
+			fatalx("target %s: %s", cfg->targets[i].name, err);
+		if (c->cmds[i].note != NULL)
+			log_info("target %s: %s", cfg->targets[i].name,
+			    c->cmds[i].note);
+	}
 	return c;
 }
 
@@ -103,8 +116,10 @@ cfgref_unref(struct cfgref *c)
 		for (char **e = c->envs[i]; *e != NULL; e++)
 			free(*e);
 		free(c->envs[i]);
+		flaky_command_clear(&c->cmds[i]);
 	}
 	free(c->envs);
+	free(c->cmds);
 	flaky_config_free(c->cfg);
 	free(c);
 }
@@ -448,7 +463,8 @@ trigger_start(struct flakyd *d, struct trigger *tr)
 	for (i = 0; i < d->cur->cfg->ntargets; i++)
 		if (&d->cur->cfg->targets[i] == tr->def)
 			break;
-	tr->envp = d->cur->envs[i];
+	tr->envp = d->cur->cmds[i].envp;
+	tr->argv = d->cur->cmds[i].argv;
 	if (tr->def->scan)
 		trigger_scan(d, tr);
 	retention(d);
@@ -833,7 +849,7 @@ trigger_next_ev(evutil_socket_t fd, short what, void *arg)
 	j->index = ++tr->started;
 	j->of = tr->runs;
 	memset(&job, 0, sizeof job);
-	job.spec.argv = tr->def->argv;
+	job.spec.argv = tr->argv;
 	job.spec.dir = tr->def->dir;
 	job.spec.envp = tr->envp;
 	job.spec.timeout_ms = tr->def->timeout_ms;
