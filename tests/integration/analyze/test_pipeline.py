@@ -105,3 +105,20 @@ def test_escapees_do_not_outlive_analyze(tmp_path):
         assert left == [], (left, p.stderr)
     finally:
         subprocess.run(["pkill", "-9", "-f", marker])
+
+
+def test_junit_results_leave_no_warning(tmp_path):
+    """pytest -q with --junitxml: the file holds every test, so the run is
+    complete and no 'no test result was found' is recorded."""
+    write_suite(tmp_path)
+    db = str(tmp_path / "f.db")
+    # PYTEST_ADDOPTS cleared inside: stdout is pytest -q's, which names
+    # no passing test (the runner is recognized, its results are not).
+    run(["--db", db, "analyze", "--runs", "2", "--junit", "out.xml", "--",
+         "sh", "-c", "PYTEST_ADDOPTS= /usr/bin/pytest -q -o "
+         "cache_dir=.cache --junitxml=out.xml test_s.py"],
+        cwd=str(tmp_path), check=0)
+    con = sqlite3.connect(db)
+    rows = con.execute("SELECT tests, error, incomplete FROM runs").fetchall()
+    con.close()
+    assert rows == [(2, None, None)] * 2, rows
