@@ -416,7 +416,7 @@ cmd_analyze(struct ctl *ctl, int argc, char **argv)
 	long long	 v;
 	int64_t		 ms, t0;
 	char		 err[1024], *target = NULL, *command = NULL;
-	char		*revision = NULL, *resolved = NULL, cwd[PATH_MAX];
+	char		*revision = NULL, *resolved = NULL, *runner_version = NULL, cwd[PATH_MAX];
 	const char	*target_arg = NULL, *rev_arg = NULL, *dir_arg = NULL;
 	int		 c, fail_mask = 0, ret = EXIT_ERROR;
 
@@ -594,6 +594,8 @@ again:
 	}
 	a.job.kind = FLAKY_KIND_SUITE;
 	a.job.trigger = "analyze";
+	a.job.runner_version = runner_version =
+	    flaky_runner_version(&cmd, a.job.spec.dir);
 	a.job.revision = revision;
 	a.sigint_ev = evsignal_new(a.base, SIGINT, signal_cb, &a);
 	a.sigterm_ev = evsignal_new(a.base, SIGTERM, signal_cb, &a);

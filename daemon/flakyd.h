@@ -48,6 +48,7 @@ struct cfgref {
 	/* per target: its command and environment completed so that the
 	 * runner prints every test's outcome (lib/command.h) */
 	struct flaky_command	*cmds;
+	char			**versions;	/* per target: its runner's */
 	int			 refs;
 };
 
@@ -83,6 +84,7 @@ struct trigger {
 	const struct flaky_target *def;
 	char			**envp;		/* completed (cfgref) */
 	char			**argv;		/* completed (cfgref) */
+	const char		*runner_version;	/* cfgref's */
 	char			*revision;
 	struct flaky_proc	*revproc;	/* the revision: command */
 	struct flaky_buf	 revout;

@@ -89,6 +89,7 @@ cfgref_new(struct flaky_config *cfg)
 	c->refs = 1;
 	c->envs = xcalloc(cfg->ntargets + 1, sizeof *c->envs);
 	c->cmds = xcalloc(cfg->ntargets + 1, sizeof *c->cmds);
+	c->versions = xcalloc(cfg->ntargets + 1, sizeof *c->versions);
 	for (size_t i = 0; i < cfg->ntargets; i++) {
 		const struct flaky_command_opts co = { .keep_jest_cache = 1 };
 		char	 err[512];
@@ -102,6 +103,8 @@ cfgref_new(struct flaky_config *cfg)
 		if (c->cmds[i].note != NULL)
 			log_info("target %s: %s", cfg->targets[i].name,
 			    c->cmds[i].note);
+		c->versions[i] = flaky_runner_version(&c->cmds[i],
+		    cfg->targets[i].dir ? cfg->targets[i].dir : ".");
 	}
 	return c;
 }
@@ -117,9 +120,11 @@ cfgref_unref(struct cfgref *c)
 			free(*e);
 		free(c->envs[i]);
 		flaky_command_clear(&c->cmds[i]);
+		free(c->versions[i]);
 	}
 	free(c->envs);
 	free(c->cmds);
+	free(c->versions);
 	flaky_config_free(c->cfg);
 	free(c);
 }
@@ -465,6 +470,7 @@ trigger_start(struct flakyd *d, struct trigger *tr)
 			break;
 	tr->envp = d->cur->cmds[i].envp;
 	tr->argv = d->cur->cmds[i].argv;
+	tr->runner_version = d->cur->versions[i];
 	if (tr->def->scan)
 		trigger_scan(d, tr);
 	retention(d);
@@ -859,6 +865,7 @@ trigger_next_ev(evutil_socket_t fd, short what, void *arg)
 	job.target_id = tr->ts->id;
 	job.kind = FLAKY_KIND_SUITE;
 	job.trigger = tr->kind;
+	job.runner_version = tr->runner_version;
 	job.revision = j->revision;
 	job.arg = j;
 	if (job_start(d, tr, j, &job) < 0)

@@ -53,6 +53,12 @@ int	 flaky_command_detect(const char *path, char *const *envp,
 	    const struct flaky_command_opts *, struct flaky_command *ret,
 	    char *err, size_t errlen);
 
+/* The version of the command's runner where its installation tells it
+ * without running anything (Jest's package.json, go's GOROOT/VERSION, the
+ * Python interpreter's name for unittest): "jest 29.7.0", "go1.19.8",
+ * "Python 3.11". malloc'd, or NULL. pytest prints its own. */
+char	*flaky_runner_version(const struct flaky_command *, const char *dir);
+
 /* Frees what a flaky_command holds (not the struct); NULL-safe. */
 void	 flaky_command_clear(struct flaky_command *);
 

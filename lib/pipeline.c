@@ -23,7 +23,7 @@
 struct item {
 	struct flaky_pipeline	*pl;
 	struct flaky_run	*run;
-	char			*trigger, *revision, *error;
+	char			*trigger, *revision, *error, *version;
 	int64_t			 target_id;
 	int			 kind;
 	void			*job_arg;
@@ -84,6 +84,7 @@ item_free(struct item *it)
 	free(it->trigger);
 	free(it->revision);
 	free(it->error);
+	free(it->version);
 	free(it);
 }
 
@@ -290,6 +291,11 @@ item_end(struct item *it, int tell)
 		run->rec.error = run->rec.error ? run->rec.error :
 		    "classifying the failures ran out of memory";
 	run->rec.incomplete = incomplete_reason(run);
+	/* A runner that prints no version of its own: what the caller found
+	 * in its installation. */
+	if (run->results.version == NULL && run->results.n > 0 &&
+	    it->version != NULL)
+		run->results.version = strdup(it->version);
 	if (!it->ended) {
 		pl->nlive--;
 		it->ended = 1;
@@ -375,6 +381,8 @@ flaky_pipeline_start(struct flaky_pipeline *pl, const struct flaky_job *job,
 		return r;
 	}
 	item_bind(it);
+	if (job->runner_version != NULL)
+		it->version = strdup(job->runner_version);
 	TAILQ_INSERT_TAIL(&pl->items, it, entry);
 	if (r < 0) {
 		/* Could not start: an error run, ended at once. The caller

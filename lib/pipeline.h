@@ -57,6 +57,9 @@ struct flaky_job {
 	int			 kind;		/* enum flaky_run_kind */
 	const char		*trigger;	/* analyze, schedule, ... */
 	const char		*revision;
+	/* The runner's version, for runs whose output does not print one
+	 * (flaky_runner_version); NULL: none known. */
+	const char		*runner_version;
 	/* A caller's budget (monotonic us; 0: none): the run is stopped then
 	 * and stored as stopped, not as a timeout of the test. */
 	int64_t			 budget_end_us;

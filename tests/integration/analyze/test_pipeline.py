@@ -122,3 +122,28 @@ def test_junit_results_leave_no_warning(tmp_path):
     rows = con.execute("SELECT tests, error, incomplete FROM runs").fetchall()
     con.close()
     assert rows == [(2, None, None)] * 2, rows
+
+
+def test_runner_version_for_every_runner(demo, tmp_path):
+    """Runners that print no version get the one their installation tells:
+    unittest the interpreter's, Jest its package.json's; pytest its own."""
+    db = str(tmp_path / "v.db")
+    write_suite(tmp_path)
+    run(["--db", db, "analyze", "--runs", "1", "--target", "u", "--",
+         PYTHON, "-m", "unittest", "test_s"], cwd=str(tmp_path), check=0)
+    run(["--db", db, "analyze", "--runs", "1", "--target", "p", "--",
+         "/usr/bin/pytest", "test_s.py"], cwd=str(tmp_path), check=0)
+    jest = demo("demo-jest")
+    run(["--db", db, "analyze", "--runs", "1", "--target", "j", "--",
+         "node_modules/.bin/jest"], cwd=jest)
+    con = sqlite3.connect(db)
+    got = dict((t, (r, v)) for t, r, v in con.execute(
+        "SELECT t.name, r.runner, r.runner_version FROM runs r JOIN "
+        "targets t ON t.id = r.target_id"))
+    con.close()
+    major = "Python %d.%d" % os.sys.version_info[:2]
+    assert got["u"] == ("unittest", major), got
+    assert got["p"][0] == "pytest" and got["p"][1].startswith("7."), got
+    with open(os.path.join(jest, "node_modules", "jest", "package.json")) as f:
+        want = "jest " + __import__("json").load(f)["version"]
+    assert got["j"] == ("jest", want), got
