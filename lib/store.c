@@ -1091,6 +1091,8 @@ flaky_store_commit(struct flaky_store *s, char *err, size_t errlen)
 	if (!s->in_tx)
 		return 0;
 	stmts_reset(s);
+	/* Another process may prune the memo's row once it is committed. */
+	store_output_forget(&s->output);
 	if ((r = exec(s, "COMMIT", err, errlen)) < 0) {
 		flaky_store_rollback(s);
 		return r;
@@ -1110,6 +1112,7 @@ flaky_store_rollback(struct flaky_store *s)
 	/* Ids handed out inside the transaction are gone. */
 	idcache_clear(&s->tests);
 	idcache_clear(&s->msgs);
+	store_output_forget(&s->output);
 }
 
 static void

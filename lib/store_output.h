@@ -12,10 +12,22 @@
 #include "store.h"
 
 /* The statements of a store's output writes, prepared on first use. */
+#define STORE_OUTPUT_MEMO	256	/* bytes: the last small output */
+
 struct store_output {
 	sqlite3_stmt	*find;
 	sqlite3_stmt	*add;
+	/* The last small output stored in this transaction and its id: most
+	 * runs repeat it (an empty stderr), and the runs of one grouped
+	 * commit save two statements each. Forgotten at the commit (another
+	 * process may prune the row after it) and at a rollback. */
+	int		 memo_valid;
+	int64_t		 memo_id;
+	size_t		 memo_len;
+	unsigned char	 memo[STORE_OUTPUT_MEMO];
 };
+/* Forget the memo (a rollback). */
+void	store_output_forget(struct store_output *);
 
 /* sqlar_compress(X), sqlar_uncompress(X, SZ) (what the sqlite3 shell has
  * built in) and flaky_output_hash(X) on a connection: before migrating
