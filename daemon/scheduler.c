@@ -742,8 +742,10 @@ job_ended(struct flakyd *d, struct job *j, struct flaky_run *run)
 		    (long long)failures, (double)run->rec.duration_us / 1e6,
 		    run->rec.error ? ": " : "",
 		    run->rec.error ? run->rec.error : "",
-		    run->rec.incomplete ? "; incomplete: " : "",
-		    run->rec.incomplete ? run->rec.incomplete : "");
+		    run->rec.incomplete && run->rec.status == FLAKY_RUN_DONE ?
+		    "; incomplete: " : "",
+		    run->rec.incomplete && run->rec.status == FLAKY_RUN_DONE ?
+		    run->rec.incomplete : "");
 	d->runs_done++;
 	tr->job = NULL;
 	tr->finished++;
