@@ -81,17 +81,19 @@ confirm_next(struct confirm *c)
 {
 	struct flaky_job job;
 	struct flaky_confirm_test *t;
-	char *const	*argv;
+	char *const	*argv, *const *envp;
 	char		 err[1024];
 
 	for (;;) {
 		if (c->stopping || flaky_mono_us() >= c->deadline_us ||
-		    (t = flaky_confirm_next(&c->cf, &argv)) == NULL) {
+		    (t = flaky_confirm_next(&c->cf, NULL, &argv, &envp)) ==
+		    NULL) {
 			event_base_loopbreak(c->base);
 			return;
 		}
 		memset(&job, 0, sizeof job);
 		job.spec.argv = argv;
+		job.spec.envp = envp;
 		job.spec.dir = t->dir;
 		job.target_id = t->target_id;
 		job.kind = FLAKY_KIND_ALONE;

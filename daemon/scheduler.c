@@ -637,7 +637,7 @@ confirm_start(struct flakyd *d, struct trigger *tr)
 	struct flaky_job job;
 	struct flaky_confirm_test *t;
 	struct job	*j;
-	char *const	*argv;
+	char *const	*argv, *const *envp;
 	int64_t		 left_ms;
 
 	if (!tr->def->confirm)
@@ -662,7 +662,8 @@ confirm_start(struct flakyd *d, struct trigger *tr)
 		    tr->ts->name, tr->confirm_runs);
 		return -1;
 	}
-	if ((t = flaky_confirm_next(tr->confirm, &argv)) == NULL) {
+	if ((t = flaky_confirm_next(tr->confirm, tr->envp, &argv, &envp)) ==
+	    NULL) {
 		log_info("target %s: confirmed, %d runs alone", tr->ts->name,
 		    tr->confirm_runs);
 		return -1;
@@ -676,7 +677,7 @@ confirm_start(struct flakyd *d, struct trigger *tr)
 	memset(&job, 0, sizeof job);
 	job.spec.argv = argv;
 	job.spec.dir = t->dir;
-	job.spec.envp = tr->envp;
+	job.spec.envp = envp;
 	job.spec.timeout_ms = tr->def->timeout_ms;
 	job.spec.grace_ms = tr->cref->cfg->kill_grace_ms;
 	job.target_id = tr->ts->id;

@@ -3,6 +3,7 @@
 #include "buildconf.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -11,6 +12,8 @@
 #include "store.h"
 #include "stats.h"
 #include "util.h"
+
+static void	confirm_envp_free(char **);
 
 void
 flaky_confirm_init(struct flaky_confirm *c, int max_runs)
@@ -33,35 +36,87 @@ flaky_confirm_free(struct flaky_confirm *c)
 	}
 	free(c->t);
 	free(c->argv[2]);
+	confirm_envp_free(c->envp);
 	memset(c, 0, sizeof *c);
 }
 
 char *
-flaky_confirm_expand(const char *tmpl, const char *test)
+flaky_confirm_expand(const char *tmpl)
 {
 	struct flaky_buf b;
+	int		 sq = 0, dq = 0;
 
+	/* The test id never enters the command's text: it comes from the
+	 * code under test and from CI files, and a name such as
+	 * `x $(touch PWNED)` or `d" ; rm -rf ~ ; echo "` must stay a name.
+	 * {test} becomes a reference to $FLAKY_TEST, quoted for where it
+	 * stands in the template, so the shell expands it as one word and
+	 * never evaluates what it holds. */
 	flaky_buf_init(&b);
 	for (const char *p = tmpl; *p; ) {
-		if (strncmp(p, "{test}", 6) != 0) {
-			flaky_buf_addc(&b, *p++);
+		if (strncmp(p, "{test}", 6) == 0) {
+			if (sq)
+				flaky_buf_adds(&b, "'\"$FLAKY_TEST\"'");
+			else if (dq)
+				flaky_buf_adds(&b, "${FLAKY_TEST}");
+			else
+				flaky_buf_adds(&b, "\"$FLAKY_TEST\"");
+			p += 6;
 			continue;
 		}
-		flaky_buf_addc(&b, '\'');
-		for (const char *q = test; *q; q++) {
-			if (*q == '\'')
-				flaky_buf_adds(&b, "'\\''");
-			else
-				flaky_buf_addc(&b, *q);
+		if (*p == '\\' && !sq && p[1] != '\0') {
+			flaky_buf_add(&b, p, 2);
+			p += 2;
+			continue;
 		}
-		flaky_buf_addc(&b, '\'');
-		p += 6;
+		if (*p == '\'' && !dq)
+			sq = !sq;
+		else if (*p == '"' && !sq)
+			dq = !dq;
+		flaky_buf_addc(&b, *p++);
 	}
 	if (b.oom) {
 		flaky_buf_free(&b);
 		return NULL;
 	}
 	return flaky_buf_steal(&b);
+}
+
+/* The environment of a run alone: base (or ours) with FLAKY_TEST set to
+ * the test's id. */
+static char **
+confirm_envp(char *const *base, const char *test)
+{
+	extern char	**environ;
+	char		**v;
+	size_t		 n = 0, k = 0;
+
+	if (base == NULL)
+		base = environ;
+	while (base[n] != NULL)
+		n++;
+	if ((v = calloc(n + 2, sizeof *v)) == NULL)
+		return NULL;
+	for (size_t i = 0; i < n; i++)
+		if (strncmp(base[i], "FLAKY_TEST=", 11) != 0)
+			v[k++] = base[i];
+	if (asprintf(&v[k], "FLAKY_TEST=%s", test) < 0) {
+		free(v);
+		return NULL;
+	}
+	return v;
+}
+
+/* Free what confirm_envp made (only the FLAKY_TEST entry is ours). */
+static void
+confirm_envp_free(char **v)
+{
+	if (v == NULL)
+		return;
+	for (size_t i = 0; v[i] != NULL; i++)
+		if (strncmp(v[i], "FLAKY_TEST=", 11) == 0)
+			free(v[i]);
+	free(v);
 }
 
 /* Done with a test. One that passes alone so far, while failing in the
@@ -144,7 +199,8 @@ fail:
 }
 
 struct flaky_confirm_test *
-flaky_confirm_next(struct flaky_confirm *c, char *const **argv)
+flaky_confirm_next(struct flaky_confirm *c, char *const *base_envp,
+    char *const **argv, char *const **envp)
 {
 	struct flaky_confirm_test *t = NULL;
 	char	*cmd;
@@ -160,14 +216,20 @@ flaky_confirm_next(struct flaky_confirm *c, char *const **argv)
 	}
 	if (t == NULL)
 		return NULL;
-	if ((cmd = flaky_confirm_expand(t->isolate, t->name)) == NULL)
+	if ((cmd = flaky_confirm_expand(t->isolate)) == NULL)
 		return NULL;
+	confirm_envp_free(c->envp);
+	if ((c->envp = confirm_envp(base_envp, t->name)) == NULL) {
+		free(cmd);
+		return NULL;
+	}
 	free(c->argv[2]);
 	c->argv[0] = (char *)"/bin/sh";
 	c->argv[1] = (char *)"-c";
 	c->argv[2] = cmd;
 	c->argv[3] = NULL;
 	*argv = c->argv;
+	*envp = c->envp;
 	return t;
 }
 

@@ -32,6 +32,7 @@ struct flaky_confirm {
 	size_t		 nt, next;
 	int		 max_runs;	/* alone, per test */
 	char		*argv[4];	/* /bin/sh -c COMMAND */
+	char		**envp;		/* the run's: FLAKY_TEST=the id */
 };
 
 void	 flaky_confirm_init(struct flaky_confirm *, int max_runs);
@@ -57,18 +58,21 @@ struct flaky_query;
 int	 flaky_confirm_choose(struct flaky_confirm *, struct flaky_store *,
 	    const struct flaky_query *, flaky_isolate_fn, void *arg,
 	    const char *revision, size_t *ret_open, char *err, size_t errlen);
-/* The next unsettled test, round robin, and the command that runs it
- * alone (valid until the next call); NULL when every test is settled
- * (or out of memory). */
+/* The next unsettled test, round robin, the command that runs it alone
+ * and its environment: base_envp (NULL: ours) with FLAKY_TEST set to the
+ * test's id, which the command reads (valid until the next call); NULL
+ * when every test is settled (or out of memory). */
 struct flaky_confirm_test *flaky_confirm_next(struct flaky_confirm *,
-	    char *const **argv);
+	    char *const *base_envp, char *const **argv, char *const **envp);
 /* Count a run alone of t from its results. Returns 0, or -ENOENT when the
  * run did not report the test (the template is wrong: t is settled, with
  * start_error, since more runs would not report it either). */
 int	 flaky_confirm_count(struct flaky_confirm *,
 	    struct flaky_confirm_test *, const struct flaky_results *);
-/* The isolate template with {test} replaced by the test id quoted for
- * /bin/sh; NULL when out of memory. */
-char	*flaky_confirm_expand(const char *tmpl, const char *test);
+/* The isolate template as a /bin/sh command: each {test} becomes a
+ * reference to $FLAKY_TEST quoted for where it stands (outside quotes,
+ * inside double or single quotes), so a test id is never part of the
+ * command's text; NULL when out of memory. */
+char	*flaky_confirm_expand(const char *tmpl);
 
 #endif
