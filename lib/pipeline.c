@@ -16,8 +16,8 @@
 #include "pipeline.h"
 #include "util.h"
 
-/* Ended runs or output that make a commit due at once. */
-#define GROUP_RUNS	64
+/* Ended runs' output that makes a commit due at once (memory); else a
+ * commit waits for the caller's grouping time: one sync per commit. */
 #define GROUP_BYTES	(16 << 20)
 
 struct item {
@@ -305,8 +305,7 @@ item_end(struct item *it, int tell)
 	}
 	if (tell && pl->o.ended != NULL)
 		pl->o.ended(run, it->job_arg, pl->o.arg);
-	if (pl->o.group_ms <= 0 || pl->nended >= GROUP_RUNS ||
-	    pl->bytes >= GROUP_BYTES)
+	if (pl->o.group_ms <= 0 || pl->bytes >= GROUP_BYTES)
 		flush_in(pl, 0);
 	else
 		flush_in(pl, pl->o.group_ms);
