@@ -13,7 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "pyscan.h"
+#include "scan/scan.h"
 #include "util.h"
 
 /* The token dump of src, as a string the test frees. */
