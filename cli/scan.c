@@ -1,4 +1,4 @@
-/* flakyctl scan: the static risk scan of Python test code (lib/pyscan),
+/* flakyctl scan: the static risk scan of Python test code (lib/scan),
  * printed as a table, JSON or the tsv other tools compare against. */
 #include "buildconf.h"
 
@@ -10,7 +10,7 @@
 #include <unistd.h>
 
 #include "flakyctl.h"
-#include "pyscan.h"
+#include "scan/scan.h"
 #include "store.h"
 #include "store_scan.h"
 #include "util.h"

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "pyscan.h"
+#include "scan/scan.h"
 #include "store_int.h"
 #include "store_scan.h"
 #include "util.h"

@@ -33,7 +33,10 @@ build() {
 build fuzz_parse $parse -lexpat
 build fuzz_junit $parse -lexpat
 build fuzz_config "$src/lib/config.c" "$src/lib/sched.c" "$src/lib/util.c" -lyaml
-build fuzz_pyscan "$src/lib/pyscan.c" "$src/lib/util.c"
+# The scanner's codec table is generated, as meson generates it.
+python3 "$src/lib/scan/gen-codecs.py" "$src/lib/scan/codecs.txt" \
+    "$out/inc/scan-codecs.c"
+build fuzz_pyscan "$src"/lib/scan/*.c "$out/inc/scan-codecs.c" "$src/lib/util.c"
 
 seed() {
 	find "$@" -type f -size -256k 2>/dev/null | head -200

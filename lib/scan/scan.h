@@ -1,10 +1,16 @@
-/* pyscan: a static scan of Python test code for approximate assertions
+/* scan: a static scan of Python test code for approximate assertions
  * (comparisons in asserts, assertAlmostEqual, assert_allclose, approx, ...)
  * and for tests that seed their randomness. A tokenizer and an
  * indentation-based statement structure in C; no Python at run time.
- * The rules are in docs/scan.md. Like all of libflaky: no output, no exits. */
-#ifndef FLAKY_PYSCAN_H
-#define FLAKY_PYSCAN_H
+ * The rules are in docs/scan.md. Like all of libflaky: no output, no exits.
+ *
+ * The one header of lib/scan/ the rest of the tree includes, as
+ * "scan/scan.h". The files behind it: tokenize.c, strings.c, numbers.c and
+ * encoding.c (the tokenizer), structure.c (statements and scopes), rules.c
+ * (the findings), seed.c (the seeding signal), result.c, scan.c (these
+ * entry points) and walk.c (the files a scan covers). */
+#ifndef FLAKY_SCAN_H
+#define FLAKY_SCAN_H
 
 #include <stddef.h>
 
