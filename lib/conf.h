@@ -1,7 +1,5 @@
 /* The YAML schedule file (flaky.yaml(5)) read with libyaml into plain
- * structs. Every error is one line, "FILE:LINE:COL: what was expected".
- * (This header is conf.h, not config.h: lib/config.h would shadow the
- * build's generated config.h for every file in lib/ that includes it.) */
+ * structs. Every error is one line, "FILE:LINE:COL: what was expected". */
 #ifndef FLAKY_CONF_H
 #define FLAKY_CONF_H
 

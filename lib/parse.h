@@ -102,6 +102,5 @@ void	 flaky_results_init(struct flaky_results *);
 void	 flaky_results_free(struct flaky_results *);
 
 const char *flaky_outcome_name(int);	/* "pass", "fail", ... */
-int	 flaky_outcome_from_name(const char *);
 
 #endif

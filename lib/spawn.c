@@ -178,17 +178,22 @@ capture_init(struct capture *c, size_t max)
 	return 0;
 }
 
-/* Grow lazily: allocate the head and tail on first use. */
-static int
+/* Grow lazily: allocate the head and tail on first use. Out of memory,
+ * the bytes are still counted, as produced and not kept: the run's
+ * output_bytes and output_dropped stay true, and the marker in the kept
+ * output says how much is missing. */
+static void
 capture_feed(struct capture *c, const char *s, size_t n)
 {
-	if (c->head == NULL && c->head_cap > 0 &&
-	    (c->head = malloc(c->head_cap)) == NULL)
-		return -ENOMEM;
-	if (c->tail == NULL && c->tail_cap > 0 && c->total + n > c->head_cap &&
-	    (c->tail = malloc(c->tail_cap)) == NULL)
-		return -ENOMEM;
-	return capture_add(c, s, n);
+	if ((c->head == NULL && c->head_cap > 0 &&
+	    (c->head = malloc(c->head_cap)) == NULL) ||
+	    (c->tail == NULL && c->tail_cap > 0 &&
+	    c->total + n > c->head_cap &&
+	    (c->tail = malloc(c->tail_cap)) == NULL)) {
+		c->total += n;
+		return;
+	}
+	capture_add(c, s, n);
 }
 
 static void
@@ -1089,7 +1094,8 @@ is_cwd(const struct stat *st)
 	    cwd.st_ino == st->st_ino;
 }
 
-/* The child's environment: envp with TMPDIR (and TMP, TEMP) replaced. */
+/* The child's environment: envp with TMPDIR replaced (TMP and TEMP, which
+ * some tools read on other systems, are passed on as they are). */
 static char **
 make_env(char *const *envp, const char *tmpdir)
 {

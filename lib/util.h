@@ -51,8 +51,7 @@ int	 flaky_parse_duration(const char *, int64_t *ret_ms);
  * "2026-11-01 12:00:00+01:00" -> unix ms. Without a zone the time is UTC.
  * Returns 0 or -EINVAL. */
 int	 flaky_parse_time(const char *, int64_t *ret_ms);
-/* unix ms -> "2026-11-01T12:00:00Z" (or with ".123" when ms != 0 and
- * with_ms); buf needs 32 bytes. */
+/* unix ms -> "2026-11-01T12:00:00Z"; buf needs 32 bytes. */
 char	*flaky_format_time(int64_t ms, char *buf, size_t len);
 /* unix ms -> "2026-11-01"; buf needs 11 bytes. */
 char	*flaky_format_day(int64_t ms, char *buf, size_t len);

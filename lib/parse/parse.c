@@ -68,15 +68,6 @@ flaky_outcome_name(int o)
 	return names[o];
 }
 
-int
-flaky_outcome_from_name(const char *s)
-{
-	for (int o = 0; o <= FLAKY_OUTCOME_MAX; o++)
-		if (strcmp(s, flaky_outcome_name(o)) == 0)
-			return o;
-	return -EINVAL;
-}
-
 void
 flaky_results_init(struct flaky_results *r)
 {
@@ -173,18 +164,6 @@ parse_add(struct parse_ctx *ctx, const char *test, size_t len, int outcome,
 	v->signature = NULL;
 	v->position = (unsigned)r->n;
 	return (long)r->n++;
-}
-
-long
-parse_find(struct parse_ctx *ctx, const char *test, size_t len)
-{
-	struct flaky_results	*r = ctx->res;
-
-	for (size_t i = r->n; i-- > 0;)
-		if (strlen(r->v[i].test) == len &&
-		    memcmp(r->v[i].test, test, len) == 0)
-			return (long)i;
-	return -1;
 }
 
 int
