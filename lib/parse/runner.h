@@ -35,7 +35,6 @@ struct parse_ctx {
 /* Append a result; returns its index or -ENOMEM. duration_us -1 unknown. */
 long	 parse_add(struct parse_ctx *, const char *test, size_t testlen,
 	    int outcome, int64_t duration_us);
-/* Find the last result with this id, -1 if none. */
 /* Set or append to a result's message, keeping FLAKY_MESSAGE_MAX. */
 int	 parse_message(struct parse_ctx *, long idx, const char *, size_t);
 int	 parse_set_version(struct parse_ctx *, const char *, size_t);
