@@ -42,5 +42,9 @@ if command -v clang >/dev/null 2>&1; then
 	fi
 fi
 
+# The layout figures (issue 13): reported here; scripts/layout.sh --check
+# turns them into a gate once they meet their goals.
+scripts/layout.sh || true
+
 echo "$passed passed, $failed failed"
 exit $status

@@ -1,0 +1,127 @@
+#!/bin/sh
+# The layout figures of issue 13, for lib/, cli/ and daemon/:
+#   - files over 800 lines (generated ones excepted),
+#   - cycles between modules, from the #include graph (a module is a .c
+#     and the .h of the same name; a cycle is a strongly connected set of
+#     more than one module),
+#   - the share of duplicated lines: lines inside a run of 6 or more
+#     consecutive lines (blank lines and lone braces skipped, white space
+#     folded) that appears more than once.
+# Prints the figures and exits 0; with --check it exits 1 when a figure
+# misses its goal (0 long files, 0 cycles, under 1% duplicated).
+#   scripts/layout.sh [--check]
+set -eu
+cd "$(dirname "$0")/.."
+exec /usr/bin/python3 - "$@" <<'PY'
+import os, re, sys, hashlib, collections
+
+check = "--check" in sys.argv[1:]
+roots = ["lib", "cli", "daemon", "common"]
+GENERATED = re.compile(r"(schema_image|schema)\.c$")
+files = []
+for r in roots:
+    for d, _, fs in os.walk(r):
+        for f in fs:
+            if f.endswith((".c", ".h")):
+                files.append(os.path.join(d, f))
+files.sort()
+text = {f: open(f, encoding="utf-8", errors="replace").read() for f in files}
+
+# 1. long files
+long_files = [(f, t.count("\n")) for f, t in text.items()
+              if t.count("\n") > 800 and not GENERATED.search(f)]
+
+# 2. cycles between modules. A header with no source of its own (an
+# internal header shared by several files, a header of constants) is not a
+# module: what it includes counts for the file that includes it.
+def module(path):
+    return os.path.splitext(path)[0]
+mods = {module(f) for f in files if f.endswith(".c")}
+by_name = collections.defaultdict(list)
+for f in files:
+    by_name[os.path.basename(f)].append(f)
+inc = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
+def resolve(h, frm):
+    here = os.path.join(os.path.dirname(frm), h)
+    if here in text:
+        return [here]
+    c = [f for f in files if f.endswith("/" + h)]
+    return c or by_name.get(os.path.basename(h), [])
+def reach(f, seen):
+    """Modules f depends on, through headers that are no module."""
+    out = set()
+    for h in inc.findall(text[f]):
+        for c in resolve(h, f):
+            if c in seen:
+                continue
+            seen.add(c)
+            if module(c) in mods:
+                out.add(module(c))
+            else:
+                out |= reach(c, seen)
+    return out
+edges = collections.defaultdict(set)
+for f in files:
+    a = module(f)
+    if a not in mods:
+        continue
+    edges[a] |= reach(f, {f}) - {a}
+nodes = sorted(mods)
+index, low, stack, on, sccs, n = {}, {}, [], set(), [], [0]
+sys.setrecursionlimit(10000)
+def strong(v):
+    index[v] = low[v] = n[0]; n[0] += 1
+    stack.append(v); on.add(v)
+    for w in edges[v]:
+        if w not in index:
+            strong(w); low[v] = min(low[v], low[w])
+        elif w in on:
+            low[v] = min(low[v], index[w])
+    if low[v] == index[v]:
+        comp = []
+        while True:
+            w = stack.pop(); on.discard(w); comp.append(w)
+            if w == v:
+                break
+        if len(comp) > 1:
+            sccs.append(sorted(comp))
+for v in nodes:
+    if v not in index:
+        strong(v)
+
+# 3. duplicated lines
+W = 6
+norm = {}
+for f in files:
+    if f.endswith(".c") and not GENERATED.search(f):
+        ls = []
+        for i, l in enumerate(text[f].split("\n")):
+            s = " ".join(l.split())
+            if s and s not in ("{", "}", "};", "*/", "/*", "*"):
+                ls.append((i, s))
+        norm[f] = ls
+seen = collections.defaultdict(list)
+for f, ls in norm.items():
+    for k in range(len(ls) - W + 1):
+        h = hashlib.sha1("\n".join(s for _, s in ls[k:k + W]).encode()).digest()
+        seen[h].append((f, k))
+dup = set()
+for h, where in seen.items():
+    if len(where) > 1:
+        for f, k in where:
+            for j in range(k, k + W):
+                dup.add((f, j))
+total = sum(len(ls) for ls in norm.values())
+share = 100.0 * len(dup) / total if total else 0.0
+
+print("files over 800 lines: %d" % len(long_files))
+for f, c in sorted(long_files, key=lambda x: -x[1]):
+    print("  %6d  %s" % (c, f))
+print("cycles between modules: %d" % len(sccs))
+for c in sccs:
+    print("  " + " <-> ".join(c))
+print("duplicated lines: %.2f%% (%d of %d lines of code in .c files)" %
+      (share, len(dup), total))
+bad = long_files or sccs or share >= 1.0
+sys.exit(1 if check and bad else 0)
+PY
