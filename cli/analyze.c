@@ -416,7 +416,8 @@ cmd_analyze(struct ctl *ctl, int argc, char **argv)
 	long long	 v;
 	int64_t		 ms, t0;
 	char		 err[1024], *target = NULL, *command = NULL;
-	char		*revision = NULL, *resolved = NULL, *runner_version = NULL, cwd[PATH_MAX];
+	char		*revision = NULL, *resolved = NULL, cwd[PATH_MAX];
+	char		*runner_version = NULL;
 	const char	*target_arg = NULL, *rev_arg = NULL, *dir_arg = NULL;
 	int		 c, fail_mask = 0, ret = EXIT_ERROR;
 
@@ -686,6 +687,7 @@ out:
 	free(command);
 	free(revision);
 	free(resolved);
+	free(runner_version);
 	flaky_command_clear(&cmd);
 	return ret;
 }

@@ -38,56 +38,6 @@ struct ingest_file {
 	struct flaky_buf	 keep;	/* head, marker, tail */
 };
 
-/* Read a whole regular file within INGEST_RAW_MAX. */
-static int
-read_file(const char *path, char **ret, size_t *ret_len, char *err,
-    size_t errlen)
-{
-	struct flaky_buf b;
-	struct stat	 sb;
-	char		 chunk[65536];
-	ssize_t		 n;
-	int		 fd, r = 0;
-
-	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1)
-		return flaky_error(err, errlen, errno, "%s: %s", path,
-		    strerror(errno));
-	if (fstat(fd, &sb) == -1 || !S_ISREG(sb.st_mode)) {
-		close(fd);
-		return flaky_error(err, errlen, EINVAL, "%s: expected a "
-		    "regular file", path);
-	}
-	flaky_buf_init(&b);
-	for (;;) {
-		if ((n = read(fd, chunk, sizeof chunk)) == -1) {
-			if (errno == EINTR)
-				continue;
-			r = flaky_error(err, errlen, errno, "%s: %s", path,
-			    strerror(errno));
-			break;
-		}
-		if (n == 0)
-			break;
-		if (b.len + (size_t)n > (size_t)INGEST_RAW_MAX) {
-			r = flaky_error(err, errlen, EFBIG, "%s: expected at "
-			    "most 256 MiB", path);
-			break;
-		}
-		flaky_buf_add(&b, chunk, (size_t)n);
-	}
-	close(fd);
-	if (r == 0 && b.oom)
-		r = flaky_error(err, errlen, ENOMEM, "%s: out of memory", path);
-	if (r < 0) {
-		flaky_buf_free(&b);
-		return r;
-	}
-	flaky_buf_cstr(&b);
-	*ret_len = b.len;
-	*ret = flaky_buf_steal(&b);
-	return 0;
-}
-
 /* Does it look like XML (after a byte-order mark and blanks)? */
 static int
 looks_like_xml(const char *s, size_t len)
@@ -109,7 +59,8 @@ ingest_parse(struct ingest_file *f, const char *target, char *err,
 	uint64_t	 h;
 	int		 r;
 
-	if ((r = read_file(f->path, &f->data, &f->len, err, errlen)) < 0)
+	if ((r = flaky_read_file(f->path, INGEST_RAW_MAX, &f->data, &f->len,
+	    err, errlen)) < 0)
 		return r;
 	/* The same bytes for the same target are the same run. */
 	h = flaky_hash64(target, strlen(target), FLAKY_HASH_SEED);

@@ -726,49 +726,6 @@ tzif_parse(const unsigned char *buf, size_t len, struct flaky_tz *tz)
 	return 0;
 }
 
-/* Read a whole small file. */
-static int
-read_small(const char *path, unsigned char **ret, size_t *ret_len)
-{
-	struct stat	 st;
-	unsigned char	*buf = NULL;
-	size_t		 n = 0;
-	ssize_t		 r;
-	int		 fd, rc = 0;
-
-	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
-		return -errno;
-	if (fstat(fd, &st) < 0) {
-		rc = -errno;
-		goto out;
-	}
-	if (!S_ISREG(st.st_mode) || st.st_size > TZ_MAX_FILE) {
-		rc = -EINVAL;
-		goto out;
-	}
-	if ((buf = malloc((size_t)st.st_size + 1)) == NULL) {
-		rc = -ENOMEM;
-		goto out;
-	}
-	while (n < (size_t)st.st_size) {
-		r = read(fd, buf + n, (size_t)st.st_size - n);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0) {
-			rc = r < 0 ? -errno : -EINVAL;
-			goto out;
-		}
-		n += (size_t)r;
-	}
-	*ret = buf;
-	*ret_len = n;
-	buf = NULL;
-out:
-	free(buf);
-	close(fd);
-	return rc;
-}
-
 /* A zone name is a relative path of ordinary characters, never "..". */
 static int
 zone_name_ok(const char *name)
@@ -786,13 +743,14 @@ zone_name_ok(const char *name)
 static int
 tz_load_file(struct flaky_tz *tz, const char *path)
 {
-	unsigned char	*buf = NULL;
+	char		*buf = NULL;
 	size_t		 len = 0;
 	int		 r;
 
-	if ((r = read_small(path, &buf, &len)) < 0)
-		return r == -EINVAL ? r : -ENOENT;
-	r = tzif_parse(buf, len, tz);
+	if ((r = flaky_read_file(path, TZ_MAX_FILE, &buf, &len, NULL,
+	    0)) < 0)
+		return r == -EINVAL || r == -EFBIG ? -EINVAL : -ENOENT;
+	r = tzif_parse((const unsigned char *)buf, len, tz);
 	free(buf);
 	return r;
 }

@@ -4,11 +4,14 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "util.h"
 
@@ -367,4 +370,108 @@ flaky_hash64(const void *p, size_t n, uint64_t h)
 		h *= 0x100000001b3ULL;
 	}
 	return h;
+}
+
+/* "PATH: expected at most 256 MiB": the bound as people write it. */
+static int
+too_big(const char *path, size_t max, char *err, size_t errlen)
+{
+	if (max >= 1024 * 1024 && max % (1024 * 1024) == 0)
+		return flaky_error(err, errlen, EFBIG, "%s: expected at most "
+		    "%zu MiB", path, max / (1024 * 1024));
+	if (max >= 1024 && max % 1024 == 0)
+		return flaky_error(err, errlen, EFBIG, "%s: expected at most "
+		    "%zu KiB", path, max / 1024);
+	return flaky_error(err, errlen, EFBIG, "%s: expected at most %zu "
+	    "bytes", path, max);
+}
+
+int
+flaky_read_file(const char *path, size_t max, char **ret, size_t *ret_len,
+    char *err, size_t errlen)
+{
+	struct stat	 st;
+	char		*buf = NULL, *p;
+	size_t		 len = 0, cap;
+	ssize_t		 n;
+	int		 fd, r = 0;
+
+	*ret = NULL;
+	*ret_len = 0;
+	/* O_NONBLOCK: a FIFO in the file's place must not hang us. */
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK |
+	    O_NOCTTY)) == -1)
+		return flaky_error(err, errlen, errno, "%s: %s", path,
+		    strerror(errno));
+	if (fstat(fd, &st) == -1) {
+		r = flaky_error(err, errlen, errno, "%s: %s", path,
+		    strerror(errno));
+		goto out;
+	}
+	if (S_ISDIR(st.st_mode)) {
+		r = flaky_error(err, errlen, EISDIR, "%s: expected a regular "
+		    "file, found a directory", path);
+		goto out;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		r = flaky_error(err, errlen, EINVAL, "%s: expected a regular "
+		    "file", path);
+		goto out;
+	}
+	if ((uint64_t)st.st_size > max) {
+		r = too_big(path, max, err, errlen);
+		goto out;
+	}
+	/* Read to EOF within max: the file may grow while it is read. */
+	cap = (size_t)st.st_size + 1;
+	if (cap < 4096)
+		cap = max + 1 < 4096 ? max + 1 : 4096;
+	if ((buf = malloc(cap)) == NULL) {
+		r = flaky_error(err, errlen, ENOMEM, "%s: out of memory", path);
+		goto out;
+	}
+	for (;;) {
+		if (len + 1 == cap) {
+			if (len >= max) {
+				char	 c;
+
+				/* Full: at EOF, or larger than max? */
+				while ((n = read(fd, &c, 1)) == -1 &&
+				    errno == EINTR)
+					;
+				if (n == 0)
+					break;
+				r = n == -1 ? flaky_error(err, errlen, errno,
+				    "%s: %s", path, strerror(errno)) :
+				    too_big(path, max, err, errlen);
+				goto out;
+			}
+			cap = cap * 2 > max + 1 ? max + 1 : cap * 2;
+			if ((p = realloc(buf, cap)) == NULL) {
+				r = flaky_error(err, errlen, ENOMEM, "%s: out "
+				    "of memory", path);
+				goto out;
+			}
+			buf = p;
+		}
+		n = read(fd, buf + len, cap - 1 - len);
+		if (n == -1 && errno == EINTR)
+			continue;
+		if (n == -1) {
+			r = flaky_error(err, errlen, errno, "%s: %s", path,
+			    strerror(errno));
+			goto out;
+		}
+		if (n == 0)
+			break;
+		len += (size_t)n;
+	}
+	buf[len] = '\0';
+	*ret = buf;
+	*ret_len = len;
+	buf = NULL;
+out:
+	free(buf);
+	close(fd);
+	return r;
 }

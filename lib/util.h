@@ -64,4 +64,12 @@ int	 flaky_parse_int(const char *, long long min, long long max,
 uint64_t flaky_hash64(const void *, size_t, uint64_t seed);
 #define FLAKY_HASH_SEED	0xcbf29ce484222325ULL
 
+/* A regular file whole, NUL-terminated, of at most max bytes (checked
+ * while reading too: the file may grow): 0 with *ret (malloc'd) and
+ * *ret_len, or a negative errno with err "PATH: what was expected"
+ * (-EISDIR, -EINVAL for a FIFO or device, -EFBIG, -ENOMEM, or open's).
+ * Never blocks on a FIFO. The one reader of whole files in the tree. */
+int	 flaky_read_file(const char *path, size_t max, char **ret,
+	    size_t *ret_len, char *err, size_t errlen);
+
 #endif

@@ -125,74 +125,14 @@ int
 flaky_pyscan_file(const char *path, struct flaky_scan_result **ret,
     char *err, size_t errlen)
 {
-	struct stat	 st;
 	char		*buf = NULL;
-	size_t		 len = 0, cap;
-	int		 fd, rc;
+	size_t		 len = 0;
+	int		 rc;
 
 	*ret = NULL;
-	/* O_NONBLOCK: a FIFO named x.py must not hang the scan. */
-	if ((fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)) == -1)
-		return flaky_error(err, errlen, errno, "%s: %s", path,
-		    strerror(errno));
-	if (fstat(fd, &st) == -1) {
-		rc = flaky_error(err, errlen, errno, "%s: %s", path,
-		    strerror(errno));
-		goto out;
-	}
-	if (S_ISDIR(st.st_mode)) {
-		rc = flaky_error(err, errlen, EISDIR, "%s: %s", path,
-		    strerror(EISDIR));
-		goto out;
-	}
-	if (!S_ISREG(st.st_mode)) {
-		rc = flaky_error(err, errlen, EINVAL, "%s: not a regular file",
-		    path);
-		goto out;
-	}
-	if (st.st_size > FLAKY_PYSCAN_MAX_BYTES) {
-		rc = flaky_error(err, errlen, EFBIG, "%s: larger than %d bytes",
-		    path, FLAKY_PYSCAN_MAX_BYTES);
-		goto out;
-	}
-	/* Read to EOF: the size may change, and pipes have none. */
-	cap = st.st_size > 0 ? (size_t)st.st_size + 1 : 4096;
-	if ((buf = malloc(cap)) == NULL) {
-		rc = flaky_error(err, errlen, ENOMEM, "out of memory");
-		goto out;
-	}
-	for (;;) {
-		ssize_t	 n;
-
-		if (len == cap) {
-			char	*p;
-
-			if (cap > FLAKY_PYSCAN_MAX_BYTES) {
-				rc = flaky_error(err, errlen, EFBIG, "%s: larger "
-				    "than %d bytes", path,
-				    FLAKY_PYSCAN_MAX_BYTES);
-				goto out;
-			}
-			if ((p = realloc(buf, cap * 2)) == NULL) {
-				rc = flaky_error(err, errlen, ENOMEM,
-				    "out of memory");
-				goto out;
-			}
-			buf = p;
-			cap *= 2;
-		}
-		n = read(fd, buf + len, cap - len);
-		if (n == -1 && errno == EINTR)
-			continue;
-		if (n == -1) {
-			rc = flaky_error(err, errlen, errno, "%s: %s", path,
-			    strerror(errno));
-			goto out;
-		}
-		if (n == 0)
-			break;
-		len += (size_t)n;
-	}
+	if ((rc = flaky_read_file(path, FLAKY_PYSCAN_MAX_BYTES, &buf, &len,
+	    err, errlen)) < 0)
+		return rc;
 	if ((rc = flaky_pyscan_buffer(buf, len, ret, err, errlen)) < 0 &&
 	    err != NULL && errlen > 0) {
 		char	 msg[256];
@@ -200,8 +140,6 @@ flaky_pyscan_file(const char *path, struct flaky_scan_result **ret,
 		snprintf(msg, sizeof msg, "%s", err);
 		flaky_error(err, errlen, -rc, "%s: %s", path, msg);
 	}
-out:
 	free(buf);
-	close(fd);
 	return rc;
 }

@@ -74,8 +74,8 @@ START_TEST(files_and_walk)
 	ck_assert_int_eq(mkfifo(path, 0600), 0);
 	ck_assert_int_eq(flaky_pyscan_file(path, &r, err, sizeof err),
 	    -EINVAL);
-	ck_assert_str_eq(strstr(err, "missing.py"), "missing.py: not a regular "
-	    "file");
+	ck_assert_str_eq(strstr(err, "missing.py"), "missing.py: expected a "
+	    "regular file");
 	unlink(path);
 
 	for (size_t i = 0; i < FLAKY_ARRAY_SIZE(files); i++) {

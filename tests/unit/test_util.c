@@ -3,10 +3,62 @@
 
 #include <check.h>
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "util.h"
+
+/* The one reader of whole files: bounded, never waiting on a FIFO, one
+ * line naming the file and what was expected. */
+START_TEST(read_file)
+{
+	char	 dir[] = "/tmp/flaky-read-XXXXXX", path[64], err[256], *buf;
+	size_t	 len;
+	FILE	*f;
+
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	snprintf(path, sizeof path, "%s/f", dir);
+	ck_assert_ptr_nonnull(f = fopen(path, "w"));
+	for (int i = 0; i < 3000; i++)
+		fputs("0123456789", f);
+	fclose(f);
+	ck_assert_int_eq(flaky_read_file(path, 30000, &buf, &len, err,
+	    sizeof err), 0);
+	ck_assert_uint_eq(len, 30000);
+	ck_assert_int_eq(buf[len], '\0');
+	ck_assert_int_eq(memcmp(buf + 29990, "0123456789", 10), 0);
+	free(buf);
+	ck_assert_int_eq(flaky_read_file(path, 29999, &buf, &len, err,
+	    sizeof err), -EFBIG);
+	ck_assert_ptr_null(buf);
+	ck_assert_int_eq(flaky_read_file(path, 1024 * 1024 * 0 + 20480, &buf,
+	    &len, err, sizeof err), -EFBIG);
+	ck_assert_ptr_nonnull(strstr(err, "/f: expected at most 20 KiB"));
+	ck_assert_int_eq(flaky_read_file(dir, 100, &buf, &len, err,
+	    sizeof err), -EISDIR);
+	unlink(path);
+	ck_assert_int_eq(flaky_read_file(path, 100, &buf, &len, err,
+	    sizeof err), -ENOENT);
+	ck_assert_ptr_nonnull(strstr(err, "No such file"));
+	ck_assert_int_eq(mkfifo(path, 0600), 0);
+	ck_assert_int_eq(flaky_read_file(path, 100, &buf, &len, err,
+	    sizeof err), -EINVAL);
+	ck_assert_ptr_nonnull(strstr(err, "expected a regular file"));
+	unlink(path);
+	/* empty */
+	ck_assert_ptr_nonnull(f = fopen(path, "w"));
+	fclose(f);
+	ck_assert_int_eq(flaky_read_file(path, 100, &buf, &len, NULL, 0), 0);
+	ck_assert_uint_eq(len, 0);
+	ck_assert_str_eq(buf, "");
+	free(buf);
+	unlink(path);
+	rmdir(dir);
+}
+END_TEST
 
 START_TEST(durations)
 {
@@ -105,6 +157,7 @@ main(void)
 	tcase_add_test(tc, times);
 	tcase_add_test(tc, buffers);
 	tcase_add_test(tc, ints);
+	tcase_add_test(tc, read_file);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
