@@ -51,16 +51,28 @@ cmp_target(const void *a, const void *b)
 	return c ? c : strcmp(x->test, y->test);
 }
 
-int
+static int	cmd_metrics(struct ctl *, int, char **);
+
+static const struct cmd_option metrics_options[] = {
+	{ "since", 's', 0, "D|DATE", "the window's start (default 7d)" },
+	{ "target", 'T', 0, "NAME", "only this target's tests" },
+	CMD_OPTION_KIND,
+	{ NULL, 0, 0, NULL, NULL }
+};
+
+const struct cmd_entry cmd_metrics_entry = {
+	.name = "metrics",
+	.usage = "metrics [--since D] [--target NAME] [--kind K]",
+	.summary = "Print the current figures in the Prometheus text format.",
+	.options = metrics_options,
+	.exec = cmd_metrics,
+};
+
+/* flakyctl metrics: one family per figure, one sample per test. */
+static int
 cmd_metrics(struct ctl *ctl, int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		{ "since", required_argument, NULL, 's' },
-		{ "target", required_argument, NULL, 'T' },
-		CTL_GLOBAL_LONGOPTS,
-		CTL_KIND_LONGOPT,
-		{ NULL, 0, NULL, 0 }
-	};
+	struct cmd_getopt go;
 	static const char *const tiers[] = { "critical", "warning", "broken",
 	    "noise" };
 	struct flaky_store *store = NULL;
@@ -85,7 +97,8 @@ cmd_metrics(struct ctl *ctl, int argc, char **argv)
 
 	memset(&q, 0, sizeof q);
 	memset(&hist, 0, sizeof hist);
-	while ((c = getopt_long(argc, argv, "s:T:", longopts, NULL)) != -1) {
+	cmd_getopt_init(&go, &cmd_metrics_entry, ctl, argc, argv);
+	while ((c = cmd_getopt(&go)) > 0) {
 		switch (c) {
 		case 's':
 			since = optarg;
@@ -93,14 +106,10 @@ cmd_metrics(struct ctl *ctl, int argc, char **argv)
 		case 'T':
 			q.target = optarg;
 			break;
-		case '?':
-			ctl_usage_error("metrics", "unknown option");
-			return EXIT_ERROR;
-		default:
-			if (ctl_global_option(ctl, c, optarg) < 0)
-				return EXIT_ERROR;
 		}
 	}
+	if (c < 0)
+		return go.exit;
 	if (optind < argc) {
 		ctl_usage_error("metrics", "unexpected argument '%s'",
 		    argv[optind]);
