@@ -420,8 +420,8 @@ const struct cmd_entry cmd_analyze_entry = {
 	    "[--target NAME] [--junit PATH] [--fail-on TIERS] [--revision REV] "
 	    "[--capture BYTES] [--no-runner-cache] "
 	    "(DIRECTORY | [--] COMMAND...)",
-	.summary = "Rerun a test command or a directory's tests N times, "
-	    "store every run and rank the tests.",
+	.summary = "Rerun a test command N times, store every run, rank "
+	    "the tests.",
 	.options = analyze_options,
 	.flags = CMD_STOP_AT_OPERAND,
 	.exec = cmd_analyze,

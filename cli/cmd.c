@@ -207,6 +207,45 @@ option_words(const struct cmd_option *o, char *buf, size_t len)
 	    o->arg ? " " : "", o->arg ? o->arg : "");
 }
 
+/* The length of the word at s; with group, "[--runs N]" is one word, so
+ * that a synopsis breaks between its brackets, not inside them. */
+static int
+word_length(const char *s, int group)
+{
+	int	 n = 0, depth = 0;
+
+	for (; s[n] != '\0' && (s[n] != ' ' || depth > 0); n++) {
+		if (group && (s[n] == '[' || s[n] == '('))
+			depth++;
+		else if (group && (s[n] == ']' || s[n] == ')') && depth > 0)
+			depth--;
+	}
+	return n;
+}
+
+/* Words from column col on, broken before column 80 and continued at
+ * column indent: help read in an 80-column terminal. */
+static void
+print_wrapped(FILE *f, const char *s, int col, int indent, int group)
+{
+	while (*s != '\0') {
+		int	 n = word_length(s, group);
+
+		if (col > indent && col + 1 + n >= 80) {
+			fprintf(f, "\n%*s", indent, "");
+			col = indent;
+		} else if (col > indent) {
+			fputc(' ', f);
+			col++;
+		}
+		fprintf(f, "%.*s", n, s);
+		col += n;
+		s += n;
+		s += strspn(s, " ");
+	}
+	fputc('\n', f);
+}
+
 /* One section of options, the help aligned at width; those the entry
  * has itself are left to its own section. */
 static void
@@ -223,9 +262,10 @@ print_options(FILE *f, const char *title, const struct cmd_option *opts,
 			continue;
 		option_words(o, w, sizeof w);
 		if ((int)strlen(w) > width)
-			fprintf(f, "  %s\n  %*s  %s\n", w, width, "", o->help);
+			fprintf(f, "  %s\n%*s", w, width + 4, "");
 		else
-			fprintf(f, "  %-*s  %s\n", width, w, o->help);
+			fprintf(f, "  %-*s  ", width, w);
+		print_wrapped(f, o->help, width + 4, width + 4, 0);
 	}
 }
 
@@ -249,7 +289,10 @@ cmd_print_help(FILE *f, const struct cmd_entry *e)
 	}
 	if (width > 26)
 		width = 26;
-	fprintf(f, "usage: flakyctl %s\n%s\n", e->usage, e->summary);
+	fprintf(f, "usage: flakyctl ");
+	print_wrapped(f, e->usage, 16, 16, 1);
+	fprintf(f, "\n");
+	print_wrapped(f, e->summary, 0, 0, 0);
 	print_options(f, "options", e->options, NULL, width);
 	print_options(f, "global options", cmd_global_options, e, width);
 }

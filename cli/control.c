@@ -383,8 +383,8 @@ static int	cmd_reload(struct ctl *, int, char **);
 const struct cmd_entry cmd_status_entry = {
 	.name = "status",
 	.usage = "status [--socket PATH] [--format table|json]",
-	.summary = "Print the live daemon's targets, next fire times, running "
-	    "jobs and last results.",
+	.summary = "The live flakyd's targets, next fire times and last "
+	    "results.",
 	.exec = cmd_status,
 };
 

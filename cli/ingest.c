@@ -209,8 +209,8 @@ static const struct cmd_option ingest_options[] = {
 const struct cmd_entry cmd_ingest_entry = {
 	.name = "ingest",
 	.usage = "ingest --target NAME [--at TIME] [--revision REV] FILE...",
-	.summary = "Store results produced elsewhere (JUnit XML or runner "
-	    "output) as runs.",
+	.summary = "Store results produced elsewhere (JUnit XML, runner "
+	    "output).",
 	.options = ingest_options,
 	.exec = cmd_ingest,
 };

@@ -21,8 +21,7 @@ static int	cmd_help(struct ctl *, int, char **);
 static const struct cmd_entry cmd_help_entry = {
 	.name = "help",
 	.usage = "help [COMMAND]",
-	.summary = "List the commands, or print a command's usage and "
-	    "options.",
+	.summary = "List the commands, or print one command's options.",
 	.exec = cmd_help,
 };
 
@@ -54,32 +53,42 @@ const struct cmd_entry *const cmd_table[] = {
 static void
 usage(FILE *f)
 {
-	fprintf(f, "usage: flakyctl [--db PATH] [--config FILE] "
-	    "[--format table|json|...] COMMAND [options]\n\ncommands:\n");
+	fprintf(f, "usage: flakyctl [--db PATH] [--config FILE] [--format F] "
+	    "COMMAND [options]\n\ncommands:\n");
 	for (size_t i = 0; cmd_table[i] != NULL; i++)
 		fprintf(f, "  %-12s %s\n", cmd_table[i]->name,
 		    cmd_table[i]->summary);
-	fprintf(f, "\n`flakyctl help COMMAND` or `flakyctl COMMAND --help` "
-	    "prints a command's options.\n");
+	fprintf(f, "\n`flakyctl help COMMAND` or `flakyctl COMMAND --help`: "
+	    "its options.\n");
 }
 
-/* Every option of every command, one "COMMAND --name [-x]" a line, for
- * the man page test: "global" for the global options. */
+/* One line of print_all_options: tab-separated command, --name, -x or
+ * "-", and the argument's name or "-". */
+static void
+print_option_line(const char *cmd, const struct cmd_option *o)
+{
+	printf("%s\t--%s\t", cmd, o->name);
+	if (o->letter != 0)
+		printf("-%c", o->letter);
+	else
+		printf("-");
+	printf("\t%s\n", o->arg != NULL ? o->arg : "-");
+}
+
+/* Every option of every command, one a line, for the man page and help
+ * tests: "global" for the global options; a command without options has
+ * a line of its name alone. */
 static void
 print_all_options(void)
 {
 	for (const struct cmd_option *o = cmd_global_options; o->name; o++)
-		printf("global --%s\n", o->name);
+		print_option_line("global", o);
 	for (size_t i = 0; cmd_table[i] != NULL; i++) {
 		const struct cmd_option *o = cmd_table[i]->options;
 
 		printf("%s\n", cmd_table[i]->name);
-		for (; o != NULL && o->name != NULL; o++) {
-			printf("%s --%s", cmd_table[i]->name, o->name);
-			if (o->letter != 0)
-				printf(" -%c", o->letter);
-			printf("\n");
-		}
+		for (; o != NULL && o->name != NULL; o++)
+			print_option_line(cmd_table[i]->name, o);
 	}
 }
 

@@ -63,7 +63,7 @@ static const struct cmd_option metrics_options[] = {
 const struct cmd_entry cmd_metrics_entry = {
 	.name = "metrics",
 	.usage = "metrics [--since D] [--target NAME] [--kind K]",
-	.summary = "Print the current figures in the Prometheus text format.",
+	.summary = "The current figures in the Prometheus text format.",
 	.options = metrics_options,
 	.exec = cmd_metrics,
 };

@@ -23,8 +23,7 @@ static const struct cmd_option prune_options[] = {
 const struct cmd_entry cmd_prune_entry = {
 	.name = "prune",
 	.usage = "prune --older-than D",
-	.summary = "Remove raw results and output older than D; the daily "
-	    "rollups stay.",
+	.summary = "Remove raw results older than D; daily rollups stay.",
 	.options = prune_options,
 	.exec = cmd_prune,
 };

@@ -145,8 +145,7 @@ const struct cmd_entry cmd_quarantine_entry = {
 	    "[--target NAME] | remove TEST [--target NAME] | "
 	    "list [--release-after N] | "
 	    "export --format pytest|jest|plain [--target NAME]",
-	.summary = "Keep a list of quarantined tests, still measured, and "
-	    "export it for CI.",
+	.summary = "Keep a list of quarantined tests; export it for CI.",
 	.options = quarantine_options,
 	.exec = cmd_quarantine,
 };

@@ -64,7 +64,7 @@ const struct cmd_entry cmd_report_entry = {
 	.usage = "report [--since D|DATE] [--until DATE] [--target NAME] "
 	    "[--fail-on TIERS] [--sort rate|budget|trend] [--html FILE] "
 	    "[--kind K]",
-	.summary = "Print the ranked tests of a window from the database.",
+	.summary = "Print the ranked tests of a window.",
 	.options = report_options,
 	.exec = cmd_report,
 };

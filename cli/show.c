@@ -100,7 +100,7 @@ const struct cmd_entry cmd_show_entry = {
 	.name = "show",
 	.usage = "show TEST [--since D|all] [--until DATE] [--target NAME] "
 	    "[--full]",
-	.summary = "Print the evidence log of one test: every failed run.",
+	.summary = "The evidence log of one test: every failed run.",
 	.options = show_options,
 	.exec = cmd_show,
 };

@@ -33,7 +33,7 @@ static int	cmd_stats(struct ctl *, int, char **);
 const struct cmd_entry cmd_stats_entry = {
 	.name = "stats",
 	.usage = "stats",
-	.summary = "Print the database's size, rows and date range.",
+	.summary = "The database's size, rows and date range.",
 	.exec = cmd_stats,
 };
 

@@ -194,7 +194,7 @@ static const struct cmd_option ticket_options[] = {
 const struct cmd_entry cmd_ticket_entry = {
 	.name = "ticket",
 	.usage = "ticket TEST [--since D|all] [--until DATE] [--target NAME]",
-	.summary = "Print a ready-to-paste Markdown issue for one test.",
+	.summary = "A ready-to-paste Markdown issue for one test.",
 	.options = ticket_options,
 	.exec = cmd_ticket,
 };

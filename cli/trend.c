@@ -29,7 +29,7 @@ static const struct cmd_option trend_options[] = {
 const struct cmd_entry cmd_trend_entry = {
 	.name = "trend",
 	.usage = "trend TEST [--weeks N] [--target NAME] [--until DATE]",
-	.summary = "Print one test week by week: runs, failures, rate and a "
+	.summary = "One test week by week: runs, failures, rate, "
 	    "sparkline.",
 	.options = trend_options,
 	.exec = cmd_trend,

@@ -58,8 +58,8 @@ const struct cmd_entry cmd_triage_entry = {
 	.name = "triage",
 	.usage = "triage [TEST] [--since D|all] [--until DATE] [--target NAME] "
 	    "[--limit N] [--kind K]",
-	.summary = "Print each unstable test's signature, evidence, likely "
-	    "cause and first patch.",
+	.summary = "Each unstable test's signature, likely cause and "
+	    "first patch.",
 	.options = triage_options,
 	.exec = cmd_triage,
 };
