@@ -69,6 +69,7 @@ struct analyze {
 
 static void	launch(struct analyze *);
 
+/* The tally of a test, added on first sight (open addressing). */
 static struct tally *
 tally_get(struct analyze *a, const char *name)
 {
@@ -103,6 +104,7 @@ tally_get(struct analyze *a, const char *name)
 	return &a->tally[i];
 }
 
+/* Free the tallies and their names. */
 static void
 tally_free(struct analyze *a)
 {
@@ -111,6 +113,7 @@ tally_free(struct analyze *a)
 	free(a->tally);
 }
 
+/* Count one run's outcomes, and how many tests are unstable so far. */
 static void
 tally_run(struct analyze *a, const struct flaky_results *r)
 {
@@ -129,6 +132,7 @@ tally_run(struct analyze *a, const struct flaky_results *r)
 	}
 }
 
+/* The progress line on standard error; final erases it. */
 static void
 progress(struct analyze *a, int final)
 {
@@ -246,6 +250,7 @@ launch(struct analyze *a)
 		event_base_loopbreak(a->base);
 }
 
+/* SIGINT or SIGTERM: stop starting runs; a second one stops waiting. */
 static void
 signal_cb(evutil_socket_t sig, short what, void *arg)
 {

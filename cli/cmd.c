@@ -31,17 +31,6 @@ option_code(const struct cmd_option *o)
 	return o->code != 0 ? o->code : o->letter;
 }
 
-/* Does the entry's own table use this code (so that a global option of
- * the same name is the command's, as quarantine export's --format)? */
-static int
-entry_has_code(const struct cmd_entry *e, int code)
-{
-	for (const struct cmd_option *o = e->options; o && o->name; o++)
-		if (option_code(o) == code)
-			return 1;
-	return 0;
-}
-
 /* Does the entry's own table have this long name? */
 static int
 entry_has_name(const struct cmd_entry *e, const char *name)
@@ -49,6 +38,19 @@ entry_has_name(const struct cmd_entry *e, const char *name)
 	for (const struct cmd_option *o = e->options; o && o->name; o++)
 		if (strcmp(o->name, name) == 0)
 			return 1;
+	return 0;
+}
+
+/* Does the entry take over a global option, declaring one of the same
+ * name in its own table (quarantine's --format, whose export has formats
+ * of its own)? Then the handler gets it; CMD_OPTION_KIND is no global
+ * option and stays the parser's. */
+static int
+entry_overrides(const struct cmd_entry *e, int code)
+{
+	for (const struct cmd_option *o = cmd_global_options; o->name; o++)
+		if (option_code(o) == code)
+			return entry_has_name(e, o->name);
 	return 0;
 }
 
@@ -76,6 +78,7 @@ add_option(struct cmd_getopt *g, size_t *n, const struct cmd_option *o)
 	g->shortopts[len] = '\0';
 }
 
+/* Build getopt_long's arrays from the entry and the global options. */
 void
 cmd_getopt_init(struct cmd_getopt *g, const struct cmd_entry *e,
     struct ctl *ctl, int argc, char **argv)
@@ -164,6 +167,7 @@ arg_name(const struct cmd_getopt *g, int code)
 	return NULL;
 }
 
+/* The next option for the handler; globals, --help and errors here. */
 int
 cmd_getopt(struct cmd_getopt *g)
 {
@@ -191,7 +195,7 @@ cmd_getopt(struct cmd_getopt *g)
 			g->exit = EXIT_OK;
 			return -1;
 		}
-		if (c < CTL_OPT_DB || entry_has_code(g->entry, c))
+		if (c < CTL_OPT_DB || entry_overrides(g->entry, c))
 			return c;
 		if (ctl_global_option(g->ctl, c, optarg) < 0)
 			return -1;
@@ -269,6 +273,7 @@ print_options(FILE *f, const char *title, const struct cmd_option *opts,
 	}
 }
 
+/* usage, summary, then the command's options and the global ones. */
 void
 cmd_print_help(FILE *f, const struct cmd_entry *e)
 {
@@ -297,6 +302,7 @@ cmd_print_help(FILE *f, const struct cmd_entry *e)
 	print_options(f, "global options", cmd_global_options, e, width);
 }
 
+/* A command by its exact name. */
 const struct cmd_entry *
 cmd_find(const char *name)
 {

@@ -96,8 +96,9 @@ void	 cmd_getopt_init(struct cmd_getopt *, const struct cmd_entry *,
 	    struct ctl *, int argc, char **argv);
 /* The next option's code with its value in optarg; 0 at the end, optind
  * at the first operand; -1 after --help (exit EXIT_OK) or an error told
- * with the usage (exit EXIT_ERROR). Global options are handled here
- * unless the entry's table has their code. */
+ * with the usage (exit EXIT_ERROR). Global options and --kind are
+ * handled here (into ctl), unless the entry's table declares an option of
+ * a global one's name: then it is the handler's. */
 int	 cmd_getopt(struct cmd_getopt *);
 /* A command's usage and options, as --help and `help CMD` print them. */
 void	 cmd_print_help(FILE *, const struct cmd_entry *);

@@ -54,6 +54,7 @@ is_critical(const struct flaky_test_row *r, const struct flaky_history_row *h)
 	    flaky_tier(r->failures, r->runs) == FLAKY_TIER_CRITICAL;
 }
 
+/* Unstable now, not in the previous window. */
 static int
 is_new_flaky(const struct flaky_test_row *r, const struct flaky_history_row *h)
 {
@@ -61,6 +62,7 @@ is_new_flaky(const struct flaky_test_row *r, const struct flaky_history_row *h)
 	    r->failures > 0 && r->failures < r->runs;
 }
 
+/* A higher failure rate than in the previous window. */
 static int
 is_worse(const struct flaky_test_row *r, const struct flaky_history_row *h)
 {
@@ -68,6 +70,7 @@ is_worse(const struct flaky_test_row *r, const struct flaky_history_row *h)
 	return h != NULL && !h->quarantined && h->trend == FLAKY_TREND_WORSE;
 }
 
+/* Failing every run of the window. */
 static int
 is_broken(const struct flaky_test_row *r, const struct flaky_history_row *h)
 {

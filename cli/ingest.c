@@ -16,6 +16,7 @@
 #include "classify.h"
 #include "diag.h"
 #include "flakyctl.h"
+#include "log.h"
 #include "parse.h"
 #include "store.h"
 #include "store_history.h"
@@ -263,10 +264,7 @@ cmd_ingest(struct ctl *ctl, int argc, char **argv)
 	if (ctl_check_format(ctl, "ingest", 1 << FORMAT_TABLE) < 0)
 		return EXIT_ERROR;
 	nfiles = (size_t)(argc - optind);
-	if ((files = calloc(nfiles, sizeof *files)) == NULL) {
-		fprintf(stderr, "flakyctl ingest: out of memory\n");
-		return EXIT_ERROR;
-	}
+	files = xcalloc(nfiles, sizeof *files);
 	for (size_t i = 0; i < nfiles; i++) {
 		files[i].path = argv[optind + (int)i];
 		flaky_results_init(&files[i].res);

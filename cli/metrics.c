@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "flakyctl.h"
+#include "log.h"
 #include "stats.h"
 #include "store.h"
 #include "store_history.h"
@@ -27,6 +28,7 @@ label(const char *s)
 	}
 }
 
+/* The labels of one test's samples. */
 static void
 test_labels(const struct flaky_test_row *r)
 {
@@ -42,6 +44,7 @@ struct target_group {
 	struct flaky_run_counts	 runs;
 };
 
+/* Rows by target, then test: the samples of a target together. */
 static int
 cmp_target(const void *a, const void *b)
 {
@@ -134,10 +137,7 @@ cmd_metrics(struct ctl *ctl, int argc, char **argv)
 	    q.since_ms) / 1000));
 	/* Per target: runs, tests and tests by tier; each family's samples
 	 * together, as the text format requires. */
-	if ((groups = calloc(nrows + 1, sizeof *groups)) == NULL) {
-		fprintf(stderr, "flakyctl metrics: out of memory\n");
-		goto out;
-	}
+	groups = xcalloc(nrows + 1, sizeof *groups);
 	for (size_t i = 0, j; i < nrows; i = j) {
 		struct flaky_query tq = q;
 		struct target_group *g = &groups[ng++];

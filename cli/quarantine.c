@@ -52,6 +52,7 @@ shell_quote(const char *s)
 	putchar('\'');
 }
 
+/* quarantine export: the ids as the runner's deselect list. */
 static int
 q_export(const char *fmt, const char *target,
     const struct flaky_quarantine_row *v, size_t n)
@@ -85,6 +86,7 @@ q_export(const char *fmt, const char *target,
 	return EXIT_OK;
 }
 
+/* quarantine list: each test, READY once it passed often enough. */
 static int
 q_list(struct ctl *ctl, long long release, const struct flaky_quarantine_row *v,
     size_t n)

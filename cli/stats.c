@@ -20,6 +20,7 @@ when(int64_t ms, char *buf, size_t len)
 	return flaky_format_time(ms, buf, len);
 }
 
+/* A day number as a date, or NULL when there is none. */
 static const char *
 day(int64_t d, char *buf, size_t len)
 {

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "flakyctl.h"
+#include "log.h"
 #include "output.h"
 #include "stats.h"
 #include "store.h"
@@ -88,11 +89,8 @@ cmd_trend(struct ctl *ctl, int argc, char **argv)
 	/* Whole weeks that end with the day of until. */
 	to = (u - 1) / FLAKY_DAY_MS + 1;
 	first = to - 7 * weeks;
-	if ((runs = calloc((size_t)weeks * 7, sizeof *runs)) == NULL ||
-	    (fails = calloc((size_t)weeks * 7, sizeof *fails)) == NULL) {
-		fprintf(stderr, "flakyctl trend: out of memory\n");
-		goto out;
-	}
+	runs = xcalloc((size_t)weeks * 7, sizeof *runs);
+	fails = xcalloc((size_t)weeks * 7, sizeof *fails);
 	if (flaky_store_open(ctl_db_path(ctl), FLAKY_STORE_READONLY, &store,
 	    err, sizeof err) < 0 || flaky_store_find_test(store, target, test,
 	    &id, err, sizeof err) < 0 || flaky_store_test_days(store, id,

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "diag.h"
+#include "log.h"
 #include "output.h"
 #include "stats.h"
 
@@ -110,9 +111,7 @@ cmd_triage(struct ctl *ctl, int argc, char **argv)
 		if (diag_resolve(store, "triage", o.target, argv[optind],
 		    &id) < 0)
 			goto out;
-		ids = malloc(sizeof *ids);
-		if (ids == NULL)
-			goto oom;
+		ids = xmalloc(sizeof *ids);
 		ids[nids++] = id;
 	} else {
 		if (flaky_store_test_stats(store, &o.q, &rows, &nrows, err,
@@ -121,14 +120,12 @@ cmd_triage(struct ctl *ctl, int argc, char **argv)
 			goto out;
 		}
 		sort_rows(rows, nrows);
-		if ((ids = calloc(nrows ? nrows : 1, sizeof *ids)) == NULL)
-			goto oom;
+		ids = xcalloc(nrows ? nrows : 1, sizeof *ids);
 		for (size_t i = 0; i < nrows && nids < (size_t)limit; i++)
 			if (rows[i].failures > 0)
 				ids[nids++] = rows[i].test_id;
 	}
-	if ((diags = calloc(nids ? nids : 1, sizeof *diags)) == NULL)
-		goto oom;
+	diags = xcalloc(nids ? nids : 1, sizeof *diags);
 	/* all at once: one pass over each target's results */
 	if (nids > 0 && flaky_diagnose_tests(store, ids, nids, &o.q, diags,
 	    err, sizeof err) < 0) {
@@ -161,9 +158,6 @@ cmd_triage(struct ctl *ctl, int argc, char **argv)
 	if (ctl->format == FORMAT_JSON)
 		printf("\n]}\n");
 	ret = EXIT_OK;
-	goto out;
-oom:
-	fprintf(stderr, "flakyctl: out of memory\n");
 out:
 	for (size_t i = 0; diags != NULL && i < nids; i++)
 		flaky_diagnosis_free(diags[i]);

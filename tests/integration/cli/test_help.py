@@ -104,3 +104,39 @@ def test_analyze_help_is_the_commands_after_a_word(tmp_path):
     p = run(["analyze", "--db", str(tmp_path / "a.db"), "--runs", "1", "--",
              "/bin/sh", "-c", "echo ok", "--help"], cwd=tmp_path)
     assert "usage: flakyctl analyze" not in p.stdout + p.stderr
+
+
+@pytest.mark.parametrize("cmd", ["report", "gate", "metrics", "triage"])
+def test_kind_is_taken_by_the_parser(cmd, tmp_path):
+    # --kind is in these commands' tables, and its value is checked once
+    p = run([cmd, "--db", str(tmp_path / "k.db"), "--kind", "bogus"],
+            cwd=tmp_path)
+    assert p.returncode == 2
+    assert "--kind: expected suite, alone, ingested or all" in p.stderr
+    p = run(["show", "--kind", "all", "x"], cwd=tmp_path)
+    assert p.returncode == 2 and "unknown option '--kind'" in p.stderr
+
+
+def test_quarantine_takes_its_own_format(tmp_path):
+    # export's --format is quarantine's own; a bad one is export's error
+    p = run(["quarantine", "export", "--db", str(tmp_path / "q.db"),
+             "--format", "xml"], cwd=tmp_path)
+    assert p.returncode == 2
+    assert "export: expected --format pytest, jest or plain, got 'xml'" \
+        in p.stderr
+
+
+def test_kind_after_the_command_counts(tmp_path):
+    # --kind after the command reaches the query, as before it does
+    import json
+    (tmp_path / "test_k.py").write_text("def test_a():\n    pass\n")
+    db = str(tmp_path / "k.db")
+    p = run(["--db", db, "analyze", "--runs", "2", "--", "/usr/bin/python3",
+             "-m", "pytest", "-q", "test_k.py"], cwd=tmp_path)
+    assert p.returncode == 0, p
+    for args in (["--kind", "alone", "report"], ["report", "--kind", "alone"]):
+        p = run(["--db", db, "--format", "json"] + args)
+        assert p.returncode == 0, p
+        assert json.loads(p.stdout)["runs"]["total"] == 0
+    p = run(["--db", db, "report", "--format", "json", "--kind", "suite"])
+    assert json.loads(p.stdout)["runs"]["total"] == 2
