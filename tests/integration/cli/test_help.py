@@ -140,3 +140,11 @@ def test_kind_after_the_command_counts(tmp_path):
         assert json.loads(p.stdout)["runs"]["total"] == 0
     p = run(["--db", db, "report", "--format", "json", "--kind", "suite"])
     assert json.loads(p.stdout)["runs"]["total"] == 2
+
+
+@pytest.mark.parametrize("cmd", commands())
+def test_synopsis_names_every_option(cmd, table):
+    # the one-line synopsis of usage errors lists what the table has
+    usage = run([cmd, "--help"]).stdout.split("\n\n")[0]
+    for name, _, _ in table[cmd]:
+        assert "--%s" % name in usage, name
