@@ -111,14 +111,17 @@ cmd_getopt_init(struct cmd_getopt *g, const struct cmd_entry *e,
 }
 
 /* The option the user wrote, for an error: "--name" (without its value)
- * or "-x". */
+ * or "-x". Inside a cluster ("-fx") getopt has not moved on, and the
+ * word before it is another option's. */
 static void
 bad_option(const struct cmd_getopt *g, char *buf, size_t len)
 {
 	const char	*w = optind > 0 && optind <= g->argc ?
 	    g->argv[optind - 1] : "";
 
-	if (strncmp(w, "--", 2) == 0)
+	if (optind == g->before && optopt > 0 && optopt < 256)
+		snprintf(buf, len, "-%c", optopt);
+	else if (strncmp(w, "--", 2) == 0)
 		snprintf(buf, len, "%.*s", (int)strcspn(w, "="), w);
 	else if (optopt > 0 && optopt < 256)
 		snprintf(buf, len, "-%c", optopt);
@@ -175,6 +178,7 @@ cmd_getopt(struct cmd_getopt *g)
 	int	 c;
 
 	for (;;) {
+		g->before = optind;
 		c = getopt_long(g->argc, g->argv, g->shortopts, g->longopts,
 		    NULL);
 		switch (c) {

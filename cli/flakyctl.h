@@ -81,6 +81,7 @@ struct cmd_getopt {
 	int		 argc;
 	char		**argv;
 	int		 exit;		/* after -1: EXIT_OK or EXIT_ERROR */
+	int		 before;	/* optind before the last option */
 	struct option	 longopts[CMD_OPTIONS_MAX + 1];
 	char		 shortopts[2 * CMD_OPTIONS_MAX + 4];
 };

@@ -148,3 +148,12 @@ def test_synopsis_names_every_option(cmd, table):
     usage = run([cmd, "--help"]).stdout.split("\n\n")[0]
     for name, _, _ in table[cmd]:
         assert "--%s" % name in usage, name
+
+
+def test_unknown_letter_in_a_cluster(tmp_path):
+    # "-fx" after a long option: the error names -x, not the long option
+    p = run(["show", "--full", "-fx", "t"], cwd=tmp_path)
+    assert p.returncode == 2
+    assert p.stderr.splitlines()[0] == "flakyctl show: unknown option '-x'"
+    p = run(["show", "--full", "-xf", "t"], cwd=tmp_path)
+    assert p.stderr.splitlines()[0] == "flakyctl show: unknown option '-x'"
