@@ -69,6 +69,7 @@ struct analyze {
 
 static void	launch(struct analyze *);
 
+/* The tally of a test, added on first sight (open addressing). */
 static struct tally *
 tally_get(struct analyze *a, const char *name)
 {
@@ -103,6 +104,7 @@ tally_get(struct analyze *a, const char *name)
 	return &a->tally[i];
 }
 
+/* Free the tallies and their names. */
 static void
 tally_free(struct analyze *a)
 {
@@ -111,6 +113,7 @@ tally_free(struct analyze *a)
 	free(a->tally);
 }
 
+/* Count one run's outcomes, and how many tests are unstable so far. */
 static void
 tally_run(struct analyze *a, const struct flaky_results *r)
 {
@@ -129,6 +132,7 @@ tally_run(struct analyze *a, const struct flaky_results *r)
 	}
 }
 
+/* The progress line on standard error; final erases it. */
 static void
 progress(struct analyze *a, int final)
 {
@@ -246,6 +250,7 @@ launch(struct analyze *a)
 		event_base_loopbreak(a->base);
 }
 
+/* SIGINT or SIGTERM: stop starting runs; a second one stops waiting. */
 static void
 signal_cb(evutil_socket_t sig, short what, void *arg)
 {
@@ -389,23 +394,49 @@ prepare_command(const char *dir, char **argv,
 	return r;
 }
 
-int
+static int	cmd_analyze(struct ctl *, int, char **);
+
+/* Options stop at the first word: a command's own options are its own. */
+static const struct cmd_option analyze_options[] = {
+	{ "runs", 'n', 0, "N", "how many runs (default 10)" },
+	{ "jobs", 'j', 0, "J", "runs at once (default 1)" },
+	{ "timeout", 't', 0, "D", "end a run's process group after D "
+	    "(90s, 10m, 1h30m)" },
+	{ "grace", 0, 'g', "D", "from SIGTERM to SIGKILL at the timeout "
+	    "(default 10s)" },
+	{ "target", 'T', 0, "NAME", "the runs' target (default the "
+	    "directory's name and the runner)" },
+	{ "junit", 0, 'J', "PATH", "a JUnit XML file the command writes "
+	    "after each run" },
+	{ "fail-on", 0, 'F', "TIERS", "exit 1 when a test is in one of these "
+	    "tiers (critical,warning,broken)" },
+	{ "revision", 0, 'R', "REV", "the revision the runs test (default "
+	    "git HEAD)" },
+	{ "capture", 0, 'C', "BYTES", "output kept per run, head and tail "
+	    "(default 1 MiB)" },
+	{ "no-runner-cache", 0, 'K', NULL, "no Jest transform cache kept "
+	    "between runs" },
+	{ NULL, 0, 0, NULL, NULL }
+};
+
+const struct cmd_entry cmd_analyze_entry = {
+	.name = "analyze",
+	.usage = "analyze [--runs N] [--jobs J] [--timeout D] [--grace D] "
+	    "[--target NAME] [--junit PATH] [--fail-on TIERS] [--revision REV] "
+	    "[--capture BYTES] [--no-runner-cache] "
+	    "(DIRECTORY | [--] COMMAND...)",
+	.summary = "Rerun a test command N times, store every run, rank "
+	    "the tests.",
+	.options = analyze_options,
+	.flags = CMD_STOP_AT_OPERAND,
+	.exec = cmd_analyze,
+};
+
+/* flakyctl analyze: the options, the runs, the report of this call. */
+static int
 cmd_analyze(struct ctl *ctl, int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		{ "runs", required_argument, NULL, 'n' },
-		{ "jobs", required_argument, NULL, 'j' },
-		{ "timeout", required_argument, NULL, 't' },
-		{ "grace", required_argument, NULL, 'g' },
-		{ "target", required_argument, NULL, 'T' },
-		{ "junit", required_argument, NULL, 'J' },
-		{ "fail-on", required_argument, NULL, 'F' },
-		{ "revision", required_argument, NULL, 'R' },
-		{ "capture", required_argument, NULL, 'C' },
-		{ "no-runner-cache", no_argument, NULL, 'K' },
-		CTL_GLOBAL_LONGOPTS,
-		{ NULL, 0, NULL, 0 }
-	};
+	struct cmd_getopt g;
 	struct analyze	 a;
 	struct flaky_command cmd;
 	struct flaky_command_opts copts = { 1 };
@@ -428,9 +459,9 @@ cmd_analyze(struct ctl *ctl, int argc, char **argv)
 	a.jobs = 1;
 	/* Options stop at the first word (a command's own options are its
 	 * own), except after a directory: `analyze tests/ --runs 50`. */
+	cmd_getopt_init(&g, &cmd_analyze_entry, ctl, argc, argv);
 again:
-	while ((c = getopt_long(argc, argv, "+n:j:t:T:", longopts, NULL)) !=
-	    -1) {
+	while ((c = cmd_getopt(&g)) > 0) {
 		switch (c) {
 		case 'n':
 			if (flaky_parse_int(optarg, 1, 1000000, &v) < 0) {
@@ -488,14 +519,10 @@ again:
 		case 'K':
 			copts.keep_jest_cache = 0;
 			break;
-		case '?':
-			ctl_usage_error("analyze", "unknown option");
-			return EXIT_ERROR;
-		default:
-			if (ctl_global_option(ctl, c, optarg) < 0)
-				return EXIT_ERROR;
 		}
 	}
+	if (c < 0)
+		return g.exit;
 	if (optind < argc && dir_arg == NULL &&
 	    strcmp(argv[optind - 1], "--") != 0 && is_dir(argv[optind])) {
 		dir_arg = argv[optind++];

@@ -225,17 +225,31 @@ print_result(struct ctl *ctl, struct flaky_store *s,
 	flaky_diagnosis_free(d);
 }
 
+static int	cmd_confirm(struct ctl *, int, char **);
+
+static const struct cmd_option confirm_options[] = {
+	DIAG_OPTIONS,
+	{ "budget", 'b', 0, "D", "stop after this long (default 10m)" },
+	{ "max-runs", 'n', 0, "N", "at most N runs alone of each test "
+	    "(default 100)" },
+	{ NULL, 0, 0, NULL, NULL }
+};
+
+const struct cmd_entry cmd_confirm_entry = {
+	.name = "confirm",
+	.usage = "confirm [TEST] [--since D|all] [--until DATE] [--target NAME] "
+	    "[--budget D] [--max-runs N]",
+	.summary = "Rerun unsettled tests alone until each one's tier "
+	    "settles.",
+	.options = confirm_options,
+	.exec = cmd_confirm,
+};
+
 /* flakyctl confirm [TEST]. */
-int
+static int
 cmd_confirm(struct ctl *ctl, int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		DIAG_LONGOPTS,
-		{ "budget", required_argument, NULL, 'b' },
-		{ "max-runs", required_argument, NULL, 'n' },
-		CTL_GLOBAL_LONGOPTS,
-		{ NULL, 0, NULL, 0 }
-	};
+	struct cmd_getopt g;
 	struct diag_opts o = { 0 };
 	struct confirm	 c;
 	struct event	*sigint_ev = NULL, *sigterm_ev = NULL;
@@ -246,8 +260,8 @@ cmd_confirm(struct ctl *ctl, int argc, char **argv)
 
 	memset(&c, 0, sizeof c);
 	flaky_confirm_init(&c.cf, FLAKY_CONFIRM_MAX_RUNS);
-	while ((ch = getopt_long(argc, argv, "s:u:T:b:n:", longopts, NULL)) !=
-	    -1) {
+	cmd_getopt_init(&g, &cmd_confirm_entry, ctl, argc, argv);
+	while ((ch = cmd_getopt(&g)) > 0) {
 		if (diag_option(&o, ch, optarg))
 			continue;
 		if (ch == 'b') {
@@ -265,12 +279,10 @@ cmd_confirm(struct ctl *ctl, int argc, char **argv)
 				return EXIT_ERROR;
 			}
 			c.cf.max_runs = (int)v;
-		} else if (ch == '?') {
-			ctl_usage_error("confirm", "unknown option");
-			return EXIT_ERROR;
-		} else if (ctl_global_option(ctl, ch, optarg) < 0)
-			return EXIT_ERROR;
+		}
 	}
+	if (ch < 0)
+		return g.exit;
 	if (optind + 1 < argc) {
 		ctl_usage_error("confirm", "one test at a time");
 		return EXIT_ERROR;

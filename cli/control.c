@@ -376,40 +376,63 @@ ask_json(struct ctl *ctl, const char *cmd, const char *req, char **ret_raw,
 	return 0;
 }
 
-/* Options shared by the three: the global ones only, plus extra. */
+static int	cmd_status(struct ctl *, int, char **);
+static int	cmd_run(struct ctl *, int, char **);
+static int	cmd_reload(struct ctl *, int, char **);
+
+const struct cmd_entry cmd_status_entry = {
+	.name = "status",
+	.usage = "status [--socket PATH] [--format table|json]",
+	.summary = "The live flakyd's targets, next fire times and last "
+	    "results.",
+	.exec = cmd_status,
+};
+
+static const struct cmd_option run_options[] = {
+	{ "runs", 'n', 0, "N", "how many runs (default the target's runs:)" },
+	{ NULL, 0, 0, NULL, NULL }
+};
+
+const struct cmd_entry cmd_run_entry = {
+	.name = "run",
+	.usage = "run [--runs N] TARGET",
+	.summary = "Ask flakyd to trigger a target now.",
+	.options = run_options,
+	.exec = cmd_run,
+};
+
+const struct cmd_entry cmd_reload_entry = {
+	.name = "reload",
+	.usage = "reload",
+	.summary = "Make flakyd reread its schedule, as SIGHUP does.",
+	.exec = cmd_reload,
+};
+
+/* The options of the three: run's --runs, and the global ones. Returns
+ * the index of the first operand, or -1 with *ret_exit set. */
 static int
-parse_opts(struct ctl *ctl, const char *cmd, int argc, char **argv,
-    const struct option *extra, int *ret_runs)
+parse_opts(struct ctl *ctl, const struct cmd_entry *e, int argc,
+    char **argv, int *ret_runs, int *ret_exit)
 {
-	struct option	 longopts[8];
-	size_t		 n = 0;
+	struct cmd_getopt g;
 	long long	 v;
 	int		 c;
 
-	for (; extra != NULL && extra[n].name != NULL; n++)
-		longopts[n] = extra[n];
-	{
-		const struct option global[] = { CTL_GLOBAL_LONGOPTS,
-		    { NULL, 0, NULL, 0 } };
-
-		for (size_t i = 0; i < FLAKY_ARRAY_SIZE(global); i++)
-			longopts[n + i] = global[i];
-	}
-	while ((c = getopt_long(argc, argv, "n:", longopts, NULL)) != -1) {
-		switch (c) {
-		case 'n':
-			if (ret_runs == NULL ||
-			    flaky_parse_int(optarg, 1, 10000, &v) < 0) {
-				ctl_usage_error(cmd, "--runs: expected a "
-				    "number from 1 to 10000");
-				return -1;
-			}
-			*ret_runs = (int)v;
-			break;
-		default:
-			if (c == '?' || ctl_global_option(ctl, c, optarg) < 0)
-				return -1;
+	cmd_getopt_init(&g, e, ctl, argc, argv);
+	while ((c = cmd_getopt(&g)) > 0) {
+		if (c != 'n')
+			continue;
+		if (flaky_parse_int(optarg, 1, 10000, &v) < 0) {
+			ctl_usage_error(e->name, "--runs: expected a number "
+			    "from 1 to 10000");
+			*ret_exit = EXIT_ERROR;
+			return -1;
 		}
+		*ret_runs = (int)v;
+	}
+	if (c < 0) {
+		*ret_exit = g.exit;
+		return -1;
 	}
 	return optind;
 }
@@ -497,15 +520,16 @@ print_status_table(const struct jv *st)
 }
 
 /* flakyctl status: the live daemon's targets and runs. */
-int
+static int
 cmd_status(struct ctl *ctl, int argc, char **argv)
 {
 	struct jv	 st;
 	char		*raw = NULL;
-	int		 r = EXIT_ERROR, i;
+	int		 r = EXIT_ERROR, i, runs = 0;
 
-	if ((i = parse_opts(ctl, "status", argc, argv, NULL, NULL)) < 0)
-		return EXIT_ERROR;
+	if ((i = parse_opts(ctl, &cmd_status_entry, argc, argv, &runs,
+	    &r)) < 0)
+		return r;
 	if (i != argc) {
 		ctl_usage_error("status", "unexpected argument '%s'", argv[i]);
 		return EXIT_ERROR;
@@ -526,19 +550,15 @@ cmd_status(struct ctl *ctl, int argc, char **argv)
 }
 
 /* flakyctl run TARGET [--runs N]: trigger a target now. */
-int
+static int
 cmd_run(struct ctl *ctl, int argc, char **argv)
 {
-	static const struct option extra[] = {
-		{ "runs", required_argument, NULL, 'n' },
-		{ NULL, 0, NULL, 0 }
-	};
 	struct jv	 st;
 	char		*raw = NULL, *req = NULL;
 	int		 r = EXIT_ERROR, i, runs = 0;
 
-	if ((i = parse_opts(ctl, "run", argc, argv, extra, &runs)) < 0)
-		return EXIT_ERROR;
+	if ((i = parse_opts(ctl, &cmd_run_entry, argc, argv, &runs, &r)) < 0)
+		return r;
 	if (argc - i != 1) {
 		ctl_usage_error("run", argc == i ? "a target name is needed" :
 		    "one target at a time");
@@ -576,15 +596,16 @@ cmd_run(struct ctl *ctl, int argc, char **argv)
 }
 
 /* flakyctl reload: make flakyd read its schedule file again. */
-int
+static int
 cmd_reload(struct ctl *ctl, int argc, char **argv)
 {
 	struct jv	 st;
 	char		*raw = NULL;
-	int		 r = EXIT_ERROR, i;
+	int		 r = EXIT_ERROR, i, runs = 0;
 
-	if ((i = parse_opts(ctl, "reload", argc, argv, NULL, NULL)) < 0)
-		return EXIT_ERROR;
+	if ((i = parse_opts(ctl, &cmd_reload_entry, argc, argv, &runs,
+	    &r)) < 0)
+		return r;
 	if (i != argc) {
 		ctl_usage_error("reload", "unexpected argument '%s'", argv[i]);
 		return EXIT_ERROR;

@@ -19,11 +19,13 @@ struct diag_opts {
 	const char	*target;
 	struct flaky_query q;
 };
-#define DIAG_LONGOPTS \
-	{ "since", required_argument, NULL, 's' }, \
-	{ "until", required_argument, NULL, 'u' }, \
-	{ "target", required_argument, NULL, 'T' }
-/* Handle one of DIAG_LONGOPTS; 1 when c was one. */
+#define DIAG_OPTIONS \
+	{ "since", 's', 0, "D|DATE|all", "the window's start (default 30d; " \
+	    "all: from the first run)" }, \
+	{ "until", 'u', 0, "DATE", "the window's end, exclusive (default " \
+	    "now)" }, \
+	{ "target", 'T', 0, "NAME", "only this target's tests" }
+/* Handle one of DIAG_OPTIONS; 1 when c was one. */
 int	 diag_option(struct diag_opts *, int c, const char *arg);
 /* The window from the options; -1 after a usage message. */
 int	 diag_window(struct diag_opts *, const char *cmd);

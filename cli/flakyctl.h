@@ -33,26 +33,78 @@ struct ctl {
 	unsigned	 kinds;		/* --kind: FLAKY_KIND_MASK()s, 0: default */
 };
 
-/* The global options every command accepts, before or after its name:
- * put CTL_GLOBAL_LONGOPTS at the end of a command's option array (before
- * the zero entry) and send unknown option codes to ctl_global_option(). */
+/* The option codes of the global options (below 1000 are letters). */
 #define CTL_OPT_DB	1001
 #define CTL_OPT_CONFIG	1002
 #define CTL_OPT_SOCKET	1003
 #define CTL_OPT_FORMAT	1004
 #define CTL_OPT_KIND	1005
-#define CTL_GLOBAL_LONGOPTS \
-	{ "db", required_argument, NULL, CTL_OPT_DB }, \
-	{ "config", required_argument, NULL, CTL_OPT_CONFIG }, \
-	{ "socket", required_argument, NULL, CTL_OPT_SOCKET }, \
-	{ "format", required_argument, NULL, CTL_OPT_FORMAT }
+#define CTL_OPT_HELP	1006
+
+/* One option of a command: --name, and -letter when it has one. */
+struct cmd_option {
+	const char	*name;		/* without "--"; NULL ends a table */
+	int		 letter;	/* -letter as well, or 0 */
+	int		 code;		/* what cmd_getopt returns; 0: letter */
+	const char	*arg;		/* its argument's name; NULL: none */
+	const char	*help;		/* one line */
+};
+
+/* A command declares itself once, as tmux's cmd_entry does: dispatch,
+ * --help, `flakyctl help` and the man page test all read this entry. */
+struct cmd_entry {
+	const char	*name;
+	const char	*usage;		/* the synopsis after "flakyctl " */
+	const char	*summary;	/* one line */
+	const struct cmd_option *options;	/* NULL or ends with no name */
+	int		 flags;		/* CMD_* */
+	int		 (*exec)(struct ctl *, int argc, char **argv);
+};
+/* Options stop at the first operand ("+" to getopt): what follows it
+ * belongs to the command analyze runs. */
+#define CMD_STOP_AT_OPERAND	0x1
 
 /* --kind suite|alone|ingested|all (or a comma list) of the query commands
  * that count runs (report, gate, metrics, triage): which runs their rates
  * count; suite and ingested when not given. Put it in a command's option
- * array beside CTL_GLOBAL_LONGOPTS; ctl_global_option() sets ctl->kinds. */
-#define CTL_KIND_LONGOPT \
-	{ "kind", required_argument, NULL, CTL_OPT_KIND }
+ * table; the parser sets ctl->kinds through ctl_global_option(). */
+#define CMD_OPTION_KIND \
+	{ "kind", 0, CTL_OPT_KIND, "K", "which runs count: suite, alone, " \
+	    "ingested, all or a comma list (default suite,ingested)" }
+
+/* The state of one command's option parsing (cmd.c): getopt_long's
+ * arrays built from the entry's table and the global options. */
+#define CMD_OPTIONS_MAX	32
+struct cmd_getopt {
+	const struct cmd_entry *entry;
+	struct ctl	*ctl;
+	int		 argc;
+	char		**argv;
+	int		 exit;		/* after -1: EXIT_OK or EXIT_ERROR */
+	int		 before;	/* optind before the last option */
+	struct option	 longopts[CMD_OPTIONS_MAX + 1];
+	char		 shortopts[2 * CMD_OPTIONS_MAX + 4];
+};
+
+/* Every command's entry, in the order `flakyctl help` lists them
+ * (main.c). */
+extern const struct cmd_entry *const cmd_table[];
+/* The global options: accepted by every command, before or after it. */
+extern const struct cmd_option cmd_global_options[];
+
+/* Start parsing argv (argv[0] is the command) for the entry. */
+void	 cmd_getopt_init(struct cmd_getopt *, const struct cmd_entry *,
+	    struct ctl *, int argc, char **argv);
+/* The next option's code with its value in optarg; 0 at the end, optind
+ * at the first operand; -1 after --help (exit EXIT_OK) or an error told
+ * with the usage (exit EXIT_ERROR). Global options and --kind are
+ * handled here (into ctl), unless the entry's table declares an option of
+ * a global one's name: then it is the handler's. */
+int	 cmd_getopt(struct cmd_getopt *);
+/* A command's usage and options, as --help and `help CMD` print them. */
+void	 cmd_print_help(FILE *, const struct cmd_entry *);
+/* The entry of a command name, or NULL. */
+const struct cmd_entry *cmd_find(const char *name);
 
 /* Returns 0 when c was a global option, -1 (after a usage message) when it
  * was not or its value is bad. */
@@ -71,33 +123,27 @@ const char *ctl_socket_path(struct ctl *);
 void	 ctl_usage_error(const char *cmd, const char *fmt, ...)
 	    __attribute__((format(printf, 2, 3)));
 
-struct ctl_command {
-	const char	*name;
-	int		 (*run)(struct ctl *, int argc, char **argv);
-	const char	*usage;
-};
-
-/* Each command's file defines one entry point. argv[0] is the command. */
-int	 cmd_analyze(struct ctl *, int, char **);
-int	 cmd_report(struct ctl *, int, char **);
-int	 cmd_scan(struct ctl *, int, char **);
+/* Each command's file declares its entry. */
+extern const struct cmd_entry cmd_analyze_entry;
+extern const struct cmd_entry cmd_report_entry;
+extern const struct cmd_entry cmd_scan_entry;
 /* control.c: requests to the live flakyd */
-int	 cmd_status(struct ctl *, int, char **);
-int	 cmd_run(struct ctl *, int, char **);
-int	 cmd_reload(struct ctl *, int, char **);
+extern const struct cmd_entry cmd_status_entry;
+extern const struct cmd_entry cmd_run_entry;
+extern const struct cmd_entry cmd_reload_entry;
 /* history over weeks (docs/history.md) */
-int	 cmd_ingest(struct ctl *, int, char **);
-int	 cmd_trend(struct ctl *, int, char **);
-int	 cmd_quarantine(struct ctl *, int, char **);
-int	 cmd_gate(struct ctl *, int, char **);
-int	 cmd_prune(struct ctl *, int, char **);
-int	 cmd_stats(struct ctl *, int, char **);
-int	 cmd_metrics(struct ctl *, int, char **);
-/* diagnosis (show.c, triage.c, ticket.c) */
-int	 cmd_show(struct ctl *, int, char **);
-int	 cmd_triage(struct ctl *, int, char **);
-int	 cmd_ticket(struct ctl *, int, char **);
-int	 cmd_confirm(struct ctl *, int, char **);
+extern const struct cmd_entry cmd_ingest_entry;
+extern const struct cmd_entry cmd_trend_entry;
+extern const struct cmd_entry cmd_quarantine_entry;
+extern const struct cmd_entry cmd_gate_entry;
+extern const struct cmd_entry cmd_prune_entry;
+extern const struct cmd_entry cmd_stats_entry;
+extern const struct cmd_entry cmd_metrics_entry;
+/* diagnosis (show.c, triage.c, ticket.c, confirm.c) */
+extern const struct cmd_entry cmd_show_entry;
+extern const struct cmd_entry cmd_triage_entry;
+extern const struct cmd_entry cmd_ticket_entry;
+extern const struct cmd_entry cmd_confirm_entry;
 
 /* --since and --until as the report commands take them (report.c). */
 int	 parse_window(const char *cmd, const char *since, const char *until,

@@ -54,6 +54,7 @@ is_critical(const struct flaky_test_row *r, const struct flaky_history_row *h)
 	    flaky_tier(r->failures, r->runs) == FLAKY_TIER_CRITICAL;
 }
 
+/* Unstable now, not in the previous window. */
 static int
 is_new_flaky(const struct flaky_test_row *r, const struct flaky_history_row *h)
 {
@@ -61,6 +62,7 @@ is_new_flaky(const struct flaky_test_row *r, const struct flaky_history_row *h)
 	    r->failures > 0 && r->failures < r->runs;
 }
 
+/* A higher failure rate than in the previous window. */
 static int
 is_worse(const struct flaky_test_row *r, const struct flaky_history_row *h)
 {
@@ -68,6 +70,7 @@ is_worse(const struct flaky_test_row *r, const struct flaky_history_row *h)
 	return h != NULL && !h->quarantined && h->trend == FLAKY_TREND_WORSE;
 }
 
+/* Failing every run of the window. */
 static int
 is_broken(const struct flaky_test_row *r, const struct flaky_history_row *h)
 {
@@ -75,21 +78,39 @@ is_broken(const struct flaky_test_row *r, const struct flaky_history_row *h)
 	    flaky_tier(r->failures, r->runs) == FLAKY_TIER_BROKEN;
 }
 
-int
+static int	cmd_gate(struct ctl *, int, char **);
+
+static const struct cmd_option gate_options[] = {
+	{ "since", 's', 0, "D|DATE", "the window's start (default 7d)" },
+	{ "until", 'u', 0, "DATE", "the window's end, exclusive (default "
+	    "now)" },
+	{ "target", 'T', 0, "NAME", "only this target's tests" },
+	{ "max-critical", 0, 'c', "N", "at most N critical tests" },
+	{ "max-new-flaky", 0, 'n', "N", "at most N tests unstable since the "
+	    "previous window" },
+	{ "max-worse", 0, 'w', "N", "at most N tests worse than in the "
+	    "previous window" },
+	{ "max-broken", 0, 'b', "N", "at most N broken tests (failing every "
+	    "run)" },
+	CMD_OPTION_KIND,
+	{ NULL, 0, 0, NULL, NULL }
+};
+
+const struct cmd_entry cmd_gate_entry = {
+	.name = "gate",
+	.usage = "gate [--since D] [--until DATE] [--target NAME] "
+	    "[--max-critical N] [--max-new-flaky N] [--max-worse N] "
+	    "[--max-broken N] [--kind K]",
+	.summary = "Exit 1 with one line per breach of the limits: a CI step.",
+	.options = gate_options,
+	.exec = cmd_gate,
+};
+
+/* flakyctl gate: check the window against the limits given. */
+static int
 cmd_gate(struct ctl *ctl, int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		{ "since", required_argument, NULL, 's' },
-		{ "until", required_argument, NULL, 'u' },
-		{ "target", required_argument, NULL, 'T' },
-		{ "max-critical", required_argument, NULL, 'c' },
-		{ "max-new-flaky", required_argument, NULL, 'n' },
-		{ "max-worse", required_argument, NULL, 'w' },
-		{ "max-broken", required_argument, NULL, 'b' },
-		CTL_GLOBAL_LONGOPTS,
-		CTL_KIND_LONGOPT,
-		{ NULL, 0, NULL, 0 }
-	};
+	struct cmd_getopt g;
 	struct flaky_store *store = NULL;
 	struct flaky_test_row *rows = NULL;
 	struct flaky_history hist;
@@ -102,7 +123,8 @@ cmd_gate(struct ctl *ctl, int argc, char **argv)
 
 	memset(&q, 0, sizeof q);
 	memset(&hist, 0, sizeof hist);
-	while ((c = getopt_long(argc, argv, "s:u:T:", longopts, NULL)) != -1) {
+	cmd_getopt_init(&g, &cmd_gate_entry, ctl, argc, argv);
+	while ((c = cmd_getopt(&g)) > 0) {
 		const char *opt = NULL;
 		int	 k = 0;
 
@@ -120,12 +142,7 @@ cmd_gate(struct ctl *ctl, int argc, char **argv)
 		case 'n': k = 1; opt = "--max-new-flaky"; break;
 		case 'w': k = 2; opt = "--max-worse"; break;
 		case 'b': k = 3; opt = "--max-broken"; break;
-		case '?':
-			ctl_usage_error("gate", "unknown option");
-			return EXIT_ERROR;
 		default:
-			if (ctl_global_option(ctl, c, optarg) < 0)
-				return EXIT_ERROR;
 			continue;
 		}
 		if (flaky_parse_int(optarg, 0, INT32_MAX, &lim[k]) < 0) {
@@ -134,6 +151,8 @@ cmd_gate(struct ctl *ctl, int argc, char **argv)
 			return EXIT_ERROR;
 		}
 	}
+	if (c < 0)
+		return g.exit;
 	if (optind < argc) {
 		ctl_usage_error("gate", "unexpected argument '%s'",
 		    argv[optind]);

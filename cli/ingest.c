@@ -16,6 +16,7 @@
 #include "classify.h"
 #include "diag.h"
 #include "flakyctl.h"
+#include "log.h"
 #include "parse.h"
 #include "store.h"
 #include "store_history.h"
@@ -146,16 +147,31 @@ ingest_store(struct flaky_store *store, const struct flaky_classifier *cls,
 	return 0;
 }
 
-int
+static int	cmd_ingest(struct ctl *, int, char **);
+
+static const struct cmd_option ingest_options[] = {
+	{ "target", 'T', 0, "NAME", "the target the runs are stored under "
+	    "(required)" },
+	{ "at", 'a', 0, "TIME", "when the runs ran (default the file's "
+	    "timestamps, else now)" },
+	{ "revision", 'r', 0, "REV", "the revision the runs tested" },
+	{ NULL, 0, 0, NULL, NULL }
+};
+
+const struct cmd_entry cmd_ingest_entry = {
+	.name = "ingest",
+	.usage = "ingest --target NAME [--at TIME] [--revision REV] FILE...",
+	.summary = "Store results produced elsewhere (JUnit XML, runner "
+	    "output).",
+	.options = ingest_options,
+	.exec = cmd_ingest,
+};
+
+/* flakyctl ingest: each FILE parsed and stored as a run, once. */
+static int
 cmd_ingest(struct ctl *ctl, int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		{ "target", required_argument, NULL, 'T' },
-		{ "at", required_argument, NULL, 'a' },
-		{ "revision", required_argument, NULL, 'r' },
-		CTL_GLOBAL_LONGOPTS,
-		{ NULL, 0, NULL, 0 }
-	};
+	struct cmd_getopt g;
 	struct flaky_store *store = NULL;
 	struct flaky_classifier *cls = NULL;
 	struct ingest_file *files = NULL;
@@ -165,7 +181,8 @@ cmd_ingest(struct ctl *ctl, int argc, char **argv)
 	char		 err[1024], when[32];
 	int		 c, r, ret = EXIT_ERROR;
 
-	while ((c = getopt_long(argc, argv, "T:a:r:", longopts, NULL)) != -1) {
+	cmd_getopt_init(&g, &cmd_ingest_entry, ctl, argc, argv);
+	while ((c = cmd_getopt(&g)) > 0) {
 		switch (c) {
 		case 'T':
 			target = optarg;
@@ -182,14 +199,10 @@ cmd_ingest(struct ctl *ctl, int argc, char **argv)
 		case 'r':
 			revision = optarg;
 			break;
-		case '?':
-			ctl_usage_error("ingest", "unknown option");
-			return EXIT_ERROR;
-		default:
-			if (ctl_global_option(ctl, c, optarg) < 0)
-				return EXIT_ERROR;
 		}
 	}
+	if (c < 0)
+		return g.exit;
 	(void)at_s;
 	if (target == NULL || *target == '\0') {
 		ctl_usage_error("ingest", "--target NAME is required");
@@ -202,10 +215,7 @@ cmd_ingest(struct ctl *ctl, int argc, char **argv)
 	if (ctl_check_format(ctl, "ingest", 1 << FORMAT_TABLE) < 0)
 		return EXIT_ERROR;
 	nfiles = (size_t)(argc - optind);
-	if ((files = calloc(nfiles, sizeof *files)) == NULL) {
-		fprintf(stderr, "flakyctl ingest: out of memory\n");
-		return EXIT_ERROR;
-	}
+	files = xcalloc(nfiles, sizeof *files);
 	for (size_t i = 0; i < nfiles; i++) {
 		files[i].path = argv[optind + (int)i];
 		flaky_results_init(&files[i].res);

@@ -15,58 +15,122 @@
 #include "store.h"
 #include "util.h"
 
-static const struct ctl_command commands[] = {
-	{ "analyze", cmd_analyze,
-	  "analyze [--runs N] [--jobs J] [--timeout D] [--target NAME] "
-	  "[--junit PATH] [--fail-on TIERS] [--no-runner-cache] "
-	  "(DIRECTORY | [--] COMMAND...)" },
-	{ "report", cmd_report,
-	  "report [--since D|DATE] [--until DATE] [--target NAME] "
-	  "[--fail-on TIERS] [--sort rate|budget|trend] [--html FILE] "
-	  "[--kind K]" },
-	{ "scan", cmd_scan,
-	  "scan [--format table|json|tsv] [--store --target NAME] PATH..." },
-	{ "status", cmd_status,
-	  "status [--socket PATH]" },
-	{ "run", cmd_run,
-	  "run [--runs N] TARGET" },
-	{ "reload", cmd_reload,
-	  "reload" },
-	{ "ingest", cmd_ingest,
-	  "ingest --target NAME [--at TIME] [--revision REV] FILE..." },
-	{ "trend", cmd_trend,
-	  "trend TEST [--weeks N] [--target NAME] [--until DATE]" },
-	{ "quarantine", cmd_quarantine,
-	  "quarantine add TEST --reason TEXT [--ticket URL] | remove TEST | "
-	  "list [--release-after N] | export --format pytest|jest|plain" },
-	{ "gate", cmd_gate,
-	  "gate [--since D] [--max-critical N] [--max-new-flaky N] "
-	  "[--max-worse N] [--max-broken N] [--kind K]" },
-	{ "prune", cmd_prune,
-	  "prune --older-than D" },
-	{ "stats", cmd_stats,
-	  "stats" },
-	{ "metrics", cmd_metrics,
-	  "metrics [--since D] [--target NAME] [--kind K]" },
-	{ "show", cmd_show, "show TEST [--since D|all] [--target NAME] [--full]" },
-	{ "triage", cmd_triage,
-	  "triage [TEST] [--since D|all] [--limit N] [--kind K]" },
-	{ "ticket", cmd_ticket, "ticket TEST [--since D|all] [--target NAME]" },
-	{ "confirm", cmd_confirm, "confirm [TEST] [--budget D] [--max-runs N]" },
+static int	cmd_help(struct ctl *, int, char **);
+
+/* flakyctl help [COMMAND]: the list, or one command's usage and options. */
+static const struct cmd_entry cmd_help_entry = {
+	.name = "help",
+	.usage = "help [COMMAND]",
+	.summary = "List the commands, or print one command's options.",
+	.exec = cmd_help,
 };
 
+/* The commands in the order the help lists them: running tests first,
+ * then the queries, the daemon, the upkeep. */
+const struct cmd_entry *const cmd_table[] = {
+	&cmd_analyze_entry,
+	&cmd_report_entry,
+	&cmd_triage_entry,
+	&cmd_show_entry,
+	&cmd_ticket_entry,
+	&cmd_confirm_entry,
+	&cmd_trend_entry,
+	&cmd_gate_entry,
+	&cmd_metrics_entry,
+	&cmd_quarantine_entry,
+	&cmd_ingest_entry,
+	&cmd_scan_entry,
+	&cmd_status_entry,
+	&cmd_run_entry,
+	&cmd_reload_entry,
+	&cmd_prune_entry,
+	&cmd_stats_entry,
+	&cmd_help_entry,
+	NULL
+};
+
+/* The top-level usage: the global options, then one line per command. */
 static void
 usage(FILE *f)
 {
-	fprintf(f, "usage: flakyctl [--db PATH] [--config FILE] "
-	    "[--format table|json|...] COMMAND [options]\n");
-	for (size_t i = 0; i < FLAKY_ARRAY_SIZE(commands); i++)
-		fprintf(f, "       flakyctl %s\n", commands[i].usage);
+	fprintf(f, "usage: flakyctl [--db PATH] [--config FILE] [--format F] "
+	    "COMMAND [options]\n\ncommands:\n");
+	for (size_t i = 0; cmd_table[i] != NULL; i++)
+		fprintf(f, "  %-12s %s\n", cmd_table[i]->name,
+		    cmd_table[i]->summary);
+	fprintf(f, "\n`flakyctl help COMMAND` or `flakyctl COMMAND --help`: "
+	    "its options.\n");
 }
 
+/* One line of print_all_options: tab-separated command, --name, -x or
+ * "-", and the argument's name or "-". */
+static void
+print_option_line(const char *cmd, const struct cmd_option *o)
+{
+	printf("%s\t--%s\t", cmd, o->name);
+	if (o->letter != 0)
+		printf("-%c", o->letter);
+	else
+		printf("-");
+	printf("\t%s\n", o->arg != NULL ? o->arg : "-");
+}
+
+/* Every option of every command, one a line, for the man page and help
+ * tests: "global" for the global options; a command without options has
+ * a line of its name alone. */
+static void
+print_all_options(void)
+{
+	for (const struct cmd_option *o = cmd_global_options; o->name; o++)
+		print_option_line("global", o);
+	for (size_t i = 0; cmd_table[i] != NULL; i++) {
+		const struct cmd_option *o = cmd_table[i]->options;
+
+		printf("%s\n", cmd_table[i]->name);
+		for (; o != NULL && o->name != NULL; o++)
+			print_option_line(cmd_table[i]->name, o);
+	}
+}
+
+/* flakyctl help [COMMAND]; the hidden --all-options feeds the man page
+ * test and is no promise to users. */
+static int
+cmd_help(struct ctl *ctl, int argc, char **argv)
+{
+	const struct cmd_entry *e;
+
+	(void)ctl;
+	if (argc == 2 && strcmp(argv[1], "--all-options") == 0) {
+		print_all_options();
+		return EXIT_OK;
+	}
+	if (argc == 2 && (strcmp(argv[1], "--help") == 0 ||
+	    strcmp(argv[1], "-h") == 0)) {
+		cmd_print_help(stdout, &cmd_help_entry);
+		return EXIT_OK;
+	}
+	if (argc > 2) {
+		ctl_usage_error("help", "one command at a time");
+		return EXIT_ERROR;
+	}
+	if (argc == 1) {
+		usage(stdout);
+		return EXIT_OK;
+	}
+	if ((e = cmd_find(argv[1])) == NULL) {
+		ctl_usage_error("help", "unknown command '%s'", argv[1]);
+		return EXIT_ERROR;
+	}
+	cmd_print_help(stdout, e);
+	return EXIT_OK;
+}
+
+/* "flakyctl CMD: message", then CMD's usage: every usage error is one
+ * line and the synopsis. */
 void
 ctl_usage_error(const char *cmd, const char *fmt, ...)
 {
+	const struct cmd_entry *e = cmd != NULL ? cmd_find(cmd) : NULL;
 	va_list	 ap;
 
 	fprintf(stderr, "flakyctl%s%s: ", cmd ? " " : "", cmd ? cmd : "");
@@ -74,10 +138,8 @@ ctl_usage_error(const char *cmd, const char *fmt, ...)
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);
 	fputc('\n', stderr);
-	for (size_t i = 0; cmd != NULL && i < FLAKY_ARRAY_SIZE(commands); i++)
-		if (strcmp(commands[i].name, cmd) == 0)
-			fprintf(stderr, "usage: flakyctl %s\n",
-			    commands[i].usage);
+	if (e != NULL)
+		fprintf(stderr, "usage: flakyctl %s\n", e->usage);
 }
 
 /* --kind: suite, alone, ingested or all, or a comma list of them. */
@@ -122,6 +184,7 @@ parse_kinds(const char *arg, unsigned *ret)
 	return 0;
 }
 
+/* Take one global option's value into ctl. */
 int
 ctl_global_option(struct ctl *ctl, int c, const char *arg)
 {
@@ -157,6 +220,7 @@ ctl_global_option(struct ctl *ctl, int c, const char *arg)
 	return -1;
 }
 
+/* Refuse a --format the command does not print. */
 int
 ctl_check_format(struct ctl *ctl, const char *cmd, int allowed)
 {
@@ -212,6 +276,7 @@ config_value(const char *path, const char *key, char *buf, size_t len)
 	return buf[0] ? buf : NULL;
 }
 
+/* The config file a command reads, when there is one. */
 const char *
 ctl_config_path(struct ctl *ctl)
 {
@@ -226,6 +291,7 @@ ctl_config_path(struct ctl *ctl)
 	return NULL;
 }
 
+/* The database a command opens. */
 const char *
 ctl_db_path(struct ctl *ctl)
 {
@@ -280,16 +346,21 @@ ctl_socket_path(struct ctl *ctl)
 	return FLAKY_DEFAULT_SOCKET;
 }
 
+/* The global options before the command, then the command's entry. */
 int
 main(int argc, char **argv)
 {
 	static const struct option longopts[] = {
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
-		CTL_GLOBAL_LONGOPTS,
-		CTL_KIND_LONGOPT,
+		{ "db", required_argument, NULL, CTL_OPT_DB },
+		{ "config", required_argument, NULL, CTL_OPT_CONFIG },
+		{ "socket", required_argument, NULL, CTL_OPT_SOCKET },
+		{ "format", required_argument, NULL, CTL_OPT_FORMAT },
+		{ "kind", required_argument, NULL, CTL_OPT_KIND },
 		{ NULL, 0, NULL, 0 }
 	};
+	const struct cmd_entry *e;
 	struct ctl	 ctl;
 	const char	*nc;
 	int		 c;
@@ -323,13 +394,11 @@ main(int argc, char **argv)
 		usage(stderr);
 		return EXIT_ERROR;
 	}
-	for (size_t i = 0; i < FLAKY_ARRAY_SIZE(commands); i++) {
-		if (strcmp(argv[0], commands[i].name) == 0) {
-			optind = 0;	/* reset getopt for the command */
-			return commands[i].run(&ctl, argc, argv);
-		}
+	if ((e = cmd_find(argv[0])) == NULL) {
+		fprintf(stderr, "flakyctl: unknown command '%s'\n", argv[0]);
+		usage(stderr);
+		return EXIT_ERROR;
 	}
-	fprintf(stderr, "flakyctl: unknown command '%s'\n", argv[0]);
-	usage(stderr);
-	return EXIT_ERROR;
+	optind = 0;	/* reset getopt for the command */
+	return e->exec(&ctl, argc, argv);
 }

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "flakyctl.h"
+#include "log.h"
 #include "stats.h"
 #include "store.h"
 #include "store_history.h"
@@ -27,6 +28,7 @@ label(const char *s)
 	}
 }
 
+/* The labels of one test's samples. */
 static void
 test_labels(const struct flaky_test_row *r)
 {
@@ -42,6 +44,7 @@ struct target_group {
 	struct flaky_run_counts	 runs;
 };
 
+/* Rows by target, then test: the samples of a target together. */
 static int
 cmp_target(const void *a, const void *b)
 {
@@ -51,16 +54,28 @@ cmp_target(const void *a, const void *b)
 	return c ? c : strcmp(x->test, y->test);
 }
 
-int
+static int	cmd_metrics(struct ctl *, int, char **);
+
+static const struct cmd_option metrics_options[] = {
+	{ "since", 's', 0, "D|DATE", "the window's start (default 7d)" },
+	{ "target", 'T', 0, "NAME", "only this target's tests" },
+	CMD_OPTION_KIND,
+	{ NULL, 0, 0, NULL, NULL }
+};
+
+const struct cmd_entry cmd_metrics_entry = {
+	.name = "metrics",
+	.usage = "metrics [--since D] [--target NAME] [--kind K]",
+	.summary = "The current figures in the Prometheus text format.",
+	.options = metrics_options,
+	.exec = cmd_metrics,
+};
+
+/* flakyctl metrics: one family per figure, one sample per test. */
+static int
 cmd_metrics(struct ctl *ctl, int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		{ "since", required_argument, NULL, 's' },
-		{ "target", required_argument, NULL, 'T' },
-		CTL_GLOBAL_LONGOPTS,
-		CTL_KIND_LONGOPT,
-		{ NULL, 0, NULL, 0 }
-	};
+	struct cmd_getopt go;
 	static const char *const tiers[] = { "critical", "warning", "broken",
 	    "noise" };
 	struct flaky_store *store = NULL;
@@ -85,7 +100,8 @@ cmd_metrics(struct ctl *ctl, int argc, char **argv)
 
 	memset(&q, 0, sizeof q);
 	memset(&hist, 0, sizeof hist);
-	while ((c = getopt_long(argc, argv, "s:T:", longopts, NULL)) != -1) {
+	cmd_getopt_init(&go, &cmd_metrics_entry, ctl, argc, argv);
+	while ((c = cmd_getopt(&go)) > 0) {
 		switch (c) {
 		case 's':
 			since = optarg;
@@ -93,14 +109,10 @@ cmd_metrics(struct ctl *ctl, int argc, char **argv)
 		case 'T':
 			q.target = optarg;
 			break;
-		case '?':
-			ctl_usage_error("metrics", "unknown option");
-			return EXIT_ERROR;
-		default:
-			if (ctl_global_option(ctl, c, optarg) < 0)
-				return EXIT_ERROR;
 		}
 	}
+	if (c < 0)
+		return go.exit;
 	if (optind < argc) {
 		ctl_usage_error("metrics", "unexpected argument '%s'",
 		    argv[optind]);
@@ -125,10 +137,7 @@ cmd_metrics(struct ctl *ctl, int argc, char **argv)
 	    q.since_ms) / 1000));
 	/* Per target: runs, tests and tests by tier; each family's samples
 	 * together, as the text format requires. */
-	if ((groups = calloc(nrows + 1, sizeof *groups)) == NULL) {
-		fprintf(stderr, "flakyctl metrics: out of memory\n");
-		goto out;
-	}
+	groups = xcalloc(nrows + 1, sizeof *groups);
 	for (size_t i = 0, j; i < nrows; i = j) {
 		struct flaky_query tq = q;
 		struct target_group *g = &groups[ng++];

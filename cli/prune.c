@@ -12,14 +12,27 @@
 #include "store_history.h"
 #include "util.h"
 
-int
+static int	cmd_prune(struct ctl *, int, char **);
+
+static const struct cmd_option prune_options[] = {
+	{ "older-than", 'o', 0, "D", "remove the raw data of runs older than "
+	    "D (180d, 26w; required)" },
+	{ NULL, 0, 0, NULL, NULL }
+};
+
+const struct cmd_entry cmd_prune_entry = {
+	.name = "prune",
+	.usage = "prune --older-than D",
+	.summary = "Remove raw results older than D; daily rollups stay.",
+	.options = prune_options,
+	.exec = cmd_prune,
+};
+
+/* flakyctl prune: the retention of flakyd's config, by hand. */
+static int
 cmd_prune(struct ctl *ctl, int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		{ "older-than", required_argument, NULL, 'o' },
-		CTL_GLOBAL_LONGOPTS,
-		{ NULL, 0, NULL, 0 }
-	};
+	struct cmd_getopt g;
 	struct flaky_store *store = NULL;
 	struct flaky_prune_stats ps;
 	const char	*older = NULL;
@@ -27,19 +40,16 @@ cmd_prune(struct ctl *ctl, int argc, char **argv)
 	char		 err[1024], t[32];
 	int		 c, ret = EXIT_ERROR;
 
-	while ((c = getopt_long(argc, argv, "o:", longopts, NULL)) != -1) {
+	cmd_getopt_init(&g, &cmd_prune_entry, ctl, argc, argv);
+	while ((c = cmd_getopt(&g)) > 0) {
 		switch (c) {
 		case 'o':
 			older = optarg;
 			break;
-		case '?':
-			ctl_usage_error("prune", "unknown option");
-			return EXIT_ERROR;
-		default:
-			if (ctl_global_option(ctl, c, optarg) < 0)
-				return EXIT_ERROR;
 		}
 	}
+	if (c < 0)
+		return g.exit;
 	if (optind < argc) {
 		ctl_usage_error("prune", "unexpected argument '%s'",
 		    argv[optind]);

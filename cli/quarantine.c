@@ -14,9 +14,6 @@
 
 #define RELEASE_AFTER	30	/* passing runs in a row that release */
 
-static const char usage_text[] = "quarantine add TEST --reason TEXT "
-    "[--ticket URL] | remove TEST | list [--release-after N] | "
-    "export --format pytest|jest|plain";
 
 /* Jest's --testNamePattern sees "describe title", not our
  * "file › describe › title": drop the file, join with blanks, and escape
@@ -55,6 +52,7 @@ shell_quote(const char *s)
 	putchar('\'');
 }
 
+/* quarantine export: the ids as the runner's deselect list. */
 static int
 q_export(const char *fmt, const char *target,
     const struct flaky_quarantine_row *v, size_t n)
@@ -88,6 +86,7 @@ q_export(const char *fmt, const char *target,
 	return EXIT_OK;
 }
 
+/* quarantine list: each test, READY once it passed often enough. */
 static int
 q_list(struct ctl *ctl, long long release, const struct flaky_quarantine_row *v,
     size_t n)
@@ -126,17 +125,38 @@ q_list(struct ctl *ctl, long long release, const struct flaky_quarantine_row *v,
 	return EXIT_OK;
 }
 
-int
+static int	cmd_quarantine(struct ctl *, int, char **);
+
+/* --format is quarantine's own: export has formats of its own. */
+static const struct cmd_option quarantine_options[] = {
+	{ "reason", 'r', 0, "TEXT", "add: why the test is quarantined "
+	    "(required)" },
+	{ "ticket", 't', 0, "URL", "add: the ticket that tracks it" },
+	{ "target", 'T', 0, "NAME", "the test's target, when several have "
+	    "it; export: only this target's" },
+	{ "release-after", 'R', 0, "N", "list: READY after N passing runs in "
+	    "a row (default 30)" },
+	{ "format", 0, CTL_OPT_FORMAT, "FORMAT", "list: table or json; "
+	    "export: pytest, jest or plain" },
+	{ NULL, 0, 0, NULL, NULL }
+};
+
+const struct cmd_entry cmd_quarantine_entry = {
+	.name = "quarantine",
+	.usage = "quarantine add TEST --reason TEXT [--ticket URL] "
+	    "[--target NAME] | remove TEST [--target NAME] | "
+	    "list [--release-after N] | "
+	    "export --format pytest|jest|plain [--target NAME]",
+	.summary = "Keep a list of quarantined tests; export it for CI.",
+	.options = quarantine_options,
+	.exec = cmd_quarantine,
+};
+
+/* flakyctl quarantine SUBCOMMAND: the subcommand, then its options. */
+static int
 cmd_quarantine(struct ctl *ctl, int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		{ "reason", required_argument, NULL, 'r' },
-		{ "ticket", required_argument, NULL, 't' },
-		{ "target", required_argument, NULL, 'T' },
-		{ "release-after", required_argument, NULL, 'R' },
-		CTL_GLOBAL_LONGOPTS,
-		{ NULL, 0, NULL, 0 }
-	};
+	struct cmd_getopt g;
 	struct flaky_store *store = NULL;
 	struct flaky_quarantine_row *rows = NULL;
 	const char	*sub, *reason = NULL, *ticket = NULL, *target = NULL;
@@ -147,6 +167,11 @@ cmd_quarantine(struct ctl *ctl, int argc, char **argv)
 	char		 err[1024];
 	int		 c, ret = EXIT_ERROR, ro;
 
+	if (argc == 2 && (strcmp(argv[1], "--help") == 0 ||
+	    strcmp(argv[1], "-h") == 0)) {
+		cmd_print_help(stdout, &cmd_quarantine_entry);
+		return EXIT_OK;
+	}
 	if (argc < 2) {
 		ctl_usage_error("quarantine", "expected add, remove, list or "
 		    "export");
@@ -155,8 +180,8 @@ cmd_quarantine(struct ctl *ctl, int argc, char **argv)
 	sub = argv[1];
 	argc--;
 	argv++;
-	while ((c = getopt_long(argc, argv, "r:t:T:R:", longopts, NULL)) !=
-	    -1) {
+	cmd_getopt_init(&g, &cmd_quarantine_entry, ctl, argc, argv);
+	while ((c = cmd_getopt(&g)) > 0) {
 		switch (c) {
 		case 'r':
 			reason = optarg;
@@ -181,16 +206,13 @@ cmd_quarantine(struct ctl *ctl, int argc, char **argv)
 				xfmt = optarg;
 				break;
 			}
-			/* FALLTHROUGH */
-		default:
-			if (c == '?') {
-				ctl_usage_error("quarantine", "unknown option");
-				return EXIT_ERROR;
-			}
 			if (ctl_global_option(ctl, c, optarg) < 0)
 				return EXIT_ERROR;
+			break;
 		}
 	}
+	if (c < 0)
+		return g.exit;
 	if (strcmp(sub, "add") == 0 || strcmp(sub, "remove") == 0) {
 		if (optind != argc - 1) {
 			ctl_usage_error("quarantine", "%s: expected one TEST",
@@ -221,8 +243,7 @@ cmd_quarantine(struct ctl *ctl, int argc, char **argv)
 		    1 << FORMAT_TABLE | 1 << FORMAT_JSON) < 0)
 			return EXIT_ERROR;
 	} else {
-		ctl_usage_error("quarantine", "unknown subcommand '%s' "
-		    "(usage: %s)", sub, usage_text);
+		ctl_usage_error("quarantine", "unknown subcommand '%s'", sub);
 		return EXIT_ERROR;
 	}
 	ro = test == NULL;

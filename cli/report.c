@@ -43,20 +43,37 @@ parse_window(const char *cmd, const char *since, const char *until,
 	return 0;
 }
 
-int
+static int	cmd_report(struct ctl *, int, char **);
+
+static const struct cmd_option report_options[] = {
+	{ "since", 's', 0, "D|DATE", "the window's start: a duration back "
+	    "from --until (default 30d), a date or a time" },
+	{ "until", 'u', 0, "DATE", "the window's end, exclusive (default "
+	    "now)" },
+	{ "target", 'T', 0, "NAME", "only this target's tests" },
+	{ "fail-on", 0, 'F', "TIERS", "exit 1 when a test is in one of these "
+	    "tiers (critical,warning,broken)" },
+	{ "sort", 0, 'S', "ORDER", "rate, budget or trend (default rate)" },
+	{ "html", 0, 'H', "FILE", "write one self-contained HTML page" },
+	CMD_OPTION_KIND,
+	{ NULL, 0, 0, NULL, NULL }
+};
+
+const struct cmd_entry cmd_report_entry = {
+	.name = "report",
+	.usage = "report [--since D|DATE] [--until DATE] [--target NAME] "
+	    "[--fail-on TIERS] [--sort rate|budget|trend] [--html FILE] "
+	    "[--kind K]",
+	.summary = "Print the ranked tests of a window.",
+	.options = report_options,
+	.exec = cmd_report,
+};
+
+/* flakyctl report: the window's tests, ranked, as a table, JSON or HTML. */
+static int
 cmd_report(struct ctl *ctl, int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		{ "since", required_argument, NULL, 's' },
-		{ "until", required_argument, NULL, 'u' },
-		{ "target", required_argument, NULL, 'T' },
-		{ "fail-on", required_argument, NULL, 'F' },
-		{ "sort", required_argument, NULL, 'S' },
-		{ "html", required_argument, NULL, 'H' },
-		CTL_GLOBAL_LONGOPTS,
-		CTL_KIND_LONGOPT,
-		{ NULL, 0, NULL, 0 }
-	};
+	struct cmd_getopt g;
 	struct flaky_store *store = NULL;
 	struct flaky_test_row *rows = NULL;
 	struct report_head head;
@@ -68,7 +85,8 @@ cmd_report(struct ctl *ctl, int argc, char **argv)
 	char		 err[1024];
 	int		 c, fail_mask = 0, ret = EXIT_ERROR, how = SORT_RATE;
 
-	while ((c = getopt_long(argc, argv, "s:u:T:", longopts, NULL)) != -1) {
+	cmd_getopt_init(&g, &cmd_report_entry, ctl, argc, argv);
+	while ((c = cmd_getopt(&g)) > 0) {
 		switch (c) {
 		case 's':
 			since = optarg;
@@ -99,14 +117,10 @@ cmd_report(struct ctl *ctl, int argc, char **argv)
 		case 'H':
 			html = optarg;
 			break;
-		case '?':
-			ctl_usage_error("report", "unknown option");
-			return EXIT_ERROR;
-		default:
-			if (ctl_global_option(ctl, c, optarg) < 0)
-				return EXIT_ERROR;
 		}
 	}
+	if (c < 0)
+		return g.exit;
 	if (optind < argc) {
 		ctl_usage_error("report", "unexpected argument '%s'",
 		    argv[optind]);

@@ -224,22 +224,35 @@ out:
 	return r;
 }
 
+static int	cmd_scan(struct ctl *, int, char **);
+
+static const struct cmd_option scan_options[] = {
+	{ "store", 0, 's', NULL, "replace the target's stored findings with "
+	    "these (with --target)" },
+	{ "target", 0, 't', "NAME", "the target the findings belong to" },
+	{ NULL, 0, 0, NULL, NULL }
+};
+
+const struct cmd_entry cmd_scan_entry = {
+	.name = "scan",
+	.usage = "scan [--format table|json|tsv] [--store --target NAME] "
+	    "PATH...",
+	.summary = "Find approximate assertions in Python test code.",
+	.options = scan_options,
+	.exec = cmd_scan,
+};
+
 /* flakyctl scan: options, the walk of each PATH, the summary. */
-int
+static int
 cmd_scan(struct ctl *ctl, int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		{ "store", no_argument, NULL, 's' },
-		{ "target", required_argument, NULL, 't' },
-		{ "help", no_argument, NULL, 'h' },
-		CTL_GLOBAL_LONGOPTS,
-		{ NULL, 0, NULL, 0 }
-	};
+	struct cmd_getopt g;
 	struct scan_out	 so;
 	const char	*target = NULL;
 	int		 c, store = 0, so_store_failed = 0;
 
-	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+	cmd_getopt_init(&g, &cmd_scan_entry, ctl, argc, argv);
+	while ((c = cmd_getopt(&g)) > 0) {
 		switch (c) {
 		case 's':
 			store = 1;
@@ -247,17 +260,10 @@ cmd_scan(struct ctl *ctl, int argc, char **argv)
 		case 't':
 			target = optarg;
 			break;
-		case 'h':
-			printf("usage: flakyctl scan [--format table|json|tsv] "
-			    "[--store --target NAME] PATH...\n");
-			return EXIT_OK;
-		default:
-			if (c == '?' || ctl_global_option(ctl, c, optarg) < 0) {
-				ctl_usage_error("scan", "bad option");
-				return EXIT_ERROR;
-			}
 		}
 	}
+	if (c < 0)
+		return g.exit;
 	argc -= optind;
 	argv += optind;
 	if (ctl_check_format(ctl, "scan", 1 << FORMAT_TABLE |

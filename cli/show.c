@@ -87,16 +87,29 @@ print_show(const struct flaky_diagnosis *d, int full)
 	flaky_buf_free(&b);
 }
 
+static int	cmd_show(struct ctl *, int, char **);
+
+static const struct cmd_option show_options[] = {
+	DIAG_OPTIONS,
+	{ "full", 'f', 0, NULL, "whole failure messages, not their first "
+	    "12 lines" },
+	{ NULL, 0, 0, NULL, NULL }
+};
+
+const struct cmd_entry cmd_show_entry = {
+	.name = "show",
+	.usage = "show TEST [--since D|all] [--until DATE] [--target NAME] "
+	    "[--full]",
+	.summary = "The evidence log of one test: every failed run.",
+	.options = show_options,
+	.exec = cmd_show,
+};
+
 /* flakyctl show TEST. */
-int
+static int
 cmd_show(struct ctl *ctl, int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		DIAG_LONGOPTS,
-		{ "full", no_argument, NULL, 'f' },
-		CTL_GLOBAL_LONGOPTS,
-		{ NULL, 0, NULL, 0 }
-	};
+	struct cmd_getopt g;
 	struct diag_opts o = { 0 };
 	struct flaky_store *store = NULL;
 	struct flaky_diagnosis *d = NULL;
@@ -104,18 +117,12 @@ cmd_show(struct ctl *ctl, int argc, char **argv)
 	int64_t	 id;
 	int	 c, full = 0, ret = EXIT_ERROR;
 
-	while ((c = getopt_long(argc, argv, "s:u:T:f", longopts, NULL)) !=
-	    -1) {
-		if (diag_option(&o, c, optarg))
-			continue;
-		if (c == 'f')
+	cmd_getopt_init(&g, &cmd_show_entry, ctl, argc, argv);
+	while ((c = cmd_getopt(&g)) > 0)
+		if (!diag_option(&o, c, optarg) && c == 'f')
 			full = 1;
-		else if (c == '?') {
-			ctl_usage_error("show", "unknown option");
-			return EXIT_ERROR;
-		} else if (ctl_global_option(ctl, c, optarg) < 0)
-			return EXIT_ERROR;
-	}
+	if (c < 0)
+		return g.exit;
 	if (optind + 1 != argc) {
 		ctl_usage_error("show", optind == argc ? "which test?" :
 		    "one test at a time");

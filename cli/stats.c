@@ -20,6 +20,7 @@ when(int64_t ms, char *buf, size_t len)
 	return flaky_format_time(ms, buf, len);
 }
 
+/* A day number as a date, or NULL when there is none. */
 static const char *
 day(int64_t d, char *buf, size_t len)
 {
@@ -28,27 +29,32 @@ day(int64_t d, char *buf, size_t len)
 	return flaky_format_day(d * FLAKY_DAY_MS, buf, len);
 }
 
-int
+static int	cmd_stats(struct ctl *, int, char **);
+
+const struct cmd_entry cmd_stats_entry = {
+	.name = "stats",
+	.usage = "stats",
+	.summary = "The database's size, rows and date range.",
+	.exec = cmd_stats,
+};
+
+/* flakyctl stats: the figures of flaky_store_db_stats, in words. */
+static int
 cmd_stats(struct ctl *ctl, int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		CTL_GLOBAL_LONGOPTS,
-		{ NULL, 0, NULL, 0 }
-	};
+	struct cmd_getopt g;
 	struct flaky_store *store = NULL;
 	struct flaky_db_stats d;
 	const char	*v[5];
 	char		 err[1024], b[5][32];
 	int		 c, ret = EXIT_ERROR;
 
-	while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
-		if (c == '?') {
-			ctl_usage_error("stats", "unknown option");
-			return EXIT_ERROR;
-		}
-		if (ctl_global_option(ctl, c, optarg) < 0)
-			return EXIT_ERROR;
-	}
+	/* No options of its own: only the global ones come back here. */
+	cmd_getopt_init(&g, &cmd_stats_entry, ctl, argc, argv);
+	while ((c = cmd_getopt(&g)) > 0)
+		;
+	if (c < 0)
+		return g.exit;
 	if (optind < argc) {
 		ctl_usage_error("stats", "unexpected argument '%s'",
 		    argv[optind]);

@@ -184,15 +184,26 @@ ticket_body(const struct flaky_diagnosis *d, const char *isolate,
 	flaky_buf_free(&w);
 }
 
+static int	cmd_ticket(struct ctl *, int, char **);
+
+static const struct cmd_option ticket_options[] = {
+	DIAG_OPTIONS,
+	{ NULL, 0, 0, NULL, NULL }
+};
+
+const struct cmd_entry cmd_ticket_entry = {
+	.name = "ticket",
+	.usage = "ticket TEST [--since D|all] [--until DATE] [--target NAME]",
+	.summary = "A ready-to-paste Markdown issue for one test.",
+	.options = ticket_options,
+	.exec = cmd_ticket,
+};
+
 /* flakyctl ticket TEST. */
-int
+static int
 cmd_ticket(struct ctl *ctl, int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		DIAG_LONGOPTS,
-		CTL_GLOBAL_LONGOPTS,
-		{ NULL, 0, NULL, 0 }
-	};
+	struct cmd_getopt g;
 	struct diag_opts o = { 0 };
 	struct flaky_store *store = NULL;
 	struct flaky_diagnosis *d = NULL;
@@ -203,16 +214,11 @@ cmd_ticket(struct ctl *ctl, int argc, char **argv)
 
 	flaky_buf_init(&title);
 	flaky_buf_init(&body);
-	while ((c = getopt_long(argc, argv, "s:u:T:", longopts, NULL)) !=
-	    -1) {
-		if (diag_option(&o, c, optarg))
-			continue;
-		if (c == '?') {
-			ctl_usage_error("ticket", "unknown option");
-			return EXIT_ERROR;
-		} else if (ctl_global_option(ctl, c, optarg) < 0)
-			return EXIT_ERROR;
-	}
+	cmd_getopt_init(&g, &cmd_ticket_entry, ctl, argc, argv);
+	while ((c = cmd_getopt(&g)) > 0)
+		(void)diag_option(&o, c, optarg);
+	if (c < 0)
+		return g.exit;
 	if (optind + 1 != argc) {
 		ctl_usage_error("ticket", optind == argc ? "which test?" :
 		    "one test at a time");

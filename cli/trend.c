@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "flakyctl.h"
+#include "log.h"
 #include "output.h"
 #include "stats.h"
 #include "store.h"
@@ -15,16 +16,31 @@
 
 #define WEEKS_MAX	520
 
-int
+static int	cmd_trend(struct ctl *, int, char **);
+
+static const struct cmd_option trend_options[] = {
+	{ "weeks", 'w', 0, "N", "how many weeks back (default 8)" },
+	{ "target", 'T', 0, "NAME", "the test's target, when several have "
+	    "it" },
+	{ "until", 'u', 0, "DATE", "the last week ends with this day "
+	    "(default today)" },
+	{ NULL, 0, 0, NULL, NULL }
+};
+
+const struct cmd_entry cmd_trend_entry = {
+	.name = "trend",
+	.usage = "trend TEST [--weeks N] [--target NAME] [--until DATE]",
+	.summary = "One test week by week: runs, failures, rate, "
+	    "sparkline.",
+	.options = trend_options,
+	.exec = cmd_trend,
+};
+
+/* flakyctl trend TEST: whole weeks from the daily rollups. */
+static int
 cmd_trend(struct ctl *ctl, int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		{ "weeks", required_argument, NULL, 'w' },
-		{ "target", required_argument, NULL, 'T' },
-		{ "until", required_argument, NULL, 'u' },
-		CTL_GLOBAL_LONGOPTS,
-		{ NULL, 0, NULL, 0 }
-	};
+	struct cmd_getopt g;
 	struct flaky_store *store = NULL;
 	struct flaky_buf spark;
 	uint32_t	*runs = NULL, *fails = NULL, wr[WEEKS_MAX], wf[WEEKS_MAX];
@@ -35,7 +51,8 @@ cmd_trend(struct ctl *ctl, int argc, char **argv)
 	int		 c, ret = EXIT_ERROR;
 
 	flaky_buf_init(&spark);
-	while ((c = getopt_long(argc, argv, "w:T:u:", longopts, NULL)) != -1) {
+	cmd_getopt_init(&g, &cmd_trend_entry, ctl, argc, argv);
+	while ((c = cmd_getopt(&g)) > 0) {
 		switch (c) {
 		case 'w':
 			if (flaky_parse_int(optarg, 1, WEEKS_MAX, &weeks) < 0) {
@@ -51,14 +68,10 @@ cmd_trend(struct ctl *ctl, int argc, char **argv)
 		case 'u':
 			until = optarg;
 			break;
-		case '?':
-			ctl_usage_error("trend", "unknown option");
-			return EXIT_ERROR;
-		default:
-			if (ctl_global_option(ctl, c, optarg) < 0)
-				return EXIT_ERROR;
 		}
 	}
+	if (c < 0)
+		return g.exit;
 	if (optind != argc - 1) {
 		ctl_usage_error("trend", "expected one TEST");
 		return EXIT_ERROR;
@@ -76,11 +89,8 @@ cmd_trend(struct ctl *ctl, int argc, char **argv)
 	/* Whole weeks that end with the day of until. */
 	to = (u - 1) / FLAKY_DAY_MS + 1;
 	first = to - 7 * weeks;
-	if ((runs = calloc((size_t)weeks * 7, sizeof *runs)) == NULL ||
-	    (fails = calloc((size_t)weeks * 7, sizeof *fails)) == NULL) {
-		fprintf(stderr, "flakyctl trend: out of memory\n");
-		goto out;
-	}
+	runs = xcalloc((size_t)weeks * 7, sizeof *runs);
+	fails = xcalloc((size_t)weeks * 7, sizeof *fails);
 	if (flaky_store_open(ctl_db_path(ctl), FLAKY_STORE_READONLY, &store,
 	    err, sizeof err) < 0 || flaky_store_find_test(store, target, test,
 	    &id, err, sizeof err) < 0 || flaky_store_test_days(store, id,

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "diag.h"
+#include "log.h"
 #include "output.h"
 #include "stats.h"
 
@@ -45,17 +46,30 @@ print_triage(const struct flaky_diagnosis *d)
 	flaky_buf_free(&b);
 }
 
+static int	cmd_triage(struct ctl *, int, char **);
+
+static const struct cmd_option triage_options[] = {
+	DIAG_OPTIONS,
+	{ "limit", 'n', 0, "N", "at most N tests, the worst first" },
+	CMD_OPTION_KIND,
+	{ NULL, 0, 0, NULL, NULL }
+};
+
+const struct cmd_entry cmd_triage_entry = {
+	.name = "triage",
+	.usage = "triage [TEST] [--since D|all] [--until DATE] [--target NAME] "
+	    "[--limit N] [--kind K]",
+	.summary = "Each unstable test's signature, likely cause and "
+	    "first patch.",
+	.options = triage_options,
+	.exec = cmd_triage,
+};
+
 /* flakyctl triage [TEST]. */
-int
+static int
 cmd_triage(struct ctl *ctl, int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		DIAG_LONGOPTS,
-		{ "limit", required_argument, NULL, 'n' },
-		CTL_GLOBAL_LONGOPTS,
-		CTL_KIND_LONGOPT,
-		{ NULL, 0, NULL, 0 }
-	};
+	struct cmd_getopt g;
 	struct diag_opts o = { 0 };
 	struct flaky_store *store = NULL;
 	struct flaky_test_row *rows = NULL;
@@ -66,8 +80,8 @@ cmd_triage(struct ctl *ctl, int argc, char **argv)
 	char	 err[1024];
 	int	 c, ret = EXIT_ERROR;
 
-	while ((c = getopt_long(argc, argv, "s:u:T:n:", longopts, NULL)) !=
-	    -1) {
+	cmd_getopt_init(&g, &cmd_triage_entry, ctl, argc, argv);
+	while ((c = cmd_getopt(&g)) > 0) {
 		if (diag_option(&o, c, optarg))
 			continue;
 		if (c == 'n') {
@@ -76,12 +90,10 @@ cmd_triage(struct ctl *ctl, int argc, char **argv)
 				    "number from 1 to 100000, got '%s'", optarg);
 				return EXIT_ERROR;
 			}
-		} else if (c == '?') {
-			ctl_usage_error("triage", "unknown option");
-			return EXIT_ERROR;
-		} else if (ctl_global_option(ctl, c, optarg) < 0)
-			return EXIT_ERROR;
+		}
 	}
+	if (c < 0)
+		return g.exit;
 	if (optind + 1 < argc) {
 		ctl_usage_error("triage", "one test at a time");
 		return EXIT_ERROR;
@@ -99,9 +111,7 @@ cmd_triage(struct ctl *ctl, int argc, char **argv)
 		if (diag_resolve(store, "triage", o.target, argv[optind],
 		    &id) < 0)
 			goto out;
-		ids = malloc(sizeof *ids);
-		if (ids == NULL)
-			goto oom;
+		ids = xmalloc(sizeof *ids);
 		ids[nids++] = id;
 	} else {
 		if (flaky_store_test_stats(store, &o.q, &rows, &nrows, err,
@@ -110,14 +120,12 @@ cmd_triage(struct ctl *ctl, int argc, char **argv)
 			goto out;
 		}
 		sort_rows(rows, nrows);
-		if ((ids = calloc(nrows ? nrows : 1, sizeof *ids)) == NULL)
-			goto oom;
+		ids = xcalloc(nrows ? nrows : 1, sizeof *ids);
 		for (size_t i = 0; i < nrows && nids < (size_t)limit; i++)
 			if (rows[i].failures > 0)
 				ids[nids++] = rows[i].test_id;
 	}
-	if ((diags = calloc(nids ? nids : 1, sizeof *diags)) == NULL)
-		goto oom;
+	diags = xcalloc(nids ? nids : 1, sizeof *diags);
 	/* all at once: one pass over each target's results */
 	if (nids > 0 && flaky_diagnose_tests(store, ids, nids, &o.q, diags,
 	    err, sizeof err) < 0) {
@@ -150,9 +158,6 @@ cmd_triage(struct ctl *ctl, int argc, char **argv)
 	if (ctl->format == FORMAT_JSON)
 		printf("\n]}\n");
 	ret = EXIT_OK;
-	goto out;
-oom:
-	fprintf(stderr, "flakyctl: out of memory\n");
 out:
 	for (size_t i = 0; diags != NULL && i < nids; i++)
 		flaky_diagnosis_free(diags[i]);
