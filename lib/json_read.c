@@ -147,10 +147,14 @@ jr_unicode(struct jr *r, struct flaky_buf *b)
 	if (cp >= 0xdc00 && cp <= 0xdfff)
 		return jr_fail(r, EILSEQ, "a lone low surrogate");
 	if (cp >= 0xd800 && cp <= 0xdbff) {
-		if (r->n - r->pos < 2)
-			return jr_truncated(r);
-		if (r->s[r->pos] != '\\' || r->s[r->pos + 1] != 'u')
-			return jr_fail(r, EILSEQ, "a lone high surrogate");
+		/* Its low half must follow at once. */
+		for (int i = 0; i < 2; i++) {
+			if (r->pos + (size_t)i >= r->n)
+				return jr_truncated(r);
+			if (r->s[r->pos + (size_t)i] != "\\u"[i])
+				return jr_fail(r, EILSEQ, "a lone high "
+				    "surrogate");
+		}
 		r->pos += 2;
 		if ((rc = jr_hex4(r, &lo)) < 0)
 			return rc;
@@ -254,7 +258,8 @@ jr_number(struct jr *r, double *ret)
 	else
 		return jr_fail(r, EBADMSG, "a number needs a digit here");
 	if (r->pos < r->n && r->s[r->pos] == '.') {
-		if (!DIGIT(++r->pos))
+		r->pos++;
+		if (!DIGIT(r->pos))
 			return r->pos >= r->n ? jr_truncated(r) : jr_fail(r,
 			    EBADMSG, "a digit must follow the decimal point");
 		while (DIGIT(r->pos))
