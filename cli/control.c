@@ -127,11 +127,13 @@ out:
 }
 
 /* Encode req, ask, read the reply with the protocol's reader; prints
- * the daemon's error or why its answer cannot be read. */
+ * the daemon's error or why its answer cannot be read, under the
+ * command's name (each of these commands is named after its request). */
 static int
-ask_json(struct ctl *ctl, const char *cmd, const struct flaky_ctl_request *req,
+ask_json(struct ctl *ctl, const struct flaky_ctl_request *req,
     char **ret_raw, struct flaky_json **ret)
 {
+	const char	*cmd = flaky_ctl_request_name(req->type);
 	struct flaky_buf line;
 	char		 err[512];
 	int		 rc;
@@ -318,7 +320,7 @@ cmd_status(struct ctl *ctl, int argc, char **argv)
 	if (ctl_check_format(ctl, "status", 1 << FORMAT_TABLE |
 	    1 << FORMAT_JSON) < 0)
 		return EXIT_ERROR;
-	if (ask_json(ctl, "status", &req, &raw, &st) == 0) {
+	if (ask_json(ctl, &req, &raw, &st) == 0) {
 		if (ctl->format == FORMAT_JSON)
 			printf("%s\n", raw);
 		else
@@ -358,7 +360,7 @@ cmd_run(struct ctl *ctl, int argc, char **argv)
 	 * could otherwise smuggle a second request. */
 	req.target = argv[i];
 	req.runs = runs;
-	if (ask_json(ctl, "run", &req, &raw, &st) == 0) {
+	if (ask_json(ctl, &req, &raw, &st) == 0) {
 		n = num(st, FLAKY_CTL_F_RUNS);
 		if (ctl->format == FORMAT_JSON)
 			printf("%s\n", raw);
@@ -392,7 +394,7 @@ cmd_reload(struct ctl *ctl, int argc, char **argv)
 	if (ctl_check_format(ctl, "reload", 1 << FORMAT_TABLE |
 	    1 << FORMAT_JSON) < 0)
 		return EXIT_ERROR;
-	if (ask_json(ctl, "reload", &req, &raw, &st) == 0) {
+	if (ask_json(ctl, &req, &raw, &st) == 0) {
 		if (ctl->format == FORMAT_JSON)
 			printf("%s\n", raw);
 		else
