@@ -165,28 +165,28 @@ jw_end(struct flaky_jw *w, int obj)
 	w->depth--;
 }
 
-/* { */
+/* Open an object; keys and values follow. */
 void
 flaky_jw_object_begin(struct flaky_jw *w)
 {
 	jw_begin(w, 1);
 }
 
-/* } */
+/* Close the innermost object. */
 void
 flaky_jw_object_end(struct flaky_jw *w)
 {
 	jw_end(w, 1);
 }
 
-/* [ */
+/* Open an array; values follow. */
 void
 flaky_jw_array_begin(struct flaky_jw *w)
 {
 	jw_begin(w, 0);
 }
 
-/* ] */
+/* Close the innermost array. */
 void
 flaky_jw_array_end(struct flaky_jw *w)
 {

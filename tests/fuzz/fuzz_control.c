@@ -131,6 +131,7 @@ request_round_trip(const char *s, size_t n)
 	free(line);
 }
 
+/* One input through every reader and round trip. */
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
