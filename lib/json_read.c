@@ -29,6 +29,9 @@ struct jr {
 	size_t		 errlen;
 };
 
+static int	jr_fail(struct jr *, int, const char *, ...)
+		    __attribute__((format(printf, 3, 4)));
+
 /* Fail at the current byte with code and a message. */
 static int
 jr_fail(struct jr *r, int code, const char *fmt, ...)
