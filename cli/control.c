@@ -13,239 +13,15 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "control.h"
 #include "flakyctl.h"
+#include "json.h"
 #include "log.h"
 #include "util.h"
 
-#define REPLY_MAX	(64 * 1024 * 1024)
 #define REPLY_TIMEOUT_MS 30000
-#define JSON_DEPTH_MAX	16
 #define CONNECT_TRIES	3
 #define CONNECT_WAIT_SEC 5
-
-/* A parsed JSON value: enough for the daemon's replies. */
-enum { JV_NULL, JV_BOOL, JV_NUM, JV_STR, JV_ARR, JV_OBJ };
-
-struct jv {
-	int		 type;
-	double		 num;		/* JV_NUM, JV_BOOL */
-	char		*str;		/* JV_STR */
-	struct jv	*v;		/* JV_ARR, JV_OBJ */
-	char		**keys;		/* JV_OBJ */
-	size_t		 n;
-};
-
-/* Free a parsed value's contents. */
-static void
-jv_free(struct jv *j)
-{
-	if (j == NULL)
-		return;
-	free(j->str);
-	for (size_t i = 0; i < j->n; i++) {
-		jv_free(&j->v[i]);
-		if (j->keys != NULL)
-			free(j->keys[i]);
-	}
-	free(j->v);
-	free(j->keys);
-	memset(j, 0, sizeof *j);
-}
-
-/* Skip JSON white space. */
-static void
-skip_ws(const char **p)
-{
-	while (**p == ' ' || **p == '\t' || **p == '\n' || **p == '\r')
-		(*p)++;
-}
-
-/* A JSON string at *p (after the quote check) into a new C string;
- * \u escapes below 0x80 are kept, others become '?' (display only). */
-static char *
-parse_str(const char **p)
-{
-	struct flaky_buf b;
-	const char	*s = *p + 1;
-
-	flaky_buf_init(&b);
-	while (*s != '"') {
-		if (*s == '\0')
-			goto bad;
-		if (*s != '\\') {
-			flaky_buf_addc(&b, *s++);
-			continue;
-		}
-		s++;
-		switch (*s) {
-		case 'n': flaky_buf_addc(&b, '\n'); break;
-		case 't': flaky_buf_addc(&b, '\t'); break;
-		case 'r': flaky_buf_addc(&b, '\r'); break;
-		case 'b': flaky_buf_addc(&b, '\b'); break;
-		case 'f': flaky_buf_addc(&b, '\f'); break;
-		case 'u': {
-			unsigned cp = 0;
-
-			for (int i = 1; i <= 4; i++) {
-				char	 c = s[i];
-
-				cp <<= 4;
-				if (c >= '0' && c <= '9')
-					cp |= (unsigned)(c - '0');
-				else if (c >= 'a' && c <= 'f')
-					cp |= (unsigned)(c - 'a' + 10);
-				else if (c >= 'A' && c <= 'F')
-					cp |= (unsigned)(c - 'A' + 10);
-				else
-					goto bad;
-			}
-			flaky_buf_addc(&b, cp >= 0x20 && cp < 0x7f ?
-			    (char)cp : '?');
-			s += 4;
-			break;
-		}
-		case '\0':
-			goto bad;
-		default:
-			flaky_buf_addc(&b, *s);
-		}
-		s++;
-	}
-	*p = s + 1;
-	if (b.oom)
-		goto bad;
-	return flaky_buf_steal(&b);
-bad:
-	flaky_buf_free(&b);
-	return NULL;
-}
-
-/* One JSON value at *p, nested at most JSON_DEPTH_MAX deep. */
-static int
-parse_value(const char **p, struct jv *out, int depth)
-{
-	memset(out, 0, sizeof *out);
-	skip_ws(p);
-	if (depth > JSON_DEPTH_MAX)
-		return -1;
-	switch (**p) {
-	case '"':
-		out->type = JV_STR;
-		return (out->str = parse_str(p)) ? 0 : -1;
-	case '{':
-	case '[': {
-		int	 obj = **p == '{';
-		char	 close = obj ? '}' : ']';
-		size_t	 cap = 0;
-
-		out->type = obj ? JV_OBJ : JV_ARR;
-		(*p)++;
-		skip_ws(p);
-		if (**p == close) {
-			(*p)++;
-			return 0;
-		}
-		for (;;) {
-			char	*key = NULL;
-
-			skip_ws(p);
-			if (obj) {
-				if (**p != '"' || (key = parse_str(p)) == NULL)
-					return -1;
-				skip_ws(p);
-				if (**p != ':') {
-					free(key);
-					return -1;
-				}
-				(*p)++;
-			}
-			if (out->n == cap) {
-				cap = cap ? cap * 2 : 8;
-				out->v = xreallocarray(out->v, cap,
-				    sizeof *out->v);
-				if (obj)
-					out->keys = xreallocarray(out->keys,
-					    cap, sizeof *out->keys);
-			}
-			if (obj)
-				out->keys[out->n] = key;
-			if (parse_value(p, &out->v[out->n], depth + 1) < 0) {
-				out->n++;
-				return -1;
-			}
-			out->n++;
-			skip_ws(p);
-			if (**p == ',') {
-				(*p)++;
-				continue;
-			}
-			if (**p != close)
-				return -1;
-			(*p)++;
-			return 0;
-		}
-	}
-	case 't':
-		if (strncmp(*p, "true", 4) != 0)
-			return -1;
-		out->type = JV_BOOL;
-		out->num = 1;
-		*p += 4;
-		return 0;
-	case 'f':
-		if (strncmp(*p, "false", 5) != 0)
-			return -1;
-		out->type = JV_BOOL;
-		*p += 5;
-		return 0;
-	case 'n':
-		if (strncmp(*p, "null", 4) != 0)
-			return -1;
-		*p += 4;
-		return 0;
-	default: {
-		char	*end;
-
-		out->type = JV_NUM;
-		out->num = strtod(*p, &end);
-		if (end == *p)
-			return -1;
-		*p = end;
-		return 0;
-	}
-	}
-}
-
-/* A member of an object, or NULL. */
-static const struct jv *
-jv_get(const struct jv *o, const char *key)
-{
-	if (o == NULL || o->type != JV_OBJ)
-		return NULL;
-	for (size_t i = 0; i < o->n; i++)
-		if (strcmp(o->keys[i], key) == 0)
-			return &o->v[i];
-	return NULL;
-}
-
-/* A string member, or NULL. */
-static const char *
-jv_str(const struct jv *o, const char *key)
-{
-	const struct jv *v = jv_get(o, key);
-
-	return v != NULL && v->type == JV_STR ? v->str : NULL;
-}
-
-/* A number or boolean member, or NAN. */
-static double
-jv_num(const struct jv *o, const char *key)
-{
-	const struct jv *v = jv_get(o, key);
-
-	return v != NULL && (v->type == JV_NUM || v->type == JV_BOOL) ?
-	    v->num : NAN;
-}
 
 /* Send one request, read one reply line into *ret (malloc'd). */
 static int
@@ -328,7 +104,8 @@ ask(struct ctl *ctl, const char *cmd, const char *req, char **ret)
 		if (n == 0)
 			break;
 		flaky_buf_add(&b, buf, (size_t)n);
-		if (b.oom || b.len > REPLY_MAX) {
+		/* The bound of the reply, its newline besides. */
+		if (b.oom || b.len > FLAKY_CTL_REPLY_MAX + 1) {
 			fprintf(stderr, "flakyctl %s: reply too large\n", cmd);
 			goto out;
 		}
@@ -349,31 +126,40 @@ out:
 	return r;
 }
 
-/* Ask, parse, check "ok"; prints the daemon's error. */
+/* Encode req, ask, read the reply with the protocol's reader; prints
+ * the daemon's error or why its answer cannot be read, under the
+ * command's name (each of these commands is named after its request). */
 static int
-ask_json(struct ctl *ctl, const char *cmd, const char *req, char **ret_raw,
-    struct jv *ret)
+ask_json(struct ctl *ctl, const struct flaky_ctl_request *req,
+    char **ret_raw, struct flaky_json **ret)
 {
-	const char	*p;
-	const struct jv	*ok;
+	const char	*cmd = flaky_ctl_request_name(req->type);
+	struct flaky_buf line;
+	char		 err[512];
+	int		 rc;
 
-	memset(ret, 0, sizeof *ret);
-	if (ask(ctl, cmd, req, ret_raw) < 0)
-		return -1;
-	p = *ret_raw;
-	if (parse_value(&p, ret, 0) < 0 || ret->type != JV_OBJ) {
-		fprintf(stderr, "flakyctl %s: cannot read flakyd's answer\n",
-		    cmd);
-		return -1;
-	}
-	ok = jv_get(ret, "ok");
-	if (ok == NULL || ok->type != JV_BOOL || !ok->num) {
-		fprintf(stderr, "flakyctl %s: %s\n", cmd,
-		    jv_str(ret, "error") ? jv_str(ret, "error") :
-		    "flakyd refused");
+	*ret = NULL;
+	*ret_raw = NULL;
+	flaky_buf_init(&line);
+	if ((rc = flaky_ctl_request_encode(req, &line, err, sizeof err)) < 0) {
+		if (rc == -ENOMEM)
+			fatalx("out of memory");
+		ctl_usage_error(cmd, "%s", err);
+		flaky_buf_free(&line);
 		return -1;
 	}
-	return 0;
+	rc = ask(ctl, cmd, line.data, ret_raw);
+	flaky_buf_free(&line);
+	if (rc < 0)
+		return -1;
+	rc = flaky_ctl_reply_parse(*ret_raw, strlen(*ret_raw), ret, err,
+	    sizeof err);
+	if (rc == -EREMOTEIO)
+		fprintf(stderr, "flakyctl %s: %s\n", cmd, err);
+	else if (rc < 0)
+		fprintf(stderr, "flakyctl %s: cannot read flakyd's answer: "
+		    "%s\n", cmd, err);
+	return rc < 0 ? -1 : 0;
 }
 
 static int	cmd_status(struct ctl *, int, char **);
@@ -422,9 +208,9 @@ parse_opts(struct ctl *ctl, const struct cmd_entry *e, int argc,
 	while ((c = cmd_getopt(&g)) > 0) {
 		if (c != 'n')
 			continue;
-		if (flaky_parse_int(optarg, 1, 10000, &v) < 0) {
+		if (flaky_parse_int(optarg, 1, FLAKY_CTL_RUNS_MAX, &v) < 0) {
 			ctl_usage_error(e->name, "--runs: expected a number "
-			    "from 1 to 10000");
+			    "from 1 to %d", FLAKY_CTL_RUNS_MAX);
 			*ret_exit = EXIT_ERROR;
 			return -1;
 		}
@@ -449,35 +235,53 @@ print_time(const char *iso)
 	printf("%.10s %.8s", iso, strlen(iso) > 11 ? iso + 11 : "");
 }
 
+/* A string member, or dflt when it is missing or null. */
+static const char *
+str_or(const struct flaky_json *o, const char *key, const char *dflt)
+{
+	const char	*s = flaky_json_get_str(o, key);
+
+	return s != NULL ? s : dflt;
+}
+
+/* A number member, or NaN (lib/json.h). */
+static double
+num(const struct flaky_json *o, const char *key)
+{
+	return flaky_json_get_num(o, key);
+}
+
 /* status as a table: the daemon, then one line per target. */
 static void
-print_status_table(const struct jv *st)
+print_status_table(const struct flaky_json *st)
 {
-	const struct jv	*targets = jv_get(st, "targets");
+	const struct flaky_json *targets;
 	size_t		 w = 6;
 
-	printf("flakyd %s, pid %.0f, up since ", jv_str(st, "version") ?
-	    jv_str(st, "version") : "?", jv_num(st, "pid"));
-	print_time(jv_str(st, "started"));
-	printf(" (%s)\n", jv_str(st, "timezone") ? jv_str(st, "timezone") :
-	    "?");
-	printf("config %s, database %s\n", jv_str(st, "config") ?
-	    jv_str(st, "config") : "?", jv_str(st, "database") ?
-	    jv_str(st, "database") : "?");
-	printf("jobs %.0f: %.0f running, %.0f waiting", jv_num(st, "jobs"),
-	    jv_num(st, "running"), jv_num(st, "waiting"));
-	if (jv_num(st, "unstored") > 0)
+	targets = flaky_json_get(st, FLAKY_CTL_F_TARGETS);
+	printf("flakyd %s, pid %.0f, up since ", str_or(st, FLAKY_CTL_F_VERSION,
+	    "?"), num(st, FLAKY_CTL_F_PID));
+	print_time(flaky_json_get_str(st, FLAKY_CTL_F_STARTED));
+	printf(" (%s)\n", str_or(st, FLAKY_CTL_F_TIMEZONE, "?"));
+	printf("config %s, database %s\n", str_or(st, FLAKY_CTL_F_CONFIG, "?"),
+	    str_or(st, FLAKY_CTL_F_DATABASE, "?"));
+	printf("jobs %.0f: %.0f running, %.0f waiting", num(st,
+	    FLAKY_CTL_F_JOBS), num(st, FLAKY_CTL_F_RUNNING), num(st,
+	    FLAKY_CTL_F_WAITING));
+	if (num(st, FLAKY_CTL_F_UNSTORED) > 0)
 		printf(", %.0f finished runs not yet stored",
-		    jv_num(st, "unstored"));
-	if (jv_num(st, "stopping") > 0)
+		    num(st, FLAKY_CTL_F_UNSTORED));
+	if (num(st, FLAKY_CTL_F_STOPPING) > 0)
 		printf(", stopping");
 	printf("\n\n");
-	if (targets == NULL || targets->type != JV_ARR || targets->n == 0) {
+	if (targets == NULL || targets->type != FLAKY_JSON_ARRAY ||
+	    targets->len == 0) {
 		printf("no targets\n");
 		return;
 	}
-	for (size_t i = 0; i < targets->n; i++) {
-		const char *name = jv_str(&targets->v[i], "name");
+	for (size_t i = 0; i < targets->len; i++) {
+		const char *name = flaky_json_get_str(&targets->items[i],
+		    FLAKY_CTL_F_NAME);
 
 		if (name != NULL && strlen(name) > w)
 			w = strlen(name);
@@ -485,37 +289,39 @@ print_status_table(const struct jv *st)
 	printf("%-*s  %-16s  %-19s  %-12s  %-19s  %-11s  %5s  %8s\n", (int)w,
 	    "TARGET", "SCHEDULE", "NEXT", "STATE", "LAST RUN", "LAST", "TESTS",
 	    "FAILURES");
-	for (size_t i = 0; i < targets->n; i++) {
-		const struct jv	*t = &targets->v[i];
-		const struct jv	*last = jv_get(t, "last");
-		const char	*state = jv_str(t, "state");
+	for (size_t i = 0; i < targets->len; i++) {
+		const struct flaky_json *t = &targets->items[i];
+		const struct flaky_json *last = flaky_json_get(t,
+		    FLAKY_CTL_F_LAST);
+		const char	*state = flaky_json_get_str(t,
+		    FLAKY_CTL_F_STATE);
 		char		 sbuf[32];
 
-		if (state != NULL && !isnan(jv_num(t, "confirm_runs"))) {
+		if (state != NULL && !isnan(num(t, FLAKY_CTL_F_CONFIRM_RUNS))) {
 			/* after its runs, tests alone (confirm: true) */
 			snprintf(sbuf, sizeof sbuf, "confirm %.0f",
-			    jv_num(t, "confirm_runs"));
+			    num(t, FLAKY_CTL_F_CONFIRM_RUNS));
 			state = sbuf;
-		} else if (state != NULL && strcmp(state, "idle") != 0 &&
-		    !isnan(jv_num(t, "runs"))) {
+		} else if (state != NULL &&
+		    strcmp(state, FLAKY_CTL_STATE_IDLE) != 0 &&
+		    !isnan(num(t, FLAKY_CTL_F_RUNS))) {
 			snprintf(sbuf, sizeof sbuf, "%s %.0f/%.0f", state,
-			    jv_num(t, "run"), jv_num(t, "runs"));
+			    num(t, FLAKY_CTL_F_RUN), num(t, FLAKY_CTL_F_RUNS));
 			state = sbuf;
 		}
-		printf("%-*s  %-16.16s  ", (int)w, jv_str(t, "name") ?
-		    jv_str(t, "name") : "?", jv_str(t, "schedule") ?
-		    jv_str(t, "schedule") : "manual");
-		print_time(jv_str(t, "next_fire"));
+		printf("%-*s  %-16.16s  ", (int)w, str_or(t, FLAKY_CTL_F_NAME,
+		    "?"), str_or(t, FLAKY_CTL_F_SCHEDULE, "manual"));
+		print_time(flaky_json_get_str(t, FLAKY_CTL_F_NEXT_FIRE));
 		printf("  %-12s  ", state ? state : "?");
-		if (last == NULL || last->type != JV_OBJ) {
+		if (last == NULL || last->type != FLAKY_JSON_OBJECT) {
 			print_time(NULL);
 			printf("  %-11s  %5s  %8s\n", "-", "-", "-");
 			continue;
 		}
-		print_time(jv_str(last, "started"));
-		printf("  %-11s  %5.0f  %8.0f\n", jv_str(last, "status") ?
-		    jv_str(last, "status") : "?", jv_num(last, "tests"),
-		    jv_num(last, "failures"));
+		print_time(flaky_json_get_str(last, FLAKY_CTL_F_STARTED));
+		printf("  %-11s  %5.0f  %8.0f\n", str_or(last,
+		    FLAKY_CTL_F_STATUS, "?"), num(last, FLAKY_CTL_F_TESTS),
+		    num(last, FLAKY_CTL_F_FAILURES));
 	}
 }
 
@@ -523,7 +329,8 @@ print_status_table(const struct jv *st)
 static int
 cmd_status(struct ctl *ctl, int argc, char **argv)
 {
-	struct jv	 st;
+	const struct flaky_ctl_request req = { .type = FLAKY_CTL_STATUS };
+	struct flaky_json *st = NULL;
 	char		*raw = NULL;
 	int		 r = EXIT_ERROR, i, runs = 0;
 
@@ -537,14 +344,14 @@ cmd_status(struct ctl *ctl, int argc, char **argv)
 	if (ctl_check_format(ctl, "status", 1 << FORMAT_TABLE |
 	    1 << FORMAT_JSON) < 0)
 		return EXIT_ERROR;
-	if (ask_json(ctl, "status", "status\n", &raw, &st) == 0) {
+	if (ask_json(ctl, &req, &raw, &st) == 0) {
 		if (ctl->format == FORMAT_JSON)
 			printf("%s\n", raw);
 		else
-			print_status_table(&st);
+			print_status_table(st);
 		r = EXIT_OK;
 	}
-	jv_free(&st);
+	flaky_json_free(st);
 	free(raw);
 	return r;
 }
@@ -553,9 +360,11 @@ cmd_status(struct ctl *ctl, int argc, char **argv)
 static int
 cmd_run(struct ctl *ctl, int argc, char **argv)
 {
-	struct jv	 st;
-	char		*raw = NULL, *req = NULL;
+	struct flaky_ctl_request req = { .type = FLAKY_CTL_RUN };
+	struct flaky_json *st = NULL;
+	char		*raw = NULL;
 	int		 r = EXIT_ERROR, i, runs = 0;
+	double		 n;
 
 	if ((i = parse_opts(ctl, &cmd_run_entry, argc, argv, &runs, &r)) < 0)
 		return r;
@@ -567,31 +376,23 @@ cmd_run(struct ctl *ctl, int argc, char **argv)
 	if (ctl_check_format(ctl, "run", 1 << FORMAT_TABLE |
 	    1 << FORMAT_JSON) < 0)
 		return EXIT_ERROR;
-	/* Names are [A-Za-z0-9._-]: nothing to quote, but no line breaks
-	 * or spaces may smuggle a second request either. */
-	if (argv[i][strcspn(argv[i], " \t\r\n")] != '\0' ||
-	    argv[i][0] == '\0') {
-		ctl_usage_error("run", "not a target name: '%s'", argv[i]);
-		return EXIT_ERROR;
-	}
-	if (runs > 0)
-		xasprintf(&req, "run %s %d\n", argv[i], runs);
-	else
-		xasprintf(&req, "run %s\n", argv[i]);
-	if (ask_json(ctl, "run", req, &raw, &st) == 0) {
+	/* The encoder refuses a name with blanks or line breaks, which
+	 * could otherwise smuggle a second request. */
+	req.target = argv[i];
+	req.runs = runs;
+	if (ask_json(ctl, &req, &raw, &st) == 0) {
+		n = num(st, FLAKY_CTL_F_RUNS);
 		if (ctl->format == FORMAT_JSON)
 			printf("%s\n", raw);
 		else
-			printf("%s: %.0f run%s %s\n", argv[i],
-			    jv_num(&st, "runs"), jv_num(&st, "runs") == 1 ?
-			    "" : "s", jv_num(&st, "queued") > 0 ?
+			printf("%s: %.0f run%s %s\n", argv[i], n, n == 1 ?
+			    "" : "s", num(st, FLAKY_CTL_F_QUEUED) > 0 ?
 			    "queued behind the running trigger" :
 			    "triggered");
 		r = EXIT_OK;
 	}
-	jv_free(&st);
+	flaky_json_free(st);
 	free(raw);
-	free(req);
 	return r;
 }
 
@@ -599,7 +400,8 @@ cmd_run(struct ctl *ctl, int argc, char **argv)
 static int
 cmd_reload(struct ctl *ctl, int argc, char **argv)
 {
-	struct jv	 st;
+	const struct flaky_ctl_request req = { .type = FLAKY_CTL_RELOAD };
+	struct flaky_json *st = NULL;
 	char		*raw = NULL;
 	int		 r = EXIT_ERROR, i, runs = 0;
 
@@ -613,15 +415,15 @@ cmd_reload(struct ctl *ctl, int argc, char **argv)
 	if (ctl_check_format(ctl, "reload", 1 << FORMAT_TABLE |
 	    1 << FORMAT_JSON) < 0)
 		return EXIT_ERROR;
-	if (ask_json(ctl, "reload", "reload\n", &raw, &st) == 0) {
+	if (ask_json(ctl, &req, &raw, &st) == 0) {
 		if (ctl->format == FORMAT_JSON)
 			printf("%s\n", raw);
 		else
 			printf("reloaded: %.0f targets\n",
-			    jv_num(&st, "targets"));
+			    num(st, FLAKY_CTL_F_TARGETS));
 		r = EXIT_OK;
 	}
-	jv_free(&st);
+	flaky_json_free(st);
 	free(raw);
 	return r;
 }

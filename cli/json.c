@@ -1,5 +1,5 @@
-/* JSON string and number output, UTF-8 passed through, invalid bytes and
- * control characters escaped. */
+/* JSON strings and numbers on a stream for the report commands. The
+ * escaping itself is libflaky's (lib/json.h), the same as flakyd's. */
 #include "buildconf.h"
 
 #include <math.h>
@@ -7,73 +7,23 @@
 #include <string.h>
 
 #include "flakyctl.h"
+#include "json.h"
+#include "log.h"
 
-/* Length of a valid UTF-8 sequence at s, or 0. */
-static size_t
-utf8_len(const unsigned char *s, size_t n)
-{
-	size_t	 len;
-	unsigned cp;
-
-	if (s[0] < 0x80)
-		return 1;
-	if ((s[0] & 0xe0) == 0xc0) {
-		len = 2;
-		cp = s[0] & 0x1f;
-	} else if ((s[0] & 0xf0) == 0xe0) {
-		len = 3;
-		cp = s[0] & 0x0f;
-	} else if ((s[0] & 0xf8) == 0xf0) {
-		len = 4;
-		cp = s[0] & 0x07;
-	} else
-		return 0;
-	if (len > n)
-		return 0;
-	for (size_t i = 1; i < len; i++) {
-		if ((s[i] & 0xc0) != 0x80)
-			return 0;
-		cp = (cp << 6) | (s[i] & 0x3f);
-	}
-	if ((len == 2 && cp < 0x80) || (len == 3 && cp < 0x800) ||
-	    (len == 4 && (cp < 0x10000 || cp > 0x10ffff)) ||
-	    (cp >= 0xd800 && cp <= 0xdfff))
-		return 0;
-	return len;
-}
-
+/* A JSON string on f, escaped by the tree's one rule (lib/json.h). */
 void
-json_stringn(FILE *f, const char *str, size_t n)
+json_stringn(FILE *f, const char *s, size_t n)
 {
-	const unsigned char *s = (const unsigned char *)str;
+	struct flaky_buf b;
 
-	fputc('"', f);
-	for (size_t i = 0; i < n;) {
-		size_t	 l;
-
-		switch (s[i]) {
-		case '"': fputs("\\\"", f); i++; continue;
-		case '\\': fputs("\\\\", f); i++; continue;
-		case '\n': fputs("\\n", f); i++; continue;
-		case '\r': fputs("\\r", f); i++; continue;
-		case '\t': fputs("\\t", f); i++; continue;
-		}
-		if (s[i] < 0x20 || s[i] == 0x7f) {
-			fprintf(f, "\\u%04x", s[i]);
-			i++;
-			continue;
-		}
-		if ((l = utf8_len(s + i, n - i)) == 0) {
-			fputs("\\ufffd", f);	/* invalid byte */
-			i++;
-			continue;
-		}
-		fwrite(s + i, 1, l, f);
-		i += l;
-	}
-	fputc('"', f);
+	flaky_buf_init(&b);
+	if (flaky_json_escape(&b, s, n) < 0)
+		fatalx("out of memory");
+	fwrite(b.data, 1, b.len, f);
+	flaky_buf_free(&b);
 }
 
+/* A C string as a JSON string on f, NULL as null. */
 void
 json_string(FILE *f, const char *s)
 {
@@ -83,6 +33,7 @@ json_string(FILE *f, const char *s)
 		json_stringn(f, s, strlen(s));
 }
 
+/* A number, or null for NaN and infinities (JSON has neither). */
 void
 json_double(FILE *f, double v)
 {

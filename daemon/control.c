@@ -20,11 +20,12 @@
 #include <event2/bufferevent.h>
 #include <event2/event.h>
 
+#include "control.h"
 #include "flakyd.h"
 #include "log.h"
 
 #define CONTROL_MAX_CLIENTS	32
-#define CONTROL_MAX_LINE	1024
+#define CONTROL_MAX_LINE	FLAKY_CTL_LINE_MAX
 #define CONTROL_MAX_OUTPUT	(32 * 1024 * 1024)
 #define CONTROL_IDLE_SEC	60
 #define CONTROL_BACKOFF_MS	1000
@@ -70,71 +71,103 @@ client_free(struct client *c)
 	control_resume();
 }
 
-/* One reply: an object, then a newline. */
+/* Queue a reply the protocol's writer built; out of memory is fatal in
+ * the programs (xmalloc), and a half-written reply must not go out. */
+static void
+reply_send(struct client *c, struct flaky_buf *b, int rc)
+{
+	if (rc < 0 || b->oom)
+		fatalx("control: cannot build a reply: %s", strerror(-rc));
+	evbuffer_add(bufferevent_get_output(c->bev), b->data, b->len);
+	flaky_buf_free(b);
+}
+
+/* A failed request's reply. */
 static void
 reply_error(struct client *c, const char *msg)
 {
-	struct evbuffer	*out = bufferevent_get_output(c->bev);
+	struct flaky_buf b;
 
-	evbuffer_add_printf(out, "{\"ok\":false,\"error\":");
-	json_add_string(out, msg);
-	evbuffer_add(out, "}\n", 2);
+	flaky_buf_init(&b);
+	reply_send(c, &b, flaky_ctl_reply_error(&b, msg));
 }
 
-/* A time as "KEY_ms" and "KEY" (local ISO 8601), or nulls. */
+/* A time as key_ms and key (ISO 8601 in the schedule's zone), or nulls. */
 static void
-add_time(struct evbuffer *out, const char *key, int64_t ms)
+add_time(struct flaky_jw *w, const char *key_ms, const char *key, int64_t ms)
 {
 	char	 buf[40];
 
+	flaky_jw_key(w, key_ms);
 	if (ms == FLAKY_NO_FIRE || ms <= 0) {
-		evbuffer_add_printf(out, ",\"%s_ms\":null,\"%s\":null", key,
-		    key);
+		flaky_jw_null(w);
+		flaky_jw_key(w, key);
+		flaky_jw_null(w);
 		return;
 	}
 	flaky_tz_format(ctl.d->cur->cfg->tz, ms, buf, sizeof buf);
-	evbuffer_add_printf(out, ",\"%s_ms\":%lld,\"%s\":\"%s\"", key,
-	    (long long)ms, key, buf);
+	flaky_jw_int(w, ms);
+	flaky_jw_key(w, key);
+	flaky_jw_string(w, buf);
 }
 
 /* One target of the status answer. */
 static void
-status_target(struct evbuffer *out, struct tstate *ts)
+status_target(struct flaky_jw *w, struct tstate *ts)
 {
 	struct trigger	*tr = ts->active;
-	const char	*state = "idle";
+	const char	*state = FLAKY_CTL_STATE_IDLE;
 
 	if (tr != NULL)
-		state = tr->has_slot ? "running" : "waiting";
-	evbuffer_add_printf(out, "{\"name\":");
-	json_add_string(out, ts->name);
-	evbuffer_add_printf(out, ",\"schedule\":");
-	json_add_string(out, ts->def && ts->def->has_schedule ?
+		state = tr->has_slot ? FLAKY_CTL_STATE_RUNNING :
+		    FLAKY_CTL_STATE_WAITING;
+	flaky_jw_object_begin(w);
+	flaky_jw_key(w, FLAKY_CTL_F_NAME);
+	flaky_jw_string(w, ts->name);
+	flaky_jw_key(w, FLAKY_CTL_F_SCHEDULE);
+	flaky_jw_string(w, ts->def && ts->def->has_schedule ?
 	    ts->def->schedule : NULL);
-	add_time(out, "next_fire", ts->fire_ms);
-	evbuffer_add_printf(out, ",\"state\":\"%s\"", state);
-	if (tr != NULL)
-		evbuffer_add_printf(out, ",\"trigger\":\"%s\",\"run\":%d,"
-		    "\"runs\":%d", tr->kind, tr->started, tr->runs);
-	if (tr != NULL && tr->confirm != NULL)
-		evbuffer_add_printf(out, ",\"confirm_runs\":%d",
-		    tr->confirm_runs);
-	evbuffer_add_printf(out, ",\"queued\":%s", ts->pending ? "true" :
-	    "false");
-	if (ts->last.run_id == 0)
-		evbuffer_add_printf(out, ",\"last\":null}");
-	else {
-		if (ts->last.run_id > 0)
-			evbuffer_add_printf(out, ",\"last\":{\"run_id\":%lld",
-			    (long long)ts->last.run_id);
-		else
-			evbuffer_add_printf(out, ",\"last\":{\"run_id\":null");
-		evbuffer_add_printf(out, ",\"status\":\"%s\"",
-		    flaky_run_status_name(ts->last.status));
-		add_time(out, "started", ts->last.started_ms);
-		evbuffer_add_printf(out, ",\"tests\":%lld,\"failures\":%lld}}",
-		    (long long)ts->last.tests, (long long)ts->last.failures);
+	add_time(w, FLAKY_CTL_F_NEXT_FIRE_MS, FLAKY_CTL_F_NEXT_FIRE,
+	    ts->fire_ms);
+	flaky_jw_key(w, FLAKY_CTL_F_STATE);
+	flaky_jw_string(w, state);
+	if (tr != NULL) {
+		flaky_jw_key(w, FLAKY_CTL_F_TRIGGER);
+		flaky_jw_string(w, tr->kind);
+		flaky_jw_key(w, FLAKY_CTL_F_RUN);
+		flaky_jw_int(w, tr->started);
+		flaky_jw_key(w, FLAKY_CTL_F_RUNS);
+		flaky_jw_int(w, tr->runs);
 	}
+	if (tr != NULL && tr->confirm != NULL) {
+		flaky_jw_key(w, FLAKY_CTL_F_CONFIRM_RUNS);
+		flaky_jw_int(w, tr->confirm_runs);
+	}
+	flaky_jw_key(w, FLAKY_CTL_F_QUEUED);
+	flaky_jw_bool(w, ts->pending != NULL);
+	flaky_jw_key(w, FLAKY_CTL_F_LAST);
+	if (ts->last.run_id == 0) {
+		flaky_jw_null(w);
+		flaky_jw_object_end(w);
+		return;
+	}
+	flaky_jw_object_begin(w);
+	flaky_jw_key(w, FLAKY_CTL_F_RUN_ID);
+	/* A negative id: a run that could not be stored. */
+	if (ts->last.run_id > 0)
+		flaky_jw_int(w, ts->last.run_id);
+	else
+		flaky_jw_null(w);
+	flaky_jw_key(w, FLAKY_CTL_F_STATUS);
+	flaky_jw_string(w, flaky_run_status_name(ts->last.status));
+	add_time(w, FLAKY_CTL_F_STARTED_MS, FLAKY_CTL_F_STARTED,
+	    ts->last.started_ms);
+	flaky_jw_key(w, FLAKY_CTL_F_TESTS);
+	flaky_jw_int(w, ts->last.tests);
+	flaky_jw_key(w, FLAKY_CTL_F_FAILURES);
+	flaky_jw_int(w, ts->last.failures);
+	flaky_jw_object_end(w);
+	flaky_jw_object_end(w);
 }
 
 /* status: the daemon and every target, one line of JSON. */
@@ -142,96 +175,111 @@ static void
 cmd_status(struct client *c)
 {
 	struct flakyd	*d = ctl.d;
-	struct evbuffer	*out = bufferevent_get_output(c->bev);
+	struct flaky_buf b;
+	struct flaky_jw	 w;
 
-	evbuffer_add_printf(out, "{\"ok\":true,\"pid\":%ld,\"version\":",
-	    (long)getpid());
-	json_add_string(out, FLAKY_VERSION);
-	add_time(out, "started", d->start_ms);
-	evbuffer_add_printf(out, ",\"config\":");
-	json_add_string(out, d->config_path);
-	evbuffer_add_printf(out, ",\"database\":");
-	json_add_string(out, d->db_path);
-	evbuffer_add_printf(out, ",\"timezone\":");
-	json_add_string(out, flaky_tz_name(d->cur->cfg->tz));
-	evbuffer_add_printf(out, ",\"jobs\":%d,\"running\":%d,\"waiting\":%d,"
-	    "\"unstored\":%zu,\"stopping\":%s,\"targets\":[",
-	    d->cur->cfg->jobs, d->slots, d->nwaiting,
-	    flaky_pipeline_waiting(d->pl), d->stopping ? "true" : "false");
-	for (size_t i = 0; i < d->ntargets; i++) {
-		if (i > 0)
-			evbuffer_add(out, ",", 1);
-		status_target(out, d->targets[i]);
-	}
-	evbuffer_add(out, "]}\n", 3);
+	flaky_buf_init(&b);
+	flaky_ctl_reply_begin(&w, &b);
+	flaky_jw_key(&w, FLAKY_CTL_F_PID);
+	flaky_jw_int(&w, (long long)getpid());
+	flaky_jw_key(&w, FLAKY_CTL_F_VERSION);
+	flaky_jw_string(&w, FLAKY_VERSION);
+	add_time(&w, FLAKY_CTL_F_STARTED_MS, FLAKY_CTL_F_STARTED, d->start_ms);
+	flaky_jw_key(&w, FLAKY_CTL_F_CONFIG);
+	flaky_jw_string(&w, d->config_path);
+	flaky_jw_key(&w, FLAKY_CTL_F_DATABASE);
+	flaky_jw_string(&w, d->db_path);
+	flaky_jw_key(&w, FLAKY_CTL_F_TIMEZONE);
+	flaky_jw_string(&w, flaky_tz_name(d->cur->cfg->tz));
+	flaky_jw_key(&w, FLAKY_CTL_F_JOBS);
+	flaky_jw_int(&w, d->cur->cfg->jobs);
+	flaky_jw_key(&w, FLAKY_CTL_F_RUNNING);
+	flaky_jw_int(&w, d->slots);
+	flaky_jw_key(&w, FLAKY_CTL_F_WAITING);
+	flaky_jw_int(&w, d->nwaiting);
+	flaky_jw_key(&w, FLAKY_CTL_F_UNSTORED);
+	flaky_jw_int(&w, (long long)flaky_pipeline_waiting(d->pl));
+	flaky_jw_key(&w, FLAKY_CTL_F_STOPPING);
+	flaky_jw_bool(&w, d->stopping);
+	flaky_jw_key(&w, FLAKY_CTL_F_TARGETS);
+	flaky_jw_array_begin(&w);
+	for (size_t i = 0; i < d->ntargets; i++)
+		status_target(&w, d->targets[i]);
+	flaky_jw_array_end(&w);
+	reply_send(c, &b, flaky_ctl_reply_end(&w));
 }
 
 /* run TARGET [RUNS]: a manual trigger. */
 static void
-cmd_run(struct client *c, char *name, char *count)
+cmd_run(struct client *c, const struct flaky_ctl_request *req)
 {
-	struct evbuffer	*out = bufferevent_get_output(c->bev);
-	long long	 n = 0;
+	struct flaky_buf b;
+	struct flaky_jw	 w;
 	char		 err[512];
 	int		 queued = 0;
 
-	if (name == NULL) {
-		reply_error(c, "usage: run TARGET [RUNS]");
-		return;
-	}
-	if (count != NULL && flaky_parse_int(count, 1, FLAKYD_RUNS_MAX,
-	    &n) < 0) {
-		snprintf(err, sizeof err, "runs: expected a number from 1 to "
-		    "%d", FLAKYD_RUNS_MAX);
+	if (sched_manual(ctl.d, req->target, req->runs, &queued, err,
+	    sizeof err) < 0) {
 		reply_error(c, err);
 		return;
 	}
-	if (sched_manual(ctl.d, name, (int)n, &queued, err, sizeof err) < 0) {
-		reply_error(c, err);
-		return;
-	}
-	evbuffer_add_printf(out, "{\"ok\":true,\"target\":");
-	json_add_string(out, name);
-	evbuffer_add_printf(out, ",\"runs\":%d,\"queued\":%s}\n",
-	    n > 0 ? (int)n : sched_find(ctl.d, name)->def->runs,
-	    queued ? "true" : "false");
+	flaky_buf_init(&b);
+	flaky_ctl_reply_begin(&w, &b);
+	flaky_jw_key(&w, FLAKY_CTL_F_TARGET);
+	flaky_jw_string(&w, req->target);
+	flaky_jw_key(&w, FLAKY_CTL_F_RUNS);
+	flaky_jw_int(&w, req->runs > 0 ? req->runs :
+	    sched_find(ctl.d, req->target)->def->runs);
+	flaky_jw_key(&w, FLAKY_CTL_F_QUEUED);
+	flaky_jw_bool(&w, queued);
+	reply_send(c, &b, flaky_ctl_reply_end(&w));
 }
 
 /* reload: as SIGHUP, with the error of a bad file in the answer. */
 static void
 cmd_reload(struct client *c)
 {
-	char	 err[1024];
+	struct flaky_buf b;
+	struct flaky_jw	 w;
+	char		 err[1024];
 
-	if (flakyd_reload(ctl.d, err, sizeof err) < 0)
+	if (flakyd_reload(ctl.d, err, sizeof err) < 0) {
 		reply_error(c, err);
-	else
-		evbuffer_add_printf(bufferevent_get_output(c->bev),
-		    "{\"ok\":true,\"targets\":%zu}\n", ctl.d->ntargets);
+		return;
+	}
+	flaky_buf_init(&b);
+	flaky_ctl_reply_begin(&w, &b);
+	flaky_jw_key(&w, FLAKY_CTL_F_TARGETS);
+	flaky_jw_int(&w, (long long)ctl.d->ntargets);
+	reply_send(c, &b, flaky_ctl_reply_end(&w));
 }
 
-/* One request line: split it and answer it. */
+/* One request line: decode it with the protocol's table and answer it. */
 static void
 client_line(struct client *c, char *line)
 {
-	char	*argv[4], *p, *save = NULL;
-	int	 argc = 0;
+	struct flaky_ctl_request req;
+	char		 err[512];
+	int		 rc;
 
-	for (p = strtok_r(line, " \t\r", &save); p != NULL && argc < 4;
-	    p = strtok_r(NULL, " \t\r", &save))
-		argv[argc++] = p;
-	if (argc == 0)
+	if ((rc = flaky_ctl_request_decode(line, &req, err, sizeof err)) ==
+	    -ENODATA)
 		return;
-	if (strcmp(argv[0], "status") == 0 && argc == 1)
+	if (rc < 0) {
+		reply_error(c, err);
+		return;
+	}
+	switch (req.type) {
+	case FLAKY_CTL_STATUS:
 		cmd_status(c);
-	else if (strcmp(argv[0], "run") == 0 && argc <= 3)
-		cmd_run(c, argc > 1 ? argv[1] : NULL, argc > 2 ? argv[2] :
-		    NULL);
-	else if (strcmp(argv[0], "reload") == 0 && argc == 1)
+		break;
+	case FLAKY_CTL_RUN:
+		cmd_run(c, &req);
+		break;
+	case FLAKY_CTL_RELOAD:
 		cmd_reload(c);
-	else
-		reply_error(c, "unknown request (expected status, "
-		    "run TARGET [RUNS] or reload)");
+		break;
+	}
 }
 
 /* Output sent: a closing connection can go now. */
@@ -258,7 +306,7 @@ client_read_cb(struct bufferevent *bev, void *arg)
 	while (!c->closing &&
 	    (line = evbuffer_readln(in, &len, EVBUFFER_EOL_LF)) != NULL) {
 		if (len > CONTROL_MAX_LINE) {
-			reply_error(c, "request line too long");
+			reply_error(c, FLAKY_CTL_ERR_TOO_LONG);
 			c->closing = 1;
 		} else
 			client_line(c, line);
@@ -271,7 +319,7 @@ client_read_cb(struct bufferevent *bev, void *arg)
 		}
 	}
 	if (!c->closing && evbuffer_get_length(in) > CONTROL_MAX_LINE) {
-		reply_error(c, "request line too long");
+		reply_error(c, FLAKY_CTL_ERR_TOO_LONG);
 		c->closing = 1;
 	}
 	if (c->closing) {

@@ -18,7 +18,6 @@
 
 struct event;
 struct event_base;
-struct evbuffer;
 
 /* The database: a write waits this long for another writer's lock, then
  * the finished runs wait in memory and are retried, from the first delay
@@ -33,8 +32,6 @@ struct evbuffer;
  * that keeps failing is said again this often. */
 #define FLAKYD_BUSY_QUIET_MS	10000
 #define FLAKYD_STORE_NAG_MS	60000
-/* A manual "run TARGET N" may ask for at most this many runs. */
-#define FLAKYD_RUNS_MAX		10000
 /* The target's revision: command may take this long. */
 #define FLAKYD_REVISION_TIMEOUT_MS	30000
 /* confirm: true looks at the tests that failed in this window */
@@ -181,8 +178,5 @@ void	 notify_send(const char *state);
 /* The watchdog interval in ms, 0 when systemd did not ask for pings. */
 int64_t	 notify_watchdog_ms(void);
 void	 notify_close(void);
-
-/* json.c */
-void	 json_add_string(struct evbuffer *, const char *);
 
 #endif

@@ -21,6 +21,7 @@
 
 #include "command.h"
 #include "command_int.h"
+#include "json.h"
 #include "util.h"
 
 #define MAX_READ	(1 << 20)	/* a project file read at most */
@@ -144,150 +145,36 @@ pytest_config(const char *dir)
 	return NULL;
 }
 
-/* A JSON reader just good enough to find keys in package.json. */
-struct json {
-	const char	*p;
-};
-
-/* Skip JSON white space. */
-static void
-json_ws(struct json *j)
-{
-	while (*j->p == ' ' || *j->p == '\t' || *j->p == '\n' ||
-	    *j->p == '\r')
-		j->p++;
-}
-
-/* A string at p: is it exactly want (escapes never match)? -1: no string. */
-static int
-json_string(struct json *j, const char *want)
-{
-	const char *s;
-	int	 plain = 1;
-
-	json_ws(j);
-	if (*j->p != '"')
-		return -1;
-	s = ++j->p;
-	for (; *j->p && *j->p != '"'; j->p++)
-		if (*j->p == '\\') {
-			plain = 0;
-			if (*++j->p == '\0')
-				return -1;
-		}
-	if (*j->p != '"')
-		return -1;
-	j->p++;
-	return plain && want != NULL && strlen(want) ==
-	    (size_t)(j->p - 1 - s) && memcmp(s, want, strlen(want)) == 0;
-}
-
-/* Skip any value; -1 on malformed input or nesting beyond 64. */
-static int
-json_skip(struct json *j, int depth)
-{
-	json_ws(j);
-	if (depth > 64)
-		return -1;
-	if (*j->p == '"')
-		return json_string(j, NULL) < 0 ? -1 : 0;
-	if (*j->p == '{' || *j->p == '[') {
-		char	 close = *j->p == '{' ? '}' : ']';
-
-		j->p++;
-		json_ws(j);
-		if (*j->p == close) {
-			j->p++;
-			return 0;
-		}
-		for (;;) {
-			if (close == '}') {
-				if (json_string(j, NULL) < 0)
-					return -1;
-				json_ws(j);
-				if (*j->p++ != ':')
-					return -1;
-			}
-			if (json_skip(j, depth + 1) < 0)
-				return -1;
-			json_ws(j);
-			if (*j->p == ',') {
-				j->p++;
-				continue;
-			}
-			if (*j->p++ != close)
-				return -1;
-			return 0;
-		}
-	}
-	if (*j->p == '\0')
-		return -1;
-	while (*j->p && strchr(",}] \t\r\n", *j->p) == NULL)
-		j->p++;
-	return 0;
-}
-
-/* Look for key among the members of the object at j: 1 with j at its
- * value, 0 when absent (or not an object), -1 when malformed. */
-static int
-json_has_key(struct json *j, const char *key)
-{
-	int	 m;
-
-	json_ws(j);
-	if (*j->p != '{')
-		return json_skip(j, 1) < 0 ? -1 : 0;
-	j->p++;
-	json_ws(j);
-	if (*j->p == '}') {
-		j->p++;
-		return 0;
-	}
-	for (;;) {
-		if ((m = json_string(j, key)) < 0)
-			return -1;
-		json_ws(j);
-		if (*j->p++ != ':')
-			return -1;
-		if (m == 1)
-			return 1;
-		if (json_skip(j, 1) < 0)
-			return -1;
-		json_ws(j);
-		if (*j->p == ',') {
-			j->p++;
-			continue;
-		}
-		return *j->p++ == '}' ? 0 : -1;
-	}
-}
-
-/* Does dir/package.json use Jest? The reason, or NULL. */
+/* Does dir/package.json use Jest? The reason, or NULL. Malformed JSON is
+ * no project: npm would refuse it too. */
 static const char *
 jest_project(const char *dir)
 {
 	static const char *const lists[] = { "dependencies",
 	    "devDependencies" };
-	const char *reason = NULL;
-	char	*text;
-	struct json j;
+	/* package.json nests little, but its values are many. */
+	const struct flaky_json_limits lim = { MAX_READ, 64, MAX_READ };
+	const char	*reason = NULL;
+	struct flaky_json *pkg;
+	char		*text;
+	int		 rc;
 
 	if ((text = read_small(dir, "package.json")) == NULL)
 		return NULL;
-	j.p = text;
-	if (json_has_key(&j, "jest") == 1)
+	rc = flaky_json_parse(text, strlen(text), &lim, &pkg, NULL, 0);
+	free(text);
+	if (rc < 0)
+		return NULL;
+	if (flaky_json_get(pkg, "jest") != NULL)
 		reason = "package.json has a jest configuration";
 	for (size_t i = 0; reason == NULL && i < FLAKY_ARRAY_SIZE(lists);
-	    i++) {
-		struct json top = { text };
-
-		if (json_has_key(&top, lists[i]) == 1 &&
-		    json_has_key(&top, "jest") == 1)
+	    i++)
+		if (flaky_json_get(flaky_json_get(pkg, lists[i]), "jest") !=
+		    NULL)
 			reason = i == 0 ? "package.json lists jest in "
 			    "dependencies" : "package.json lists jest in "
 			    "devDependencies";
-	}
-	free(text);
+	flaky_json_free(pkg);
 	return reason;
 }
 

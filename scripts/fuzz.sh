@@ -1,7 +1,7 @@
 #!/bin/sh
 # Bounded libFuzzer runs (clang, with ASan and UBSan) of everything that
-# parses untrusted text: runner output, JUnit XML, the YAML schedule and
-# Python source. A crash, leak, hang or sanitizer report fails the script and
+# parses untrusted text: runner output, JUnit XML, the YAML schedule,
+# Python source, and the control protocol's JSON and request lines. A crash, leak, hang or sanitizer report fails the script and
 # leaves the input in $FUZZ_OUT/<target>/.
 #
 # The runs are deterministic: a fixed seed and a fixed number of inputs per
@@ -37,12 +37,22 @@ build fuzz_config "$src/lib/config.c" "$src/lib/sched.c" "$src/lib/util.c" -lyam
 python3 "$src/lib/scan/gen-codecs.py" "$src/lib/scan/codecs.txt" \
     "$out/inc/scan-codecs.c"
 build fuzz_pyscan "$src"/lib/scan/*.c "$out/inc/scan-codecs.c" "$src/lib/util.c"
+build fuzz_control "$src/lib/json.c" "$src/lib/json_read.c" \
+    "$src/lib/control.c" "$src/lib/util.c"
+
+# The control target's seeds: replies as flakyd writes them, and requests.
+c="$out/fuzz_control/corpus"
+printf '{"ok":true,"pid":1,"version":"0.1.0","started_ms":1,"started":"2026-11-30T03:00:00+01:00","targets":[{"name":"a","schedule":null,"next_fire_ms":null,"next_fire":null,"state":"idle","queued":false,"last":{"run_id":1,"status":"done","tests":2,"failures":0}}]}' >"$c/status.json"
+printf '{"ok":false,"error":"no target named \\"x\\" \\u00e9\\ud83d\\ude00 \\ufffd"}' >"$c/error.json"
+printf '[1,-0.5e-3,true,false,null,"\\/\\b\\f\\n\\r\\t",{},[]]' >"$c/types.json"
+printf 'run manual 3' >"$c/run.txt"
+printf 'status' >"$c/status.txt"
 
 seed() {
 	find "$@" -type f -size -256k 2>/dev/null | head -200
 }
 status=0
-for t in fuzz_parse fuzz_junit fuzz_config fuzz_pyscan; do
+for t in fuzz_parse fuzz_junit fuzz_config fuzz_pyscan fuzz_control; do
 	case $t in
 	fuzz_parse) seeds=$(seed "$src/tests/fixtures/pytest" \
 	    "$src/tests/fixtures/unittest" "$src/tests/fixtures/jest" \
@@ -50,6 +60,7 @@ for t in fuzz_parse fuzz_junit fuzz_config fuzz_pyscan; do
 	fuzz_junit) seeds=$(seed "$src/tests/fixtures/junit" -name '*.xml') ;;
 	fuzz_config) seeds=$(seed "$src/tests/fixtures/config" "$src/examples" -name '*.yaml') ;;
 	fuzz_pyscan) seeds=$(seed "$src/tests/pyscan/corpus" -name '*.py') ;;
+	fuzz_control) seeds= ;;
 	esac
 	for f in $seeds; do cp "$f" "$out/$t/corpus/" 2>/dev/null || true; done
 	case $t in

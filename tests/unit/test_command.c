@@ -546,6 +546,12 @@ START_TEST(detect_jest)
 	/* malformed JSON is no project */
 	put("u/package.json", "{\"devDependencies\": {\"jest\" \"*\"}}", 0);
 	ck_assert_int_eq(detect("u", 1, 0), -ENOENT);
+	/* an escaped key is the key it spells */
+	put("v/package.json", "{\"devDependencies\": {\"je\\u0073t\": "
+	    "\"*\"}}", 0);
+	put("v/node_modules/.bin/jest", "#!/bin/sh\n", 1);
+	ck_assert_int_eq(detect("v", 1, 0), 0);
+	ck_assert_str_eq(dc.runner, "jest");
 }
 END_TEST
 
