@@ -141,3 +141,47 @@ def test_many_writers_one_database(daemon):
     assert byname.get("ci") == counts["ingest"], (byname, counts)
     assert query(d.db, "SELECT count(*) FROM runs WHERE trigger = "
                  "'ingest'") == [(counts["ingest"],)]
+
+
+SLOW = """import time, unittest
+class T(unittest.TestCase):
+    def test_slow(self):
+        time.sleep(3)
+"""
+
+
+def test_flakyd_start_leaves_a_live_analyze_running(daemon):
+    """A running row names its owner: flakyd starting on the database marks
+    interrupted only rows whose owner is gone, never a live analyze's."""
+    d = daemon
+    d.write("test_slow.py", SLOW)
+    d.write_config("targets:\n" + unittest_target("idle", None))
+    env = dict(os.environ, NO_COLOR="1")
+    env.pop("FLAKY_DB", None)
+    env.pop("FLAKY_CONFIG", None)
+    p = subprocess.Popen([FLAKYCTL, "--db", d.db, "analyze", "--runs", "1",
+                          "--target", "live", "--", PYTHON, "-m", "unittest",
+                          "-v", "test_slow"], cwd=d.dir, env=env,
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         text=True)
+    try:
+        # The analyze's start row is written within its grouping second.
+        deadline = time.monotonic() + 15
+        while not query(d.db, "SELECT 1 FROM runs WHERE status = "
+                        "'running'"):
+            assert time.monotonic() < deadline, "no running row"
+            time.sleep(0.05)
+        d.start()
+        assert query(d.db, "SELECT t.name, r.status FROM runs r JOIN "
+                     "targets t ON t.id = r.target_id") == [
+            ("live", "running")]
+        out, err = p.communicate(timeout=60)
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+    assert p.returncode == 0, err
+    assert d.stop() == 0
+    assert query(d.db, "SELECT t.name, r.status FROM runs r JOIN targets "
+                 "t ON t.id = r.target_id") == [("live", "done")]
+    assert "marked interrupted" not in d.logtext()
