@@ -19,11 +19,15 @@
 #include <yaml.h>
 
 #include "conf.h"
+#include "config_limits.h"
 #include "sched.h"
 #include "util.h"
 
-#define MAX_VISITS	1000000		/* nodes looked at, aliases counted */
-#define MAX_SCALAR	65536
+/* The walk's own bound on nodes looked at, aliases counted: the limits
+ * pass (config_limits.c) already refuses more, this keeps the walk safe
+ * should the two ever disagree. */
+#define MAX_VISITS	CONFIG_MAX_NODES
+#define MAX_SCALAR	CONFIG_MAX_SCALAR
 #define MAX_REGEX	4096
 #define MAX_ITEMS	10000		/* argv words, env entries, patterns */
 #define DEFAULT_PATH	"/usr/local/bin:/usr/bin:/bin"
@@ -959,6 +963,25 @@ syntax_error(struct ctx *c, yaml_parser_t *p, const char *buf, size_t len)
 	    p->problem != NULL ? p->problem : "unknown problem");
 }
 
+/* The limits on depth, value size and alias expansion, checked before
+ * libyaml builds its tree (config_limits.c says why). */
+static int
+limits(struct ctx *c, const char *buf, size_t len)
+{
+	struct config_limit_err	 e;
+	yaml_node_t		 at;
+	int			 r;
+
+	if ((r = config_limits_check(buf, len, &e)) == -ENOMEM)
+		return nomem(c);
+	if (r < 0) {
+		memset(&at, 0, sizeof at);
+		at.start_mark = e.mark;
+		return cfg_err(c, &at, "%s", e.msg);
+	}
+	return 0;
+}
+
 /* Parse a schedule file held in memory. */
 int
 flaky_config_parse_buffer(const char *name, const char *buf, size_t len,
@@ -979,10 +1002,17 @@ flaky_config_parse_buffer(const char *name, const char *buf, size_t len,
 	c.errlen = errlen;
 	c.doc = &doc;
 	if (len > FLAKY_CONFIG_MAX_BYTES) {
-		r = cfg_err(&c, NULL, "expected a file of at most %d bytes, "
-		    "got %zu", FLAKY_CONFIG_MAX_BYTES, len);
+		yaml_node_t	 past;
+
+		/* Where the limit falls, so the user sees what to cut. */
+		memset(&past, 0, sizeof past);
+		offset_mark(buf, len, FLAKY_CONFIG_MAX_BYTES, &past.start_mark);
+		r = cfg_err(&c, &past, "expected a file of at most %d bytes "
+		    "(the size limit), got %zu", FLAKY_CONFIG_MAX_BYTES, len);
 		goto out;
 	}
+	if ((r = limits(&c, buf, len)) < 0)
+		goto out;
 	if ((c.basedir = base_dir(name)) == NULL ||
 	    (cfg = calloc(1, sizeof *cfg)) == NULL ||
 	    (cfg->path = strdup(name)) == NULL) {
