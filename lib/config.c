@@ -10,6 +10,7 @@
 #include <limits.h>
 #include <regex.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -559,14 +560,27 @@ parse_command(struct ctx *c, struct flaky_target *t, const yaml_node_t *n)
 	return 0;
 }
 
-/* env: a mapping of variable names to string values. */
+/* A name's hash, for the duplicate check of env: names. */
+static size_t
+name_hash(const char *s)
+{
+	uint32_t	 h = 2166136261u;	/* FNV-1a */
+
+	for (; *s != '\0'; s++)
+		h = (h ^ (unsigned char)*s) * 16777619u;
+	return h;
+}
+
+/* env: a mapping of variable names to string values. Duplicates are found
+ * through a hash of the names seen: a linear search per name made one
+ * env of 10,000 names, shared by alias among 49 targets, cost 12 s. */
 static int
 parse_env(struct ctx *c, struct flaky_target *t, const yaml_node_t *n)
 {
 	yaml_node_pair_t *p;
 	char		 gotbuf[80];
-	size_t		 cnt;
-	int		 r;
+	size_t		 cnt, nslots = 16, *slots = NULL;	/* index + 1 */
+	int		 r = 0;
 
 	if (n->type != YAML_MAPPING_NODE)
 		return cfg_err(c, n, "env: expected a mapping of variables, "
@@ -575,33 +589,48 @@ parse_env(struct ctx *c, struct flaky_target *t, const yaml_node_t *n)
 	if (cnt > MAX_ITEMS)
 		return cfg_err(c, n, "env: expected at most %d variables, got "
 		    "%zu", MAX_ITEMS, cnt);
-	if ((t->env = calloc(cnt + 1, sizeof *t->env)) == NULL)
+	while (nslots < 2 * cnt)
+		nslots *= 2;
+	if ((t->env = calloc(cnt + 1, sizeof *t->env)) == NULL ||
+	    (slots = calloc(nslots, sizeof *slots)) == NULL)
 		return nomem(c);
 	for (p = n->data.mapping.pairs.start; p < n->data.mapping.pairs.top;
 	    p++) {
 		yaml_node_t *k = node_at(c, p->key), *v = node_at(c, p->value);
 		const char *name;
+		size_t	 h;
 
-		if (c->visits > MAX_VISITS)
-			return cfg_err(c, k, "expected a file of at most %d "
+		if (c->visits > MAX_VISITS) {
+			r = cfg_err(c, k, "expected a file of at most %d "
 			    "values with aliases expanded", MAX_VISITS);
+			goto out;
+		}
 		if (k->type != YAML_SCALAR_NODE || is_null(k) ||
 		    (name = (const char *)k->data.scalar.value,
-		    !name_ok(name, "_")) || isdigit((unsigned char)name[0]))
-			return cfg_err(c, k, "env: expected a variable name of "
+		    !name_ok(name, "_")) || isdigit((unsigned char)name[0])) {
+			r = cfg_err(c, k, "env: expected a variable name of "
 			    "letters, digits and _, got %s", GOT(k));
-		for (size_t i = 0; i < t->nenv; i++)
-			if (strcmp(t->env[i].name, name) == 0)
-				return cfg_err(c, k, "env: duplicate variable "
-				    "%s", GOT(k));
-		if ((t->env[t->nenv].name = strdup(name)) == NULL)
-			return nomem(c);
-		t->nenv++;
+			goto out;
+		}
+		for (h = name_hash(name) & (nslots - 1); slots[h] != 0;
+		    h = (h + 1) & (nslots - 1))
+			if (strcmp(t->env[slots[h] - 1].name, name) == 0) {
+				r = cfg_err(c, k, "env: duplicate variable %s",
+				    GOT(k));
+				goto out;
+			}
+		if ((t->env[t->nenv].name = strdup(name)) == NULL) {
+			r = nomem(c);
+			goto out;
+		}
+		slots[h] = ++t->nenv;
 		if ((r = get_str(c, v, "env", "a string value",
 		    &t->env[t->nenv - 1].value)) < 0)
-			return r;
+			goto out;
 	}
-	return 0;
+out:
+	free(slots);
+	return r;
 }
 
 /* One target: its keys, defaults, and the checks that span keys. */
