@@ -601,6 +601,33 @@ START_TEST(limit_counts)
 	ck_assert_str_eq(err, "m.yaml:1:300010: expected at most 100000 "
 	    "aliases (the alias limit), got more");
 	flaky_buf_free(&b);
+
+	/* Compiled patterns, aliases counted: 2 x 600 is one too many. */
+	flaky_buf_init(&b);
+	flaky_buf_adds(&b, "signatures:\n  - name: A\n    patterns: &p\n");
+	for (int i = 0; i < 600; i++)
+		flaky_buf_adds(&b, "      - \"x+y\"\n");
+	flaky_buf_adds(&b, "  - {name: B, patterns: *p}\n");
+	ck_assert_int_eq(flaky_config_parse_buffer("m.yaml", b.data, b.len, 0,
+	    &cfg, err, sizeof err), -EINVAL);
+	ck_assert_str_eq(err, "m.yaml:404:9: patterns: expected at most 1000 "
+	    "regular expressions in the file (the pattern limit), got more");
+	flaky_buf_free(&b);
+
+	flaky_buf_init(&b);
+	flaky_buf_adds(&b, "redact:\n");
+	for (int i = 0; i < 17; i++) {
+		flaky_buf_adds(&b, "  - \"");
+		for (int j = 0; j < 4000; j++)
+			flaky_buf_addc(&b, 'a' + j % 26);
+		flaky_buf_adds(&b, "\"\n");
+	}
+	ck_assert_int_eq(flaky_config_parse_buffer("m.yaml", b.data, b.len, 0,
+	    &cfg, err, sizeof err), -EINVAL);
+	ck_assert_str_eq(err, "m.yaml:18:5: redact: expected at most 65536 "
+	    "bytes of regular expressions in the file (the pattern size "
+	    "limit), got more");
+	flaky_buf_free(&b);
 }
 END_TEST
 
