@@ -1132,7 +1132,7 @@ flaky_config_load(const char *path, unsigned flags, struct flaky_config **ret,
 {
 	struct stat	 st;
 	char		*buf = NULL;
-	size_t		 n = 0;
+	size_t		 n = 0, want;
 	ssize_t		 got;
 	int		 fd, r;
 
@@ -1151,18 +1151,16 @@ flaky_config_load(const char *path, unsigned flags, struct flaky_config **ret,
 		    "a special file");
 		goto out;
 	}
-	if (st.st_size > FLAKY_CONFIG_MAX_BYTES) {
-		r = flaky_error(err, errlen, EINVAL, "%s: expected a file of "
-		    "at most %d bytes, got %lld", path, FLAKY_CONFIG_MAX_BYTES,
-		    (long long)st.st_size);
-		goto out;
-	}
-	if ((buf = malloc((size_t)st.st_size + 1)) == NULL) {
+	/* A file past the size limit is read up to the limit only, to say
+	 * where the limit falls in it. */
+	want = st.st_size > FLAKY_CONFIG_MAX_BYTES ? FLAKY_CONFIG_MAX_BYTES :
+	    (size_t)st.st_size;
+	if ((buf = malloc(want + 1)) == NULL) {
 		r = flaky_error(err, errlen, ENOMEM, "%s: out of memory", path);
 		goto out;
 	}
-	while (n < (size_t)st.st_size) {
-		got = read(fd, buf + n, (size_t)st.st_size - n);
+	while (n < want) {
+		got = read(fd, buf + n, want - n);
 		if (got < 0 && errno == EINTR)
 			continue;
 		if (got < 0) {
@@ -1173,6 +1171,16 @@ flaky_config_load(const char *path, unsigned flags, struct flaky_config **ret,
 		if (got == 0)
 			break;
 		n += (size_t)got;
+	}
+	if (st.st_size > FLAKY_CONFIG_MAX_BYTES) {
+		yaml_mark_t	 m;
+
+		offset_mark(buf, n, n, &m);
+		r = flaky_error(err, errlen, EINVAL, "%s:%zu:%zu: expected a "
+		    "file of at most %d bytes (the size limit), got %lld", path,
+		    m.line + 1, m.column + 1, FLAKY_CONFIG_MAX_BYTES,
+		    (long long)st.st_size);
+		goto out;
 	}
 	r = flaky_config_parse_buffer(path, buf, n, flags, ret, err, errlen);
 out:

@@ -402,6 +402,25 @@ START_TEST(bad_buffers)
 	    "values with aliases expanded (the node limit), got more at *c");
 	flaky_buf_free(&b);
 
+	/* A file past the limit: read up to it, to say where it falls. */
+	{
+		char	 path[] = "/tmp/flaky-config-XXXXXX";
+		FILE	*f;
+		int	 fd;
+
+		ck_assert_int_ge(fd = mkstemp(path), 0);
+		ck_assert_ptr_nonnull(f = fdopen(fd, "w"));
+		for (int i = 0; i < 300000; i++)
+			fputs("# x\n", f);
+		ck_assert_int_eq(fclose(f), 0);
+		ck_assert_int_eq(flaky_config_load(path, 0, &cfg, err,
+		    sizeof err), -EINVAL);
+		ck_assert_ptr_nonnull(strstr(err, ":262145:1: expected a file "
+		    "of at most 1048576 bytes (the size limit), got 1200000"));
+		ck_assert_int_eq(strncmp(err, path, strlen(path)), 0);
+		unlink(path);
+	}
+
 	ck_assert_int_eq(flaky_config_load(CONFIG_DIR "/nope.yaml", 0, &cfg,
 	    err, sizeof err), -ENOENT);
 	ck_assert_str_eq(err, CONFIG_DIR "/nope.yaml: cannot open: No such "
