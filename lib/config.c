@@ -10,6 +10,7 @@
 #include <limits.h>
 #include <regex.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,12 +20,21 @@
 #include <yaml.h>
 
 #include "conf.h"
+#include "config_limits.h"
 #include "sched.h"
 #include "util.h"
 
-#define MAX_VISITS	1000000		/* nodes looked at, aliases counted */
-#define MAX_SCALAR	65536
+/* The walk's own bound on nodes looked at, aliases counted: the limits
+ * pass (config_limits.c) already refuses more, this keeps the walk safe
+ * should the two ever disagree. */
+#define MAX_VISITS	CONFIG_MAX_NODES
+#define MAX_SCALAR	CONFIG_MAX_SCALAR
 #define MAX_REGEX	4096
+/* Compiled patterns cost memory and time far beyond their text (about
+ * 3 KB and 15 us each for a short one, with glibc): bound them in the
+ * whole file, aliases counted, or a list shared by alias is a bomb. */
+#define MAX_PATTERNS	1000
+#define MAX_PATTERN_BYTES (64 * 1024)
 #define MAX_ITEMS	10000		/* argv words, env entries, patterns */
 #define DEFAULT_PATH	"/usr/local/bin:/usr/bin:/bin"
 
@@ -34,6 +44,8 @@ struct ctx {
 	yaml_document_t	*doc;
 	unsigned	 flags;
 	size_t		 visits;
+	size_t		 npatterns;	/* compiled so far, and their bytes */
+	size_t		 pattern_bytes;
 	char		*err;
 	size_t		 errlen;
 	struct flaky_config *cfg;
@@ -319,6 +331,14 @@ get_regex(struct ctx *c, const yaml_node_t *n, const char *key,
 	if (strlen(v) > MAX_REGEX)
 		return cfg_err(c, n, "%s: expected a regular expression of at "
 		    "most %d bytes, got %zu", key, MAX_REGEX, strlen(v));
+	if (++c->npatterns > MAX_PATTERNS)
+		return cfg_err(c, n, "%s: expected at most %d regular "
+		    "expressions in the file (the pattern limit), got more",
+		    key, MAX_PATTERNS);
+	if ((c->pattern_bytes += strlen(v)) > MAX_PATTERN_BYTES)
+		return cfg_err(c, n, "%s: expected at most %d bytes of regular "
+		    "expressions in the file (the pattern size limit), got "
+		    "more", key, MAX_PATTERN_BYTES);
 	if (stacked_repetition(v))
 		return cfg_err(c, n, "%s: expected a regular expression without "
 		    "a repetition of a repetition (such as a++ or a*{9}), got %s",
@@ -555,14 +575,27 @@ parse_command(struct ctx *c, struct flaky_target *t, const yaml_node_t *n)
 	return 0;
 }
 
-/* env: a mapping of variable names to string values. */
+/* A name's hash, for the duplicate check of env: names. */
+static size_t
+name_hash(const char *s)
+{
+	uint32_t	 h = 2166136261u;	/* FNV-1a */
+
+	for (; *s != '\0'; s++)
+		h = (h ^ (unsigned char)*s) * 16777619u;
+	return h;
+}
+
+/* env: a mapping of variable names to string values. Duplicates are found
+ * through a hash of the names seen: a linear search per name made one
+ * env of 10,000 names, shared by alias among 49 targets, cost 12 s. */
 static int
 parse_env(struct ctx *c, struct flaky_target *t, const yaml_node_t *n)
 {
 	yaml_node_pair_t *p;
 	char		 gotbuf[80];
-	size_t		 cnt;
-	int		 r;
+	size_t		 cnt, nslots = 16, *slots = NULL;	/* index + 1 */
+	int		 r = 0;
 
 	if (n->type != YAML_MAPPING_NODE)
 		return cfg_err(c, n, "env: expected a mapping of variables, "
@@ -571,33 +604,48 @@ parse_env(struct ctx *c, struct flaky_target *t, const yaml_node_t *n)
 	if (cnt > MAX_ITEMS)
 		return cfg_err(c, n, "env: expected at most %d variables, got "
 		    "%zu", MAX_ITEMS, cnt);
-	if ((t->env = calloc(cnt + 1, sizeof *t->env)) == NULL)
+	while (nslots < 2 * cnt)
+		nslots *= 2;
+	if ((t->env = calloc(cnt + 1, sizeof *t->env)) == NULL ||
+	    (slots = calloc(nslots, sizeof *slots)) == NULL)
 		return nomem(c);
 	for (p = n->data.mapping.pairs.start; p < n->data.mapping.pairs.top;
 	    p++) {
 		yaml_node_t *k = node_at(c, p->key), *v = node_at(c, p->value);
 		const char *name;
+		size_t	 h;
 
-		if (c->visits > MAX_VISITS)
-			return cfg_err(c, k, "expected a file of at most %d "
+		if (c->visits > MAX_VISITS) {
+			r = cfg_err(c, k, "expected a file of at most %d "
 			    "values with aliases expanded", MAX_VISITS);
+			goto out;
+		}
 		if (k->type != YAML_SCALAR_NODE || is_null(k) ||
 		    (name = (const char *)k->data.scalar.value,
-		    !name_ok(name, "_")) || isdigit((unsigned char)name[0]))
-			return cfg_err(c, k, "env: expected a variable name of "
+		    !name_ok(name, "_")) || isdigit((unsigned char)name[0])) {
+			r = cfg_err(c, k, "env: expected a variable name of "
 			    "letters, digits and _, got %s", GOT(k));
-		for (size_t i = 0; i < t->nenv; i++)
-			if (strcmp(t->env[i].name, name) == 0)
-				return cfg_err(c, k, "env: duplicate variable "
-				    "%s", GOT(k));
-		if ((t->env[t->nenv].name = strdup(name)) == NULL)
-			return nomem(c);
-		t->nenv++;
+			goto out;
+		}
+		for (h = name_hash(name) & (nslots - 1); slots[h] != 0;
+		    h = (h + 1) & (nslots - 1))
+			if (strcmp(t->env[slots[h] - 1].name, name) == 0) {
+				r = cfg_err(c, k, "env: duplicate variable %s",
+				    GOT(k));
+				goto out;
+			}
+		if ((t->env[t->nenv].name = strdup(name)) == NULL) {
+			r = nomem(c);
+			goto out;
+		}
+		slots[h] = ++t->nenv;
 		if ((r = get_str(c, v, "env", "a string value",
 		    &t->env[t->nenv - 1].value)) < 0)
-			return r;
+			goto out;
 	}
-	return 0;
+out:
+	free(slots);
+	return r;
 }
 
 /* One target: its keys, defaults, and the checks that span keys. */
@@ -959,6 +1007,25 @@ syntax_error(struct ctx *c, yaml_parser_t *p, const char *buf, size_t len)
 	    p->problem != NULL ? p->problem : "unknown problem");
 }
 
+/* The limits on depth, value size and alias expansion, checked before
+ * libyaml builds its tree (config_limits.c says why). */
+static int
+limits(struct ctx *c, const char *buf, size_t len)
+{
+	struct config_limit_err	 e;
+	yaml_node_t		 at;
+	int			 r;
+
+	if ((r = config_limits_check(buf, len, &e)) == -ENOMEM)
+		return nomem(c);
+	if (r < 0) {
+		memset(&at, 0, sizeof at);
+		at.start_mark = e.mark;
+		return cfg_err(c, &at, "%s", e.msg);
+	}
+	return 0;
+}
+
 /* Parse a schedule file held in memory. */
 int
 flaky_config_parse_buffer(const char *name, const char *buf, size_t len,
@@ -979,10 +1046,17 @@ flaky_config_parse_buffer(const char *name, const char *buf, size_t len,
 	c.errlen = errlen;
 	c.doc = &doc;
 	if (len > FLAKY_CONFIG_MAX_BYTES) {
-		r = cfg_err(&c, NULL, "expected a file of at most %d bytes, "
-		    "got %zu", FLAKY_CONFIG_MAX_BYTES, len);
+		yaml_node_t	 past;
+
+		/* Where the limit falls, so the user sees what to cut. */
+		memset(&past, 0, sizeof past);
+		offset_mark(buf, len, FLAKY_CONFIG_MAX_BYTES, &past.start_mark);
+		r = cfg_err(&c, &past, "expected a file of at most %d bytes "
+		    "(the size limit), got %zu", FLAKY_CONFIG_MAX_BYTES, len);
 		goto out;
 	}
+	if ((r = limits(&c, buf, len)) < 0)
+		goto out;
 	if ((c.basedir = base_dir(name)) == NULL ||
 	    (cfg = calloc(1, sizeof *cfg)) == NULL ||
 	    (cfg->path = strdup(name)) == NULL) {
@@ -1058,7 +1132,7 @@ flaky_config_load(const char *path, unsigned flags, struct flaky_config **ret,
 {
 	struct stat	 st;
 	char		*buf = NULL;
-	size_t		 n = 0;
+	size_t		 n = 0, want;
 	ssize_t		 got;
 	int		 fd, r;
 
@@ -1077,18 +1151,16 @@ flaky_config_load(const char *path, unsigned flags, struct flaky_config **ret,
 		    "a special file");
 		goto out;
 	}
-	if (st.st_size > FLAKY_CONFIG_MAX_BYTES) {
-		r = flaky_error(err, errlen, EINVAL, "%s: expected a file of "
-		    "at most %d bytes, got %lld", path, FLAKY_CONFIG_MAX_BYTES,
-		    (long long)st.st_size);
-		goto out;
-	}
-	if ((buf = malloc((size_t)st.st_size + 1)) == NULL) {
+	/* A file past the size limit is read up to the limit only, to say
+	 * where the limit falls in it. */
+	want = st.st_size > FLAKY_CONFIG_MAX_BYTES ? FLAKY_CONFIG_MAX_BYTES :
+	    (size_t)st.st_size;
+	if ((buf = malloc(want + 1)) == NULL) {
 		r = flaky_error(err, errlen, ENOMEM, "%s: out of memory", path);
 		goto out;
 	}
-	while (n < (size_t)st.st_size) {
-		got = read(fd, buf + n, (size_t)st.st_size - n);
+	while (n < want) {
+		got = read(fd, buf + n, want - n);
 		if (got < 0 && errno == EINTR)
 			continue;
 		if (got < 0) {
@@ -1099,6 +1171,16 @@ flaky_config_load(const char *path, unsigned flags, struct flaky_config **ret,
 		if (got == 0)
 			break;
 		n += (size_t)got;
+	}
+	if (st.st_size > FLAKY_CONFIG_MAX_BYTES) {
+		yaml_mark_t	 m;
+
+		offset_mark(buf, n, n, &m);
+		r = flaky_error(err, errlen, EINVAL, "%s:%zu:%zu: expected a "
+		    "file of at most %d bytes (the size limit), got %lld", path,
+		    m.line + 1, m.column + 1, FLAKY_CONFIG_MAX_BYTES,
+		    (long long)st.st_size);
+		goto out;
 	}
 	r = flaky_config_parse_buffer(path, buf, n, flags, ret, err, errlen);
 out:

@@ -24,7 +24,8 @@
  *
  * The file is untrusted: no DTD entities at all (a declaration stops the
  * parser, which also stops billion-laughs expansion), no parameter or
- * external entities, a size bound and a nesting bound. On any error the
+ * external entities, a size bound, a nesting bound and a bound on what
+ * expat holds of one tag (JUNIT_MARKUP_MAX). On any error the
  * results stay empty. */
 #include "buildconf.h"
 
@@ -43,6 +44,11 @@
 
 #define JUNIT_SIZE_MAX	(256L * 1024 * 1024)
 #define JUNIT_DEPTH_MAX	64
+/* expat holds a tag with all its attributes (or a comment, a processing
+ * instruction) whole until it ends; text it hands over as it goes. So this
+ * bounds what expat keeps of any file, whatever its size. */
+#define JUNIT_MARKUP_MAX	(1024 * 1024)
+#define JUNIT_CHUNK	(64 * 1024)	/* bytes fed to expat at a time */
 #define JUNIT_ATTR_MAX	4096	/* bytes of classname, name kept */
 #define JUNIT_ATTEMPTS_MAX	32	/* retries kept per testcase */
 #define JUNIT_ATTEMPT_MSG	1024	/* bytes of an attempt's message */
@@ -53,6 +59,7 @@ struct jx {
 	struct flaky_results	 res;
 	struct parse_ctx	 ctx;
 	int			 depth;
+	int64_t			 fed;		/* bytes given to expat */
 	int			 pytest;	/* in pytest's <testsuite> */
 	int			 pytest_depth;
 	int			 any_pytest;
@@ -402,7 +409,8 @@ on_start(void *ud, const XML_Char *el, const XML_Char **a)
 	const char	*v;
 
 	if (++x->depth > JUNIT_DEPTH_MAX) {
-		stop(x, "expected at most 64 nested elements");
+		stop(x, "expected at most 64 nested elements (the depth "
+		    "limit), got more");
 		return;
 	}
 	if (x->depth == 1 && strcmp(el, "testsuites") != 0 &&
@@ -529,8 +537,19 @@ jx_feed(struct jx *x, const char *s, size_t len, int final, char *err,
 	if (len > INT32_MAX)
 		return flaky_error(err, errlen, EFBIG, "%s: chunk too large",
 		    x->name);
-	if (XML_Parse(x->p, s, (int)len, final) != XML_STATUS_ERROR)
-		return 0;
+	if (XML_Parse(x->p, s, (int)len, final) != XML_STATUS_ERROR) {
+		x->fed += (int64_t)len;
+		/* What expat still holds starts at its current index: one
+		 * unfinished tag, comment or processing instruction. */
+		if (x->fed - XML_GetCurrentByteIndex(x->p) <= JUNIT_MARKUP_MAX)
+			return 0;
+		return flaky_error(err, errlen, EINVAL, "%s:%lu:%lu: expected "
+		    "tags, comments and processing instructions of at most %d "
+		    "bytes (the markup size limit), got more", x->name,
+		    (unsigned long)XML_GetCurrentLineNumber(x->p),
+		    (unsigned long)XML_GetCurrentColumnNumber(x->p) + 1,
+		    JUNIT_MARKUP_MAX);
+	}
 	if (x->err[0] != '\0')
 		return flaky_error(err, errlen, EINVAL, "%s", x->err);
 	return flaky_error(err, errlen, EINVAL, "%s:%lu:%lu: expected "
@@ -579,8 +598,15 @@ flaky_parse_junit_buffer(const char *name, const char *s, size_t len,
 		flaky_error(err, errlen, -e, "%s: out of memory", name);
 		goto out;
 	}
-	if ((e = jx_feed(&x, s, len, 1, err, errlen)) < 0)
-		goto out;
+	/* In chunks, so that the markup bound holds here too. */
+	do {
+		size_t	 n = len < JUNIT_CHUNK ? len : JUNIT_CHUNK;
+
+		if ((e = jx_feed(&x, s, n, n == len, err, errlen)) < 0)
+			goto out;
+		s += n;
+		len -= n;
+	} while (len > 0);
 	e = jx_done(&x, out, err, errlen);
 out:
 	jx_free(&x);

@@ -8,6 +8,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "conf.h"
 #include "sched.h"
@@ -205,6 +209,11 @@ END_TEST
 START_TEST(bad_files)
 {
 	static const struct { const char *file, *err; } t[] = {
+		{ "bad-alias-bomb.yaml", "441:42: expected at most 33554432 "
+		    "bytes of values with aliases expanded (the alias expansion "
+		    "limit), got more at *env" },
+		{ "bad-deep.yaml", "2:73: expected at most 64 nested sequences "
+		    "and mappings (the nesting limit), got more" },
 		{ "bad-bool-quoted.yaml",
 		    "4:11: scan: expected true or false, got \"true\"" },
 		{ "bad-bool.yaml",
@@ -373,8 +382,9 @@ START_TEST(bad_buffers)
 	memset(huge, '#', big);
 	ck_assert_int_eq(flaky_config_parse_buffer("big.yaml", huge, big, 0,
 	    &cfg, err, sizeof err), -EINVAL);
-	ck_assert_str_eq(err, "big.yaml:1:1: expected a file of at most "
-	    "1048576 bytes, got 1048577");
+	/* The position is where the limit falls. */
+	ck_assert_str_eq(err, "big.yaml:1:1048577: expected a file of at "
+	    "most 1048576 bytes (the size limit), got 1048577");
 	free(huge);
 
 	/* Aliases do not multiply work without bound. */
@@ -388,9 +398,28 @@ START_TEST(bad_buffers)
 	ck_assert_int_eq(b.oom, 0);
 	ck_assert_int_eq(flaky_config_parse_buffer("alias.yaml", b.data, b.len,
 	    FLAKY_CONFIG_NO_FS_CHECKS, &cfg, err, sizeof err), -EINVAL);
-	ck_assert_str_eq(err, "alias.yaml:3:14: expected a file of at most "
-	    "1000000 values with aliases expanded");
+	ck_assert_str_eq(err, "alias.yaml:501:27: expected at most 1000000 "
+	    "values with aliases expanded (the node limit), got more at *c");
 	flaky_buf_free(&b);
+
+	/* A file past the limit: read up to it, to say where it falls. */
+	{
+		char	 path[] = "/tmp/flaky-config-XXXXXX";
+		FILE	*f;
+		int	 fd;
+
+		ck_assert_int_ge(fd = mkstemp(path), 0);
+		ck_assert_ptr_nonnull(f = fdopen(fd, "w"));
+		for (int i = 0; i < 300000; i++)
+			fputs("# x\n", f);
+		ck_assert_int_eq(fclose(f), 0);
+		ck_assert_int_eq(flaky_config_load(path, 0, &cfg, err,
+		    sizeof err), -EINVAL);
+		ck_assert_ptr_nonnull(strstr(err, ":262145:1: expected a file "
+		    "of at most 1048576 bytes (the size limit), got 1200000"));
+		ck_assert_int_eq(strncmp(err, path, strlen(path)), 0);
+		unlink(path);
+	}
 
 	ck_assert_int_eq(flaky_config_load(CONFIG_DIR "/nope.yaml", 0, &cfg,
 	    err, sizeof err), -ENOENT);
@@ -400,6 +429,260 @@ START_TEST(bad_buffers)
 	    sizeof err), -EINVAL);
 	ck_assert_str_eq(err, CONFIG_DIR ": expected a file, got a directory");
 	flaky_config_free(NULL);
+}
+END_TEST
+
+/* The hard memory cap for a parse that must be refused cheaply. Under
+ * AddressSanitizer or valgrind the address space is theirs to size, so
+ * only the time and the message are checked there. */
+#define BOMB_AS_LIMIT	(256UL * 1024 * 1024)
+#if defined(__SANITIZE_ADDRESS__)
+#define UNDER_ASAN	1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define UNDER_ASAN	1
+#endif
+#endif
+#ifndef UNDER_ASAN
+#define UNDER_ASAN	0
+#endif
+
+/* Parse buf in a child under RLIMIT_AS; the child exits 0 when the parse
+ * was refused with want as the message, 2 when refused otherwise, 3 when
+ * accepted. Returns the seconds it took
+ * (0 under valgrind). */
+static double
+refused_in_child(const char *buf, size_t len, const char *want)
+{
+	struct timespec	 t0, t1;
+	pid_t		 pid;
+	int		 status;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		struct rlimit	 rl = { BOMB_AS_LIMIT, BOMB_AS_LIMIT };
+		struct flaky_config *cfg = NULL;
+		char		 err[512] = "";
+		int		 r;
+
+		if (!UNDER_ASAN && getenv("FLAKY_VALGRIND") == NULL &&
+		    setrlimit(RLIMIT_AS, &rl) < 0)
+			_exit(4);
+		r = flaky_config_parse_buffer("bomb.yaml", buf, len,
+		    FLAKY_CONFIG_NO_FS_CHECKS, &cfg, err, sizeof err);
+		if (r == 0)
+			_exit(3);
+		if (strcmp(err, want) != 0) {
+			fprintf(stderr, "got  %s\nwant %s\n", err, want);
+			_exit(2);
+		}
+		_exit(0);
+	}
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	ck_assert_msg(WIFEXITED(status), "the parse died (signal %d): out of "
+	    "memory under a %lu MiB cap?", WIFSIGNALED(status) ?
+	    WTERMSIG(status) : 0, BOMB_AS_LIMIT >> 20);
+	ck_assert_msg(WEXITSTATUS(status) == 0, "child exit %d",
+	    WEXITSTATUS(status));
+	/* Under valgrind time means nothing: only the refusal counts. */
+	if (getenv("FLAKY_VALGRIND") != NULL)
+		return 0.0;
+	return (double)(t1.tv_sec - t0.tv_sec) +
+	    (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+}
+
+/* The finding of issue 14: targets share an env map by alias, the map's
+ * values alias one 64 KB value; accepted at 1.27 GB before the limits. */
+START_TEST(limit_alias_bomb)
+{
+	struct flaky_buf b;
+	char	*v;
+	double	 secs;
+
+	v = malloc(60001);
+	ck_assert_ptr_nonnull(v);
+	memset(v, 'x', 60000);
+	v[60000] = '\0';
+	flaky_buf_init(&b);
+	flaky_buf_printf(&b, "targets:\n  - name: t0\n    command: [\"true\"]\n"
+	    "    env: &env\n      V0: &v \"%s\"\n", v);
+	for (int i = 1; i < 100; i++)
+		flaky_buf_printf(&b, "      V%d: *v\n", i);
+	for (int i = 1; i < 200; i++)
+		flaky_buf_printf(&b, "  - {name: t%d, command: [\"true\"], "
+		    "env: *env}\n", i);
+	ck_assert_int_eq(b.oom, 0);
+	secs = refused_in_child(b.data, b.len, "bomb.yaml:109:40: expected at "
+	    "most 33554432 bytes of values with aliases expanded (the alias "
+	    "expansion limit), got more at *env");
+	ck_assert_msg(secs < 2.0, "refused in %.2f s", secs);
+	flaky_buf_free(&b);
+	free(v);
+}
+END_TEST
+
+/* Nested anchors double at each level: 30 levels would be 2^30 values. */
+START_TEST(limit_alias_nested)
+{
+	struct flaky_buf b;
+
+	flaky_buf_init(&b);
+	flaky_buf_adds(&b, "a0: &a0 [x, x]\n");
+	for (int i = 1; i < 30; i++)
+		flaky_buf_printf(&b, "a%d: &a%d [*a%d, *a%d]\n", i, i, i - 1,
+		    i - 1);
+	ck_assert_int_eq(b.oom, 0);
+	refused_in_child(b.data, b.len, "bomb.yaml:18:18: expected at most "
+	    "1000000 values with aliases expanded (the node limit), got more "
+	    "at *a16");
+	flaky_buf_free(&b);
+}
+END_TEST
+
+/* 100,000 opening brackets took 16 s before the depth limit (libyaml's
+ * scanner does work in proportion to the depth on every token). */
+START_TEST(limit_deep)
+{
+	static const struct { const char *first, *open; int line, col; } t[] = {
+		{ "targets: ", "[", 1, 10 },
+		{ "targets: ", "{a: ", 1, 10 },
+		{ "targets:\n", "- ", 2, 1 },	/* block sequences */
+	};
+	struct flaky_buf b;
+	double	 secs;
+
+	for (size_t k = 0; k < FLAKY_ARRAY_SIZE(t); k++) {
+		char	 want[256];
+		size_t	 w = strlen(t[k].open);
+
+		flaky_buf_init(&b);
+		flaky_buf_adds(&b, t[k].first);
+		for (int i = 0; i < 100000; i++)
+			flaky_buf_adds(&b, t[k].open);
+		ck_assert_int_eq(b.oom, 0);
+		/* The top mapping is level 1: the 64th opening is one too
+		 * many. */
+		snprintf(want, sizeof want, "bomb.yaml:%d:%zu: expected at "
+		    "most 64 nested sequences and mappings (the nesting "
+		    "limit), got more", t[k].line, t[k].col + 63 * w);
+		secs = refused_in_child(b.data, b.len, want);
+		ck_assert_msg(secs < 2.0, "%s: refused in %.2f s", t[k].open,
+		    secs);
+		flaky_buf_free(&b);
+	}
+}
+END_TEST
+
+/* Values, anchors, aliases: each limit with its message. */
+START_TEST(limit_counts)
+{
+	struct flaky_config *cfg;
+	struct flaky_buf b;
+	char	 err[512];
+	static const char self[] = "a: &a [x, *a]\n";
+
+	ck_assert_int_eq(flaky_config_parse_buffer("m.yaml", self,
+	    sizeof self - 1, 0, &cfg, err, sizeof err), -EINVAL);
+	ck_assert_str_eq(err, "m.yaml:1:11: expected an alias after the end "
+	    "of its anchor, got *a inside &a");
+
+	flaky_buf_init(&b);
+	flaky_buf_adds(&b, "jobs: \"");
+	for (int i = 0; i < 65537; i++)
+		flaky_buf_addc(&b, 'x');
+	flaky_buf_adds(&b, "\"\n");
+	ck_assert_int_eq(flaky_config_parse_buffer("m.yaml", b.data, b.len, 0,
+	    &cfg, err, sizeof err), -EINVAL);
+	ck_assert_str_eq(err, "m.yaml:1:7: expected a value of at most 65536 "
+	    "bytes (the value size limit), got 65537");
+	flaky_buf_free(&b);
+
+	flaky_buf_init(&b);
+	flaky_buf_adds(&b, "a:\n");
+	for (int i = 0; i < 1001; i++)
+		flaky_buf_printf(&b, "- &a%d x\n", i);
+	ck_assert_int_eq(flaky_config_parse_buffer("m.yaml", b.data, b.len, 0,
+	    &cfg, err, sizeof err), -EINVAL);
+	ck_assert_str_eq(err, "m.yaml:1002:3: expected at most 1000 anchors "
+	    "(the anchor limit), got more");
+	flaky_buf_free(&b);
+
+	flaky_buf_init(&b);
+	flaky_buf_adds(&b, "a: [&a x");
+	for (int i = 0; i < 100001; i++)
+		flaky_buf_adds(&b, ",*a");
+	flaky_buf_adds(&b, "]\n");
+	ck_assert_int_eq(flaky_config_parse_buffer("m.yaml", b.data, b.len, 0,
+	    &cfg, err, sizeof err), -EINVAL);
+	ck_assert_str_eq(err, "m.yaml:1:300010: expected at most 100000 "
+	    "aliases (the alias limit), got more");
+	flaky_buf_free(&b);
+
+	/* Compiled patterns, aliases counted: 2 x 600 is one too many. */
+	flaky_buf_init(&b);
+	flaky_buf_adds(&b, "signatures:\n  - name: A\n    patterns: &p\n");
+	for (int i = 0; i < 600; i++)
+		flaky_buf_adds(&b, "      - \"x+y\"\n");
+	flaky_buf_adds(&b, "  - {name: B, patterns: *p}\n");
+	ck_assert_int_eq(flaky_config_parse_buffer("m.yaml", b.data, b.len, 0,
+	    &cfg, err, sizeof err), -EINVAL);
+	ck_assert_str_eq(err, "m.yaml:404:9: patterns: expected at most 1000 "
+	    "regular expressions in the file (the pattern limit), got more");
+	flaky_buf_free(&b);
+
+	flaky_buf_init(&b);
+	flaky_buf_adds(&b, "redact:\n");
+	for (int i = 0; i < 17; i++) {
+		flaky_buf_adds(&b, "  - \"");
+		for (int j = 0; j < 4000; j++)
+			flaky_buf_addc(&b, 'a' + j % 26);
+		flaky_buf_adds(&b, "\"\n");
+	}
+	ck_assert_int_eq(flaky_config_parse_buffer("m.yaml", b.data, b.len, 0,
+	    &cfg, err, sizeof err), -EINVAL);
+	ck_assert_str_eq(err, "m.yaml:18:5: redact: expected at most 65536 "
+	    "bytes of regular expressions in the file (the pattern size "
+	    "limit), got more");
+	flaky_buf_free(&b);
+}
+END_TEST
+
+/* What the limits let through stays linear: one env of 10,000 names
+ * shared by 49 targets (half a million values) took 12 s when each name
+ * was looked for among the ones before it. */
+START_TEST(limit_wide_env)
+{
+	struct flaky_config *cfg;
+	struct flaky_buf b;
+	struct timespec	 t0, t1;
+	char	 err[512];
+	double	 secs;
+
+	flaky_buf_init(&b);
+	flaky_buf_adds(&b, "targets:\n  - name: t0\n    command: [\"true\"]\n"
+	    "    env: &env\n");
+	for (int i = 0; i < 10000; i++)
+		flaky_buf_printf(&b, "      V%d: v\n", i);
+	for (int i = 1; i < 49; i++)
+		flaky_buf_printf(&b, "  - {name: t%d, command: [\"true\"], "
+		    "env: *env}\n", i);
+	ck_assert_int_eq(b.oom, 0);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	ck_assert_int_eq(flaky_config_parse_buffer("w.yaml", b.data, b.len,
+	    FLAKY_CONFIG_NO_FS_CHECKS, &cfg, err, sizeof err), 0);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	secs = (double)(t1.tv_sec - t0.tv_sec) +
+	    (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+	ck_assert_uint_eq(cfg->ntargets, 49);
+	ck_assert_uint_eq(cfg->targets[48].nenv, 10000);
+	ck_assert_str_eq(cfg->targets[48].env[9999].name, "V9999");
+	ck_assert_msg(secs < 2.0 || getenv("FLAKY_VALGRIND") != NULL,
+	    "parsed in %.2f s", secs);
+	flaky_config_free(cfg);
+	flaky_buf_free(&b);
 }
 END_TEST
 
@@ -414,6 +697,11 @@ config_suite(void)
 	tcase_add_test(tc, good_defaults);
 	tcase_add_test(tc, bad_files);
 	tcase_add_test(tc, bad_buffers);
+	tcase_add_test(tc, limit_alias_bomb);
+	tcase_add_test(tc, limit_alias_nested);
+	tcase_add_test(tc, limit_deep);
+	tcase_add_test(tc, limit_counts);
+	tcase_add_test(tc, limit_wide_env);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -7,6 +7,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "parse.h"
@@ -673,7 +676,8 @@ START_TEST(junit_refused)
 		{ "param-entity.xml", ":3:", "entity" },
 		{ "truncated.xml", ":15:", "expected well-formed XML" },
 		{ "not-junit.xml", ":2:1: ", "<testsuite" },
-		{ "deep.xml", ":1:", "nested" },
+		{ "deep.xml", ":1:", "at most 64 nested elements (the depth "
+		    "limit)" },
 	};
 	struct flaky_results	 r;
 	char			 path[1024], err[512];
@@ -718,6 +722,114 @@ START_TEST(junit_refused)
 	ck_assert_ptr_nonnull(strstr(err, "256 MiB"));
 	ck_assert_int_eq(r.n, 0);
 	unlink(path);
+}
+END_TEST
+
+/* The cap on the address space of a child that reads hostile JUnit; not
+ * set under AddressSanitizer or valgrind, which size it themselves. */
+#define JUNIT_AS_LIMIT	(256UL * 1024 * 1024)
+#if defined(__SANITIZE_ADDRESS__)
+#define UNDER_ASAN	1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define UNDER_ASAN	1
+#endif
+#endif
+#ifndef UNDER_ASAN
+#define UNDER_ASAN	0
+#endif
+
+/* Parse path (or buf when not NULL) in a child under RLIMIT_AS: it exits
+ * 0 when refused with want, 2 otherwise. Returns the seconds it took
+ * (0 under valgrind). */
+static double
+junit_refused_in_child(const char *path, const char *buf, size_t len,
+    const char *want)
+{
+	struct timespec	 t0, t1;
+	pid_t		 pid;
+	int		 status;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		struct rlimit	 rl = { JUNIT_AS_LIMIT, JUNIT_AS_LIMIT };
+		struct flaky_results r;
+		char		 err[512] = "";
+		int		 e;
+
+		if (!UNDER_ASAN && getenv("FLAKY_VALGRIND") == NULL &&
+		    setrlimit(RLIMIT_AS, &rl) < 0)
+			_exit(4);
+		e = path != NULL ? flaky_parse_junit(path, &r, err, sizeof err) :
+		    flaky_parse_junit_buffer("mem.xml", buf, len, &r, err,
+		    sizeof err);
+		if (e != -EINVAL || r.n != 0 || strcmp(err, want) != 0) {
+			fprintf(stderr, "%d: got  %s\nwant %s\n", e, err, want);
+			_exit(2);
+		}
+		_exit(0);
+	}
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	ck_assert_msg(WIFEXITED(status), "the parse died (signal %d)",
+	    WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+	ck_assert_int_eq(WEXITSTATUS(status), 0);
+	/* Under valgrind time means nothing: only the refusal counts. */
+	if (getenv("FLAKY_VALGRIND") != NULL)
+		return 0.0;
+	return (double)(t1.tv_sec - t0.tv_sec) +
+	    (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+}
+
+/* One huge attribute, comment or nesting: refused early, in little
+ * memory, whether read from a file or a buffer. */
+START_TEST(junit_limits)
+{
+	static const char head[] = "<testsuite>\n  <testcase name=\"";
+	static const char markup[] = "mem.xml:2:3: expected tags, comments "
+	    "and processing instructions of at most 1048576 bytes (the markup "
+	    "size limit), got more";
+	char	 path[64], want[256], *buf;
+	size_t	 n = 2u << 20;
+	int	 fd;
+
+	/* 2 MiB of attribute value in memory. */
+	buf = malloc(n);
+	ck_assert_ptr_nonnull(buf);
+	memcpy(buf, head, sizeof head - 1);
+	memset(buf + sizeof head - 1, 'x', n - (sizeof head - 1));
+	junit_refused_in_child(NULL, buf, n, markup);
+
+	/* 200 MiB of it in a file: expat never holds more than the bound. */
+	snprintf(path, sizeof path, "/tmp/flaky-junit-XXXXXX");
+	ck_assert_int_ge(fd = mkstemp(path), 0);
+	ck_assert_int_eq(write(fd, head, sizeof head - 1),
+	    (ssize_t)sizeof head - 1);
+	memset(buf, 'x', n);
+	for (int i = 0; i < 100; i++)
+		ck_assert_int_eq(write(fd, buf, n), (ssize_t)n);
+	close(fd);
+	snprintf(want, sizeof want, "%s%s", path, markup + 7);
+	ck_assert_msg(junit_refused_in_child(path, NULL, 0, want) < 2.0,
+	    "slow refusal");
+	unlink(path);
+
+	/* A comment that never ends. */
+	memcpy(buf, "<testsuite><!--", 15);
+	junit_refused_in_child(NULL, buf, n, "mem.xml:1:12: expected tags, "
+	    "comments and processing instructions of at most 1048576 bytes "
+	    "(the markup size limit), got more");
+
+	/* 100,000 nested elements: the 65th is refused. */
+	memcpy(buf, "<testsuite>", 11);
+	for (size_t i = 0; i < 100000; i++)
+		memcpy(buf + 11 + 3 * i, "<a>", 3);
+	ck_assert_msg(junit_refused_in_child(NULL, buf, 11 + 300000,
+	    "mem.xml:1:201: expected at most 64 nested elements (the depth "
+	    "limit), got more") < 2.0, "slow refusal");
+	free(buf);
 }
 END_TEST
 
@@ -784,6 +896,7 @@ main(void)
 	tcase_add_test(tc, junit_pytest);
 	tcase_add_test(tc, junit_jest_surefire);
 	tcase_add_test(tc, junit_refused);
+	tcase_add_test(tc, junit_limits);
 	tcase_add_test(tc, garbage);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
