@@ -1495,7 +1495,7 @@ flaky_store_run_finish(struct flaky_store *s, struct flaky_run_record *rec,
 {
 	struct flaky_buf out, errb, tmp, msg;
 	sqlite3_stmt	*st;
-	const char	*o, *e, *error;
+	const char	*o, *e, *error, *what = NULL;
 	size_t		 olen = 0, elen = 0;
 	struct store_packed po = { 0 }, pe = { 0 };
 	int64_t		 day, failures = 0, out_id = 0, err_id = 0;
@@ -1526,10 +1526,13 @@ flaky_store_run_finish(struct flaky_store *s, struct flaky_run_record *rec,
 		goto out;
 	if (own && (r = flaky_store_begin(s, err, errlen)) < 0)
 		goto out;
-	if ((o != NULL && (r = store_output_put(s, &s->output, &po, &out_id,
-	    err, errlen)) < 0) || (e != NULL && (r = store_output_put(s,
-	    &s->output, &pe, &err_id, err, errlen)) < 0))
+	if ((o != NULL && (r = store_output_put(s->db, &s->output, &po,
+	    &out_id, &what)) < 0) || (e != NULL && (r = store_output_put(s->db,
+	    &s->output, &pe, &err_id, &what)) < 0)) {
+		r = r == -ENOMEM ? flaky_error(err, errlen, ENOMEM, "out of "
+		    "memory") : sql_error(s, err, errlen, what);
 		goto fail;
+	}
 	if (res != NULL) {
 		for (size_t i = 0; i < res->n; i++)
 			failures += FLAKY_FAILED(res->v[i].outcome);

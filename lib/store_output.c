@@ -13,7 +13,6 @@
 #include <sqlite3.h>
 #include <zlib.h>
 
-#include "store_int.h"
 #include "store_output.h"
 #include "util.h"
 
@@ -206,12 +205,20 @@ store_output_packed_free(struct store_packed *p)
 	p->z = NULL;
 }
 
+/* An SQLite error of the step named what: the caller reads the code and
+ * message from the connection (the store formats them). */
+static int
+sql_failed(const char **what, const char *step)
+{
+	*what = step;
+	return -EIO;
+}
+
 /* The id of the row holding this output, added when new. */
 int
-store_output_put(struct flaky_store *s, struct store_output *o,
-    const struct store_packed *p, int64_t *ret, char *err, size_t errlen)
+store_output_put(sqlite3 *db, struct store_output *o,
+    const struct store_packed *p, int64_t *ret, const char **what)
 {
-	sqlite3		*db = store_db(s);
 	sqlite3_stmt	*st;
 	int		 r, rc, collision = 0;
 
@@ -224,13 +231,13 @@ store_output_put(struct flaky_store *s, struct store_output *o,
 	 * that prints the same every time): stored once. */
 	if ((st = output_stmt(db, &o->find, "SELECT id, size, data FROM "
 	    "outputs WHERE hash = ?")) == NULL) {
-		r = store_sql_error(s, err, errlen, "preparing");
+		r = sql_failed(what, "preparing");
 		goto out;
 	}
 	sqlite3_bind_int64(st, 1, p->hash);
 	if ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		if ((r = output_equal(st, p->data, p->len)) < 0) {
-			r = flaky_error(err, errlen, ENOMEM, "out of memory");
+			r = -ENOMEM;
 			goto out;
 		}
 		if (r == 1) {
@@ -241,13 +248,13 @@ store_output_put(struct flaky_store *s, struct store_output *o,
 		/* Two contents, one hash: this one is kept without it. */
 		collision = 1;
 	} else if (rc != SQLITE_DONE) {
-		r = store_sql_error(s, err, errlen, "looking up output");
+		r = sql_failed(what, "looking up output");
 		goto out;
 	}
 	sqlite3_reset(st);
 	if ((st = output_stmt(db, &o->add, "INSERT INTO outputs (hash, size, "
 	    "data) VALUES (?, ?, ?)")) == NULL) {
-		r = store_sql_error(s, err, errlen, "preparing");
+		r = sql_failed(what, "preparing");
 		goto out;
 	}
 	if (!collision)
@@ -259,7 +266,7 @@ store_output_put(struct flaky_store *s, struct store_output *o,
 	else
 		sqlite3_bind_blob(st, 3, p->data, (int)p->len, SQLITE_STATIC);
 	if (sqlite3_step(st) != SQLITE_DONE) {
-		r = store_sql_error(s, err, errlen, "adding output");
+		r = sql_failed(what, "adding output");
 		goto out;
 	}
 	*ret = sqlite3_last_insert_rowid(db);

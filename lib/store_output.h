@@ -9,8 +9,6 @@
 
 #include <sqlite3.h>
 
-#include "store.h"
-
 /* The statements of a store's output writes, prepared on first use. */
 #define STORE_OUTPUT_MEMO	256	/* bytes: the last small output */
 
@@ -54,10 +52,11 @@ int	store_output_pack(struct store_packed *p, const void *data,
 void	store_output_packed_free(struct store_packed *);
 
 /* The id of the outputs row that holds the packed content, added when no
- * row holds it yet. In the open transaction. */
-int	store_output_put(struct flaky_store *, struct store_output *,
-	    const struct store_packed *, int64_t *ret_id, char *err,
-	    size_t errlen);
+ * row holds it yet. In the open transaction. 0, -ENOMEM, or -EIO for an
+ * SQLite error of the step *what names: the connection has its code and
+ * message (the store, which knows its path and bounds, words it). */
+int	store_output_put(sqlite3 *, struct store_output *,
+	    const struct store_packed *, int64_t *ret_id, const char **what);
 /* Finalize the statements; the struct may be used again. */
 void	store_output_finalize(struct store_output *);
 
