@@ -12,45 +12,9 @@
 
 #include "parse.h"
 #include "util.h"
+#include "test_helper.h"
 
 #define SEP	" \xe2\x80\xba "	/* Jest's " › " */
-
-/* A fixture's bytes; the caller frees them. */
-static char *
-slurp(const char *rel, size_t *len)
-{
-	char	 path[1024];
-	FILE	*f;
-	char	*buf;
-	long	 n;
-
-	snprintf(path, sizeof path, "%s/%s", FIXTURES, rel);
-	ck_assert_msg((f = fopen(path, "rb")) != NULL, "open %s", path);
-	ck_assert_int_eq(fseek(f, 0, SEEK_END), 0);
-	n = ftell(f);
-	ck_assert_int_ge(n, 0);
-	rewind(f);
-	ck_assert_ptr_nonnull(buf = malloc((size_t)n + 1));
-	ck_assert_uint_eq(fread(buf, 1, (size_t)n, f), (size_t)n);
-	buf[n] = '\0';
-	fclose(f);
-	*len = (size_t)n;
-	return buf;
-}
-
-/* Parse len bytes of s, fed in chunks of `chunk`. */
-static void
-parse_chunked(const char *s, size_t len, size_t chunk, struct flaky_results *r)
-{
-	struct flaky_parser	*p;
-
-	ck_assert_int_eq(flaky_parser_new(&p, "/work/x"), 0);
-	for (size_t i = 0; i < len; i += chunk)
-		ck_assert_int_eq(flaky_parser_feed(p, s + i,
-		    len - i < chunk ? len - i : chunk), 0);
-	ck_assert_int_eq(flaky_parser_finish(p, r), 0);
-	flaky_parser_free(p);
-}
 
 /* A fixture, whole and a byte at a time: the same verdict. */
 static void
@@ -58,10 +22,10 @@ parse_fixture(const char *rel, struct flaky_results *r)
 {
 	struct flaky_results	 c;
 	size_t			 len;
-	char			*s = slurp(rel, &len);
+	char			*s = tu_slurp(rel, &len);
 
-	parse_chunked(s, len, len ? len : 1, r);
-	parse_chunked(s, len, 1, &c);
+	tu_parse_chunked(s, len, len ? len : 1, "/work/x", r);
+	tu_parse_chunked(s, len, 1, "/work/x", &c);
 	ck_assert_uint_eq(r->n, c.n);
 	ck_assert_msg((r->incomplete == NULL) == (c.incomplete == NULL) &&
 	    (r->incomplete == NULL || strcmp(r->incomplete, c.incomplete) == 0),
@@ -200,13 +164,13 @@ check_cut(const char *rel, size_t keep)
 {
 	struct flaky_results	 r;
 	size_t			 len, lines = 0, at = 0;
-	char			*s = slurp(rel, &len);
+	char			*s = tu_slurp(rel, &len);
 
 	while (at < len && lines < keep)
 		if (s[at++] == '\n')
 			lines++;
 	ck_assert_uint_eq(lines, keep);
-	parse_chunked(s, at, at, &r);
+	tu_parse_chunked(s, at, at, "/work/x", &r);
 	ck_assert_msg(r.n > 0, "%s cut at %zu: no result", rel, keep);
 	ck_assert_msg(r.incomplete != NULL, "%s cut at %zu lines: complete",
 	    rel, keep);
@@ -374,13 +338,13 @@ START_TEST(runs_add_up)
 
 	for (size_t k = 0; k < FLAKY_ARRAY_SIZE(rel); k++) {
 		size_t	 len;
-		char	*s = slurp(rel[k], &len);
+		char	*s = tu_slurp(rel[k], &len);
 
 		flaky_buf_init(&b);
 		flaky_buf_add(&b, s, len);
 		flaky_buf_add(&b, s, len);
 		ck_assert(!b.oom);
-		parse_chunked(b.data, b.len, b.len, &r);
+		tu_parse_chunked(b.data, b.len, b.len, "/work/x", &r);
 		ck_assert_int_eq(r.summary_total, 2 * each[k]);
 		ck_assert_ptr_null(r.incomplete);
 		flaky_results_free(&r);

@@ -12,52 +12,7 @@
 
 #include "parse.h"
 #include "util.h"
-
-/* A fixture's bytes; the caller frees them. */
-static char *
-slurp(const char *rel, size_t *len)
-{
-	char	 path[1024];
-	FILE	*f;
-	char	*buf;
-	long	 n;
-
-	snprintf(path, sizeof path, "%s/%s", FIXTURES, rel);
-	ck_assert_msg((f = fopen(path, "rb")) != NULL, "open %s", path);
-	ck_assert_int_eq(fseek(f, 0, SEEK_END), 0);
-	n = ftell(f);
-	ck_assert_int_ge(n, 0);
-	rewind(f);
-	ck_assert_ptr_nonnull(buf = malloc((size_t)n + 1));
-	ck_assert_uint_eq(fread(buf, 1, (size_t)n, f), (size_t)n);
-	buf[n] = '\0';
-	fclose(f);
-	*len = (size_t)n;
-	return buf;
-}
-
-/* Feed s in chunks of `chunk` bytes. */
-static void
-parse_chunked(const char *s, size_t len, size_t chunk, const char *rundir,
-    struct flaky_results *out)
-{
-	struct flaky_parser	*p;
-
-	ck_assert_int_eq(flaky_parser_new(&p, rundir), 0);
-	for (size_t i = 0; i < len; i += chunk)
-		ck_assert_int_eq(flaky_parser_feed(p, s + i,
-		    len - i < chunk ? len - i : chunk), 0);
-	ck_assert_int_eq(flaky_parser_finish(p, out), 0);
-	flaky_parser_free(p);
-}
-
-static int
-str_eq(const char *a, const char *b)
-{
-	if (a == NULL || b == NULL)
-		return a == b;
-	return strcmp(a, b) == 0;
-}
+#include "test_helper.h"
 
 /* Two parses agree in every field a run stores. */
 static void
@@ -66,9 +21,9 @@ assert_same(const struct flaky_results *a, const struct flaky_results *b,
 {
 	ck_assert_msg(a->n == b->n, "%s: %zu != %zu results", what, a->n, b->n);
 	ck_assert_str_eq(a->runner, b->runner);
-	ck_assert_msg(str_eq(a->version, b->version), "%s: version", what);
-	ck_assert_msg(str_eq(a->seed, b->seed), "%s: seed", what);
-	ck_assert_msg(str_eq(a->incomplete, b->incomplete), "%s: incomplete",
+	ck_assert_msg(tu_str_eq(a->version, b->version), "%s: version", what);
+	ck_assert_msg(tu_str_eq(a->seed, b->seed), "%s: seed", what);
+	ck_assert_msg(tu_str_eq(a->incomplete, b->incomplete), "%s: incomplete",
 	    what);
 	ck_assert_int_eq(a->summary_total, b->summary_total);
 	for (size_t i = 0; i < a->n; i++) {
@@ -76,7 +31,7 @@ assert_same(const struct flaky_results *a, const struct flaky_results *b,
 		ck_assert_int_eq(a->v[i].outcome, b->v[i].outcome);
 		ck_assert_int_eq(a->v[i].duration_us, b->v[i].duration_us);
 		ck_assert_uint_eq(a->v[i].position, b->v[i].position);
-		ck_assert_msg(str_eq(a->v[i].message, b->v[i].message),
+		ck_assert_msg(tu_str_eq(a->v[i].message, b->v[i].message),
 		    "%s: message of %s", what, a->v[i].test);
 	}
 }
@@ -136,10 +91,10 @@ check_behind_preamble(const char *rel, const char *runner, size_t min_tests)
 	struct flaky_results	 alone, behind;
 	struct flaky_buf	 b;
 	size_t			 len;
-	char			*s = slurp(rel, &len);
+	char			*s = tu_slurp(rel, &len);
 	static const size_t	 chunks[] = { 1 << 20, 4093 };
 
-	parse_chunked(s, len, len ? len : 1, "/work/x", &alone);
+	tu_parse_chunked(s, len, len ? len : 1, "/work/x", &alone);
 	ck_assert_str_eq(alone.runner, runner);
 	ck_assert_uint_ge(alone.n, min_tests);
 	flaky_buf_init(&b);
@@ -147,7 +102,7 @@ check_behind_preamble(const char *rel, const char *runner, size_t min_tests)
 	flaky_buf_add(&b, s, len);
 	ck_assert(!b.oom);
 	for (size_t i = 0; i < FLAKY_ARRAY_SIZE(chunks); i++) {
-		parse_chunked(b.data, b.len, chunks[i], "/work/x", &behind);
+		tu_parse_chunked(b.data, b.len, chunks[i], "/work/x", &behind);
 		assert_same(&alone, &behind, rel);
 		flaky_results_free(&behind);
 	}
@@ -177,9 +132,9 @@ START_TEST(tentative_taken_over)
 	struct flaky_results	 alone, behind;
 	struct flaky_buf	 b;
 	size_t			 len;
-	char			*s = slurp("pytest/v.txt", &len);
+	char			*s = tu_slurp("pytest/v.txt", &len);
 
-	parse_chunked(s, len, len, NULL, &alone);
+	tu_parse_chunked(s, len, len, NULL, &alone);
 	flaky_buf_init(&b);
 	for (int n = 0; n < 2; n++) {
 		for (int k = 0; k < 70; k++)
@@ -188,7 +143,7 @@ START_TEST(tentative_taken_over)
 	}
 	preamble(&b, 600);
 	flaky_buf_add(&b, s, len);
-	parse_chunked(b.data, b.len, 999, NULL, &behind);
+	tu_parse_chunked(b.data, b.len, 999, NULL, &behind);
 	ck_assert_str_eq(behind.runner, "pytest");
 	ck_assert_str_eq(behind.version, "7.2.1");
 	assert_same(&alone, &behind, "tentative");
@@ -284,13 +239,13 @@ START_TEST(tap_point_decides)
 	flaky_buf_init(&b);
 	preamble(&b, 600);
 	flaky_buf_adds(&b, "ok 1 - alone\n");
-	parse_chunked(b.data, b.len, 1, NULL, &r);
+	tu_parse_chunked(b.data, b.len, 1, NULL, &r);
 	ck_assert_str_eq(r.runner, "tap");
 	ck_assert_uint_eq(r.n, 1);
 	ck_assert_str_eq(r.v[0].test, "alone");
 	flaky_results_free(&r);
 	/* go's package line is not a TAP point. */
-	parse_chunked("ok  \texample.com/x\t0.01s\n", 26, 26, NULL, &r);
+	tu_parse_chunked("ok  \texample.com/x\t0.01s\n", 26, 26, NULL, &r);
 	ck_assert_str_eq(r.runner, "gotest");
 	flaky_results_free(&r);
 	flaky_buf_free(&b);

@@ -14,6 +14,7 @@
 
 #include "parse.h"
 #include "util.h"
+#include "test_helper.h"
 
 #define SEP " \xe2\x80\xba "	/* Jest's " › " */
 
@@ -23,47 +24,6 @@ struct want {
 	int64_t		 duration_us;	/* -2: do not check */
 	const char	*msg;		/* substring; NULL: no message */
 };
-
-/* A fixture's bytes; the caller frees them. */
-static char *
-slurp(const char *rel, size_t *len)
-{
-	char	 path[1024];
-	FILE	*f;
-	char	*buf;
-	long	 n;
-
-	snprintf(path, sizeof path, "%s/%s", FIXTURES, rel);
-	f = fopen(path, "rb");
-	ck_assert_msg(f != NULL, "cannot open %s", path);
-	ck_assert_int_eq(fseek(f, 0, SEEK_END), 0);
-	n = ftell(f);
-	rewind(f);
-	buf = malloc((size_t)n + 1);
-	ck_assert_ptr_nonnull(buf);
-	ck_assert_int_eq(fread(buf, 1, (size_t)n, f), (size_t)n);
-	buf[n] = '\0';
-	fclose(f);
-	*len = (size_t)n;
-	return buf;
-}
-
-/* Feed s in chunks of `chunk` bytes (0: all at once). */
-static void
-parse_chunked(const char *s, size_t len, size_t chunk, const char *rundir,
-    struct flaky_results *out)
-{
-	struct flaky_parser	*p;
-
-	ck_assert_int_eq(flaky_parser_new(&p, rundir), 0);
-	if (chunk == 0)
-		chunk = len ? len : 1;
-	for (size_t i = 0; i < len; i += chunk)
-		ck_assert_int_eq(flaky_parser_feed(p, s + i,
-		    len - i < chunk ? len - i : chunk), 0);
-	ck_assert_int_eq(flaky_parser_finish(p, out), 0);
-	flaky_parser_free(p);
-}
 
 static void
 same(const struct flaky_results *a, const struct flaky_results *b)
@@ -94,11 +54,11 @@ parse_fixture(const char *rel, const char *rundir, struct flaky_results *out)
 	static const size_t	 chunks[] = { 1, 7 };
 	struct flaky_results	 other;
 	size_t			 len;
-	char			*buf = slurp(rel, &len);
+	char			*buf = tu_slurp(rel, &len);
 
-	parse_chunked(buf, len, 0, rundir, out);
+	tu_parse_chunked(buf, len, 0, rundir, out);
 	for (size_t i = 0; i < FLAKY_ARRAY_SIZE(chunks); i++) {
-		parse_chunked(buf, len, chunks[i], rundir, &other);
+		tu_parse_chunked(buf, len, chunks[i], rundir, &other);
 		same(out, &other);
 		flaky_results_free(&other);
 	}
@@ -280,12 +240,12 @@ START_TEST(jest_large)
 	flaky_results_free(&r);
 
 	/* Two runs in one stream ("jest a && jest b"): both are counted. */
-	both = slurp("jest/large-verbose-w2.txt", &len);
-	second = slurp("jest/verbose-multi.txt", &len2);
+	both = tu_slurp("jest/large-verbose-w2.txt", &len);
+	second = tu_slurp("jest/verbose-multi.txt", &len2);
 	both = realloc(both, len + len2);
 	ck_assert_ptr_nonnull(both);
 	memcpy(both + len, second, len2);
-	parse_chunked(both, len + len2, 4096, NULL, &r);
+	tu_parse_chunked(both, len + len2, 4096, NULL, &r);
 	ck_assert_int_eq(r.n, 288 + 13);
 	ck_assert_int_eq(r.summary_total, 288 + 13);
 	ck_assert_str_eq(r.v[r.n - 1].test, O "second");
@@ -852,10 +812,10 @@ START_TEST(garbage)
 	size_t			 n = 3 * FLAKY_LINE_MAX;
 
 	for (size_t i = 0; i < FLAKY_ARRAY_SIZE(junk); i++) {
-		parse_chunked(junk[i], strlen(junk[i]), 3, NULL, &r);
+		tu_parse_chunked(junk[i], strlen(junk[i]), 3, NULL, &r);
 		flaky_results_free(&r);
 	}
-	parse_chunked(binary, sizeof binary - 1, 0, NULL, &r);
+	tu_parse_chunked(binary, sizeof binary - 1, 0, NULL, &r);
 	ck_assert_ptr_nonnull(r.warning);
 	ck_assert_int_eq(r.n, 0);
 	flaky_results_free(&r);
@@ -865,7 +825,7 @@ START_TEST(garbage)
 	memcpy(big, "PASS a.test.js\n  \xe2\x9c\x93 ", 22);
 	memset(big + 22, 'x', n);
 	memcpy(big + 22 + n, " (1 ms)\n", 8);
-	parse_chunked(big, n + 30, 4096, NULL, &r);
+	tu_parse_chunked(big, n + 30, 4096, NULL, &r);
 	ck_assert_int_eq(r.n, 1);
 	ck_assert_int_le(strlen(r.v[0].test), 8 * 1024);
 	flaky_results_free(&r);

@@ -11,61 +11,13 @@
 
 #include "parse.h"
 #include "util.h"
+#include "test_helper.h"
 
 struct expect {
 	const char	*test;
 	int		 outcome;
 	const char	*msg;		/* a substring of the message or NULL */
 };
-
-/* The whole of a fixture file. */
-static char *
-slurp(const char *rel, size_t *len)
-{
-	char	 path[1024];
-	FILE	*f;
-	char	*buf;
-	long	 n;
-
-	snprintf(path, sizeof path, "%s/%s", FIXTURES, rel);
-	ck_assert_msg((f = fopen(path, "rb")) != NULL, "open %s", path);
-	ck_assert_int_eq(fseek(f, 0, SEEK_END), 0);
-	n = ftell(f);
-	ck_assert_int_ge(n, 0);
-	rewind(f);
-	ck_assert_ptr_nonnull(buf = malloc((size_t)n + 1));
-	ck_assert_uint_eq(fread(buf, 1, (size_t)n, f), (size_t)n);
-	buf[n] = '\0';
-	fclose(f);
-	*len = (size_t)n;
-	return buf;
-}
-
-/* Parse s fed in chunks of `chunk` bytes (0: all at once). */
-static void
-parse_chunked(const char *s, size_t len, size_t chunk, struct flaky_results *r)
-{
-	struct flaky_parser	*p;
-
-	if (chunk == 0) {
-		ck_assert_int_eq(flaky_parse_buffer(s, len, NULL, r), 0);
-		return;
-	}
-	ck_assert_int_eq(flaky_parser_new(&p, NULL), 0);
-	for (size_t i = 0; i < len; i += chunk)
-		ck_assert_int_eq(flaky_parser_feed(p, s + i,
-		    len - i < chunk ? len - i : chunk), 0);
-	ck_assert_int_eq(flaky_parser_finish(p, r), 0);
-	flaky_parser_free(p);
-}
-
-static int
-str_eq(const char *a, const char *b)
-{
-	if (a == NULL || b == NULL)
-		return a == b;
-	return strcmp(a, b) == 0;
-}
 
 /* Two parses of the same text must agree in every field. */
 static void
@@ -74,14 +26,14 @@ assert_same(const struct flaky_results *a, const struct flaky_results *b,
 {
 	ck_assert_msg(a->n == b->n, "%s: %zu != %zu results", what, a->n, b->n);
 	ck_assert_str_eq(a->runner, b->runner);
-	ck_assert_msg(str_eq(a->version, b->version), "%s: version", what);
-	ck_assert_msg(str_eq(a->seed, b->seed), "%s: seed", what);
+	ck_assert_msg(tu_str_eq(a->version, b->version), "%s: version", what);
+	ck_assert_msg(tu_str_eq(a->seed, b->seed), "%s: seed", what);
 	ck_assert_int_eq(a->summary_total, b->summary_total);
 	for (size_t i = 0; i < a->n; i++) {
 		ck_assert_str_eq(a->v[i].test, b->v[i].test);
 		ck_assert_int_eq(a->v[i].outcome, b->v[i].outcome);
 		ck_assert_uint_eq(a->v[i].position, b->v[i].position);
-		ck_assert_msg(str_eq(a->v[i].message, b->v[i].message),
+		ck_assert_msg(tu_str_eq(a->v[i].message, b->v[i].message),
 		    "%s: message of %s", what, a->v[i].test);
 	}
 }
@@ -92,12 +44,12 @@ parse_fixture(const char *rel, struct flaky_results *r)
 {
 	struct flaky_results	 c;
 	size_t			 len;
-	char			*s = slurp(rel, &len);
+	char			*s = tu_slurp(rel, &len);
 	static const size_t	 chunks[] = { 1, 7 };
 
-	parse_chunked(s, len, 0, r);
+	tu_parse_chunked(s, len, 0, NULL, r);
 	for (size_t i = 0; i < FLAKY_ARRAY_SIZE(chunks); i++) {
-		parse_chunked(s, len, chunks[i], &c);
+		tu_parse_chunked(s, len, chunks[i], NULL, &c);
 		assert_same(r, &c, rel);
 		flaky_results_free(&c);
 	}
@@ -109,8 +61,8 @@ parse_text(const char *s, struct flaky_results *r)
 {
 	struct flaky_results	 c;
 
-	parse_chunked(s, strlen(s), 0, r);
-	parse_chunked(s, strlen(s), 1, &c);
+	tu_parse_chunked(s, strlen(s), 0, NULL, r);
+	tu_parse_chunked(s, strlen(s), 1, NULL, &c);
 	assert_same(r, &c, s);
 	flaky_results_free(&c);
 }
@@ -325,7 +277,7 @@ START_TEST(pytest_xdist)
 	assert_has(&r, demo, NDEMO - 1);
 	/* The order of the "[gwN] [ 10%] WORD id" lines (a test named twice,
 	 * for its teardown error, counts once), read here the simple way. */
-	text = slurp("pytest/xdist.txt", &len);
+	text = tu_slurp("pytest/xdist.txt", &len);
 	for (line = strtok_r(text, "\n", &save); line != NULL;
 	    line = strtok_r(NULL, "\n", &save)) {
 		char	*id;
@@ -350,7 +302,7 @@ START_TEST(pytest_xdist)
 	free(text);
 	/* pytest-timeout fails the test or kills its worker (the committed
 	 * capture); a re-capture may show either. */
-	text = slurp("pytest/xdist.txt", &len);
+	text = tu_slurp("pytest/xdist.txt", &len);
 	v = find(&r, D "test_timeout");
 	ck_assert_int_eq(v->outcome, FLAKY_FAIL);
 	if (strstr(text, "crashed while running") != NULL)
@@ -772,26 +724,26 @@ START_TEST(garbage)
 		x ^= x << 17;
 		buf[i] = (char)(x & 0xff);
 	}
-	parse_chunked(buf, 256 * 1024, 0, &r);
+	tu_parse_chunked(buf, 256 * 1024, 0, NULL, &r);
 	ck_assert_ptr_nonnull(r.warning);
 	ck_assert_uint_eq(r.n, 0);
 	flaky_results_free(&r);
-	parse_chunked(buf, 256 * 1024, 7, &r);
+	tu_parse_chunked(buf, 256 * 1024, 7, NULL, &r);
 	ck_assert_ptr_nonnull(r.warning);
 	flaky_results_free(&r);
 	/* Binary in the middle of real output keeps what is real. */
 	memcpy(buf, "===== test session starts =====\n", 32);
 	memcpy(buf + 1000, "\nt.py::test_a PASSED\n", 21);
-	parse_chunked(buf, 64 * 1024, 0, &r);
+	tu_parse_chunked(buf, 64 * 1024, 0, NULL, &r);
 	ck_assert_str_eq(r.runner, "pytest");
 	ck_assert_ptr_nonnull(find(&r, "t.py::test_a"));
 	flaky_results_free(&r);
 	for (size_t i = 0; i < FLAKY_ARRAY_SIZE(texts); i++) {
-		parse_chunked(texts[i], strlen(texts[i]), 0, &r);
+		tu_parse_chunked(texts[i], strlen(texts[i]), 0, NULL, &r);
 		flaky_results_free(&r);
 	}
 	/* A NUL inside an id does not make two ids one. */
-	parse_chunked(nul, sizeof nul - 1, 0, &r);
+	tu_parse_chunked(nul, sizeof nul - 1, 0, NULL, &r);
 	ck_assert_uint_eq(r.n, 2);
 	flaky_results_free(&r);
 	free(buf);

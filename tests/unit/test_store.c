@@ -24,6 +24,8 @@
 #include "store.h"
 #include "store_output.h"
 #include "util.h"
+#include "test_db.h"
+#include "test_helper.h"
 
 /* 2026-11-01T12:00:00Z: day 20758 */
 #define T0	1793534400000LL
@@ -35,19 +37,14 @@ static char	 path[128];
 static void
 setup(void)
 {
-	snprintf(dir, sizeof dir, "/tmp/flaky-store-XXXXXX");
-	ck_assert_ptr_nonnull(mkdtemp(dir));
+	tu_tmpdir(dir, sizeof dir, "store");
 	snprintf(path, sizeof path, "%s/flaky.db", dir);
 }
 
 static void
 teardown(void)
 {
-	char	 cmd[128];
-
-	snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-	if (system(cmd) != 0)
-		fprintf(stderr, "could not remove %s\n", dir);
+	tu_rmdir(dir);
 }
 
 static sqlite3 *
@@ -60,57 +57,6 @@ raw_open(void)
 	/* as flakyctl's connections and the sqlite3 shell: run_output reads */
 	ck_assert_int_eq(store_output_register(db), SQLITE_OK);
 	return db;
-}
-
-/* Every row of sql: columns joined by '|', rows ended by '\n'. */
-static char *
-rows(sqlite3 *db, const char *sql)
-{
-	sqlite3_stmt	*st;
-	struct flaky_buf b;
-	int		 rc;
-
-	flaky_buf_init(&b);
-	ck_assert_msg(sqlite3_prepare_v2(db, sql, -1, &st, NULL) == SQLITE_OK,
-	    "%s: %s", sql, sqlite3_errmsg(db));
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		for (int i = 0; i < sqlite3_column_count(st); i++) {
-			const unsigned char *t = sqlite3_column_text(st, i);
-
-			if (i > 0)
-				flaky_buf_addc(&b, '|');
-			flaky_buf_adds(&b, t ? (const char *)t : "NULL");
-		}
-		flaky_buf_addc(&b, '\n');
-	}
-	ck_assert_msg(rc == SQLITE_DONE, "%s: %s", sql, sqlite3_errmsg(db));
-	sqlite3_finalize(st);
-	flaky_buf_cstr(&b);
-	return flaky_buf_steal(&b);
-}
-
-static void
-rows_eq(sqlite3 *db, const char *sql, const char *want)
-{
-	char	*s = rows(db, sql);
-
-	ck_assert_msg(strcmp(s, want) == 0, "%s:\n%s\nexpected:\n%s", sql, s,
-	    want);
-	free(s);
-}
-
-static int64_t
-q1(sqlite3 *db, const char *sql)
-{
-	sqlite3_stmt	*st;
-	int64_t		 v;
-
-	ck_assert_msg(sqlite3_prepare_v2(db, sql, -1, &st, NULL) == SQLITE_OK,
-	    "%s: %s", sql, sqlite3_errmsg(db));
-	ck_assert_int_eq(sqlite3_step(st), SQLITE_ROW);
-	v = sqlite3_column_int64(st, 0);
-	sqlite3_finalize(st);
-	return v;
 }
 
 static void
@@ -189,15 +135,15 @@ START_TEST(open_new)
 
 	/* v1 and whatever later migrations this binary carries */
 	ck_assert_int_ge(flaky_store_schema_version(), 1);
-	ck_assert_int_eq(q1(db, "PRAGMA user_version"),
+	ck_assert_int_eq(tu_q1(db, "PRAGMA user_version"),
 	    flaky_store_schema_version());
-	rows_eq(db, "PRAGMA journal_mode", "wal\n");
-	rows_eq(db, "PRAGMA foreign_keys", "0\n");	/* per connection */
-	rows_eq(db, "SELECT name FROM sqlite_schema WHERE type = 'table' "
+	tu_rows_eq(db, "PRAGMA journal_mode", "wal\n");
+	tu_rows_eq(db, "PRAGMA foreign_keys", "0\n");	/* per connection */
+	tu_rows_eq(db, "SELECT name FROM sqlite_schema WHERE type = 'table' "
 	    "AND name IN ('messages', 'outcomes', 'results', 'rollups', "
 	    "'runs', 'targets', 'tests') ORDER BY name",
 	    "messages\noutcomes\nresults\nrollups\nruns\ntargets\ntests\n");
-	rows_eq(db, "SELECT name FROM sqlite_schema WHERE type = 'view' "
+	tu_rows_eq(db, "SELECT name FROM sqlite_schema WHERE type = 'view' "
 	    "AND name IN ('daily_trend', 'failure_messages', 'flaky_tests', "
 	    "'run_list', 'test_results', 'test_stats') ORDER BY name",
 	    "daily_trend\nfailure_messages\nflaky_tests\n"
@@ -242,9 +188,9 @@ START_TEST(new_file)
 	ck_assert_int_eq(stat(path, &st), 0);
 	ck_assert_int_eq(st.st_mode & 07777, 0640);
 	db = raw_open();
-	rows_eq(db, "PRAGMA integrity_check", "ok\n");
-	rows_eq(db, "PRAGMA journal_mode", "wal\n");
-	ck_assert_int_eq(q1(db, "PRAGMA user_version"),
+	tu_rows_eq(db, "PRAGMA integrity_check", "ok\n");
+	tu_rows_eq(db, "PRAGMA journal_mode", "wal\n");
+	ck_assert_int_eq(tu_q1(db, "PRAGMA user_version"),
 	    flaky_store_schema_version());
 	sqlite3_close(db);
 
@@ -285,14 +231,14 @@ START_TEST(image_is_built_schema)
 	    NULL), SQLITE_OK);
 	b = raw_open();
 	for (size_t i = 0; i < sizeof q / sizeof *q; i++) {
-		ra = rows(a, q[i]);
-		rb = rows(b, q[i]);
+		ra = tu_rows(a, q[i]);
+		rb = tu_rows(b, q[i]);
 		ck_assert_msg(strcmp(ra, rb) == 0, "%s:\nbuilt:\n%s\nimage:\n%s",
 		    q[i], ra, rb);
 		free(ra);
 		free(rb);
 	}
-	rows_eq(b, "PRAGMA integrity_check", "ok\n");
+	tu_rows_eq(b, "PRAGMA integrity_check", "ok\n");
 	sqlite3_close(a);
 	sqlite3_close(b);
 }
@@ -344,18 +290,18 @@ START_TEST(migrate_checks)
 	    NULL), SQLITE_OK);
 	ck_assert(plan_has_ephemeral(db, ins));
 	ck_assert(plan_has_ephemeral(db, scan));
-	cookie = q1(db, "PRAGMA schema_version");
+	cookie = tu_q1(db, "PRAGMA schema_version");
 	sqlite3_close(db);
 
 	s = open_store();
 	ck_assert_int_eq(target(s, "t"), 1);
 	flaky_store_close(s);
 	db = raw_open();
-	ck_assert_int_eq(q1(db, "PRAGMA user_version"),
+	ck_assert_int_eq(tu_q1(db, "PRAGMA user_version"),
 	    flaky_store_schema_version());
-	ck_assert_int_gt(q1(db, "PRAGMA schema_version"), cookie);
-	rows_eq(db, "PRAGMA integrity_check", "ok\n");
-	ck_assert_int_eq(q1(db, "SELECT count(*) FROM sqlite_schema WHERE sql "
+	ck_assert_int_gt(tu_q1(db, "PRAGMA schema_version"), cookie);
+	tu_rows_eq(db, "PRAGMA integrity_check", "ok\n");
+	ck_assert_int_eq(tu_q1(db, "SELECT count(*) FROM sqlite_schema WHERE sql "
 	    "LIKE '%status IN%' OR sql LIKE '%category IN%'"), 0);
 	ck_assert(!plan_has_ephemeral(db, ins));
 	ck_assert(!plan_has_ephemeral(db, scan));
@@ -396,8 +342,8 @@ START_TEST(newer_schema)
 	ck_assert_str_eq(err, want);
 	ck_assert_ptr_null(s);
 	db = raw_open();
-	ck_assert_int_eq(q1(db, "PRAGMA user_version"), 99);
-	ck_assert_int_eq(q1(db, "SELECT count(*) FROM sqlite_schema"), 0);
+	ck_assert_int_eq(tu_q1(db, "PRAGMA user_version"), 99);
+	ck_assert_int_eq(tu_q1(db, "SELECT count(*) FROM sqlite_schema"), 0);
 	sqlite3_close(db);
 }
 END_TEST
@@ -517,7 +463,7 @@ START_TEST(read_only)
 	    strstr(err, "readonly") != NULL, "%s", err);
 	ck_assert_int_eq(chmod(dir, 0700), 0);
 	db = raw_open();
-	ck_assert_int_eq(q1(db, "SELECT count(*) FROM runs"), 0);
+	ck_assert_int_eq(tu_q1(db, "SELECT count(*) FROM runs"), 0);
 	sqlite3_close(db);
 }
 END_TEST
@@ -577,22 +523,22 @@ START_TEST(run_roundtrip)
 	basic_results(&r);
 	id = store_run(s, tid, T0, &r);
 	db = raw_open();
-	rows_eq(db, "SELECT id, target_id, status, trigger, started_ms, "
+	tu_rows_eq(db, "SELECT id, target_id, status, trigger, started_ms, "
 	    "ended_ms, exit_code, signal, runner, tests, failures, "
 	    "summary_total, stdout FROM runs JOIN run_output ON run_id = id",
 	    "1|1|done|analyze|1793534400000|1793534401500|1|NULL|pytest|4|2|"
 	    "4|collected 4 items\n\n");
 	ck_assert_int_eq(id, 1);
-	rows_eq(db, "SELECT r.position, t.name, r.outcome, r.duration_us, "
+	tu_rows_eq(db, "SELECT r.position, t.name, r.outcome, r.duration_us, "
 	    "r.signature, r.message_id FROM results r JOIN tests t ON "
 	    "t.id = r.test_id ORDER BY r.run_id, r.position",
 	    "0|t.py::test_ok|0|1000|NULL|NULL\n"
 	    "1|t.py::test_a|1|2000|UNKNOWN|1\n"
 	    "2|t.py::test_b|2|3000|UNKNOWN|1\n"
 	    "3|t.py::test_skip|3|NULL|NULL|NULL\n");
-	rows_eq(db, "SELECT id, normalized FROM messages",
+	tu_rows_eq(db, "SELECT id, normalized FROM messages",
 	    "1|AssertionError: <Obj at 0x?> != N\n");
-	rows_eq(db, "SELECT t.name, day, runs, failures, skips, pass_us, "
+	tu_rows_eq(db, "SELECT t.name, day, runs, failures, skips, pass_us, "
 	    "fail_us FROM rollups JOIN tests t ON t.id = test_id "
 	    "ORDER BY t.name",
 	    "t.py::test_a|20758|1|1|0|0|2000\n"
@@ -601,13 +547,13 @@ START_TEST(run_roundtrip)
 	    "t.py::test_skip|20758|0|0|1|0|0\n");
 	/* a second run the next day: the same message row, new rollups */
 	store_run(s, tid, T0 + 86400000LL, &r);
-	rows_eq(db, "SELECT count(*) FROM messages", "1\n");
-	rows_eq(db, "SELECT day, sum(runs), sum(failures), sum(skips) "
+	tu_rows_eq(db, "SELECT count(*) FROM messages", "1\n");
+	tu_rows_eq(db, "SELECT day, sum(runs), sum(failures), sum(skips) "
 	    "FROM rollups GROUP BY day",
 	    "20758|3|2|1\n20759|3|2|1\n");
 	/* and the same day again: accumulated */
 	store_run(s, tid, T0 + 60000, &r);
-	rows_eq(db, "SELECT runs, failures, fail_us FROM rollups "
+	tu_rows_eq(db, "SELECT runs, failures, fail_us FROM rollups "
 	    "JOIN tests t ON t.id = test_id WHERE t.name = 't.py::test_b' "
 	    "ORDER BY day", "2|2|6000\n1|1|3000\n");
 	sqlite3_close(db);
@@ -726,7 +672,7 @@ START_TEST(atomic)
 	basic_results(&r);
 	store_run(s, tid, T0, &r);
 	db = raw_open();
-	roll = rows(db, "SELECT * FROM rollups ORDER BY test_id, day");
+	roll = tu_rows(db, "SELECT * FROM rollups ORDER BY test_id, day");
 	/* a new test, a new message, then a result the schema refuses */
 	flaky_results_init(&bad);
 	add(&bad, "t.py::test_ok", FLAKY_PASS, 10, NULL);
@@ -740,13 +686,13 @@ START_TEST(atomic)
 	ck_assert_int_lt(flaky_store_run_finish(s, &rec, &bad, err,
 	    sizeof err), 0);
 	ck_assert_msg(strncmp(err, path, strlen(path)) == 0, "%s", err);
-	rows_eq(db, "SELECT count(*) FROM results WHERE run_id = 2", "0\n");
-	rows_eq(db, "SELECT status, tests FROM runs WHERE id = 2",
+	tu_rows_eq(db, "SELECT count(*) FROM results WHERE run_id = 2", "0\n");
+	tu_rows_eq(db, "SELECT status, tests FROM runs WHERE id = 2",
 	    "running|NULL\n");
-	rows_eq(db, "SELECT count(*) FROM tests WHERE name = "
+	tu_rows_eq(db, "SELECT count(*) FROM tests WHERE name = "
 	    "'t.py::test_new'", "0\n");
-	rows_eq(db, "SELECT count(*) FROM messages", "1\n");
-	roll2 = rows(db, "SELECT * FROM rollups ORDER BY test_id, day");
+	tu_rows_eq(db, "SELECT count(*) FROM messages", "1\n");
+	roll2 = tu_rows(db, "SELECT * FROM rollups ORDER BY test_id, day");
 	ck_assert_str_eq(roll, roll2);
 	free(roll2);
 	/* the store still works, and forgot the ids of the rolled back
@@ -754,9 +700,9 @@ START_TEST(atomic)
 	bad.v[2].outcome = FLAKY_PASS;
 	ck_assert_msg(flaky_store_run_finish(s, &rec, &bad, err,
 	    sizeof err) == 0, "%s", err);
-	rows_eq(db, "SELECT count(*) FROM results WHERE run_id = 2", "3\n");
-	rows_eq(db, "SELECT count(*) FROM messages", "2\n");
-	rows_eq(db, "SELECT count(*) FROM results r LEFT JOIN tests t ON "
+	tu_rows_eq(db, "SELECT count(*) FROM results WHERE run_id = 2", "3\n");
+	tu_rows_eq(db, "SELECT count(*) FROM messages", "2\n");
+	tu_rows_eq(db, "SELECT count(*) FROM results r LEFT JOIN tests t ON "
 	    "t.id = r.test_id WHERE t.id IS NULL", "0\n");
 	free(roll);
 	sqlite3_close(db);
@@ -802,8 +748,8 @@ START_TEST(null_test_id)
 	}
 	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
 	db = raw_open();
-	rows_eq(db, "SELECT count(*), sum(runs) FROM rollups", "4|3\n");
-	rows_eq(db, "SELECT count(*) FROM runs", "1\n");
+	tu_rows_eq(db, "SELECT count(*), sum(runs) FROM rollups", "4|3\n");
+	tu_rows_eq(db, "SELECT count(*) FROM runs", "1\n");
 	sqlite3_close(db);
 	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0,
 	    "run_finish with a NULL test id: %s %d", WIFSIGNALED(status) ?
@@ -838,12 +784,12 @@ START_TEST(locked_db)
 	ck_assert_int_eq(rec.id, 0);
 	ck_assert_int_eq(sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL),
 	    SQLITE_OK);
-	rows_eq(db, "SELECT (SELECT count(*) FROM runs), (SELECT count(*) "
+	tu_rows_eq(db, "SELECT (SELECT count(*) FROM runs), (SELECT count(*) "
 	    "FROM results), (SELECT count(*) FROM rollups)", "0|0|0\n");
 	rec.id = 0;
 	ck_assert_msg(flaky_store_run_finish(s, &rec, &r, err, sizeof err) ==
 	    0, "%s", err);
-	rows_eq(db, "SELECT (SELECT count(*) FROM runs), (SELECT count(*) "
+	tu_rows_eq(db, "SELECT (SELECT count(*) FROM runs), (SELECT count(*) "
 	    "FROM results), (SELECT count(*) FROM rollups)", "1|4|4\n");
 	sqlite3_close(db);
 	flaky_results_free(&r);
@@ -869,11 +815,11 @@ START_TEST(interrupted)
 	b.status = FLAKY_RUN_DONE;
 	ck_assert_int_eq(flaky_store_run_finish(s, &b, NULL, err, sizeof err),
 	    0);
-	rows_eq(db, "SELECT id, status FROM runs ORDER BY id",
+	tu_rows_eq(db, "SELECT id, status FROM runs ORDER BY id",
 	    "1|running\n2|done\n3|running\n");
 	ck_assert_int_eq(flaky_store_mark_interrupted(s, t1, err, sizeof err),
 	    1);
-	rows_eq(db, "SELECT id, status, error FROM runs ORDER BY id",
+	tu_rows_eq(db, "SELECT id, status, error FROM runs ORDER BY id",
 	    "1|interrupted|interrupted: the run did not finish\n2|done|NULL\n"
 	    "3|running|NULL\n");
 	ck_assert_int_eq(flaky_store_mark_interrupted(s, 0, err, sizeof err),
@@ -964,12 +910,12 @@ START_TEST(many_writers)
 		    "writer %d: %d", i, WEXITSTATUS(status));
 	}
 	db = raw_open();
-	rows_eq(db, "SELECT count(*), count(DISTINCT revision), "
+	tu_rows_eq(db, "SELECT count(*), count(DISTINCT revision), "
 	    "sum(status = 'done'), sum(tests) FROM runs", "90|90|90|1800\n");
-	rows_eq(db, "SELECT count(*) FROM results", "1800\n");
-	rows_eq(db, "SELECT sum(runs), sum(failures) FROM rollups", "1800|90\n");
-	rows_eq(db, "PRAGMA integrity_check", "ok\n");
-	rows_eq(db, "PRAGMA foreign_key_check", "");
+	tu_rows_eq(db, "SELECT count(*) FROM results", "1800\n");
+	tu_rows_eq(db, "SELECT sum(runs), sum(failures) FROM rollups", "1800|90\n");
+	tu_rows_eq(db, "PRAGMA integrity_check", "ok\n");
+	tu_rows_eq(db, "PRAGMA foreign_key_check", "");
 	sqlite3_close(db);
 }
 END_TEST
@@ -986,7 +932,7 @@ START_TEST(reader_does_not_block)
 
 	ck_assert_int_eq(sqlite3_exec(db, "BEGIN; SELECT count(*) FROM runs",
 	    NULL, NULL, NULL), SQLITE_OK);
-	rows_eq(db, "SELECT count(*) FROM runs", "0\n");
+	tu_rows_eq(db, "SELECT count(*) FROM runs", "0\n");
 	/* no waiting at all: a writer that had to wait would fail */
 	ck_assert_int_eq(flaky_store_set_busy_timeout(s, 0), 0);
 	for (int i = 0; i < 3; i++) {
@@ -997,10 +943,10 @@ START_TEST(reader_does_not_block)
 	ck_assert_msg(flaky_store_target(s, "other", NULL, NULL, &tid, err,
 	    sizeof err) == 0, "%s", err);
 	/* the reader still sees its snapshot, then the new rows */
-	rows_eq(db, "SELECT count(*) FROM runs", "0\n");
+	tu_rows_eq(db, "SELECT count(*) FROM runs", "0\n");
 	ck_assert_int_eq(sqlite3_exec(db, "COMMIT", NULL, NULL, NULL),
 	    SQLITE_OK);
-	rows_eq(db, "SELECT count(*) FROM runs", "3\n");
+	tu_rows_eq(db, "SELECT count(*) FROM runs", "3\n");
 	sqlite3_close(db);
 	flaky_store_close(s);
 }
@@ -1061,11 +1007,11 @@ START_TEST(stats_agree)
 			snprintf(sql, sizeof sql, "SELECT count(*) FROM "
 			    "results WHERE test_id = %lld AND outcome IN "
 			    "(0, 1, 2, 5)", (long long)a[i].test_id);
-			ck_assert_int_eq(q1(db, sql), a[i].runs);
+			ck_assert_int_eq(tu_q1(db, sql), a[i].runs);
 			snprintf(sql, sizeof sql, "SELECT count(*) FROM "
 			    "results WHERE test_id = %lld AND outcome IN "
 			    "(1, 2)", (long long)a[i].test_id);
-			ck_assert_int_eq(q1(db, sql), a[i].failures);
+			ck_assert_int_eq(tu_q1(db, sql), a[i].failures);
 		}
 		sqlite3_close(db);
 	}
@@ -1116,13 +1062,13 @@ START_TEST(redaction)
 	rec.error = "started with api_key=zzz";
 	ck_assert_int_eq(flaky_store_run_finish(s, &rec, &r, err, sizeof err),
 	    0);
-	rows_eq(db, "SELECT stdout, stderr, error FROM runs JOIN run_output "
+	tu_rows_eq(db, "SELECT stdout, stderr, error FROM runs JOIN run_output "
 	    "ON run_id = id",
 	    "env password=[REDACTED] ok\n|Authorization: Bearer [REDACTED]\n|"
 	    "started with api_key=[REDACTED]\n");
-	rows_eq(db, "SELECT message FROM results",
+	tu_rows_eq(db, "SELECT message FROM results",
 	    "login token=[REDACTED] to [REDACTED] failed\n");
-	rows_eq(db, "SELECT normalized FROM messages",
+	tu_rows_eq(db, "SELECT normalized FROM messages",
 	    "login token=[REDACTED] to [REDACTED] failed\n");
 	/* the caller's text is untouched */
 	ck_assert_str_eq(out, "env password=hunter2 ok\n");
@@ -1206,7 +1152,7 @@ START_TEST(views)
 		    &r);
 		flaky_results_free(&r);
 	}
-	rows_eq(db, "SELECT run_id, target, status, trigger, started, "
+	tu_rows_eq(db, "SELECT run_id, target, status, trigger, started, "
 	    "duration_ms, exit_code, runner, tests, failures FROM run_list "
 	    "ORDER BY run_id",
 	    "1|demo|done|analyze|2026-11-01T12:00:00.000Z|1500.0|1|pytest|"
@@ -1219,30 +1165,30 @@ START_TEST(views)
 	    "4|1\n"
 	    "5|demo|done|analyze|2026-11-02T12:00:00.000Z|1500.0|1|pytest|"
 	    "4|1\n");
-	rows_eq(db, "SELECT run_id, target, test, outcome, position, "
+	tu_rows_eq(db, "SELECT run_id, target, test, outcome, position, "
 	    "duration_ms, signature, message FROM test_results "
 	    "WHERE run_id = 2 ORDER BY position",
 	    "2|demo|stable|pass|0|1.0|NULL|NULL\n"
 	    "2|demo|flaky|fail|1|2.0|UNKNOWN|AssertionError: got 17\n"
 	    "2|demo|broken|fail|2|3.0|UNKNOWN|KeyError: 'k1'\n"
 	    "2|demo|skipped|skip|3|NULL|NULL|NULL\n");
-	rows_eq(db, "SELECT target, test, runs, failures, skips, "
+	tu_rows_eq(db, "SELECT target, test, runs, failures, skips, "
 	    "round(fail_rate, 4), tier, first_day, last_day FROM test_stats "
 	    "ORDER BY test",
 	    "demo|broken|5|5|0|1.0|broken|2026-11-01|2026-11-02\n"
 	    "demo|flaky|5|1|0|0.2|warning|2026-11-01|2026-11-02\n"
 	    "demo|skipped|0|0|5|NULL|none|2026-11-01|2026-11-02\n"
 	    "demo|stable|5|0|0|0.0|stable|2026-11-01|2026-11-02\n");
-	rows_eq(db, "SELECT test, runs, failures, tier FROM flaky_tests",
+	tu_rows_eq(db, "SELECT test, runs, failures, tier FROM flaky_tests",
 	    "flaky|5|1|warning\n");
-	rows_eq(db, "SELECT target, test, day, runs, failures, skips, "
+	tu_rows_eq(db, "SELECT target, test, day, runs, failures, skips, "
 	    "fail_rate FROM daily_trend WHERE test IN ('flaky', 'skipped') "
 	    "ORDER BY test, day",
 	    "demo|flaky|2026-11-01|4|1|0|0.25\n"
 	    "demo|flaky|2026-11-02|1|0|0|0.0\n"
 	    "demo|skipped|2026-11-01|0|0|4|NULL\n"
 	    "demo|skipped|2026-11-02|0|0|1|NULL\n");
-	rows_eq(db, "SELECT target, test, normalized, signature, count "
+	tu_rows_eq(db, "SELECT target, test, normalized, signature, count "
 	    "FROM failure_messages ORDER BY count DESC, test, normalized",
 	    "demo|broken|KeyError: 'kN'|UNKNOWN|4\n"
 	    "demo|broken|ConnectionRefusedError: [Errno N]|INFRA|1\n"
@@ -1285,7 +1231,7 @@ START_TEST(rollup_plan)
 	flaky_store_close(s);
 	db = raw_open();
 	for (int pass = 0; pass < 2; pass++) {
-		plan = rows(db, sql);
+		plan = tu_rows(db, sql);
 		ck_assert_msg(strstr(plan, "results") == NULL, "%s", plan);
 		ck_assert_msg(strstr(plan, "SEARCH ru USING PRIMARY KEY") !=
 		    NULL || strstr(plan, "SCAN ru") != NULL, "%s", plan);

@@ -18,6 +18,8 @@
 #include "store.h"
 #include "store_daemon.h"
 #include "util.h"
+#include "test_db.h"
+#include "test_helper.h"
 
 /* 2026-11-01T12:00:00Z: day 20758 */
 #define T0	1793534400000LL
@@ -28,56 +30,14 @@ static char	 path[128];
 static void
 setup(void)
 {
-	snprintf(dir, sizeof dir, "/tmp/flaky-kinds-XXXXXX");
-	ck_assert_ptr_nonnull(mkdtemp(dir));
+	tu_tmpdir(dir, sizeof dir, "kinds");
 	snprintf(path, sizeof path, "%s/flaky.db", dir);
 }
 
 static void
 teardown(void)
 {
-	char	 cmd[128];
-
-	snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-	if (system(cmd) != 0)
-		fprintf(stderr, "could not remove %s\n", dir);
-}
-
-/* Every row of sql: columns joined by '|', rows ended by '\n'. */
-static char *
-rows(sqlite3 *db, const char *sql)
-{
-	sqlite3_stmt	*st;
-	struct flaky_buf b;
-	int		 rc;
-
-	flaky_buf_init(&b);
-	ck_assert_msg(sqlite3_prepare_v2(db, sql, -1, &st, NULL) == SQLITE_OK,
-	    "%s: %s", sql, sqlite3_errmsg(db));
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		for (int i = 0; i < sqlite3_column_count(st); i++) {
-			const unsigned char *t = sqlite3_column_text(st, i);
-
-			if (i > 0)
-				flaky_buf_addc(&b, '|');
-			flaky_buf_adds(&b, t ? (const char *)t : "NULL");
-		}
-		flaky_buf_addc(&b, '\n');
-	}
-	ck_assert_msg(rc == SQLITE_DONE, "%s: %s", sql, sqlite3_errmsg(db));
-	sqlite3_finalize(st);
-	flaky_buf_cstr(&b);
-	return flaky_buf_steal(&b);
-}
-
-static void
-rows_eq(sqlite3 *db, const char *sql, const char *want)
-{
-	char	*s = rows(db, sql);
-
-	ck_assert_msg(strcmp(s, want) == 0, "%s:\n%s\nexpected:\n%s", sql, s,
-	    want);
-	free(s);
+	tu_rmdir(dir);
 }
 
 static void
@@ -181,7 +141,7 @@ START_TEST(alone_and_incomplete_out_of_rollups)
 	for (int i = 1; i < 4; i++)
 		run(s, tid, FLAKY_KIND_SUITE, T0 + i, 0, NULL);
 	ck_assert_int_eq(sqlite3_open(path, &db), SQLITE_OK);
-	rows_eq(db, "SELECT test, runs, failures, tier FROM test_stats "
+	tu_rows_eq(db, "SELECT test, runs, failures, tier FROM test_stats "
 	    "ORDER BY test", "a|4|1|critical\nb|4|0|stable\n");
 	/* three runs alone that all fail, one incomplete suite run where a
 	 * fails: evidence kept, rates unchanged */
@@ -189,14 +149,14 @@ START_TEST(alone_and_incomplete_out_of_rollups)
 		run(s, tid, FLAKY_KIND_ALONE, T0 + 10 + i, 1, NULL);
 	run(s, tid, FLAKY_KIND_SUITE, T0 + 20, 1, "the runner's summary "
 	    "counted 3 tests, 2 were parsed");
-	rows_eq(db, "SELECT test, runs, failures, tier FROM test_stats "
+	tu_rows_eq(db, "SELECT test, runs, failures, tier FROM test_stats "
 	    "ORDER BY test", "a|4|1|critical\nb|4|0|stable\n");
-	rows_eq(db, "SELECT test, runs, failures FROM daily_trend "
+	tu_rows_eq(db, "SELECT test, runs, failures FROM daily_trend "
 	    "ORDER BY test", "a|4|1\nb|4|0\n");
-	rows_eq(db, "SELECT count(*) FROM test_results", "13\n");
-	rows_eq(db, "SELECT kind, count(*), count(incomplete) FROM run_list "
+	tu_rows_eq(db, "SELECT count(*) FROM test_results", "13\n");
+	tu_rows_eq(db, "SELECT kind, count(*), count(incomplete) FROM run_list "
 	    "GROUP BY kind ORDER BY kind", "alone|3|0\nsuite|5|1\n");
-	rows_eq(db, "SELECT target, test, runs_alone, failures_alone "
+	tu_rows_eq(db, "SELECT target, test, runs_alone, failures_alone "
 	    "FROM alone_stats", "demo|a|3|3\n");
 
 	/* the store's own query: rollups, with the verdict alone */
@@ -291,9 +251,9 @@ START_TEST(ingested_and_stopped)
 	ck_assert_int_eq(flaky_store_run_start(s, &rec, err, sizeof err),
 	    -EINVAL);
 	ck_assert_int_eq(sqlite3_open(path, &db), SQLITE_OK);
-	rows_eq(db, "SELECT test, runs, failures FROM test_stats ORDER BY "
+	tu_rows_eq(db, "SELECT test, runs, failures FROM test_stats ORDER BY "
 	    "test", "a|2|1\nb|2|0\n");
-	rows_eq(db, "SELECT status, kind FROM runs ORDER BY id",
+	tu_rows_eq(db, "SELECT status, kind FROM runs ORDER BY id",
 	    "done|ingested\ndone|suite\nstopped|alone\n");
 	ck_assert_int_eq(sqlite3_exec(db, "UPDATE runs SET kind = 'other'",
 	    NULL, NULL, NULL), SQLITE_CONSTRAINT);
@@ -352,7 +312,7 @@ START_TEST(alone_plan)
 	flaky_store_close(s);
 	ck_assert_int_eq(sqlite3_open(path, &db), SQLITE_OK);
 	for (int pass = 0; pass < 2; pass++) {
-		plan = rows(db, sql);
+		plan = tu_rows(db, sql);
 		ck_assert_msg(strstr(plan, "runs_alone") != NULL, "%s", plan);
 		ck_assert_msg(strstr(plan, "SCAN r\n") == NULL &&
 		    strstr(plan, "SCAN r ") == NULL, "%s", plan);
@@ -402,7 +362,7 @@ START_TEST(raw_plan)
 				    "results r CROSS JOIN runs ru NOT INDEXED" :
 				    "runs ru CROSS JOIN results r", byid ?
 				    "r.run_id" : "+ru.id", kinds[k]);
-				plan = rows(db, sql);
+				plan = tu_rows(db, sql);
 				/* a run-id window: one range of results,
 				 * first; else results by run */
 				ck_assert_msg(byid ? strstr(plan, "SEARCH r "
@@ -470,12 +430,12 @@ START_TEST(migrate_from_old)
 	s = open_store();
 	flaky_store_close(s);
 	ck_assert_int_eq(sqlite3_open(path, &db), SQLITE_OK);
-	rows_eq(db, "PRAGMA user_version", "6\n");
-	rows_eq(db, "PRAGMA integrity_check", "ok\n");
-	rows_eq(db, "PRAGMA foreign_key_check", "");
+	tu_rows_eq(db, "PRAGMA user_version", "6\n");
+	tu_rows_eq(db, "PRAGMA integrity_check", "ok\n");
+	tu_rows_eq(db, "PRAGMA foreign_key_check", "");
 	/* the owner-less running row is gone: the open marked it */
 	/* output moved by 0006: "ok" is kept as it is (deflate is longer) */
-	rows_eq(db, "SELECT r.id, status, trigger, kind, incomplete, "
+	tu_rows_eq(db, "SELECT r.id, status, trigger, kind, incomplete, "
 	    "hex(o.data) FROM runs r LEFT JOIN outputs o ON o.id = "
 	    "r.stdout_id ORDER BY r.id",
 	    "5|done|schedule|suite|NULL|6F6B\n"
@@ -483,27 +443,27 @@ START_TEST(migrate_from_old)
 	    "8|done|confirm|alone|NULL|\n"
 	    "9|done|ingest|ingested|NULL|\n"
 	    "11|interrupted|analyze|suite|NULL|\n");
-	rows_eq(db, "SELECT count(*) FROM results", "6\n");
-	rows_eq(db, "SELECT count(*) FROM attempts", "2\n");
-	rows_eq(db, "SELECT test_id, runs, failures, skips, pass_us, fail_us "
+	tu_rows_eq(db, "SELECT count(*) FROM results", "6\n");
+	tu_rows_eq(db, "SELECT count(*) FROM attempts", "2\n");
+	tu_rows_eq(db, "SELECT test_id, runs, failures, skips, pass_us, fail_us "
 	    "FROM rollups ORDER BY test_id",
 	    "1|2|1|0|110|100\n2|1|0|1|200|0\n");
-	rows_eq(db, "SELECT test, runs, failures FROM test_stats ORDER BY "
+	tu_rows_eq(db, "SELECT test, runs, failures FROM test_stats ORDER BY "
 	    "test", "a|2|1\nb|1|0\n");
-	rows_eq(db, "SELECT test, runs_alone, failures_alone FROM "
+	tu_rows_eq(db, "SELECT test, runs_alone, failures_alone FROM "
 	    "alone_stats", "a|2|1\n");
-	rows_eq(db, "SELECT run_id, kind FROM run_list ORDER BY run_id "
+	tu_rows_eq(db, "SELECT run_id, kind FROM run_list ORDER BY run_id "
 	    "LIMIT 2", "5|suite\n7|alone\n");
-	rows_eq(db, "SELECT name FROM sqlite_schema WHERE type = 'index' AND "
+	tu_rows_eq(db, "SELECT name FROM sqlite_schema WHERE type = 'index' AND "
 	    "tbl_name = 'runs' ORDER BY name",
 	    "runs_alone\nruns_by_target\nruns_by_time\nruns_running\n"
 	    "sqlite_autoindex_runs_1\n");
-	rows_eq(db, "SELECT name FROM sqlite_schema WHERE type = 'view' "
+	tu_rows_eq(db, "SELECT name FROM sqlite_schema WHERE type = 'view' "
 	    "ORDER BY name", "alone_stats\ndaily_budget\ndaily_trend\n"
 	    "failure_messages\nflaky_tests\nquarantined_tests\nrun_list\nrun_output\n"
 	    "static_risks\ntest_results\ntest_stats\n");
 	/* the new status and the chains of comparisons (0004), no IN lists */
-	rows_eq(db, "SELECT count(*) FROM sqlite_schema WHERE sql LIKE "
+	tu_rows_eq(db, "SELECT count(*) FROM sqlite_schema WHERE sql LIKE "
 	    "'%status IN%' OR sql LIKE '%kind IN%'", "0\n");
 	ck_assert_int_eq(sqlite3_exec(db, "UPDATE runs SET status = 'stopped' "
 	    "WHERE id = 8", NULL, NULL, NULL), SQLITE_OK);
@@ -516,7 +476,7 @@ START_TEST(migrate_from_old)
 	/* and deleting a run still deletes its results */
 	ck_assert_int_eq(sqlite3_exec(db, "DELETE FROM runs WHERE id = 7",
 	    NULL, NULL, NULL), SQLITE_OK);
-	rows_eq(db, "SELECT count(*) FROM results", "5\n");
+	tu_rows_eq(db, "SELECT count(*) FROM results", "5\n");
 	sqlite3_close(db);
 }
 END_TEST

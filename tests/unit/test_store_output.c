@@ -19,6 +19,8 @@
 #include "store_history.h"
 #include "store_output.h"
 #include "util.h"
+#include "test_db.h"
+#include "test_helper.h"
 
 #define SQLITE3_SHELL	"/usr/bin/sqlite3"
 /* 2026-11-01T12:00:00Z */
@@ -32,19 +34,14 @@ static char	 path[128];
 static void
 setup(void)
 {
-	snprintf(dir, sizeof dir, "/tmp/flaky-output-XXXXXX");
-	ck_assert_ptr_nonnull(mkdtemp(dir));
+	tu_tmpdir(dir, sizeof dir, "output");
 	snprintf(path, sizeof path, "%s/flaky.db", dir);
 }
 
 static void
 teardown(void)
 {
-	char	 cmd[128];
-
-	snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-	if (system(cmd) != 0)
-		fprintf(stderr, "could not remove %s\n", dir);
+	tu_rmdir(dir);
 }
 
 /* A second connection, as ad-hoc SQL in flakyctl sees the database. */
@@ -57,20 +54,6 @@ raw_open(void)
 	    NULL), SQLITE_OK);
 	ck_assert_int_eq(store_output_register(db), SQLITE_OK);
 	return db;
-}
-
-static int64_t
-q1(sqlite3 *db, const char *sql)
-{
-	sqlite3_stmt	*st;
-	int64_t		 v;
-
-	ck_assert_msg(sqlite3_prepare_v2(db, sql, -1, &st, NULL) == SQLITE_OK,
-	    "%s: %s", sql, sqlite3_errmsg(db));
-	ck_assert_int_eq(sqlite3_step(st), SQLITE_ROW);
-	v = sqlite3_column_int64(st, 0);
-	sqlite3_finalize(st);
-	return v;
 }
 
 static struct flaky_store *
@@ -139,7 +122,7 @@ stored_bytes(sqlite3 *db, int64_t run)
 	snprintf(sql, sizeof sql, "SELECT length(o.data) FROM runs r JOIN "
 	    "outputs o ON o.id = r.stdout_id WHERE r.id = %lld",
 	    (long long)run);
-	return q1(db, sql);
+	return tu_q1(db, sql);
 }
 
 /* Text much like a verbose runner's: compresses well. */
@@ -207,14 +190,14 @@ START_TEST(roundtrip)
 	/* a verbose runner's output shrinks at least tenfold */
 	ck_assert_int_lt(stored_bytes(db, r_big), (int64_t)blen / 10);
 	/* none kept stays NULL, apart from empty */
-	ck_assert_int_eq(q1(db, "SELECT count(*) FROM run_output WHERE "
+	ck_assert_int_eq(tu_q1(db, "SELECT count(*) FROM run_output WHERE "
 	    "stdout IS NULL"), 1);
-	ck_assert_int_eq(q1(db, "SELECT run_id FROM run_output WHERE "
+	ck_assert_int_eq(tu_q1(db, "SELECT run_id FROM run_output WHERE "
 	    "stdout IS NULL"), r_none);
-	ck_assert_int_eq(q1(db, "SELECT count(*) FROM run_output WHERE "
+	ck_assert_int_eq(tu_q1(db, "SELECT count(*) FROM run_output WHERE "
 	    "stdout = ''"), 1);
 	/* the view gives text */
-	ck_assert_int_eq(q1(db, "SELECT typeof(stdout) = 'text' FROM "
+	ck_assert_int_eq(tu_q1(db, "SELECT typeof(stdout) = 'text' FROM "
 	    "run_output WHERE run_id = 4"), 1);
 	sqlite3_close(db);
 	free(big);
@@ -239,16 +222,16 @@ START_TEST(stored_once)
 
 	db = raw_open();
 	/* big, big!, "" and "warning\n" */
-	ck_assert_int_eq(q1(db, "SELECT count(*) FROM outputs"), 4);
-	ck_assert_int_eq(q1(db, "SELECT count(DISTINCT stdout_id) FROM runs"),
+	ck_assert_int_eq(tu_q1(db, "SELECT count(*) FROM outputs"), 4);
+	ck_assert_int_eq(tu_q1(db, "SELECT count(DISTINCT stdout_id) FROM runs"),
 	    2);
-	ck_assert_int_eq(q1(db, "SELECT count(DISTINCT stderr_id) FROM runs"),
+	ck_assert_int_eq(tu_q1(db, "SELECT count(DISTINCT stderr_id) FROM runs"),
 	    2);
 	check_stdout(db, c, big, blen);
 	big[blen - 1] = '\n';
 	check_stdout(db, a, big, blen);
 	check_stdout(db, b, big, blen);
-	ck_assert_int_eq(q1(db, "SELECT count(*) FROM run_output r1 JOIN "
+	ck_assert_int_eq(tu_q1(db, "SELECT count(*) FROM run_output r1 JOIN "
 	    "run_output r2 ON r1.stdout = r2.stdout WHERE r1.run_id = 1 AND "
 	    "r2.run_id = 2"), 1);
 	sqlite3_close(db);
@@ -273,7 +256,7 @@ START_TEST(collision)
 	flaky_store_close(s);
 	check_stdout(db, a, "first\n", 6);
 	check_stdout(db, b, "second\n", 7);
-	ck_assert_int_eq(q1(db, "SELECT count(*) FROM outputs WHERE hash IS "
+	ck_assert_int_eq(tu_q1(db, "SELECT count(*) FROM outputs WHERE hash IS "
 	    "NULL"), 1);
 	sqlite3_close(db);
 }
@@ -302,7 +285,7 @@ START_TEST(redacted_first)
 
 	db = raw_open();
 	/* compressed, and what was compressed was redacted */
-	ck_assert_int_eq(q1(db, "SELECT length(o.data) * 10 < o.size FROM "
+	ck_assert_int_eq(tu_q1(db, "SELECT length(o.data) * 10 < o.size FROM "
 	    "runs r JOIN outputs o ON o.id = r.stdout_id"), 1);
 	ck_assert_int_eq(sqlite3_prepare_v2(db, "SELECT stdout, stderr FROM "
 	    "run_output", -1, &st, NULL), SQLITE_OK);
@@ -359,23 +342,23 @@ START_TEST(migrate_0006)
 	s = open_store();
 	flaky_store_close(s);
 	db = raw_open();
-	ck_assert_int_eq(q1(db, "PRAGMA user_version"),
+	ck_assert_int_eq(tu_q1(db, "PRAGMA user_version"),
 	    flaky_store_schema_version());
-	ck_assert_int_eq(q1(db, "SELECT count(*) FROM pragma_table_info('runs') "
+	ck_assert_int_eq(tu_q1(db, "SELECT count(*) FROM pragma_table_info('runs') "
 	    "WHERE name IN ('stdout', 'stderr')"), 0);
 	/* big once, "" and "w\n" */
-	ck_assert_int_eq(q1(db, "SELECT count(*) FROM outputs"), 3);
-	ck_assert_int_lt(q1(db, "SELECT max(length(data)) FROM outputs"),
+	ck_assert_int_eq(tu_q1(db, "SELECT count(*) FROM outputs"), 3);
+	ck_assert_int_lt(tu_q1(db, "SELECT max(length(data)) FROM outputs"),
 	    (int64_t)blen / 10);
 	check_stdout(db, 1, big, blen);
 	check_stdout(db, 2, big, blen);
-	ck_assert_int_eq(q1(db, "SELECT count(*) FROM run_output WHERE "
+	ck_assert_int_eq(tu_q1(db, "SELECT count(*) FROM run_output WHERE "
 	    "run_id = 3 AND stdout IS NULL AND stderr IS NULL"), 1);
-	ck_assert_int_eq(q1(db, "SELECT stderr = '' FROM run_output WHERE "
+	ck_assert_int_eq(tu_q1(db, "SELECT stderr = '' FROM run_output WHERE "
 	    "run_id = 1"), 1);
-	ck_assert_int_eq(q1(db, "SELECT stderr = 'w' || char(10) FROM "
+	ck_assert_int_eq(tu_q1(db, "SELECT stderr = 'w' || char(10) FROM "
 	    "run_output WHERE run_id = 2"), 1);
-	ck_assert_int_eq(q1(db, "SELECT count(*) FROM pragma_integrity_check "
+	ck_assert_int_eq(tu_q1(db, "SELECT count(*) FROM pragma_integrity_check "
 	    "WHERE integrity_check = 'ok'"), 1);
 	sqlite3_close(db);
 	free(big);
@@ -397,10 +380,10 @@ START_TEST(prune)
 	ck_assert_int_eq(ps.runs, 1);
 	flaky_store_close(s);
 	db = raw_open();
-	ck_assert_int_eq(q1(db, "SELECT count(*) FROM outputs"), 2);
-	ck_assert_int_eq(q1(db, "SELECT count(*) FROM run_output WHERE "
+	ck_assert_int_eq(tu_q1(db, "SELECT count(*) FROM outputs"), 2);
+	ck_assert_int_eq(tu_q1(db, "SELECT count(*) FROM run_output WHERE "
 	    "run_id = 1 AND stdout IS NULL AND stderr IS NULL"), 1);
-	ck_assert_int_eq(q1(db, "SELECT count(*) FROM run_output WHERE "
+	ck_assert_int_eq(tu_q1(db, "SELECT count(*) FROM run_output WHERE "
 	    "run_id = 2 AND stdout = 'new' || char(10) AND "
 	    "stderr = 'shared' || char(10)"), 1);
 	sqlite3_close(db);

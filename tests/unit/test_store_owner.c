@@ -18,6 +18,8 @@
 
 #include "store.h"
 #include "util.h"
+#include "test_db.h"
+#include "test_helper.h"
 
 #define T0	1793534400000LL
 
@@ -27,19 +29,14 @@ static char	 path[128];
 static void
 setup(void)
 {
-	snprintf(dir, sizeof dir, "/tmp/flaky-owner-XXXXXX");
-	ck_assert_ptr_nonnull(mkdtemp(dir));
+	tu_tmpdir(dir, sizeof dir, "owner");
 	snprintf(path, sizeof path, "%s/flaky.db", dir);
 }
 
 static void
 teardown(void)
 {
-	char	 cmd[128];
-
-	snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-	if (system(cmd) != 0)
-		fprintf(stderr, "could not remove %s\n", dir);
+	tu_rmdir(dir);
 }
 
 static struct flaky_store *
@@ -51,20 +48,6 @@ open_store(int flags)
 	ck_assert_msg(flaky_store_open(path, flags, &s, err, sizeof err) == 0,
 	    "%s", err);
 	return s;
-}
-
-static int64_t
-q1(sqlite3 *db, const char *sql)
-{
-	sqlite3_stmt	*st;
-	int64_t		 v;
-
-	ck_assert_msg(sqlite3_prepare_v2(db, sql, -1, &st, NULL) == SQLITE_OK,
-	    "%s: %s", sql, sqlite3_errmsg(db));
-	ck_assert_int_eq(sqlite3_step(st), SQLITE_ROW);
-	v = sqlite3_column_int64(st, 0);
-	sqlite3_finalize(st);
-	return v;
 }
 
 static const char *
@@ -146,7 +129,7 @@ START_TEST(owner_recorded)
 	snprintf(sql, sizeof sql, "SELECT count(*) FROM runs WHERE id = %lld "
 	    "AND owner_boot = '%s' AND owner_pid = %ld AND owner_start = %lld",
 	    (long long)id, boot, (long)getpid(), (long long)my_start());
-	ck_assert_int_eq(q1(db, sql), 1);
+	ck_assert_int_eq(tu_q1(db, sql), 1);
 	sqlite3_close(db);
 	flaky_store_close(s);
 }
@@ -208,7 +191,7 @@ START_TEST(live_then_dead)
 	ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
 	ck_assert_int_eq(flaky_store_mark_orphans(t, 0, err, sizeof err), 1);
 	ck_assert_str_eq(status_of(db, id), "interrupted");
-	ck_assert_int_eq(q1(db, "SELECT count(*) FROM runs WHERE error = "
+	ck_assert_int_eq(tu_q1(db, "SELECT count(*) FROM runs WHERE error = "
 	    "'interrupted: the run did not finish'"), 1);
 	sqlite3_close(db);
 	flaky_store_close(t);
@@ -244,7 +227,7 @@ START_TEST(gone_rules)
 	/* read-only: nothing changes */
 	ro = open_store(FLAKY_STORE_READONLY);
 	flaky_store_close(ro);
-	ck_assert_int_eq(q1(db, "SELECT count(*) FROM runs WHERE status = "
+	ck_assert_int_eq(tu_q1(db, "SELECT count(*) FROM runs WHERE status = "
 	    "'running'"), 4);
 
 	/* for writing: the three gone, not ours */
