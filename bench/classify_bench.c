@@ -12,9 +12,9 @@
 #include <string.h>
 #include <time.h>
 
-#include "classify.h"
-#include "parse.h"
-#include "util.h"
+#include "classify/classify.h"
+#include "parse/parse.h"
+#include "util/util.h"
 
 #define POOL	8192
 

@@ -12,8 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "run.h"
-#include "util.h"
+#include "run/run.h"
+#include "util/util.h"
 
 /* Mean microseconds of one call on dir; the last answer into *ret. */
 static double

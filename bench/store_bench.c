@@ -32,8 +32,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "store.h"
-#include "util.h"
+#include "store/store.h"
+#include "util/util.h"
 
 extern char **environ;
 

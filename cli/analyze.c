@@ -15,17 +15,15 @@
 
 #include <event2/event.h>
 
-#include "command.h"
+#include "run/run.h"
 #include "flakyctl.h"
 #include "log.h"
 #include "diag.h"
 #include "output.h"
-#include "pipeline.h"
-#include "run.h"
-#include "stats.h"
-#include "store.h"
-#include "strays.h"
-#include "classifier.h"
+#include "pipeline/pipeline.h"
+#include "stats/stats.h"
+#include "store/store.h"
+#include "classify/classify.h"
 
 /* Ended runs wait this long to share a commit: one transaction (and one
  * sync) a second, whatever the rate of runs. The write lock is held only

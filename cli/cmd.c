@@ -8,7 +8,7 @@
 
 #include "flakyctl.h"
 #include "log.h"
-#include "util.h"
+#include "util/util.h"
 
 /* Global options: every command takes them, so no entry repeats them. */
 const struct cmd_option cmd_global_options[] = {

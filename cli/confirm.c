@@ -16,14 +16,12 @@
 
 #include <event2/event.h>
 
-#include "confirm.h"
+#include "pipeline/pipeline.h"
 #include "diag.h"
 #include "log.h"
-#include "pipeline.h"
-#include "run.h"
-#include "strays.h"
-#include "classifier.h"
-#include "stats.h"
+#include "run/run.h"
+#include "classify/classify.h"
+#include "stats/stats.h"
 
 struct confirm {
 	struct event_base	*base;

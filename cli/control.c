@@ -13,11 +13,11 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-#include "control.h"
+#include "control/control.h"
 #include "flakyctl.h"
-#include "json.h"
+#include "json/json.h"
 #include "log.h"
-#include "util.h"
+#include "util/util.h"
 
 #define REPLY_TIMEOUT_MS 30000
 #define CONNECT_TRIES	3

@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "diag.h"
-#include "stats.h"
+#include "stats/stats.h"
 
 #define CANDIDATES_MAX	10
 

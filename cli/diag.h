@@ -6,11 +6,11 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "diagnose.h"
+#include "diagnose/diagnose.h"
 #include "flakyctl.h"
 #include "output.h"
-#include "store.h"
-#include "util.h"
+#include "store/store.h"
+#include "util/util.h"
 
 /* The options every diagnosis command takes. */
 struct diag_opts {

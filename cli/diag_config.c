@@ -7,10 +7,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "classifier.h"
-#include "conf.h"
+#include "classify/classify.h"
+#include "config/config.h"
 #include "diag.h"
-#include "store.h"
+#include "store/store.h"
 
 /* The isolate: template of a target in the config, or NULL. */
 char *

@@ -10,9 +10,9 @@
 #include <string.h>
 
 #include "output.h"
-#include "stats.h"
-#include "store_history.h"
-#include "util.h"
+#include "stats/stats.h"
+#include "store/store.h"
+#include "util/util.h"
 
 #define HEAT_ROWS	40	/* tests in the heat map */
 #define LINE_TESTS	5	/* tests drawn as lines */

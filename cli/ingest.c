@@ -12,15 +12,13 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "classifier.h"
-#include "classify.h"
+#include "classify/classify.h"
 #include "diag.h"
 #include "flakyctl.h"
 #include "log.h"
-#include "parse.h"
-#include "store.h"
-#include "store_history.h"
-#include "util.h"
+#include "parse/parse.h"
+#include "store/store.h"
+#include "util/util.h"
 
 /* Raw output larger than this is refused: no CI log needs more, and the
  * stream parsers are fed it whole. */

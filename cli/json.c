@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "flakyctl.h"
-#include "json.h"
+#include "json/json.h"
 #include "log.h"
 
 /* A JSON string on f, escaped by the tree's one rule (lib/json.h). */

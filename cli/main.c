@@ -12,8 +12,8 @@
 
 #include "flakyctl.h"
 #include "log.h"
-#include "store.h"
-#include "util.h"
+#include "store/store.h"
+#include "util/util.h"
 
 static int	cmd_help(struct ctl *, int, char **);
 

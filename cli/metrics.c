@@ -9,10 +9,9 @@
 
 #include "flakyctl.h"
 #include "log.h"
-#include "stats.h"
-#include "store.h"
-#include "store_history.h"
-#include "util.h"
+#include "stats/stats.h"
+#include "store/store.h"
+#include "util/util.h"
 
 /* A label value: backslash, quote and newline escaped. */
 static void

@@ -9,9 +9,9 @@
 
 #include "diag.h"
 #include "output.h"
-#include "store_scan.h"
-#include "stats.h"
-#include "util.h"
+#include "store/store.h"
+#include "stats/stats.h"
+#include "util/util.h"
 
 #define COLOR_RED	"\033[1;31m"
 #define COLOR_YELLOW	"\033[1;33m"

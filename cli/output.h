@@ -5,9 +5,8 @@
 #include <stdint.h>
 
 #include "flakyctl.h"
-#include "store.h"
-#include "store_history.h"
-#include "util.h"
+#include "store/store.h"
+#include "util/util.h"
 
 /* What a report is about, printed above the table and in JSON. */
 struct report_head {

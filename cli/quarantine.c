@@ -8,9 +8,8 @@
 #include <string.h>
 
 #include "flakyctl.h"
-#include "store.h"
-#include "store_history.h"
-#include "util.h"
+#include "store/store.h"
+#include "util/util.h"
 
 #define RELEASE_AFTER	30	/* passing runs in a row that release */
 

@@ -8,8 +8,8 @@
 
 #include "flakyctl.h"
 #include "output.h"
-#include "store.h"
-#include "util.h"
+#include "store/store.h"
+#include "util/util.h"
 
 /* --since and --until: a duration back from until, a date or a time. */
 int

@@ -11,9 +11,8 @@
 
 #include "flakyctl.h"
 #include "scan/scan.h"
-#include "store.h"
-#include "store_scan.h"
-#include "util.h"
+#include "store/store.h"
+#include "util/util.h"
 
 struct scan_out {
 	struct ctl	*ctl;

@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "diag.h"
-#include "stats.h"
+#include "stats/stats.h"
 
 /* A message indented under its run, at most max lines. */
 static void

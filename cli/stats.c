@@ -7,9 +7,8 @@
 #include <string.h>
 
 #include "flakyctl.h"
-#include "store.h"
-#include "store_history.h"
-#include "util.h"
+#include "store/store.h"
+#include "util/util.h"
 
 /* A time, or "-" (table) / null (JSON) when there is none. */
 static const char *

@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "diag.h"
-#include "stats.h"
+#include "stats/stats.h"
 
 /* Lines of an example message kept in a ticket. */
 #define EXAMPLE_LINES	25

@@ -10,7 +10,7 @@
 #include "diag.h"
 #include "log.h"
 #include "output.h"
-#include "stats.h"
+#include "stats/stats.h"
 
 #define TRIAGE_MAX_DEFAULT	50
 

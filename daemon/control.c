@@ -20,7 +20,7 @@
 #include <event2/bufferevent.h>
 #include <event2/event.h>
 
-#include "control.h"
+#include "control/control.h"
 #include "flakyd.h"
 #include "log.h"
 

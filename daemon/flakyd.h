@@ -7,14 +7,10 @@
 #include <stdint.h>
 #include <sys/queue.h>
 
-#include "command.h"
-#include "conf.h"
-#include "confirm.h"
-#include "pipeline.h"
-#include "run.h"
-#include "spawner.h"
-#include "store.h"
-#include "store_daemon.h"
+#include "run/run.h"
+#include "config/config.h"
+#include "pipeline/pipeline.h"
+#include "store/store.h"
 
 struct event;
 struct event_base;

@@ -18,7 +18,7 @@
 
 #include <event2/event.h>
 
-#include "classifier.h"
+#include "classify/classify.h"
 #include "flakyd.h"
 #include "log.h"
 

@@ -19,12 +19,11 @@
 
 #include "flakyd.h"
 #include "log.h"
-#include "classifier.h"
-#include "strays.h"
-#include "diagnose.h"
-#include "sched.h"
-#include "store_history.h"
-#include "store_scan.h"
+#include "classify/classify.h"
+#include "run/run.h"
+#include "diagnose/diagnose.h"
+#include "sched/sched.h"
+#include "store/store.h"
 
 static void	trigger_next_ev(evutil_socket_t, short, void *);
 static void	trigger_end(struct trigger *);

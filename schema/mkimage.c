@@ -14,8 +14,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "store.h"
-#include "util.h"
+#include "store/store.h"
+#include "util/util.h"
 
 /* A run of zeros this long ends a segment (a segment costs 6 bytes). */
 #define GAP	16

@@ -28,7 +28,7 @@ cflags="-g -O1 -fsanitize=fuzzer,address,undefined
     -fno-sanitize-recover=undefined -D_GNU_SOURCE -I$out/inc -iquote $src/lib"
 parse="$src/lib/parse/parse.c $src/lib/parse/pytest.c $src/lib/parse/unittest.c
     $src/lib/parse/jest.c $src/lib/parse/gotest.c $src/lib/parse/tap.c
-    $src/lib/parse/junit.c $src/lib/util.c"
+    $src/lib/parse/junit.c $src/lib/util/util.c"
 
 build() {
 	name=$1; shift
@@ -38,14 +38,14 @@ build() {
 }
 build fuzz_parse $parse -lexpat
 build fuzz_junit $parse -lexpat
-build fuzz_config "$src/lib/config.c" "$src/lib/config_limits.c" \
-    "$src/lib/sched.c" "$src/lib/util.c" -lyaml
+build fuzz_config "$src/lib/config/config.c" "$src/lib/config/config_limits.c" \
+    "$src/lib/sched/sched.c" "$src/lib/util/util.c" -lyaml
 # The scanner's codec table is generated, as meson generates it.
 python3 "$src/lib/scan/gen-codecs.py" "$src/lib/scan/codecs.txt" \
     "$out/inc/scan-codecs.c"
-build fuzz_pyscan "$src"/lib/scan/*.c "$out/inc/scan-codecs.c" "$src/lib/util.c"
-build fuzz_control "$src/lib/json.c" "$src/lib/json_read.c" \
-    "$src/lib/control.c" "$src/lib/util.c"
+build fuzz_pyscan "$src"/lib/scan/*.c "$out/inc/scan-codecs.c" "$src/lib/util/util.c"
+build fuzz_control "$src/lib/json/json.c" "$src/lib/json/json_read.c" \
+    "$src/lib/control/control.c" "$src/lib/util/util.c"
 
 # The control target's seeds: replies as flakyd writes them, and requests.
 c="$out/fuzz_control/corpus"

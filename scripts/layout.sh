@@ -7,15 +7,23 @@
 #   - the share of duplicated lines: lines inside a run of 6 or more
 #     consecutive lines (blank lines and lone braces skipped, white space
 #     folded) that appears more than once.
+#   - cycles between folders (lib/<subsystem>/, cli/, daemon/, common/),
+#   - includes of a library header other than a subsystem's public one
+#     (lib/X/X.h) from the programs (cli/, daemon/, bench/, schema/),
+#   - with --testlog FILE (a meson testlog.txt): the test cases run, the
+#     figure that must not drop when code moves.
 # Prints the figures and exits 0; with --check it exits 1 when a figure
-# misses its goal (0 long files, 0 cycles, under 1% duplicated).
-#   scripts/layout.sh [--check]
+# misses its goal (0 long files, 0 cycles, 0 internal includes, under 1%
+# duplicated).
+#   scripts/layout.sh [--check] [--testlog FILE]
 set -eu
 cd "$(dirname "$0")/.."
 exec /usr/bin/python3 - "$@" <<'PY'
 import os, re, sys, hashlib, collections
 
-check = "--check" in sys.argv[1:]
+args = sys.argv[1:]
+check = "--check" in args
+testlog = args[args.index("--testlog") + 1] if "--testlog" in args else None
 roots = ["lib", "cli", "daemon", "common"]
 GENERATED = re.compile(r"(schema_image|schema)\.c$")
 files = []
@@ -89,6 +97,57 @@ for v in nodes:
     if v not in index:
         strong(v)
 
+# 2b. cycles between folders: lib/<subsystem> is one, each program another.
+def folder(m):
+    parts = m.split("/")
+    return "/".join(parts[:2]) if parts[0] == "lib" and len(parts) > 2 else parts[0]
+fedges = collections.defaultdict(set)
+for a, bs in edges.items():
+    for b in bs:
+        if folder(a) != folder(b):
+            fedges[folder(a)].add(folder(b))
+fsccs = []
+findex, flow, fstack, fon, fn = {}, {}, [], set(), [0]
+def fstrong(v):
+    findex[v] = flow[v] = fn[0]; fn[0] += 1
+    fstack.append(v); fon.add(v)
+    for w in fedges[v]:
+        if w not in findex:
+            fstrong(w); flow[v] = min(flow[v], flow[w])
+        elif w in fon:
+            flow[v] = min(flow[v], findex[w])
+    if flow[v] == findex[v]:
+        comp = []
+        while True:
+            w = fstack.pop(); fon.discard(w); comp.append(w)
+            if w == v:
+                break
+        if len(comp) > 1:
+            fsccs.append(sorted(comp))
+for v in sorted({folder(m) for m in mods}):
+    if v not in findex:
+        fstrong(v)
+
+# 2c. the programs include public headers only: lib/X/X.h.
+private = []
+for r in ("cli", "daemon", "bench", "schema"):
+    for d, _, fs in os.walk(r):
+        for f in fs:
+            if not f.endswith((".c", ".h")):
+                continue
+            p = os.path.join(d, f)
+            for n, line in enumerate(open(p, encoding="utf-8", errors="replace"), 1):
+                m = re.match(r'\s*#\s*include\s+"([^"]+)"', line)
+                if not m:
+                    continue
+                h = m.group(1)
+                lib = os.path.join("lib", h)
+                if not os.path.exists(lib):
+                    continue
+                parts = h.split("/")
+                if not (len(parts) == 2 and parts[1] == parts[0] + ".h"):
+                    private.append("%s:%d: %s" % (p, n, h))
+
 # 3. duplicated lines
 W = 6
 norm = {}
@@ -120,8 +179,19 @@ for f, c in sorted(long_files, key=lambda x: -x[1]):
 print("cycles between modules: %d" % len(sccs))
 for c in sccs:
     print("  " + " <-> ".join(c))
+print("cycles between folders: %d" % len(fsccs))
+for c in fsccs:
+    print("  " + " <-> ".join(c))
+print("internal headers included by programs: %d" % len(private))
+for p in private:
+    print("  " + p)
 print("duplicated lines: %.2f%% (%d of %d lines of code in .c files)" %
       (share, len(dup), total))
-bad = long_files or sccs or share >= 1.0
+if testlog:
+    log = open(testlog, encoding="utf-8", errors="replace").read()
+    checks = sum(int(x) for x in re.findall(r"Checks: (\d+)", log))
+    passed = sum(int(x) for x in re.findall(r"(\d+) passed", log))
+    print("test cases run: %d (check %d, pytest %d)" % (checks + passed, checks, passed))
+bad = long_files or sccs or fsccs or private or share >= 1.0
 sys.exit(1 if check and bad else 0)
 PY

@@ -4,8 +4,8 @@
 
 #include <stddef.h>
 
-#include "parse.h"
-#include "util.h"
+#include "parse/parse.h"
+#include "util/util.h"
 
 struct parse_ctx;
 

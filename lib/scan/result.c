@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "scan/scan-private.h"
-#include "util.h"
+#include "util/util.h"
 
 static const char *const category_names[] = {
 	[FLAKY_FINDING_COMPARISON] = "comparison",

@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "scan/scan-private.h"
-#include "util.h"
+#include "util/util.h"
 
 /* Whether token k ends a primary (an atom or a trailer), so that a "("
  * after it is a call. */

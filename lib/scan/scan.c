@@ -13,7 +13,7 @@
 #include <unistd.h>
 
 #include "scan/scan-private.h"
-#include "util.h"
+#include "util/util.h"
 
 /* Scan one source buffer (see scan.h). */
 int

@@ -12,7 +12,7 @@
 #include <string.h>
 
 #include "scan/lex-private.h"
-#include "util.h"
+#include "util/util.h"
 
 /* Python 3.11's hard keywords; the soft ones (match, case, _) are names,
  * which the statement structure tells apart by position. */

@@ -13,7 +13,7 @@
 #include <string.h>
 
 #include "scan/scan.h"
-#include "util.h"
+#include "util/util.h"
 
 struct pathlist {
 	char	**v;

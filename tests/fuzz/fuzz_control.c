@@ -12,9 +12,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "control.h"
-#include "json.h"
-#include "util.h"
+#include "control/control.h"
+#include "json/json.h"
+#include "util/util.h"
 
 int	LLVMFuzzerTestOneInput(const uint8_t *, size_t);
 

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "parse.h"
+#include "parse/parse.h"
 
 int	 LLVMFuzzerTestOneInput(const uint8_t *, size_t);
 

@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "scan/scan.h"
-#include "util.h"
+#include "util/util.h"
 
 int	LLVMFuzzerTestOneInput(const uint8_t *, size_t);
 

@@ -11,7 +11,7 @@
 
 #include "scan/scan.h"
 #include "scan_test.h"
-#include "util.h"
+#include "util/util.h"
 
 /* The token dump of src, as a string the test frees. */
 char *

@@ -7,9 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "classify.h"
-#include "parse.h"
-#include "util.h"
+#include "classify/classify.h"
+#include "parse/parse.h"
+#include "util/util.h"
 
 /* Parse a captured fixture into r. */
 static void

@@ -10,7 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "command.h"
+#include "run/run.h"
 
 /* What one completion gave, as strings easy to compare. */
 static char	 got_argv[4096];	/* argv joined by spaces */

@@ -13,9 +13,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "conf.h"
-#include "sched.h"
-#include "util.h"
+#include "config/config.h"
+#include "sched/sched.h"
+#include "util/util.h"
 
 #define CONFIG_DIR	FIXTURES "/config"
 

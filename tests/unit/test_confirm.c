@@ -10,8 +10,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "confirm.h"
-#include "util.h"
+#include "pipeline/pipeline.h"
+#include "util/util.h"
 
 /* A diagnosis as the store would give it, for flaky_confirm_add. */
 static void

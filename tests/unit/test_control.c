@@ -10,8 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "control.h"
-#include "util.h"
+#include "control/control.h"
+#include "util/util.h"
 
 /* Encode req, check the line, decode it and compare. */
 static void

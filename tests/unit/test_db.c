@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "test_db.h"
-#include "util.h"
+#include "util/util.h"
 
 char *
 tu_rows(sqlite3 *db, const char *sql)

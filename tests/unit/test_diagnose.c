@@ -13,12 +13,11 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "classify.h"
-#include "diagnose.h"
-#include "parse.h"
-#include "store.h"
-#include "store_diag.h"
-#include "util.h"
+#include "classify/classify.h"
+#include "diagnose/diagnose.h"
+#include "parse/parse.h"
+#include "store/store.h"
+#include "util/util.h"
 
 /* Parse a captured fixture into r. */
 static void

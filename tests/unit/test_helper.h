@@ -7,7 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "parse.h"
+#include "parse/parse.h"
 
 /* The bytes of tests/fixtures/REL, NUL-terminated; the caller frees. */
 char	*tu_slurp(const char *rel, size_t *len);

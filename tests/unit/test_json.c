@@ -10,8 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "json.h"
-#include "util.h"
+#include "json/json.h"
+#include "util/util.h"
 
 /* Escape n bytes of in and compare with want (a C string). */
 static void

@@ -10,8 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "parse.h"
-#include "util.h"
+#include "parse/parse.h"
+#include "util/util.h"
 #include "test_helper.h"
 
 #define SEP	" \xe2\x80\xba "	/* Jest's " › " */

@@ -10,8 +10,8 @@
 #include <sys/resource.h>
 #include <time.h>
 
-#include "parse.h"
-#include "util.h"
+#include "parse/parse.h"
+#include "util/util.h"
 #include "test_helper.h"
 
 /* Two parses agree in every field a run stores. */

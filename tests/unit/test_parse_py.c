@@ -9,8 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "parse.h"
-#include "util.h"
+#include "parse/parse.h"
+#include "util/util.h"
 #include "test_helper.h"
 
 struct expect {

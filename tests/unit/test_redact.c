@@ -9,8 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "redact.h"
-#include "util.h"
+#include "util/util.h"
 
 /* Redact s with r and compare with want; returns the count. */
 static int

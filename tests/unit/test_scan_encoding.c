@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "scan/scan.h"
-#include "util.h"
+#include "util/util.h"
 
 /* What the scan makes of a file whose cookie names name and whose second
  * line holds a byte that is neither ASCII nor UTF-8: "unknown" (not a

@@ -10,7 +10,7 @@
 
 #include "scan/scan.h"
 #include "scan_test.h"
-#include "util.h"
+#include "util/util.h"
 
 START_TEST(scopes)
 {

@@ -11,7 +11,7 @@
 
 #include "scan/scan.h"
 #include "scan_test.h"
-#include "util.h"
+#include "util/util.h"
 
 START_TEST(tok_basic)
 {

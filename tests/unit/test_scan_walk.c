@@ -14,7 +14,7 @@
 
 #include "scan/scan.h"
 #include "scan_test.h"
-#include "util.h"
+#include "util/util.h"
 
 START_TEST(files_and_walk)
 {

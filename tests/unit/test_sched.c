@@ -7,8 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sched.h"
-#include "util.h"
+#include "sched/sched.h"
+#include "util/util.h"
 
 /* Parse, or fail the test with the parser's message. */
 static struct flaky_sched

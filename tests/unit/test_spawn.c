@@ -26,9 +26,8 @@
 
 #include <event2/event.h>
 
-#include "run.h"
-#include "spawner.h"
-#include "util.h"
+#include "run/run.h"
+#include "util/util.h"
 
 #define DEADLINE_MS	20000
 

@@ -8,8 +8,8 @@
 #include <math.h>
 #include <stdlib.h>
 
-#include "stats.h"
-#include "util.h"
+#include "stats/stats.h"
+#include "util/util.h"
 
 START_TEST(wilson)
 {

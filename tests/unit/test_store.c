@@ -19,11 +19,10 @@
 
 #include <sqlite3.h>
 
-#include "classify.h"
-#include "parse.h"
-#include "store.h"
-#include "store_output.h"
-#include "util.h"
+#include "classify/classify.h"
+#include "parse/parse.h"
+#include "store/store_int.h"
+#include "util/util.h"
 #include "test_db.h"
 #include "test_helper.h"
 

@@ -10,9 +10,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "store.h"
-#include "store_daemon.h"
-#include "util.h"
+#include "store/store.h"
+#include "util/util.h"
 
 #define T0	1793534400000LL		/* 2026-11-01T12:00:00Z */
 

@@ -10,10 +10,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "parse.h"
-#include "store.h"
-#include "store_history.h"
-#include "util.h"
+#include "parse/parse.h"
+#include "store/store.h"
+#include "util/util.h"
 
 #define DAY0	20700		/* a day index, 2026-09-03 */
 

@@ -14,10 +14,9 @@
 
 #include <sqlite3.h>
 
-#include "parse.h"
-#include "store.h"
-#include "store_daemon.h"
-#include "util.h"
+#include "parse/parse.h"
+#include "store/store.h"
+#include "util/util.h"
 #include "test_db.h"
 #include "test_helper.h"
 

@@ -15,10 +15,8 @@
 
 #include <sqlite3.h>
 
-#include "store.h"
-#include "store_history.h"
-#include "store_output.h"
-#include "util.h"
+#include "store/store_int.h"
+#include "util/util.h"
 #include "test_db.h"
 #include "test_helper.h"
 

@@ -16,8 +16,8 @@
 
 #include <sqlite3.h>
 
-#include "store.h"
-#include "util.h"
+#include "store/store.h"
+#include "util/util.h"
 #include "test_db.h"
 #include "test_helper.h"
 

@@ -9,7 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "util.h"
+#include "util/util.h"
 
 /* The one reader of whole files: bounded, never waiting on a FIFO, one
  * line naming the file and what was expected. */

@@ -1,0 +1,103 @@
+/* The YAML schedule file (flaky.yaml(5)) read with libyaml into plain
+ * structs. Every error is one line, "FILE:LINE:COL: what was expected". */
+#ifndef FLAKY_CONF_H
+#define FLAKY_CONF_H
+
+#include <regex.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "sched/sched.h"
+
+/* Limits on what a file may hold; beyond them it is refused. */
+#define FLAKY_CONFIG_MAX_BYTES		(1024 * 1024)
+#define FLAKY_CONFIG_MAX_TARGETS	10000
+#define FLAKY_CONFIG_MAX_NAME		64
+
+/* flaky_config_load() flags. */
+/* Do not check that dir: exists and that the command resolves (for a
+ * daemon that records a missing command as an error run instead). */
+#define FLAKY_CONFIG_NO_FS_CHECKS	0x01
+
+/* A regular expression as written and compiled (REG_EXTENDED|REG_NEWLINE). */
+struct flaky_regex {
+	char		*src;
+	regex_t		 re;
+};
+
+/* A user signature: failures matching any pattern get this name. */
+struct flaky_user_signature {
+	char			*name;
+	struct flaky_regex	*patterns;
+	size_t			 npatterns;
+};
+
+enum flaky_overlap {
+	FLAKY_OVERLAP_SKIP = 0,		/* a trigger while running is skipped */
+	FLAKY_OVERLAP_QUEUE,		/* at most one waits */
+};
+
+struct flaky_env {
+	char		*name;
+	char		*value;
+};
+
+struct flaky_target {
+	char		*name;		/* [A-Za-z0-9._-], unique */
+	char		**argv;		/* NULL-terminated, argc entries */
+	size_t		 argc;
+	int		 shell;		/* command: was a string; argv is
+					 * { "/bin/sh", "-c", STRING } */
+	char		*dir;		/* absolute; default: the file's dir */
+	int		 has_schedule;	/* 0: runs only when asked */
+	char		*schedule;	/* as written, or NULL */
+	struct flaky_sched sched;
+	int		 runs;		/* per trigger, default 1 */
+	int64_t		 timeout_ms;	/* default 30m */
+	struct flaky_env *env;		/* added to the minimal environment */
+	size_t		 nenv;
+	int64_t		 jitter_ms;	/* default 0 */
+	enum flaky_overlap overlap;	/* default skip */
+	int		 catch_up;	/* default 1 */
+	char		*isolate;	/* template with {test}, or NULL */
+	char		*revision;	/* shell command, or NULL: git HEAD */
+	int		 confirm;	/* default 0; needs isolate */
+	int64_t		 confirm_budget_ms; /* per trigger, default 10m */
+	int		 scan;		/* default 0 */
+	char		*junit;		/* as written (under dir), or NULL */
+	int		 line;		/* where the target starts, 1-based */
+};
+
+struct flaky_config {
+	char		*path;		/* the file name as given */
+	char		*database;	/* absolute, or NULL: not set */
+	int		 jobs;		/* default 1 */
+	char		*socket;	/* absolute, or NULL: not set */
+	char		*timezone;	/* as written, or NULL: local zone */
+	struct flaky_tz	*tz;		/* always set */
+	int64_t		 kill_grace_ms;	/* default 10s */
+	int64_t		 retention_ms;	/* 0: keep raw results forever */
+	struct flaky_regex *redact;
+	size_t		 nredact;
+	struct flaky_user_signature *signatures;
+	size_t		 nsignatures;
+	struct flaky_target *targets;
+	size_t		 ntargets;
+};
+
+/* Read and check a schedule file. Relative paths in it (dir, database,
+ * socket) are taken from the file's directory. Returns 0, -ENOENT/-EACCES
+ * and the like when the file cannot be read, -EINVAL for a bad file,
+ * -ENOMEM; err holds one line. */
+int	 flaky_config_load(const char *path, unsigned flags,
+	    struct flaky_config **ret, char *err, size_t errlen);
+/* The same from memory; name is used in messages and for relative paths. */
+int	 flaky_config_parse_buffer(const char *name, const char *buf,
+	    size_t len, unsigned flags, struct flaky_config **ret, char *err,
+	    size_t errlen);
+void	 flaky_config_free(struct flaky_config *);
+/* The target with this name, or NULL. */
+const struct flaky_target *flaky_config_target(const struct flaky_config *,
+	    const char *name);
+
+#endif

@@ -1,0 +1,237 @@
+/* Diagnosis of one test over a window of stored runs: its failure modes
+ * and signature, whether its failures follow another test in the run
+ * order (the polluter), flaky or broken per revision with fixed and
+ * regressed transitions, and how failing runs differ in time from
+ * passing ones. See docs/triage.md. */
+#ifndef FLAKY_DIAGNOSE_H
+#define FLAKY_DIAGNOSE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "store/store.h"
+
+/* At most this many tests are examined for order dependence at once. */
+#define FLAKY_ORDER_VICTIMS_MAX	256
+/* Runs read for order dependence: the newest this many in the window
+ * (a report reads fewer). */
+#define FLAKY_ORDER_RUNS_MAX	2000
+#define FLAKY_ORDER_RUNS_REPORT	500
+/* RACE from timing in a report reads about this many results per target
+ * (the newest runs, 20 to FLAKY_ORDER_RUNS_REPORT of them). */
+#define FLAKY_TIMING_ROWS_REPORT	200000
+/* A polluter needs at least this many failures after it (a set-up test
+ * as many failures in the runs where it did not run before). */
+#define FLAKY_ORDER_MIN_FAILS	3
+/* ... and a one-sided Fisher p-value, times the candidates and the two
+ * directions, below this. */
+#define FLAKY_ORDER_ALPHA	1e-4
+/* Failures at most this long are "early" when passes take longer. */
+#define FLAKY_EARLY_MS		200.0
+/* RACE from timing: at least this many failing and passing durations ...
+ * and a two-sided Mann-Whitney p-value below this. */
+#define FLAKY_TIMING_MIN	5
+#define FLAKY_TIMING_ALPHA	1e-3
+
+/* Order dependence: failures of a victim against whether a candidate ran
+ * before it in the same run. Either direction: it fails after a polluter,
+ * or it fails unless a set-up test (the provider) ran first. */
+struct flaky_order_evidence {
+	int64_t		 polluter_id;	/* 0: none found */
+	int64_t		 provider_id;	/* 0: none; else it must run first */
+	int64_t		 k_before, n_before;	/* fails of runs with it before */
+	int64_t		 k_without, n_without;	/* fails of the other runs */
+	double		 p;		/* one-sided Fisher, uncorrected */
+	size_t		 candidates;	/* tests compared, each both ways */
+};
+
+/* Accumulates run orders for a set of victims (tests with mixed
+ * outcomes), then names each one's polluter if the evidence holds. */
+struct flaky_order_acc;
+int	 flaky_order_new(const int64_t *victims, size_t n,
+	    struct flaky_order_acc **ret);
+void	 flaky_order_free(struct flaky_order_acc *);
+int	 flaky_order_add_run(struct flaky_order_acc *,
+	    const struct flaky_run_order *);
+/* The evidence for victims[i]; returns 1 when a polluter or a set-up
+ * test was found (polluter_id or provider_id says which). */
+int	 flaky_order_result(const struct flaky_order_acc *, size_t i,
+	    struct flaky_order_evidence *);
+/* One-sided p-value of k or more failures among n runs with the candidate
+ * before, when K of N runs failed (hypergeometric tail). */
+double	 flaky_fisher_greater(int64_t k, int64_t n, int64_t K, int64_t N);
+/* Two-sided p-value of the Mann-Whitney U test that a and b (each sorted
+ * ascending) come from one distribution: the normal approximation with
+ * tie and continuity correction. 1 when either is empty or every value ties. *u (may be
+ * NULL) gets U of a: the pairs in which a's value is the greater, ties
+ * counting one half. */
+double	 flaky_mann_whitney(const int64_t *a, size_t na, const int64_t *b,
+	    size_t nb, double *u);
+/* Read a target's run orders from the store into a new accumulator. */
+int	 flaky_order_from_store(struct flaky_store *, int64_t target_id,
+	    const struct flaky_query *, const int64_t *victims, size_t n,
+	    size_t max_runs, struct flaky_order_acc **ret, char *err,
+	    size_t errlen);
+
+enum flaky_rev_state {
+	FLAKY_REV_STABLE = 0,	/* no failure */
+	FLAKY_REV_FLAKY,	/* passed and failed */
+	FLAKY_REV_BROKEN,	/* failed every run */
+};
+enum flaky_transition {
+	FLAKY_TRANS_NONE = 0,
+	FLAKY_TRANS_FIXED,	/* failed before, no failure at this one */
+	FLAKY_TRANS_REGRESSED,	/* no failure before, fails at this one */
+};
+const char *flaky_rev_state_name(int);
+const char *flaky_transition_name(int);
+
+/* A test at one revision (NULL: runs that recorded none). */
+struct flaky_rev_stat {
+	char		*revision;
+	int64_t		 runs, failures;
+	int64_t		 first_ms, last_ms;
+	int		 state;		/* enum flaky_rev_state */
+	int		 transition;	/* from the revision before */
+	double		 ci_low, ci_high;	/* 95% Wilson */
+};
+
+/* One distinct failure (by fingerprint). */
+struct flaky_failure_mode {
+	int64_t		 fingerprint;
+	int64_t		 count;
+	char		*signature;
+	char		*normalized;
+	char		*example;	/* the newest real message */
+	int64_t		 last_run_id;
+};
+
+struct flaky_sig_tally {
+	char		*name;
+	int64_t		 count;
+};
+
+struct flaky_timing {
+	int64_t		 n_pass, n_fail;	/* with a known duration */
+	double		 median_pass, p90_pass;	/* ms; NAN: none */
+	double		 median_fail, p90_fail;
+	double		 min_fail, max_fail;
+	int		 early;		/* failures end well before passes */
+	int		 near_limit;	/* failures cluster at one long time */
+	double		 mw_p;		/* Mann-Whitney, fail vs pass; NAN:
+					 * under FLAKY_TIMING_MIN of either */
+	int		 varies;	/* outcome goes with the duration,
+					 * not near a limit: RACE evidence */
+};
+/* Timing from durations in microseconds (sorted here, in place; either
+ * may be NULL when its count is 0). */
+void	 flaky_timing_fold(struct flaky_timing *, int64_t *pass, size_t np,
+	    int64_t *fail, size_t nf);
+
+/* The overall verdict at the latest revision. */
+enum flaky_verdict {
+	FLAKY_VERDICT_STABLE = 0,	/* never failed */
+	FLAKY_VERDICT_FLAKY,		/* mixed at the latest revision */
+	FLAKY_VERDICT_BROKEN,		/* fails every run at the latest */
+	FLAKY_VERDICT_FIXED,		/* failed before, not at the latest */
+};
+const char *flaky_verdict_name(int);
+
+struct flaky_diagnosis {
+	int64_t		 test_id, target_id;
+	char		*target, *test;
+	int64_t		 runs, failures, skips;
+	int64_t		 first_ms, last_ms;
+	const char	*signature;	/* dominant; NULL: never failed */
+	char		*sigbuf;
+	struct flaky_sig_tally *sigs;	/* all seen, most first */
+	size_t		 nsigs;
+	struct flaky_failure_mode *modes;	/* most first */
+	size_t		 nmodes;
+	struct flaky_order_evidence order;
+	char		*polluter;	/* its test name, or NULL */
+	char		*depends_on;	/* the set-up test's name, or NULL */
+	int		 race_timing;	/* RACE because of timing.varies */
+	struct flaky_rev_stat *revs;	/* oldest first */
+	size_t		 nrevs;
+	int		 verdict;	/* enum flaky_verdict */
+	struct flaky_timing timing;
+	char		*seed;		/* of the newest failing run */
+	char		*runner;
+	char		*command, *dir;	/* the target's */
+	struct flaky_result_row *failed;	/* every failure, oldest first */
+	size_t		 nfailed;
+	/* flakyctl confirm's runs of the test alone against the others */
+	int64_t		 alone_runs, alone_failures;
+	int64_t		 suite_runs, suite_failures;
+	double		 alone_p;	/* all failures in the suite by chance */
+	int		 passes_alone;	/* confirmed order dependence */
+	/* The mirror: failing alone every time while it passes in the suite
+	 * is order dependence too (it relies on a test that ran first). */
+	double		 alone_pass_p;	/* all passes in the suite by chance */
+	int		 fails_alone;
+};
+
+/* The trigger flakyctl confirm records; what makes a run alone is its kind
+ * (FLAKY_KIND_ALONE), not this name. */
+#define FLAKY_TRIGGER_CONFIRM	"confirm"
+/* Passing alone confirms order dependence below this chance. */
+#define FLAKY_ALONE_ALPHA	0.01
+
+/* Everything about one test in the window. */
+int	 flaky_diagnose_test(struct flaky_store *, int64_t test_id,
+	    const struct flaky_query *, struct flaky_diagnosis **ret,
+	    char *err, size_t errlen);
+/* The same for n tests at once, ret[i] for ids[i]: one pass over each
+ * target's results serves up to FLAKY_ORDER_VICTIMS_MAX tests. */
+int	 flaky_diagnose_tests(struct flaky_store *, const int64_t *ids,
+	    size_t n, const struct flaky_query *, struct flaky_diagnosis **ret,
+	    char *err, size_t errlen);
+void	 flaky_diagnosis_free(struct flaky_diagnosis *);
+
+/* Folding the evidence of a test's results (pure; also used by tests):
+ * revisions, timing, modes and signatures into d. */
+int	 flaky_diagnose_rows(struct flaky_diagnosis *d,
+	    const struct flaky_result_row *rows, size_t n);
+
+/* The per-test signature for a report: the dominant stored signature
+ * (ORDER_DEPENDENT when a polluter or a set-up test was found, RACE when
+ * it is UNKNOWN and the outcome goes with the duration), all signatures
+ * with counts, and the polluter's or set-up test's name. Only for the tests asked about, and
+ * the order is read only for the victims among them (a report asks about
+ * the tests it shows: reading every run's order for every test would
+ * make a report over millions of results slow). */
+struct flaky_test_sig {
+	int64_t		 test_id;
+	char		*signature;	/* NULL: never failed */
+	struct flaky_sig_tally *sigs;
+	size_t		 nsigs;
+	char		*polluter;	/* NULL: none found */
+	char		*depends_on;	/* NULL: none found */
+	int		 race_timing;	/* RACE from timing (below) */
+	struct flaky_timing timing;	/* read for UNKNOWN ones only */
+};
+int	 flaky_test_signatures(struct flaky_store *, const struct flaky_query *,
+	    const int64_t *ids, size_t nids, const int64_t *victims,
+	    size_t nvictims, struct flaky_test_sig **ret, size_t *ret_n,
+	    char *err, size_t errlen);
+void	 flaky_test_sigs_free(struct flaky_test_sig *, size_t);
+/* The entry for a test id in a list from flaky_test_signatures, or NULL. */
+const struct flaky_test_sig *flaky_test_sig_find(const struct flaky_test_sig *,
+	    size_t, int64_t test_id);
+
+/* Finding a test by a full id or a unique part of one. */
+enum {
+	FLAKY_FIND_ONE = 0,	/* *match is the test */
+	FLAKY_FIND_AMBIGUOUS,	/* matches[] lists the candidates */
+	FLAKY_FIND_NONE,	/* matches[] lists the closest names */
+};
+/* Looks query up in refs; fills up to max indexes into refs. */
+int	 flaky_find_test(const struct flaky_test_ref *refs, size_t n,
+	    const char *query, size_t *matches, size_t max, size_t *nmatches);
+/* Edit distance, bounded: strings are cut at FLAKY_EDIT_MAX bytes (a
+ * miss over 100,000 test names takes about a second). */
+#define FLAKY_EDIT_MAX	64
+size_t	 flaky_edit_distance(const char *, const char *);
+
+#endif

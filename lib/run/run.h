@@ -1,0 +1,227 @@
+/* One run of a command: its own process group, stdin from /dev/null, signals
+ * reset, stdout and stderr captured through non-blocking pipes with a bound,
+ * a timeout that ends the whole group, wall time and rusage.
+ *
+ * A spawner belongs to one event_base. It watches each child through a
+ * pidfd; it owns a SIGCHLD event for kernels without pidfds and, in a
+ * subreaper, for the orphans of runs once one outlived its run: then it
+ * reaps every child in a WNOHANG loop and finds the run by pid. A run ends
+ * when its child is reaped and both pipes reached EOF (or the short drain
+ * after the reap ran out). */
+#ifndef FLAKY_RUN_H
+#define FLAKY_RUN_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "util/util.h"
+#include "parse/parse.h"
+#include "store/store.h"
+
+struct event_base;
+struct flaky_spawner;
+struct flaky_proc;
+
+#define FLAKY_CAPTURE_DEFAULT	(1024 * 1024)	/* bytes kept per run */
+#define FLAKY_GRACE_DEFAULT	(10 * 1000)	/* ms, SIGTERM -> SIGKILL */
+#define FLAKY_DRAIN_MS		500		/* pipes after the reap */
+
+enum flaky_stream {
+	FLAKY_STDOUT = 0,
+	FLAKY_STDERR = 1,
+};
+
+enum flaky_proc_end {
+	FLAKY_PROC_EXITED,	/* exited or killed by a signal on its own */
+	FLAKY_PROC_TIMEOUT,	/* ended by us at its time limit */
+	FLAKY_PROC_STOPPED,	/* ended by us on request (shutdown) */
+};
+
+struct flaky_spawn_opts {
+	char *const	*argv;
+	const char	*dir;		/* working directory; NULL: ours */
+	char *const	*envp;		/* NULL: our environment */
+	int64_t		 timeout_ms;	/* 0: none */
+	int64_t		 grace_ms;	/* 0: FLAKY_GRACE_DEFAULT */
+	size_t		 capture_max;	/* 0: FLAKY_CAPTURE_DEFAULT */
+	const char	*tmp_parent;	/* NULL: $TMPDIR, then /tmp */
+	const char	*path;		/* argv[0] resolved once by
+					 * flaky_resolve_command; NULL: now */
+	int		 more;		/* runs that follow soon: their
+					 * TMPDIRs are made meanwhile */
+};
+
+/* What a finished process left. */
+struct flaky_proc_info {
+	pid_t		 pid;
+	int		 end;		/* enum flaky_proc_end */
+	int		 exit_code;	/* -1 when killed by a signal */
+	int		 signal;	/* 0 when it exited */
+	int64_t		 start_ms;	/* wall clock, unix ms */
+	int64_t		 end_ms;
+	int64_t		 wall_us;	/* monotonic, spawn to reap */
+	int64_t		 user_us;
+	int64_t		 sys_us;
+	long		 maxrss_kb;
+	int		 in_flight;	/* runs of this spawner at start */
+	double		 loadavg;	/* 1-minute load average at start */
+	uint64_t	 bytes[2];	/* produced per stream */
+	uint64_t	 dropped[2];	/* not kept per stream */
+};
+
+/* Called with each chunk read, before the bound applies (a parser sees all
+ * of the output). */
+typedef void	(*flaky_proc_data_cb)(void *arg, int stream, const char *,
+		    size_t);
+/* Called once when the run ended; the proc stays valid until freed. */
+typedef void	(*flaky_proc_done_cb)(void *arg, struct flaky_proc *);
+
+int	 flaky_spawner_new(struct event_base *, struct flaky_spawner **ret);
+/* Removes the TMPDIRs of freed runs (and a spare); fails with -EBUSY
+ * while runs are live. */
+int	 flaky_spawner_free(struct flaky_spawner *);
+/* Runs live now. */
+int	 flaky_spawner_running(const struct flaky_spawner *);
+/* Reap now (also done on SIGCHLD). */
+void	 flaky_spawner_reap(struct flaky_spawner *);
+
+/* Start a run. Errors (the command not found, not executable, a directory,
+ * a missing working directory) return a negative errno with err filled
+ * ("pytestx: command not found"); nothing is left running. */
+int	 flaky_spawn(struct flaky_spawner *, const struct flaky_spawn_opts *,
+	    flaky_proc_data_cb, flaky_proc_done_cb, void *arg,
+	    struct flaky_proc **ret, char *err, size_t errlen);
+/* End a run early: SIGTERM to its group, SIGKILL after the grace. */
+void	 flaky_proc_stop(struct flaky_proc *);
+const struct flaky_proc_info *flaky_proc_info(const struct flaky_proc *);
+/* The kept output of a stream: the head, a marker naming the bytes not
+ * kept, the tail. Appends to out. */
+int	 flaky_proc_output(const struct flaky_proc *, int stream,
+	    struct flaky_buf *out);
+/* The run's private TMPDIR. When the proc is freed it is removed by the
+ * spawner's helper thread, and at the latest by flaky_spawner_free. */
+const char *flaky_proc_tmpdir(const struct flaky_proc *);
+/* Free a finished run. A live one is stopped and killed first. */
+void	 flaky_proc_free(struct flaky_proc *);
+
+/* Resolve a command the way the child's PATH would: sets *ret (malloc'd)
+ * or returns -ENOENT, -EACCES, -EISDIR with err filled. */
+int	 flaky_resolve_command(const char *cmd, const char *dir,
+	    const char *path_env, char **ret, char *err, size_t errlen);
+
+/* Escapees of runs: a run's processes that left its process group
+ * (setsid, a daemonizing double fork) outlive it. A program that is a
+ * child subreaper (prctl PR_SET_CHILD_SUBREAPER) inherits them when their
+ * parent ends; with no run in flight every live child of ours is one. */
+
+/* Told each stray's pid before it is killed (for a log line). */
+typedef void	(*flaky_stray_cb)(long pid, void *arg);
+
+/* SIGKILL every live child of ours and its process group; zombies are left
+ * to the caller's reaping. Call only with no run in flight. Returns how
+ * many were alive: their own children are reparented to us in turn, so
+ * call again (after reaping) until it returns 0. */
+int	 flaky_kill_strays(flaky_stray_cb, void *arg);
+
+/* The command a run executes. Two jobs:
+ *
+ * - Complete a user's command so that its runner prints every test's
+ *   outcome: pytest gets -v through PYTEST_ADDOPTS, Jest --verbose,
+ *   `python -m unittest` -v, `go test` -count=1 and -v; a command that
+ *   already prints every outcome is left as it is.
+ * - Directory mode: find a project's root and runner from its files and
+ *   build the command its parser needs.
+ *
+ * The rules are in docs/runners.md ("What flakyctl adds to your command",
+ * "Directory mode"); tests/unit/test_command.c has one test per rule. */
+
+struct flaky_command_opts {
+	/* Point Jest's cache (transforms, haste map) at a kept directory
+	 * rather than at the run's private TMPDIR, where it is lost after
+	 * every run. 0: leave Jest's cache where Jest puts it. */
+	int		 keep_jest_cache;
+};
+
+struct flaky_command {
+	char		**argv;		/* NULL-terminated */
+	char		**envp;		/* the whole environment */
+	char		 *dir;		/* directory mode: where to run;
+					 * else NULL (the caller's) */
+	char		 *runner;	/* "pytest", "unittest", "jest", "go";
+					 * NULL when not recognized */
+	char		 *note;		/* what was added, or why this
+					 * command: one sentence; NULL when
+					 * nothing was added */
+	char		 *root;		/* directory mode: the project root */
+	char		 *env_set;	/* "NAME=VALUE" that envp adds or
+					 * changes, to show the command as
+					 * run; NULL when envp is as given */
+};
+
+/* argv and envp as given, changed only where the runner would not print
+ * every test's outcome. The result owns copies of everything. Returns 0,
+ * or -ENOMEM / -EINVAL (an empty argv) with err filled. */
+int	 flaky_command_complete(char *const *argv, char *const *envp,
+	    const struct flaky_command_opts *, struct flaky_command *ret,
+	    char *err, size_t errlen);
+
+/* The command for the tests of directory path (relative to the working
+ * directory): the project's root and runner from its files, the runner
+ * looked up through envp's PATH. Returns 0; -ENOENT when no runner is
+ * recognized (err names what was looked for) or Jest is listed but not
+ * installed; -ENOTDIR; -ENOMEM. */
+int	 flaky_command_detect(const char *path, char *const *envp,
+	    const struct flaky_command_opts *, struct flaky_command *ret,
+	    char *err, size_t errlen);
+
+/* The version of the command's runner where its installation tells it
+ * without running anything (Jest's package.json, go's GOROOT/VERSION, the
+ * Python interpreter's name for unittest): "jest 29.7.0", "go1.19.8",
+ * "Python 3.11". malloc'd, or NULL. pytest prints its own. */
+char	*flaky_runner_version(const struct flaky_command *, const char *dir);
+
+/* Frees what a flaky_command holds (not the struct); NULL-safe. */
+void	 flaky_command_clear(struct flaky_command *);
+
+/* One run of a target, end to end: spawn, parse both streams as they
+ * arrive (and a JUnit file after), hand back a record and results ready for
+ * the store. The daemon and flakyctl analyze both run tests through here, so
+ * they never disagree on what a run means. */
+
+struct flaky_run_spec {
+	char *const	*argv;
+	const char	*dir;
+	char *const	*envp;		/* NULL: ours */
+	int64_t		 timeout_ms;	/* 0: none */
+	int64_t		 grace_ms;	/* 0: default */
+	size_t		 capture_max;	/* 0: default */
+	const char	*junit_path;	/* a JUnit file the command writes */
+	const char	*path;		/* argv[0] resolved, or NULL */
+	int		 more;		/* runs that follow (flaky_spawn_opts) */
+};
+
+struct flaky_run {
+	struct flaky_run_record	 rec;		/* out/err point into the run */
+	struct flaky_results	 results;
+	void			*priv;
+};
+
+typedef void	(*flaky_run_done_cb)(struct flaky_run *, void *arg);
+
+/* Start a run. When the command cannot be started, returns a negative
+ * errno with err filled and *ret still set to a finished run (status
+ * error, the message in rec.error), so that the caller can store it. */
+int	 flaky_run_start(struct flaky_spawner *, const struct flaky_run_spec *,
+	    flaky_run_done_cb, void *arg, struct flaky_run **ret,
+	    char *err, size_t errlen);
+/* Shutdown: end the run's process group; it finishes as interrupted. */
+void	 flaky_run_stop(struct flaky_run *);
+void	 flaky_run_free(struct flaky_run *);
+
+/* git HEAD of dir when it is a git work tree ("" otherwise, *ret NULL).
+ * Read from .git (microseconds); unusual set-ups ask git itself (about a
+ * millisecond, synchronous): call it once per trigger or analyze call. */
+int	 flaky_revision_git(const char *dir, char **ret);
+
+#endif

@@ -1,0 +1,144 @@
+/* Interval arithmetic for failure rates (docs/triage.md explains the
+ * choices). */
+#include "buildconf.h"
+
+#include <errno.h>
+#include <math.h>
+#include <string.h>
+
+#include "stats/stats.h"
+
+void
+flaky_wilson(int64_t k, int64_t n, double z, double *lo, double *hi)
+{
+	double	 p, z2, den, mid, half;
+
+	if (n <= 0) {
+		*lo = 0;
+		*hi = 1;
+		return;
+	}
+	p = (double)k / (double)n;
+	z2 = z * z;
+	den = 1 + z2 / (double)n;
+	mid = (p + z2 / (2 * (double)n)) / den;
+	half = z * sqrt(p * (1 - p) / (double)n + z2 /
+	    (4 * (double)n * (double)n)) / den;
+	*lo = mid - half;
+	*hi = mid + half;
+	/* Exact at the ends (rounding otherwise leaves 1e-17). */
+	if (k == 0 || *lo < 0)
+		*lo = 0;
+	if (k == n || *hi > 1)
+		*hi = 1;
+}
+
+int
+flaky_tier(int64_t failures, int64_t runs)
+{
+	double	 p;
+
+	if (runs <= 0 || failures <= 0)
+		return FLAKY_TIER_STABLE;
+	if (failures >= runs)
+		return FLAKY_TIER_BROKEN;
+	p = (double)failures / (double)runs;
+	if (p > FLAKY_TIER_CRITICAL_ABOVE)
+		return FLAKY_TIER_CRITICAL;
+	if (p >= FLAKY_TIER_WARNING_AT)
+		return FLAKY_TIER_WARNING;
+	return FLAKY_TIER_NOISE;
+}
+
+static const char *const tier_names[] = {
+	"stable", "noise", "warning", "critical", "broken"
+};
+
+const char *
+flaky_tier_name(int t)
+{
+	if (t < 0 || t > FLAKY_TIER_BROKEN)
+		return "unknown";
+	return tier_names[t];
+}
+
+int
+flaky_tier_from_name(const char *s)
+{
+	for (int i = 0; i <= FLAKY_TIER_BROKEN; i++)
+		if (strcmp(s, tier_names[i]) == 0)
+			return i;
+	return -EINVAL;
+}
+
+/* The band of a rate: 0 noise, 1 warning, 2 critical. */
+static int
+band(double p)
+{
+	if (p > FLAKY_TIER_CRITICAL_ABOVE)
+		return 2;
+	if (p >= FLAKY_TIER_WARNING_AT)
+		return 1;
+	return 0;
+}
+
+/* Does the interval at n runs with rate p lie inside p's band? */
+static int
+settled(double p, double n)
+{
+	double	 lo, hi, k = p * n;
+	int	 b = band(p);
+
+	/* flaky_wilson with a real-valued k */
+	{
+		double z = FLAKY_Z95, z2 = z * z, den = 1 + z2 / n;
+		double mid = (p + z2 / (2 * n)) / den;
+		double half = z * sqrt(p * (1 - p) / n + z2 / (4 * n * n)) /
+		    den;
+
+		lo = mid - half;
+		hi = mid + half;
+		(void)k;
+	}
+	switch (b) {
+	case 0:
+		return hi < FLAKY_TIER_WARNING_AT;
+	case 1:
+		return lo >= FLAKY_TIER_WARNING_AT &&
+		    hi <= FLAKY_TIER_CRITICAL_ABOVE;
+	default:
+		return lo > FLAKY_TIER_CRITICAL_ABOVE;
+	}
+}
+
+int64_t
+flaky_runs_needed(int64_t failures, int64_t runs)
+{
+	const double	 limit = 1e7;
+	double		 p, lo, hi, mid;
+
+	if (runs <= 0)
+		return -1;
+	p = (double)failures / (double)runs;
+	if (settled(p, (double)runs))
+		return 0;
+	/* The interval narrows as n grows: find the first n by doubling,
+	 * then bisect. */
+	hi = (double)runs;
+	do {
+		hi *= 2;
+		if (hi > limit)
+			return -1;
+	} while (!settled(p, hi));
+	lo = hi / 2;
+	while (hi - lo > 0.5) {
+		mid = floor((lo + hi) / 2);
+		if (mid <= lo)
+			break;
+		if (settled(p, mid))
+			hi = mid;
+		else
+			lo = mid;
+	}
+	return (int64_t)ceil(hi) - runs;
+}

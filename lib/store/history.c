@@ -1,0 +1,971 @@
+/* History over weeks: daily series from the rollups, trends decided with
+ * Wilson intervals, change points, the rerun budget, ingest's attempts,
+ * quarantine, retention and database statistics. */
+#include "buildconf.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "stats/stats.h"
+#include "store/store.h"
+#include "store_int.h"
+#include "util/util.h"
+
+/* The daily arrays cover at most this many days of a window (and as many
+ * before it): a report over all time still needs bounded memory. */
+#define HISTORY_DAYS_MAX	366
+/* Runs whose raw data prune removes per transaction: flakyd calls prune
+ * and must not hold the write lock for long. */
+#define PRUNE_BATCH		50
+
+const char *
+flaky_trend_name(int t)
+{
+	switch (t) {
+	case FLAKY_TREND_WORSE: return "worse";
+	case FLAKY_TREND_BETTER: return "better";
+	case FLAKY_TREND_NEW: return "new";
+	default: return "same";
+	}
+}
+
+/* Prepare, or fill err. */
+static int
+prepare(struct flaky_store *s, const char *sql, sqlite3_stmt **st, char *err,
+    size_t errlen)
+{
+	if (sqlite3_prepare_v2(store_db(s), sql, -1, st, NULL) != SQLITE_OK) {
+		*st = NULL;
+		return store_sql_error(s, err, errlen, "preparing a query");
+	}
+	return 0;
+}
+
+/* A statement's only integer, or def when it gives no row or NULL. */
+static int
+scalar(struct flaky_store *s, const char *sql, int64_t bind, int64_t def,
+    int64_t *ret, char *err, size_t errlen)
+{
+	sqlite3_stmt	*st;
+	int		 r, rc;
+
+	if ((r = prepare(s, sql, &st, err, errlen)) < 0)
+		return r;
+	if (sqlite3_bind_parameter_count(st) > 0)
+		sqlite3_bind_int64(st, 1, bind);
+	*ret = def;
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW && sqlite3_column_type(st, 0) != SQLITE_NULL)
+		*ret = sqlite3_column_int64(st, 0);
+	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+		r = store_sql_error(s, err, errlen, "reading");
+	sqlite3_finalize(st);
+	return r;
+}
+
+/* Failed and total runs, with their Wilson interval. */
+int
+flaky_trend(int64_t k, int64_t n, int64_t pk, int64_t pn)
+{
+	double	 lo, hi, plo, phi;
+
+	if (n == 0)
+		return FLAKY_TREND_SAME;
+	if (pn == 0)
+		return k > 0 ? FLAKY_TREND_NEW : FLAKY_TREND_SAME;
+	flaky_wilson(k, n, FLAKY_Z95, &lo, &hi);
+	flaky_wilson(pk, pn, FLAKY_Z95, &plo, &phi);
+	if (lo > phi)
+		return pk == 0 ? FLAKY_TREND_NEW : FLAKY_TREND_WORSE;
+	if (hi < plo)
+		return FLAKY_TREND_BETTER;
+	return FLAKY_TREND_SAME;
+}
+
+/* The binomial log-likelihood of k failures in n at its own rate. */
+static double
+loglik(int64_t k, int64_t n)
+{
+	double	 p;
+
+	if (n == 0 || k == 0 || k == n)
+		return 0;
+	p = (double)k / (double)n;
+	return (double)k * log(p) + (double)(n - k) * log(1 - p);
+}
+
+/* The one split of the series that best explains it as two rates, the
+ * later higher (maximum likelihood), kept only when the two 95% Wilson
+ * intervals do not overlap and the later part holds at least two failures.
+ * Returns the first day of the later part that has runs, or -1. */
+long
+flaky_change_point(const uint32_t *runs, const uint32_t *fails, size_t nd)
+{
+	int64_t	 n = 0, k = 0, bn = 0, bk = 0, an, ak;
+	double	 all, g, best_g = 0, lo, hi, plo, phi;
+	long	 best = -1;
+
+	for (size_t i = 0; i < nd; i++) {
+		n += runs[i];
+		k += fails[i];
+	}
+	if (k == 0 || n == 0)
+		return -1;
+	all = loglik(k, n);
+	for (size_t i = 0; i + 1 < nd; i++) {
+		bn += runs[i];
+		bk += fails[i];
+		/* Split only just before a day with runs. */
+		if (runs[i + 1] == 0 || bn == 0)
+			continue;
+		an = n - bn;
+		ak = k - bk;
+		if (ak * bn <= bk * an)
+			continue;	/* the later part is not worse */
+		g = loglik(bk, bn) + loglik(ak, an) - all;
+		if (g > best_g) {
+			best_g = g;
+			best = (long)i + 1;
+		}
+	}
+	if (best < 0)
+		return -1;
+	bn = bk = 0;
+	for (long i = 0; i < best; i++) {
+		bn += runs[i];
+		bk += fails[i];
+	}
+	/* One failure is never a change, however clean the days before. */
+	if (k - bk < 2)
+		return -1;
+	flaky_wilson(bk, bn, FLAKY_Z95, &plo, &phi);
+	flaky_wilson(k - bk, n - bn, FLAKY_Z95, &lo, &hi);
+	return lo > phi ? best : -1;
+}
+
+void
+flaky_history_free(struct flaky_history *h)
+{
+	if (h == NULL)
+		return;
+	for (size_t i = 0; i < h->nnames; i++)
+		free(h->names[i]);
+	free(h->names);
+	free(h->v);
+	free(h->days);
+	memset(h, 0, sizeof *h);
+}
+
+static int
+cmp_row_id(const void *a, const void *b)
+{
+	const int64_t	*k = a;
+	const struct flaky_history_row *r = b;
+
+	return *k < r->test_id ? -1 : *k > r->test_id;
+}
+
+const struct flaky_history_row *
+flaky_history_find(const struct flaky_history *h, int64_t id)
+{
+	if (h == NULL || h->n == 0)
+		return NULL;
+	return bsearch(&id, h->v, h->n, sizeof *h->v, cmp_row_id);
+}
+
+/* Every test (of the target) as an empty row, sorted by id. */
+static int
+history_tests(struct flaky_store *s, const char *target,
+    struct flaky_history *h, char *err, size_t errlen)
+{
+	sqlite3_stmt	*st;
+	size_t		 cap = 0;
+	int		 r, rc;
+
+	if ((r = prepare(s, "SELECT t.id, tg.name, t.name FROM tests t "
+	    "JOIN targets tg ON tg.id = t.target_id "
+	    "WHERE ?1 IS NULL OR tg.name = ?1 ORDER BY t.id", &st, err,
+	    errlen)) < 0)
+		return r;
+	if (target != NULL)
+		sqlite3_bind_text(st, 1, target, -1, SQLITE_STATIC);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		struct flaky_history_row *row;
+
+		if (h->n == cap) {
+			size_t	 nc = cap ? cap * 2 : 256;
+			void	*v = reallocarray(h->v, nc, sizeof *h->v);
+			void	*w = v == NULL ? NULL :
+			    reallocarray(h->names, nc * 2, sizeof *h->names);
+
+			if (v != NULL)
+				h->v = v;
+			if (w == NULL) {
+				r = -ENOMEM;
+				goto out;
+			}
+			h->names = w;
+			cap = nc;
+		}
+		row = &h->v[h->n];
+		memset(row, 0, sizeof *row);
+		row->test_id = sqlite3_column_int64(st, 0);
+		row->change_day = -1;
+		h->names[h->nnames] = strdup((const char *)
+		    sqlite3_column_text(st, 1));
+		h->names[h->nnames + 1] = strdup((const char *)
+		    sqlite3_column_text(st, 2));
+		h->nnames += 2;
+		if (h->names[h->nnames - 1] == NULL ||
+		    h->names[h->nnames - 2] == NULL) {
+			r = -ENOMEM;
+			goto out;
+		}
+		row->target = h->names[h->nnames - 2];
+		row->test = h->names[h->nnames - 1];
+		h->n++;
+	}
+	if (rc != SQLITE_DONE)
+		r = store_sql_error(s, err, errlen, "reading the tests");
+out:
+	sqlite3_finalize(st);
+	return r;
+}
+
+/* A run's share of the budget: when it started and what it cost. */
+struct run_cost {
+	int64_t		 id, day, wall_us, cpu_us;
+};
+
+static int
+cmp_run_cost(const void *a, const void *b)
+{
+	const struct run_cost *x = a, *y = b;
+
+	return x->id < y->id ? -1 : x->id > y->id;
+}
+
+/* Add one failed run (or a pruned day's sum) to a row: marked as having
+ * failed in either window, budget counted in the window itself. */
+static void
+budget_add(struct flaky_history *h, int64_t id, int64_t day, int64_t n,
+    int64_t wall, int64_t cpu)
+{
+	struct flaky_history_row *row;
+
+	row = bsearch(&id, h->v, h->n, sizeof *h->v, cmp_row_id);
+	if (row == NULL)
+		return;		/* another target */
+	row->trend = -1;	/* marked */
+	if (day >= h->first_day && day < h->first_day + h->ndays) {
+		row->budget_runs += n;
+		row->budget_wall_us += wall;
+		row->budget_cpu_us += cpu;
+	}
+}
+
+/* The budget of the window, and which tests failed in it or in the one
+ * before: the retained failed results (the partial index of failures,
+ * joined in memory to the runs of both windows) and the budget table of
+ * pruned runs. Tests that never failed in both windows have nothing to
+ * tell (trend same, no change point, no budget) and are not marked. */
+static int
+history_budget(struct flaky_store *s, struct flaky_history *h, char *err,
+    size_t errlen)
+{
+	struct run_cost	*rv = NULL, *run;
+	sqlite3_stmt	*st = NULL;
+	size_t		 n = 0, cap = 0;
+	int64_t		 from = h->first_day - h->ndays;
+	int64_t		 to = h->first_day + h->ndays;
+	int		 r, rc;
+
+	if ((r = prepare(s, "SELECT id, started_ms, duration_us, "
+	    "coalesce(user_us, 0) + coalesce(sys_us, 0) FROM runs "
+	    "WHERE started_ms >= ?1 AND started_ms < ?2", &st, err,
+	    errlen)) < 0)
+		return r;
+	sqlite3_bind_int64(st, 1, from * FLAKY_DAY_MS);
+	sqlite3_bind_int64(st, 2, to * FLAKY_DAY_MS);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		if (n == cap) {
+			size_t	 nc = cap ? cap * 2 : 1024;
+			void	*p = reallocarray(rv, nc, sizeof *rv);
+
+			if (p == NULL) {
+				r = flaky_error(err, errlen, ENOMEM,
+				    "out of memory");
+				goto out;
+			}
+			rv = p;
+			cap = nc;
+		}
+		rv[n].id = sqlite3_column_int64(st, 0);
+		rv[n].day = sqlite3_column_int64(st, 1) / FLAKY_DAY_MS;
+		rv[n].wall_us = sqlite3_column_int64(st, 2);
+		rv[n].cpu_us = sqlite3_column_int64(st, 3);
+		n++;
+	}
+	if (rc != SQLITE_DONE) {
+		r = store_sql_error(s, err, errlen, "reading the runs");
+		goto out;
+	}
+	sqlite3_finalize(st);
+	st = NULL;
+	if (n > 1)
+		qsort(rv, n, sizeof *rv, cmp_run_cost);
+	if (n > 0) {
+		/* Every retained failure, from the covering partial index,
+		 * within the run ids of the two windows. The "+" keeps the
+		 * planner off the primary key: a run-id range there is every
+		 * result of those runs, not only the failed ones. */
+		if ((r = prepare(s, "SELECT test_id, run_id FROM results "
+		    "WHERE outcome IN (1, 2) AND +run_id BETWEEN ?1 AND ?2",
+		    &st, err, errlen)) < 0)
+			goto out;
+		sqlite3_bind_int64(st, 1, rv[0].id);
+		sqlite3_bind_int64(st, 2, rv[n - 1].id);
+		while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+			struct run_cost key;
+
+			key.id = sqlite3_column_int64(st, 1);
+			run = bsearch(&key, rv, n, sizeof *rv, cmp_run_cost);
+			if (run != NULL)
+				budget_add(h, sqlite3_column_int64(st, 0),
+				    run->day, 1, run->wall_us, run->cpu_us);
+		}
+		if (rc != SQLITE_DONE) {
+			r = store_sql_error(s, err, errlen,
+			    "reading the failures");
+			goto out;
+		}
+		sqlite3_finalize(st);
+		st = NULL;
+	}
+	if ((r = prepare(s, "SELECT day, test_id, runs, wall_us, cpu_us "
+	    "FROM budget WHERE day >= ?1 AND day < ?2", &st, err,
+	    errlen)) < 0)
+		goto out;
+	sqlite3_bind_int64(st, 1, from);
+	sqlite3_bind_int64(st, 2, to);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW)
+		budget_add(h, sqlite3_column_int64(st, 1),
+		    sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 2),
+		    sqlite3_column_int64(st, 3), sqlite3_column_int64(st, 4));
+	if (rc != SQLITE_DONE) {
+		r = store_sql_error(s, err, errlen, "reading the budget");
+		goto out;
+	}
+	sqlite3_finalize(st);
+	st = NULL;
+	if ((r = prepare(s, "SELECT test_id FROM quarantine", &st, err,
+	    errlen)) < 0)
+		goto out;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		int64_t	 id = sqlite3_column_int64(st, 0);
+		struct flaky_history_row *row;
+
+		row = bsearch(&id, h->v, h->n, sizeof *h->v, cmp_row_id);
+		if (row != NULL)
+			row->quarantined = 1;
+	}
+	if (rc != SQLITE_DONE)
+		r = store_sql_error(s, err, errlen, "reading the quarantine");
+out:
+	sqlite3_finalize(st);
+	free(rv);
+	return r;
+}
+
+/* One test's days of both windows, oldest first, into runs[2 nd] and
+ * fails[2 nd]: one seek per day (the rollups are keyed by day, test). */
+static int
+history_days(struct flaky_store *s, sqlite3_stmt *st,
+    const struct flaky_history *h, int64_t id, uint32_t *runs,
+    uint32_t *fails, char *err, size_t errlen)
+{
+	int64_t	 from = h->first_day - h->ndays;
+	int	 rc;
+
+	memset(runs, 0, 2 * (size_t)h->ndays * sizeof *runs);
+	memset(fails, 0, 2 * (size_t)h->ndays * sizeof *fails);
+	sqlite3_reset(st);
+	sqlite3_bind_int64(st, 1, id);
+	sqlite3_bind_int64(st, 2, from);
+	sqlite3_bind_int64(st, 3, h->first_day + h->ndays);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		int64_t	 d = sqlite3_column_int64(st, 0) - from;
+
+		runs[d] = (uint32_t)sqlite3_column_int64(st, 1);
+		fails[d] = (uint32_t)sqlite3_column_int64(st, 2);
+	}
+	if (rc != SQLITE_DONE)
+		return store_sql_error(s, err, errlen, "reading the rollups");
+	return 0;
+}
+
+int
+flaky_store_history(struct flaky_store *s, const struct flaky_query *q,
+    struct flaky_history *h, char *err, size_t errlen)
+{
+	sqlite3_stmt	*st = NULL;
+	uint32_t	*chain = NULL;
+	int64_t		 from, to, nd;
+	size_t		 keep = 0;
+	int		 r;
+
+	memset(h, 0, sizeof *h);
+	to = q->until_ms == INT64_MAX ? flaky_now_ms() / FLAKY_DAY_MS + 1 :
+	    q->until_ms > 0 ? (q->until_ms - 1) / FLAKY_DAY_MS + 1 : 0;
+	from = q->since_ms == INT64_MIN ? to - HISTORY_DAYS_MAX :
+	    q->since_ms >= 0 ? q->since_ms / FLAKY_DAY_MS :
+	    -((-q->since_ms + FLAKY_DAY_MS - 1) / FLAKY_DAY_MS);
+	if (to - from > HISTORY_DAYS_MAX)
+		from = to - HISTORY_DAYS_MAX;
+	if (to <= from)
+		from = to - 1;
+	nd = to - from;
+	h->first_day = from;
+	h->ndays = nd;
+	if ((r = scalar(s, "SELECT value FROM store_meta WHERE key = "
+	    "'pruned_before_ms'", 0, 0, &h->pruned_before_ms, err,
+	    errlen)) < 0)
+		goto fail;
+	if ((r = history_tests(s, q->target, h, err, errlen)) < 0 ||
+	    (r = history_budget(s, h, err, errlen)) < 0)
+		goto fail;
+	for (size_t i = 0; i < h->n; i++)
+		if (h->v[i].trend == -1 || h->v[i].quarantined)
+			h->v[keep++] = h->v[i];
+	h->n = keep;
+	if (h->n == 0)
+		return 0;
+	/* The window's days for every row kept, then a scratch series of
+	 * both windows. */
+	h->days = calloc(h->n * 2 * (size_t)nd, sizeof *h->days);
+	chain = calloc(4 * (size_t)nd, sizeof *chain);
+	if (h->days == NULL || chain == NULL) {
+		r = flaky_error(err, errlen, ENOMEM, "out of memory");
+		goto fail;
+	}
+	if ((r = prepare(s, "WITH RECURSIVE d(x) AS (SELECT ?2 UNION ALL "
+	    "SELECT x + 1 FROM d WHERE x + 1 < ?3) SELECT r.day, r.runs, "
+	    "r.failures FROM d JOIN rollups r ON r.day = d.x AND "
+	    "r.test_id = ?1", &st, err, errlen)) < 0)
+		goto fail;
+	for (size_t i = 0; i < h->n; i++) {
+		struct flaky_history_row *row = &h->v[i];
+		long	 cp;
+
+		row->day_runs = h->days + i * 2 * (size_t)nd;
+		row->day_failures = row->day_runs + nd;
+		if ((r = history_days(s, st, h, row->test_id, chain,
+		    chain + 2 * nd, err, errlen)) < 0)
+			goto fail;
+		memcpy(row->day_runs, chain + nd, nd * sizeof *chain);
+		memcpy(row->day_failures, chain + 3 * nd, nd * sizeof *chain);
+		for (int64_t d = 0; d < nd; d++) {
+			row->prev_runs += chain[d];
+			row->prev_failures += chain[2 * nd + d];
+			row->runs += chain[nd + d];
+			row->failures += chain[3 * nd + d];
+		}
+		row->trend = flaky_trend(row->failures, row->runs,
+		    row->prev_failures, row->prev_runs);
+		row->change_day = -1;
+		if (row->failures > 0 &&
+		    (cp = flaky_change_point(chain, chain + 2 * nd,
+		    (size_t)(2 * nd))) >= 0)
+			row->change_day = from - nd + cp;
+	}
+	sqlite3_finalize(st);
+	free(chain);
+	return 0;
+fail:
+	sqlite3_finalize(st);
+	free(chain);
+	flaky_history_free(h);
+	return r;
+}
+
+int
+flaky_store_find_test(struct flaky_store *s, const char *target,
+    const char *test, int64_t *ret_id, char *err, size_t errlen)
+{
+	sqlite3_stmt	*st;
+	int		 r, rc, n = 0;
+
+	/* Targets first: each is one seek in tests' (target_id, name). */
+	if ((r = prepare(s, "SELECT t.id FROM targets tg CROSS JOIN tests t "
+	    "ON t.target_id = tg.id AND t.name = ?1 WHERE "
+	    "?2 IS NULL OR tg.name = ?2 LIMIT 2", &st, err, errlen)) < 0)
+		return r;
+	sqlite3_bind_text(st, 1, test, -1, SQLITE_STATIC);
+	if (target != NULL)
+		sqlite3_bind_text(st, 2, target, -1, SQLITE_STATIC);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		if (n++ == 0)
+			*ret_id = sqlite3_column_int64(st, 0);
+	}
+	if (rc != SQLITE_DONE)
+		r = store_sql_error(s, err, errlen, "finding the test");
+	else if (n == 0)
+		r = flaky_error(err, errlen, ENOENT, "no test named '%s'%s%s",
+		    test, target ? " in target " : "", target ? target : "");
+	else if (n > 1)
+		r = flaky_error(err, errlen, EEXIST, "test '%s' is in more "
+		    "than one target: name one with --target", test);
+	sqlite3_finalize(st);
+	return r;
+}
+
+int
+flaky_store_test_days(struct flaky_store *s, int64_t test_id,
+    int64_t first_day, int64_t ndays, uint32_t *runs, uint32_t *failures,
+    char *err, size_t errlen)
+{
+	sqlite3_stmt	*st;
+	int		 r, rc;
+
+	memset(runs, 0, (size_t)ndays * sizeof *runs);
+	memset(failures, 0, (size_t)ndays * sizeof *failures);
+	/* The rollups are keyed by (day, test_id): one seek per day, not a
+	 * scan of every test's rows of the range. */
+	if ((r = prepare(s, "WITH RECURSIVE d(x) AS (SELECT ?2 UNION ALL "
+	    "SELECT x + 1 FROM d WHERE x + 1 < ?3) SELECT r.day, r.runs, "
+	    "r.failures FROM d JOIN rollups r ON r.day = d.x AND "
+	    "r.test_id = ?1", &st, err, errlen)) < 0)
+		return r;
+	sqlite3_bind_int64(st, 1, test_id);
+	sqlite3_bind_int64(st, 2, first_day);
+	sqlite3_bind_int64(st, 3, first_day + ndays);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		int64_t	 d = sqlite3_column_int64(st, 0) - first_day;
+
+		runs[d] = (uint32_t)sqlite3_column_int64(st, 1);
+		failures[d] = (uint32_t)sqlite3_column_int64(st, 2);
+	}
+	if (rc != SQLITE_DONE)
+		r = store_sql_error(s, err, errlen, "reading the rollups");
+	sqlite3_finalize(st);
+	return r;
+}
+
+int
+flaky_store_run_by_hash(struct flaky_store *s, const char *hash,
+    int64_t *ret_id, char *err, size_t errlen)
+{
+	sqlite3_stmt	*st;
+	int		 r, rc;
+
+	if ((r = prepare(s, "SELECT id FROM runs WHERE content_hash = ?1",
+	    &st, err, errlen)) < 0)
+		return r;
+	sqlite3_bind_text(st, 1, hash, -1, SQLITE_STATIC);
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW) {
+		*ret_id = sqlite3_column_int64(st, 0);
+		r = 1;
+	} else if (rc != SQLITE_DONE)
+		r = store_sql_error(s, err, errlen, "looking up the hash");
+	sqlite3_finalize(st);
+	return r;
+}
+
+int
+flaky_store_add_attempts(struct flaky_store *s, int64_t run_id,
+    const struct flaky_results *res, const struct flaky_junit_extra *x,
+    char *err, size_t errlen)
+{
+	sqlite3_stmt	*st;
+	int		 r;
+
+	if (x == NULL || x->nattempts == 0)
+		return 0;
+	if ((r = prepare(s, "INSERT INTO attempts (run_id, position, "
+	    "attempt, outcome, message) VALUES (?1, ?2, ?3, ?4, ?5)", &st,
+	    err, errlen)) < 0)
+		return r;
+	for (size_t i = 0; i < x->nattempts; i++) {
+		const struct flaky_attempt *a = &x->attempts[i];
+
+		if (a->result >= res->n)
+			continue;
+		sqlite3_reset(st);
+		sqlite3_bind_int64(st, 1, run_id);
+		sqlite3_bind_int64(st, 2, res->v[a->result].position);
+		sqlite3_bind_int(st, 3, a->attempt);
+		sqlite3_bind_int(st, 4, a->outcome);
+		if (a->message != NULL)
+			sqlite3_bind_text(st, 5, a->message, -1,
+			    SQLITE_STATIC);
+		else
+			sqlite3_bind_null(st, 5);
+		if (sqlite3_step(st) != SQLITE_DONE) {
+			r = store_sql_error(s, err, errlen,
+			    "adding an attempt");
+			break;
+		}
+	}
+	sqlite3_finalize(st);
+	return r;
+}
+
+int
+flaky_store_quarantine_add(struct flaky_store *s, int64_t test_id,
+    const char *reason, const char *ticket, int64_t now_ms, char *err,
+    size_t errlen)
+{
+	sqlite3_stmt	*st;
+	int		 r;
+
+	if ((r = prepare(s, "INSERT INTO quarantine (test_id, reason, "
+	    "ticket, added_ms) VALUES (?1, ?2, ?3, ?4) ON CONFLICT (test_id) "
+	    "DO UPDATE SET reason = ?2, ticket = coalesce(?3, ticket)", &st,
+	    err, errlen)) < 0)
+		return r;
+	sqlite3_bind_int64(st, 1, test_id);
+	sqlite3_bind_text(st, 2, reason, -1, SQLITE_STATIC);
+	if (ticket != NULL)
+		sqlite3_bind_text(st, 3, ticket, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(st, 4, now_ms);
+	if (sqlite3_step(st) != SQLITE_DONE)
+		r = store_sql_error(s, err, errlen, "quarantining");
+	sqlite3_finalize(st);
+	return r;
+}
+
+int
+flaky_store_quarantine_remove(struct flaky_store *s, int64_t test_id,
+    char *err, size_t errlen)
+{
+	sqlite3_stmt	*st;
+	int		 r;
+
+	if ((r = prepare(s, "DELETE FROM quarantine WHERE test_id = ?1", &st,
+	    err, errlen)) < 0)
+		return r;
+	sqlite3_bind_int64(st, 1, test_id);
+	if (sqlite3_step(st) != SQLITE_DONE)
+		r = store_sql_error(s, err, errlen, "releasing");
+	else if (sqlite3_changes(store_db(s)) == 0)
+		r = flaky_error(err, errlen, ENOENT, "the test is not in "
+		    "quarantine");
+	sqlite3_finalize(st);
+	return r;
+}
+
+void
+flaky_quarantine_rows_free(struct flaky_quarantine_row *v, size_t n)
+{
+	for (size_t i = 0; v != NULL && i < n; i++) {
+		free(v[i].target);
+		free(v[i].test);
+		free(v[i].reason);
+		free(v[i].ticket);
+	}
+	free(v);
+}
+
+/* Passing runs in a row up to now: the runs after the last failed one.
+ * The last failure is found through the partial index of failed results;
+ * whole days after it come from the rollups, the rest of its day from the
+ * raw results of the runs stored after it. After pruning, the last day
+ * with a failure in the rollups stands in (a lower bound). */
+static int
+pass_streak(struct flaky_store *s, int64_t test_id, int64_t *ret, char *err,
+    size_t errlen)
+{
+	sqlite3_stmt	*st;
+	int64_t		 last, day, tail = 0, end;
+	int		 r;
+
+	if ((r = scalar(s, "SELECT max(run_id) FROM results WHERE "
+	    "test_id = ?1 AND outcome IN (1, 2)", test_id, -1, &last, err,
+	    errlen)) < 0)
+		return r;
+	if (last >= 0) {
+		if ((r = scalar(s, "SELECT started_ms / 86400000 FROM runs "
+		    "WHERE id = ?1", last, -1, &day, err, errlen)) < 0)
+			return r;
+		if ((r = scalar(s, "SELECT max(id) FROM runs WHERE "
+		    "started_ms < (?1 + 1) * 86400000", day, last, &end, err,
+		    errlen)) < 0)
+			return r;
+		if ((r = prepare(s, "SELECT count(*) FROM results WHERE "
+		    "run_id > ?1 AND run_id <= ?2 AND test_id = ?3 AND "
+		    "outcome IN (0, 5)", &st, err, errlen)) < 0)
+			return r;
+		sqlite3_bind_int64(st, 1, last);
+		sqlite3_bind_int64(st, 2, end);
+		sqlite3_bind_int64(st, 3, test_id);
+		if (sqlite3_step(st) == SQLITE_ROW)
+			tail = sqlite3_column_int64(st, 0);
+		else
+			r = store_sql_error(s, err, errlen, "counting passes");
+		sqlite3_finalize(st);
+		if (r < 0)
+			return r;
+	} else if ((r = scalar(s, "SELECT max(day) FROM rollups WHERE "
+	    "test_id = ?1 AND failures > 0", test_id, -1, &day, err,
+	    errlen)) < 0)
+		return r;
+	if ((r = prepare(s, "SELECT coalesce(sum(runs), 0) FROM rollups "
+	    "WHERE test_id = ?1 AND day > ?2", &st, err, errlen)) < 0)
+		return r;
+	sqlite3_bind_int64(st, 1, test_id);
+	sqlite3_bind_int64(st, 2, day);
+	if (sqlite3_step(st) == SQLITE_ROW)
+		*ret = tail + sqlite3_column_int64(st, 0);
+	else
+		r = store_sql_error(s, err, errlen, "counting passes");
+	sqlite3_finalize(st);
+	return r;
+}
+
+int
+flaky_store_quarantine_list(struct flaky_store *s,
+    struct flaky_quarantine_row **ret, size_t *ret_n, char *err,
+    size_t errlen)
+{
+	struct flaky_quarantine_row *v = NULL, *row;
+	sqlite3_stmt	*st;
+	size_t		 n = 0, cap = 0;
+	int		 r, rc;
+
+	*ret = NULL;
+	*ret_n = 0;
+	if ((r = prepare(s, "SELECT q.test_id, tg.name, t.name, q.reason, "
+	    "q.ticket, q.added_ms FROM quarantine q "
+	    "JOIN tests t ON t.id = q.test_id "
+	    "JOIN targets tg ON tg.id = t.target_id "
+	    "ORDER BY tg.name, t.name", &st, err, errlen)) < 0)
+		return r;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		const char *tk = (const char *)sqlite3_column_text(st, 4);
+
+		if (n == cap) {
+			size_t	 nc = cap ? cap * 2 : 16;
+			void	*p = reallocarray(v, nc, sizeof *v);
+
+			if (p == NULL) {
+				r = -ENOMEM;
+				goto out;
+			}
+			v = p;
+			cap = nc;
+		}
+		row = &v[n++];
+		memset(row, 0, sizeof *row);
+		row->test_id = sqlite3_column_int64(st, 0);
+		row->target = strdup((const char *)sqlite3_column_text(st, 1));
+		row->test = strdup((const char *)sqlite3_column_text(st, 2));
+		row->reason = strdup((const char *)sqlite3_column_text(st, 3));
+		row->ticket = tk ? strdup(tk) : NULL;
+		row->added_ms = sqlite3_column_int64(st, 5);
+		if (row->target == NULL || row->test == NULL ||
+		    row->reason == NULL || (tk != NULL && row->ticket == NULL)) {
+			r = -ENOMEM;
+			goto out;
+		}
+	}
+	if (rc != SQLITE_DONE) {
+		r = store_sql_error(s, err, errlen, "reading the quarantine");
+		goto out;
+	}
+	for (size_t i = 0; i < n; i++)
+		if ((r = pass_streak(s, v[i].test_id, &v[i].passes, err,
+		    errlen)) < 0)
+			goto out;
+out:
+	sqlite3_finalize(st);
+	if (r < 0) {
+		if (r == -ENOMEM)
+			flaky_error(err, errlen, ENOMEM, "out of memory");
+		flaky_quarantine_rows_free(v, n);
+		return r;
+	}
+	*ret = v;
+	*ret_n = n;
+	return 0;
+}
+
+/* Run a statement with one or two integer parameters; changes in *ret. */
+static int
+exec2(struct flaky_store *s, const char *sql, int64_t a, int64_t b,
+    int64_t *ret, char *err, size_t errlen)
+{
+	sqlite3_stmt	*st;
+	int		 r;
+
+	if ((r = prepare(s, sql, &st, err, errlen)) < 0)
+		return r;
+	if (sqlite3_bind_parameter_count(st) >= 1)
+		sqlite3_bind_int64(st, 1, a);
+	if (sqlite3_bind_parameter_count(st) >= 2)
+		sqlite3_bind_int64(st, 2, b);
+	if (sqlite3_step(st) != SQLITE_DONE)
+		r = store_sql_error(s, err, errlen, "pruning");
+	else if (ret != NULL)
+		*ret += sqlite3_changes(store_db(s));
+	sqlite3_finalize(st);
+	return r;
+}
+
+int
+flaky_store_prune(struct flaky_store *s, int64_t before_ms,
+    struct flaky_prune_stats *ps, char *err, size_t errlen)
+{
+	sqlite3_stmt	*st = NULL;
+	int64_t		 ids[PRUNE_BATCH], after = 0, dummy;
+	int		 r = 0, rc, n;
+
+	memset(ps, 0, sizeof *ps);
+	for (;;) {
+		/* The next batch of runs that still hold raw data. */
+		if ((r = prepare(s, "SELECT id FROM runs WHERE id > ?1 AND "
+		    "started_ms < ?2 AND (stdout_id IS NOT NULL OR stderr_id IS "
+		    "NOT NULL OR EXISTS (SELECT 1 FROM results WHERE run_id = "
+		    "runs.id)) ORDER BY id LIMIT 50", &st, err, errlen)) < 0)
+			return r;
+		sqlite3_bind_int64(st, 1, after);
+		sqlite3_bind_int64(st, 2, before_ms);
+		n = 0;
+		while ((rc = sqlite3_step(st)) == SQLITE_ROW && n < PRUNE_BATCH)
+			ids[n++] = sqlite3_column_int64(st, 0);
+		if (rc != SQLITE_DONE && rc != SQLITE_ROW)
+			r = store_sql_error(s, err, errlen, "pruning");
+		sqlite3_finalize(st);
+		if (r < 0 || n == 0)
+			break;
+		if ((r = flaky_store_begin(s, err, errlen)) < 0)
+			return r;
+		for (int i = 0; i < n && r == 0; i++) {
+			/* The run's budget outlives its results. */
+			if ((r = exec2(s, "INSERT INTO budget (day, test_id, "
+			    "runs, wall_us, cpu_us) SELECT r.started_ms / "
+			    "86400000, res.test_id, count(*), "
+			    "sum(coalesce(r.duration_us, 0)), "
+			    "sum(coalesce(r.user_us, 0) + coalesce(r.sys_us, "
+			    "0)) FROM results res JOIN runs r ON r.id = "
+			    "res.run_id WHERE res.run_id = ?1 AND res.outcome "
+			    "IN (1, 2) GROUP BY 1, 2 ON CONFLICT (day, test_id) "
+			    "DO UPDATE SET runs = runs + excluded.runs, "
+			    "wall_us = wall_us + excluded.wall_us, "
+			    "cpu_us = cpu_us + excluded.cpu_us", ids[i], 0,
+			    NULL, err, errlen)) < 0 ||
+			    (r = exec2(s, "DELETE FROM results WHERE run_id = ?1",
+			    ids[i], 0, &ps->results, err, errlen)) < 0 ||
+			    (r = exec2(s, "DELETE FROM attempts WHERE "
+			    "run_id = ?1", ids[i], 0, NULL, err, errlen)) < 0 ||
+			    (r = exec2(s, "UPDATE runs SET stdout_id = NULL, "
+			    "stderr_id = NULL WHERE id = ?1", ids[i], 0, NULL, err,
+			    errlen)) < 0)
+				break;
+			ps->runs++;
+		}
+		if (r == 0)
+			r = exec2(s, "INSERT INTO store_meta (key, value) VALUES "
+			    "('pruned_before_ms', ?1) ON CONFLICT (key) DO UPDATE "
+			    "SET value = max(value, ?1)", before_ms, 0, NULL, err,
+			    errlen);
+		if (r < 0) {
+			flaky_store_rollback(s);
+			return r;
+		}
+		if ((r = flaky_store_commit(s, err, errlen)) < 0)
+			return r;
+		after = ids[n - 1];
+	}
+	if (r < 0)
+		return r;
+	if ((r = flaky_store_begin(s, err, errlen)) < 0)
+		return r;
+	/* Messages are referenced by failed results only. */
+	dummy = 0;
+	if ((r = exec2(s, "DELETE FROM messages WHERE id NOT IN (SELECT "
+	    "message_id FROM results WHERE outcome IN (1, 2) AND message_id "
+	    "IS NOT NULL)", 0, 0, &ps->messages, err, errlen)) < 0 ||
+	    /* Output is shared between runs: kept while any run names it. */
+	    (r = exec2(s, "DELETE FROM outputs WHERE id NOT IN (SELECT "
+	    "stdout_id FROM runs WHERE stdout_id IS NOT NULL UNION ALL "
+	    "SELECT stderr_id FROM runs WHERE stderr_id IS NOT NULL)", 0, 0,
+	    &dummy, err, errlen)) < 0 ||
+	    (r = exec2(s, "INSERT INTO store_meta (key, value) VALUES "
+	    "('pruned_before_ms', ?1) ON CONFLICT (key) DO UPDATE SET "
+	    "value = max(value, ?1)", before_ms, 0, &dummy, err, errlen)) < 0) {
+		flaky_store_rollback(s);
+		return r;
+	}
+	return flaky_store_commit(s, err, errlen);
+}
+
+/* The size of a file, 0 when it does not exist. */
+static int64_t
+file_size(const char *path, const char *suffix)
+{
+	struct stat	 sb;
+	char		 p[4096];
+
+	snprintf(p, sizeof p, "%s%s", path, suffix);
+	return stat(p, &sb) == 0 ? (int64_t)sb.st_size : 0;
+}
+
+int
+flaky_store_db_stats(struct flaky_store *s, struct flaky_db_stats *d,
+    char *err, size_t errlen)
+{
+	static const struct {
+		const char	*sql;
+		size_t		 off;
+		int64_t		 def;
+	} q[] = {
+#define F(x)	offsetof(struct flaky_db_stats, x)
+		{ "PRAGMA page_size", F(page_size), 0 },
+		{ "PRAGMA page_count", F(pages), 0 },
+		{ "PRAGMA freelist_count", F(free_pages), 0 },
+		{ "SELECT count(*) FROM targets", F(targets), 0 },
+		{ "SELECT count(*) FROM tests", F(tests), 0 },
+		{ "SELECT count(*) FROM runs", F(runs), 0 },
+		{ "SELECT count(*) FROM results", F(results), 0 },
+		{ "SELECT count(*) FROM messages", F(messages), 0 },
+		{ "SELECT count(*) FROM rollups", F(rollups), 0 },
+		{ "SELECT count(*) FROM budget", F(budget), 0 },
+		{ "SELECT count(*) FROM attempts", F(attempts), 0 },
+		{ "SELECT count(*) FROM quarantine", F(quarantined), 0 },
+		{ "SELECT min(started_ms) FROM runs", F(first_run_ms),
+		    INT64_MIN },
+		{ "SELECT max(started_ms) FROM runs", F(last_run_ms),
+		    INT64_MIN },
+		{ "SELECT min(day) FROM rollups", F(first_day), -1 },
+		{ "SELECT max(day) FROM rollups", F(last_day), -1 },
+		{ "SELECT started_ms FROM runs WHERE id = (SELECT "
+		    "min(run_id) FROM results)", F(first_result_ms), INT64_MIN },
+		{ "SELECT value FROM store_meta WHERE key = "
+		    "'pruned_before_ms'", F(pruned_before_ms), 0 },
+		{ "PRAGMA user_version", 0, -1 },
+#undef F
+	};
+	int64_t		 v;
+	int		 r;
+
+	memset(d, 0, sizeof *d);
+	for (size_t i = 0; i < FLAKY_ARRAY_SIZE(q); i++) {
+		if ((r = scalar(s, q[i].sql, 0, q[i].def, &v, err,
+		    errlen)) < 0)
+			return r;
+		if (i == FLAKY_ARRAY_SIZE(q) - 1)
+			d->schema_version = (int)v;
+		else
+			*(int64_t *)(void *)((char *)d + q[i].off) = v;
+	}
+	d->file_bytes = file_size(flaky_store_path(s), "");
+	d->wal_bytes = file_size(flaky_store_path(s), "-wal");
+	return 0;
+}

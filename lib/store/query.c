@@ -1,0 +1,745 @@
+/* Reading the evidence back: per-test statistics over a window, from the
+ * daily rollups (days) or the raw results (one analyze call's runs). */
+#include "buildconf.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "store/store.h"
+#include "store_int.h"
+#include "util/util.h"
+
+#define DAY_MS	86400000LL
+
+void
+store_query_finalize(struct flaky_store *s)
+{
+	(void)s;
+}
+
+void
+flaky_test_rows_free(struct flaky_test_row *v, size_t n)
+{
+	if (v == NULL)
+		return;
+	for (size_t i = 0; i < n; i++) {
+		free(v[i].target);
+		free(v[i].test);
+		free(v[i].top_message);
+	}
+	free(v);
+}
+
+unsigned
+flaky_query_kinds(const struct flaky_query *q)
+{
+	unsigned k = q->kinds & (FLAKY_KIND_MASK(FLAKY_KIND_SUITE) |
+	    FLAKY_KIND_MASK(FLAKY_KIND_ALONE) |
+	    FLAKY_KIND_MASK(FLAKY_KIND_INGESTED));
+
+	return k == 0 ? FLAKY_KINDS_DEFAULT : k;
+}
+
+/* The SQL condition on the runs (alias ru) a query counts: complete runs of
+ * the query's kinds. Runs alone by themselves get a plain comparison, so
+ * that the runs_alone index serves them. */
+static const char *
+kinds_sql(const struct flaky_query *q)
+{
+	switch (flaky_query_kinds(q)) {
+	case FLAKY_KIND_MASK(FLAKY_KIND_ALONE):
+		return "ru.kind = 'alone' AND ru.incomplete IS NULL";
+	case FLAKY_KIND_MASK(FLAKY_KIND_SUITE):
+		return "ru.kind = 'suite' AND ru.incomplete IS NULL";
+	case FLAKY_KIND_MASK(FLAKY_KIND_INGESTED):
+		return "ru.kind = 'ingested' AND ru.incomplete IS NULL";
+	case FLAKY_KINDS_DEFAULT:
+		return "ru.kind != 'alone' AND ru.incomplete IS NULL";
+	case FLAKY_KIND_MASK(FLAKY_KIND_SUITE) |
+	    FLAKY_KIND_MASK(FLAKY_KIND_ALONE):
+		return "ru.kind != 'ingested' AND ru.incomplete IS NULL";
+	case FLAKY_KIND_MASK(FLAKY_KIND_ALONE) |
+	    FLAKY_KIND_MASK(FLAKY_KIND_INGESTED):
+		return "ru.kind != 'suite' AND ru.incomplete IS NULL";
+	default:
+		return "ru.incomplete IS NULL";
+	}
+}
+
+/* The days [*from, *to) that cover the window, rounded outwards. */
+static void
+window_days(const struct flaky_query *q, int64_t *from, int64_t *to)
+{
+	*from = q->since_ms == INT64_MIN ? INT64_MIN / 2 :
+	    (q->since_ms >= 0 ? q->since_ms / DAY_MS :
+	    -((-q->since_ms + DAY_MS - 1) / DAY_MS));
+	*to = q->until_ms == INT64_MAX ? INT64_MAX / 2 :
+	    (q->until_ms > 0 ? (q->until_ms - 1) / DAY_MS + 1 : 0);
+}
+
+struct rows {
+	struct flaky_test_row	*v;
+	size_t			 n, cap;
+};
+
+static struct flaky_test_row *
+rows_add(struct rows *r)
+{
+	if (r->n == r->cap) {
+		size_t	 cap = r->cap ? r->cap * 2 : 256;
+		void	*p = realloc(r->v, cap * sizeof *r->v);
+
+		if (p == NULL)
+			return NULL;
+		r->v = p;
+		r->cap = cap;
+	}
+	memset(&r->v[r->n], 0, sizeof r->v[r->n]);
+	r->v[r->n].median_ms_pass = r->v[r->n].median_ms_fail = NAN;
+	r->v[r->n].p90_ms_pass = r->v[r->n].p90_ms_fail = NAN;
+	return &r->v[r->n++];
+}
+
+static char *
+col_strdup(sqlite3_stmt *st, int i)
+{
+	const unsigned char *t = sqlite3_column_text(st, i);
+
+	return strdup(t ? (const char *)t : "");
+}
+
+/* The statements of top_message, prepared once per query. The window's
+ * runs are first turned into a range of run ids; when no run outside the
+ * window has an id inside that range (the usual case: ids grow with time),
+ * the failed results are counted from the index alone, without looking
+ * each one's run up. */
+struct topq {
+	sqlite3_stmt	*count;
+	sqlite3_stmt	*msg;
+	int64_t		 lo, hi;	/* run ids; lo > hi: no runs */
+	int		 exact;		/* [lo, hi] holds only window runs */
+	int		 ready;
+};
+
+/* Finalize the statements of a topq; it may be half made. */
+static void
+topq_free(struct topq *t)
+{
+	sqlite3_finalize(t->count);
+	sqlite3_finalize(t->msg);
+	memset(t, 0, sizeof *t);
+}
+
+/* Find the run-id range of the window and prepare the statements. */
+static int
+topq_init(struct flaky_store *s, const struct flaky_query *q, struct topq *t)
+{
+	sqlite3_stmt	*st;
+	int64_t		 n = 0, m = -1;
+	int		 rc;
+	char		 sql[1024];
+
+	memset(t, 0, sizeof *t);
+	t->lo = 1;
+	snprintf(sql, sizeof sql, "SELECT min(id), max(id), count(*) FROM "
+	    "runs ru WHERE started_ms >= ?1 AND started_ms < ?2 AND id "
+	    "BETWEEN ?3 AND ?4 AND %s", kinds_sql(q));
+	if (sqlite3_prepare_v2(store_db(s), sql, -1, &st, NULL) != SQLITE_OK)
+		return -EIO;
+	sqlite3_bind_int64(st, 1, q->since_ms);
+	sqlite3_bind_int64(st, 2, q->until_ms);
+	sqlite3_bind_int64(st, 3, q->first_run_id > 0 ? q->first_run_id : 0);
+	sqlite3_bind_int64(st, 4, q->last_run_id > 0 ? q->last_run_id :
+	    INT64_MAX);
+	if ((rc = sqlite3_step(st)) == SQLITE_ROW &&
+	    sqlite3_column_type(st, 0) != SQLITE_NULL) {
+		t->lo = sqlite3_column_int64(st, 0);
+		t->hi = sqlite3_column_int64(st, 1);
+		n = sqlite3_column_int64(st, 2);
+	}
+	sqlite3_finalize(st);
+	if (rc != SQLITE_ROW)
+		return -EIO;
+	if (t->lo > t->hi)
+		return 0;
+	if (sqlite3_prepare_v2(store_db(s), "SELECT count(*) FROM runs "
+	    "WHERE id BETWEEN ?1 AND ?2", -1, &st, NULL) != SQLITE_OK)
+		return -EIO;
+	sqlite3_bind_int64(st, 1, t->lo);
+	sqlite3_bind_int64(st, 2, t->hi);
+	if (sqlite3_step(st) == SQLITE_ROW)
+		m = sqlite3_column_int64(st, 0);
+	sqlite3_finalize(st);
+	/* exact: every run in [lo, hi] is one the query counts */
+	t->exact = m == n;
+	snprintf(sql, sizeof sql, "SELECT r.message_id, count(*) AS c, "
+	    "max(r.run_id) FROM results r JOIN runs ru ON ru.id = r.run_id "
+	    "WHERE r.test_id = ?1 AND r.outcome IN (1, 2) "
+	    "AND ru.started_ms >= ?2 AND ru.started_ms < ?3 "
+	    "AND r.run_id BETWEEN ?4 AND ?5 AND %s "
+	    "GROUP BY r.message_id ORDER BY c DESC, r.message_id LIMIT 1",
+	    kinds_sql(q));
+	if (sqlite3_prepare_v2(store_db(s), t->exact ?
+	    "SELECT message_id, count(*) AS c, max(run_id) FROM results "
+	    "WHERE test_id = ?1 AND outcome IN (1, 2) "
+	    "AND run_id BETWEEN ?4 AND ?5 "
+	    "GROUP BY message_id ORDER BY c DESC, message_id LIMIT 1" : sql,
+	    -1, &t->count, NULL) != SQLITE_OK)
+		return -EIO;
+	if (sqlite3_prepare_v2(store_db(s),
+	    "SELECT message FROM results WHERE test_id = ? AND "
+	    "message_id = ? AND outcome IN (1, 2) AND run_id <= ? "
+	    "ORDER BY run_id DESC LIMIT 1", -1, &t->msg, NULL) != SQLITE_OK)
+		return -EIO;
+	return 0;
+}
+
+/* The most common failure of a test in the window and one real message of
+ * that kind. */
+static int
+top_message(struct topq *t, const struct flaky_query *q,
+    struct flaky_test_row *row)
+{
+	sqlite3_stmt	*st = t->count, *m = t->msg;
+	const unsigned char *text;
+	int64_t		 mid, run;
+
+	if (t->lo > t->hi)
+		return 0;
+	sqlite3_reset(st);
+	sqlite3_bind_int64(st, 1, row->test_id);
+	if (!t->exact) {
+		sqlite3_bind_int64(st, 2, q->since_ms);
+		sqlite3_bind_int64(st, 3, q->until_ms);
+	}
+	sqlite3_bind_int64(st, 4, t->lo);
+	sqlite3_bind_int64(st, 5, t->hi);
+	if (sqlite3_step(st) != SQLITE_ROW)
+		return 0;
+	row->top_message_count = sqlite3_column_int64(st, 1);
+	if (sqlite3_column_type(st, 0) == SQLITE_NULL)
+		return 0;
+	mid = sqlite3_column_int64(st, 0);
+	run = sqlite3_column_int64(st, 2);
+	sqlite3_reset(m);
+	sqlite3_bind_int64(m, 1, row->test_id);
+	sqlite3_bind_int64(m, 2, mid);
+	sqlite3_bind_int64(m, 3, run);
+	if (sqlite3_step(m) == SQLITE_ROW &&
+	    (text = sqlite3_column_text(m, 0)) != NULL &&
+	    (row->top_message = strdup((const char *)text)) == NULL)
+		return -ENOMEM;
+	return 0;
+}
+
+/* A test's quantiles and counts of known durations from its histograms. */
+static void
+hist_finish(struct flaky_test_row *row, const uint64_t *ph,
+    const uint64_t *fh)
+{
+	row->pass_n = row->fail_n = 0;
+	for (int i = 0; i < FLAKY_HIST_BUCKETS; i++) {
+		row->pass_n += (int64_t)ph[i];
+		row->fail_n += (int64_t)fh[i];
+	}
+	row->median_ms_pass = flaky_hist_quantile(ph, .5);
+	row->p90_ms_pass = flaky_hist_quantile(ph, .9);
+	row->median_ms_fail = flaky_hist_quantile(fh, .5);
+	row->p90_ms_fail = flaky_hist_quantile(fh, .9);
+}
+
+/* From the rollups: one row per (test, day), folded per test. */
+static int
+stats_rollups(struct flaky_store *s, const struct flaky_query *q,
+    struct rows *rows, char *err, size_t errlen)
+{
+	uint64_t	 ph[FLAKY_HIST_BUCKETS], fh[FLAKY_HIST_BUCKETS];
+	sqlite3_stmt	*st = NULL;
+	struct flaky_test_row *row = NULL;
+	int64_t		 from, to;
+	int		 rc, r = 0;
+
+	window_days(q, &from, &to);
+	if (sqlite3_prepare_v2(store_db(s),
+	    "SELECT ru.test_id, t.name, tg.name, ru.day, ru.runs, "
+	    "ru.failures, ru.skips, ru.pass_hist, ru.fail_hist "
+	    "FROM rollups ru JOIN tests t ON t.id = ru.test_id "
+	    "JOIN targets tg ON tg.id = t.target_id "
+	    "WHERE ru.day >= ?1 AND ru.day < ?2 "
+	    "AND (?3 IS NULL OR tg.name = ?3) "
+	    "ORDER BY ru.test_id", -1, &st, NULL) != SQLITE_OK)
+		return store_sql_error(s, err, errlen, "reading the rollups");
+	sqlite3_bind_int64(st, 1, from);
+	sqlite3_bind_int64(st, 2, to);
+	if (q->target != NULL)
+		sqlite3_bind_text(st, 3, q->target, -1, SQLITE_STATIC);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		int64_t	 tid = sqlite3_column_int64(st, 0);
+		int64_t	 day = sqlite3_column_int64(st, 3);
+
+		if (row == NULL || row->test_id != tid) {
+			if (row != NULL)
+				hist_finish(row, ph, fh);
+			memset(ph, 0, sizeof ph);
+			memset(fh, 0, sizeof fh);
+			if ((row = rows_add(rows)) == NULL) {
+				r = -ENOMEM;
+				goto out;
+			}
+			row->test_id = tid;
+			row->test = col_strdup(st, 1);
+			row->target = col_strdup(st, 2);
+			if (row->test == NULL || row->target == NULL) {
+				r = -ENOMEM;
+				goto out;
+			}
+			row->first_ms = day * DAY_MS;
+		}
+		row->last_ms = day * DAY_MS;
+		row->runs += sqlite3_column_int64(st, 4);
+		row->failures += sqlite3_column_int64(st, 5);
+		row->skips += sqlite3_column_int64(st, 6);
+		if (sqlite3_column_type(st, 7) == SQLITE_BLOB)
+			flaky_hist_merge(sqlite3_column_blob(st, 7),
+			    (size_t)sqlite3_column_bytes(st, 7), ph);
+		if (sqlite3_column_type(st, 8) == SQLITE_BLOB)
+			flaky_hist_merge(sqlite3_column_blob(st, 8),
+			    (size_t)sqlite3_column_bytes(st, 8), fh);
+	}
+	if (rc != SQLITE_DONE) {
+		r = store_sql_error(s, err, errlen, "reading the rollups");
+		goto out;
+	}
+	if (row != NULL)
+		hist_finish(row, ph, fh);
+out:
+	sqlite3_finalize(st);
+	return r;
+}
+
+struct durs {
+	int64_t	*v;
+	size_t	 n, cap;
+};
+
+static int
+durs_add(struct durs *d, int64_t us)
+{
+	if (d->n == d->cap) {
+		size_t	 cap = d->cap ? d->cap * 2 : 16;
+		void	*p = realloc(d->v, cap * sizeof *d->v);
+
+		if (p == NULL)
+			return -ENOMEM;
+		d->v = p;
+		d->cap = cap;
+	}
+	d->v[d->n++] = us;
+	return 0;
+}
+
+static int
+cmp_i64(const void *a, const void *b)
+{
+	int64_t	 x = *(const int64_t *)a, y = *(const int64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* The q-quantile by the nearest-rank rule, in ms; NAN when empty. */
+static double
+quantile(struct durs *d, double q)
+{
+	size_t	 rank;
+
+	if (d->n == 0)
+		return NAN;
+	rank = (size_t)ceil(q * (double)d->n);
+	if (rank == 0)
+		rank = 1;
+	return (double)d->v[rank - 1] / 1000.0;
+}
+
+static int
+cmp_test_id(const void *a, const void *b)
+{
+	const struct flaky_test_row *x = a, *y = b;
+
+	return x->test_id < y->test_id ? -1 : x->test_id > y->test_id;
+}
+
+/* From the raw results of a range of runs (one analyze call). */
+static int
+stats_raw(struct flaky_store *s, const struct flaky_query *q,
+    struct rows *rows, char *err, size_t errlen)
+{
+	sqlite3_stmt	*st = NULL;
+	struct durs	*pass = NULL, *fail = NULL;
+	int		 rc, r = 0;
+	size_t		 cap = 0;
+	char		 sql[1024];
+	int		 byid;
+
+	/* Only complete runs of the asked kinds: a run with outcomes
+	 * missing would make its remaining tests look worse than they are.
+	 * The join order is fixed (CROSS JOIN): after ANALYZE the planner
+	 * may walk runs alone and search every one's results by the id
+	 * range it carried over from the window. A run-id window reads its
+	 * results as one range (they are clustered by run), each run by
+	 * its id (NOT INDEXED: not through runs_alone by time, as ANALYZE's
+	 * figures of a small database suggest); a window by time finds the runs first, not by ids ("+"),
+	 * and their results by the primary key. */
+	byid = q->first_run_id > 0 || q->last_run_id > 0;
+	snprintf(sql, sizeof sql,
+	    "SELECT r.test_id, t.name, tg.name, r.outcome, r.duration_us, "
+	    "ru.started_ms FROM %s ON r.run_id = ru.id "
+	    "CROSS JOIN tests t ON t.id = r.test_id "
+	    "CROSS JOIN targets tg ON tg.id = t.target_id "
+	    "WHERE %s BETWEEN ?1 AND ?2 AND ru.started_ms >= ?4 "
+	    "AND ru.started_ms < ?5 AND (?3 IS NULL OR tg.name = ?3) "
+	    "AND %s ORDER BY r.test_id",
+	    byid ? "results r CROSS JOIN runs ru NOT INDEXED" :
+	    "runs ru CROSS JOIN results r", byid ? "r.run_id" : "+ru.id",
+	    kinds_sql(q));
+	if (sqlite3_prepare_v2(store_db(s), sql, -1, &st, NULL) != SQLITE_OK)
+		return store_sql_error(s, err, errlen, "reading the results");
+	sqlite3_bind_int64(st, 1, q->first_run_id > 0 ? q->first_run_id : 0);
+	sqlite3_bind_int64(st, 2, q->last_run_id > 0 ? q->last_run_id :
+	    INT64_MAX);
+	if (q->target != NULL)
+		sqlite3_bind_text(st, 3, q->target, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(st, 4, q->since_ms);
+	sqlite3_bind_int64(st, 5, q->until_ms);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		struct flaky_test_row *row;
+		int64_t	 tid = sqlite3_column_int64(st, 0);
+		int	 o = sqlite3_column_int(st, 3);
+		int	 known = sqlite3_column_type(st, 4) != SQLITE_NULL;
+		int64_t	 us = sqlite3_column_int64(st, 4);
+		int64_t	 t = sqlite3_column_int64(st, 5);
+		size_t	 i;
+
+		if (rows->n == 0 || rows->v[rows->n - 1].test_id != tid) {
+			if ((row = rows_add(rows)) == NULL) {
+				r = -ENOMEM;
+				goto out;
+			}
+			row->test_id = tid;
+			row->test = col_strdup(st, 1);
+			row->target = col_strdup(st, 2);
+			row->first_ms = t;
+			if (rows->n > cap) {
+				size_t	 nc = rows->cap;
+				void	*p1 = realloc(pass, nc * sizeof *pass);
+				void	*p2;
+
+				if (p1 == NULL) {
+					r = -ENOMEM;
+					goto out;
+				}
+				pass = p1;
+				if ((p2 = realloc(fail, nc * sizeof *fail)) ==
+				    NULL) {
+					r = -ENOMEM;
+					goto out;
+				}
+				fail = p2;
+				memset(pass + cap, 0,
+				    (nc - cap) * sizeof *pass);
+				memset(fail + cap, 0,
+				    (nc - cap) * sizeof *fail);
+				cap = nc;
+			}
+			if (row->test == NULL || row->target == NULL) {
+				r = -ENOMEM;
+				goto out;
+			}
+		}
+		i = rows->n - 1;
+		row = &rows->v[i];
+		if (t < row->first_ms)
+			row->first_ms = t;
+		if (t > row->last_ms)
+			row->last_ms = t;
+		if (FLAKY_FAILED(o)) {
+			row->runs++;
+			row->failures++;
+			if (known && durs_add(&fail[i], us) < 0) {
+				r = -ENOMEM;
+				goto out;
+			}
+		} else if (o == FLAKY_PASS || o == FLAKY_XPASS) {
+			row->runs++;
+			if (known && durs_add(&pass[i], us) < 0) {
+				r = -ENOMEM;
+				goto out;
+			}
+		} else
+			row->skips++;
+	}
+	if (rc != SQLITE_DONE) {
+		r = store_sql_error(s, err, errlen, "reading the results");
+		goto out;
+	}
+	for (size_t i = 0; i < rows->n; i++) {
+		struct flaky_test_row *row = &rows->v[i];
+
+		if (pass[i].n > 1)
+			qsort(pass[i].v, pass[i].n, sizeof *pass[i].v, cmp_i64);
+		if (fail[i].n > 1)
+			qsort(fail[i].v, fail[i].n, sizeof *fail[i].v, cmp_i64);
+		row->pass_n = (int64_t)pass[i].n;
+		row->fail_n = (int64_t)fail[i].n;
+		row->median_ms_pass = quantile(&pass[i], .5);
+		row->p90_ms_pass = quantile(&pass[i], .9);
+		row->median_ms_fail = quantile(&fail[i], .5);
+		row->p90_ms_fail = quantile(&fail[i], .9);
+	}
+out:
+	for (size_t i = 0; i < cap; i++) {
+		free(pass[i].v);
+		free(fail[i].v);
+	}
+	free(pass);
+	free(fail);
+	sqlite3_finalize(st);
+	return r;
+}
+
+/* The verdict alone of each row's test (rows sorted by test id). */
+static int
+add_alone(struct flaky_store *s, const struct flaky_query *q,
+    struct rows *rows, char *err, size_t errlen)
+{
+	struct flaky_alone_row *v = NULL;
+	size_t		 n = 0, j = 0;
+	int		 r;
+
+	if (rows->n == 0)
+		return 0;
+	if ((r = flaky_store_alone_stats(s, q, &v, &n, err, errlen)) < 0)
+		return r;
+	for (size_t i = 0; i < rows->n && j < n; i++) {
+		while (j < n && v[j].test_id < rows->v[i].test_id)
+			j++;
+		if (j < n && v[j].test_id == rows->v[i].test_id) {
+			rows->v[i].alone_runs = v[j].runs;
+			rows->v[i].alone_failures = v[j].failures;
+		}
+	}
+	flaky_alone_rows_free(v, n);
+	return 0;
+}
+
+void
+flaky_alone_rows_free(struct flaky_alone_row *v, size_t n)
+{
+	if (v == NULL)
+		return;
+	for (size_t i = 0; i < n; i++) {
+		free(v[i].target);
+		free(v[i].test);
+	}
+	free(v);
+}
+
+int
+flaky_store_alone_stats(struct flaky_store *s, const struct flaky_query *q,
+    struct flaky_alone_row **ret, size_t *ret_n, char *err, size_t errlen)
+{
+	struct flaky_alone_row *v = NULL, *row;
+	sqlite3_stmt	*st = NULL;
+	size_t		 n = 0, cap = 0;
+	int		 rc, r = 0;
+
+	*ret = NULL;
+	*ret_n = 0;
+	/* runs_alone finds the runs (CROSS JOIN: runs first; +ru.id: not
+	 * by a range of ids, which the planner would carry over to a scan
+	 * of the results); their results are neighbours (the primary key
+	 * starts with the run id) */
+	if (sqlite3_prepare_v2(store_db(s),
+	    "SELECT r.test_id, t.name, tg.name, "
+	    "sum(r.outcome IN (0, 1, 2, 5)), sum(r.outcome IN (1, 2)), "
+	    "max(ru.started_ms) FROM runs ru "
+	    "CROSS JOIN results r ON r.run_id = ru.id "
+	    "CROSS JOIN tests t ON t.id = r.test_id "
+	    "CROSS JOIN targets tg ON tg.id = t.target_id "
+	    "WHERE ru.kind = 'alone' AND ru.incomplete IS NULL "
+	    "AND ru.started_ms >= ?1 AND ru.started_ms < ?2 "
+	    "AND +ru.id BETWEEN ?3 AND ?4 AND (?5 IS NULL OR tg.name = ?5) "
+	    "GROUP BY r.test_id ORDER BY r.test_id", -1, &st, NULL) !=
+	    SQLITE_OK)
+		return store_sql_error(s, err, errlen, "reading runs alone");
+	sqlite3_bind_int64(st, 1, q->since_ms);
+	sqlite3_bind_int64(st, 2, q->until_ms);
+	sqlite3_bind_int64(st, 3, q->first_run_id > 0 ? q->first_run_id : 0);
+	sqlite3_bind_int64(st, 4, q->last_run_id > 0 ? q->last_run_id :
+	    INT64_MAX);
+	if (q->target != NULL)
+		sqlite3_bind_text(st, 5, q->target, -1, SQLITE_STATIC);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		if (n == cap) {
+			size_t	 nc = cap ? cap * 2 : 16;
+			void	*p = reallocarray(v, nc, sizeof *v);
+
+			if (p == NULL) {
+				r = -ENOMEM;
+				goto out;
+			}
+			v = p;
+			cap = nc;
+		}
+		row = &v[n++];
+		memset(row, 0, sizeof *row);
+		row->test_id = sqlite3_column_int64(st, 0);
+		row->test = col_strdup(st, 1);
+		row->target = col_strdup(st, 2);
+		row->runs = sqlite3_column_int64(st, 3);
+		row->failures = sqlite3_column_int64(st, 4);
+		row->last_ms = sqlite3_column_int64(st, 5);
+		if (row->test == NULL || row->target == NULL) {
+			r = -ENOMEM;
+			goto out;
+		}
+	}
+	if (rc != SQLITE_DONE)
+		r = store_sql_error(s, err, errlen, "reading runs alone");
+out:
+	sqlite3_finalize(st);
+	if (r < 0) {
+		if (r == -ENOMEM)
+			flaky_error(err, errlen, ENOMEM, "out of memory");
+		flaky_alone_rows_free(v, n);
+		return r;
+	}
+	*ret = v;
+	*ret_n = n;
+	return 0;
+}
+
+int
+flaky_store_test_stats(struct flaky_store *s, const struct flaky_query *q,
+    struct flaky_test_row **ret, size_t *ret_n, char *err, size_t errlen)
+{
+	struct rows	 rows = { 0 };
+	struct topq	 top;
+	int		 r;
+
+	memset(&top, 0, sizeof top);
+	/* The rollups hold exactly the complete suite and ingested runs. */
+	if (q->first_run_id > 0 || q->last_run_id > 0 ||
+	    flaky_query_kinds(q) != FLAKY_KINDS_DEFAULT)
+		r = stats_raw(s, q, &rows, err, errlen);
+	else
+		r = stats_rollups(s, q, &rows, err, errlen);
+	if (r < 0)
+		goto fail;
+	if (rows.n > 1)
+		qsort(rows.v, rows.n, sizeof *rows.v, cmp_test_id);
+	if ((r = add_alone(s, q, &rows, err, errlen)) < 0)
+		goto fail;
+	for (size_t i = 0; i < rows.n; i++) {
+		if (rows.v[i].failures == 0)
+			continue;
+		if (!top.ready) {
+			r = topq_init(s, q, &top);
+			top.ready = 1;
+		}
+		if (r == 0)
+			r = top_message(&top, q, &rows.v[i]);
+		if (r == -ENOMEM)
+			goto fail;
+		if (r < 0) {
+			r = store_sql_error(s, err, errlen,
+			    "reading failure messages");
+			goto fail;
+		}
+	}
+	topq_free(&top);
+	*ret = rows.v;
+	*ret_n = rows.n;
+	return 0;
+fail:
+	topq_free(&top);
+	flaky_test_rows_free(rows.v, rows.n);
+	return r;
+}
+
+int
+flaky_store_run_counts(struct flaky_store *s, const struct flaky_query *q,
+    struct flaky_run_counts *c, char *err, size_t errlen)
+{
+	sqlite3_stmt	*st;
+	int		 rc;
+
+	unsigned	 kinds = flaky_query_kinds(q);
+
+	memset(c, 0, sizeof *c);
+	if (sqlite3_prepare_v2(store_db(s),
+	    "SELECT ru.status, count(*), min(ru.started_ms), "
+	    "max(ru.started_ms), ru.kind, ru.incomplete IS NOT NULL "
+	    "FROM runs ru JOIN targets tg "
+	    "ON tg.id = ru.target_id WHERE ru.started_ms >= ?1 AND "
+	    "ru.started_ms < ?2 AND ru.id BETWEEN ?3 AND ?4 AND "
+	    "(?5 IS NULL OR tg.name = ?5) GROUP BY ru.status, ru.kind, "
+	    "ru.incomplete IS NOT NULL", -1, &st, NULL) != SQLITE_OK)
+		return store_sql_error(s, err, errlen, "counting runs");
+	sqlite3_bind_int64(st, 1, q->since_ms);
+	sqlite3_bind_int64(st, 2, q->until_ms);
+	sqlite3_bind_int64(st, 3, q->first_run_id > 0 ? q->first_run_id : 0);
+	sqlite3_bind_int64(st, 4, q->last_run_id > 0 ? q->last_run_id :
+	    INT64_MAX);
+	if (q->target != NULL)
+		sqlite3_bind_text(st, 5, q->target, -1, SQLITE_STATIC);
+	c->first_ms = INT64_MAX;
+	c->last_ms = INT64_MIN;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		const char *status = (const char *)sqlite3_column_text(st, 0);
+		int64_t	 n = sqlite3_column_int64(st, 1);
+		int64_t	 lo = sqlite3_column_int64(st, 2);
+		int64_t	 hi = sqlite3_column_int64(st, 3);
+		const char *kn = (const char *)sqlite3_column_text(st, 4);
+		int	 kind = FLAKY_KIND_SUITE;
+
+		if (kn != NULL && strcmp(kn, "alone") == 0)
+			kind = FLAKY_KIND_ALONE;
+		else if (kn != NULL && strcmp(kn, "ingested") == 0)
+			kind = FLAKY_KIND_INGESTED;
+		if (kind == FLAKY_KIND_ALONE)
+			c->alone += n;
+		else if (kind == FLAKY_KIND_INGESTED)
+			c->ingested += n;
+		else
+			c->suite += n;
+		if (!(kinds & FLAKY_KIND_MASK(kind)))
+			continue;
+		c->runs += n;
+		if (sqlite3_column_int(st, 5))
+			c->incomplete += n;
+		if (strcmp(status, "done") == 0)
+			c->done += n;
+		else if (strcmp(status, "timeout") == 0)
+			c->timeout += n;
+		else if (strcmp(status, "error") == 0)
+			c->error += n;
+		else if (strcmp(status, "interrupted") == 0)
+			c->interrupted += n;
+		else if (strcmp(status, "skipped") == 0)
+			c->skipped += n;
+		else if (strcmp(status, "stopped") == 0)
+			c->stopped += n;
+		if (lo < c->first_ms)
+			c->first_ms = lo;
+		if (hi > c->last_ms)
+			c->last_ms = hi;
+	}
+	sqlite3_finalize(st);
+	if (rc != SQLITE_DONE)
+		return store_sql_error(s, err, errlen, "counting runs");
+	return 0;
+}
