@@ -10,6 +10,8 @@
 #   - cycles between folders (lib/<subsystem>/, cli/, daemon/, common/),
 #   - includes of a library header other than a subsystem's public one
 #     (lib/X/X.h) from the programs (cli/, daemon/, bench/, schema/),
+#   - paths the documentation names (lib/..., cli/..., tests/...) that
+#     are not in the tree,
 #   - with --testlog FILE (a meson testlog.txt): the test cases run, the
 #     figure that must not drop when code moves.
 # Prints the figures and exits 0; with --check it exits 1 when a figure
@@ -148,6 +150,21 @@ for r in ("cli", "daemon", "bench", "schema"):
                 if not (len(parts) == 2 and parts[1] == parts[0] + ".h"):
                     private.append("%s:%d: %s" % (p, n, h))
 
+# 2d. paths the documentation names that are not in the tree (a file
+# moved, its docs not).
+stale = []
+docs = ["README.md", "HACKING.md"] + sorted(
+    os.path.join("docs", f) for f in os.listdir("docs")
+    if f.endswith((".md", ".1", ".5", ".8")))
+pathre = re.compile(r"\b((?:lib|cli|daemon|bench|scripts|schema|contrib|tests/(?:unit|integration|fixtures|fuzz|reliability|pyscan))/[\w./-]*\w\.(?:c|h|sh|py|sql|in|txt))\b")
+for d in docs:
+    if not os.path.exists(d):
+        continue
+    for n, line in enumerate(open(d, encoding="utf-8", errors="replace"), 1):
+        for m in pathre.finditer(line):
+            if not os.path.exists(m.group(1)) and not re.search(r"NAME|NNNN", m.group(1)):
+                stale.append("%s:%d: %s" % (d, n, m.group(1)))
+
 # 3. duplicated lines
 W = 6
 norm = {}
@@ -185,6 +202,9 @@ for c in fsccs:
 print("internal headers included by programs: %d" % len(private))
 for p in private:
     print("  " + p)
+print("paths in the documentation that do not exist: %d" % len(stale))
+for s in stale:
+    print("  " + s)
 print("duplicated lines: %.2f%% (%d of %d lines of code in .c files)" %
       (share, len(dup), total))
 if testlog:
@@ -192,6 +212,6 @@ if testlog:
     checks = sum(int(x) for x in re.findall(r"Checks: (\d+)", log))
     passed = sum(int(x) for x in re.findall(r"(\d+) passed", log))
     print("test cases run: %d (check %d, pytest %d)" % (checks + passed, checks, passed))
-bad = long_files or sccs or fsccs or private or share >= 1.0
+bad = long_files or sccs or fsccs or private or stale or share >= 1.0
 sys.exit(1 if check and bad else 0)
 PY
