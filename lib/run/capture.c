@@ -58,22 +58,28 @@ capture_init(struct capture *c, size_t max)
 	return 0;
 }
 
-/* Grow lazily: allocate the head and tail on first use. Out of memory,
- * the bytes are still counted, as produced and not kept: the run's
- * output_bytes and output_dropped stay true, and the marker in the kept
- * output says how much is missing. */
-void
+/* Grow lazily: allocate the head and tail on first use. A part that
+ * cannot be allocated keeps nothing for the rest of the run (a head that
+ * came later would put bytes after the gap before the marker); its bytes
+ * are counted as produced and not kept, so output_bytes and output_dropped
+ * stay true, and the marker names the cause. -ENOMEM the first time. */
+int
 capture_feed(struct capture *c, const char *s, size_t n)
 {
-	if ((c->head == NULL && c->head_cap > 0 &&
-	    (c->head = malloc(c->head_cap)) == NULL) ||
-	    (c->tail == NULL && c->tail_cap > 0 &&
-	    c->total + n > c->head_cap &&
-	    (c->tail = malloc(c->tail_cap)) == NULL)) {
-		c->total += n;
-		return;
+	int	 was = c->oom;
+
+	if (c->head == NULL && c->head_cap > 0 &&
+	    (c->head = malloc(c->head_cap)) == NULL) {
+		c->head_cap = 0;
+		c->oom = 1;
+	}
+	if (c->tail == NULL && c->tail_cap > 0 && c->total + n > c->head_cap &&
+	    (c->tail = malloc(c->tail_cap)) == NULL) {
+		c->tail_cap = 0;
+		c->oom = 1;
 	}
 	capture_add(c, s, n);
+	return c->oom && !was ? -ENOMEM : 0;
 }
 
 void
@@ -84,18 +90,19 @@ capture_free(struct capture *c)
 	memset(c, 0, sizeof *c);
 }
 
+/* The head, a marker naming the bytes not kept (and why, when it was
+ * memory), the tail; appended to out. */
 int
-flaky_proc_output(const struct flaky_proc *p, int stream,
-    struct flaky_buf *out)
+capture_output(const struct capture *c, struct flaky_buf *out)
 {
-	const struct capture *c = &p->cap[stream];
 	uint64_t	 dropped = c->total - c->head_len - c->tail_len;
 	size_t		 start;
 
 	flaky_buf_add(out, c->head, c->head_len);
 	if (dropped > 0)
-		flaky_buf_printf(out, "\n[... %llu bytes not kept ...]\n",
-		    (unsigned long long)dropped);
+		flaky_buf_printf(out, "\n[... %llu bytes not kept%s ...]\n",
+		    (unsigned long long)dropped,
+		    c->oom ? " (out of memory)" : "");
 	if (c->tail_len > 0) {
 		start = (c->tail_pos + c->tail_cap - c->tail_len) % c->tail_cap;
 		if (start + c->tail_len <= c->tail_cap)
@@ -107,4 +114,11 @@ flaky_proc_output(const struct flaky_proc *p, int stream,
 		}
 	}
 	return out->oom ? -ENOMEM : 0;
+}
+
+int
+flaky_proc_output(const struct flaky_proc *p, int stream,
+    struct flaky_buf *out)
+{
+	return capture_output(&p->cap[stream], out);
 }

@@ -94,7 +94,8 @@ proc_read(struct flaky_proc *p, int stream)
 		if (n > 0) {
 			if (p->data_cb != NULL)
 				p->data_cb(p->arg, stream, buf, (size_t)n);
-			capture_feed(&p->cap[stream], buf, (size_t)n);
+			if (capture_feed(&p->cap[stream], buf, (size_t)n) < 0)
+				p->info.capture_oom = 1;
 		} else if (n == -1 && errno == EINTR)
 			continue;
 		else if (n == -1 && errno == EAGAIN)

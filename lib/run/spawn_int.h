@@ -32,6 +32,7 @@ struct capture {
 	char		*tail;
 	size_t		 tail_pos, tail_len, tail_cap;
 	uint64_t	 total;
+	int		 oom;		/* a part could not be allocated */
 };
 
 struct flaky_proc {
@@ -123,8 +124,9 @@ struct child_plan {
 
 /* capture.c */
 int	 capture_init(struct capture *, size_t max);
-void	 capture_feed(struct capture *, const char *, size_t);
+int	 capture_feed(struct capture *, const char *, size_t);
 void	 capture_free(struct capture *);
+int	 capture_output(const struct capture *, struct flaky_buf *);
 
 /* tmpdir.c */
 void	 remove_tree(const char *path);

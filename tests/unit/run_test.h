@@ -3,11 +3,16 @@
 #ifndef FLAKY_TEST_RUN_TEST_H
 #define FLAKY_TEST_RUN_TEST_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "run/run.h"
 
 #define DEADLINE_MS	20000
+
+/* A capture bound no malloc can give: each stream's head and tail are an
+ * eighth of the address space. The allocator refuses at once. */
+#define CAPTURE_NO_MEMORY	(SIZE_MAX / 2)
 
 /* sh: wait until process $p has its own session (setsid has run), so that
  * it has left the run's group before the run ends; else the group kill at

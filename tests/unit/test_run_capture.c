@@ -1,6 +1,7 @@
 /* capture: what is kept of a run's output, both streams apart, the head
  * and tail within the bound, the rest counted; the data callback sees
- * every byte. */
+ * every byte; out of memory, the marker says so and stands where the
+ * bytes went missing. */
 #include "buildconf.h"
 
 #include <check.h>
@@ -26,6 +27,7 @@
 
 #include "run/run.h"
 #include "util/util.h"
+#include "run/spawn_int.h"
 #include "run_test.h"
 
 START_TEST(streams)
@@ -156,6 +158,85 @@ START_TEST(small_bound)
 }
 END_TEST
 
+/* Out of memory for a stream's capture: every byte still reaches the data
+ * callback and is counted as produced and not kept, the marker says why,
+ * and the proc says its output was cut short. */
+START_TEST(oom_spawn)
+{
+	char *const	 argv[] = { "/bin/sh", "-c",
+	    "printf hello; printf oops >&2", NULL };
+	struct flaky_spawn_opts o = { .argv = argv,
+	    .capture_max = CAPTURE_NO_MEMORY };
+	const struct flaky_proc_info *pi;
+	struct flaky_proc *p;
+	struct ctx	 c;
+	char		*s;
+
+	ctx_init(&c);
+	p = run(&c, &o);
+	pi = flaky_proc_info(p);
+	ck_assert_int_eq(pi->exit_code, 0);
+	ck_assert_int_eq(pi->capture_oom, 1);
+	ck_assert_uint_eq(pi->bytes[0], 5);
+	ck_assert_uint_eq(pi->dropped[0], 5);
+	ck_assert_uint_eq(pi->bytes[1], 4);
+	ck_assert_uint_eq(pi->dropped[1], 4);
+	ck_assert_uint_eq(c.seen[0], 5);
+	ck_assert_uint_eq(c.seen[1], 4);
+	s = output(p, FLAKY_STDOUT);
+	ck_assert_str_eq(s, "\n[... 5 bytes not kept (out of memory) ...]\n");
+	free(s);
+	s = output(p, FLAKY_STDERR);
+	ck_assert_str_eq(s, "\n[... 4 bytes not kept (out of memory) ...]\n");
+	free(s);
+	flaky_proc_free(p);
+	ctx_free(&c);
+}
+END_TEST
+
+/* The head was kept, the tail cannot be had: the head stops where the
+ * loss begins (nothing later slips into it), so the marker stands where
+ * the bytes went missing. -ENOMEM once, then the bytes are only counted. */
+START_TEST(oom_tail)
+{
+	struct capture	 c;
+	struct flaky_buf b;
+
+	capture_init(&c, 8);
+	c.tail_cap = CAPTURE_NO_MEMORY;
+	ck_assert_int_eq(capture_feed(&c, "ab", 2), 0);
+	ck_assert_int_eq(capture_feed(&c, "cdefgh", 6), -ENOMEM);
+	ck_assert_int_eq(capture_feed(&c, "ijk", 3), 0);
+	ck_assert_uint_eq(c.total, 11);
+	flaky_buf_init(&b);
+	ck_assert_int_eq(capture_output(&c, &b), 0);
+	ck_assert_str_eq(flaky_buf_cstr(&b),
+	    "abcd\n[... 7 bytes not kept (out of memory) ...]\n");
+	flaky_buf_free(&b);
+	capture_free(&c);
+}
+END_TEST
+
+/* No head to be had: what comes goes to the tail, after the marker, and
+ * never to a head allocated later. */
+START_TEST(oom_head)
+{
+	struct capture	 c;
+	struct flaky_buf b;
+
+	capture_init(&c, 8);
+	c.head_cap = CAPTURE_NO_MEMORY;
+	ck_assert_int_eq(capture_feed(&c, "abc", 3), -ENOMEM);
+	ck_assert_int_eq(capture_feed(&c, "defgh", 5), 0);
+	flaky_buf_init(&b);
+	ck_assert_int_eq(capture_output(&c, &b), 0);
+	ck_assert_str_eq(flaky_buf_cstr(&b),
+	    "\n[... 4 bytes not kept (out of memory) ...]\nefgh");
+	flaky_buf_free(&b);
+	capture_free(&c);
+}
+END_TEST
+
 int
 main(void)
 {
@@ -168,6 +249,9 @@ main(void)
 	tcase_add_test(tc, streams);
 	tcase_add_test(tc, flood);
 	tcase_add_test(tc, small_bound);
+	tcase_add_test(tc, oom_spawn);
+	tcase_add_test(tc, oom_tail);
+	tcase_add_test(tc, oom_head);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);

@@ -106,6 +106,38 @@ START_TEST(run_record)
 }
 END_TEST
 
+/* A run whose output could not be kept for want of memory says so in its
+ * error; its results come from the parsers, which saw every byte. */
+START_TEST(run_capture_oom)
+{
+	char *const	 argv[] = { "/bin/sh", "-c",
+	    "echo 1..1; echo 'ok 1 - a'", NULL };
+	struct flaky_run_spec spec = { .argv = argv,
+	    .capture_max = CAPTURE_NO_MEMORY };
+	struct flaky_run *run;
+	struct run_ctx	 rc = { 0 };
+	struct ctx	 c;
+	char		 err[256];
+
+	ctx_init(&c);
+	ck_assert_int_eq(flaky_run_start(c.sp, &spec, run_done_cb, &rc, &run,
+	    err, sizeof err), 0);
+	drive(&c, &rc.done, 1, DEADLINE_MS);
+	ck_assert_int_eq(run->rec.status, FLAKY_RUN_DONE);
+	ck_assert_uint_eq(run->results.n, 1);
+	ck_assert_int_eq(run->results.v[0].outcome, FLAKY_PASS);
+	ck_assert_uint_eq(run->rec.output_bytes, 14);
+	ck_assert_uint_eq(run->rec.output_dropped, 14);
+	ck_assert_str_eq(run->rec.out,
+	    "\n[... 14 bytes not kept (out of memory) ...]\n");
+	ck_assert_ptr_nonnull(run->rec.error);
+	ck_assert_str_eq(run->rec.error,
+	    "output not all kept: out of memory");
+	flaky_run_free(run);
+	ctx_free(&c);
+}
+END_TEST
+
 int
 main(void)
 {
@@ -116,6 +148,7 @@ main(void)
 
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, run_record);
+	tcase_add_test(tc, run_capture_oom);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
