@@ -7,13 +7,10 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
-#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <sys/types.h>
 #include <sys/vfs.h>
 #include <sys/wait.h>
 #include <unistd.h>
