@@ -8,7 +8,6 @@
 
 #include "spawn_int.h"
 
-
 /* Keep the head until it is full, then the last tail_cap bytes. */
 static int
 capture_add(struct capture *c, const char *s, size_t n)

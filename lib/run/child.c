@@ -16,7 +16,6 @@
 
 #include "spawn_int.h"
 
-
 /* Is st (of a directory) our working directory? */
 int
 is_cwd(const struct stat *st)
@@ -74,7 +73,6 @@ env_get(char *const *envp, const char *name)
 			return envp[i] + n + 1;
 	return NULL;
 }
-
 
 #define CHILD_STACK	(64 * 1024)	/* a child's until it execs */
 

@@ -19,7 +19,6 @@
 
 #include "spawn_int.h"
 
-
 /* Remove the run's TMPDIR, whatever the test left in it. */
 static int
 rm_entry(const char *path, const struct stat *st, int type, struct FTW *ftw)
