@@ -57,16 +57,6 @@ int	 flaky_order_add_run(struct flaky_order_acc *,
  * test was found (polluter_id or provider_id says which). */
 int	 flaky_order_result(const struct flaky_order_acc *, size_t i,
 	    struct flaky_order_evidence *);
-/* One-sided p-value of k or more failures among n runs with the candidate
- * before, when K of N runs failed (hypergeometric tail). */
-double	 flaky_fisher_greater(int64_t k, int64_t n, int64_t K, int64_t N);
-/* Two-sided p-value of the Mann-Whitney U test that a and b (each sorted
- * ascending) come from one distribution: the normal approximation with
- * tie and continuity correction. 1 when either is empty or every value ties. *u (may be
- * NULL) gets U of a: the pairs in which a's value is the greater, ties
- * counting one half. */
-double	 flaky_mann_whitney(const int64_t *a, size_t na, const int64_t *b,
-	    size_t nb, double *u);
 /* Read a target's run orders from the store into a new accumulator. */
 int	 flaky_order_from_store(struct flaky_store *, int64_t target_id,
 	    const struct flaky_query *, const int64_t *victims, size_t n,

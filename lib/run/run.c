@@ -145,6 +145,9 @@ run_done(void *arg, struct flaky_proc *proc)
 	run->rec.err_len = rp->err.len;
 	if (run->rec.status == FLAKY_RUN_TIMEOUT)
 		flaky_buf_adds(&rp->error, "killed at its time limit; ");
+	if (pi->capture_oom)
+		flaky_buf_adds(&rp->error,
+		    "output not all kept: out of memory; ");
 	run_collect(rp);
 	/* The parsers are done; the caller may keep the run a while. */
 	for (int i = 0; i < 2; i++) {

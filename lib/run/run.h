@@ -68,6 +68,7 @@ struct flaky_proc_info {
 	double		 loadavg;	/* 1-minute load average at start */
 	uint64_t	 bytes[2];	/* produced per stream */
 	uint64_t	 dropped[2];	/* not kept per stream */
+	int		 capture_oom;	/* some of dropped: out of memory */
 };
 
 /* Called with each chunk read, before the bound applies (a parser sees all

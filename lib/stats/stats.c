@@ -1,5 +1,5 @@
-/* Interval arithmetic for failure rates (docs/triage.md explains the
- * choices). */
+/* Interval arithmetic for failure rates, and the Fisher and Mann-Whitney
+ * tests (docs/triage.md explains the choices). */
 #include "buildconf.h"
 
 #include <errno.h>
@@ -141,4 +141,81 @@ flaky_runs_needed(int64_t failures, int64_t runs)
 			lo = mid;
 	}
 	return (int64_t)ceil(hi) - runs;
+}
+
+/* log of n choose k */
+static double
+lchoose(int64_t n, int64_t k)
+{
+	return lgamma((double)n + 1) - lgamma((double)k + 1) -
+	    lgamma((double)(n - k) + 1);
+}
+
+/* Chance of k or more of K failures among n of N runs (hypergeometric). */
+double
+flaky_fisher_greater(int64_t k, int64_t n, int64_t K, int64_t N)
+{
+	double	 p = 0, den;
+	int64_t	 hi = n < K ? n : K;
+
+	if (N <= 0 || n <= 0 || n > N || K > N || k <= 0)
+		return 1.0;
+	den = lchoose(N, n);
+	for (int64_t i = k; i <= hi; i++) {
+		if (n - i > N - K)
+			continue;
+		p += exp(lchoose(K, i) + lchoose(N - K, n - i) - den);
+	}
+	return p > 1.0 ? 1.0 : p;
+}
+
+/* Mann-Whitney over two sorted samples, merged: ranks need no copy. */
+double
+flaky_mann_whitney(const int64_t *a, size_t na, const int64_t *b, size_t nb,
+    double *u)
+{
+	double	 ra = 0, ties = 0, n, ua, mu, var, z, p;
+	size_t	 i = 0, j = 0, rank = 0;
+
+	if (u != NULL)
+		*u = NAN;
+	if (na == 0 || nb == 0)
+		return 1.0;
+	/* Rank sum of a: a group of equal values shares the mean of its
+	 * ranks; t^3 - t per group corrects the variance for the ties. */
+	while (i < na || j < nb) {
+		int64_t	 v;
+		size_t	 ta = 0, tb = 0;
+		double	 t;
+
+		if (j >= nb || (i < na && a[i] <= b[j]))
+			v = a[i];
+		else
+			v = b[j];
+		while (i < na && a[i] == v) {
+			i++;
+			ta++;
+		}
+		while (j < nb && b[j] == v) {
+			j++;
+			tb++;
+		}
+		t = (double)(ta + tb);
+		ra += (double)ta * ((double)rank + (t + 1) / 2);
+		ties += t * t * t - t;
+		rank += ta + tb;
+	}
+	n = (double)(na + nb);
+	ua = ra - (double)na * ((double)na + 1) / 2;
+	if (u != NULL)
+		*u = ua;
+	mu = (double)na * (double)nb / 2;
+	var = (double)na * (double)nb / 12 * ((n + 1) - ties / (n * (n - 1)));
+	if (!(var > 0))
+		return 1.0;	/* every value ties */
+	z = (fabs(ua - mu) - 0.5) / sqrt(var);
+	if (z < 0)
+		z = 0;
+	p = erfc(z / sqrt(2.0));
+	return p > 1.0 ? 1.0 : p;
 }

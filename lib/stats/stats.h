@@ -1,8 +1,11 @@
 /* Failure rates with honest uncertainty: Wilson score intervals, the
- * severity tiers and how many more runs would settle a test's tier. */
+ * severity tiers and how many more runs would settle a test's tier; and
+ * the two tests diagnosis and confirm rest on: Fisher's one-sided test
+ * (order dependence, passing alone) and Mann-Whitney's (RACE from timing). */
 #ifndef FLAKY_STATS_H
 #define FLAKY_STATS_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #define FLAKY_Z95	1.959963984540054
@@ -27,5 +30,16 @@ int	 flaky_tier_from_name(const char *);
  * warning, critical), assuming the current rate stays; 0 when settled,
  * -1 when it cannot settle (a rate on a band's edge) within 10^7. */
 int64_t	 flaky_runs_needed(int64_t failures, int64_t runs);
+
+/* One-sided p-value of k or more failures among n runs with the candidate
+ * before, when K of N runs failed (hypergeometric tail). */
+double	 flaky_fisher_greater(int64_t k, int64_t n, int64_t K, int64_t N);
+/* Two-sided p-value of the Mann-Whitney U test that a and b (each sorted
+ * ascending) come from one distribution: the normal approximation with
+ * tie and continuity correction. 1 when either is empty or every value
+ * ties. *u (may be NULL) gets U of a: the pairs in which a's value is the
+ * greater, ties counting one half. */
+double	 flaky_mann_whitney(const int64_t *a, size_t na, const int64_t *b,
+	    size_t nb, double *u);
 
 #endif

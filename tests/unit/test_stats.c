@@ -1,6 +1,7 @@
 /* stats: Wilson intervals against values computed independently (the
  * (k + z^2/2 +- z sqrt(k(n-k)/n + z^2/4)) / (n + z^2) form, in Python, 17
- * digits), the tier edges and runs_needed. */
+ * digits), the tier edges and runs_needed; Fisher's one-sided test against
+ * exact hypergeometric sums, Mann-Whitney against scipy's values. */
 #include "buildconf.h"
 
 #include <check.h>
@@ -97,6 +98,59 @@ START_TEST(runs_needed)
 }
 END_TEST
 
+START_TEST(fisher)
+{
+	/* 15 of 15 with it before, 0 of 15 without: 1 / C(30, 15) */
+	ck_assert_double_eq_tol(flaky_fisher_greater(15, 15, 15, 30),
+	    1.0 / 155117520.0, 1e-15);
+	ck_assert_double_eq_tol(flaky_fisher_greater(1, 1, 1, 2), 0.5, 1e-12);
+	/* P(X >= 2), X ~ Hypergeometric(N=10, K=4, n=5): 1 - (6+60)/252 */
+	ck_assert_double_eq_tol(flaky_fisher_greater(2, 5, 4, 10),
+	    1.0 - 66.0 / 252.0, 1e-12);
+	ck_assert_double_eq(flaky_fisher_greater(0, 5, 4, 10), 1.0);
+}
+END_TEST
+
+START_TEST(mann_whitney)
+{
+	int64_t	 a[] = { 1, 2, 3, 4, 5 }, b[] = { 6, 7, 8, 9, 10 };
+	int64_t	 c[] = { 10, 20, 20, 30, 50, 50 };
+	int64_t	 d[] = { 20, 30, 30, 40, 60, 70, 70 };
+	int64_t	 odd[] = { 1, 3, 5, 7, 9, 11 }, even[] = { 2, 4, 6, 8, 10, 12 };
+	int64_t	 same[] = { 5, 5, 5, 5, 5 }, fast[14], slow[26];
+	double	 u;
+
+	/* the values of scipy.stats.mannwhitneyu(a, b, method="asymptotic",
+	 * use_continuity=True), two-sided */
+	ck_assert_double_eq_tol(flaky_mann_whitney(a, 5, b, 5, &u),
+	    0.012185780355344813, 1e-12);
+	ck_assert_double_eq(u, 0);
+	ck_assert_double_eq_tol(flaky_mann_whitney(b, 5, a, 5, &u),
+	    0.012185780355344813, 1e-12);
+	ck_assert_double_eq(u, 25);
+	/* ties across the samples: mean ranks, corrected variance */
+	ck_assert_double_eq_tol(flaky_mann_whitney(c, 6, d, 7, &u),
+	    0.16876651651290842, 1e-12);
+	ck_assert_double_eq(u, 11);
+	ck_assert_double_eq_tol(flaky_mann_whitney(odd, 6, even, 6, &u),
+	    0.6889205558044607, 1e-12);
+	ck_assert_double_eq(u, 15);
+	/* two values, each tied within its sample */
+	for (size_t i = 0; i < 14; i++)
+		fast[i] = 2000;
+	for (size_t i = 0; i < 26; i++)
+		slow[i] = 100000;
+	ck_assert_double_eq_tol(flaky_mann_whitney(fast, 14, slow, 26, &u),
+	    4.729053956741775e-10, 1e-20);
+	/* every value ties, or a sample is empty: no evidence */
+	ck_assert_double_eq(flaky_mann_whitney(same, 5, same, 5, &u), 1.0);
+	ck_assert_double_eq(u, 12.5);
+	ck_assert_double_eq(flaky_mann_whitney(a, 5, b, 0, &u), 1.0);
+	ck_assert(isnan(u));
+	ck_assert_double_eq(flaky_mann_whitney(NULL, 0, b, 5, NULL), 1.0);
+}
+END_TEST
+
 int
 main(void)
 {
@@ -109,6 +163,8 @@ main(void)
 	tcase_add_test(tc, wilson);
 	tcase_add_test(tc, tiers);
 	tcase_add_test(tc, runs_needed);
+	tcase_add_test(tc, fisher);
+	tcase_add_test(tc, mann_whitney);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);

@@ -1,0 +1,28 @@
+/* Shared by the files of lib/diagnose/ (order.c, modes.c, signatures.c,
+ * find.c and diagnose.c); not part of libflaky's interface. */
+#ifndef FLAKY_DIAGNOSE_INT_H
+#define FLAKY_DIAGNOSE_INT_H
+
+#include <errno.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "diagnose/diagnose.h"
+#include "util/util.h"
+
+/* qsort and bsearch order of int64_t values (test ids, durations). */
+int	 diag_cmp_i64(const void *, const void *);
+/* The name of a test id among refs (a copy), or NULL. */
+char	*diag_ref_name(const struct flaky_test_ref *refs, size_t n,
+	    int64_t id);
+/* RACE from timing: an UNKNOWN dominant signature whose failures go with
+ * their durations. */
+int	 diag_race_from_timing(const char *dominant,
+	    const struct flaky_timing *);
+/* Add n to a signature's count in a tally list; 0 or -ENOMEM. */
+int	 diag_tally_add(struct flaky_sig_tally **v, size_t *nv,
+	    const char *name, int64_t n);
+
+#endif
