@@ -5,10 +5,13 @@ import time
 
 def test_worker_result(run_number):
     box = {"value": None}
+    checked = threading.Event()
 
     def worker():
         if run_number % 3 == 0:
-            time.sleep(0.1)   # the worker is slow in this run
+            # The worker is slow in this run: slower than the check, however
+            # loaded the machine (the demo must fail here every time).
+            checked.wait(5)
         box["value"] = [1, 2, 3]
 
     t = threading.Thread(target=worker)
@@ -17,4 +20,5 @@ def test_worker_result(run_number):
     try:
         assert box["value"][0] == 1
     finally:
+        checked.set()
         t.join()

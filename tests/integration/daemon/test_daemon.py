@@ -650,12 +650,12 @@ def test_confirm_true_reruns_unsettled_tests_alone(daemon):
         "targets:\n" + unittest_target(
             "order", None, module="test_order",
             extra="    isolate: \"%s -m unittest -v {test}\"\n"
-                  "    confirm: true\n    confirm_budget: 8s\n" % PYTHON))
+                  "    confirm: true\n    confirm_budget: 120s\n" % PYTHON))
     daemon.start()
     daemon.ctl("run", "order", "--runs", "10", check=0)
     wait_for("confirming to end", lambda: re.search(
         r"target order: (confirmed|confirm budget spent)", daemon.logtext()),
-        timeout=60)
+        timeout=180)
     suite = query(daemon.db, "SELECT count(*), sum(failures) FROM runs "
                   "WHERE trigger = 'manual' AND status = 'done'")
     assert suite == [(10, 5)], suite
