@@ -487,9 +487,8 @@ trigger_start(struct flakyd *d, struct trigger *tr)
 			return;
 		log_warnx("target %s: revision command: %s", tr->ts->name,
 		    err);
-	} else if (flaky_revision_git(tr->def->dir, &tr->revision) < 0)
-		log_warnx("target %s: git revision: out of memory",
-		    tr->ts->name);
+	} else if (revision_git_start(d, tr) == 1)
+		return;
 	event_active(tr->next_ev, EV_TIMEOUT, 0);
 }
 
