@@ -612,6 +612,7 @@ confirm_begin(struct flakyd *d, struct trigger *tr)
 	q.target = tr->ts->name;
 	tr->confirm = xcalloc(1, sizeof *tr->confirm);
 	flaky_confirm_init(tr->confirm, FLAKY_CONFIRM_MAX_RUNS);
+	tr->confirm->files_only = 1;	/* git was asked at the start */
 	if (flaky_confirm_choose(tr->confirm, d->store, &q, confirm_isolate,
 	    tr, tr->revision, &open, err, sizeof err) < 0) {
 		log_warnx("target %s: confirm: %s", tr->ts->name, err);
