@@ -245,3 +245,31 @@ def test_connections_are_bounded(daemon):
         daemon.stop()
         shutil.rmtree(sockdir, ignore_errors=True)
     assert daemon.proc.returncode == 0
+
+
+def test_a_slow_reader_is_not_cut_while_its_reply_is_written(daemon):
+    """The idle timeout is for clients that send nothing; a client still
+    reading a long reply (a status of thousands of targets, more than the
+    socket buffers hold) gets all of it however long it takes."""
+    daemon.write("test_ok.py", UNITTEST_OK)
+    daemon.write_config("targets:\n" + "".join(
+        unittest_target("target-%04d-%s" % (i, "x" * 40), None)
+        for i in range(3000)))
+    daemon.start()
+    slow = connect(daemon.sock)
+    idle = connect(daemon.sock)
+    try:
+        slow.sendall(b"status\n")
+        # Not reading: the reply waits in the daemon. The idle connection,
+        # as old, is closed by the idle timeout meanwhile ...
+        idle.settimeout(IDLE_SEC + 10)
+        assert json.loads(idle.recv(65536))["error"] == \
+            "no request in time; closing"
+        assert at_eof(idle)
+        # ... the slow one still has its whole reply coming.
+        r = read_line(slow)
+        assert r["ok"] is True and len(r["targets"]) == 3000
+    finally:
+        slow.close()
+        idle.close()
+    assert daemon.stop() == 0
