@@ -448,7 +448,7 @@ cmd_analyze(struct ctl *ctl, int argc, char **argv)
 	char		*revision = NULL, *resolved = NULL, cwd[PATH_MAX];
 	char		*runner_version = NULL;
 	const char	*target_arg = NULL, *rev_arg = NULL, *dir_arg = NULL;
-	int		 c, fail_mask = 0, ret = EXIT_ERROR;
+	int		 c, rc, fail_mask = 0, ret = EXIT_ERROR;
 
 	memset(&a, 0, sizeof a);
 	memset(&cmd, 0, sizeof cmd);
@@ -578,7 +578,11 @@ again:
 	/* The revision once per call, not per run. */
 	if (rev_arg != NULL)
 		revision = xstrdup(rev_arg);
-	else if (flaky_revision_git(a.job.spec.dir, &revision) < 0)
+	else if ((rc = flaky_revision_git(a.job.spec.dir, &revision)) ==
+	    -ETIMEDOUT)
+		log_warnx("git did not answer within %lld ms: the runs have "
+		    "no revision", (long long)flaky_revision_timeout_ms());
+	else if (rc < 0)
 		fatalx("out of memory");
 	/* Look the command up once, not per run; when that fails, the first
 	 * run records the error. */

@@ -1,9 +1,17 @@
 /* The control socket (OpenBSD ntpd control.c): a Unix stream socket, one
- * request per line, one JSON object per line back. Peers are checked with
- * SO_PEERCRED: root, our own user, or a member of the socket's group.
- * Connections and line lengths are bounded, accept() backs off when we
- * run out of descriptors, and EV_WRITE is asked for only while output is
- * queued (bufferevents do exactly that). */
+ * request per line, one JSON object per line back, for every line: what
+ * is no request gets an error. Peers are checked with SO_PEERCRED: root,
+ * our own user, or a member of the socket's group.
+ *
+ * Nothing a client does may keep others out. Connections are bounded in
+ * all and per user; a user at its bound who connects again takes the
+ * place of its connection idle longest, so its idle ones cannot keep out
+ * its own flakyctl either. A connection without a whole request for a few
+ * seconds is closed; one whose reply is still being written is not (the
+ * write timeout governs it: every reply is built at once, so a client
+ * waiting for one is a client reading slowly). Line lengths are bounded,
+ * accept() backs off when we run out of descriptors, and EV_WRITE is
+ * asked for only while output is queued (bufferevents do exactly that). */
 #include "buildconf.h"
 
 #include <errno.h>
@@ -25,13 +33,19 @@
 #include "log.h"
 
 #define CONTROL_MAX_CLIENTS	32
+#define CONTROL_MAX_PER_UID	4
 #define CONTROL_MAX_LINE	FLAKY_CTL_LINE_MAX
 #define CONTROL_MAX_OUTPUT	(32 * 1024 * 1024)
-#define CONTROL_IDLE_SEC	60
+#define CONTROL_IDLE_SEC	5	/* without a whole request */
+#define CONTROL_WRITE_SEC	60	/* a reply without progress */
 #define CONTROL_BACKOFF_MS	1000
+#define CONTROL_NAG_US		(60 * 1000 * 1000)	/* refusals logged */
 
 struct client {
 	struct bufferevent	*bev;
+	uid_t			 uid;
+	int64_t			 since_us;	/* accepted or last request */
+	struct event		*idle_ev;
 	int			 closing;	/* free once output is sent */
 	LIST_ENTRY(client)	 entry;
 };
@@ -45,6 +59,7 @@ static struct {
 	struct event		*backoff_ev;
 	int			 paused;
 	int			 nclients;
+	int64_t			 nagged_us;	/* last refusal logged */
 	LIST_HEAD(, client)	 clients;
 } ctl = { .fd = -1 };
 
@@ -65,6 +80,7 @@ static void
 client_free(struct client *c)
 {
 	LIST_REMOVE(c, entry);
+	event_free(c->idle_ev);
 	bufferevent_free(c->bev);
 	free(c);
 	ctl.nclients--;
@@ -262,10 +278,7 @@ client_line(struct client *c, char *line)
 	char		 err[512];
 	int		 rc;
 
-	if ((rc = flaky_ctl_request_decode(line, &req, err, sizeof err)) ==
-	    -ENODATA)
-		return;
-	if (rc < 0) {
+	if ((rc = flaky_ctl_request_decode(line, &req, err, sizeof err)) < 0) {
 		reply_error(c, err);
 		return;
 	}
@@ -293,6 +306,49 @@ client_write_cb(struct bufferevent *bev, void *arg)
 		client_free(c);
 }
 
+/* A whole request came: the idle clock starts again. */
+static void
+client_idle_reset(struct client *c)
+{
+	struct timeval	 tv = { CONTROL_IDLE_SEC, 0 };
+
+	c->since_us = flaky_mono_us();
+	evtimer_add(c->idle_ev, &tv);
+}
+
+/* Say why a connection is closed, as the last line it reads: it is idle
+ * (nothing queued), so the line goes straight to the socket. */
+static void
+client_bye(int fd, const char *msg)
+{
+	struct flaky_buf b;
+
+	flaky_buf_init(&b);
+	if (flaky_ctl_reply_error(&b, msg) == 0 && !b.oom)
+		(void)send(fd, b.data, b.len, MSG_DONTWAIT | MSG_NOSIGNAL);
+	flaky_buf_free(&b);
+}
+
+/* No whole request for CONTROL_IDLE_SEC: close, unless a reply is still
+ * being written (the write timeout watches that). */
+static void
+client_idle_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct client	*c = arg;
+	struct timeval	 tv = { CONTROL_IDLE_SEC, 0 };
+
+	(void)fd;
+	(void)what;
+	if (evbuffer_get_length(bufferevent_get_output(c->bev)) > 0) {
+		evtimer_add(c->idle_ev, &tv);
+		return;
+	}
+	log_debug("control: closing a connection of uid %ld: no request "
+	    "for %d s", (long)c->uid, CONTROL_IDLE_SEC);
+	client_bye(bufferevent_getfd(c->bev), FLAKY_CTL_ERR_IDLE);
+	client_free(c);
+}
+
 /* Requests as they come, one per line, with the line bound. */
 static void
 client_read_cb(struct bufferevent *bev, void *arg)
@@ -305,10 +361,13 @@ client_read_cb(struct bufferevent *bev, void *arg)
 
 	while (!c->closing &&
 	    (line = evbuffer_readln(in, &len, EVBUFFER_EOL_LF)) != NULL) {
+		client_idle_reset(c);
 		if (len > CONTROL_MAX_LINE) {
 			reply_error(c, FLAKY_CTL_ERR_TOO_LONG);
 			c->closing = 1;
-		} else
+		} else if (memchr(line, '\0', len) != NULL)
+			reply_error(c, FLAKY_CTL_ERR_NUL);
+		else
 			client_line(c, line);
 		free(line);
 		if (evbuffer_get_length(out) > CONTROL_MAX_OUTPUT) {
@@ -382,6 +441,53 @@ backoff_cb(evutil_socket_t fd, short what, void *arg)
 	control_resume();
 }
 
+/* Make room for one more connection of uid: 1 when it is under its
+ * bound or its connection idle longest (nothing queued) was closed for
+ * it; 0 when all of its connections are busy writing replies. */
+static int
+uid_room(uid_t uid)
+{
+	struct client	*c, *oldest = NULL;
+	int		 n = 0;
+
+	LIST_FOREACH(c, &ctl.clients, entry) {
+		if (c->uid != uid)
+			continue;
+		n++;
+		if (c->closing ||
+		    evbuffer_get_length(bufferevent_get_output(c->bev)) > 0)
+			continue;
+		if (oldest == NULL || c->since_us < oldest->since_us)
+			oldest = c;
+	}
+	if (n < CONTROL_MAX_PER_UID)
+		return 1;
+	if (oldest == NULL)
+		return 0;
+	log_debug("control: uid %ld has %d connections; closing the one "
+	    "idle longest", (long)uid, n);
+	client_bye(bufferevent_getfd(oldest->bev), FLAKY_CTL_ERR_REPLACED);
+	client_free(oldest);
+	return 1;
+}
+
+/* Refuse a connection of a user at its bound, with the reason. */
+static void
+uid_refuse(int fd, uid_t uid)
+{
+	int64_t		 now = flaky_mono_us();
+
+	/* Said once a minute: a loop of refusals must not fill the log. */
+	if (ctl.nagged_us == 0 || now - ctl.nagged_us > CONTROL_NAG_US) {
+		log_warnx("control: refused a connection from uid %ld: %d "
+		    "connections busy with replies already", (long)uid,
+		    CONTROL_MAX_PER_UID);
+		ctl.nagged_us = now;
+	}
+	client_bye(fd, FLAKY_CTL_ERR_BUSY);
+	close(fd);
+}
+
 /* A new connection: check the peer, then read its requests. */
 static void
 control_accept(evutil_socket_t lfd, short what, void *arg)
@@ -413,18 +519,27 @@ control_accept(evutil_socket_t lfd, short what, void *arg)
 		close(fd);
 		return;
 	}
+	if (!uid_room(uid)) {
+		uid_refuse(fd, uid);
+		return;
+	}
 	c = xcalloc(1, sizeof *c);
+	c->uid = uid;
 	if ((c->bev = bufferevent_socket_new(ctl.d->base, fd,
 	    BEV_OPT_CLOSE_ON_FREE)) == NULL) {
 		close(fd);
 		free(c);
 		return;
 	}
+	if ((c->idle_ev = evtimer_new(ctl.d->base, client_idle_cb, c)) ==
+	    NULL)
+		fatalx("out of memory");
 	{
-		struct timeval tv = { CONTROL_IDLE_SEC, 0 };
+		struct timeval tv = { CONTROL_WRITE_SEC, 0 };
 
-		bufferevent_set_timeouts(c->bev, &tv, &tv);
+		bufferevent_set_timeouts(c->bev, NULL, &tv);
 	}
+	client_idle_reset(c);
 	bufferevent_setcb(c->bev, client_read_cb, client_write_cb,
 	    client_event_cb, c);
 	bufferevent_setwatermark(c->bev, EV_READ, 0, CONTROL_MAX_LINE * 4);

@@ -168,6 +168,9 @@ void	 flakyd_maybe_exit(struct flakyd *);
 int	 control_init(struct flakyd *, const char *path);
 void	 control_close(void);
 
+/* revision.c: 1 when git runs and tr->next_ev fires once it is done. */
+int	 revision_git_start(struct flakyd *, struct trigger *);
+
 /* notify.c: the sd_notify datagram protocol, without libsystemd. */
 void	 notify_init(void);
 void	 notify_send(const char *state);

@@ -487,9 +487,8 @@ trigger_start(struct flakyd *d, struct trigger *tr)
 			return;
 		log_warnx("target %s: revision command: %s", tr->ts->name,
 		    err);
-	} else if (flaky_revision_git(tr->def->dir, &tr->revision) < 0)
-		log_warnx("target %s: git revision: out of memory",
-		    tr->ts->name);
+	} else if (revision_git_start(d, tr) == 1)
+		return;
 	event_active(tr->next_ev, EV_TIMEOUT, 0);
 }
 
@@ -613,6 +612,7 @@ confirm_begin(struct flakyd *d, struct trigger *tr)
 	q.target = tr->ts->name;
 	tr->confirm = xcalloc(1, sizeof *tr->confirm);
 	flaky_confirm_init(tr->confirm, FLAKY_CONFIRM_MAX_RUNS);
+	tr->confirm->files_only = 1;	/* git was asked at the start */
 	if (flaky_confirm_choose(tr->confirm, d->store, &q, confirm_isolate,
 	    tr, tr->revision, &open, err, sizeof err) < 0) {
 		log_warnx("target %s: confirm: %s", tr->ts->name, err);

@@ -136,7 +136,8 @@ flaky_ctl_request_decode(char *line, struct flaky_ctl_request *ret,
 	    p = strtok_r(NULL, CTL_BLANKS, &save))
 		argv[argc++] = p;
 	if (argc == 0)
-		return -ENODATA;
+		return flaky_error(err, errlen, ENODATA, "%s",
+		    FLAKY_CTL_ERR_EMPTY);
 	for (size_t i = 0; i < FLAKY_ARRAY_SIZE(ctl_table); i++)
 		if (strcmp(argv[0], ctl_table[i].name) == 0)
 			e = &ctl_table[i];

@@ -51,9 +51,9 @@ const char *flaky_ctl_request_name(enum flaky_ctl_type);
 int	 flaky_ctl_request_encode(const struct flaky_ctl_request *,
 	    struct flaky_buf *, char *err, size_t errlen);
 /* Decode one request line (without its newline; it is split in place).
- * -ENODATA for a blank line, which gets no answer; -EMSGSIZE for a line
- * over the bound; -EINVAL for anything else wrong. err then holds the
- * message to send back. */
+ * -ENODATA for a blank line; -EMSGSIZE for a line over the bound;
+ * -EINVAL for anything else wrong. err then holds the message to send
+ * back: every request line gets an answer. */
 int	 flaky_ctl_request_decode(char *line, struct flaky_ctl_request *ret,
 	    char *err, size_t errlen);
 
@@ -100,8 +100,18 @@ int	 flaky_ctl_request_decode(char *line, struct flaky_ctl_request *ret,
 #define FLAKY_CTL_STATE_WAITING	"waiting"
 #define FLAKY_CTL_STATE_RUNNING	"running"
 
-/* The error for a request line over the bound. */
+/* The errors of lines that are no request: over the bound (the
+ * connection is closed after it), blank, or with a NUL byte in it. */
 #define FLAKY_CTL_ERR_TOO_LONG	"request line too long"
+#define FLAKY_CTL_ERR_EMPTY	"empty request (expected a request name)"
+#define FLAKY_CTL_ERR_NUL	"NUL byte in the request line"
+/* The errors of a connection flakyd closes after it: the peer's user has
+ * too many connections busy with replies; none was idle to make room;
+ * or it sent no whole request for a while. */
+#define FLAKY_CTL_ERR_BUSY	"too many connections from your user"
+#define FLAKY_CTL_ERR_IDLE	"no request in time; closing"
+#define FLAKY_CTL_ERR_REPLACED	"idle connection closed to make room for " \
+	"a newer one of the same user"
 
 /* Start a successful reply in buf: the object and "ok":true are written,
  * the caller adds its members with the writer. */

@@ -168,7 +168,9 @@ flaky_confirm_add(struct flaky_confirm *c, const struct flaky_diagnosis *d,
 	else if (t->dir != NULL) {
 		/* The code under test is the one the suite runs saw,
 		 * unless git says otherwise. */
-		if ((r = flaky_revision_git(t->dir, &t->revision)) < 0)
+		r = c->files_only ? flaky_revision_files(t->dir,
+		    &t->revision) : flaky_revision_git(t->dir, &t->revision);
+		if (r < 0 && r != -ETIMEDOUT)
 			goto fail;
 		if (t->revision == NULL && d->nrevs > 0 &&
 		    d->revs[d->nrevs - 1].revision != NULL)

@@ -124,6 +124,8 @@ struct flaky_confirm {
 	struct flaky_confirm_test *t;
 	size_t		 nt, next;
 	int		 max_runs;	/* alone, per test */
+	int		 files_only;	/* HEAD from .git only, never git
+					 * (an event loop must not wait) */
 	char		*argv[4];	/* /bin/sh -c COMMAND */
 	char		**envp;		/* the run's: FLAKY_TEST=the id */
 };

@@ -222,7 +222,26 @@ void	 flaky_run_free(struct flaky_run *);
 
 /* git HEAD of dir when it is a git work tree ("" otherwise, *ret NULL).
  * Read from .git (microseconds); unusual set-ups ask git itself (about a
- * millisecond, synchronous): call it once per trigger or analyze call. */
+ * millisecond, synchronous): call it once per trigger or analyze call.
+ * A git that has not answered within flaky_revision_timeout_ms() is
+ * killed with its process group: -ETIMEDOUT, *ret NULL. Else 0 or
+ * -ENOMEM. */
 int	 flaky_revision_git(const char *dir, char **ret);
+
+/* The same in two steps, for an event loop that must not wait for git:
+ * flaky_revision_files reads .git only and returns 0 (*ret the revision,
+ * or NULL for none), -ENOMEM, or FLAKY_REVISION_ASK_GIT when only git
+ * can say; then run the command of flaky_revision_git_argv (NULL-ended)
+ * with the timeout and hand its stdout and exit code to
+ * flaky_revision_parse (0 with *ret set or NULL, or -ENOMEM). */
+#define FLAKY_REVISION_ASK_GIT	1
+int	 flaky_revision_files(const char *dir, char **ret);
+void	 flaky_revision_git_argv(const char *dir, const char *argv[8]);
+int	 flaky_revision_parse(const char *out, size_t len, int exit_code,
+	    char **ret);
+/* How long git may take: $FLAKY_GIT_TIMEOUT_MS (1 ms to a day), else
+ * 10 s. */
+#define FLAKY_GIT_TIMEOUT_DEFAULT_MS	10000
+int64_t	 flaky_revision_timeout_ms(void);
 
 #endif

@@ -150,9 +150,11 @@ START_TEST(decode_lines)
 	struct flaky_ctl_request req;
 	char		 line[64], big[FLAKY_CTL_LINE_MAX + 2];
 
-	/* Blank lines get no answer. */
-	ck_assert_int_eq(decode("", NULL), -ENODATA);
-	ck_assert_int_eq(decode(" \t\r", NULL), -ENODATA);
+	/* Blank lines get an answer too: an error, not silence. */
+	ck_assert_int_eq(decode("", FLAKY_CTL_ERR_EMPTY), -ENODATA);
+	ck_assert_int_eq(decode(" \t\r", FLAKY_CTL_ERR_EMPTY), -ENODATA);
+	/* JSON is no request: its first word is unknown. */
+	ck_assert_int_eq(decode("{\"request\":\"status\"}", NULL), -EINVAL);
 	/* Words split on blanks, a CR from a telnet-ish client included. */
 	snprintf(line, sizeof line, "  run\tmanual  3\r");
 	ck_assert_int_eq(flaky_ctl_request_decode(line, &req, NULL, 0), 0);
@@ -261,6 +263,32 @@ START_TEST(reply_errors)
 }
 END_TEST
 
+/* The errors flakyd closes a connection with, or answers a line that is
+ * no request with, are replies flakyctl reads as the daemon's "no". */
+START_TEST(reply_refusals)
+{
+	static const char *const msgs[] = { FLAKY_CTL_ERR_TOO_LONG,
+	    FLAKY_CTL_ERR_EMPTY, FLAKY_CTL_ERR_NUL, FLAKY_CTL_ERR_BUSY,
+	    FLAKY_CTL_ERR_IDLE, FLAKY_CTL_ERR_REPLACED };
+	struct flaky_json *j;
+	struct flaky_buf b;
+	char		 err[256];
+
+	for (size_t i = 0; i < sizeof msgs / sizeof msgs[0]; i++) {
+		flaky_buf_init(&b);
+		ck_assert_int_eq(flaky_ctl_reply_error(&b, msgs[i]), 0);
+		/* One line: the newline last and only there. */
+		ck_assert_ptr_eq(memchr(b.data, '\n', b.len),
+		    b.data + b.len - 1);
+		ck_assert_int_eq(flaky_ctl_reply_parse(b.data, b.len - 1, &j,
+		    err, sizeof err), -EREMOTEIO);
+		ck_assert_ptr_null(j);
+		ck_assert_str_eq(err, msgs[i]);
+		flaky_buf_free(&b);
+	}
+}
+END_TEST
+
 int
 main(void)
 {
@@ -279,6 +307,7 @@ main(void)
 	tcase_set_timeout(rep, 30);
 	tcase_add_test(rep, reply_ok);
 	tcase_add_test(rep, reply_errors);
+	tcase_add_test(rep, reply_refusals);
 	suite_add_tcase(s, rep);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);

@@ -514,63 +514,6 @@ def test_revision_per_trigger(daemon):
     assert daemon.stop() == 0
 
 
-def test_connections_are_bounded(daemon):
-    import socket as so
-    daemon.write("test_ok.py", UNITTEST_OK)
-    daemon.write_config("targets:\n" + unittest_target("ok", None))
-    daemon.start()
-
-    def clients():
-        # Sockets the daemon holds, but its listening one.
-        fds = "/proc/%d/fd" % daemon.proc.pid
-        n = 0
-        for f in os.listdir(fds):
-            try:
-                n += os.readlink(os.path.join(fds, f)).startswith("socket:")
-            except OSError:
-                pass
-        return n - 1
-    socks = []
-    try:
-        def connect():
-            # A full backlog says EAGAIN: retry while the daemon accepts;
-            # once it stops at its bound the backlog stays full.
-            deadline = time.monotonic() + 1.0
-            while time.monotonic() < deadline:
-                s = so.socket(so.AF_UNIX, so.SOCK_STREAM)
-                s.setblocking(False)
-                try:
-                    s.connect(daemon.sock)
-                    return s
-                except BlockingIOError:
-                    s.close()
-                    time.sleep(0.01)
-            return None
-        for _ in range(100):
-            s = connect()
-            if s is None:
-                break
-            socks.append(s)
-        assert 32 < len(socks) < 100
-        # The daemon holds 32 of them; the rest wait in the backlog.
-        wait_for("the daemon to accept up to its bound",
-                 lambda: clients() >= 32)
-        assert clients() == 32
-        # A client that waits is served once the others are gone.
-        p = subprocess.Popen([daemon_ctl_path(), "--config", daemon.config,
-                              "status", "--format", "json"],
-                             stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                             text=True)
-    finally:
-        for s in socks:
-            s.close()
-    out, err = p.communicate(timeout=20)
-    assert p.returncode == 0, err
-    assert '"ok":true' in out
-    wait_for("the connections to be closed", lambda: clients() == 0)
-    assert daemon.stop() == 0
-
-
 APPROX = """import unittest
 class Model(unittest.TestCase):
     def test_close(self):
