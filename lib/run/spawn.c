@@ -124,6 +124,8 @@ struct flaky_spawner {
 	char			 rbuf[65536];	/* one read of a pipe */
 };
 
+void	(*flaky_spawn_group_hook)(pid_t, int);
+
 static void	proc_check_done(struct flaky_proc *);
 static void	proc_close_stream(struct flaky_proc *, int);
 static void	sigchld_need(struct flaky_spawner *);
@@ -811,6 +813,8 @@ proc_reaped(struct flaky_proc *p, int status, const struct rusage *ru)
 	/* Whatever is left of the group goes now; nothing of a finished run
 	 * may keep running. */
 	killpg(pgid, SIGKILL);
+	if (flaky_spawn_group_hook != NULL)
+		flaky_spawn_group_hook(pgid, 0);
 	proc_close_wfd(p);
 	proc_close_pidfd(p);
 	if (p->timeout_ev != NULL)
@@ -1428,6 +1432,8 @@ flaky_spawn(struct flaky_spawner *sp, const struct flaky_spawn_opts *o,
 		};
 		event_add(p->timeout_ev, &tv);
 	}
+	if (flaky_spawn_group_hook != NULL)
+		flaky_spawn_group_hook(pid, 1);
 	p->next = sp->procs;
 	sp->procs = p;
 	sp->running++;
@@ -1476,6 +1482,8 @@ flaky_proc_free(struct flaky_proc *p)
 		p->done_cb = NULL;
 		p->data_cb = NULL;
 		killpg(p->pid, SIGKILL);
+		if (flaky_spawn_group_hook != NULL)
+			flaky_spawn_group_hook(p->pid, 0);
 		if (waitpid(p->pid, NULL, 0) == p->pid)
 			p->pid = 0;
 	}
