@@ -6,6 +6,7 @@
 
 #include <stdint.h>
 #include <sys/queue.h>
+#include <sys/types.h>
 
 #include "run/run.h"
 #include "config/config.h"
@@ -167,6 +168,11 @@ void	 flakyd_maybe_exit(struct flakyd *);
 /* control.c */
 int	 control_init(struct flakyd *, const char *path);
 void	 control_close(void);
+
+/* guard.c: a process that kills the runs' groups if flakyd dies. */
+void	 guard_start(void);
+void	 guard_group(pid_t pgid, int alive);
+void	 guard_close(void);
 
 /* notify.c: the sd_notify datagram protocol, without libsystemd. */
 void	 notify_init(void);
