@@ -1,6 +1,8 @@
 """The systemd unit as meson configures it (beside the flakyd binary):
 systemd's own checks offline, an exposure of at most 3.0, and the settings
-docs/daemon.md explains kept as decided. systemd need not be running."""
+docs/daemon.md explains kept as decided, and flakyd with its runners
+(unittest, pytest, Jest, go test) working under the unit's system call
+filter. systemd need not be running."""
 import os
 import re
 import shutil
