@@ -111,16 +111,41 @@ guard_fds(int rfd)
 			close(fd);
 }
 
-/* The guard's life: read until EOF, then end what is left. */
+/* Read flakyd's lines until EOF: flakyd is gone. */
+static void
+guard_read(int rfd, struct groups *g)
+{
+	char		 buf[4096], line[GUARD_LINE_MAX];
+	size_t		 len = 0;
+	ssize_t		 n;
+
+	for (;;) {
+		n = read(rfd, buf, sizeof buf);
+		if (n == -1 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return;
+		for (ssize_t i = 0; i < n; i++) {
+			if (buf[i] != '\n') {
+				if (len < sizeof line - 1)
+					line[len++] = buf[i];
+				continue;
+			}
+			line[len] = '\0';
+			groups_line(g, line);
+			len = 0;
+		}
+	}
+}
+
+/* The guard's life: out of flakyd's way, read until EOF, then end what is
+ * left. */
 static __attribute__((noreturn)) void
 guard_main(int rfd, pid_t flakyd_pid)
 {
 	static const int ignore[] = { SIGHUP, SIGINT, SIGTERM, SIGQUIT,
 	    SIGPIPE, SIGTSTP, SIGTTIN, SIGTTOU };
 	struct groups	 g = { NULL, 0, 0 };
-	char		 buf[4096], line[GUARD_LINE_MAX];
-	size_t		 len = 0;
-	ssize_t		 n;
 	int		 killed = 0;
 	sigset_t	 none;
 
@@ -137,23 +162,7 @@ guard_main(int rfd, pid_t flakyd_pid)
 	guard_fds(rfd);
 	log_debug("guard %ld: ends the runs of flakyd %ld if it dies",
 	    (long)getpid(), (long)flakyd_pid);
-	for (;;) {
-		n = read(rfd, buf, sizeof buf);
-		if (n == -1 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			break;
-		for (ssize_t i = 0; i < n; i++) {
-			if (buf[i] != '\n') {
-				if (len < sizeof line - 1)
-					line[len++] = buf[i];
-				continue;
-			}
-			line[len] = '\0';
-			groups_line(&g, line);
-			len = 0;
-		}
-	}
+	guard_read(rfd, &g);
 	for (size_t i = 0; i < g.n; i++)
 		if (killpg(g.v[i], SIGKILL) == 0)
 			killed++;
@@ -193,6 +202,9 @@ guard_start(void)
 		}
 	}
 	close(p[0]);
+	/* ECHILD: started with SIGCHLD ignored, the kernel reaped it; a
+	 * guard that failed to fork is found at the first write. */
+	status = 0;
 	while (waitpid(pid, &status, 0) == -1 && errno == EINTR)
 		;
 	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
