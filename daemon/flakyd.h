@@ -6,6 +6,7 @@
 
 #include <stdint.h>
 #include <sys/queue.h>
+#include <sys/types.h>
 
 #include "run/run.h"
 #include "config/config.h"
@@ -170,6 +171,11 @@ void	 control_close(void);
 
 /* revision.c: 1 when git runs and tr->next_ev fires once it is done. */
 int	 revision_git_start(struct flakyd *, struct trigger *);
+
+/* guard.c: a process that kills the runs' groups if flakyd dies. */
+void	 guard_start(void);
+void	 guard_group(pid_t pgid, int alive);
+void	 guard_close(void);
 
 /* notify.c: the sd_notify datagram protocol, without libsystemd. */
 void	 notify_init(void);

@@ -345,6 +345,10 @@ main(int argc, char **argv)
 	d.socket_path = xstrdup(cfg->socket ? cfg->socket :
 	    FLAKY_DEFAULT_SOCKET);
 	take_lock(d.db_path);
+	/* Before any thread, the database and the socket, and before we are
+	 * a subreaper: the runs die with us even on kill -9 (guard.c). */
+	guard_start();
+	flaky_spawn_group_hook = guard_group;
 
 	/* Grandchildren that escape their group with setsid are reparented
 	 * to us, not to init, so they can be reaped and ended. */
@@ -421,6 +425,9 @@ main(int argc, char **argv)
 		log_warnx("runs still live at exit");
 	else
 		d.sp = NULL;
+	/* Nothing of ours runs any more; what still does (runs past the
+	 * deadline) the guard kills when it reads EOF. */
+	guard_close();
 	/* Our own runs that did not finish, and any whose owner is gone:
 	 * mark them now while we can (never another live process's). */
 	if (flaky_store_mark_interrupted(d.store, 0, err, sizeof err) < 0)

@@ -106,6 +106,11 @@ const char *flaky_proc_tmpdir(const struct flaky_proc *);
 /* Free a finished run. A live one is stopped and killed first. */
 void	 flaky_proc_free(struct flaky_proc *);
 
+/* Told each run's process group once it started (alive 1) and once it is
+ * SIGKILLed and reaped (alive 0); flakyd's guard kills the groups still
+ * told when flakyd dies. NULL: nobody is told. */
+extern void	(*flaky_spawn_group_hook)(pid_t pgid, int alive);
+
 /* Resolve a command the way the child's PATH would: sets *ret (malloc'd)
  * or returns -ENOENT, -EACCES, -EISDIR with err filled. */
 int	 flaky_resolve_command(const char *cmd, const char *dir,

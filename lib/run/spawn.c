@@ -22,6 +22,8 @@
 
 extern char **environ;
 
+void	(*flaky_spawn_group_hook)(pid_t, int);
+
 static void	proc_check_done(struct flaky_proc *);
 static void	proc_close_stream(struct flaky_proc *, int);
 
@@ -232,6 +234,8 @@ proc_reaped(struct flaky_proc *p, int status, const struct rusage *ru)
 	/* Whatever is left of the group goes now; nothing of a finished run
 	 * may keep running. */
 	killpg(pgid, SIGKILL);
+	if (flaky_spawn_group_hook != NULL)
+		flaky_spawn_group_hook(pgid, 0);
 	proc_close_wfd(p);
 	proc_close_pidfd(p);
 	if (p->timeout_ev != NULL)
@@ -665,6 +669,8 @@ flaky_spawn(struct flaky_spawner *sp, const struct flaky_spawn_opts *o,
 		};
 		event_add(p->timeout_ev, &tv);
 	}
+	if (flaky_spawn_group_hook != NULL)
+		flaky_spawn_group_hook(pid, 1);
 	p->next = sp->procs;
 	sp->procs = p;
 	sp->running++;
@@ -713,6 +719,8 @@ flaky_proc_free(struct flaky_proc *p)
 		p->done_cb = NULL;
 		p->data_cb = NULL;
 		killpg(p->pid, SIGKILL);
+		if (flaky_spawn_group_hook != NULL)
+			flaky_spawn_group_hook(p->pid, 0);
 		if (waitpid(p->pid, NULL, 0) == p->pid)
 			p->pid = 0;
 	}
