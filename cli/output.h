@@ -28,6 +28,11 @@ struct report_head {
 	struct flaky_store *store;
 };
 
+/* The window's rows and history from the database, read-only, for the
+ * report commands (report.c); -1 after a message. */
+int	 report_read(struct ctl *, const char *cmd, const struct flaky_query *,
+	    struct flaky_store **, struct flaky_test_row **, size_t *,
+	    struct flaky_history *);
 /* --fail-on: a mask of (1 << tier); 0 or -1 on a bad list. */
 int	 parse_fail_on(const char *cmd, const char *list, int *mask);
 /* Would the rows trip the gate? */

@@ -4,7 +4,6 @@
  * command that reproduces it. */
 #include "buildconf.h"
 
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
