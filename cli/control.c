@@ -325,35 +325,45 @@ print_status_table(const struct flaky_json *st)
 	}
 }
 
-/* flakyctl status: the live daemon's targets and runs. */
+/* A request that takes no argument: flakyd's reply as it came (JSON), or
+ * as print puts it for people. */
 static int
-cmd_status(struct ctl *ctl, int argc, char **argv)
+ask_plain(struct ctl *ctl, const struct cmd_entry *e,
+    enum flaky_ctl_type type, int argc, char **argv,
+    void (*print)(const struct flaky_json *))
 {
-	const struct flaky_ctl_request req = { .type = FLAKY_CTL_STATUS };
+	const struct flaky_ctl_request req = { .type = type };
 	struct flaky_json *st = NULL;
 	char		*raw = NULL;
 	int		 r = EXIT_ERROR, i, runs = 0;
 
-	if ((i = parse_opts(ctl, &cmd_status_entry, argc, argv, &runs,
-	    &r)) < 0)
+	if ((i = parse_opts(ctl, e, argc, argv, &runs, &r)) < 0)
 		return r;
 	if (i != argc) {
-		ctl_usage_error("status", "unexpected argument '%s'", argv[i]);
+		ctl_usage_error(e->name, "unexpected argument '%s'", argv[i]);
 		return EXIT_ERROR;
 	}
-	if (ctl_check_format(ctl, "status", 1 << FORMAT_TABLE |
+	if (ctl_check_format(ctl, e->name, 1 << FORMAT_TABLE |
 	    1 << FORMAT_JSON) < 0)
 		return EXIT_ERROR;
 	if (ask_json(ctl, &req, &raw, &st) == 0) {
 		if (ctl->format == FORMAT_JSON)
 			printf("%s\n", raw);
 		else
-			print_status_table(st);
+			print(st);
 		r = EXIT_OK;
 	}
 	flaky_json_free(st);
 	free(raw);
 	return r;
+}
+
+/* flakyctl status: the live daemon's targets and runs. */
+static int
+cmd_status(struct ctl *ctl, int argc, char **argv)
+{
+	return ask_plain(ctl, &cmd_status_entry, FLAKY_CTL_STATUS, argc, argv,
+	    print_status_table);
 }
 
 /* flakyctl run TARGET [--runs N]: trigger a target now. */
@@ -396,34 +406,17 @@ cmd_run(struct ctl *ctl, int argc, char **argv)
 	return r;
 }
 
+/* reload's answer for people. */
+static void
+print_reloaded(const struct flaky_json *st)
+{
+	printf("reloaded: %.0f targets\n", num(st, FLAKY_CTL_F_TARGETS));
+}
+
 /* flakyctl reload: make flakyd read its schedule file again. */
 static int
 cmd_reload(struct ctl *ctl, int argc, char **argv)
 {
-	const struct flaky_ctl_request req = { .type = FLAKY_CTL_RELOAD };
-	struct flaky_json *st = NULL;
-	char		*raw = NULL;
-	int		 r = EXIT_ERROR, i, runs = 0;
-
-	if ((i = parse_opts(ctl, &cmd_reload_entry, argc, argv, &runs,
-	    &r)) < 0)
-		return r;
-	if (i != argc) {
-		ctl_usage_error("reload", "unexpected argument '%s'", argv[i]);
-		return EXIT_ERROR;
-	}
-	if (ctl_check_format(ctl, "reload", 1 << FORMAT_TABLE |
-	    1 << FORMAT_JSON) < 0)
-		return EXIT_ERROR;
-	if (ask_json(ctl, &req, &raw, &st) == 0) {
-		if (ctl->format == FORMAT_JSON)
-			printf("%s\n", raw);
-		else
-			printf("reloaded: %.0f targets\n",
-			    num(st, FLAKY_CTL_F_TARGETS));
-		r = EXIT_OK;
-	}
-	flaky_json_free(st);
-	free(raw);
-	return r;
+	return ask_plain(ctl, &cmd_reload_entry, FLAKY_CTL_RELOAD, argc, argv,
+	    print_reloaded);
 }

@@ -169,21 +169,6 @@ diag_test_patch(const struct flaky_diagnosis *d, struct flaky_buf *b)
 	}
 }
 
-/* Milliseconds for people. */
-void
-diag_fmt_ms(double ms, char *buf, size_t len)
-{
-	if (isnan(ms))
-		snprintf(buf, len, "?");
-	else if (ms < 1000)
-		snprintf(buf, len, "%.0f ms", ms);
-	else if (ms < 60000)
-		snprintf(buf, len, "%.1f s", ms / 1000);
-	else
-		snprintf(buf, len, "%dm%02ds", (int)(ms / 60000),
-		    (int)fmod(ms / 1000, 60));
-}
-
 /* The first line of s, at most max bytes (not splitting a character). */
 static void
 add_first_line(struct flaky_buf *b, const char *s, size_t max)
@@ -215,23 +200,23 @@ diag_timing_words(const struct flaky_diagnosis *d, struct flaky_buf *b)
 
 	if (t->n_fail == 0)
 		return;
-	diag_fmt_ms(t->p90_fail, f, sizeof f);
-	diag_fmt_ms(t->median_pass, p, sizeof p);
+	fmt_ms(t->p90_fail, f, sizeof f);
+	fmt_ms(t->median_pass, p, sizeof p);
 	if (t->early)
 		flaky_buf_printf(b, "fails early: within %s (p90 of %lld "
 		    "failures), while passing takes ~%s", f,
 		    (long long)t->n_fail, p);
 	else if (t->near_limit) {
-		diag_fmt_ms(t->median_fail, f, sizeof f);
+		fmt_ms(t->median_fail, f, sizeof f);
 		flaky_buf_printf(b, "failures cluster at one duration, ~%s "
 		    "(a time limit?)", f);
 		if (t->n_pass > 0) {
-			diag_fmt_ms(t->p90_pass, p, sizeof p);
+			fmt_ms(t->p90_pass, p, sizeof p);
 			flaky_buf_printf(b, ", while 90%% of passes take at "
 			    "most %s", p);
 		}
 	} else {
-		diag_fmt_ms(t->median_fail, f, sizeof f);
+		fmt_ms(t->median_fail, f, sizeof f);
 		flaky_buf_printf(b, "failing runs take ~%s (median)", f);
 		if (t->n_pass > 0)
 			flaky_buf_printf(b, ", passing runs ~%s", p);
@@ -277,8 +262,8 @@ diag_race_words(const struct flaky_timing *t, struct flaky_buf *b)
 {
 	char	 f[32], p[32];
 
-	diag_fmt_ms(t->median_fail, f, sizeof f);
-	diag_fmt_ms(t->median_pass, p, sizeof p);
+	fmt_ms(t->median_fail, f, sizeof f);
+	fmt_ms(t->median_pass, p, sizeof p);
 	flaky_buf_printf(b, "outcome varies with timing: fails in a median "
 	    "of %s, passes in a median of %s, Mann-Whitney p=%.1g (%lld "
 	    "failures, %lld passes)", f, p, t->mw_p, (long long)t->n_fail,
@@ -388,7 +373,7 @@ diag_title(const struct flaky_diagnosis *d, struct flaky_buf *b)
 		    short_name(d->test), (long long)d->failures,
 		    (long long)d->runs);
 	if (!isnan(med)) {
-		diag_fmt_ms(med, ms, sizeof ms);
+		fmt_ms(med, ms, sizeof ms);
 		flaky_buf_printf(b, ", median duration %s", ms);
 	}
 }
@@ -492,23 +477,6 @@ json_us(FILE *f, const char *k, int64_t us)
 		json_double(f, (double)us / 1000.0);
 }
 
-/* race_timing: null, or the evidence that made a test RACE by timing. */
-static void
-json_race_timing(FILE *f, const struct flaky_timing *t)
-{
-	fprintf(f, ", \"race_timing\": ");
-	if (t == NULL) {
-		fputs("null", f);
-		return;
-	}
-	fprintf(f, "{\"failures\": %lld, \"passes\": %lld",
-	    (long long)t->n_fail, (long long)t->n_pass);
-	json_ms(f, "median_ms_fail", t->median_fail);
-	json_ms(f, "median_ms_pass", t->median_pass);
-	json_ms(f, "p", t->mw_p);
-	fputs("}", f);
-}
-
 /* A diagnosis as one JSON object. */
 void
 diag_json(FILE *f, const struct flaky_diagnosis *d, int with_failures)
@@ -562,7 +530,7 @@ diag_json(FILE *f, const struct flaky_diagnosis *d, int with_failures)
 	fprintf(f, "}");
 	diag_evidence(d, &b);
 	json_key(f, "evidence", flaky_buf_cstr(&b));
-	json_race_timing(f, d->race_timing ? &d->timing : NULL);
+	evidence_json_race_timing(f, d->race_timing ? &d->timing : NULL);
 	json_key(f, "cause", d->verdict == FLAKY_VERDICT_BROKEN ?
 	    "the test or the code under test is broken" :
 	    diag_test_cause(d));
@@ -653,81 +621,3 @@ diag_json(FILE *f, const struct flaky_diagnosis *d, int with_failures)
 	flaky_buf_free(&b);
 }
 
-
-/* The per-test signatures of a report's window, for output.c (in the
- * caller's store, or opened again read-only). */
-int
-diag_report_sigs(struct ctl *ctl, const struct report_head *h,
-    const struct flaky_test_row *rows, size_t n, struct flaky_test_sig **ret,
-    size_t *ret_n)
-{
-	struct flaky_store *s = h->store;
-	struct flaky_query q;
-	int64_t	*ids, *victims;
-	size_t	 nids = 0, nvictims = 0;
-	char	 err[1024];
-	int	 r;
-
-	*ret = NULL;
-	*ret_n = 0;
-	if (h->query != NULL)
-		q = *h->query;
-	else {
-		memset(&q, 0, sizeof q);
-		q.since_ms = h->since_ms;
-		q.until_ms = h->until_ms;
-		q.target = h->target;
-	}
-	/* The table shows critical, warning and broken tests, JSON every
-	 * test: signatures for those that failed; polluters for the mixed
-	 * ones above noise (noise is left to triage: a report stays fast). */
-	ids = calloc(n ? n : 1, sizeof *ids);
-	victims = calloc(n ? n : 1, sizeof *victims);
-	if (ids == NULL || victims == NULL) {
-		free(ids);
-		free(victims);
-		return -1;
-	}
-	for (size_t i = 0; i < n; i++) {
-		int	 t = flaky_tier(rows[i].failures, rows[i].runs);
-
-		if (rows[i].failures == 0 || (ctl->format != FORMAT_JSON &&
-		    t == FLAKY_TIER_NOISE))
-			continue;
-		ids[nids++] = rows[i].test_id;
-		if (t == FLAKY_TIER_CRITICAL || t == FLAKY_TIER_WARNING)
-			victims[nvictims++] = rows[i].test_id;
-	}
-	r = 0;
-	if (nids > 0 && (s != NULL || (r = flaky_store_open(ctl_db_path(ctl),
-	    FLAKY_STORE_READONLY, &s, err, sizeof err)) == 0))
-		r = flaky_test_signatures(s, &q, ids, nids, victims, nvictims,
-		    ret, ret_n, err, sizeof err);
-	if (r < 0)
-		fprintf(stderr, "flakyctl: signatures: %s\n", err);
-	if (s != h->store)
-		flaky_store_close(s);
-	free(ids);
-	free(victims);
-	return r;
-}
-
-/* The JSON fields signature, signatures, polluter, depends_on and
- * race_timing of a report row. */
-void
-diag_json_sig_fields(FILE *f, const struct flaky_test_sig *t)
-{
-	fprintf(f, ", \"signature\": ");
-	json_string(f, t ? t->signature : NULL);
-	fprintf(f, ", \"signatures\": {");
-	for (size_t i = 0; t != NULL && i < t->nsigs; i++) {
-		fprintf(f, "%s", i ? ", " : "");
-		json_string(f, t->sigs[i].name);
-		fprintf(f, ": %lld", (long long)t->sigs[i].count);
-	}
-	fprintf(f, "}, \"polluter\": ");
-	json_string(f, t ? t->polluter : NULL);
-	fprintf(f, ", \"depends_on\": ");
-	json_string(f, t ? t->depends_on : NULL);
-	json_race_timing(f, t != NULL && t->race_timing ? &t->timing : NULL);
-}

@@ -55,8 +55,6 @@ void	 diag_repro(const struct flaky_diagnosis *, const char *isolate,
 	    struct flaky_buf *);
 /* "TIMEOUT flake in test_login_retry, 4/15 runs, median duration 2.3 s" */
 void	 diag_title(const struct flaky_diagnosis *, struct flaky_buf *);
-/* "35 ms", "2.3 s", "2m05s", "?" */
-void	 diag_fmt_ms(double ms, char *buf, size_t len);
 
 /* The diagnosis as one JSON object (without the trailing newline). */
 void	 diag_json(FILE *, const struct flaky_diagnosis *, int with_failures);
@@ -69,12 +67,5 @@ char	*diag_isolate(struct ctl *, const char *target);
 struct flaky_classifier;
 int	 diag_load_signatures(struct ctl *, struct flaky_store *,
 	    struct flaky_classifier **);
-
-/* Report rows' signatures (output.c): signature, signatures, polluter,
- * depends_on, race_timing. */
-int	 diag_report_sigs(struct ctl *, const struct report_head *,
-	    const struct flaky_test_row *, size_t, struct flaky_test_sig **ret,
-	    size_t *ret_n);
-void	 diag_json_sig_fields(FILE *, const struct flaky_test_sig *);
 
 #endif

@@ -117,7 +117,6 @@ cmd_gate(struct ctl *ctl, int argc, char **argv)
 	size_t		 nrows = 0;
 	const char	*since = "7d", *until = NULL;
 	long long	 lim[4] = { -1, -1, -1, -1 };
-	char		 err[1024];
 	int		 c, ret = EXIT_ERROR, breaches = 0;
 
 	memset(&q, 0, sizeof q);
@@ -166,13 +165,8 @@ cmd_gate(struct ctl *ctl, int argc, char **argv)
 	    parse_window("gate", since, until, &q.since_ms, &q.until_ms) < 0)
 		return EXIT_ERROR;
 	q.kinds = ctl->kinds;
-	if (flaky_store_open(ctl_db_path(ctl), FLAKY_STORE_READONLY, &store,
-	    err, sizeof err) < 0 || flaky_store_test_stats(store, &q, &rows,
-	    &nrows, err, sizeof err) < 0 || flaky_store_history(store, &q,
-	    &hist, err, sizeof err) < 0) {
-		fprintf(stderr, "flakyctl gate: %s\n", err);
+	if (report_read(ctl, "gate", &q, &store, &rows, &nrows, &hist) < 0)
 		goto out;
-	}
 	sort_rows(rows, nrows);
 	breaches += check("critical", lim[0], rows, nrows, &hist, is_critical);
 	breaches += check("new flaky", lim[1], rows, nrows, &hist,

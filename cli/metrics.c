@@ -2,13 +2,13 @@
  * node_exporter's textfile collector. */
 #include "buildconf.h"
 
-#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "flakyctl.h"
 #include "log.h"
+#include "output.h"
 #include "stats/stats.h"
 #include "store/store.h"
 #include "util/util.h"
@@ -121,13 +121,8 @@ cmd_metrics(struct ctl *ctl, int argc, char **argv)
 	    parse_window("metrics", since, NULL, &q.since_ms, &q.until_ms) < 0)
 		return EXIT_ERROR;
 	q.kinds = ctl->kinds;
-	if (flaky_store_open(ctl_db_path(ctl), FLAKY_STORE_READONLY, &store,
-	    err, sizeof err) < 0 || flaky_store_test_stats(store, &q, &rows,
-	    &nrows, err, sizeof err) < 0 || flaky_store_history(store, &q,
-	    &hist, err, sizeof err) < 0) {
-		fprintf(stderr, "flakyctl metrics: %s\n", err);
+	if (report_read(ctl, "metrics", &q, &store, &rows, &nrows, &hist) < 0)
 		goto out;
-	}
 	if (nrows > 1)
 		qsort(rows, nrows, sizeof *rows, cmp_target);
 	printf("# HELP flaky_window_seconds Length of the window the figures "

@@ -7,7 +7,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "diag.h"
 #include "output.h"
 #include "store/store.h"
 #include "stats/stats.h"
@@ -198,6 +197,20 @@ sparkline(struct flaky_buf *b, const uint32_t *runs,
 	}
 }
 
+void
+fmt_ms(double ms, char *buf, size_t len)
+{
+	if (isnan(ms))
+		snprintf(buf, len, "?");
+	else if (ms < 1000)
+		snprintf(buf, len, "%.0f ms", ms);
+	else if (ms < 60000)
+		snprintf(buf, len, "%.1f s", ms / 1000);
+	else
+		snprintf(buf, len, "%dm%02ds", (int)(ms / 60000),
+		    (int)fmod(ms / 1000, 60));
+}
+
 /* The first line of a message, cut to width. */
 static void
 first_line(const char *s, char *buf, size_t len)
@@ -220,7 +233,7 @@ print_head_table(struct ctl *ctl, const struct report_head *h)
 	char	 a[32], b[32], d[32];
 
 	if (h->command != NULL) {
-		diag_fmt_ms((double)h->wall_us / 1000.0, d, sizeof d);
+		fmt_ms((double)h->wall_us / 1000.0, d, sizeof d);
 		printf("%lld runs of %s (target %s) in %s", (long long)
 		    h->runs.runs, h->command, h->target, d);
 	} else {
@@ -309,109 +322,41 @@ print_history_cols(struct ctl *ctl, const struct report_head *h,
 		printf("  [quarantined]");
 }
 
-/* Static scan findings (flakyctl scan --store), looked up by test id. */
-static struct flaky_risk	*risks;
-static size_t			 nrisks;
-
-/* Load the findings of the report's target(s); none when the database has
- * none (or cannot be read: the report goes on without them). */
-static void
-load_risks(struct ctl *ctl, const struct report_head *h)
-{
-	struct flaky_store *st = h->store;
-	char	 err[512];
-
-	if (st == NULL && flaky_store_open(ctl_db_path(ctl),
-	    FLAKY_STORE_READONLY, &st, err, sizeof err) < 0)
-		return;
-	if (flaky_store_risks(st, h->target, &risks, &nrisks, err,
-	    sizeof err) < 0) {
-		risks = NULL;
-		nrisks = 0;
-	}
-	if (st != h->store)
-		flaky_store_close(st);
-}
-
 /* "approximate assertion at tests/t.py:12 (rtol=1e-6), unseeded" */
 static void
-print_risks_table(struct ctl *ctl, const struct flaky_test_row *r)
+print_risks_table(struct ctl *ctl, const struct report_evidence *ev,
+    const struct flaky_test_row *r)
 {
-	size_t	 first, n = flaky_risks_find(risks, nrisks, r->target,
-	    r->test, &first);
+	struct flaky_buf b;
+	size_t	 first, n = evidence_risks(ev, r, &first);
 
-	for (size_t i = first; i < first + n && i < first + 2; i++)
-		printf("%s          approximate assertion at %s:%d%s%s%s, "
-		    "%s%s\n", ctl->color ? COLOR_DIM : "", risks[i].path,
-		    risks[i].line, risks[i].tolerance ? " (" : "",
-		    risks[i].tolerance ? risks[i].tolerance : "",
-		    risks[i].tolerance ? ")" : "",
-		    risks[i].seeded ? "seeded" : "unseeded",
-		    ctl->color ? COLOR_OFF : "");
+	flaky_buf_init(&b);
+	for (size_t i = first; i < first + n && i < first + 2; i++) {
+		flaky_buf_reset(&b);
+		evidence_risk_words(&ev->risks[i], &b);
+		printf("%s          %s%s\n", ctl->color ? COLOR_DIM : "",
+		    flaky_buf_cstr(&b), ctl->color ? COLOR_OFF : "");
+	}
+	flaky_buf_free(&b);
 	if (n > 2)
 		printf("          and %zu more approximate assertions\n", n - 2);
 }
 
-static void
-print_risks_json(const struct flaky_test_row *r)
-{
-	size_t	 first, n = flaky_risks_find(risks, nrisks, r->target,
-	    r->test, &first);
-
-	printf(", \"static_risks\": [");
-	for (size_t i = first; i < first + n; i++) {
-		printf("%s{\"path\": ", i > first ? ", " : "");
-		json_string(stdout, risks[i].path);
-		printf(", \"line\": %d, \"category\": ", risks[i].line);
-		json_string(stdout, risks[i].category);
-		printf(", \"tolerance\": ");
-		json_string(stdout, risks[i].tolerance);
-		printf(", \"seeded\": %s}", risks[i].seeded ? "true" : "false");
-	}
-	printf("]");
-}
-
-int
-risks_lines(struct flaky_store *st, const char *target, const char *test,
-    const char *prefix, struct flaky_buf *out)
-{
-	struct flaky_risk *v = NULL;
-	size_t	 n = 0, first, k;
-	char	 err[256];
-
-	if (flaky_store_risks(st, target, &v, &n, err, sizeof err) < 0)
-		return -1;
-	k = flaky_risks_find(v, n, target, test, &first);
-	for (size_t i = first; i < first + k; i++)
-		flaky_buf_printf(out, "%sapproximate assertion at %s:%d%s%s%s, "
-		    "%s\n", prefix, v[i].path, v[i].line,
-		    v[i].tolerance ? " (" : "",
-		    v[i].tolerance ? v[i].tolerance : "",
-		    v[i].tolerance ? ")" : "",
-		    v[i].seeded ? "seeded" : "unseeded");
-	flaky_risks_free(v, n);
-	return (int)k;
-}
-
-/* The rows' signatures (diag.c), looked up by test id. */
-static struct flaky_test_sig	*sigs;
-static size_t			 nsigs;
-
+/* The signature column of a row. */
 static const char *
-row_sig(const struct flaky_test_row *r)
+row_sig(const struct report_evidence *ev, const struct flaky_test_row *r)
 {
-	const struct flaky_test_sig *t = flaky_test_sig_find(sigs, nsigs,
-	    r->test_id);
+	const struct flaky_test_sig *t = evidence_sig(ev, r->test_id);
 
 	return t != NULL && t->signature != NULL ? t->signature : "-";
 }
 
 /* Under a row: the test its order dependence points at, if any. */
 static void
-print_order_line(struct ctl *ctl, const struct flaky_test_row *r)
+print_order_line(struct ctl *ctl, const struct report_evidence *ev,
+    const struct flaky_test_row *r)
 {
-	const struct flaky_test_sig *t = flaky_test_sig_find(sigs, nsigs,
-	    r->test_id);
+	const struct flaky_test_sig *t = evidence_sig(ev, r->test_id);
 
 	if (t == NULL || (t->polluter == NULL && t->depends_on == NULL))
 		return;
@@ -424,7 +369,8 @@ print_order_line(struct ctl *ctl, const struct flaky_test_row *r)
 
 static int
 print_table(struct ctl *ctl, const struct report_head *h,
-    const struct flaky_test_row *v, size_t n)
+    const struct report_evidence *ev, const struct flaky_test_row *v,
+    size_t n)
 {
 	size_t	 width = 20, noise = 0, stable = 0;
 	char	 pm[32], fm[32], msg[160], alone[64];
@@ -463,14 +409,14 @@ print_table(struct ctl *ctl, const struct report_head *h,
 		    t == FLAKY_TIER_CRITICAL ? "CRITICAL" :
 		    t == FLAKY_TIER_WARNING ? "WARNING" : "BROKEN",
 		    *color ? COLOR_OFF : "", (int)width, r->test, rate,
-		    (long long)r->failures, (long long)r->runs, row_sig(r));
+		    (long long)r->failures, (long long)r->runs, row_sig(ev, r));
 		printf("%s", alone_verdict(r, alone, sizeof alone));
 		if (t != FLAKY_TIER_BROKEN) {
 			printf("  [%.0f%%-%.0f%%]", 100 * lo, 100 * hi);
 			if (!isnan(r->median_ms_fail) &&
 			    !isnan(r->median_ms_pass)) {
-				diag_fmt_ms(r->median_ms_fail, fm, sizeof fm);
-				diag_fmt_ms(r->median_ms_pass, pm, sizeof pm);
+				fmt_ms(r->median_ms_fail, fm, sizeof fm);
+				fmt_ms(r->median_ms_pass, pm, sizeof pm);
 				printf("  fails in ~%s, passes in ~%s", fm, pm);
 			}
 		}
@@ -483,8 +429,8 @@ print_table(struct ctl *ctl, const struct report_head *h,
 			printf("%s          %s%s\n", ctl->color ? COLOR_DIM : "",
 			    msg, ctl->color ? COLOR_OFF : "");
 		}
-		print_order_line(ctl, r);
-		print_risks_table(ctl, r);
+		print_order_line(ctl, ev, r);
+		print_risks_table(ctl, ev, r);
 	}
 	if (noise > 0)
 		printf("noise     %zu test%s under 5%%\n", noise,
@@ -562,8 +508,8 @@ json_history(const struct report_head *h, const struct flaky_test_row *r)
 }
 
 static int
-print_json(const struct report_head *h, const struct flaky_test_row *v,
-    size_t n)
+print_json(const struct report_head *h, const struct report_evidence *ev,
+    const struct flaky_test_row *v, size_t n)
 {
 	printf("{\"target\": ");
 	json_string(stdout, h->target);
@@ -624,8 +570,7 @@ print_json(const struct report_head *h, const struct flaky_test_row *v,
 		json_double(stdout, hi);
 		printf(", \"tier\": \"%s\"",
 		    flaky_tier_name(flaky_tier(r->failures, r->runs)));
-		diag_json_sig_fields(stdout, flaky_test_sig_find(sigs, nsigs,
-		    r->test_id));
+		evidence_json_sig(stdout, evidence_sig(ev, r->test_id));
 		json_ms("median_ms_pass", r->median_ms_pass);
 		json_ms("median_ms_fail", r->median_ms_fail);
 		json_ms("p90_ms_pass", r->p90_ms_pass);
@@ -640,7 +585,7 @@ print_json(const struct report_head *h, const struct flaky_test_row *v,
 			    (long long)r->alone_failures);
 		else
 			printf(", \"alone\": null");
-		print_risks_json(r);
+		evidence_json_risks(stdout, ev, r);
 		if (need < 0)
 			printf(", \"runs_needed\": null");
 		else
@@ -782,15 +727,27 @@ int
 print_report(struct ctl *ctl, const struct report_head *h,
     const struct flaky_test_row *v, size_t n)
 {
+	struct report_evidence ev;
+	struct flaky_query q;
 	int	 r;
 
-	if (ctl->format == FORMAT_JSON || ctl->format == FORMAT_TABLE) {
-		diag_report_sigs(ctl, h, v, n, &sigs, &nsigs);
-		load_risks(ctl, h);
+	memset(&ev, 0, sizeof ev);
+	if (h->query != NULL)
+		q = *h->query;
+	else {
+		memset(&q, 0, sizeof q);
+		q.since_ms = h->since_ms;
+		q.until_ms = h->until_ms;
+		q.target = h->target;
 	}
+	/* The table shows critical, warning and broken tests, JSON every
+	 * test. */
+	if (ctl->format == FORMAT_JSON || ctl->format == FORMAT_TABLE)
+		evidence_load(&ev, h->store, &q, h->target,
+		    ctl->format == FORMAT_JSON, v, n);
 	switch (ctl->format) {
 	case FORMAT_JSON:
-		r = print_json(h, v, n);
+		r = print_json(h, &ev, v, n);
 		break;
 	case FORMAT_CSV:
 		r = print_rows_flat(0, h, v, n);
@@ -799,13 +756,8 @@ print_report(struct ctl *ctl, const struct report_head *h,
 		r = print_rows_flat(1, h, v, n);
 		break;
 	default:
-		r = print_table(ctl, h, v, n);
+		r = print_table(ctl, h, &ev, v, n);
 	}
-	flaky_test_sigs_free(sigs, nsigs);
-	sigs = NULL;
-	nsigs = 0;
-	flaky_risks_free(risks, nrisks);
-	risks = NULL;
-	nrisks = 0;
+	evidence_free(&ev);
 	return r;
 }

@@ -4,6 +4,7 @@
 
 #include <stdint.h>
 
+#include "evidence.h"
 #include "flakyctl.h"
 #include "store/store.h"
 #include "util/util.h"
@@ -22,11 +23,16 @@ struct report_head {
 	/* The rows' window for the signature column (analyze: its runs);
 	 * NULL: since, until and target above. */
 	const struct flaky_query *query;
-	/* The caller's open store for the lookups the output makes; NULL:
-	 * the output opens the database again, read-only. */
+	/* The command's open store, for the signatures and static scan
+	 * findings printed beside the rows (evidence.h). */
 	struct flaky_store *store;
 };
 
+/* The window's rows and history from the database, read-only, for the
+ * report commands (report.c); -1 after a message. */
+int	 report_read(struct ctl *, const char *cmd, const struct flaky_query *,
+	    struct flaky_store **, struct flaky_test_row **, size_t *,
+	    struct flaky_history *);
 /* --fail-on: a mask of (1 << tier); 0 or -1 on a bad list. */
 int	 parse_fail_on(const char *cmd, const char *list, int *mask);
 /* Would the rows trip the gate? */
@@ -44,10 +50,8 @@ void	 sparkline(struct flaky_buf *, const uint32_t *runs,
 /* report --html: one self-contained file (html.c). */
 int	 html_report(const char *path, const struct report_head *,
 	    const struct flaky_test_row *, size_t, char *err, size_t errlen);
-/* "approximate assertion at FILE:LINE (tol), unseeded" lines of a test's
- * static scan findings, each after prefix; returns how many. */
-int	 risks_lines(struct flaky_store *, const char *target,
-	    const char *test, const char *prefix, struct flaky_buf *);
+/* "35 ms", "2.3 s", "2m05s", "?" */
+void	 fmt_ms(double ms, char *buf, size_t len);
 int	 print_report(struct ctl *, const struct report_head *,
 	    const struct flaky_test_row *, size_t);
 

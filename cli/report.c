@@ -43,6 +43,25 @@ parse_window(const char *cmd, const char *since, const char *until,
 	return 0;
 }
 
+/* The window's rows and history, from the database opened read-only;
+ * -1 after a message (what was read is the caller's to free either way). */
+int
+report_read(struct ctl *ctl, const char *cmd, const struct flaky_query *q,
+    struct flaky_store **store, struct flaky_test_row **rows, size_t *nrows,
+    struct flaky_history *hist)
+{
+	char	 err[1024];
+
+	if (flaky_store_open(ctl_db_path(ctl), FLAKY_STORE_READONLY, store,
+	    err, sizeof err) < 0 || flaky_store_test_stats(*store, q, rows,
+	    nrows, err, sizeof err) < 0 || flaky_store_history(*store, q,
+	    hist, err, sizeof err) < 0) {
+		fprintf(stderr, "flakyctl %s: %s\n", cmd, err);
+		return -1;
+	}
+	return 0;
+}
+
 static int	cmd_report(struct ctl *, int, char **);
 
 static const struct cmd_option report_options[] = {

@@ -66,9 +66,9 @@ print_show(const struct flaky_diagnosis *d, int full)
 	for (size_t i = 0; i < d->nfailed; i++) {
 		const struct flaky_result_row *x = &d->failed[i];
 
-		diag_fmt_ms(x->duration_us < 0 ? NAN :
+		fmt_ms(x->duration_us < 0 ? NAN :
 		    (double)x->duration_us / 1000.0, dur, sizeof dur);
-		diag_fmt_ms(x->run_duration_us < 0 ? NAN :
+		fmt_ms(x->run_duration_us < 0 ? NAN :
 		    (double)x->run_duration_us / 1000.0, rd, sizeof rd);
 		printf("\nrun %lld  %s  revision %s  exit %s%d  run %s  "
 		    "test %s  position %lld", (long long)x->run_id,

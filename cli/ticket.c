@@ -4,7 +4,6 @@
  * command that reproduces it. */
 #include "buildconf.h"
 
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -99,12 +98,12 @@ ticket_body(const struct flaky_diagnosis *d, const char *isolate,
 
 	flaky_buf_adds(b, "### Timing\n\n| | runs | median | p90 |\n"
 	    "|---|---:|---:|---:|\n");
-	diag_fmt_ms(d->timing.median_pass, a, sizeof a);
-	diag_fmt_ms(d->timing.p90_pass, c, sizeof c);
+	fmt_ms(d->timing.median_pass, a, sizeof a);
+	fmt_ms(d->timing.p90_pass, c, sizeof c);
 	flaky_buf_printf(b, "| passing | %lld | %s | %s |\n",
 	    (long long)d->timing.n_pass, a, c);
-	diag_fmt_ms(d->timing.median_fail, a, sizeof a);
-	diag_fmt_ms(d->timing.p90_fail, c, sizeof c);
+	fmt_ms(d->timing.median_fail, a, sizeof a);
+	fmt_ms(d->timing.p90_fail, c, sizeof c);
 	flaky_buf_printf(b, "| failing | %lld | %s | %s |\n\n",
 	    (long long)d->timing.n_fail, a, c);
 	flaky_buf_reset(&w);

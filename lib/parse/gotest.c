@@ -51,15 +51,6 @@ struct gt_state {
 	unsigned	 nresult;	/* "--- PASS" and friends */
 };
 
-/* Whether s (len bytes) starts with prefix. */
-static int
-starts(const char *s, size_t len, const char *prefix)
-{
-	size_t	 n = strlen(prefix);
-
-	return len >= n && memcmp(s, prefix, n) == 0;
-}
-
 /* The number of leading blanks. */
 static size_t
 skip_space(const char *s, size_t len)
@@ -75,11 +66,11 @@ skip_space(const char *s, size_t len)
 static int
 result_line(const char *s, size_t len, int *outcome)
 {
-	if (starts(s, len, "--- PASS: "))
+	if (parse_starts(s, len, "--- PASS: "))
 		*outcome = FLAKY_PASS;
-	else if (starts(s, len, "--- FAIL: "))
+	else if (parse_starts(s, len, "--- FAIL: "))
 		*outcome = FLAKY_FAIL;
-	else if (starts(s, len, "--- SKIP: "))
+	else if (parse_starts(s, len, "--- SKIP: "))
 		*outcome = FLAKY_SKIP;
 	else
 		return 0;
@@ -93,11 +84,11 @@ package_line(const char *s, size_t len, const char **pkg, size_t *pkglen,
 {
 	size_t	 i, j;
 
-	if (starts(s, len, "ok  \t"))
+	if (parse_starts(s, len, "ok  \t"))
 		*failed = 0;
-	else if (starts(s, len, "FAIL\t"))
+	else if (parse_starts(s, len, "FAIL\t"))
 		*failed = 1;
-	else if (starts(s, len, "?   \t"))
+	else if (parse_starts(s, len, "?   \t"))
 		*failed = -1;
 	else
 		return 0;
@@ -119,7 +110,7 @@ detect(const char *line, size_t len)
 	int	 o;
 	const char *p;
 
-	if (starts(line, len, "=== RUN   ") ||
+	if (parse_starts(line, len, "=== RUN   ") ||
 	    result_line(line + i, len - i, &o))
 		return 2;
 	if (package_line(line, len, &p, &pl, &o))
@@ -328,8 +319,9 @@ line(struct parse_ctx *ctx, const char *s, size_t len)
 	long		 idx;
 	int		 o, e = 0;
 
-	if (starts(s, len, "=== RUN   ") || starts(s, len, "=== CONT  ") ||
-	    starts(s, len, "=== NAME  ")) {
+	if (parse_starts(s, len, "=== RUN   ") ||
+	    parse_starts(s, len, "=== CONT  ") ||
+	    parse_starts(s, len, "=== NAME  ")) {
 		p = s + 10;
 		n = len - 10;
 		st->nrun += s[4] == 'R';
@@ -338,7 +330,7 @@ line(struct parse_ctx *ctx, const char *s, size_t len)
 		st->after = -1;
 		return e;
 	}
-	if (starts(s, len, "=== PAUSE ")) {
+	if (parse_starts(s, len, "=== PAUSE ")) {
 		st->cur = st->after = -1;
 		return 0;
 	}
@@ -373,7 +365,7 @@ line(struct parse_ctx *ctx, const char *s, size_t len)
 		}
 		return flush(ctx, st, p, n, o);
 	}
-	if (starts(s, len, "panic: ")) {
+	if (parse_starts(s, len, "panic: ")) {
 		st->panicking = 1;
 		parse_msg_line(&st->panic, s, len);
 		if (st->after >= 0 && st->v[st->after].outcome == FLAKY_FAIL)

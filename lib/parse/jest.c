@@ -110,15 +110,6 @@ id_bound(struct flaky_buf *b)
 	b->data[n] = '\0';
 }
 
-/* Whether s (len bytes) starts with prefix. */
-static int
-starts(const char *s, size_t len, const char *prefix)
-{
-	size_t	 n = strlen(prefix);
-
-	return len >= n && memcmp(s, prefix, n) == 0;
-}
-
 /* Whether s (len bytes) ends with suffix. */
 static int
 ends(const char *s, size_t len, const char *suffix)
@@ -128,17 +119,6 @@ ends(const char *s, size_t len, const char *suffix)
 	return len >= n && memcmp(s + len - n, suffix, n) == 0;
 }
 
-/* The number of leading spaces. */
-static size_t
-indent_of(const char *s, size_t len)
-{
-	size_t	 i = 0;
-
-	while (i < len && s[i] == ' ')
-		i++;
-	return i;
-}
-
 /* "PASS path" / "FAIL path": the path, or NULL. Jest may add the
  * project's displayName before the path (kept: the same file can run in
  * two projects) and " (5.2 s, 40 MB heap size)" after it (dropped: it
@@ -146,10 +126,10 @@ indent_of(const char *s, size_t len)
 static const char *
 file_line(const char *s, size_t len, size_t *ret_len)
 {
-	size_t	 i = indent_of(s, len), j;
+	size_t	 i = parse_indent(s, len), j;
 
-	if (i > 1 || (!starts(s + i, len - i, "PASS ") &&
-	    !starts(s + i, len - i, "FAIL ")))
+	if (i > 1 || (!parse_starts(s + i, len - i, "PASS ") &&
+	    !parse_starts(s + i, len - i, "FAIL ")))
 		return NULL;
 	i += 5;
 	while (i < len && s[i] == ' ')
@@ -177,7 +157,7 @@ totals_line(const char *s, size_t len)
 	const char	*p;
 	long		 n = 0;
 
-	if (!starts(s, len, "Tests:") || len < 6 ||
+	if (!parse_starts(s, len, "Tests:") || len < 6 ||
 	    (p = strstr(s, " total")) == NULL || (size_t)(p - s) + 6 != len)
 		return -1;
 	while (p > s && p[-1] >= '0' && p[-1] <= '9')
@@ -201,9 +181,9 @@ detect(const char *line, size_t len)
 	if ((s = strip_ansi(&b, line, len, &n)) == NULL)
 		goto out;
 	if (file_line(s, n, &fl) != NULL || totals_line(s, n) >= 0 ||
-	    starts(s, n, "Test Suites: "))
+	    parse_starts(s, n, "Test Suites: "))
 		v = 2;
-	else if (starts(s, n, "  \xe2\x97\x8f ") ||
+	else if (parse_starts(s, n, "  \xe2\x97\x8f ") ||
 	    strstr(s, "\xe2\x9c\x93 ") != NULL ||
 	    strstr(s, "\xe2\x9c\x95 ") != NULL)
 		v = 1;
@@ -294,7 +274,7 @@ tree_test(struct parse_ctx *ctx, struct jest_state *st, const char *s,
 	long		 idx;
 
 	for (i = 0; i < FLAKY_ARRAY_SIZE(marks); i++)
-		if (starts(t, tl, marks[i].mark))
+		if (parse_starts(t, tl, marks[i].mark))
 			break;
 	if (i == FLAKY_ARRAY_SIZE(marks))
 		return 0;
@@ -409,8 +389,8 @@ suites_line(struct jest_state *st, const char *s, size_t len)
 {
 	struct counts	 c;
 
-	if (!starts(s, len, "Test Suites:") || !summary_counts(s, len, &c) ||
-	    c.of < 0 || c.listed >= c.of)
+	if (!parse_starts(s, len, "Test Suites:") ||
+	    !summary_counts(s, len, &c) || c.of < 0 || c.listed >= c.of)
 		return 0;
 	return stopped(st, "Jest ran %ld of %ld test files: it stopped early "
 	    "(--bail, or it was interrupted), so the files it did not run "
@@ -481,11 +461,11 @@ static int
 block_line(struct parse_ctx *ctx, struct jest_state *st, const char *s,
     size_t len)
 {
-	size_t	 i = indent_of(s, len), j;
+	size_t	 i = parse_indent(s, len), j;
 
 	if (st->block < 0 || i == len)
 		return 0;
-	if (starts(s + i, len - i, "at ")) {
+	if (parse_starts(s + i, len - i, "at ")) {
 		if (st->block_at)
 			return 0;
 		st->block_at = 1;
@@ -536,7 +516,7 @@ line(struct parse_ctx *ctx, const char *raw, size_t rawlen)
 		st->block = -1;
 		return 0;
 	}
-	if (starts(s, len, "Seed:")) {
+	if (parse_starts(s, len, "Seed:")) {
 		p = s + 5;
 		while (*p == ' ')
 			p++;
@@ -545,8 +525,8 @@ line(struct parse_ctx *ctx, const char *raw, size_t rawlen)
 			return parse_set_seed(ctx, p, n);
 		return 0;
 	}
-	if (starts(s, len, "Summary of all failing tests") ||
-	    starts(s, len, "Test Suites:")) {
+	if (parse_starts(s, len, "Summary of all failing tests") ||
+	    parse_starts(s, len, "Test Suites:")) {
 		st->mode = M_SUMMARY;
 		return suites_line(st, s, len);
 	}
@@ -554,15 +534,15 @@ line(struct parse_ctx *ctx, const char *raw, size_t rawlen)
 		return 0;
 	if ((p = file_line(s, len, &n)) != NULL)
 		return new_file(ctx, st, p, n);
-	ind = indent_of(s, len);
-	if (ind == 2 && starts(s + 2, len - 2, "\xe2\x97\x8f "))
+	ind = parse_indent(s, len);
+	if (ind == 2 && parse_starts(s + 2, len - 2, "\xe2\x97\x8f "))
 		return block_start(ctx, st, s + 6, len - 6);
 	/* Console output comes between files ("  console.log", then the
 	 * text indented by four): it must not extend a failure message, and
 	 * a "✓" in it must not become a test. The verbose tree ends with a
 	 * blank line, and console blocks only come after one. */
 	if (st->mode == M_BLOCK && ind == 2 &&
-	    starts(s + 2, len - 2, "console."))
+	    parse_starts(s + 2, len - 2, "console."))
 		st->mode = M_NONE;
 	if (st->mode == M_BLOCK)
 		return block_line(ctx, st, s, len);

@@ -3,6 +3,8 @@
 #define FLAKY_PARSE_RUNNER_H
 
 #include <stddef.h>
+#include <stdint.h>
+#include <string.h>
 
 #include "parse/parse.h"
 #include "util/util.h"
@@ -51,6 +53,50 @@ void	 parse_msg_line(struct flaky_buf *, const char *, size_t);
 /* Tests with the same id get " #2", " #3" in run order (also for JUnit
  * files). 0 or -ENOMEM. */
 int	 parse_dedupe(struct flaky_results *);
+
+/* Results by test id (ids.c), for runners that name a test again after
+ * its line: an open-addressing table of result index + 1. A slot left by
+ * an id no longer there is harmless: each hit is checked against the
+ * result's id. Zeroed is empty. */
+struct parse_ids {
+	uint32_t	*tab;
+	size_t		 size, used;
+};
+/* Index result idx (the last added); 0 or -ENOMEM. */
+int	 parse_ids_add(struct parse_ids *, const struct flaky_results *,
+	    size_t idx);
+/* The results with this id (n bytes, which may hold a NUL), one per call
+ * in no particular order: *pos starts at 0; -1 after the last. */
+long	 parse_ids_next(const struct parse_ids *, const struct flaky_results *,
+	    const char *, size_t, size_t *pos);
+void	 parse_ids_free(struct parse_ids *);
+/* The table's hash of an id, also for runners' own lookups by name. */
+uint64_t parse_id_hash(const char *, size_t);
+/* --color=yes: when the line holds escapes, point *s and *n at a copy
+ * without them in clean, so that the text is what is matched. 0 or
+ * -ENOMEM. */
+int	 parse_strip_colour(struct flaky_buf *clean, const char **s,
+	    size_t *n);
+
+/* Whether s (n bytes, not NUL-terminated) starts with p. */
+static inline int
+parse_starts(const char *s, size_t n, const char *p)
+{
+	size_t	 l = strlen(p);
+
+	return n >= l && memcmp(s, p, l) == 0;
+}
+
+/* The number of leading spaces. */
+static inline size_t
+parse_indent(const char *s, size_t n)
+{
+	size_t	 i = 0;
+
+	while (i < n && s[i] == ' ')
+		i++;
+	return i;
+}
 
 extern const struct runner runner_pytest;
 extern const struct runner runner_unittest;

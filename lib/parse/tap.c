@@ -66,36 +66,16 @@ struct tap_state {
 	char		*bailed;		/* "Bail out!" line, or NULL */
 };
 
-/* Whether s (len bytes) starts with prefix. */
-static int
-starts(const char *s, size_t len, const char *prefix)
-{
-	size_t	 n = strlen(prefix);
-
-	return len >= n && memcmp(s, prefix, n) == 0;
-}
-
-/* The number of leading spaces. */
-static size_t
-indent_of(const char *s, size_t len)
-{
-	size_t	 i = 0;
-
-	while (i < len && s[i] == ' ')
-		i++;
-	return i;
-}
-
 /* "ok", "not ok" at the start: the length of the keyword, or 0. */
 static size_t
 point_word(const char *s, size_t len, int *ok)
 {
 	size_t	 n;
 
-	if (starts(s, len, "ok")) {
+	if (parse_starts(s, len, "ok")) {
 		*ok = 1;
 		n = 2;
-	} else if (starts(s, len, "not ok")) {
+	} else if (parse_starts(s, len, "not ok")) {
 		*ok = 0;
 		n = 6;
 	} else
@@ -112,7 +92,7 @@ plan_line(const char *s, size_t len)
 	long	 n = 0;
 	size_t	 i;
 
-	if (!starts(s, len, "1.."))
+	if (!parse_starts(s, len, "1.."))
 		return -1;
 	for (i = 3; i < len && s[i] >= '0' && s[i] <= '9'; i++)
 		if ((n = n * 10 + (s[i] - '0')) > 100000000L)
@@ -147,11 +127,12 @@ prove_header(const char *s, size_t len, size_t *ret_len)
 static int
 detect(const char *line, size_t len)
 {
-	size_t	 i = indent_of(line, len), w;
+	size_t	 i = parse_indent(line, len), w;
 	int	 ok;
 
-	if (starts(line, len, "TAP version 1") ||
-	    (starts(line, len, "Files=") && memmem(line, len, ", Tests=", 8)))
+	if (parse_starts(line, len, "TAP version 1") ||
+	    (parse_starts(line, len, "Files=") &&
+	    memmem(line, len, ", Tests=", 8)))
 		return 2;
 	if ((w = point_word(line + i, len - i, &ok)) > 0) {
 		if (i == 0 && w + 1 < len && line[w] == ' ' &&
@@ -383,16 +364,16 @@ yaml_line(struct parse_ctx *ctx, struct tap_state *st, const char *s,
 	}
 	s += ind;
 	len -= ind;
-	if (starts(s, len, "duration_ms: ")) {
+	if (parse_starts(s, len, "duration_ms: ")) {
 		double	 ms = strtod(s + 13, NULL);
 
 		if (ms >= 0 && ms < 1e12 && dur != NULL)
 			*dur = (int64_t)(ms * 1000.0 + 0.5);
 		return 0;
 	}
-	if (starts(s, len, "error: "))
+	if (parse_starts(s, len, "error: "))
 		v = s + 7;
-	else if (starts(s, len, "message: "))
+	else if (parse_starts(s, len, "message: "))
 		v = s + 9;
 	else
 		return 0;
@@ -437,7 +418,7 @@ line(struct parse_ctx *ctx, const char *s, size_t len)
 {
 	struct tap_state	*st = ctx->state;
 	struct flaky_buf	*msg = last_msg(st);
-	size_t			 ind = indent_of(s, len), fl;
+	size_t			 ind = parse_indent(s, len), fl;
 	const char		*t = s + ind, *f;
 	size_t			 tl = len - ind;
 	long			 plan;
@@ -467,7 +448,8 @@ line(struct parse_ctx *ctx, const char *s, size_t len)
 		return point(ctx, st, ind / 4 < DEPTH_MAX ? (int)(ind / 4) :
 		    DEPTH_MAX - 1, ok, t + w, tl - w);
 	}
-	if (ind == 0 && starts(t, tl, "Bail out!") && st->bailed == NULL) {
+	if (ind == 0 && parse_starts(t, tl, "Bail out!") &&
+	    st->bailed == NULL) {
 		if ((st->bailed = flaky_strndup(t, tl < 200 ? tl : 200)) ==
 		    NULL)
 			return -ENOMEM;
@@ -476,8 +458,8 @@ line(struct parse_ctx *ctx, const char *s, size_t len)
 	if (t[0] == '#' && tl > 0) {
 		/* Diagnostics right after a failed point are its message. */
 		if (msg != NULL && st->v[st->last].outcome != FLAKY_PASS &&
-		    !starts(t, tl, "# Subtest") &&
-		    !starts(t, tl, "# Looks like")) {
+		    !parse_starts(t, tl, "# Subtest") &&
+		    !parse_starts(t, tl, "# Looks like")) {
 			t++;
 			tl--;
 			while (tl > 0 && *t == ' ')
@@ -501,7 +483,7 @@ line(struct parse_ctx *ctx, const char *s, size_t len)
 			ctx->res->summary_total = st->plans;
 		return 0;
 	}
-	if (ind == 0 && starts(t, tl, "Files=") &&
+	if (ind == 0 && parse_starts(t, tl, "Files=") &&
 	    (f = strstr(t, ", Tests=")) != NULL) {
 		ctx->res->summary_total = strtol(f + 8, NULL, 10);
 		st->prove_total = 1;

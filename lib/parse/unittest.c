@@ -10,7 +10,6 @@
 #include "buildconf.h"
 
 #include <errno.h>
-#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -37,22 +36,11 @@ struct unittest {
 	int		 in_tb, in_exc, stdio;
 	struct flaky_buf bid, bsub, bfile, bexc;
 
-	/* id -> result index + 1, so that blocks find their test at once */
-	uint32_t	*tab;
-	size_t		 tabsize, tabused;
+	struct parse_ids ids;		/* so that blocks find their test */
 
 	unsigned	 nran;		/* "Ran N tests" lines */
 	size_t		 nverbose;	/* -v lines that named a test */
 };
-
-/* Does s (n bytes, not NUL-terminated) start with p? */
-static int
-has_prefix(const char *s, size_t n, const char *p)
-{
-	size_t	 l = strlen(p);
-
-	return n >= l && memcmp(s, p, l) == 0;
-}
 
 /* unittest's 70-character rule of c, which frames its blocks. */
 static int
@@ -104,12 +92,12 @@ is_ran(const char *s, size_t n)
 {
 	size_t	 i = 4;
 
-	if (!has_prefix(s, n, "Ran "))
+	if (!parse_starts(s, n, "Ran "))
 		return 0;
 	while (i < n && s[i] >= '0' && s[i] <= '9')
 		i++;
-	return i > 4 && (has_prefix(s + i, n - i, " tests in ") ||
-	    has_prefix(s + i, n - i, " test in "));
+	return i > 4 && (parse_starts(s + i, n - i, " tests in ") ||
+	    parse_starts(s + i, n - i, " test in "));
 }
 
 /* The test id: "pkg.mod.TestA.test_b" from either Python's form. */
@@ -168,68 +156,16 @@ status_end(const char *s, size_t n, size_t *pos)
 	return -1;
 }
 
-/* The id table's hash of an id. */
-static uint64_t
-id_hash(const char *s, size_t n)
-{
-	uint64_t	 z = flaky_hash64(s, n, FLAKY_HASH_SEED);
-
-	/* FNV's low bits, which pick the slot, differ little between ids
-	 * that differ in a digit: mix them (splitmix64's finalizer). */
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-	return z ^ (z >> 31);
-}
-
-/* Put result idx in the id table, growing (and so rebuilding) it. */
-static int
-index_add(struct parse_ctx *ctx, struct unittest *st, size_t idx)
-{
-	struct flaky_results	*r = ctx->res;
-	size_t			 mask, h;
-
-	if ((st->tabused + 1) * 2 > st->tabsize) {
-		size_t	  size = st->tabsize ? st->tabsize * 2 : 256;
-		uint32_t *t;
-
-		if (size > UINT32_MAX || (t = calloc(size, sizeof *t)) == NULL)
-			return -ENOMEM;
-		free(st->tab);
-		st->tab = t;
-		st->tabsize = size;
-		st->tabused = 0;
-		for (size_t i = 0; i < r->n; i++)
-			if (i != idx && index_add(ctx, st, i) < 0)
-				return -ENOMEM;
-	}
-	mask = st->tabsize - 1;
-	h = id_hash(r->v[idx].test, strlen(r->v[idx].test)) & mask;
-	while (st->tab[h] != 0)
-		h = (h + 1) & mask;
-	st->tab[h] = (uint32_t)idx + 1;
-	st->tabused++;
-	return 0;
-}
-
 /* The last result with this id (s holds no NUL), -1 if none. */
 static long
 lookup(struct parse_ctx *ctx, struct unittest *st, const char *s, size_t n)
 {
-	struct flaky_results	*r = ctx->res;
-	size_t			 mask, h;
-	long			 best = -1;
+	size_t	 pos = 0;
+	long	 i, best = -1;
 
-	if (st->tabsize == 0)
-		return -1;
-	mask = st->tabsize - 1;
-	h = id_hash(s, n) & mask;
-	for (; st->tab[h] != 0; h = (h + 1) & mask) {
-		size_t	 i = st->tab[h] - 1;
-
-		if (i < r->n && strnlen(r->v[i].test, n + 1) == n &&
-		    memcmp(r->v[i].test, s, n) == 0 && (long)i > best)
-			best = (long)i;
-	}
+	while ((i = parse_ids_next(&st->ids, ctx->res, s, n, &pos)) >= 0)
+		if (i > best)
+			best = i;
 	return best;
 }
 
@@ -243,7 +179,7 @@ add(struct parse_ctx *ctx, struct unittest *st, const char *id, size_t n,
 
 	if ((idx = parse_add(ctx, id, n, outcome, -1)) < 0)
 		return idx;
-	if ((e = index_add(ctx, st, (size_t)idx)) < 0)
+	if ((e = parse_ids_add(&st->ids, ctx->res, (size_t)idx)) < 0)
 		return e;
 	st->soft = soft ? idx : -1;
 	return idx;
@@ -343,7 +279,7 @@ block_head(struct unittest *st, const char *s, size_t n)
 	enum block_kind k = B_NONE;
 
 	for (size_t i = 0; i < FLAKY_ARRAY_SIZE(heads); i++)
-		if (has_prefix(s, n, heads[i].w)) {
+		if (parse_starts(s, n, heads[i].w)) {
 			l = strlen(heads[i].w);
 			k = heads[i].k;
 		}
@@ -372,7 +308,7 @@ block_head(struct unittest *st, const char *s, size_t n)
 static int
 block_line(struct unittest *st, const char *s, size_t n)
 {
-	if (has_prefix(s, n, "Traceback (most recent call last):")) {
+	if (parse_starts(s, n, "Traceback (most recent call last):")) {
 		st->in_tb = 1;
 		st->in_exc = 0;
 		st->stdio = 0;
@@ -382,7 +318,7 @@ block_line(struct unittest *st, const char *s, size_t n)
 	if (!st->in_tb || st->stdio)
 		return 0;
 	if (!st->in_exc && n > 0 && s[0] == ' ') {
-		if (has_prefix(s, n, "  File \"")) {
+		if (parse_starts(s, n, "  File \"")) {
 			flaky_buf_reset(&st->bfile);
 			flaky_buf_add(&st->bfile, s + 2, n - 2 < 1024 ?
 			    n - 2 : 1024);
@@ -412,23 +348,8 @@ line(struct parse_ctx *ctx, const char *s, size_t n)
 	const char	*p;
 	int		 o, e, sub;
 
-	if (memchr(s, '\033', n) != NULL) {
-		flaky_buf_reset(&st->clean);
-		for (size_t i = 0; i < n; i++) {
-			if (s[i] != '\033') {
-				flaky_buf_addc(&st->clean, s[i]);
-				continue;
-			}
-			if (i + 1 < n && s[i + 1] == '[')
-				for (i += 2; i < n && !(s[i] >= 0x40 &&
-				    s[i] <= 0x7e); i++)
-					;
-		}
-		if (st->clean.oom)
-			return -ENOMEM;
-		s = st->clean.data ? st->clean.data : "";
-		n = st->clean.len;
-	}
+	if ((e = parse_strip_colour(&st->clean, &s, &n)) < 0)
+		return e;
 	if (is_rule(s, n, '=')) {
 		st->soft = -1;
 		if ((e = resolve(ctx, st, -1, 0)) < 0 ||
@@ -467,7 +388,7 @@ line(struct parse_ctx *ctx, const char *s, size_t n)
 			return e;
 		return resolve(ctx, st, -1, 0);
 	}
-	sub = has_prefix(s, n, "  ");
+	sub = parse_starts(s, n, "  ");
 	if (test_head(s + 2 * sub, n - 2 * sub, &idn, &da, &db, &after)) {
 		const char	*t = s + 2 * sub;
 		size_t		 tn = n - 2 * sub;
@@ -634,7 +555,7 @@ state_free(struct parse_ctx *ctx)
 	flaky_buf_free(&st->bsub);
 	flaky_buf_free(&st->bfile);
 	flaky_buf_free(&st->bexc);
-	free(st->tab);
+	parse_ids_free(&st->ids);
 	free(st);
 	ctx->state = NULL;
 }
@@ -660,9 +581,9 @@ detect(const char *s, size_t n)
 	}
 	if (is_rule(s, n, '='))
 		return 1;
-	if ((has_prefix(s, n, "FAIL: ") &&
+	if ((parse_starts(s, n, "FAIL: ") &&
 	    test_head(s + 6, n - 6, &idn, &da, &db, &after)) ||
-	    (has_prefix(s, n, "ERROR: ") &&
+	    (parse_starts(s, n, "ERROR: ") &&
 	    test_head(s + 7, n - 7, &idn, &da, &db, &after)))
 		return 1;
 	return 0;

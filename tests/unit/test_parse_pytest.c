@@ -1,114 +1,18 @@
-/* parse: the pytest and unittest runners, against output captured from the
- * real runners (tests/fixtures/{pytest,unittest}, see capture.sh) and a few
- * hand-written lines for what this machine's runners cannot print. */
+/* parse: the pytest parser, against output captured from the real runner
+ * (tests/fixtures/pytest, see capture.sh) and a few hand-written lines for
+ * what this machine's plugins cannot print; and garbage. */
 #include "buildconf.h"
 
 #include <check.h>
-#include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "parse/parse.h"
-#include "util/util.h"
+#include "parse_test.h"
 #include "test_helper.h"
-
-struct expect {
-	const char	*test;
-	int		 outcome;
-	const char	*msg;		/* a substring of the message or NULL */
-};
-
-/* Two parses of the same text must agree in every field. */
-static void
-assert_same(const struct flaky_results *a, const struct flaky_results *b,
-    const char *what)
-{
-	ck_assert_msg(a->n == b->n, "%s: %zu != %zu results", what, a->n, b->n);
-	ck_assert_str_eq(a->runner, b->runner);
-	ck_assert_msg(tu_str_eq(a->version, b->version), "%s: version", what);
-	ck_assert_msg(tu_str_eq(a->seed, b->seed), "%s: seed", what);
-	ck_assert_int_eq(a->summary_total, b->summary_total);
-	for (size_t i = 0; i < a->n; i++) {
-		ck_assert_str_eq(a->v[i].test, b->v[i].test);
-		ck_assert_int_eq(a->v[i].outcome, b->v[i].outcome);
-		ck_assert_uint_eq(a->v[i].position, b->v[i].position);
-		ck_assert_msg(tu_str_eq(a->v[i].message, b->v[i].message),
-		    "%s: message of %s", what, a->v[i].test);
-	}
-}
-
-/* Parse a fixture whole, and in 1- and 7-byte chunks: same results. */
-static void
-parse_fixture(const char *rel, struct flaky_results *r)
-{
-	struct flaky_results	 c;
-	size_t			 len;
-	char			*s = tu_slurp(rel, &len);
-	static const size_t	 chunks[] = { 1, 7 };
-
-	tu_parse_chunked(s, len, 0, NULL, r);
-	for (size_t i = 0; i < FLAKY_ARRAY_SIZE(chunks); i++) {
-		tu_parse_chunked(s, len, chunks[i], NULL, &c);
-		assert_same(r, &c, rel);
-		flaky_results_free(&c);
-	}
-	free(s);
-}
-
-static void
-parse_text(const char *s, struct flaky_results *r)
-{
-	struct flaky_results	 c;
-
-	tu_parse_chunked(s, strlen(s), 0, NULL, r);
-	tu_parse_chunked(s, strlen(s), 1, NULL, &c);
-	assert_same(r, &c, s);
-	flaky_results_free(&c);
-}
-
-static const struct flaky_result *
-find(const struct flaky_results *r, const char *test)
-{
-	for (size_t i = 0; i < r->n; i++)
-		if (strcmp(r->v[i].test, test) == 0)
-			return &r->v[i];
-	return NULL;
-}
-
-/* Each expected test is there, once, with its outcome and message. */
-static void
-assert_has(const struct flaky_results *r, const struct expect *e, size_t n)
-{
-	for (size_t i = 0; i < n; i++) {
-		const struct flaky_result *v = find(r, e[i].test);
-
-		ck_assert_msg(v != NULL, "missing %s", e[i].test);
-		ck_assert_msg(v->outcome == e[i].outcome, "%s: %s, not %s",
-		    e[i].test, flaky_outcome_name(v->outcome),
-		    flaky_outcome_name(e[i].outcome));
-		if (e[i].msg != NULL)
-			ck_assert_msg(v->message != NULL &&
-			    strstr(v->message, e[i].msg) != NULL,
-			    "%s: message %s lacks %s", e[i].test,
-			    v->message ? v->message : "(null)", e[i].msg);
-		else if (!FLAKY_FAILED(e[i].outcome))
-			ck_assert_ptr_null(v->message);
-	}
-}
-
-/* Exactly these tests, in this order. */
-static void
-assert_exact(const struct flaky_results *r, const struct expect *e, size_t n)
-{
-	ck_assert_uint_eq(r->n, n);
-	for (size_t i = 0; i < n; i++) {
-		ck_assert_str_eq(r->v[i].test, e[i].test);
-		ck_assert_uint_eq(r->v[i].position, i);
-		ck_assert_int_eq(r->v[i].duration_us, -1);
-	}
-	assert_has(r, e, n);
-}
+#include "util/util.h"
 
 #define D	"src/test_demo.py::"
 static char long_id[512];
@@ -185,10 +89,10 @@ START_TEST(pytest_verbose)
 {
 	struct flaky_results	 r;
 
-	parse_fixture("pytest/v.txt", &r);
+	pt_fixture("pytest/v.txt", NULL, &r);
 	assert_demo_meta(&r, 1);
 	ck_assert_ptr_null(r.seed);
-	assert_exact(&r, demo, NDEMO);
+	pt_assert_exact(&r, demo, NDEMO);
 	flaky_results_free(&r);
 }
 END_TEST
@@ -199,9 +103,9 @@ START_TEST(pytest_verbose_s_rA)
 {
 	struct flaky_results	 r;
 
-	parse_fixture("pytest/v_s_rA.txt", &r);
+	pt_fixture("pytest/v_s_rA.txt", NULL, &r);
 	assert_demo_meta(&r, 1);
-	assert_exact(&r, demo, NDEMO);
+	pt_assert_exact(&r, demo, NDEMO);
 	flaky_results_free(&r);
 }
 END_TEST
@@ -214,17 +118,17 @@ START_TEST(pytest_rA)
 	struct expect		 e[NDEMO];
 	size_t			 n = 0;
 
-	parse_fixture("pytest/rA.txt", &r);
+	pt_fixture("pytest/rA.txt", NULL, &r);
 	assert_demo_meta(&r, 1);
 	for (size_t i = 0; i < NDEMO; i++)
 		if (demo[i].outcome != FLAKY_SKIP)
 			e[n++] = demo[i];
 	ck_assert_uint_eq(r.n, n);
-	assert_has(&r, e, n);
+	pt_assert_has(&r, e, n);
 	/* PASSED lines come first, then XFAIL, XPASS, ERROR, FAILED. */
 	ck_assert_str_eq(r.v[0].test, D "test_pass");
 	ck_assert_str_eq(r.v[r.n - 1].test, D "test_timeout");
-	ck_assert_str_eq(find(&r, D "test_teardown_error")->message,
+	ck_assert_str_eq(pt_find(&r, D "test_teardown_error")->message,
 	    "OSError: teardown failed\nsrc/test_demo.py:100: OSError");
 	flaky_results_free(&r);
 }
@@ -239,13 +143,13 @@ check_failures_only(const char *rel, int version)
 	struct expect		 e[NDEMO];
 	size_t			 n = 0;
 
-	parse_fixture(rel, &r);
+	pt_fixture(rel, NULL, &r);
 	assert_demo_meta(&r, version);
 	for (size_t i = 0; i < NDEMO; i++)
 		if (FLAKY_FAILED(demo[i].outcome))
 			e[n++] = demo[i];
 	ck_assert_uint_eq(r.n, n);
-	assert_has(&r, e, n);
+	pt_assert_has(&r, e, n);
 	ck_assert_str_eq(r.v[0].test, D "test_fail");
 	ck_assert_uint_eq(r.v[0].position, 0);
 	ck_assert_str_eq(r.v[8].test, D "test_teardown_error");
@@ -271,10 +175,10 @@ START_TEST(pytest_xdist)
 	char			*text, *line, *save;
 	size_t			 len, pos = 0;
 
-	parse_fixture("pytest/xdist.txt", &r);
+	pt_fixture("pytest/xdist.txt", NULL, &r);
 	assert_demo_meta(&r, 1);
 	ck_assert_uint_eq(r.n, NDEMO);
-	assert_has(&r, demo, NDEMO - 1);
+	pt_assert_has(&r, demo, NDEMO - 1);
 	/* The order of the "[gwN] [ 10%] WORD id" lines (a test named twice,
 	 * for its teardown error, counts once), read here the simple way. */
 	text = tu_slurp("pytest/xdist.txt", &len);
@@ -291,9 +195,9 @@ START_TEST(pytest_xdist)
 		k = strlen(id);
 		while (k > 0 && id[k - 1] == ' ')
 			id[--k] = '\0';
-		if (find(&r, id) == NULL)
+		if (pt_find(&r, id) == NULL)
 			ck_abort_msg("%s not parsed", id);
-		if (find(&r, id)->position < pos)
+		if (pt_find(&r, id)->position < pos)
 			continue;
 		ck_assert_str_eq(r.v[pos].test, id);
 		pos++;
@@ -303,7 +207,7 @@ START_TEST(pytest_xdist)
 	/* pytest-timeout fails the test or kills its worker (the committed
 	 * capture); a re-capture may show either. */
 	text = tu_slurp("pytest/xdist.txt", &len);
-	v = find(&r, D "test_timeout");
+	v = pt_find(&r, D "test_timeout");
 	ck_assert_int_eq(v->outcome, FLAKY_FAIL);
 	if (strstr(text, "crashed while running") != NULL)
 		ck_assert_str_eq(v->message, "worker 'gw1' crashed while "
@@ -320,11 +224,11 @@ START_TEST(pytest_random_order)
 {
 	struct flaky_results	 r;
 
-	parse_fixture("pytest/random_order.txt", &r);
+	pt_fixture("pytest/random_order.txt", NULL, &r);
 	assert_demo_meta(&r, 1);
 	ck_assert_str_eq(r.seed, "4242");
 	ck_assert_uint_eq(r.n, NDEMO);
-	assert_has(&r, demo, NDEMO);
+	pt_assert_has(&r, demo, NDEMO);
 	ck_assert_str_eq(r.v[0].test, D "test_prints_no_newline");
 	ck_assert_str_eq(r.v[1].test, D "test_ids[ - dash - ]");
 	ck_assert_str_eq(r.v[2].test, D "test_prints");
@@ -342,9 +246,9 @@ START_TEST(pytest_unicode)
 	e[15].test = D "test_ids[caf\xc3\xa9 \xe6\x97\xa5\xe6\x9c\xac]";
 	e[13].test = D "test_ids[back\\slash]";
 	e[14].test = D "test_ids[tab\there]";
-	parse_fixture("pytest/unicode.txt", &r);
+	pt_fixture("pytest/unicode.txt", NULL, &r);
 	assert_demo_meta(&r, 1);
-	assert_exact(&r, e, NDEMO);
+	pt_assert_exact(&r, e, NDEMO);
 	flaky_results_free(&r);
 }
 END_TEST
@@ -356,20 +260,20 @@ START_TEST(pytest_durations)
 	struct flaky_results	 r;
 	const struct flaky_result *t;
 
-	parse_fixture("pytest/durations.txt", &r);
+	pt_fixture("pytest/durations.txt", NULL, &r);
 	assert_demo_meta(&r, 1);
 	ck_assert_uint_eq(r.n, NDEMO);
 	for (size_t i = 0; i < r.n; i++) {
 		ck_assert_str_eq(r.v[i].test, demo[i].test);
 		ck_assert_int_ge(r.v[i].duration_us, 0);
 	}
-	t = find(&r, D "test_timeout");
+	t = pt_find(&r, D "test_timeout");
 	ck_assert_int_ge(t->duration_us, 500000);
 	ck_assert_int_lt(t->duration_us, 5000000);
 	ck_assert_int_eq(t->duration_us % 10000, 0);
 	flaky_results_free(&r);
 
-	parse_text("======= test session starts =======\n"
+	pt_text("======= test session starts =======\n"
 	    "t.py::a PASSED\nt.py::b FAILED\n"
 	    "======= slowest 3 durations =======\n"
 	    "1.25s call     t.py::a\n0.01s setup    t.py::a\n"
@@ -394,9 +298,9 @@ START_TEST(pytest_tb_native)
 	e[22].msg = "AssertionError: assert [1, 2, 3] == [1, 2, 4]";
 	e[24].msg = "AssertionError: assert 2 == 1";
 	e[28].msg = "OSError: teardown failed";
-	parse_fixture("pytest/tb_native.txt", &r);
+	pt_fixture("pytest/tb_native.txt", NULL, &r);
 	assert_demo_meta(&r, 1);
-	assert_exact(&r, e, NDEMO);
+	pt_assert_exact(&r, e, NDEMO);
 	ck_assert_str_eq(r.v[1].message,
 	    "AssertionError: value of a was wrong\nassert 1 == 2");
 	ck_assert_str_eq(r.v[2].message, "ValueError: bad value 42");
@@ -408,7 +312,7 @@ START_TEST(pytest_collect_error)
 {
 	struct flaky_results	 r;
 
-	parse_fixture("pytest/collect_error.txt", &r);
+	pt_fixture("pytest/collect_error.txt", NULL, &r);
 	ck_assert_uint_eq(r.n, 1);
 	ck_assert_int_eq(r.summary_total, 1);
 	ck_assert_str_eq(r.v[0].test, "src/collect/test_broken.py");
@@ -425,7 +329,7 @@ START_TEST(pytest_killed)
 {
 	struct flaky_results	 r;
 
-	parse_fixture("pytest/hang.txt", &r);
+	pt_fixture("pytest/hang.txt", NULL, &r);
 	ck_assert_int_eq(r.summary_total, -1);
 	ck_assert_uint_eq(r.n, 2);
 	ck_assert_str_eq(r.v[0].test, "src/hang/test_hang.py::test_before");
@@ -436,7 +340,7 @@ START_TEST(pytest_killed)
 	flaky_results_free(&r);
 
 	/* When its "+++ Timeout +++" line made it to stdout. */
-	parse_text("=========== test session starts ===========\n"
+	pt_text("=========== test session starts ===========\n"
 	    "t.py::test_hangs \n"
 	    "+++++++++++++++++++++ Timeout +++++++++++++++++++++\n", &r);
 	ck_assert_uint_eq(r.n, 1);
@@ -453,7 +357,7 @@ START_TEST(pytest_big)
 	size_t			 failed = 0;
 	char			 id[128];
 
-	parse_fixture("pytest/big_v.txt", &r);
+	pt_fixture("pytest/big_v.txt", NULL, &r);
 	ck_assert_int_eq(r.summary_total, 1000);
 	ck_assert_uint_eq(r.n, (size_t)r.summary_total);
 	for (size_t i = 0; i < r.n; i++) {
@@ -473,14 +377,15 @@ START_TEST(pytest_big)
 			ck_assert_int_eq(r.v[i].outcome, FLAKY_PASS);
 	}
 	ck_assert_uint_eq(failed, 14);
-	ck_assert_int_eq(find(&r, "src/test_big.py::test_param[5]")->outcome,
+	ck_assert_int_eq(pt_find(&r, "src/test_big.py::test_param[5]")->outcome,
 	    FLAKY_FAIL);
-	ck_assert_str_eq(find(&r, "src/test_big.py::test_param[102]")->message,
+	ck_assert_str_eq(pt_find(&r,
+	    "src/test_big.py::test_param[102]")->message,
 	    "AssertionError: case 102 is unlucky\nassert (102 % 97) != 5\n"
 	    "src/test_big.py:8: AssertionError");
 	flaky_results_free(&r);
 
-	parse_fixture("pytest/big_plain.txt", &r);
+	pt_fixture("pytest/big_plain.txt", NULL, &r);
 	ck_assert_int_eq(r.summary_total, 1000);
 	ck_assert_uint_eq(r.n, 14);
 	flaky_results_free(&r);
@@ -492,7 +397,7 @@ START_TEST(pytest_handwritten)
 {
 	struct flaky_results	 r;
 
-	parse_text("platform linux -- Python 3.12.1, pytest-8.0.0, "
+	pt_text("platform linux -- Python 3.12.1, pytest-8.0.0, "
 	    "pluggy-1.4.0\nUsing --randomly-seed=1234567\nrootdir: /x\n"
 	    "collected 2 items\n\n"
 	    "t/a.py::test_a PASSED\n"
@@ -535,7 +440,7 @@ START_TEST(pytest_handwritten)
 
 	/* XPASS names its reason without " - "; a summary after -v lines
 	 * adds no test. */
-	parse_text("============ test session starts ============\n"
+	pt_text("============ test session starts ============\n"
 	    "t.py::test_x[a b] XPASS (fixed?)\n"
 	    "t.py::test_y FAILED\n"
 	    "t.py::test_y ERROR\n"
@@ -553,147 +458,6 @@ START_TEST(pytest_handwritten)
 	ck_assert_str_eq(r.v[2].test, "t.py::test_z");
 	ck_assert_str_eq(r.v[2].message, "only in the summary");
 	ck_assert_int_eq(r.summary_total, 4);
-	flaky_results_free(&r);
-}
-END_TEST
-
-#define U	"pkg.test_mod."
-
-static const struct expect unit_v[] = {
-	{ U "TestA.test_doc", FLAKY_PASS, NULL },
-	{ U "TestA.test_doc_fail", FLAKY_FAIL,
-	    "AssertionError: 'x' not found in 'abc'\nFile \"" },
-	{ U "TestA.test_error", FLAKY_ERROR, "KeyError: 'missing key'" },
-	{ U "TestA.test_fail", FLAKY_FAIL,
-	    "AssertionError: Lists differ: [1, 2, 3] != [1, 2, 4]\n\n"
-	    "First differing element 2:" },
-	{ U "TestA.test_ok", FLAKY_PASS, NULL },
-	{ U "TestA.test_prints", FLAKY_PASS, NULL },
-	{ U "TestA.test_prints_stderr", FLAKY_PASS, NULL },
-	{ U "TestA.test_skip", FLAKY_SKIP, NULL },
-	{ U "TestA.test_subtests", FLAKY_FAIL,
-	    "(i=1): AssertionError: 1 == 1\nFile \"" },
-	{ U "TestA.test_subtests_ok", FLAKY_PASS, NULL },
-	{ U "TestA.test_unicode_caf\xc3\xa9", FLAKY_FAIL,
-	    "AssertionError: 'caf\xc3\xa9' != 'cafe'" },
-	{ U "TestA.test_xfail", FLAKY_XFAIL, NULL },
-	{ U "TestA.test_xpass", FLAKY_XPASS, NULL },
-	{ U "TestSetUpError.test_with_setup", FLAKY_ERROR,
-	    "OSError: set-up broke" },
-	{ U "TestZ.test_last", FLAKY_PASS, NULL },
-	/* setUpClass failed: its tests never ran; unittest counts none. */
-	{ U "TestSetUpClassError.setUpClass", FLAKY_ERROR,
-	    "RuntimeError: class set-up broke" },
-};
-
-START_TEST(unittest_verbose)
-{
-	static const char *const rel[] = {
-		"unittest/v.txt", "unittest/v_merged.txt",
-	};
-	struct flaky_results	 r;
-
-	for (size_t i = 0; i < FLAKY_ARRAY_SIZE(rel); i++) {
-		parse_fixture(rel[i], &r);
-		ck_assert_str_eq(r.runner, "unittest");
-		ck_assert_ptr_null(r.version);
-		ck_assert_ptr_null(r.seed);
-		ck_assert_int_eq(r.summary_total, 15);
-		assert_exact(&r, unit_v, FLAKY_ARRAY_SIZE(unit_v));
-		ck_assert_ptr_nonnull(strstr(r.v[8].message,
-		    "\n(i=3): AssertionError: 1 == 1"));
-		ck_assert_ptr_nonnull(strstr(r.v[1].message,
-		    "test_mod.py\", line 39, in test_doc_fail"));
-		flaky_results_free(&r);
-	}
-}
-END_TEST
-
-/* A test that ended its own process is the one to blame. */
-START_TEST(unittest_killed)
-{
-	struct flaky_results	 r;
-
-	parse_fixture("unittest/crash.txt", &r);
-	ck_assert_str_eq(r.runner, "unittest");
-	ck_assert_int_eq(r.summary_total, -1);
-	ck_assert_uint_eq(r.n, 2);
-	ck_assert_str_eq(r.v[0].test, "crash.test_crash.TestCrash.test_a_fine");
-	ck_assert_int_eq(r.v[0].outcome, FLAKY_PASS);
-	ck_assert_str_eq(r.v[1].test, "crash.test_crash.TestCrash.test_b_dies");
-	ck_assert_int_eq(r.v[1].outcome, FLAKY_ERROR);
-	ck_assert_ptr_nonnull(strstr(r.v[1].message, "output ended"));
-	flaky_results_free(&r);
-}
-END_TEST
-
-/* Not verbose: the blocks name the tests that did not pass. */
-START_TEST(unittest_quiet)
-{
-	struct flaky_results	 r;
-
-	parse_fixture("unittest/quiet.txt", &r);
-	ck_assert_str_eq(r.runner, "unittest");
-	ck_assert_int_eq(r.summary_total, 15);
-	ck_assert_uint_eq(r.n, 8);
-	ck_assert_str_eq(r.v[0].test, U "TestA.test_error");
-	ck_assert_int_eq(r.v[0].outcome, FLAKY_ERROR);
-	ck_assert_str_eq(r.v[5].test, U "TestA.test_subtests");
-	ck_assert_int_eq(r.v[5].outcome, FLAKY_FAIL);
-	ck_assert_str_eq(r.v[7].test, U "TestA.test_xpass");
-	ck_assert_int_eq(r.v[7].outcome, FLAKY_XPASS);
-	flaky_results_free(&r);
-}
-END_TEST
-
-/* Python < 3.11 names only the class; output breaks lines; ERROR in a
- * subtest is worse than FAIL. */
-#define SEP	70	/* unittest's rules */
-
-START_TEST(unittest_handwritten)
-{
-	struct flaky_results	 r;
-	static char		 text[2048];
-	char			 eq[SEP + 1], dash[SEP + 1];
-
-	memset(eq, '=', SEP);
-	memset(dash, '-', SEP);
-	eq[SEP] = dash[SEP] = '\0';
-	ck_assert_int_lt(snprintf(text, sizeof text, "test_a (m.T) ... ok\n"
-	    "test_b (m.T) ... hello ok\n"
-	    "FAIL\n"
-	    "test_c (m.T)\nDoc ... with dots ... ok\n"
-	    "test_d (m.T) ... skipped \"it's off\"\n"
-	    "test_e (m.T) ... \n"
-	    "  test_e (m.T) [lbl] (i=1) ... FAIL\n"
-	    "  test_e (m.T) (i=2) ... ERROR\n"
-	    "test_f (m.T) ... printing\nmore\nunexpected success\n"
-	    "\n%s\n"
-	    "ERROR: test_e (m.T) (i=2)\n"
-	    "%s\n"
-	    "Traceback (most recent call last):\n"
-	    "  File \"m.py\", line 3, in test_e\n"
-	    "    x()\n"
-	    "ValueError: no\n"
-	    "\n"
-	    "%s\n"
-	    "Ran 6 tests in 0.001s\n\nFAILED (failures=1, errors=1)\n",
-	    eq, dash, dash), (int)sizeof text);
-	parse_text(text, &r);
-	ck_assert_str_eq(r.runner, "unittest");
-	ck_assert_int_eq(r.summary_total, 6);
-	ck_assert_uint_eq(r.n, 6);
-	ck_assert_str_eq(r.v[0].test, "m.T.test_a");
-	ck_assert_str_eq(r.v[1].test, "m.T.test_b");
-	ck_assert_int_eq(r.v[1].outcome, FLAKY_FAIL);
-	ck_assert_str_eq(r.v[2].test, "m.T.test_c");
-	ck_assert_int_eq(r.v[2].outcome, FLAKY_PASS);
-	ck_assert_int_eq(r.v[3].outcome, FLAKY_SKIP);
-	ck_assert_str_eq(r.v[4].test, "m.T.test_e");
-	ck_assert_int_eq(r.v[4].outcome, FLAKY_ERROR);
-	ck_assert_str_eq(r.v[4].message, "(i=2): ValueError: no\n"
-	    "File \"m.py\", line 3, in test_e");
-	ck_assert_int_eq(r.v[5].outcome, FLAKY_XPASS);
 	flaky_results_free(&r);
 }
 END_TEST
@@ -736,7 +500,7 @@ START_TEST(garbage)
 	memcpy(buf + 1000, "\nt.py::test_a PASSED\n", 21);
 	tu_parse_chunked(buf, 64 * 1024, 0, NULL, &r);
 	ck_assert_str_eq(r.runner, "pytest");
-	ck_assert_ptr_nonnull(find(&r, "t.py::test_a"));
+	ck_assert_ptr_nonnull(pt_find(&r, "t.py::test_a"));
 	flaky_results_free(&r);
 	for (size_t i = 0; i < FLAKY_ARRAY_SIZE(texts); i++) {
 		tu_parse_chunked(texts[i], strlen(texts[i]), 0, NULL, &r);
@@ -750,14 +514,10 @@ START_TEST(garbage)
 }
 END_TEST
 
-static Suite *
-parse_py_suite(void)
+static void
+add_tests(TCase *tc)
 {
-	Suite	*s = suite_create("parse_py");
-	TCase	*tc = tcase_create("core");
-
-	setup_ids();
-	tcase_set_timeout(tc, 60);
+	setup_ids();	/* before the tests fork */
 	tcase_add_test(tc, pytest_verbose);
 	tcase_add_test(tc, pytest_verbose_s_rA);
 	tcase_add_test(tc, pytest_rA);
@@ -771,23 +531,11 @@ parse_py_suite(void)
 	tcase_add_test(tc, pytest_killed);
 	tcase_add_test(tc, pytest_big);
 	tcase_add_test(tc, pytest_handwritten);
-	tcase_add_test(tc, unittest_verbose);
-	tcase_add_test(tc, unittest_killed);
-	tcase_add_test(tc, unittest_quiet);
-	tcase_add_test(tc, unittest_handwritten);
 	tcase_add_test(tc, garbage);
-	suite_add_tcase(s, tc);
-	return s;
 }
 
 int
 main(void)
 {
-	SRunner	*sr = srunner_create(parse_py_suite());
-	int	 failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+	return pt_run("parse_pytest", add_tests);
 }

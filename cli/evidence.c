@@ -1,0 +1,174 @@
+/* The signatures and static scan findings a report prints beside its
+ * rows, and their JSON (also a diagnosis' race_timing, for diag.c). */
+#include "buildconf.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "evidence.h"
+#include "flakyctl.h"
+#include "stats/stats.h"
+
+/* The per-test signatures of the window: for the tests that failed,
+ * polluters for the mixed ones above noise (noise is left to triage: a
+ * report stays fast). */
+static int
+load_sigs(struct report_evidence *ev, struct flaky_store *s,
+    const struct flaky_query *q, int every, const struct flaky_test_row *rows,
+    size_t n)
+{
+	int64_t	*ids, *victims;
+	size_t	 nids = 0, nvictims = 0;
+	char	 err[1024];
+	int	 r = 0;
+
+	ids = calloc(n ? n : 1, sizeof *ids);
+	victims = calloc(n ? n : 1, sizeof *victims);
+	if (ids == NULL || victims == NULL) {
+		free(ids);
+		free(victims);
+		return -1;
+	}
+	for (size_t i = 0; i < n; i++) {
+		int	 t = flaky_tier(rows[i].failures, rows[i].runs);
+
+		if (rows[i].failures == 0 || (!every && t == FLAKY_TIER_NOISE))
+			continue;
+		ids[nids++] = rows[i].test_id;
+		if (t == FLAKY_TIER_CRITICAL || t == FLAKY_TIER_WARNING)
+			victims[nvictims++] = rows[i].test_id;
+	}
+	if (nids > 0 && (r = flaky_test_signatures(s, q, ids, nids, victims,
+	    nvictims, &ev->sigs, &ev->nsigs, err, sizeof err)) < 0)
+		fprintf(stderr, "flakyctl: signatures: %s\n", err);
+	free(ids);
+	free(victims);
+	return r;
+}
+
+void
+evidence_load(struct report_evidence *ev, struct flaky_store *s,
+    const struct flaky_query *q, const char *target, int every,
+    const struct flaky_test_row *rows, size_t n)
+{
+	char	 err[512];
+
+	memset(ev, 0, sizeof *ev);
+	(void)load_sigs(ev, s, q, every, rows, n);
+	if (flaky_store_risks(s, target, &ev->risks, &ev->nrisks, err,
+	    sizeof err) < 0) {
+		ev->risks = NULL;
+		ev->nrisks = 0;
+	}
+}
+
+void
+evidence_free(struct report_evidence *ev)
+{
+	flaky_test_sigs_free(ev->sigs, ev->nsigs);
+	flaky_risks_free(ev->risks, ev->nrisks);
+	memset(ev, 0, sizeof *ev);
+}
+
+const struct flaky_test_sig *
+evidence_sig(const struct report_evidence *ev, int64_t test_id)
+{
+	return flaky_test_sig_find(ev->sigs, ev->nsigs, test_id);
+}
+
+size_t
+evidence_risks(const struct report_evidence *ev,
+    const struct flaky_test_row *r, size_t *first)
+{
+	return flaky_risks_find(ev->risks, ev->nrisks, r->target, r->test,
+	    first);
+}
+
+void
+evidence_risk_words(const struct flaky_risk *k, struct flaky_buf *b)
+{
+	flaky_buf_printf(b, "approximate assertion at %s:%d%s%s%s, %s",
+	    k->path, k->line, k->tolerance ? " (" : "",
+	    k->tolerance ? k->tolerance : "", k->tolerance ? ")" : "",
+	    k->seeded ? "seeded" : "unseeded");
+}
+
+int
+risks_lines(struct flaky_store *st, const char *target, const char *test,
+    const char *prefix, struct flaky_buf *out)
+{
+	struct flaky_risk *v = NULL;
+	size_t	 n = 0, first, k;
+	char	 err[256];
+
+	if (flaky_store_risks(st, target, &v, &n, err, sizeof err) < 0)
+		return -1;
+	k = flaky_risks_find(v, n, target, test, &first);
+	for (size_t i = first; i < first + k; i++) {
+		flaky_buf_adds(out, prefix);
+		evidence_risk_words(&v[i], out);
+		flaky_buf_addc(out, '\n');
+	}
+	flaky_risks_free(v, n);
+	return (int)k;
+}
+
+void
+evidence_json_sig(FILE *f, const struct flaky_test_sig *t)
+{
+	fprintf(f, ", \"signature\": ");
+	json_string(f, t ? t->signature : NULL);
+	fprintf(f, ", \"signatures\": {");
+	for (size_t i = 0; t != NULL && i < t->nsigs; i++) {
+		fprintf(f, "%s", i ? ", " : "");
+		json_string(f, t->sigs[i].name);
+		fprintf(f, ": %lld", (long long)t->sigs[i].count);
+	}
+	fprintf(f, "}, \"polluter\": ");
+	json_string(f, t ? t->polluter : NULL);
+	fprintf(f, ", \"depends_on\": ");
+	json_string(f, t ? t->depends_on : NULL);
+	evidence_json_race_timing(f, t != NULL && t->race_timing ?
+	    &t->timing : NULL);
+}
+
+void
+evidence_json_risks(FILE *f, const struct report_evidence *ev,
+    const struct flaky_test_row *r)
+{
+	size_t	 first, n = evidence_risks(ev, r, &first);
+
+	fprintf(f, ", \"static_risks\": [");
+	for (size_t i = first; i < first + n; i++) {
+		const struct flaky_risk *k = &ev->risks[i];
+
+		fprintf(f, "%s{\"path\": ", i > first ? ", " : "");
+		json_string(f, k->path);
+		fprintf(f, ", \"line\": %d, \"category\": ", k->line);
+		json_string(f, k->category);
+		fprintf(f, ", \"tolerance\": ");
+		json_string(f, k->tolerance);
+		fprintf(f, ", \"seeded\": %s}", k->seeded ? "true" : "false");
+	}
+	fprintf(f, "]");
+}
+
+void
+evidence_json_race_timing(FILE *f, const struct flaky_timing *t)
+{
+	fprintf(f, ", \"race_timing\": ");
+	if (t == NULL) {
+		fputs("null", f);
+		return;
+	}
+	fprintf(f, "{\"failures\": %lld, \"passes\": %lld",
+	    (long long)t->n_fail, (long long)t->n_pass);
+	fprintf(f, ", \"median_ms_fail\": ");
+	json_double(f, t->median_fail);
+	fprintf(f, ", \"median_ms_pass\": ");
+	json_double(f, t->median_pass);
+	fprintf(f, ", \"p\": ");
+	json_double(f, t->mw_p);
+	fputs("}", f);
+}

@@ -1,0 +1,52 @@
+/* What a report prints beside its rows that the rows do not hold: each
+ * test's signatures over the window (with its polluter and race timing)
+ * and the static scan's findings. The command's store is read once, the
+ * struct handed to the printing, and freed after. */
+#ifndef FLAKYCTL_EVIDENCE_H
+#define FLAKYCTL_EVIDENCE_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "diagnose/diagnose.h"
+#include "store/store.h"
+#include "util/util.h"
+
+struct report_evidence {
+	struct flaky_test_sig	*sigs;
+	size_t			 nsigs;
+	struct flaky_risk	*risks;
+	size_t			 nrisks;
+};
+
+/* Load the signatures of the rows that failed (every == 0: those above
+ * noise only, as the table shows no other) in the window q, and the
+ * findings of target (NULL: all). A part that cannot be read stays empty
+ * (a failure of the signatures is said on stderr): the report goes on. */
+void	 evidence_load(struct report_evidence *, struct flaky_store *,
+	    const struct flaky_query *q, const char *target, int every,
+	    const struct flaky_test_row *, size_t);
+void	 evidence_free(struct report_evidence *);
+/* A row's signatures, NULL if none. */
+const struct flaky_test_sig *evidence_sig(const struct report_evidence *,
+	    int64_t test_id);
+/* A row's findings: how many, from *first on. */
+size_t	 evidence_risks(const struct report_evidence *,
+	    const struct flaky_test_row *, size_t *first);
+/* "approximate assertion at FILE:LINE (tol), unseeded" */
+void	 evidence_risk_words(const struct flaky_risk *, struct flaky_buf *);
+/* "approximate assertion at ..." lines of a test's static scan findings,
+ * each after prefix; how many, or -1 when the store cannot say. */
+int	 risks_lines(struct flaky_store *, const char *target,
+	    const char *test, const char *prefix, struct flaky_buf *);
+
+/* The JSON members signature, signatures, polluter, depends_on and
+ * race_timing of a report row. */
+void	 evidence_json_sig(FILE *, const struct flaky_test_sig *);
+/* The JSON member static_risks of a report row. */
+void	 evidence_json_risks(FILE *, const struct report_evidence *,
+	    const struct flaky_test_row *);
+/* race_timing: null, or the evidence that made a test RACE by timing. */
+void	 evidence_json_race_timing(FILE *, const struct flaky_timing *);
+
+#endif

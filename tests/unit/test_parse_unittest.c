@@ -1,0 +1,169 @@
+/* parse: the unittest parser, against output captured from the real runner
+ * (tests/fixtures/unittest, see capture.sh) and hand-written lines for
+ * older Pythons. */
+#include "buildconf.h"
+
+#include <check.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "parse/parse.h"
+#include "parse_test.h"
+#include "test_helper.h"
+#include "util/util.h"
+
+#define U	"pkg.test_mod."
+
+static const struct expect unit_v[] = {
+	{ U "TestA.test_doc", FLAKY_PASS, NULL },
+	{ U "TestA.test_doc_fail", FLAKY_FAIL,
+	    "AssertionError: 'x' not found in 'abc'\nFile \"" },
+	{ U "TestA.test_error", FLAKY_ERROR, "KeyError: 'missing key'" },
+	{ U "TestA.test_fail", FLAKY_FAIL,
+	    "AssertionError: Lists differ: [1, 2, 3] != [1, 2, 4]\n\n"
+	    "First differing element 2:" },
+	{ U "TestA.test_ok", FLAKY_PASS, NULL },
+	{ U "TestA.test_prints", FLAKY_PASS, NULL },
+	{ U "TestA.test_prints_stderr", FLAKY_PASS, NULL },
+	{ U "TestA.test_skip", FLAKY_SKIP, NULL },
+	{ U "TestA.test_subtests", FLAKY_FAIL,
+	    "(i=1): AssertionError: 1 == 1\nFile \"" },
+	{ U "TestA.test_subtests_ok", FLAKY_PASS, NULL },
+	{ U "TestA.test_unicode_caf\xc3\xa9", FLAKY_FAIL,
+	    "AssertionError: 'caf\xc3\xa9' != 'cafe'" },
+	{ U "TestA.test_xfail", FLAKY_XFAIL, NULL },
+	{ U "TestA.test_xpass", FLAKY_XPASS, NULL },
+	{ U "TestSetUpError.test_with_setup", FLAKY_ERROR,
+	    "OSError: set-up broke" },
+	{ U "TestZ.test_last", FLAKY_PASS, NULL },
+	/* setUpClass failed: its tests never ran; unittest counts none. */
+	{ U "TestSetUpClassError.setUpClass", FLAKY_ERROR,
+	    "RuntimeError: class set-up broke" },
+};
+
+START_TEST(unittest_verbose)
+{
+	static const char *const rel[] = {
+		"unittest/v.txt", "unittest/v_merged.txt",
+	};
+	struct flaky_results	 r;
+
+	for (size_t i = 0; i < FLAKY_ARRAY_SIZE(rel); i++) {
+		pt_fixture(rel[i], NULL, &r);
+		ck_assert_str_eq(r.runner, "unittest");
+		ck_assert_ptr_null(r.version);
+		ck_assert_ptr_null(r.seed);
+		ck_assert_int_eq(r.summary_total, 15);
+		pt_assert_exact(&r, unit_v, FLAKY_ARRAY_SIZE(unit_v));
+		ck_assert_ptr_nonnull(strstr(r.v[8].message,
+		    "\n(i=3): AssertionError: 1 == 1"));
+		ck_assert_ptr_nonnull(strstr(r.v[1].message,
+		    "test_mod.py\", line 39, in test_doc_fail"));
+		flaky_results_free(&r);
+	}
+}
+END_TEST
+
+/* A test that ended its own process is the one to blame. */
+START_TEST(unittest_killed)
+{
+	struct flaky_results	 r;
+
+	pt_fixture("unittest/crash.txt", NULL, &r);
+	ck_assert_str_eq(r.runner, "unittest");
+	ck_assert_int_eq(r.summary_total, -1);
+	ck_assert_uint_eq(r.n, 2);
+	ck_assert_str_eq(r.v[0].test, "crash.test_crash.TestCrash.test_a_fine");
+	ck_assert_int_eq(r.v[0].outcome, FLAKY_PASS);
+	ck_assert_str_eq(r.v[1].test, "crash.test_crash.TestCrash.test_b_dies");
+	ck_assert_int_eq(r.v[1].outcome, FLAKY_ERROR);
+	ck_assert_ptr_nonnull(strstr(r.v[1].message, "output ended"));
+	flaky_results_free(&r);
+}
+END_TEST
+
+/* Not verbose: the blocks name the tests that did not pass. */
+START_TEST(unittest_quiet)
+{
+	struct flaky_results	 r;
+
+	pt_fixture("unittest/quiet.txt", NULL, &r);
+	ck_assert_str_eq(r.runner, "unittest");
+	ck_assert_int_eq(r.summary_total, 15);
+	ck_assert_uint_eq(r.n, 8);
+	ck_assert_str_eq(r.v[0].test, U "TestA.test_error");
+	ck_assert_int_eq(r.v[0].outcome, FLAKY_ERROR);
+	ck_assert_str_eq(r.v[5].test, U "TestA.test_subtests");
+	ck_assert_int_eq(r.v[5].outcome, FLAKY_FAIL);
+	ck_assert_str_eq(r.v[7].test, U "TestA.test_xpass");
+	ck_assert_int_eq(r.v[7].outcome, FLAKY_XPASS);
+	flaky_results_free(&r);
+}
+END_TEST
+
+/* Python < 3.11 names only the class; output breaks lines; ERROR in a
+ * subtest is worse than FAIL. */
+#define SEP	70	/* unittest's rules */
+
+START_TEST(unittest_handwritten)
+{
+	struct flaky_results	 r;
+	static char		 text[2048];
+	char			 eq[SEP + 1], dash[SEP + 1];
+
+	memset(eq, '=', SEP);
+	memset(dash, '-', SEP);
+	eq[SEP] = dash[SEP] = '\0';
+	ck_assert_int_lt(snprintf(text, sizeof text, "test_a (m.T) ... ok\n"
+	    "test_b (m.T) ... hello ok\n"
+	    "FAIL\n"
+	    "test_c (m.T)\nDoc ... with dots ... ok\n"
+	    "test_d (m.T) ... skipped \"it's off\"\n"
+	    "test_e (m.T) ... \n"
+	    "  test_e (m.T) [lbl] (i=1) ... FAIL\n"
+	    "  test_e (m.T) (i=2) ... ERROR\n"
+	    "test_f (m.T) ... printing\nmore\nunexpected success\n"
+	    "\n%s\n"
+	    "ERROR: test_e (m.T) (i=2)\n"
+	    "%s\n"
+	    "Traceback (most recent call last):\n"
+	    "  File \"m.py\", line 3, in test_e\n"
+	    "    x()\n"
+	    "ValueError: no\n"
+	    "\n"
+	    "%s\n"
+	    "Ran 6 tests in 0.001s\n\nFAILED (failures=1, errors=1)\n",
+	    eq, dash, dash), (int)sizeof text);
+	pt_text(text, &r);
+	ck_assert_str_eq(r.runner, "unittest");
+	ck_assert_int_eq(r.summary_total, 6);
+	ck_assert_uint_eq(r.n, 6);
+	ck_assert_str_eq(r.v[0].test, "m.T.test_a");
+	ck_assert_str_eq(r.v[1].test, "m.T.test_b");
+	ck_assert_int_eq(r.v[1].outcome, FLAKY_FAIL);
+	ck_assert_str_eq(r.v[2].test, "m.T.test_c");
+	ck_assert_int_eq(r.v[2].outcome, FLAKY_PASS);
+	ck_assert_int_eq(r.v[3].outcome, FLAKY_SKIP);
+	ck_assert_str_eq(r.v[4].test, "m.T.test_e");
+	ck_assert_int_eq(r.v[4].outcome, FLAKY_ERROR);
+	ck_assert_str_eq(r.v[4].message, "(i=2): ValueError: no\n"
+	    "File \"m.py\", line 3, in test_e");
+	ck_assert_int_eq(r.v[5].outcome, FLAKY_XPASS);
+	flaky_results_free(&r);
+}
+END_TEST
+
+static void
+add_tests(TCase *tc)
+{
+	tcase_add_test(tc, unittest_verbose);
+	tcase_add_test(tc, unittest_killed);
+	tcase_add_test(tc, unittest_quiet);
+	tcase_add_test(tc, unittest_handwritten);
+}
+
+int
+main(void)
+{
+	return pt_run("parse_unittest", add_tests);
+}
