@@ -7,14 +7,12 @@
 #include "buildconf.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <limits.h>
 #include <regex.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <yaml.h>
@@ -373,62 +371,41 @@ int
 flaky_config_load(const char *path, unsigned flags, struct flaky_config **ret,
     char *err, size_t errlen)
 {
-	struct stat	 st;
-	char		*buf = NULL;
-	size_t		 n = 0, want;
-	ssize_t		 got;
-	int		 fd, r;
+	yaml_mark_t	 m;
+	char		*buf;
+	size_t		 n, size;
+	int		 r;
 
 	*ret = NULL;
-	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
-		return flaky_error(err, errlen, errno, "%s: cannot open: %s",
-		    path, strerror(errno));
-	if (fstat(fd, &st) < 0) {
-		r = flaky_error(err, errlen, errno, "%s: %s", path,
-		    strerror(errno));
-		goto out;
-	}
-	if (!S_ISREG(st.st_mode)) {
-		r = flaky_error(err, errlen, EINVAL, "%s: expected a file, "
-		    "got %s", path, S_ISDIR(st.st_mode) ? "a directory" :
-		    "a special file");
-		goto out;
-	}
 	/* A file past the size limit is read up to the limit only, to say
 	 * where the limit falls in it. */
-	want = st.st_size > FLAKY_CONFIG_MAX_BYTES ? FLAKY_CONFIG_MAX_BYTES :
-	    (size_t)st.st_size;
-	if ((buf = malloc(want + 1)) == NULL) {
-		r = flaky_error(err, errlen, ENOMEM, "%s: out of memory", path);
-		goto out;
-	}
-	while (n < want) {
-		got = read(fd, buf + n, want - n);
-		if (got < 0 && errno == EINTR)
-			continue;
-		if (got < 0) {
-			r = flaky_error(err, errlen, errno, "%s: cannot read: "
-			    "%s", path, strerror(errno));
-			goto out;
-		}
-		if (got == 0)
-			break;
-		n += (size_t)got;
-	}
-	if (st.st_size > FLAKY_CONFIG_MAX_BYTES) {
-		yaml_mark_t	 m;
-
+	r = flaky_read_file_head(path, FLAKY_CONFIG_MAX_BYTES, &buf, &n,
+	    &size, err, errlen);
+	switch (r) {
+	case 0:
+		r = flaky_config_parse_buffer(path, buf, n, flags, ret, err,
+		    errlen);
+		break;
+	case -EFBIG:
 		offset_mark(buf, n, n, &m);
 		r = flaky_error(err, errlen, EINVAL, "%s:%zu:%zu: expected a "
-		    "file of at most %d bytes (the size limit), got %lld", path,
-		    m.line + 1, m.column + 1, FLAKY_CONFIG_MAX_BYTES,
-		    (long long)st.st_size);
-		goto out;
+		    "file of at most %d bytes (the size limit), got %zu", path,
+		    m.line + 1, m.column + 1, FLAKY_CONFIG_MAX_BYTES, size);
+		break;
+	case -EISDIR:
+	case -EINVAL:
+		r = flaky_error(err, errlen, EINVAL, "%s: expected a file, got "
+		    "%s", path, r == -EISDIR ? "a directory" :
+		    "a special file");
+		break;
+	case -ENOMEM:
+		break;
+	default:
+		r = flaky_error(err, errlen, -r, "%s: cannot open: %s", path,
+		    strerror(-r));
+		break;
 	}
-	r = flaky_config_parse_buffer(path, buf, n, flags, ret, err, errlen);
-out:
 	free(buf);
-	close(fd);
 	return r;
 }
 

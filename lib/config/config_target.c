@@ -12,7 +12,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <unistd.h>
 
 #include <yaml.h>
 
@@ -21,72 +20,29 @@
 #include "sched/sched.h"
 #include "util/util.h"
 
-/* Is path an executable regular file? 0, or why not (-ENOENT, -EISDIR,
- * -EACCES). */
-static int
-exec_ok(const char *path)
-{
-	struct stat	 st;
-
-	if (stat(path, &st) < 0)
-		return -ENOENT;
-	if (S_ISDIR(st.st_mode))
-		return -EISDIR;
-	if (!S_ISREG(st.st_mode) || access(path, X_OK) < 0)
-		return -EACCES;
-	return 0;
-}
-
 /* Check that the target's argv[0] resolves as execvp would find it in
  * the target's dir: a name with a slash directly (relative to dir), else
  * through PATH (the target's env PATH when it sets one). */
 static int
 check_command(struct ctx *c, struct flaky_target *t, const yaml_node_t *n)
 {
-	const char	*word = t->argv[0], *path = NULL, *p, *e;
+	const char	*word = t->argv[0], *path = NULL;
 	char		 buf[PATH_MAX];
 	int		 r;
 
-	if (strchr(word, '/') != NULL) {
-		if (word[0] == '/')
-			r = exec_ok(word);
-		else if ((size_t)snprintf(buf, sizeof buf, "%s/%s", t->dir,
-		    word) >= sizeof buf)
-			r = -ENOENT;
-		else
-			r = exec_ok(buf);
-		if (r == 0)
-			return 0;
-		return cfg_err(c, n, "command: expected an executable file, "
-		    "\"%s\" %s", word, r == -ENOENT ? "does not exist" :
-		    r == -EISDIR ? "is a directory" : "is not executable");
-	}
 	for (size_t i = 0; i < t->nenv; i++)
 		if (strcmp(t->env[i].name, "PATH") == 0)
 			path = t->env[i].value;
 	if (path == NULL && (path = getenv("PATH")) == NULL)
 		path = DEFAULT_PATH;
-	for (p = path;; p = e + 1) {
-		size_t	 len;
-		int	 w;
-
-		e = strchr(p, ':');
-		len = e != NULL ? (size_t)(e - p) : strlen(p);
-		if (len == 0)
-			w = snprintf(buf, sizeof buf, "%s/%s", t->dir, word);
-		else if (p[0] != '/')
-			w = snprintf(buf, sizeof buf, "%s/%.*s/%s", t->dir,
-			    (int)len, p, word);
-		else
-			w = snprintf(buf, sizeof buf, "%.*s/%s", (int)len, p,
-			    word);
-		if (w > 0 && (size_t)w < sizeof buf && exec_ok(buf) == 0)
-			return 0;
-		if (e == NULL)
-			break;
-	}
-	return cfg_err(c, n, "command: expected a program in PATH, \"%s\" was "
-	    "not found", word);
+	if ((r = flaky_path_find(word, t->dir, path, buf, sizeof buf)) == 0)
+		return 0;
+	if (strchr(word, '/') == NULL)
+		return cfg_err(c, n, "command: expected a program in PATH, "
+		    "\"%s\" was not found", word);
+	return cfg_err(c, n, "command: expected an executable file, \"%s\" "
+	    "%s", word, r == -EISDIR ? "is a directory" : r == -EACCES ?
+	    "is not executable" : "does not exist");
 }
 
 static const char *const target_keys[] = {
