@@ -9,7 +9,6 @@
 #include <errno.h>
 #include <limits.h>
 #include <regex.h>
-#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

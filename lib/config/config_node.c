@@ -7,7 +7,6 @@
 
 #include <ctype.h>
 #include <errno.h>
-#include <limits.h>
 #include <regex.h>
 #include <stdarg.h>
 #include <stdint.h>
