@@ -145,7 +145,7 @@ struct flakyd {
 
 extern struct flakyd	*flakyd;
 
-/* scheduler.c */
+/* scheduler.c, runs.c, reload.c: the schedule */
 struct cfgref	*cfgref_new(struct flaky_config *);
 void	 cfgref_unref(struct cfgref *);
 int	 sched_init(struct flakyd *, char *err, size_t errlen);
@@ -160,6 +160,24 @@ void	 sched_sweep_final(struct flakyd *);
 void	 sched_free(struct flakyd *);
 int	 sched_running(struct flakyd *);
 struct tstate *sched_find(struct flakyd *, const char *name);
+/* Inside the scheduler: the next fire time of a target, starting waiting
+ * triggers (from the loop), and a trigger's end. */
+void	 sched_next_fire(struct flakyd *, struct tstate *, int64_t after_ms);
+void	 sched_kick(struct flakyd *);
+void	 trigger_end(struct trigger *);
+
+/* runs.c: a trigger's runs, from its slot to its end. */
+int	 runs_init(struct flakyd *, char *err, size_t errlen);
+void	 runs_free(struct flakyd *);
+struct trigger *trigger_new(struct flakyd *, struct tstate *, const char *kind,
+	    int runs);
+void	 trigger_free(struct trigger *);
+void	 trigger_start(struct flakyd *, struct trigger *);
+void	 job_free(struct job *);
+
+/* reload.c: a config made the running schedule (sched_apply), the
+ * config's derived data (cfgref_*), target states. */
+void	 tstate_free(struct tstate *);
 
 /* main.c */
 int	 flakyd_reload(struct flakyd *, char *err, size_t errlen);

@@ -30,12 +30,10 @@
 #include "buildconf.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <expat.h>
@@ -641,26 +639,21 @@ flaky_parse_junit_ex(const char *path, struct flaky_results *out,
     struct flaky_junit_extra *extra, char *err, size_t errlen)
 {
 	struct jx	 x;
-	struct stat	 sb;
 	char		 buf[64 * 1024];
-	off_t		 total = 0;
+	size_t		 size, total = 0;
 	ssize_t		 n;
 	int		 fd, e;
 
 	flaky_results_init(out);
-	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1)
-		return flaky_error(err, errlen, errno, "%s: %s", path,
-		    strerror(errno));
-	if (fstat(fd, &sb) == -1 || !S_ISREG(sb.st_mode)) {
-		close(fd);
-		return flaky_error(err, errlen, EINVAL, "%s: expected a "
-		    "regular file", path);
-	}
-	if (sb.st_size > JUNIT_SIZE_MAX) {
-		close(fd);
+	/* Opened as every bounded file is (util.c), read in chunks here. */
+	e = flaky_open_file(path, JUNIT_SIZE_MAX, &fd, &size, err, errlen);
+	if (e == -EFBIG)
 		return flaky_error(err, errlen, EFBIG, "%s: expected at most "
 		    "256 MiB of XML", path);
-	}
+	if (e == -EISDIR)
+		return -EINVAL;		/* as any file that is not regular */
+	if (e < 0)
+		return e;
 	if (extra != NULL) {
 		memset(extra, 0, sizeof *extra);
 		extra->timestamp_ms = -1;
@@ -679,7 +672,7 @@ flaky_parse_junit_ex(const char *path, struct flaky_results *out,
 			goto out;
 		}
 		/* The file may grow while we read it. */
-		if ((total += n) > JUNIT_SIZE_MAX) {
+		if ((total += (size_t)n) > JUNIT_SIZE_MAX) {
 			e = flaky_error(err, errlen, EFBIG, "%s: expected at "
 			    "most 256 MiB of XML", path);
 			goto out;

@@ -5,6 +5,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -423,80 +424,17 @@ flaky_spawner_running(const struct flaky_spawner *sp)
 	return sp->running;
 }
 
-/* Is path an executable regular file? 0, -ENOENT, -EACCES or -EISDIR. */
-static int
-check_exec(const char *path)
-{
-	struct stat	 st;
-
-	if (stat(path, &st) == -1)
-		return -errno;
-	if (S_ISDIR(st.st_mode))
-		return -EISDIR;
-	if (!S_ISREG(st.st_mode) || access(path, X_OK) == -1)
-		return -EACCES;
-	return 0;
-}
-
 int
 flaky_resolve_command(const char *cmd, const char *dir, const char *path_env,
     char **ret, char *err, size_t errlen)
 {
-	struct flaky_buf	 b;
-	const char		*p, *e;
-	int			 r, best = -ENOENT;
+	char	 buf[PATH_MAX];
+	int	 r;
 
-	flaky_buf_init(&b);
 	if (cmd == NULL || *cmd == '\0')
 		return flaky_error(err, errlen, EINVAL, "empty command");
-	if (strchr(cmd, '/') != NULL) {
-		if (cmd[0] != '/' && dir != NULL)
-			flaky_buf_printf(&b, "%s/%s", dir, cmd);
-		else
-			flaky_buf_adds(&b, cmd);
-		if (b.oom) {
-			flaky_buf_free(&b);
-			return -ENOMEM;
-		}
-		if ((r = check_exec(b.data)) < 0) {
-			flaky_buf_free(&b);
-			goto fail;
-		}
-		*ret = flaky_buf_steal(&b);
-		return 0;
-	}
-	if (path_env == NULL)
-		path_env = "/usr/local/bin:/usr/bin:/bin";
-	for (p = path_env;; p = e + 1) {
-		e = strchr(p, ':');
-		if (e == NULL)
-			e = p + strlen(p);
-		flaky_buf_reset(&b);
-		if (e == p)
-			flaky_buf_printf(&b, "%s/%s", dir ? dir : ".", cmd);
-		else if (*p != '/' && dir != NULL)
-			flaky_buf_printf(&b, "%s/%.*s/%s", dir, (int)(e - p), p,
-			    cmd);
-		else
-			flaky_buf_printf(&b, "%.*s/%s", (int)(e - p), p, cmd);
-		if (b.oom) {
-			flaky_buf_free(&b);
-			return -ENOMEM;
-		}
-		r = check_exec(b.data);
-		if (r == 0) {
-			*ret = flaky_buf_steal(&b);
-			return 0;
-		}
-		/* Report "not executable" over "not found", as a shell does. */
-		if (r == -EACCES || (r == -EISDIR && best == -ENOENT))
-			best = r;
-		if (*e == '\0')
-			break;
-	}
-	flaky_buf_free(&b);
-	r = best;
-fail:
+	if ((r = flaky_path_find(cmd, dir, path_env, buf, sizeof buf)) == 0)
+		return (*ret = strdup(buf)) != NULL ? 0 : -ENOMEM;
 	if (r == -ENOENT)
 		return flaky_error(err, errlen, ENOENT,
 		    "%s: command not found", cmd);

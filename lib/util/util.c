@@ -386,92 +386,141 @@ too_big(const char *path, size_t max, char *err, size_t errlen)
 	    "bytes", path, max);
 }
 
+/* Open a regular file of at most max bytes: its type and size checked
+ * before a byte is read. */
 int
-flaky_read_file(const char *path, size_t max, char **ret, size_t *ret_len,
+flaky_open_file(const char *path, size_t max, int *ret_fd, size_t *ret_size,
     char *err, size_t errlen)
 {
 	struct stat	 st;
-	char		*buf = NULL, *p;
-	size_t		 len = 0, cap;
-	ssize_t		 n;
-	int		 fd, r = 0;
+	int		 fd, r;
 
-	*ret = NULL;
-	*ret_len = 0;
+	*ret_fd = -1;
+	*ret_size = 0;
 	/* O_NONBLOCK: a FIFO in the file's place must not hang us. */
 	if ((fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK |
 	    O_NOCTTY)) == -1)
 		return flaky_error(err, errlen, errno, "%s: %s", path,
 		    strerror(errno));
-	if (fstat(fd, &st) == -1) {
+	if (fstat(fd, &st) == -1)
 		r = flaky_error(err, errlen, errno, "%s: %s", path,
 		    strerror(errno));
-		goto out;
-	}
-	if (S_ISDIR(st.st_mode)) {
+	else if (S_ISDIR(st.st_mode))
 		r = flaky_error(err, errlen, EISDIR, "%s: expected a regular "
 		    "file, found a directory", path);
-		goto out;
-	}
-	if (!S_ISREG(st.st_mode)) {
+	else if (!S_ISREG(st.st_mode))
 		r = flaky_error(err, errlen, EINVAL, "%s: expected a regular "
 		    "file", path);
-		goto out;
-	}
-	if ((uint64_t)st.st_size > max) {
+	else if ((uint64_t)st.st_size > max)
 		r = too_big(path, max, err, errlen);
-		goto out;
+	else {
+		*ret_fd = fd;
+		*ret_size = (size_t)st.st_size;
+		return 0;
 	}
-	/* Read to EOF within max: the file may grow while it is read. */
-	cap = (size_t)st.st_size + 1;
+	close(fd);
+	return r;
+}
+
+/* Read an open file to EOF into a buffer of at most max bytes. With
+ * keep_head, a file past max still gives its first max bytes (-EFBIG). */
+static int
+read_all(int fd, const char *path, size_t max, size_t size, int keep_head,
+    char **ret, size_t *ret_len, char *err, size_t errlen)
+{
+	char		*buf, *p, c;
+	size_t		 len = 0, cap;
+	ssize_t		 n;
+	int		 r;
+
+	/* The file may grow while it is read: max holds, not its size. */
+	cap = (size < max ? size : max) + 1;
 	if (cap < 4096)
 		cap = max + 1 < 4096 ? max + 1 : 4096;
-	if ((buf = malloc(cap)) == NULL) {
-		r = flaky_error(err, errlen, ENOMEM, "%s: out of memory", path);
-		goto out;
-	}
+	if ((buf = malloc(cap)) == NULL)
+		return flaky_error(err, errlen, ENOMEM, "%s: out of memory",
+		    path);
 	for (;;) {
-		if (len + 1 == cap) {
-			if (len >= max) {
-				char	 c;
-
-				/* Full: at EOF, or larger than max? */
-				while ((n = read(fd, &c, 1)) == -1 &&
-				    errno == EINTR)
-					;
-				if (n == 0)
-					break;
-				r = n == -1 ? flaky_error(err, errlen, errno,
-				    "%s: %s", path, strerror(errno)) :
-				    too_big(path, max, err, errlen);
-				goto out;
-			}
+		if (len + 1 == cap && len < max) {
 			cap = cap * 2 > max + 1 ? max + 1 : cap * 2;
 			if ((p = realloc(buf, cap)) == NULL) {
 				r = flaky_error(err, errlen, ENOMEM, "%s: out "
 				    "of memory", path);
-				goto out;
+				goto fail;
 			}
 			buf = p;
 		}
-		n = read(fd, buf + len, cap - 1 - len);
+		/* Full: one byte more says whether the file is larger. */
+		if (len == max)
+			n = read(fd, &c, 1);
+		else
+			n = read(fd, buf + len, cap - 1 - len);
 		if (n == -1 && errno == EINTR)
 			continue;
 		if (n == -1) {
 			r = flaky_error(err, errlen, errno, "%s: %s", path,
 			    strerror(errno));
-			goto out;
+			goto fail;
 		}
 		if (n == 0)
 			break;
+		if (len == max) {
+			r = too_big(path, max, err, errlen);
+			if (!keep_head)
+				goto fail;
+			buf[len] = '\0';
+			*ret = buf;
+			*ret_len = len;
+			return r;
+		}
 		len += (size_t)n;
 	}
 	buf[len] = '\0';
 	*ret = buf;
 	*ret_len = len;
-	buf = NULL;
-out:
+	return 0;
+fail:
 	free(buf);
+	return r;
+}
+
+/* A regular file whole, bounded. */
+int
+flaky_read_file(const char *path, size_t max, char **ret, size_t *ret_len,
+    char *err, size_t errlen)
+{
+	size_t	 size;
+	int	 fd, r;
+
+	*ret = NULL;
+	*ret_len = 0;
+	if ((r = flaky_open_file(path, max, &fd, &size, err, errlen)) < 0)
+		return r;
+	r = read_all(fd, path, max, size, 0, ret, ret_len, err, errlen);
 	close(fd);
+	return r;
+}
+
+/* A regular file whole, or its first max bytes when it is larger. */
+int
+flaky_read_file_head(const char *path, size_t max, char **ret,
+    size_t *ret_len, size_t *ret_size, char *err, size_t errlen)
+{
+	size_t	 size;
+	int	 fd, r;
+
+	*ret = NULL;
+	*ret_len = 0;
+	*ret_size = 0;
+	/* Unbounded here: read_all stops at max. */
+	if ((r = flaky_open_file(path, SIZE_MAX, &fd, &size, err,
+	    errlen)) < 0)
+		return r;
+	r = read_all(fd, path, max, size, 1, ret, ret_len, err, errlen);
+	close(fd);
+	/* Grown past max while read: at least one byte more than max. */
+	*ret_size = r == -EFBIG && size <= max ? max + 1 : size;
+	if (r == 0)
+		*ret_size = *ret_len;
 	return r;
 }

@@ -71,6 +71,27 @@ uint64_t flaky_hash64(const void *, size_t, uint64_t seed);
  * Never blocks on a FIFO. The one reader of whole files in the tree. */
 int	 flaky_read_file(const char *path, size_t max, char **ret,
 	    size_t *ret_len, char *err, size_t errlen);
+/* As flaky_read_file, but a file of more than max bytes gives its first
+ * max bytes too: -EFBIG with *ret (the caller frees it), *ret_len = max
+ * and *ret_size its size, for a message that says where the limit falls
+ * in it. */
+int	 flaky_read_file_head(const char *path, size_t max, char **ret,
+	    size_t *ret_len, size_t *ret_size, char *err, size_t errlen);
+/* The checks of flaky_read_file without the reading, for a file read in
+ * chunks: 0 with *ret_fd open on a regular file of *ret_size <= max
+ * bytes, or a negative errno and err as above. */
+int	 flaky_open_file(const char *path, size_t max, int *ret_fd,
+	    size_t *ret_size, char *err, size_t errlen);
+
+/* The program execvp(3) would run for word, looked up as a shell does:
+ * a word with a slash is taken as it is, relative to dir; otherwise each
+ * entry of path_env (NULL: /usr/local/bin:/usr/bin:/bin) in turn, an
+ * empty or relative entry under dir (NULL: the working directory). The
+ * path goes to buf. Returns 0, or why nothing runs: -EACCES (found, not
+ * executable) before -EISDIR before -ENOENT; for a word with a slash also
+ * what stat(2) said (-ENOTDIR, -ENAMETOOLONG...). */
+int	 flaky_path_find(const char *word, const char *dir,
+	    const char *path_env, char *buf, size_t size);
 
 /* Secrets out of stored text: tokens, keys and passwords that a test run
  * printed are replaced by [REDACTED] before anything is written. */

@@ -1,5 +1,6 @@
 /* sched: schedule expressions by round trip, next-time tables with pinned
- * zones and start times across the DST changes of 2026, and bad input. */
+ * zones and start times across the DST changes of 2026, and bad input.
+ * Loading zones is test_tz.c. */
 #include "buildconf.h"
 
 #include <check.h>
@@ -365,62 +366,6 @@ START_TEST(every)
 }
 END_TEST
 
-START_TEST(zones)
-{
-	struct flaky_tz	*tz, *posix;
-	char	 err[256], buf[32];
-	const char *old = getenv("TZ");
-
-	tz = must_tz("Europe/Berlin");
-	ck_assert_str_eq(flaky_tz_name(tz), "Europe/Berlin");
-	ck_assert_int_eq(flaky_tz_offset(tz, must_time("2026-03-29T00:59:59Z")
-	    / 1000), 3600);
-	ck_assert_int_eq(flaky_tz_offset(tz, must_time("2026-03-29T01:00:00Z")
-	    / 1000), 7200);
-	ck_assert_int_eq(flaky_tz_offset(tz, must_time("1890-01-01") / 1000),
-	    3208);	/* local mean time */
-	ck_assert_str_eq(flaky_tz_format(tz, must_time("2026-10-25T01:00:00Z"),
-	    buf, sizeof buf), "2026-10-25T02:00:00+01:00");
-	ck_assert_str_eq(flaky_tz_format(NULL, -1, buf, sizeof buf),
-	    "1969-12-31T23:59:59+00:00");
-
-	/* A POSIX TZ string in $TZ gives the same times as the file. */
-	setenv("TZ", "CET-1CEST,M3.5.0,M10.5.0/3", 1);
-	posix = must_tz(NULL);
-	for (int64_t t = must_time("2026-01-01") / 1000;
-	    t < must_time("2028-01-01") / 1000; t += 1800)
-		ck_assert_int_eq(flaky_tz_offset(tz, t),
-		    flaky_tz_offset(posix, t));
-	flaky_tz_free(posix);
-	setenv("TZ", ":America/New_York", 1);
-	posix = must_tz("");
-	ck_assert_str_eq(flaky_tz_name(posix), "America/New_York");
-	ck_assert_int_eq(flaky_tz_offset(posix,
-	    must_time("2026-07-01") / 1000), -4 * 3600);
-	flaky_tz_free(posix);
-	if (old != NULL)
-		setenv("TZ", old, 1);
-	else
-		unsetenv("TZ");
-	flaky_tz_free(tz);
-
-	ck_assert_int_eq(flaky_tz_load("Mars/Olympus", &tz, err, sizeof err),
-	    -ENOENT);
-	ck_assert_ptr_null(tz);
-	ck_assert_str_eq(err, "expected a zone name from /usr/share/zoneinfo "
-	    "such as Europe/Berlin, got Mars/Olympus");
-	ck_assert_int_eq(flaky_tz_load("../etc/passwd", &tz, err, sizeof err),
-	    -ENOENT);
-	ck_assert_str_eq(err, "expected a zone name such as Europe/Berlin, got "
-	    "../etc/passwd");
-	ck_assert_int_eq(flaky_tz_load("zone.tab", &tz, err, sizeof err),
-	    -EINVAL);
-	ck_assert_str_eq(err, "/usr/share/zoneinfo/zone.tab: not a time zone "
-	    "file");
-	flaky_tz_free(NULL);
-}
-END_TEST
-
 /* Walking a whole year of fire times: strictly increasing, and the count
  * a person would expect (a daily job once a day through both changes). */
 START_TEST(whole_year)
@@ -508,7 +453,6 @@ sched_suite(void)
 	tcase_add_test(tc, next_utc);
 	tcase_add_test(tc, impossible);
 	tcase_add_test(tc, every);
-	tcase_add_test(tc, zones);
 	tcase_add_test(tc, whole_year);
 	tcase_add_test(tc, garbage);
 	suite_add_tcase(s, tc);

@@ -1,4 +1,4 @@
-/* util: durations, times, buffers. */
+/* util: durations, times, buffers, reading files, finding programs. */
 #include "buildconf.h"
 
 #include <check.h>
@@ -57,6 +57,159 @@ START_TEST(read_file)
 	free(buf);
 	unlink(path);
 	rmdir(dir);
+}
+END_TEST
+
+/* A file past the limit still gives its head, to say where the limit
+ * falls; the opener alone checks the same things. */
+START_TEST(read_file_head)
+{
+	char	 dir[] = "/tmp/flaky-head-XXXXXX", path[64], err[256], *buf;
+	size_t	 len, size;
+	FILE	*f;
+	int	 fd;
+
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	snprintf(path, sizeof path, "%s/f", dir);
+	ck_assert_ptr_nonnull(f = fopen(path, "w"));
+	for (int i = 0; i < 1000; i++)
+		fputs("0123456789", f);
+	fclose(f);
+	ck_assert_int_eq(flaky_read_file_head(path, 10000, &buf, &len, &size,
+	    err, sizeof err), 0);
+	ck_assert_uint_eq(len, 10000);
+	ck_assert_uint_eq(size, 10000);
+	free(buf);
+	ck_assert_int_eq(flaky_read_file_head(path, 4095, &buf, &len, &size,
+	    err, sizeof err), -EFBIG);
+	ck_assert_uint_eq(len, 4095);
+	ck_assert_uint_eq(size, 10000);
+	ck_assert_int_eq(buf[len], '\0');
+	ck_assert_int_eq(memcmp(buf + 4090, "01234", 5), 0);
+	ck_assert_ptr_nonnull(strstr(err, "/f: expected at most 4095 bytes"));
+	free(buf);
+	ck_assert_int_eq(flaky_read_file_head(dir, 100, &buf, &len, &size,
+	    err, sizeof err), -EISDIR);
+	ck_assert_ptr_null(buf);
+
+	ck_assert_int_eq(flaky_open_file(path, 10000, &fd, &size, err,
+	    sizeof err), 0);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_uint_eq(size, 10000);
+	close(fd);
+	ck_assert_int_eq(flaky_open_file(path, 9999, &fd, &size, err,
+	    sizeof err), -EFBIG);
+	ck_assert_int_eq(fd, -1);
+	ck_assert_int_eq(flaky_open_file(dir, 100, &fd, &size, err,
+	    sizeof err), -EISDIR);
+	ck_assert_ptr_nonnull(strstr(err, "/flaky-head-"));
+	ck_assert_ptr_nonnull(strstr(err, ": expected a regular file, found a "
+	    "directory"));
+	unlink(path);
+	ck_assert_int_eq(mkfifo(path, 0600), 0);
+	ck_assert_int_eq(flaky_open_file(path, 100, &fd, &size, err,
+	    sizeof err), -EINVAL);
+	unlink(path);
+	rmdir(dir);
+}
+END_TEST
+
+/* Make path an empty file with the given mode. */
+static void
+touch(const char *path, mode_t mode)
+{
+	FILE	*f;
+
+	ck_assert_ptr_nonnull(f = fopen(path, "w"));
+	fclose(f);
+	ck_assert_int_eq(chmod(path, mode), 0);
+}
+
+/* PATH lookup as execvp does it: in order, relative entries under dir,
+ * a word with a slash as it is, and "not executable" over "is a
+ * directory" over "not found". */
+START_TEST(path_find)
+{
+	char	 dir[] = "/tmp/flaky-path-XXXXXX", p[256], want[256];
+	char	 path_env[512], buf[256];
+
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	snprintf(p, sizeof p, "%s/a", dir);
+	ck_assert_int_eq(mkdir(p, 0700), 0);
+	snprintf(p, sizeof p, "%s/b", dir);
+	ck_assert_int_eq(mkdir(p, 0700), 0);
+	snprintf(p, sizeof p, "%s/a/tool", dir);
+	touch(p, 0755);
+	snprintf(p, sizeof p, "%s/b/tool", dir);
+	touch(p, 0755);
+	snprintf(p, sizeof p, "%s/a/plain", dir);
+	touch(p, 0644);
+	snprintf(p, sizeof p, "%s/b/sub", dir);
+	ck_assert_int_eq(mkdir(p, 0700), 0);
+
+	/* The first entry that has it. */
+	snprintf(path_env, sizeof path_env, "%s/a:%s/b", dir, dir);
+	ck_assert_int_eq(flaky_path_find("tool", NULL, path_env, buf,
+	    sizeof buf), 0);
+	snprintf(want, sizeof want, "%s/a/tool", dir);
+	ck_assert_str_eq(buf, want);
+	snprintf(path_env, sizeof path_env, "%s/b:%s/a", dir, dir);
+	ck_assert_int_eq(flaky_path_find("tool", NULL, path_env, buf,
+	    sizeof buf), 0);
+	snprintf(want, sizeof want, "%s/b/tool", dir);
+	ck_assert_str_eq(buf, want);
+
+	/* Relative and empty entries are under dir. */
+	ck_assert_int_eq(flaky_path_find("tool", dir, "/nonexistent:a", buf,
+	    sizeof buf), 0);
+	snprintf(want, sizeof want, "%s/a/tool", dir);
+	ck_assert_str_eq(buf, want);
+	snprintf(p, sizeof p, "%s/a", dir);
+	ck_assert_int_eq(flaky_path_find("tool", p, "/nonexistent:", buf,
+	    sizeof buf), 0);
+	ck_assert_str_eq(buf, want);
+
+	/* A word with a slash: PATH is not looked at. */
+	ck_assert_int_eq(flaky_path_find("a/tool", dir, "/nonexistent", buf,
+	    sizeof buf), 0);
+	ck_assert_str_eq(buf, want);
+	ck_assert_int_eq(flaky_path_find(want, NULL, NULL, buf, sizeof buf),
+	    0);
+	ck_assert_str_eq(buf, want);
+	ck_assert_int_eq(flaky_path_find("a/plain", dir, NULL, buf,
+	    sizeof buf), -EACCES);
+	ck_assert_int_eq(flaky_path_find("b/sub", dir, NULL, buf, sizeof buf),
+	    -EISDIR);
+	ck_assert_int_eq(flaky_path_find("a/none", dir, NULL, buf, sizeof buf),
+	    -ENOENT);
+	ck_assert_int_eq(flaky_path_find("a/plain/x", dir, NULL, buf,
+	    sizeof buf), -ENOTDIR);
+
+	/* Nothing found: the most telling reason, whatever the order. */
+	ck_assert_int_eq(flaky_path_find("none", dir, "a:b", buf, sizeof buf),
+	    -ENOENT);
+	ck_assert_int_eq(flaky_path_find("sub", dir, "a:b", buf, sizeof buf),
+	    -EISDIR);
+	ck_assert_int_eq(flaky_path_find("plain", dir, "b:a", buf, sizeof buf),
+	    -EACCES);
+	snprintf(p, sizeof p, "%s/b/plain", dir);
+	ck_assert_int_eq(mkdir(p, 0700), 0);
+	ck_assert_int_eq(flaky_path_find("plain", dir, "b:a", buf, sizeof buf),
+	    -EACCES);
+	ck_assert_int_eq(flaky_path_find("plain", dir, "a:b", buf, sizeof buf),
+	    -EACCES);
+
+	/* A path that does not fit is not found (or too long, by name). */
+	ck_assert_int_eq(flaky_path_find("tool", dir, "a", buf, 8), -ENOENT);
+	ck_assert_int_eq(flaky_path_find("a/tool", dir, NULL, buf, 8),
+	    -ENAMETOOLONG);
+	/* No PATH: the default one. */
+	ck_assert_int_eq(flaky_path_find("sh", NULL, NULL, buf, sizeof buf),
+	    0);
+	ck_assert_int_eq(buf[0], '/');
+
+	snprintf(p, sizeof p, "rm -rf '%s'", dir);
+	ck_assert_int_eq(system(p), 0);
 }
 END_TEST
 
@@ -158,6 +311,8 @@ main(void)
 	tcase_add_test(tc, buffers);
 	tcase_add_test(tc, ints);
 	tcase_add_test(tc, read_file);
+	tcase_add_test(tc, read_file_head);
+	tcase_add_test(tc, path_find);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
