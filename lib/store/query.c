@@ -16,12 +16,6 @@
 #define DAY_MS	86400000LL
 
 void
-store_query_finalize(struct flaky_store *s)
-{
-	(void)s;
-}
-
-void
 flaky_test_rows_free(struct flaky_test_row *v, size_t n)
 {
 	if (v == NULL)
