@@ -92,6 +92,40 @@ store_exec(struct flaky_store *s, const char *sql, char *err, size_t errlen)
 	return 0;
 }
 
+/* Prepare, or fill err. */
+int
+store_prepare(struct flaky_store *s, const char *sql, sqlite3_stmt **st, char *err,
+    size_t errlen)
+{
+	if (sqlite3_prepare_v2(store_db(s), sql, -1, st, NULL) != SQLITE_OK) {
+		*st = NULL;
+		return store_sql_error(s, err, errlen, "preparing a query");
+	}
+	return 0;
+}
+
+/* A statement's only integer, or def when it gives no row or NULL. */
+int
+store_scalar(struct flaky_store *s, const char *sql, int64_t bind, int64_t def,
+    int64_t *ret, char *err, size_t errlen)
+{
+	sqlite3_stmt	*st;
+	int		 r, rc;
+
+	if ((r = store_prepare(s, sql, &st, err, errlen)) < 0)
+		return r;
+	if (sqlite3_bind_parameter_count(st) > 0)
+		sqlite3_bind_int64(st, 1, bind);
+	*ret = def;
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW && sqlite3_column_type(st, 0) != SQLITE_NULL)
+		*ret = sqlite3_column_int64(st, 0);
+	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+		r = store_sql_error(s, err, errlen, "reading");
+	sqlite3_finalize(st);
+	return r;
+}
+
 int
 flaky_store_add_redaction(struct flaky_store *s, const char *regex,
     char *err, size_t errlen)

@@ -50,6 +50,13 @@ sqlite3	*store_db(struct flaky_store *);
 int	 store_sql_error(struct flaky_store *, char *, size_t, const char *);
 /* Run sql; an error from SQLite names it. */
 int	 store_exec(struct flaky_store *, const char *sql, char *, size_t);
+/* Prepare sql, or fill err (and set *st to NULL). */
+int	 store_prepare(struct flaky_store *, const char *sql, sqlite3_stmt **st,
+	    char *, size_t);
+/* A statement's only integer (bound to bind when it takes a parameter),
+ * or def when it gives no row or NULL. */
+int	 store_scalar(struct flaky_store *, const char *sql, int64_t bind,
+	    int64_t def, int64_t *ret, char *, size_t);
 /* Is a transaction open (flaky_store_begin)? */
 int	 store_in_tx(const struct flaky_store *);
 
