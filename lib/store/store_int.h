@@ -60,6 +60,10 @@ int	 store_scalar(struct flaky_store *, const char *sql, int64_t bind,
 /* Is a transaction open (flaky_store_begin)? */
 int	 store_in_tx(const struct flaky_store *);
 
+/* The statement flaky_store_test_stats reads the rollups with (query.c):
+ * its unit test checks the plan of this very text. */
+extern const char store_sql_test_stats_rollups[];
+
 /* The cached ids (idcache.c); 0 when not cached. */
 void	 store_idcache_clear(struct idcache *);
 int64_t	 store_idcache_get(struct idcache *, uint64_t hash, int64_t key,
