@@ -464,8 +464,8 @@ flaky_store_find_test(struct flaky_store *s, const char *target,
 	int		 r, rc, n = 0;
 
 	/* Targets first: each is one seek in tests' (target_id, name). */
-	if ((r = store_prepare(s, "SELECT t.id FROM targets tg CROSS JOIN tests t "
-	    "ON t.target_id = tg.id AND t.name = ?1 WHERE "
+	if ((r = store_prepare(s, "SELECT t.id FROM targets tg "
+	    "CROSS JOIN tests t ON t.target_id = tg.id AND t.name = ?1 WHERE "
 	    "?2 IS NULL OR tg.name = ?2 LIMIT 2", &st, err, errlen)) < 0)
 		return r;
 	sqlite3_bind_text(st, 1, test, -1, SQLITE_STATIC);

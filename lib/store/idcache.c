@@ -36,7 +36,8 @@ idcache_slot(struct idcache *c, uint64_t hash, int64_t key, const char *name)
 }
 
 int64_t
-store_idcache_get(struct idcache *c, uint64_t hash, int64_t key, const char *name)
+store_idcache_get(struct idcache *c, uint64_t hash, int64_t key,
+    const char *name)
 {
 	if (c->cap == 0)
 		return 0;
@@ -44,8 +45,8 @@ store_idcache_get(struct idcache *c, uint64_t hash, int64_t key, const char *nam
 }
 
 int
-store_idcache_put(struct idcache *c, uint64_t hash, int64_t key, const char *name,
-    int64_t id)
+store_idcache_put(struct idcache *c, uint64_t hash, int64_t key,
+    const char *name, int64_t id)
 {
 	struct idcache_ent *e;
 

@@ -50,10 +50,11 @@ flaky_store_prune(struct flaky_store *s, int64_t before_ms,
 	memset(ps, 0, sizeof *ps);
 	for (;;) {
 		/* The next batch of runs that still hold raw data. */
-		if ((r = store_prepare(s, "SELECT id FROM runs WHERE id > ?1 AND "
-		    "started_ms < ?2 AND (stdout_id IS NOT NULL OR stderr_id IS "
-		    "NOT NULL OR EXISTS (SELECT 1 FROM results WHERE run_id = "
-		    "runs.id)) ORDER BY id LIMIT 50", &st, err, errlen)) < 0)
+		if ((r = store_prepare(s, "SELECT id FROM runs WHERE id > ?1 "
+		    "AND started_ms < ?2 AND (stdout_id IS NOT NULL OR "
+		    "stderr_id IS NOT NULL OR EXISTS (SELECT 1 FROM results "
+		    "WHERE run_id = runs.id)) ORDER BY id LIMIT 50", &st, err,
+		    errlen)) < 0)
 			return r;
 		sqlite3_bind_int64(st, 1, after);
 		sqlite3_bind_int64(st, 2, before_ms);

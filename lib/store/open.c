@@ -38,10 +38,12 @@ read_version(struct flaky_store *s, int *ret, char *err, size_t errlen)
 
 	if (sqlite3_prepare_v2(s->db, "PRAGMA user_version", -1, &st, NULL) !=
 	    SQLITE_OK)
-		return store_sql_error(s, err, errlen, "reading the schema version");
+		return store_sql_error(s, err, errlen,
+		    "reading the schema version");
 	if (sqlite3_step(st) != SQLITE_ROW) {
 		sqlite3_finalize(st);
-		return store_sql_error(s, err, errlen, "reading the schema version");
+		return store_sql_error(s, err, errlen,
+		    "reading the schema version");
 	}
 	version = sqlite3_column_int(st, 0);
 	sqlite3_finalize(st);
@@ -74,7 +76,8 @@ bump_schema_version(struct flaky_store *s, char *err, size_t errlen)
 	if (sqlite3_prepare_v2(s->db, "PRAGMA schema_version", -1, &st,
 	    NULL) != SQLITE_OK || sqlite3_step(st) != SQLITE_ROW) {
 		sqlite3_finalize(st);
-		return store_sql_error(s, err, errlen, "reading schema_version");
+		return store_sql_error(s, err, errlen,
+		    "reading schema_version");
 	}
 	v = sqlite3_column_int64(st, 0);
 	sqlite3_finalize(st);
@@ -150,8 +153,9 @@ migrate(struct flaky_store *s, char *err, size_t errlen)
 	 * moves after each one, so the next (0005 rebuilds runs) sees the
 	 * edited tables, not the ones this connection parsed before. */
 	for (size_t i = (size_t)version; i < flaky_schema_count; i++) {
-		if ((r = store_exec(s, flaky_schema_migrations[i], err, errlen)) < 0 ||
-		    (r = bump_schema_version(s, err, errlen)) < 0)
+		if ((r = store_exec(s, flaky_schema_migrations[i], err,
+		    errlen)) < 0 || (r = bump_schema_version(s, err,
+		    errlen)) < 0)
 			goto fail;
 	}
 	snprintf(sql, sizeof sql, "PRAGMA user_version = %d",
@@ -242,7 +246,8 @@ flaky_store_build(const char *path, char *err, size_t errlen)
 		r = store_sql_error(&t, err, errlen, "registering functions");
 		goto out;
 	}
-	if ((r = store_exec(&t, "PRAGMA journal_mode = OFF", err, errlen)) < 0 ||
+	if ((r = store_exec(&t, "PRAGMA journal_mode = OFF", err,
+	    errlen)) < 0 ||
 	    (r = store_exec(&t, "PRAGMA synchronous = OFF", err, errlen)) < 0 ||
 	    (r = migrate(&t, err, errlen)) < 0 ||
 	    (r = store_exec(&t, "PRAGMA journal_mode = WAL", err, errlen)) < 0)
@@ -440,15 +445,16 @@ flaky_store_open(const char *path, int flags, struct flaky_store **ret,
 			    "for writing (read-only file or directory)", path);
 			goto fail;
 		}
-		if ((r = store_exec(s, "PRAGMA journal_mode = WAL", err, errlen)) < 0)
+		if ((r = store_exec(s, "PRAGMA journal_mode = WAL", err,
+		    errlen)) < 0)
 			goto fail;
 		snprintf(sql, sizeof sql, "PRAGMA synchronous = %s",
 		    flags & FLAKY_STORE_BULK ? "NORMAL" : "FULL");
 		if ((r = store_exec(s, sql, err, errlen)) < 0)
 			goto fail;
 		/* Readers that hold on must not grow the WAL for ever. */
-		if ((r = store_exec(s, "PRAGMA journal_size_limit = 67108864", err,
-		    errlen)) < 0)
+		if ((r = store_exec(s, "PRAGMA journal_size_limit = 67108864",
+		    err, errlen)) < 0)
 			goto fail;
 	}
 	if ((r = store_exec(s, "PRAGMA foreign_keys = ON", err, errlen)) < 0)

@@ -42,8 +42,8 @@ flaky_store_quarantine_remove(struct flaky_store *s, int64_t test_id,
 	sqlite3_stmt	*st;
 	int		 r;
 
-	if ((r = store_prepare(s, "DELETE FROM quarantine WHERE test_id = ?1", &st,
-	    err, errlen)) < 0)
+	if ((r = store_prepare(s, "DELETE FROM quarantine WHERE test_id = ?1",
+	    &st, err, errlen)) < 0)
 		return r;
 	sqlite3_bind_int64(st, 1, test_id);
 	if (sqlite3_step(st) != SQLITE_DONE)
@@ -85,8 +85,9 @@ pass_streak(struct flaky_store *s, int64_t test_id, int64_t *ret, char *err,
 	    errlen)) < 0)
 		return r;
 	if (last >= 0) {
-		if ((r = store_scalar(s, "SELECT started_ms / 86400000 FROM runs "
-		    "WHERE id = ?1", last, -1, &day, err, errlen)) < 0)
+		if ((r = store_scalar(s, "SELECT started_ms / 86400000 "
+		    "FROM runs WHERE id = ?1", last, -1, &day, err,
+		    errlen)) < 0)
 			return r;
 		if ((r = store_scalar(s, "SELECT max(id) FROM runs WHERE "
 		    "started_ms < (?1 + 1) * 86400000", day, last, &end, err,
@@ -135,8 +136,8 @@ flaky_store_quarantine_list(struct flaky_store *s,
 
 	*ret = NULL;
 	*ret_n = 0;
-	if ((r = store_prepare(s, "SELECT q.test_id, tg.name, t.name, q.reason, "
-	    "q.ticket, q.added_ms FROM quarantine q "
+	if ((r = store_prepare(s, "SELECT q.test_id, tg.name, t.name, "
+	    "q.reason, q.ticket, q.added_ms FROM quarantine q "
 	    "JOIN tests t ON t.id = q.test_id "
 	    "JOIN targets tg ON tg.id = t.target_id "
 	    "ORDER BY tg.name, t.name", &st, err, errlen)) < 0)

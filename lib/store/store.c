@@ -94,8 +94,8 @@ store_exec(struct flaky_store *s, const char *sql, char *err, size_t errlen)
 
 /* Prepare, or fill err. */
 int
-store_prepare(struct flaky_store *s, const char *sql, sqlite3_stmt **st, char *err,
-    size_t errlen)
+store_prepare(struct flaky_store *s, const char *sql, sqlite3_stmt **st,
+    char *err, size_t errlen)
 {
 	if (sqlite3_prepare_v2(store_db(s), sql, -1, st, NULL) != SQLITE_OK) {
 		*st = NULL;

@@ -75,7 +75,7 @@ int	 store_idcache_put(struct idcache *, uint64_t hash, int64_t key,
  * SQLite result code. */
 int	 store_hist_register(sqlite3 *);
 
-/* The process that writes a running row (store_owner.c). */
+/* The process that writes a running row (owner.c). */
 struct store_owner {
 	char		 boot[64];	/* boot_id; "" when unknown */
 	pid_t		 pid;		/* 0: unknown (no /proc) */

@@ -492,13 +492,15 @@ add_results(struct flaky_store *s, int64_t run_id, int64_t target,
 		}
 		if (!many) {
 			if ((st = stmt(s, ST_RESULT_ADD)) == NULL)
-				return store_sql_error(s, err, errlen, "preparing");
+				return store_sql_error(s, err, errlen,
+				    "preparing");
 			sqlite3_bind_int64(st, 1, run_id);
 		}
 		bind_result(st, many ? 2 + (int)i * RESULT_COLS : 2, &p[i],
 		    msg);
 		if (!many && sqlite3_step(st) != SQLITE_DONE)
-			return store_sql_error(s, err, errlen, "adding a result");
+			return store_sql_error(s, err, errlen,
+			    "adding a result");
 	}
 	if (many && sqlite3_step(st) != SQLITE_DONE)
 		return store_sql_error(s, err, errlen, "adding results");

@@ -67,7 +67,9 @@ START_TEST(codes_and_names)
 	struct flaky_classifier *c = build(
 	    "signatures:\n"
 	    "  - name: DB_DEADLOCK\n"
-	    "    patterns: ['deadlock detected', '^ERROR: could not serialize']\n"
+	    "    patterns:\n"
+	    "      - 'deadlock detected'\n"
+	    "      - '^ERROR: could not serialize'\n"
 	    "  - name: TIMEOUT\n"
 	    "    patterns: ['took longer than [0-9]+ s']\n"
 	    "  - name: flaky.net-2\n"

@@ -395,7 +395,8 @@ START_TEST(durations)
 END_TEST
 
 /* A test's failure signatures, most first, then by name (UNKNOWN for
- * none), in the window; and whether a target's runs ran in more than one order. */
+ * none), in the window; and whether a target's runs ran in more than one
+ * order. */
 START_TEST(signatures_and_order)
 {
 	struct flaky_sig_count *v;

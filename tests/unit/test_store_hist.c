@@ -72,7 +72,8 @@ START_TEST(sql_add)
 	tu_rows_eq(db, "SELECT hex(flaky_hist_add(NULL, 1000)), "
 	    "hex(flaky_hist_add(x'0101', 1000)), "
 	    "hex(flaky_hist_add(x'0A01', 1000)), "
-	    "hex(flaky_hist_add(x'0105', 5000))", "0101|0102|01010A01|01050A01\n");
+	    "hex(flaky_hist_add(x'0105', 5000))",
+	    "0101|0102|01010A01|01050A01\n");
 	/* a count past one varint byte */
 	tu_rows_eq(db, "SELECT hex(flaky_hist_add(x'017F', 1100)), "
 	    "hex(flaky_hist_add(x'01FF7F', 1000))", "018001|01808001\n");
