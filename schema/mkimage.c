@@ -1,6 +1,6 @@
 /* mkimage OUT.c: the empty database of this schema version as C source,
  * linked into flakyctl and flakyd so that a new database is written out
- * instead of built by the migrations (lib/store.c, store_create).
+ * instead of built by the migrations (lib/store/open.c, store_create).
  *
  * The database is built by flaky_store_build, the very code that builds
  * one where no image is linked (this program), so the two cannot differ;

@@ -1,16 +1,15 @@
 /* History over weeks: daily series from the rollups, trends decided with
- * Wilson intervals, change points, the rerun budget, ingest's attempts,
- * quarantine, retention and database statistics. */
+ * Wilson intervals, change points, the rerun budget, one test's days and
+ * ingest's attempts. Quarantine is in quarantine.c, retention and the
+ * database's statistics in maint.c. */
 #include "buildconf.h"
 
 #include <errno.h>
 #include <math.h>
 #include <stddef.h>
 #include <stdint.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "stats/stats.h"
 #include "store/store.h"
@@ -20,9 +19,6 @@
 /* The daily arrays cover at most this many days of a window (and as many
  * before it): a report over all time still needs bounded memory. */
 #define HISTORY_DAYS_MAX	366
-/* Runs whose raw data prune removes per transaction: flakyd calls prune
- * and must not hold the write lock for long. */
-#define PRUNE_BATCH		50
 
 const char *
 flaky_trend_name(int t)
@@ -33,40 +29,6 @@ flaky_trend_name(int t)
 	case FLAKY_TREND_NEW: return "new";
 	default: return "same";
 	}
-}
-
-/* Prepare, or fill err. */
-static int
-prepare(struct flaky_store *s, const char *sql, sqlite3_stmt **st, char *err,
-    size_t errlen)
-{
-	if (sqlite3_prepare_v2(store_db(s), sql, -1, st, NULL) != SQLITE_OK) {
-		*st = NULL;
-		return store_sql_error(s, err, errlen, "preparing a query");
-	}
-	return 0;
-}
-
-/* A statement's only integer, or def when it gives no row or NULL. */
-static int
-scalar(struct flaky_store *s, const char *sql, int64_t bind, int64_t def,
-    int64_t *ret, char *err, size_t errlen)
-{
-	sqlite3_stmt	*st;
-	int		 r, rc;
-
-	if ((r = prepare(s, sql, &st, err, errlen)) < 0)
-		return r;
-	if (sqlite3_bind_parameter_count(st) > 0)
-		sqlite3_bind_int64(st, 1, bind);
-	*ret = def;
-	rc = sqlite3_step(st);
-	if (rc == SQLITE_ROW && sqlite3_column_type(st, 0) != SQLITE_NULL)
-		*ret = sqlite3_column_int64(st, 0);
-	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
-		r = store_sql_error(s, err, errlen, "reading");
-	sqlite3_finalize(st);
-	return r;
 }
 
 /* Failed and total runs, with their Wilson interval. */
@@ -188,7 +150,7 @@ history_tests(struct flaky_store *s, const char *target,
 	size_t		 cap = 0;
 	int		 r, rc;
 
-	if ((r = prepare(s, "SELECT t.id, tg.name, t.name FROM tests t "
+	if ((r = store_prepare(s, "SELECT t.id, tg.name, t.name FROM tests t "
 	    "JOIN targets tg ON tg.id = t.target_id "
 	    "WHERE ?1 IS NULL OR tg.name = ?1 ORDER BY t.id", &st, err,
 	    errlen)) < 0)
@@ -286,7 +248,7 @@ history_budget(struct flaky_store *s, struct flaky_history *h, char *err,
 	int64_t		 to = h->first_day + h->ndays;
 	int		 r, rc;
 
-	if ((r = prepare(s, "SELECT id, started_ms, duration_us, "
+	if ((r = store_prepare(s, "SELECT id, started_ms, duration_us, "
 	    "coalesce(user_us, 0) + coalesce(sys_us, 0) FROM runs "
 	    "WHERE started_ms >= ?1 AND started_ms < ?2", &st, err,
 	    errlen)) < 0)
@@ -325,7 +287,7 @@ history_budget(struct flaky_store *s, struct flaky_history *h, char *err,
 		 * within the run ids of the two windows. The "+" keeps the
 		 * planner off the primary key: a run-id range there is every
 		 * result of those runs, not only the failed ones. */
-		if ((r = prepare(s, "SELECT test_id, run_id FROM results "
+		if ((r = store_prepare(s, "SELECT test_id, run_id FROM results "
 		    "WHERE outcome IN (1, 2) AND +run_id BETWEEN ?1 AND ?2",
 		    &st, err, errlen)) < 0)
 			goto out;
@@ -348,7 +310,7 @@ history_budget(struct flaky_store *s, struct flaky_history *h, char *err,
 		sqlite3_finalize(st);
 		st = NULL;
 	}
-	if ((r = prepare(s, "SELECT day, test_id, runs, wall_us, cpu_us "
+	if ((r = store_prepare(s, "SELECT day, test_id, runs, wall_us, cpu_us "
 	    "FROM budget WHERE day >= ?1 AND day < ?2", &st, err,
 	    errlen)) < 0)
 		goto out;
@@ -364,7 +326,7 @@ history_budget(struct flaky_store *s, struct flaky_history *h, char *err,
 	}
 	sqlite3_finalize(st);
 	st = NULL;
-	if ((r = prepare(s, "SELECT test_id FROM quarantine", &st, err,
+	if ((r = store_prepare(s, "SELECT test_id FROM quarantine", &st, err,
 	    errlen)) < 0)
 		goto out;
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
@@ -433,7 +395,7 @@ flaky_store_history(struct flaky_store *s, const struct flaky_query *q,
 	nd = to - from;
 	h->first_day = from;
 	h->ndays = nd;
-	if ((r = scalar(s, "SELECT value FROM store_meta WHERE key = "
+	if ((r = store_scalar(s, "SELECT value FROM store_meta WHERE key = "
 	    "'pruned_before_ms'", 0, 0, &h->pruned_before_ms, err,
 	    errlen)) < 0)
 		goto fail;
@@ -454,7 +416,7 @@ flaky_store_history(struct flaky_store *s, const struct flaky_query *q,
 		r = flaky_error(err, errlen, ENOMEM, "out of memory");
 		goto fail;
 	}
-	if ((r = prepare(s, "WITH RECURSIVE d(x) AS (SELECT ?2 UNION ALL "
+	if ((r = store_prepare(s, "WITH RECURSIVE d(x) AS (SELECT ?2 UNION ALL "
 	    "SELECT x + 1 FROM d WHERE x + 1 < ?3) SELECT r.day, r.runs, "
 	    "r.failures FROM d JOIN rollups r ON r.day = d.x AND "
 	    "r.test_id = ?1", &st, err, errlen)) < 0)
@@ -502,8 +464,8 @@ flaky_store_find_test(struct flaky_store *s, const char *target,
 	int		 r, rc, n = 0;
 
 	/* Targets first: each is one seek in tests' (target_id, name). */
-	if ((r = prepare(s, "SELECT t.id FROM targets tg CROSS JOIN tests t "
-	    "ON t.target_id = tg.id AND t.name = ?1 WHERE "
+	if ((r = store_prepare(s, "SELECT t.id FROM targets tg "
+	    "CROSS JOIN tests t ON t.target_id = tg.id AND t.name = ?1 WHERE "
 	    "?2 IS NULL OR tg.name = ?2 LIMIT 2", &st, err, errlen)) < 0)
 		return r;
 	sqlite3_bind_text(st, 1, test, -1, SQLITE_STATIC);
@@ -537,7 +499,7 @@ flaky_store_test_days(struct flaky_store *s, int64_t test_id,
 	memset(failures, 0, (size_t)ndays * sizeof *failures);
 	/* The rollups are keyed by (day, test_id): one seek per day, not a
 	 * scan of every test's rows of the range. */
-	if ((r = prepare(s, "WITH RECURSIVE d(x) AS (SELECT ?2 UNION ALL "
+	if ((r = store_prepare(s, "WITH RECURSIVE d(x) AS (SELECT ?2 UNION ALL "
 	    "SELECT x + 1 FROM d WHERE x + 1 < ?3) SELECT r.day, r.runs, "
 	    "r.failures FROM d JOIN rollups r ON r.day = d.x AND "
 	    "r.test_id = ?1", &st, err, errlen)) < 0)
@@ -564,7 +526,7 @@ flaky_store_run_by_hash(struct flaky_store *s, const char *hash,
 	sqlite3_stmt	*st;
 	int		 r, rc;
 
-	if ((r = prepare(s, "SELECT id FROM runs WHERE content_hash = ?1",
+	if ((r = store_prepare(s, "SELECT id FROM runs WHERE content_hash = ?1",
 	    &st, err, errlen)) < 0)
 		return r;
 	sqlite3_bind_text(st, 1, hash, -1, SQLITE_STATIC);
@@ -588,7 +550,7 @@ flaky_store_add_attempts(struct flaky_store *s, int64_t run_id,
 
 	if (x == NULL || x->nattempts == 0)
 		return 0;
-	if ((r = prepare(s, "INSERT INTO attempts (run_id, position, "
+	if ((r = store_prepare(s, "INSERT INTO attempts (run_id, position, "
 	    "attempt, outcome, message) VALUES (?1, ?2, ?3, ?4, ?5)", &st,
 	    err, errlen)) < 0)
 		return r;
@@ -615,357 +577,4 @@ flaky_store_add_attempts(struct flaky_store *s, int64_t run_id,
 	}
 	sqlite3_finalize(st);
 	return r;
-}
-
-int
-flaky_store_quarantine_add(struct flaky_store *s, int64_t test_id,
-    const char *reason, const char *ticket, int64_t now_ms, char *err,
-    size_t errlen)
-{
-	sqlite3_stmt	*st;
-	int		 r;
-
-	if ((r = prepare(s, "INSERT INTO quarantine (test_id, reason, "
-	    "ticket, added_ms) VALUES (?1, ?2, ?3, ?4) ON CONFLICT (test_id) "
-	    "DO UPDATE SET reason = ?2, ticket = coalesce(?3, ticket)", &st,
-	    err, errlen)) < 0)
-		return r;
-	sqlite3_bind_int64(st, 1, test_id);
-	sqlite3_bind_text(st, 2, reason, -1, SQLITE_STATIC);
-	if (ticket != NULL)
-		sqlite3_bind_text(st, 3, ticket, -1, SQLITE_STATIC);
-	sqlite3_bind_int64(st, 4, now_ms);
-	if (sqlite3_step(st) != SQLITE_DONE)
-		r = store_sql_error(s, err, errlen, "quarantining");
-	sqlite3_finalize(st);
-	return r;
-}
-
-int
-flaky_store_quarantine_remove(struct flaky_store *s, int64_t test_id,
-    char *err, size_t errlen)
-{
-	sqlite3_stmt	*st;
-	int		 r;
-
-	if ((r = prepare(s, "DELETE FROM quarantine WHERE test_id = ?1", &st,
-	    err, errlen)) < 0)
-		return r;
-	sqlite3_bind_int64(st, 1, test_id);
-	if (sqlite3_step(st) != SQLITE_DONE)
-		r = store_sql_error(s, err, errlen, "releasing");
-	else if (sqlite3_changes(store_db(s)) == 0)
-		r = flaky_error(err, errlen, ENOENT, "the test is not in "
-		    "quarantine");
-	sqlite3_finalize(st);
-	return r;
-}
-
-void
-flaky_quarantine_rows_free(struct flaky_quarantine_row *v, size_t n)
-{
-	for (size_t i = 0; v != NULL && i < n; i++) {
-		free(v[i].target);
-		free(v[i].test);
-		free(v[i].reason);
-		free(v[i].ticket);
-	}
-	free(v);
-}
-
-/* Passing runs in a row up to now: the runs after the last failed one.
- * The last failure is found through the partial index of failed results;
- * whole days after it come from the rollups, the rest of its day from the
- * raw results of the runs stored after it. After pruning, the last day
- * with a failure in the rollups stands in (a lower bound). */
-static int
-pass_streak(struct flaky_store *s, int64_t test_id, int64_t *ret, char *err,
-    size_t errlen)
-{
-	sqlite3_stmt	*st;
-	int64_t		 last, day, tail = 0, end;
-	int		 r;
-
-	if ((r = scalar(s, "SELECT max(run_id) FROM results WHERE "
-	    "test_id = ?1 AND outcome IN (1, 2)", test_id, -1, &last, err,
-	    errlen)) < 0)
-		return r;
-	if (last >= 0) {
-		if ((r = scalar(s, "SELECT started_ms / 86400000 FROM runs "
-		    "WHERE id = ?1", last, -1, &day, err, errlen)) < 0)
-			return r;
-		if ((r = scalar(s, "SELECT max(id) FROM runs WHERE "
-		    "started_ms < (?1 + 1) * 86400000", day, last, &end, err,
-		    errlen)) < 0)
-			return r;
-		if ((r = prepare(s, "SELECT count(*) FROM results WHERE "
-		    "run_id > ?1 AND run_id <= ?2 AND test_id = ?3 AND "
-		    "outcome IN (0, 5)", &st, err, errlen)) < 0)
-			return r;
-		sqlite3_bind_int64(st, 1, last);
-		sqlite3_bind_int64(st, 2, end);
-		sqlite3_bind_int64(st, 3, test_id);
-		if (sqlite3_step(st) == SQLITE_ROW)
-			tail = sqlite3_column_int64(st, 0);
-		else
-			r = store_sql_error(s, err, errlen, "counting passes");
-		sqlite3_finalize(st);
-		if (r < 0)
-			return r;
-	} else if ((r = scalar(s, "SELECT max(day) FROM rollups WHERE "
-	    "test_id = ?1 AND failures > 0", test_id, -1, &day, err,
-	    errlen)) < 0)
-		return r;
-	if ((r = prepare(s, "SELECT coalesce(sum(runs), 0) FROM rollups "
-	    "WHERE test_id = ?1 AND day > ?2", &st, err, errlen)) < 0)
-		return r;
-	sqlite3_bind_int64(st, 1, test_id);
-	sqlite3_bind_int64(st, 2, day);
-	if (sqlite3_step(st) == SQLITE_ROW)
-		*ret = tail + sqlite3_column_int64(st, 0);
-	else
-		r = store_sql_error(s, err, errlen, "counting passes");
-	sqlite3_finalize(st);
-	return r;
-}
-
-int
-flaky_store_quarantine_list(struct flaky_store *s,
-    struct flaky_quarantine_row **ret, size_t *ret_n, char *err,
-    size_t errlen)
-{
-	struct flaky_quarantine_row *v = NULL, *row;
-	sqlite3_stmt	*st;
-	size_t		 n = 0, cap = 0;
-	int		 r, rc;
-
-	*ret = NULL;
-	*ret_n = 0;
-	if ((r = prepare(s, "SELECT q.test_id, tg.name, t.name, q.reason, "
-	    "q.ticket, q.added_ms FROM quarantine q "
-	    "JOIN tests t ON t.id = q.test_id "
-	    "JOIN targets tg ON tg.id = t.target_id "
-	    "ORDER BY tg.name, t.name", &st, err, errlen)) < 0)
-		return r;
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		const char *tk = (const char *)sqlite3_column_text(st, 4);
-
-		if (n == cap) {
-			size_t	 nc = cap ? cap * 2 : 16;
-			void	*p = reallocarray(v, nc, sizeof *v);
-
-			if (p == NULL) {
-				r = -ENOMEM;
-				goto out;
-			}
-			v = p;
-			cap = nc;
-		}
-		row = &v[n++];
-		memset(row, 0, sizeof *row);
-		row->test_id = sqlite3_column_int64(st, 0);
-		row->target = strdup((const char *)sqlite3_column_text(st, 1));
-		row->test = strdup((const char *)sqlite3_column_text(st, 2));
-		row->reason = strdup((const char *)sqlite3_column_text(st, 3));
-		row->ticket = tk ? strdup(tk) : NULL;
-		row->added_ms = sqlite3_column_int64(st, 5);
-		if (row->target == NULL || row->test == NULL ||
-		    row->reason == NULL || (tk != NULL && row->ticket == NULL)) {
-			r = -ENOMEM;
-			goto out;
-		}
-	}
-	if (rc != SQLITE_DONE) {
-		r = store_sql_error(s, err, errlen, "reading the quarantine");
-		goto out;
-	}
-	for (size_t i = 0; i < n; i++)
-		if ((r = pass_streak(s, v[i].test_id, &v[i].passes, err,
-		    errlen)) < 0)
-			goto out;
-out:
-	sqlite3_finalize(st);
-	if (r < 0) {
-		if (r == -ENOMEM)
-			flaky_error(err, errlen, ENOMEM, "out of memory");
-		flaky_quarantine_rows_free(v, n);
-		return r;
-	}
-	*ret = v;
-	*ret_n = n;
-	return 0;
-}
-
-/* Run a statement with one or two integer parameters; changes in *ret. */
-static int
-exec2(struct flaky_store *s, const char *sql, int64_t a, int64_t b,
-    int64_t *ret, char *err, size_t errlen)
-{
-	sqlite3_stmt	*st;
-	int		 r;
-
-	if ((r = prepare(s, sql, &st, err, errlen)) < 0)
-		return r;
-	if (sqlite3_bind_parameter_count(st) >= 1)
-		sqlite3_bind_int64(st, 1, a);
-	if (sqlite3_bind_parameter_count(st) >= 2)
-		sqlite3_bind_int64(st, 2, b);
-	if (sqlite3_step(st) != SQLITE_DONE)
-		r = store_sql_error(s, err, errlen, "pruning");
-	else if (ret != NULL)
-		*ret += sqlite3_changes(store_db(s));
-	sqlite3_finalize(st);
-	return r;
-}
-
-int
-flaky_store_prune(struct flaky_store *s, int64_t before_ms,
-    struct flaky_prune_stats *ps, char *err, size_t errlen)
-{
-	sqlite3_stmt	*st = NULL;
-	int64_t		 ids[PRUNE_BATCH], after = 0, dummy;
-	int		 r = 0, rc, n;
-
-	memset(ps, 0, sizeof *ps);
-	for (;;) {
-		/* The next batch of runs that still hold raw data. */
-		if ((r = prepare(s, "SELECT id FROM runs WHERE id > ?1 AND "
-		    "started_ms < ?2 AND (stdout_id IS NOT NULL OR stderr_id IS "
-		    "NOT NULL OR EXISTS (SELECT 1 FROM results WHERE run_id = "
-		    "runs.id)) ORDER BY id LIMIT 50", &st, err, errlen)) < 0)
-			return r;
-		sqlite3_bind_int64(st, 1, after);
-		sqlite3_bind_int64(st, 2, before_ms);
-		n = 0;
-		while ((rc = sqlite3_step(st)) == SQLITE_ROW && n < PRUNE_BATCH)
-			ids[n++] = sqlite3_column_int64(st, 0);
-		if (rc != SQLITE_DONE && rc != SQLITE_ROW)
-			r = store_sql_error(s, err, errlen, "pruning");
-		sqlite3_finalize(st);
-		if (r < 0 || n == 0)
-			break;
-		if ((r = flaky_store_begin(s, err, errlen)) < 0)
-			return r;
-		for (int i = 0; i < n && r == 0; i++) {
-			/* The run's budget outlives its results. */
-			if ((r = exec2(s, "INSERT INTO budget (day, test_id, "
-			    "runs, wall_us, cpu_us) SELECT r.started_ms / "
-			    "86400000, res.test_id, count(*), "
-			    "sum(coalesce(r.duration_us, 0)), "
-			    "sum(coalesce(r.user_us, 0) + coalesce(r.sys_us, "
-			    "0)) FROM results res JOIN runs r ON r.id = "
-			    "res.run_id WHERE res.run_id = ?1 AND res.outcome "
-			    "IN (1, 2) GROUP BY 1, 2 ON CONFLICT (day, test_id) "
-			    "DO UPDATE SET runs = runs + excluded.runs, "
-			    "wall_us = wall_us + excluded.wall_us, "
-			    "cpu_us = cpu_us + excluded.cpu_us", ids[i], 0,
-			    NULL, err, errlen)) < 0 ||
-			    (r = exec2(s, "DELETE FROM results WHERE run_id = ?1",
-			    ids[i], 0, &ps->results, err, errlen)) < 0 ||
-			    (r = exec2(s, "DELETE FROM attempts WHERE "
-			    "run_id = ?1", ids[i], 0, NULL, err, errlen)) < 0 ||
-			    (r = exec2(s, "UPDATE runs SET stdout_id = NULL, "
-			    "stderr_id = NULL WHERE id = ?1", ids[i], 0, NULL, err,
-			    errlen)) < 0)
-				break;
-			ps->runs++;
-		}
-		if (r == 0)
-			r = exec2(s, "INSERT INTO store_meta (key, value) VALUES "
-			    "('pruned_before_ms', ?1) ON CONFLICT (key) DO UPDATE "
-			    "SET value = max(value, ?1)", before_ms, 0, NULL, err,
-			    errlen);
-		if (r < 0) {
-			flaky_store_rollback(s);
-			return r;
-		}
-		if ((r = flaky_store_commit(s, err, errlen)) < 0)
-			return r;
-		after = ids[n - 1];
-	}
-	if (r < 0)
-		return r;
-	if ((r = flaky_store_begin(s, err, errlen)) < 0)
-		return r;
-	/* Messages are referenced by failed results only. */
-	dummy = 0;
-	if ((r = exec2(s, "DELETE FROM messages WHERE id NOT IN (SELECT "
-	    "message_id FROM results WHERE outcome IN (1, 2) AND message_id "
-	    "IS NOT NULL)", 0, 0, &ps->messages, err, errlen)) < 0 ||
-	    /* Output is shared between runs: kept while any run names it. */
-	    (r = exec2(s, "DELETE FROM outputs WHERE id NOT IN (SELECT "
-	    "stdout_id FROM runs WHERE stdout_id IS NOT NULL UNION ALL "
-	    "SELECT stderr_id FROM runs WHERE stderr_id IS NOT NULL)", 0, 0,
-	    &dummy, err, errlen)) < 0 ||
-	    (r = exec2(s, "INSERT INTO store_meta (key, value) VALUES "
-	    "('pruned_before_ms', ?1) ON CONFLICT (key) DO UPDATE SET "
-	    "value = max(value, ?1)", before_ms, 0, &dummy, err, errlen)) < 0) {
-		flaky_store_rollback(s);
-		return r;
-	}
-	return flaky_store_commit(s, err, errlen);
-}
-
-/* The size of a file, 0 when it does not exist. */
-static int64_t
-file_size(const char *path, const char *suffix)
-{
-	struct stat	 sb;
-	char		 p[4096];
-
-	snprintf(p, sizeof p, "%s%s", path, suffix);
-	return stat(p, &sb) == 0 ? (int64_t)sb.st_size : 0;
-}
-
-int
-flaky_store_db_stats(struct flaky_store *s, struct flaky_db_stats *d,
-    char *err, size_t errlen)
-{
-	static const struct {
-		const char	*sql;
-		size_t		 off;
-		int64_t		 def;
-	} q[] = {
-#define F(x)	offsetof(struct flaky_db_stats, x)
-		{ "PRAGMA page_size", F(page_size), 0 },
-		{ "PRAGMA page_count", F(pages), 0 },
-		{ "PRAGMA freelist_count", F(free_pages), 0 },
-		{ "SELECT count(*) FROM targets", F(targets), 0 },
-		{ "SELECT count(*) FROM tests", F(tests), 0 },
-		{ "SELECT count(*) FROM runs", F(runs), 0 },
-		{ "SELECT count(*) FROM results", F(results), 0 },
-		{ "SELECT count(*) FROM messages", F(messages), 0 },
-		{ "SELECT count(*) FROM rollups", F(rollups), 0 },
-		{ "SELECT count(*) FROM budget", F(budget), 0 },
-		{ "SELECT count(*) FROM attempts", F(attempts), 0 },
-		{ "SELECT count(*) FROM quarantine", F(quarantined), 0 },
-		{ "SELECT min(started_ms) FROM runs", F(first_run_ms),
-		    INT64_MIN },
-		{ "SELECT max(started_ms) FROM runs", F(last_run_ms),
-		    INT64_MIN },
-		{ "SELECT min(day) FROM rollups", F(first_day), -1 },
-		{ "SELECT max(day) FROM rollups", F(last_day), -1 },
-		{ "SELECT started_ms FROM runs WHERE id = (SELECT "
-		    "min(run_id) FROM results)", F(first_result_ms), INT64_MIN },
-		{ "SELECT value FROM store_meta WHERE key = "
-		    "'pruned_before_ms'", F(pruned_before_ms), 0 },
-		{ "PRAGMA user_version", 0, -1 },
-#undef F
-	};
-	int64_t		 v;
-	int		 r;
-
-	memset(d, 0, sizeof *d);
-	for (size_t i = 0; i < FLAKY_ARRAY_SIZE(q); i++) {
-		if ((r = scalar(s, q[i].sql, 0, q[i].def, &v, err,
-		    errlen)) < 0)
-			return r;
-		if (i == FLAKY_ARRAY_SIZE(q) - 1)
-			d->schema_version = (int)v;
-		else
-			*(int64_t *)(void *)((char *)d + q[i].off) = v;
-	}
-	d->file_bytes = file_size(flaky_store_path(s), "");
-	d->wal_bytes = file_size(flaky_store_path(s), "-wal");
-	return 0;
 }

@@ -16,12 +16,6 @@
 #define DAY_MS	86400000LL
 
 void
-store_query_finalize(struct flaky_store *s)
-{
-	(void)s;
-}
-
-void
 flaky_test_rows_free(struct flaky_test_row *v, size_t n)
 {
 	if (v == NULL)
@@ -252,6 +246,17 @@ hist_finish(struct flaky_test_row *row, const uint64_t *ph,
 	row->p90_ms_fail = flaky_hist_quantile(fh, .9);
 }
 
+/* The rollup rows of a window of days [?1, ?2) and a target (?3, NULL:
+ * all), by test. */
+const char store_sql_test_stats_rollups[] =
+    "SELECT ru.test_id, t.name, tg.name, ru.day, ru.runs, "
+    "ru.failures, ru.skips, ru.pass_hist, ru.fail_hist "
+    "FROM rollups ru JOIN tests t ON t.id = ru.test_id "
+    "JOIN targets tg ON tg.id = t.target_id "
+    "WHERE ru.day >= ?1 AND ru.day < ?2 "
+    "AND (?3 IS NULL OR tg.name = ?3) "
+    "ORDER BY ru.test_id";
+
 /* From the rollups: one row per (test, day), folded per test. */
 static int
 stats_rollups(struct flaky_store *s, const struct flaky_query *q,
@@ -264,14 +269,8 @@ stats_rollups(struct flaky_store *s, const struct flaky_query *q,
 	int		 rc, r = 0;
 
 	window_days(q, &from, &to);
-	if (sqlite3_prepare_v2(store_db(s),
-	    "SELECT ru.test_id, t.name, tg.name, ru.day, ru.runs, "
-	    "ru.failures, ru.skips, ru.pass_hist, ru.fail_hist "
-	    "FROM rollups ru JOIN tests t ON t.id = ru.test_id "
-	    "JOIN targets tg ON tg.id = t.target_id "
-	    "WHERE ru.day >= ?1 AND ru.day < ?2 "
-	    "AND (?3 IS NULL OR tg.name = ?3) "
-	    "ORDER BY ru.test_id", -1, &st, NULL) != SQLITE_OK)
+	if (sqlite3_prepare_v2(store_db(s), store_sql_test_stats_rollups, -1,
+	    &st, NULL) != SQLITE_OK)
 		return store_sql_error(s, err, errlen, "reading the rollups");
 	sqlite3_bind_int64(st, 1, from);
 	sqlite3_bind_int64(st, 2, to);

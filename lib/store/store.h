@@ -272,9 +272,9 @@ size_t	 flaky_risks_find(const struct flaky_risk *v, size_t n,
 	    const char *target, const char *test, size_t *first);
 void	 flaky_risks_free(struct flaky_risk *, size_t);
 
-/* Reading the evidence for diagnosis (lib/diagnose.c): a test's stored
- * results with their runs, the run orders of a target, the tests there
- * are. Plain structs out; the SQL stays in store_diag.c. */
+/* Reading the evidence for diagnosis (lib/diagnose/diagnose.c): a test's
+ * stored results with their runs, the run orders of a target, the tests
+ * there are. Plain structs out; the SQL stays in lib/store/diag.c. */
 
 /* A test as stored. */
 struct flaky_test_ref {
@@ -374,7 +374,7 @@ void	 flaky_sig_counts_free(struct flaky_sig_count *, size_t);
 
 /* What flakyd asks of the store beyond recording runs: the last trigger
  * time per target (catch-up after downtime) and the last finished run per
- * target (status). Implemented in store_daemon.c. */
+ * target (status). Implemented in lib/store/daemon.c. */
 
 /* No trigger recorded yet. */
 #define FLAKY_NO_FIRE	INT64_MIN
@@ -406,9 +406,9 @@ int	 flaky_store_last_run(struct flaky_store *, int64_t target_id,
 int	 flaky_run_status_parse(const char *);
 
 /* History over weeks: daily series, trends and change points, the rerun
- * budget, ingest's attempts, quarantine and retention (store_history.c).
- * Reads the daily rollups and the budget table, never the raw results for
- * anything per day. */
+ * budget, ingest's attempts (lib/store/history.c), quarantine
+ * (quarantine.c) and retention (maint.c). Reads the daily rollups and the
+ * budget table, never the raw results for anything per day. */
 
 #define FLAKY_DAY_MS	86400000LL
 

@@ -1,4 +1,7 @@
-/* Inside the store: shared between store.c (writes) and store_query.c. */
+/* Inside the store: what its files share. The handle (store.c), opening
+ * it (open.c), the writes of runs (write.c), the histogram codec (hist.c)
+ * and the id cache (idcache.c); the readers (query.c, history.c ...) reach
+ * the connection through store_db and word errors with store_sql_error. */
 #ifndef FLAKY_STORE_INT_H
 #define FLAKY_STORE_INT_H
 
@@ -9,13 +12,70 @@
 
 #include "store/store.h"
 
+struct flaky_redactor;
+
+/* The cached statements of the writes (write.c). */
+enum {
+	ST_RUN_START,
+	ST_RUN_FINISH,
+	ST_RUN_INSERT,
+	ST_TEST_FIND,
+	ST_TEST_ADD,
+	ST_MSG_FIND,
+	ST_MSG_ADD,
+	ST_RESULT_ADD,
+	ST_ROLLUP_UPDATE,
+	ST_ROLLUP,
+	ST_RESULT_MANY,		/* built by many_sql() */
+	ST_ROLLUP_MANY,
+	ST_COUNT
+};
+
+/* Test ids and message ids already looked up, so a run of 1,000 tests
+ * does not ask SQLite 1,000 times. Cleared on rollback. */
+struct idcache_ent {
+	uint64_t	 hash;
+	int64_t		 key;	/* target id, or the fingerprint */
+	char		*name;	/* NULL for messages */
+	int64_t		 id;
+};
+
+struct idcache {
+	struct idcache_ent *v;
+	size_t		 n, cap;	/* cap: a power of two */
+};
+
 sqlite3	*store_db(struct flaky_store *);
+/* An error from SQLite, naming the database. */
 int	 store_sql_error(struct flaky_store *, char *, size_t, const char *);
-void	 store_query_finalize(struct flaky_store *);
+/* Run sql; an error from SQLite names it. */
+int	 store_exec(struct flaky_store *, const char *sql, char *, size_t);
+/* Prepare sql, or fill err (and set *st to NULL). */
+int	 store_prepare(struct flaky_store *, const char *sql, sqlite3_stmt **st,
+	    char *, size_t);
+/* A statement's only integer (bound to bind when it takes a parameter),
+ * or def when it gives no row or NULL. */
+int	 store_scalar(struct flaky_store *, const char *sql, int64_t bind,
+	    int64_t def, int64_t *ret, char *, size_t);
 /* Is a transaction open (flaky_store_begin)? */
 int	 store_in_tx(const struct flaky_store *);
 
-/* The process that writes a running row (store_owner.c). */
+/* The statement flaky_store_test_stats reads the rollups with (query.c):
+ * its unit test checks the plan of this very text. */
+extern const char store_sql_test_stats_rollups[];
+
+/* The cached ids (idcache.c); 0 when not cached. */
+void	 store_idcache_clear(struct idcache *);
+int64_t	 store_idcache_get(struct idcache *, uint64_t hash, int64_t key,
+	    const char *name);
+int	 store_idcache_put(struct idcache *, uint64_t hash, int64_t key,
+	    const char *name, int64_t id);
+
+/* flaky_hist_add(hist, duration_us) on a connection (hist.c); returns an
+ * SQLite result code. */
+int	 store_hist_register(sqlite3 *);
+
+/* The process that writes a running row (owner.c). */
 struct store_owner {
 	char		 boot[64];	/* boot_id; "" when unknown */
 	pid_t		 pid;		/* 0: unknown (no /proc) */
@@ -78,5 +138,22 @@ int	store_output_put(sqlite3 *, struct store_output *,
 	    const struct store_packed *, int64_t *ret_id, const char **what);
 /* Finalize the statements; the struct may be used again. */
 void	store_output_finalize(struct store_output *);
+
+/* The handle: made by flaky_store_open (open.c), its transactions in
+ * store.c, its cached statements and ids used by the writes (write.c). */
+struct flaky_store {
+	sqlite3			*db;
+	char			*path;
+	int			 flags;
+	int			 in_tx;
+	int			 busy_ms;	/* the bound of a wait */
+	int			 orphans;	/* marked by the open */
+	int64_t			 busy_start_us;	/* this wait's start */
+	uint64_t		 rnd;		/* backoff jitter */
+	sqlite3_stmt		*st[ST_COUNT];
+	struct idcache		 tests, msgs;
+	struct flaky_redactor	*redact;
+	struct store_output	 output;
+};
 
 #endif

@@ -1,0 +1,193 @@
+/* Keeping the database: retention (prune removes the raw data of old runs
+ * in short transactions, the rollups stay) and its statistics. */
+#include "buildconf.h"
+
+#include <errno.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "store/store.h"
+#include "store_int.h"
+#include "util/util.h"
+
+/* Runs whose raw data prune removes per transaction: flakyd calls prune
+ * and must not hold the write lock for long. */
+#define PRUNE_BATCH		50
+
+/* Run a statement with one or two integer parameters; changes in *ret. */
+static int
+exec2(struct flaky_store *s, const char *sql, int64_t a, int64_t b,
+    int64_t *ret, char *err, size_t errlen)
+{
+	sqlite3_stmt	*st;
+	int		 r;
+
+	if ((r = store_prepare(s, sql, &st, err, errlen)) < 0)
+		return r;
+	if (sqlite3_bind_parameter_count(st) >= 1)
+		sqlite3_bind_int64(st, 1, a);
+	if (sqlite3_bind_parameter_count(st) >= 2)
+		sqlite3_bind_int64(st, 2, b);
+	if (sqlite3_step(st) != SQLITE_DONE)
+		r = store_sql_error(s, err, errlen, "pruning");
+	else if (ret != NULL)
+		*ret += sqlite3_changes(store_db(s));
+	sqlite3_finalize(st);
+	return r;
+}
+
+int
+flaky_store_prune(struct flaky_store *s, int64_t before_ms,
+    struct flaky_prune_stats *ps, char *err, size_t errlen)
+{
+	sqlite3_stmt	*st = NULL;
+	int64_t		 ids[PRUNE_BATCH], after = 0, dummy;
+	int		 r = 0, rc, n;
+
+	memset(ps, 0, sizeof *ps);
+	for (;;) {
+		/* The next batch of runs that still hold raw data. */
+		if ((r = store_prepare(s, "SELECT id FROM runs WHERE id > ?1 "
+		    "AND started_ms < ?2 AND (stdout_id IS NOT NULL OR "
+		    "stderr_id IS NOT NULL OR EXISTS (SELECT 1 FROM results "
+		    "WHERE run_id = runs.id)) ORDER BY id LIMIT 50", &st, err,
+		    errlen)) < 0)
+			return r;
+		sqlite3_bind_int64(st, 1, after);
+		sqlite3_bind_int64(st, 2, before_ms);
+		n = 0;
+		while ((rc = sqlite3_step(st)) == SQLITE_ROW && n < PRUNE_BATCH)
+			ids[n++] = sqlite3_column_int64(st, 0);
+		if (rc != SQLITE_DONE && rc != SQLITE_ROW)
+			r = store_sql_error(s, err, errlen, "pruning");
+		sqlite3_finalize(st);
+		if (r < 0 || n == 0)
+			break;
+		if ((r = flaky_store_begin(s, err, errlen)) < 0)
+			return r;
+		for (int i = 0; i < n && r == 0; i++) {
+			/* The run's budget outlives its results. */
+			if ((r = exec2(s, "INSERT INTO budget (day, test_id, "
+			    "runs, wall_us, cpu_us) SELECT r.started_ms / "
+			    "86400000, res.test_id, count(*), "
+			    "sum(coalesce(r.duration_us, 0)), "
+			    "sum(coalesce(r.user_us, 0) + coalesce(r.sys_us, "
+			    "0)) FROM results res JOIN runs r ON r.id = "
+			    "res.run_id WHERE res.run_id = ?1 AND res.outcome "
+			    "IN (1, 2) GROUP BY 1, 2 ON CONFLICT (day, test_id) "
+			    "DO UPDATE SET runs = runs + excluded.runs, "
+			    "wall_us = wall_us + excluded.wall_us, "
+			    "cpu_us = cpu_us + excluded.cpu_us", ids[i], 0,
+			    NULL, err, errlen)) < 0 ||
+			    (r = exec2(s, "DELETE FROM results WHERE run_id = ?1",
+			    ids[i], 0, &ps->results, err, errlen)) < 0 ||
+			    (r = exec2(s, "DELETE FROM attempts WHERE "
+			    "run_id = ?1", ids[i], 0, NULL, err, errlen)) < 0 ||
+			    (r = exec2(s, "UPDATE runs SET stdout_id = NULL, "
+			    "stderr_id = NULL WHERE id = ?1", ids[i], 0, NULL, err,
+			    errlen)) < 0)
+				break;
+			ps->runs++;
+		}
+		if (r == 0)
+			r = exec2(s, "INSERT INTO store_meta (key, value) VALUES "
+			    "('pruned_before_ms', ?1) ON CONFLICT (key) DO UPDATE "
+			    "SET value = max(value, ?1)", before_ms, 0, NULL, err,
+			    errlen);
+		if (r < 0) {
+			flaky_store_rollback(s);
+			return r;
+		}
+		if ((r = flaky_store_commit(s, err, errlen)) < 0)
+			return r;
+		after = ids[n - 1];
+	}
+	if (r < 0)
+		return r;
+	if ((r = flaky_store_begin(s, err, errlen)) < 0)
+		return r;
+	/* Messages are referenced by failed results only. */
+	dummy = 0;
+	if ((r = exec2(s, "DELETE FROM messages WHERE id NOT IN (SELECT "
+	    "message_id FROM results WHERE outcome IN (1, 2) AND message_id "
+	    "IS NOT NULL)", 0, 0, &ps->messages, err, errlen)) < 0 ||
+	    /* Output is shared between runs: kept while any run names it. */
+	    (r = exec2(s, "DELETE FROM outputs WHERE id NOT IN (SELECT "
+	    "stdout_id FROM runs WHERE stdout_id IS NOT NULL UNION ALL "
+	    "SELECT stderr_id FROM runs WHERE stderr_id IS NOT NULL)", 0, 0,
+	    &dummy, err, errlen)) < 0 ||
+	    (r = exec2(s, "INSERT INTO store_meta (key, value) VALUES "
+	    "('pruned_before_ms', ?1) ON CONFLICT (key) DO UPDATE SET "
+	    "value = max(value, ?1)", before_ms, 0, &dummy, err, errlen)) < 0) {
+		flaky_store_rollback(s);
+		return r;
+	}
+	return flaky_store_commit(s, err, errlen);
+}
+
+/* The size of a file, 0 when it does not exist. */
+static int64_t
+file_size(const char *path, const char *suffix)
+{
+	struct stat	 sb;
+	char		 p[4096];
+
+	snprintf(p, sizeof p, "%s%s", path, suffix);
+	return stat(p, &sb) == 0 ? (int64_t)sb.st_size : 0;
+}
+
+int
+flaky_store_db_stats(struct flaky_store *s, struct flaky_db_stats *d,
+    char *err, size_t errlen)
+{
+	static const struct {
+		const char	*sql;
+		size_t		 off;
+		int64_t		 def;
+	} q[] = {
+#define F(x)	offsetof(struct flaky_db_stats, x)
+		{ "PRAGMA page_size", F(page_size), 0 },
+		{ "PRAGMA page_count", F(pages), 0 },
+		{ "PRAGMA freelist_count", F(free_pages), 0 },
+		{ "SELECT count(*) FROM targets", F(targets), 0 },
+		{ "SELECT count(*) FROM tests", F(tests), 0 },
+		{ "SELECT count(*) FROM runs", F(runs), 0 },
+		{ "SELECT count(*) FROM results", F(results), 0 },
+		{ "SELECT count(*) FROM messages", F(messages), 0 },
+		{ "SELECT count(*) FROM rollups", F(rollups), 0 },
+		{ "SELECT count(*) FROM budget", F(budget), 0 },
+		{ "SELECT count(*) FROM attempts", F(attempts), 0 },
+		{ "SELECT count(*) FROM quarantine", F(quarantined), 0 },
+		{ "SELECT min(started_ms) FROM runs", F(first_run_ms),
+		    INT64_MIN },
+		{ "SELECT max(started_ms) FROM runs", F(last_run_ms),
+		    INT64_MIN },
+		{ "SELECT min(day) FROM rollups", F(first_day), -1 },
+		{ "SELECT max(day) FROM rollups", F(last_day), -1 },
+		{ "SELECT started_ms FROM runs WHERE id = (SELECT "
+		    "min(run_id) FROM results)", F(first_result_ms), INT64_MIN },
+		{ "SELECT value FROM store_meta WHERE key = "
+		    "'pruned_before_ms'", F(pruned_before_ms), 0 },
+		{ "PRAGMA user_version", 0, -1 },
+#undef F
+	};
+	int64_t		 v;
+	int		 r;
+
+	memset(d, 0, sizeof *d);
+	for (size_t i = 0; i < FLAKY_ARRAY_SIZE(q); i++) {
+		if ((r = store_scalar(s, q[i].sql, 0, q[i].def, &v, err,
+		    errlen)) < 0)
+			return r;
+		if (i == FLAKY_ARRAY_SIZE(q) - 1)
+			d->schema_version = (int)v;
+		else
+			*(int64_t *)(void *)((char *)d + q[i].off) = v;
+	}
+	d->file_bytes = file_size(flaky_store_path(s), "");
+	d->wal_bytes = file_size(flaky_store_path(s), "-wal");
+	return 0;
+}

@@ -1,0 +1,504 @@
+/* Opening the evidence database: made from the linked image or built by
+ * the migrations, brought forward to this schema version, set up (WAL,
+ * syncs, the busy handler, the SQL functions), and closed. */
+#include "buildconf.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <sqlite3.h>
+
+#include "util/util.h"
+#include "store/store.h"
+#include "store_int.h"
+
+extern const char *const flaky_schema_migrations[];
+extern const size_t flaky_schema_count;
+
+int
+flaky_store_schema_version(void)
+{
+	return (int)flaky_schema_count;
+}
+
+/* The schema version; refuses a database from a newer flaky. */
+static int
+read_version(struct flaky_store *s, int *ret, char *err, size_t errlen)
+{
+	sqlite3_stmt	*st;
+	int		 version;
+
+	if (sqlite3_prepare_v2(s->db, "PRAGMA user_version", -1, &st, NULL) !=
+	    SQLITE_OK)
+		return store_sql_error(s, err, errlen,
+		    "reading the schema version");
+	if (sqlite3_step(st) != SQLITE_ROW) {
+		sqlite3_finalize(st);
+		return store_sql_error(s, err, errlen,
+		    "reading the schema version");
+	}
+	version = sqlite3_column_int(st, 0);
+	sqlite3_finalize(st);
+	if (version > (int)flaky_schema_count)
+		return flaky_error(err, errlen, EPROTO,
+		    "%s: schema version %d is newer than this program "
+		    "understands (%d); upgrade flaky", s->path, version,
+		    (int)flaky_schema_count);
+	*ret = version;
+	return 0;
+}
+
+static int
+check_version(struct flaky_store *s, char *err, size_t errlen)
+{
+	int	 version;
+
+	return read_version(s, &version, err, errlen);
+}
+
+/* Move the schema cookie on by one, as SQLite asks after a change made
+ * through writable_schema. */
+static int
+bump_schema_version(struct flaky_store *s, char *err, size_t errlen)
+{
+	sqlite3_stmt	*st;
+	long long	 v;
+	char		 sql[64];
+
+	if (sqlite3_prepare_v2(s->db, "PRAGMA schema_version", -1, &st,
+	    NULL) != SQLITE_OK || sqlite3_step(st) != SQLITE_ROW) {
+		sqlite3_finalize(st);
+		return store_sql_error(s, err, errlen,
+		    "reading schema_version");
+	}
+	v = sqlite3_column_int64(st, 0);
+	sqlite3_finalize(st);
+	snprintf(sql, sizeof sql, "PRAGMA schema_version = %lld", v + 1);
+	return store_exec(s, sql, err, errlen);
+}
+
+/* The migrations ran with foreign keys off: refuse to commit one that
+ * left a reference dangling. */
+static int
+foreign_key_check(struct flaky_store *s, char *err, size_t errlen)
+{
+	sqlite3_stmt	*st;
+	int		 rc;
+
+	if (sqlite3_prepare_v2(s->db, "PRAGMA foreign_key_check", -1, &st,
+	    NULL) != SQLITE_OK)
+		return store_sql_error(s, err, errlen, "checking foreign keys");
+	rc = sqlite3_step(st);
+	sqlite3_finalize(st);
+	if (rc == SQLITE_ROW)
+		return flaky_error(err, errlen, EPROTO, "%s: migrating left "
+		    "a foreign key dangling; nothing changed", s->path);
+	if (rc != SQLITE_DONE)
+		return store_sql_error(s, err, errlen, "checking foreign keys");
+	return 0;
+}
+
+/* Bring the schema forward, all in one transaction; refuse a newer one. */
+static int
+migrate(struct flaky_store *s, char *err, size_t errlen)
+{
+	sqlite3_stmt	*st;
+	int		 version, r;
+	char		 sql[64];
+
+	if ((r = read_version(s, &version, err, errlen)) < 0)
+		return r;
+	if (version == (int)flaky_schema_count)
+		return 0;
+	if (s->flags & FLAKY_STORE_READONLY) {
+		/* A reader of an older database brings it forward once, as
+		 * a writer would (a new flaky reading its old evidence), when
+		 * it may write the file; the reading connection then sees the
+		 * new schema. */
+		struct flaky_store *w;
+		int	 e;
+
+		if ((e = flaky_store_open(s->path, s->flags &
+		    ~FLAKY_STORE_READONLY, &w, err, errlen)) < 0)
+			return flaky_error(err, errlen, -e,
+			    "%s: schema version %d needs migrating to %d, and "
+			    "this user cannot write it: %s", s->path, version,
+			    (int)flaky_schema_count, strerror(-e));
+		flaky_store_close(w);
+		return 0;
+	}
+	/* A migration that rebuilds a table (0005) drops the old one: with
+	 * foreign keys on, that would delete every row that references it
+	 * (ON DELETE CASCADE). The pragma is a no-op inside a transaction, so
+	 * it goes here; the keys are checked before the commit instead. */
+	if ((r = store_exec(s, "PRAGMA foreign_keys = OFF", err, errlen)) < 0)
+		return r;
+	if ((r = store_exec(s, "BEGIN IMMEDIATE", err, errlen)) < 0)
+		goto out;
+	/* Another process may have migrated while we waited. */
+	if (sqlite3_prepare_v2(s->db, "PRAGMA user_version", -1, &st, NULL) ==
+	    SQLITE_OK && sqlite3_step(st) == SQLITE_ROW)
+		version = sqlite3_column_int(st, 0);
+	sqlite3_finalize(st);
+	/* A migration may edit sqlite_schema in place (0004): connections,
+	 * this one too, reread the schema only when its cookie moves. It
+	 * moves after each one, so the next (0005 rebuilds runs) sees the
+	 * edited tables, not the ones this connection parsed before. */
+	for (size_t i = (size_t)version; i < flaky_schema_count; i++) {
+		if ((r = store_exec(s, flaky_schema_migrations[i], err,
+		    errlen)) < 0 || (r = bump_schema_version(s, err,
+		    errlen)) < 0)
+			goto fail;
+	}
+	snprintf(sql, sizeof sql, "PRAGMA user_version = %d",
+	    (int)flaky_schema_count);
+	if ((r = store_exec(s, sql, err, errlen)) < 0)
+		goto fail;
+	if ((r = foreign_key_check(s, err, errlen)) < 0)
+		goto fail;
+	if ((r = store_exec(s, "COMMIT", err, errlen)) < 0)
+		goto fail;
+	r = 0;
+	goto out;
+fail:
+	sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+out:
+	sqlite3_exec(s->db, "PRAGMA foreign_keys = ON", NULL, NULL, NULL);
+	return r;
+}
+
+/* The empty database of this schema version, made by schema/mkimage from
+ * flaky_store_build at build time and linked in as non-zero segments of its
+ * pages (each: offset, 4 bytes, and length, 2 bytes, little-endian, then
+ * the bytes). Weak: mkimage itself, which makes it, has none. */
+extern const unsigned char	flaky_schema_image[] __attribute__((weak));
+extern const size_t		flaky_schema_image_len __attribute__((weak));
+extern const size_t		flaky_schema_image_size __attribute__((weak));
+
+int
+flaky_store_image_linked(void)
+{
+	return flaky_schema_image != NULL;
+}
+
+/* The image's bytes into fd, a new empty file. */
+static int
+image_write(int fd)
+{
+	const unsigned char *p = flaky_schema_image;
+	const unsigned char *end = p + flaky_schema_image_len;
+	size_t		 size = flaky_schema_image_size, off, len, done;
+	unsigned char	*buf;
+	ssize_t		 n;
+	int		 r = -1;
+
+	if ((buf = calloc(1, size)) == NULL)
+		return -1;
+	while (end - p >= 6) {
+		off = (size_t)p[0] | (size_t)p[1] << 8 | (size_t)p[2] << 16 |
+		    (size_t)p[3] << 24;
+		len = (size_t)p[4] | (size_t)p[5] << 8;
+		p += 6;
+		if (len > (size_t)(end - p) || off > size || len > size - off)
+			goto out;
+		memcpy(buf + off, p, len);
+		p += len;
+	}
+	if (p != end)
+		goto out;
+	for (done = 0; done < size; done += (size_t)n)
+		if ((n = write(fd, buf + done, size - done)) <= 0)
+			goto out;
+	r = 0;
+out:
+	free(buf);
+	return r;
+}
+
+/* A new database at path (an empty file, or none), built by the migrations
+ * with no journal and no syncs, in WAL mode. Unsynced: for a file nobody
+ * else knows yet. */
+int
+flaky_store_build(const char *path, char *err, size_t errlen)
+{
+	struct flaky_store	 t;
+	int			 r = -1;
+
+	memset(&t, 0, sizeof t);
+	if ((t.path = strdup(path)) == NULL)
+		return -ENOMEM;
+	if (sqlite3_open_v2(path, &t.db, SQLITE_OPEN_READWRITE |
+	    SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK) {
+		r = t.db == NULL ? -ENOMEM : store_sql_error(&t, err, errlen,
+		    "creating");
+		goto out;
+	}
+	/* 0006 moves output with sqlar_compress */
+	if (store_output_register(t.db) != SQLITE_OK) {
+		r = store_sql_error(&t, err, errlen, "registering functions");
+		goto out;
+	}
+	if ((r = store_exec(&t, "PRAGMA journal_mode = OFF", err,
+	    errlen)) < 0 ||
+	    (r = store_exec(&t, "PRAGMA synchronous = OFF", err, errlen)) < 0 ||
+	    (r = migrate(&t, err, errlen)) < 0 ||
+	    (r = store_exec(&t, "PRAGMA journal_mode = WAL", err, errlen)) < 0)
+		goto out;
+	r = 0;
+out:
+	if (t.db != NULL && sqlite3_close(t.db) != SQLITE_OK && r == 0)
+		r = flaky_error(err, errlen, EIO, "%s: cannot close", path);
+	free(t.path);
+	return r;
+}
+
+/* A new database is built whole under a temporary name next to path and
+ * renamed into place, never replacing a file that appeared meanwhile (two
+ * processes may create it at once: the second opens the first one's). It
+ * is the linked image written out, else built by the migrations, and
+ * needs one sync. The new name is made durable by the first commit: SQLite
+ * syncs the directory when it first syncs the WAL it made there, and
+ * before that the file holds nothing to lose (a crash may take the name
+ * away again; the next open makes a new one). Made in place,
+ * SQLite writes its first page through a rollback journal and the schema
+ * through the new WAL, ten syncs and a journal file made and removed; and
+ * the migrations parse the whole schema twice, 7 M instructions. A crash
+ * leaves the temporary file, never a half-made database under path.
+ * 0 when path now exists (ours or another's), -1 when the caller should
+ * make it in place (say, a file system without RENAME_NOREPLACE). */
+static int
+store_create(const char *path)
+{
+	static const char	 b32[] = "abcdefghijklmnopqrstuvwxyz234567";
+	unsigned char		 rnd[8];
+	char			*tmp = NULL, e[256];
+	size_t			 n;
+	int			 fd = -1, r = -1;
+
+	if (asprintf(&tmp, "%s.new-XXXXXXXX", path) == -1)
+		return -1;
+	n = strlen(tmp);
+	for (int i = 0; i < 16 && fd == -1; i++) {
+		if (getrandom(rnd, sizeof rnd, 0) != (ssize_t)sizeof rnd)
+			goto out;
+		for (size_t k = 0; k < sizeof rnd; k++)
+			tmp[n - sizeof rnd + k] = b32[rnd[k] & 31];
+		/* SQLite's own mode for a new database, less the umask */
+		fd = open(tmp, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+		if (fd == -1 && errno != EEXIST)
+			goto out;
+	}
+	if (fd == -1)
+		goto out;
+	if (flaky_schema_image != NULL ? image_write(fd) < 0 :
+	    flaky_store_build(tmp, e, sizeof e) < 0)
+		goto out;
+	if (fsync(fd) == -1)
+		goto out;
+	if (renameat2(AT_FDCWD, tmp, AT_FDCWD, path, RENAME_NOREPLACE) == 0) {
+		free(tmp);
+		tmp = NULL;
+		r = 0;
+	} else if (errno == EEXIST)
+		r = 0;
+out:
+	if (fd != -1)
+		close(fd);
+	if (tmp != NULL) {
+		unlink(tmp);
+		free(tmp);
+	}
+	return r;
+}
+
+/* SQLite's busy handler: wait for another writer with exponential backoff
+ * (1 ms doubling up to 64 ms, each sleep jittered by +-50% so that writers
+ * that collided do not wake in step and collide again), until busy_ms have
+ * passed since this wait began; then the statement fails with SQLITE_BUSY
+ * (-EBUSY from the store). SQLite's own handler sleeps a fixed ladder and
+ * is not bounded by the clock. */
+static int
+busy_wait(void *arg, int count)
+{
+	struct flaky_store *s = arg;
+	int64_t		 now = flaky_mono_us(), left, us;
+
+	if (count == 0)
+		s->busy_start_us = now;
+	left = (int64_t)s->busy_ms * 1000 - (now - s->busy_start_us);
+	if (left <= 0)
+		return 0;
+	us = 1000LL << (count < 6 ? count : 6);
+	/* xorshift: cheap, and each store has its own sequence */
+	s->rnd ^= s->rnd << 13;
+	s->rnd ^= s->rnd >> 7;
+	s->rnd ^= s->rnd << 17;
+	us = us / 2 + (int64_t)(s->rnd % (uint64_t)us);
+	if (us > left)
+		us = left;
+	usleep((useconds_t)us);
+	return 1;
+}
+
+int
+flaky_store_set_busy_timeout(struct flaky_store *s, int ms)
+{
+	if (ms < 0)
+		return -EINVAL;
+	s->busy_ms = ms;
+	return 0;
+}
+
+int
+flaky_store_busy_timeout(const struct flaky_store *s)
+{
+	return s->busy_ms;
+}
+
+int
+flaky_store_orphans_marked(const struct flaky_store *s)
+{
+	return s->orphans;
+}
+
+/* Before SQLite starts: no memory statistics (we never read them), which
+ * take a global mutex around each of SQLite's allocations, some 11,000 in
+ * benchmark (a). */
+static void
+sqlite_setup(void)
+{
+	sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0);
+}
+
+int
+flaky_store_open(const char *path, int flags, struct flaky_store **ret,
+    char *err, size_t errlen)
+{
+	static pthread_once_t	 once = PTHREAD_ONCE_INIT;
+	struct flaky_store	*s;
+	struct stat		 st;
+	int			 oflags, r;
+	char			 sql[128];
+
+	pthread_once(&once, sqlite_setup);
+	if ((s = calloc(1, sizeof *s)) == NULL)
+		return -ENOMEM;
+	s->flags = flags;
+	if ((s->path = strdup(path)) == NULL) {
+		free(s);
+		return -ENOMEM;
+	}
+	if ((r = flaky_redactor_new(&s->redact)) < 0)
+		goto fail;
+	if (flags & FLAKY_STORE_READONLY) {
+		if (stat(path, &st) == -1) {
+			r = flaky_error(err, errlen, errno, "%s: %s", path,
+			    errno == ENOENT ? "no such database" :
+			    strerror(errno));
+			goto fail;
+		}
+		oflags = SQLITE_OPEN_READONLY;
+	} else {
+		oflags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE;
+		/* Made in place only when it cannot be made aside. */
+		if (lstat(path, &st) == -1 && errno == ENOENT &&
+		    strncmp(path, "file:", 5) != 0 && strcmp(path, ":memory:"))
+			store_create(path);
+	}
+	oflags |= SQLITE_OPEN_NOMUTEX;
+	if (sqlite3_open_v2(path, &s->db, oflags, NULL) != SQLITE_OK) {
+		if (s->db == NULL) {
+			r = -ENOMEM;
+			goto fail;
+		}
+		r = flaky_error(err, errlen, EACCES, "%s: cannot open: %s",
+		    path, sqlite3_errmsg(s->db));
+		goto fail;
+	}
+	sqlite3_extended_result_codes(s->db, 1);
+	s->busy_ms = FLAKY_BUSY_TIMEOUT_MS;
+	s->rnd = ((uint64_t)flaky_mono_us() * 0x9e3779b97f4a7c15ULL ^
+	    (uint64_t)getpid() << 32) | 1;
+	sqlite3_busy_handler(s->db, busy_wait, s);
+	/* The first read tells a corrupt file or a foreign one. */
+	if ((r = store_exec(s, "SELECT count(*) FROM sqlite_schema", err,
+	    errlen)) < 0)
+		goto fail;
+	/* A newer schema is refused before anything is written (even the
+	 * journal mode lives in the file header). */
+	if ((r = check_version(s, err, errlen)) < 0)
+		goto fail;
+	if (!(flags & FLAKY_STORE_READONLY)) {
+		/* SQLite opens a file we may not write read-only without a
+		 * word (and WAL then stays as it is): refuse here, not at the
+		 * first write. */
+		if (sqlite3_db_readonly(s->db, "main") == 1) {
+			r = flaky_error(err, errlen, EACCES, "%s: cannot open "
+			    "for writing (read-only file or directory)", path);
+			goto fail;
+		}
+		if ((r = store_exec(s, "PRAGMA journal_mode = WAL", err,
+		    errlen)) < 0)
+			goto fail;
+		snprintf(sql, sizeof sql, "PRAGMA synchronous = %s",
+		    flags & FLAKY_STORE_BULK ? "NORMAL" : "FULL");
+		if ((r = store_exec(s, sql, err, errlen)) < 0)
+			goto fail;
+		/* Readers that hold on must not grow the WAL for ever. */
+		if ((r = store_exec(s, "PRAGMA journal_size_limit = 67108864",
+		    err, errlen)) < 0)
+			goto fail;
+	}
+	if ((r = store_exec(s, "PRAGMA foreign_keys = ON", err, errlen)) < 0)
+		goto fail;
+	if (store_hist_register(s->db) != SQLITE_OK ||
+	    store_output_register(s->db) != SQLITE_OK) {
+		r = store_sql_error(s, err, errlen, "registering functions");
+		goto fail;
+	}
+	if ((r = migrate(s, err, errlen)) < 0)
+		goto fail;
+	/* Rows left running by a process that is gone can never finish:
+	 * any writer that opens the database says so. Cheap when there are
+	 * none (a read of a partial index, no lock). Best effort: a busy
+	 * database leaves them for the next writer. */
+	if (!(flags & FLAKY_STORE_READONLY)) {
+		char	 e[256];
+
+		if ((r = flaky_store_mark_orphans(s, 0, e, sizeof e)) > 0)
+			s->orphans = r;
+	}
+	*ret = s;
+	return 0;
+fail:
+	flaky_store_close(s);
+	return r;
+}
+
+void
+flaky_store_close(struct flaky_store *s)
+{
+	if (s == NULL)
+		return;
+	for (int i = 0; i < ST_COUNT; i++)
+		sqlite3_finalize(s->st[i]);
+	store_output_finalize(&s->output);
+	if (s->db != NULL) {
+		if (s->in_tx)
+			sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+		sqlite3_close(s->db);
+	}
+	store_idcache_clear(&s->tests);
+	store_idcache_clear(&s->msgs);
+	flaky_redactor_free(s->redact);
+	free(s->path);
+	free(s);
+}

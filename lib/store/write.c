@@ -1,0 +1,659 @@
+/* The writes of a run: its row, its results, their deduplicated tests and
+ * messages and the daily rollups, in one short transaction each, through
+ * statements prepared once. And the targets the runs belong to. */
+#include "buildconf.h"
+
+#include <errno.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <sqlite3.h>
+
+#include "classify/classify.h"
+#include "util/util.h"
+#include "store/store.h"
+#include "store_int.h"
+
+static const char *const stmt_sql[ST_COUNT] = {
+	[ST_RUN_START] =
+	    "INSERT INTO runs (target_id, status, trigger, started_ms, "
+	    "revision, in_flight, loadavg, kind, owner_boot, owner_pid, "
+	    "owner_start) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+	[ST_RUN_FINISH] =
+	    "UPDATE runs SET status = ?, ended_ms = ?, duration_us = ?, "
+	    "exit_code = ?, signal = ?, revision = coalesce(?, revision), "
+	    "runner = ?, runner_version = ?, seed = ?, tests = ?, "
+	    "failures = ?, summary_total = ?, in_flight = coalesce(?, "
+	    "in_flight), loadavg = coalesce(?, loadavg), user_us = ?, "
+	    "sys_us = ?, maxrss_kb = ?, output_bytes = ?, output_dropped = ?, "
+	    "stdout_id = ?, stderr_id = ?, error = ?, content_hash = ?, "
+	    "started_ms = ?, trigger = coalesce(?, trigger), kind = ?, "
+	    "incomplete = ? WHERE id = ?",
+	/* A run stored whole at its end: ST_RUN_FINISH's parameters, the
+	 * last one the target. */
+	[ST_RUN_INSERT] =
+	    "INSERT INTO runs (status, ended_ms, duration_us, exit_code, "
+	    "signal, revision, runner, runner_version, seed, tests, failures, "
+	    "summary_total, in_flight, loadavg, user_us, sys_us, maxrss_kb, "
+	    "output_bytes, output_dropped, stdout_id, stderr_id, error, "
+	    "content_hash, started_ms, trigger, kind, incomplete, target_id) "
+	    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
+	    "?, ?, ?, ?, ?, ?, ?, ?, ?)",
+	[ST_TEST_FIND] =
+	    "SELECT id FROM tests WHERE target_id = ? AND name = ?",
+	[ST_TEST_ADD] =
+	    "INSERT INTO tests (target_id, name) VALUES (?, ?)",
+	[ST_MSG_FIND] =
+	    "SELECT id FROM messages WHERE fingerprint = ?",
+	[ST_MSG_ADD] =
+	    "INSERT INTO messages (fingerprint, normalized) VALUES (?, ?)",
+	[ST_RESULT_ADD] =
+	    "INSERT INTO results (run_id, position, test_id, outcome, "
+	    "duration_us, message_id, signature, message) "
+	    "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+	[ST_ROLLUP_UPDATE] =
+	    "UPDATE rollups SET runs = runs + ?3, failures = failures + ?4, "
+	    "skips = skips + ?5, pass_us = pass_us + ?6, "
+	    "fail_us = fail_us + ?7, "
+	    "pass_hist = CASE WHEN ?8 IS NULL THEN pass_hist "
+	    "ELSE flaky_hist_add(pass_hist, ?8) END, "
+	    "fail_hist = CASE WHEN ?9 IS NULL THEN fail_hist "
+	    "ELSE flaky_hist_add(fail_hist, ?9) END "
+	    "WHERE test_id = ?1 AND day = ?2",
+	[ST_ROLLUP] =
+	    "INSERT INTO rollups (test_id, day, runs, failures, skips, "
+	    "pass_us, fail_us, pass_hist, fail_hist) "
+	    "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, "
+	    "flaky_hist_add(NULL, ?8), flaky_hist_add(NULL, ?9)) "
+	    "ON CONFLICT (test_id, day) DO UPDATE SET "
+	    "runs = runs + ?3, failures = failures + ?4, skips = skips + ?5, "
+	    "pass_us = pass_us + ?6, fail_us = fail_us + ?7, "
+	    "pass_hist = CASE WHEN ?8 IS NULL THEN pass_hist "
+	    "ELSE flaky_hist_add(pass_hist, ?8) END, "
+	    "fail_hist = CASE WHEN ?9 IS NULL THEN fail_hist "
+	    "ELSE flaky_hist_add(fail_hist, ?9) END",
+};
+
+/* Results are written CHUNK at a time with one statement each for the rows
+ * and the rollups: a statement's fixed cost (cursors opened, the plan run
+ * from the start) is paid once per CHUNK results instead of per result. */
+#define CHUNK		64
+#define RESULT_COLS	7	/* without the run id */
+#define ROLLUP_COLS	8	/* test id, then ?3.. of ST_ROLLUP */
+
+/* The statements that write CHUNK results or rollup rows at once:
+ * ?1 the run id (results) or the day (rollups), then each row's values. */
+static char *
+many_sql(int which)
+{
+	struct flaky_buf b;
+	int		 k = 2;
+
+	flaky_buf_init(&b);
+	if (which == ST_RESULT_MANY)
+		flaky_buf_adds(&b, "INSERT INTO results (run_id, position, "
+		    "test_id, outcome, duration_us, message_id, signature, "
+		    "message) VALUES ");
+	else
+		flaky_buf_adds(&b, "INSERT INTO rollups (test_id, day, runs, "
+		    "failures, skips, pass_us, fail_us, pass_hist, fail_hist) "
+		    "VALUES ");
+	for (int i = 0; i < CHUNK; i++) {
+		if (which == ST_RESULT_MANY) {
+			flaky_buf_printf(&b, "%s(?1", i ? "," : "");
+			for (int j = 0; j < RESULT_COLS; j++)
+				flaky_buf_printf(&b, ",?%d", k++);
+		} else {
+			flaky_buf_printf(&b, "%s(?%d,?1", i ? "," : "", k++);
+			for (int j = 0; j < 5; j++)
+				flaky_buf_printf(&b, ",?%d", k++);
+			flaky_buf_printf(&b, ",?%d,?%d", k, k + 1);
+			k += 2;
+		}
+		flaky_buf_addc(&b, ')');
+	}
+	if (which == ST_ROLLUP_MANY)
+		flaky_buf_adds(&b, " ON CONFLICT (test_id, day) DO UPDATE SET "
+		    "runs = runs + excluded.runs, "
+		    "failures = failures + excluded.failures, "
+		    "skips = skips + excluded.skips, "
+		    "pass_us = pass_us + excluded.pass_us, "
+		    "fail_us = fail_us + excluded.fail_us, "
+		    "pass_hist = CASE WHEN excluded.pass_hist IS NULL "
+		    "THEN pass_hist ELSE flaky_hist_add(pass_hist, "
+		    "excluded.pass_hist) END, "
+		    "fail_hist = CASE WHEN excluded.fail_hist IS NULL "
+		    "THEN fail_hist ELSE flaky_hist_add(fail_hist, "
+		    "excluded.fail_hist) END");
+	if (b.oom) {
+		flaky_buf_free(&b);
+		return NULL;
+	}
+	return flaky_buf_steal(&b);
+}
+
+/* A cached prepared statement, reset and unbound. */
+static sqlite3_stmt *
+stmt(struct flaky_store *s, int which)
+{
+	if (s->st[which] == NULL) {
+		char	*sql = stmt_sql[which] ? NULL : many_sql(which);
+		int	 rc;
+
+		if (stmt_sql[which] == NULL && sql == NULL)
+			return NULL;
+		rc = sqlite3_prepare_v3(s->db, sql ? sql : stmt_sql[which], -1,
+		    SQLITE_PREPARE_PERSISTENT, &s->st[which], NULL);
+		free(sql);
+		if (rc != SQLITE_OK)
+			return NULL;
+	} else {
+		sqlite3_reset(s->st[which]);
+		sqlite3_clear_bindings(s->st[which]);
+	}
+	return s->st[which];
+}
+
+static void
+bind_text(sqlite3_stmt *st, int i, const char *s)
+{
+	if (s == NULL)
+		sqlite3_bind_null(st, i);
+	else
+		sqlite3_bind_text(st, i, s, -1, SQLITE_STATIC);
+}
+
+static void
+bind_int_or_null(sqlite3_stmt *st, int i, int64_t v, int null)
+{
+	if (null)
+		sqlite3_bind_null(st, i);
+	else
+		sqlite3_bind_int64(st, i, v);
+}
+
+int
+flaky_store_target(struct flaky_store *s, const char *name,
+    const char *command, const char *dir, int64_t *ret_id, char *err,
+    size_t errlen)
+{
+	sqlite3_stmt	*st = NULL;
+	int		 r = 0;
+
+	/* On its own, the target's row is committed without a sync of its
+	 * own: it is no evidence, and the sync of the next run's commit
+	 * (synchronous=FULL) makes the WAL frames before it durable too. A
+	 * power cut in between loses a target with no runs. One sync fewer
+	 * per analyze call. */
+	if (!s->in_tx && !(s->flags & FLAKY_STORE_BULK))
+		sqlite3_exec(s->db, "PRAGMA synchronous = NORMAL", NULL, NULL,
+		    NULL);
+	if (sqlite3_prepare_v2(s->db,
+	    "INSERT INTO targets (name, command, dir, created_ms) "
+	    "VALUES (?1, ?2, ?3, ?4) ON CONFLICT (name) DO UPDATE SET "
+	    "command = coalesce(?2, command), dir = coalesce(?3, dir) "
+	    "RETURNING id", -1, &st, NULL) != SQLITE_OK)
+		return store_sql_error(s, err, errlen, "saving the target");
+	bind_text(st, 1, name);
+	bind_text(st, 2, command);
+	bind_text(st, 3, dir);
+	sqlite3_bind_int64(st, 4, flaky_now_ms());
+	if (sqlite3_step(st) != SQLITE_ROW)
+		r = store_sql_error(s, err, errlen, "saving the target");
+	else
+		*ret_id = sqlite3_column_int64(st, 0);
+	sqlite3_finalize(st);
+	if (!s->in_tx && !(s->flags & FLAKY_STORE_BULK))
+		sqlite3_exec(s->db, "PRAGMA synchronous = FULL", NULL, NULL,
+		    NULL);
+	return r;
+}
+
+int
+flaky_store_run_start(struct flaky_store *s, struct flaky_run_record *rec,
+    char *err, size_t errlen)
+{
+	struct store_owner me;
+	sqlite3_stmt	*st;
+	int		 r, own = !s->in_tx;
+
+	if (rec->kind < FLAKY_KIND_SUITE || rec->kind > FLAKY_KIND_INGESTED)
+		return flaky_error(err, errlen, EINVAL, "%s: run kind %d is "
+		    "not one of suite, alone, ingested", s->path, rec->kind);
+	if (own && (r = flaky_store_begin(s, err, errlen)) < 0)
+		return r;
+	if ((st = stmt(s, ST_RUN_START)) == NULL) {
+		r = store_sql_error(s, err, errlen, "preparing");
+		goto fail;
+	}
+	sqlite3_bind_int64(st, 1, rec->target_id);
+	bind_text(st, 2, flaky_run_status_name(FLAKY_RUN_RUNNING));
+	bind_text(st, 3, rec->trigger);
+	sqlite3_bind_int64(st, 4, rec->started_ms);
+	bind_text(st, 5, rec->revision);
+	sqlite3_bind_int(st, 6, rec->in_flight);
+	if (rec->loadavg >= 0)
+		sqlite3_bind_double(st, 7, rec->loadavg);
+	bind_text(st, 8, flaky_run_kind_name(rec->kind));
+	/* the owner, so that no other writer takes the row for abandoned
+	 * while this process lives */
+	if (store_owner_self(&me) == 0) {
+		sqlite3_bind_text(st, 9, me.boot, -1, SQLITE_TRANSIENT);
+		sqlite3_bind_int64(st, 10, me.pid);
+		sqlite3_bind_int64(st, 11, me.start);
+	}
+	if (sqlite3_step(st) != SQLITE_DONE) {
+		r = store_sql_error(s, err, errlen, "recording the run start");
+		goto fail;
+	}
+	rec->id = sqlite3_last_insert_rowid(s->db);
+	if (own && (r = flaky_store_commit(s, err, errlen)) < 0) {
+		/* rolled back: a retry inserts the row again */
+		rec->id = 0;
+		return r;
+	}
+	return 0;
+fail:
+	if (own)
+		flaky_store_rollback(s);
+	return r;
+}
+
+/* The id of a test, created on first sight. */
+static int
+test_id(struct flaky_store *s, int64_t target, const char *name,
+    int64_t *ret, char *err, size_t errlen)
+{
+	uint64_t	 h = flaky_hash64(name, strlen(name), (uint64_t)target);
+	sqlite3_stmt	*st;
+	int64_t		 id;
+
+	if ((id = store_idcache_get(&s->tests, h, target, name)) != 0)
+		goto done;
+	if ((st = stmt(s, ST_TEST_FIND)) == NULL)
+		return store_sql_error(s, err, errlen, "preparing");
+	sqlite3_bind_int64(st, 1, target);
+	bind_text(st, 2, name);
+	if (sqlite3_step(st) == SQLITE_ROW)
+		id = sqlite3_column_int64(st, 0);
+	/* a statement left on a row holds a read transaction open */
+	sqlite3_reset(st);
+	if (id == 0) {
+		if ((st = stmt(s, ST_TEST_ADD)) == NULL)
+			return store_sql_error(s, err, errlen, "preparing");
+		sqlite3_bind_int64(st, 1, target);
+		bind_text(st, 2, name);
+		if (sqlite3_step(st) != SQLITE_DONE)
+			return store_sql_error(s, err, errlen, "adding a test");
+		id = sqlite3_last_insert_rowid(s->db);
+	}
+	if (store_idcache_put(&s->tests, h, target, name, id) < 0)
+		return -ENOMEM;
+done:
+	*ret = id;
+	return 0;
+}
+
+/* The id of a normalized failure text, stored once per fingerprint. */
+static int
+message_id(struct flaky_store *s, const char *msg, int64_t *ret, char *err,
+    size_t errlen)
+{
+	struct flaky_buf norm;
+	sqlite3_stmt	*st;
+	int64_t		 fp, id;
+	int		 r = 0;
+
+	flaky_buf_init(&norm);
+	if (flaky_normalize(msg, strlen(msg), &norm) < 0)
+		return -ENOMEM;
+	fp = flaky_fingerprint(flaky_buf_cstr(&norm), norm.len);
+	if ((id = store_idcache_get(&s->msgs, (uint64_t)fp, fp, NULL)) != 0)
+		goto done;
+	if ((st = stmt(s, ST_MSG_FIND)) == NULL) {
+		r = store_sql_error(s, err, errlen, "preparing");
+		goto out;
+	}
+	sqlite3_bind_int64(st, 1, fp);
+	if (sqlite3_step(st) == SQLITE_ROW)
+		id = sqlite3_column_int64(st, 0);
+	sqlite3_reset(st);
+	if (id == 0) {
+		if ((st = stmt(s, ST_MSG_ADD)) == NULL) {
+			r = store_sql_error(s, err, errlen, "preparing");
+			goto out;
+		}
+		sqlite3_bind_int64(st, 1, fp);
+		bind_text(st, 2, flaky_buf_cstr(&norm));
+		if (sqlite3_step(st) != SQLITE_DONE) {
+			r = store_sql_error(s, err, errlen, "adding a message");
+			goto out;
+		}
+		id = sqlite3_last_insert_rowid(s->db);
+	}
+	if (store_idcache_put(&s->msgs, (uint64_t)fp, fp, NULL, id) < 0) {
+		r = -ENOMEM;
+		goto out;
+	}
+done:
+	*ret = id;
+out:
+	flaky_buf_free(&norm);
+	return r;
+}
+
+/* Redacted copy of a text into b (reset first); NULL stays NULL. */
+static const char *
+redacted(struct flaky_store *s, const char *t, size_t len,
+    struct flaky_buf *b, size_t *ret_len)
+{
+	flaky_buf_reset(b);
+	if (t == NULL)
+		return NULL;
+	if (len == 0) {
+		/* most runs print nothing on one stream: no buffer for it */
+		if (ret_len != NULL)
+			*ret_len = 0;
+		return "";
+	}
+	if (flaky_redact(s->redact, t, len, b) < 0)
+		return NULL;
+	if (ret_len != NULL)
+		*ret_len = b->len;
+	return flaky_buf_cstr(b);
+}
+
+/* One result on its way in: what the rows of results and rollups need. */
+struct pending {
+	const struct flaky_result *res;
+	int64_t		 tid;
+	int64_t		 mid;
+};
+
+/* Bind one result's columns from index i (results, without the run id). */
+static void
+bind_result(sqlite3_stmt *st, int i, const struct pending *p, const char *msg)
+{
+	const struct flaky_result *res = p->res;
+	int		 failed = FLAKY_FAILED(res->outcome);
+
+	sqlite3_bind_int64(st, i, res->position);
+	sqlite3_bind_int64(st, i + 1, p->tid);
+	sqlite3_bind_int(st, i + 2, res->outcome);
+	bind_int_or_null(st, i + 3, res->duration_us, res->duration_us < 0);
+	bind_int_or_null(st, i + 4, p->mid, p->mid == 0);
+	if (failed)
+		bind_text(st, i + 5, res->signature);
+	if (msg != NULL)
+		sqlite3_bind_text(st, i + 6, msg, -1, SQLITE_TRANSIENT);
+}
+
+/* The one-entry histograms {bucket, count 1}, bound as they are: the
+ * rollup UPSERT then adds them without a function call per row. */
+#define H1(b)	{ (b), 1 }
+#define H4(b)	H1(b), H1((b) + 1), H1((b) + 2), H1((b) + 3)
+#define H16(b)	H4(b), H4((b) + 4), H4((b) + 8), H4((b) + 12)
+static const unsigned char hist_one[FLAKY_HIST_BUCKETS][2] = {
+	H16(0), H16(16), H16(32), H16(48), H16(64), H16(80), H16(96),
+	H16(112)
+};
+#undef H1
+#undef H4
+#undef H16
+
+/* Bind the one-entry histogram of a duration at index i. */
+static void
+bind_hist(sqlite3_stmt *st, int i, int64_t us)
+{
+	sqlite3_bind_blob(st, i, hist_one[flaky_hist_bucket(us)], 2,
+	    SQLITE_STATIC);
+}
+
+/* Bind one result's rollup deltas from index i: runs, failures, skips,
+ * pass_us, fail_us, pass and fail histogram of this one (NULL: none). */
+static void
+bind_rollup(sqlite3_stmt *st, int i, const struct flaky_result *res)
+{
+	int		 failed = FLAKY_FAILED(res->outcome);
+	int		 counted = res->outcome == FLAKY_PASS ||
+			    res->outcome == FLAKY_XPASS || failed;
+	int		 known = res->duration_us >= 0;
+
+	sqlite3_bind_int(st, i, counted);
+	sqlite3_bind_int(st, i + 1, failed);
+	sqlite3_bind_int(st, i + 2, !counted);
+	sqlite3_bind_int64(st, i + 3, counted && !failed && known ?
+	    res->duration_us : 0);
+	sqlite3_bind_int64(st, i + 4, failed && known ? res->duration_us : 0);
+	if (counted && !failed && known)
+		bind_hist(st, i + 5, res->duration_us);
+	if (failed && known)
+		bind_hist(st, i + 6, res->duration_us);
+}
+
+/* The rollup rows of results one at a time: UPDATE first (the day's row
+ * exists after a test's first run of the day), INSERT when it did not. */
+static int
+rollup_one(struct flaky_store *s, int64_t day, const struct pending *p,
+    char *err, size_t errlen)
+{
+	sqlite3_stmt	*st;
+
+	for (int which = ST_ROLLUP_UPDATE; which <= ST_ROLLUP; which++) {
+		if ((st = stmt(s, which)) == NULL)
+			return store_sql_error(s, err, errlen, "preparing");
+		sqlite3_bind_int64(st, 1, p->tid);
+		sqlite3_bind_int64(st, 2, day);
+		bind_rollup(st, 3, p->res);
+		if (sqlite3_step(st) != SQLITE_DONE)
+			break;
+		if (which == ST_ROLLUP || sqlite3_changes(s->db) > 0)
+			return 0;
+	}
+	return store_sql_error(s, err, errlen, "updating the rollups");
+}
+
+/* Look up the ids of n results and write their rows: CHUNK of them with
+ * one statement, fewer one by one; and their rollups, unless day is -1. */
+static int
+add_results(struct flaky_store *s, int64_t run_id, int64_t target,
+    int64_t day, const struct flaky_result *res, size_t n,
+    struct flaky_buf *tmp, char *err, size_t errlen)
+{
+	struct pending	 p[CHUNK];
+	sqlite3_stmt	*st = NULL;
+	int		 many = n == CHUNK, r;
+
+	if (many) {
+		if ((st = stmt(s, ST_RESULT_MANY)) == NULL)
+			return store_sql_error(s, err, errlen, "preparing");
+		sqlite3_bind_int64(st, 1, run_id);
+	}
+	for (size_t i = 0; i < n; i++) {
+		const char *msg = NULL;
+
+		p[i].res = &res[i];
+		p[i].mid = 0;
+		if (res[i].test == NULL)
+			return flaky_error(err, errlen, EINVAL, "%s: result "
+			    "%zu of the run has no test id", s->path, i);
+		if ((r = test_id(s, target, res[i].test, &p[i].tid, err,
+		    errlen)) < 0)
+			return r;
+		if (FLAKY_FAILED(res[i].outcome) && res[i].message != NULL) {
+			msg = redacted(s, res[i].message,
+			    strlen(res[i].message), tmp, NULL);
+			if (msg == NULL)
+				return -ENOMEM;
+			if ((r = message_id(s, msg, &p[i].mid, err,
+			    errlen)) < 0)
+				return r;
+		}
+		if (!many) {
+			if ((st = stmt(s, ST_RESULT_ADD)) == NULL)
+				return store_sql_error(s, err, errlen,
+				    "preparing");
+			sqlite3_bind_int64(st, 1, run_id);
+		}
+		bind_result(st, many ? 2 + (int)i * RESULT_COLS : 2, &p[i],
+		    msg);
+		if (!many && sqlite3_step(st) != SQLITE_DONE)
+			return store_sql_error(s, err, errlen,
+			    "adding a result");
+	}
+	if (many && sqlite3_step(st) != SQLITE_DONE)
+		return store_sql_error(s, err, errlen, "adding results");
+	if (day < 0)
+		return 0;
+
+	/* One UPSERT for the chunk's rollup rows (a test twice in a chunk,
+	 * possible only through the API, conflicts with itself and adds up). */
+	if (many) {
+		if ((st = stmt(s, ST_ROLLUP_MANY)) == NULL)
+			return store_sql_error(s, err, errlen, "preparing");
+		sqlite3_bind_int64(st, 1, day);
+		for (size_t i = 0; i < n; i++) {
+			int	 k = 2 + (int)i * ROLLUP_COLS;
+
+			sqlite3_bind_int64(st, k, p[i].tid);
+			bind_rollup(st, k + 1, p[i].res);
+		}
+		if (sqlite3_step(st) != SQLITE_DONE)
+			return store_sql_error(s, err, errlen,
+			    "updating the rollups");
+		return 0;
+	}
+	for (size_t i = 0; i < n; i++) {
+		if ((r = rollup_one(s, day, &p[i], err, errlen)) < 0)
+			return r;
+	}
+	return 0;
+}
+
+int
+flaky_store_run_finish(struct flaky_store *s, struct flaky_run_record *rec,
+    const struct flaky_results *res, char *err, size_t errlen)
+{
+	struct flaky_buf out, errb, tmp, msg;
+	sqlite3_stmt	*st;
+	const char	*o, *e, *error, *what = NULL;
+	size_t		 olen = 0, elen = 0;
+	struct store_packed po = { 0 }, pe = { 0 };
+	int64_t		 day, failures = 0, out_id = 0, err_id = 0;
+	int		 r, own = !s->in_tx, inserted = 0;
+
+	flaky_buf_init(&out);
+	flaky_buf_init(&errb);
+	flaky_buf_init(&tmp);
+	flaky_buf_init(&msg);
+	if (rec->kind < FLAKY_KIND_SUITE || rec->kind > FLAKY_KIND_INGESTED) {
+		r = flaky_error(err, errlen, EINVAL, "%s: run kind %d is not "
+		    "one of suite, alone, ingested", s->path, rec->kind);
+		goto out;
+	}
+	/* Output is redacted and compressed before the transaction: other
+	 * writers wait for the writes only. */
+	o = redacted(s, rec->out, rec->out_len, &out, &olen);
+	e = redacted(s, rec->err, rec->err_len, &errb, &elen);
+	error = redacted(s, rec->error, rec->error ? strlen(rec->error) : 0,
+	    &msg, NULL);
+	if (out.oom || errb.oom || msg.oom) {
+		r = -ENOMEM;
+		goto out;
+	}
+	if ((o != NULL && (r = store_output_pack(&po, o, olen, err,
+	    errlen)) < 0) || (e != NULL && (r = store_output_pack(&pe, e, elen,
+	    err, errlen)) < 0))
+		goto out;
+	if (own && (r = flaky_store_begin(s, err, errlen)) < 0)
+		goto out;
+	if ((o != NULL && (r = store_output_put(s->db, &s->output, &po,
+	    &out_id, &what)) < 0) || (e != NULL && (r = store_output_put(s->db,
+	    &s->output, &pe, &err_id, &what)) < 0)) {
+		r = r == -ENOMEM ? flaky_error(err, errlen, ENOMEM, "out of "
+		    "memory") : store_sql_error(s, err, errlen, what);
+		goto fail;
+	}
+	if (res != NULL) {
+		for (size_t i = 0; i < res->n; i++)
+			failures += FLAKY_FAILED(res->v[i].outcome);
+	}
+	/* Not started in the store: one INSERT instead of two statements. */
+	if ((st = stmt(s, rec->id == 0 ? ST_RUN_INSERT : ST_RUN_FINISH)) ==
+	    NULL) {
+		r = store_sql_error(s, err, errlen, "preparing");
+		goto fail;
+	}
+	bind_text(st, 1, flaky_run_status_name(rec->status));
+	sqlite3_bind_int64(st, 2, rec->ended_ms);
+	sqlite3_bind_int64(st, 3, rec->duration_us);
+	bind_int_or_null(st, 4, rec->exit_code, rec->exit_code < 0 ||
+	    rec->status == FLAKY_RUN_ERROR || rec->status == FLAKY_RUN_SKIPPED);
+	bind_int_or_null(st, 5, rec->signal, rec->signal == 0);
+	bind_text(st, 6, rec->revision);
+	if (res != NULL && res->runner[0] != '\0')
+		bind_text(st, 7, res->runner);
+	bind_text(st, 8, res ? res->version : NULL);
+	bind_text(st, 9, res ? res->seed : NULL);
+	sqlite3_bind_int64(st, 10, res ? (int64_t)res->n : 0);
+	sqlite3_bind_int64(st, 11, failures);
+	bind_int_or_null(st, 12, res ? res->summary_total : -1,
+	    res == NULL || res->summary_total < 0);
+	bind_int_or_null(st, 13, rec->in_flight, rec->in_flight <= 0);
+	if (rec->loadavg >= 0)
+		sqlite3_bind_double(st, 14, rec->loadavg);
+	sqlite3_bind_int64(st, 15, rec->user_us);
+	sqlite3_bind_int64(st, 16, rec->sys_us);
+	sqlite3_bind_int64(st, 17, rec->maxrss_kb);
+	sqlite3_bind_int64(st, 18, (int64_t)rec->output_bytes);
+	sqlite3_bind_int64(st, 19, (int64_t)rec->output_dropped);
+	bind_int_or_null(st, 20, out_id, o == NULL);
+	bind_int_or_null(st, 21, err_id, e == NULL);
+	bind_text(st, 22, error);
+	bind_text(st, 23, rec->content_hash);
+	sqlite3_bind_int64(st, 24, rec->started_ms);
+	bind_text(st, 25, rec->trigger);
+	bind_text(st, 26, flaky_run_kind_name(rec->kind));
+	bind_text(st, 27, rec->incomplete);
+	sqlite3_bind_int64(st, 28, rec->id == 0 ? rec->target_id : rec->id);
+	if (sqlite3_step(st) != SQLITE_DONE) {
+		r = store_sql_error(s, err, errlen, "completing the run");
+		goto fail;
+	}
+	if (rec->id == 0) {
+		rec->id = sqlite3_last_insert_rowid(s->db);
+		inserted = 1;
+	}
+	/* Rates count complete suite and ingested runs: a run alone or an
+	 * incomplete one keeps its results (the evidence) out of the
+	 * rollups. */
+	day = rec->kind == FLAKY_KIND_ALONE || rec->incomplete != NULL ? -1 :
+	    rec->started_ms / 86400000;
+	for (size_t i = 0; res != NULL && i < res->n; i += CHUNK) {
+		r = add_results(s, rec->id, rec->target_id, day, &res->v[i],
+		    res->n - i < CHUNK ? res->n - i : CHUNK, &tmp,
+		    err, errlen);
+		if (r < 0)
+			goto fail;
+	}
+	if (own && (r = flaky_store_commit(s, err, errlen)) < 0)
+		goto undo;
+	r = 0;
+	goto out;
+fail:
+	if (own)
+		flaky_store_rollback(s);
+undo:
+	/* The row is not there: a retry must insert it again. */
+	if (inserted && own)
+		rec->id = 0;
+out:
+	store_output_packed_free(&po);
+	store_output_packed_free(&pe);
+	flaky_buf_free(&out);
+	flaky_buf_free(&errb);
+	flaky_buf_free(&tmp);
+	flaky_buf_free(&msg);
+	return r;
+}
