@@ -144,6 +144,8 @@ extern const struct cmd_entry cmd_show_entry;
 extern const struct cmd_entry cmd_triage_entry;
 extern const struct cmd_entry cmd_ticket_entry;
 extern const struct cmd_entry cmd_confirm_entry;
+/* init.c: a flaky.yaml to start from */
+extern const struct cmd_entry cmd_init_entry;
 
 /* --since and --until as the report commands take them (report.c). */
 int	 parse_window(const char *cmd, const char *since, const char *until,

@@ -28,6 +28,7 @@ static const struct cmd_entry cmd_help_entry = {
 /* The commands in the order the help lists them: running tests first,
  * then the queries, the daemon, the upkeep. */
 const struct cmd_entry *const cmd_table[] = {
+	&cmd_init_entry,
 	&cmd_analyze_entry,
 	&cmd_report_entry,
 	&cmd_triage_entry,
