@@ -72,6 +72,18 @@ check_config(const char *path)
 	return 0;
 }
 
+/* A config file that is not there: say how to make one, in one line,
+ * before the daemon detaches (a fresh install has none). */
+static int
+config_missing(const char *path)
+{
+	if (access(path, F_OK) == 0 || errno != ENOENT)
+		return 0;
+	fprintf(stderr, "flakyd: %s: no such file; write one with: flakyctl "
+	    "init --output %s PROJECT_DIR\n", path, path);
+	return 1;
+}
+
 /* One flakyd per database: an flock on DBPATH.lock, held for life. */
 static void
 take_lock(const char *db)
@@ -325,6 +337,8 @@ main(int argc, char **argv)
 		config = e;
 	if (config == NULL)
 		config = FLAKY_DEFAULT_CONFIG;
+	if (config_missing(config))
+		return 1;
 	if (check)
 		return check_config(config);
 
