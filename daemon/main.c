@@ -337,8 +337,10 @@ main(int argc, char **argv)
 		config = e;
 	if (config == NULL)
 		config = FLAKY_DEFAULT_CONFIG;
+	/* 1 as for any bad file under --check-config, 2 as for any start
+	 * that fails */
 	if (config_missing(config))
-		return 1;
+		return check ? 1 : 2;
 	if (check)
 		return check_config(config);
 
