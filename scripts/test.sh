@@ -42,6 +42,22 @@ if command -v clang >/dev/null 2>&1; then
 	fi
 fi
 
+# The Debian package, built from a clean copy of the tree (-Dtests=false
+# inside), its file list, maintainer scripts and lintian checked
+# (scripts/deb.sh). Bounded: a build takes about a minute on two cores.
+# Skipped only when dpkg-buildpackage is missing (exit 77).
+deb_status=0
+mkdir -p build-deb
+timeout 300 scripts/deb.sh build-deb >build-deb/deb.log 2>&1 || deb_status=$?
+cat build-deb/deb.log
+case $deb_status in
+0)	passed=$((passed + 1)) ;;
+77)	;;
+*)	[ $deb_status -eq 124 ] && echo "deb: not built within 5 minutes"
+	failed=$((failed + 1))
+	status=1 ;;
+esac
+
 # The layout figures (issue 13) are a gate: no file over 800 lines, no
 # cycle between files or folders, programs on public headers only, no
 # stale path in the docs, under 1% duplicated lines.
