@@ -182,6 +182,14 @@ write_target(FILE *f, const struct init *in)
 	free(iso);
 }
 
+/* The one message for an output that is there already. */
+static void
+exists_error(const char *out)
+{
+	fprintf(stderr, "flakyctl init: %s exists; expected a new file "
+	    "(--force replaces it)\n", out);
+}
+
 /* A temporary file beside the output, so that a failed write leaves no
  * half file and an existing one as it was. NULL after a message. */
 static FILE *
@@ -212,8 +220,7 @@ commit_temp(const char *tmp, const char *out, int force)
 	int	 r = force ? rename(tmp, out) : link(tmp, out);
 
 	if (r == -1 && errno == EEXIST)
-		fprintf(stderr, "flakyctl init: %s exists; expected a new "
-		    "file (--force replaces it)\n", out);
+		exists_error(out);
 	else if (r == -1)
 		fprintf(stderr, "flakyctl init: %s: %s\n", out,
 		    strerror(errno));
@@ -272,7 +279,7 @@ init_write(struct init *in, const char *dir, int force)
 	const struct flaky_command_opts opts = { 0 };
 	char		 err[2048], *name = NULL, *def = NULL, *tmp = NULL;
 	FILE		*f;
-	int		 r;
+	int		 r, bad;
 
 	if ((r = flaky_command_detect(dir, environ, &opts, &in->cmd, err,
 	    sizeof err)) < 0) {
@@ -294,8 +301,7 @@ init_write(struct init *in, const char *dir, int force)
 	if (locate_output(in) < 0)
 		goto out;
 	if (in->out != NULL && !force && access(in->out, F_OK) == 0) {
-		fprintf(stderr, "flakyctl init: %s exists; expected a new file "
-		    "(--force replaces it)\n", in->out);
+		exists_error(in->out);
 		goto out;
 	}
 	if (in->out == NULL)
@@ -304,7 +310,10 @@ init_write(struct init *in, const char *dir, int force)
 		goto out;
 	write_head(f, in);
 	write_target(f, in);
-	if (fflush(f) != 0 || ferror(f) || (f != stdout && fclose(f) != 0)) {
+	bad = fflush(f) != 0 || ferror(f);
+	if (f != stdout && fclose(f) != 0)
+		bad = 1;
+	if (bad) {
 		fprintf(stderr, "flakyctl init: %s: %s\n", tmp ? tmp :
 		    "stdout", strerror(errno));
 		if (tmp != NULL)

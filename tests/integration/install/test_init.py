@@ -8,7 +8,7 @@ import subprocess
 import pytest
 import yaml
 
-from conftest import EXAMPLES, ctl, flakyd
+from conftest import EXAMPLES, FLAKYCTL, ctl, flakyd
 
 
 def check(path):
@@ -202,3 +202,14 @@ def test_installed_example(tmp_path):
         pytest.skip("pytest is not in PATH")
     p = flakyd(["--check-config", "--config", str(f)])
     assert p.returncode == 0, p.stderr
+
+
+def test_write_error(demo):
+    """A failed write is an error, not a half file taken for a whole."""
+    d = demo("demo-pytest")
+    with open("/dev/full", "w") as full:
+        p = subprocess.run([FLAKYCTL, "init", "-o", "-",
+                            str(d)], stdout=full, stderr=subprocess.PIPE,
+                           text=True, timeout=30)
+    assert p.returncode == 2
+    assert p.stderr == "flakyctl init: stdout: No space left on device\n"
