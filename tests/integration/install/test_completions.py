@@ -13,22 +13,41 @@ from conftest import FLAKYCTL, SOURCE, ctl
 COMPLETIONS = os.path.join(SOURCE, "contrib", "completions")
 
 
+def table():
+    """{command: [--long options]} from `flakyctl help --all-options`, the
+    table the man page test reads too; "global" for the global options."""
+    p = ctl(["help", "--all-options"])
+    assert p.returncode == 0, p
+    t = {}
+    for line in p.stdout.splitlines():
+        words = line.split("\t")
+        t.setdefault(words[0], [])
+        if len(words) > 1:
+            t[words[0]].append(words[1])
+    return t
+
+
 def commands():
-    """The command names of the top-level help."""
+    """Every command, each named in the top-level help too."""
+    names = [c for c in table() if c != "global"]
+    assert "init" in names and "analyze" in names and "help" in names
     p = ctl(["help"])
     assert p.returncode == 0, p
-    text = p.stdout.split("commands:\n", 1)[1]
-    names = [m.group(1) for m in re.finditer(r"^  (\S+)\s", text, re.M)]
-    assert "init" in names and "analyze" in names and "help" in names
+    for c in names:
+        assert re.search(r"^\s+%s\s" % re.escape(c), p.stdout, re.M), c
     return names
 
 
 def options(cmd):
-    """The long options of one command's help (global ones included)."""
+    """A command's long options, the global ones included, each also in
+    its help."""
+    t = table()
+    opts = t[cmd] + t["global"]
     p = ctl(["help", cmd])
     assert p.returncode == 0, p
-    return sorted(set(re.findall(r"^\s+(?:-\w, )?(--[a-z][a-z0-9-]*)",
-                                 p.stdout, re.M)))
+    for o in opts:
+        assert re.search(r"%s(?![\w-])" % re.escape(o), p.stdout), (cmd, o)
+    return opts
 
 
 def env():
