@@ -90,6 +90,25 @@ argv_flag(char **argv, const char *flag)
 	return NULL;
 }
 
+/* s as one shell word in single quotes. */
+static char *
+sh_quote(const char *s)
+{
+	struct flaky_buf b;
+
+	flaky_buf_init(&b);
+	flaky_buf_addc(&b, '\'');
+	for (; *s; s++)
+		if (*s == '\'')
+			flaky_buf_adds(&b, "'\\''");
+		else
+			flaky_buf_addc(&b, *s);
+	flaky_buf_addc(&b, '\'');
+	if (b.oom)
+		fatalx("out of memory");
+	return flaky_buf_steal(&b);
+}
+
 /* An isolate: template that reruns one test alone, per runner: the
  * runner's own way of selecting a test by its stored id (docs/runners.md
  * has the ids). The id reaches the shell only as {test}. */
@@ -104,10 +123,13 @@ isolate_template(const struct flaky_command *c)
 	else if (strcmp(r, "unittest") == 0) {
 		/* discover -s START without -t imports from START */
 		start = argv_flag(c->argv, "-s");
-		if (start != NULL && argv_flag(c->argv, "-t") == NULL)
-			xasprintf(&t, "cd '%s' && %s -m unittest -v {test}",
-			    start, c->argv[0]);
-		else
+		if (start != NULL && argv_flag(c->argv, "-t") == NULL) {
+			char	*q = sh_quote(start);
+
+			xasprintf(&t, "cd %s && %s -m unittest -v {test}", q,
+			    c->argv[0]);
+			free(q);
+		} else
 			xasprintf(&t, "%s -m unittest -v {test}", c->argv[0]);
 	} else if (strcmp(r, "jest") == 0)
 		/* "file › describe › test": the file, and -t with the

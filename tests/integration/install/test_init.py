@@ -213,3 +213,27 @@ def test_write_error(demo):
                            text=True, timeout=30)
     assert p.returncode == 2
     assert p.stderr == "flakyctl init: stdout: No space left on device\n"
+
+
+def test_unittest_start_directory(tmp_path):
+    """discover -s START without -t imports from START: the template
+    changes to it first, quoted whatever its name."""
+    proj = tmp_path / "proj"
+    sub = proj / "it's here"
+    sub.mkdir(parents=True)
+    (sub / "test_x.py").write_text(
+        "import unittest\n\nclass T(unittest.TestCase):\n"
+        "    def test_a(self):\n        pass\n"
+        "    def test_b(self):\n        pass\n")
+    bindir = tmp_path / "bin"
+    bindir.mkdir()
+    os.symlink(shutil.which("python3"), bindir / "python3")
+    out = tmp_path / "f.yaml"
+    p = ctl(["init", "-o", str(out), str(proj)],
+            env=dict(os.environ, PATH=str(bindir)))
+    assert p.returncode == 0, p.stderr
+    t = check(out)["targets"][0]
+    assert t["command"][-2:] == ["-s", "it's here"]
+    r = isolate_run(t, "test_x.T.test_a")
+    assert r.returncode == 0, r.stderr
+    assert "Ran 1 test" in r.stderr, r.stderr
