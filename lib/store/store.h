@@ -372,6 +372,41 @@ int	 flaky_store_signature_counts(struct flaky_store *, int64_t test_id,
 	    size_t *ret_n, char *err, size_t errlen);
 void	 flaky_sig_counts_free(struct flaky_sig_count *, size_t);
 
+/* Co-failure evidence for clusters (lib/store/cluster.c): the complete
+ * suite and ingested runs of the window (the newest max_runs), and for
+ * each test with at least min_failures failures in them the runs it ran
+ * in (pass, fail, error, xpass) and its failures with their message and
+ * signature. Runs are sorted by id; a test's run indexes ascend. */
+struct flaky_cofail_run {
+	int64_t		 id;
+	int64_t		 target_id;
+	int64_t		 started_ms;
+};
+struct flaky_cofail_fail {
+	uint32_t	 run;		/* index into runs */
+	int64_t		 fingerprint;	/* 0: no message */
+	char		*normalized;	/* NULL: no message */
+	char		*signature;	/* NULL: not classified */
+};
+struct flaky_cofail_test {
+	int64_t		 test_id, target_id;
+	char		*target, *name;
+	uint32_t	*ran;		/* run indexes */
+	size_t		 nran;
+	struct flaky_cofail_fail *fails;	/* by run */
+	size_t		 nfails;
+};
+struct flaky_cofail {
+	struct flaky_cofail_run *runs;
+	size_t		 nruns;
+	struct flaky_cofail_test *tests;	/* by test id */
+	size_t		 ntests;
+};
+int	 flaky_store_cofail(struct flaky_store *, const struct flaky_query *,
+	    int64_t min_failures, size_t max_runs, struct flaky_cofail *ret,
+	    char *err, size_t errlen);
+void	 flaky_cofail_free(struct flaky_cofail *);
+
 /* What flakyd asks of the store beyond recording runs: the last trigger
  * time per target (catch-up after downtime) and the last finished run per
  * target (status). Implemented in lib/store/daemon.c. */

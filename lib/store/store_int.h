@@ -63,6 +63,9 @@ int	 store_in_tx(const struct flaky_store *);
 /* The statement flaky_store_test_stats reads the rollups with (query.c):
  * its unit test checks the plan of this very text. */
 extern const char store_sql_test_stats_rollups[];
+/* The failures of a range of runs, for clusters (cluster.c): read through
+ * the partial index results_failed, as its unit test checks. */
+extern const char store_sql_cofail_fails[];
 
 /* The cached ids (idcache.c); 0 when not cached. */
 void	 store_idcache_clear(struct idcache *);
