@@ -10,6 +10,10 @@
  *	the worst precision and recall, and exits 1 when either is under
  *	0.95 or a database of independent tests had a cluster.
  *
+ * cluster_bench --write DB [--seed S]
+ *	Only write seed S's database of planted clusters (default 1) to DB,
+ *	for a look with flakyctl clusters, triage and ticket --cluster.
+ *
  * Build: meson setup build-bench -Dbuildtype=release && ninja -C build-bench
  */
 #include "buildconf.h"
@@ -77,7 +81,7 @@ main(int argc, char **argv)
 	struct gen_spec sp = { .runs = 300, .nclusters = 5,
 	    .sizes = { 8, 3, 5, 12, 15 }, .independent = 40, .stable = 20 };
 	struct gen_score sc;
-	const char *dir = "/tmp";
+	const char *dir = "/tmp", *write = NULL;
 	double	 jaccard = 0, pmin = 1, rmin = 1, secs;
 	int	 seeds = 20, scale = 1, bad = 0;
 	size_t	 ncl, nt;
@@ -94,6 +98,10 @@ main(int argc, char **argv)
 			jaccard = atof(argv[i + 1]);
 		else if (strcmp(argv[i], "--dir") == 0)
 			dir = argv[i + 1];
+		else if (strcmp(argv[i], "--write") == 0)
+			write = argv[i + 1];
+		else if (strcmp(argv[i], "--seed") == 0)
+			sp.seed = (uint64_t)atoi(argv[i + 1]);
 		else {
 			fprintf(stderr, "cluster_bench: unknown %s\n",
 			    argv[i]);
@@ -107,6 +115,19 @@ main(int argc, char **argv)
 		sp.sizes[c] = sp.sizes[c % 5];
 	sp.independent *= scale;
 	sp.stable *= scale;
+	if (write != NULL) {
+		struct gen_truth tr;
+		char	 err[512];
+
+		if (sp.seed == 0)
+			sp.seed = 1;
+		if (gen_write(write, &sp, &tr, err, sizeof err) < 0) {
+			fprintf(stderr, "cluster_bench: %s\n", err);
+			return 2;
+		}
+		gen_truth_free(&tr);
+		return 0;
+	}
 	snprintf(path, sizeof path, "%s/cluster_bench.db", dir);
 	printf("seed tests runs clusters precision recall seconds | "
 	    "independent: clusters seconds\n");

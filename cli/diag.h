@@ -68,4 +68,17 @@ struct flaky_classifier;
 int	 diag_load_signatures(struct ctl *, struct flaky_store *,
 	    struct flaky_classifier **);
 
+/* Co-failure clusters (clusters.c): the window's clusters, or -1 after a
+ * message naming cmd. */
+int	 cluster_read(struct flaky_store *, const char *cmd,
+	    const struct flaky_query *, struct flaky_clusters *);
+/* "cluster 2: 14 tests of web fail together in 28 of 300 runs ..." */
+void	 cluster_title(const struct flaky_cluster *, struct flaky_buf *);
+/* What a cluster shares (overlap, message, signature, file, hour), one
+ * line each after prefix. */
+void	 cluster_hints(const struct flaky_cluster *, const char *prefix,
+	    struct flaky_buf *);
+/* A cluster as one JSON object (docs/json.md). */
+void	 cluster_json(FILE *, const struct flaky_cluster *);
+
 #endif

@@ -31,6 +31,7 @@ const struct cmd_entry *const cmd_table[] = {
 	&cmd_analyze_entry,
 	&cmd_report_entry,
 	&cmd_triage_entry,
+	&cmd_clusters_entry,
 	&cmd_show_entry,
 	&cmd_ticket_entry,
 	&cmd_confirm_entry,

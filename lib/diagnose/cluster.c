@@ -306,6 +306,31 @@ hint_top(struct item *v, size_t n, struct flaky_cluster_hint *h,
 	return 0;
 }
 
+/* The hours of the day that hold the most shared runs. */
+static void
+peak_hours(struct flaky_cluster *cl)
+{
+	cl->peak_hour = -1;
+	for (int h = 0; h < 24; h++) {
+		int64_t	 shared = 0, runs = 0;
+
+		for (int k = 0; k < FLAKY_CLUSTER_HOURS; k++) {
+			shared += cl->hours[(h + k) % 24];
+			runs += cl->run_hours[(h + k) % 24];
+		}
+		if (shared > 0 && (cl->peak_hour < 0 ||
+		    shared > cl->peak_shared)) {
+			cl->peak_hour = h;
+			cl->peak_shared = shared;
+			cl->peak_runs = runs;
+		}
+	}
+	cl->peak_p = cl->peak_hour < 0 ? 1.0 : flaky_fisher_greater(
+	    cl->peak_shared, cl->shared_runs, cl->peak_runs, cl->runs);
+	cl->hours_hint = cl->peak_hour >= 0 &&
+	    cl->peak_p * 24 < FLAKY_CLUSTER_ALPHA;
+}
+
 /* Per run of the cluster's target, how many members failed in it. */
 static int
 shared_counts(const struct flaky_cofail *c, struct flaky_cluster *cl,
@@ -320,20 +345,22 @@ shared_counts(const struct flaky_cofail *c, struct flaky_cluster *cl,
 				cnt[t->fails[k].run]++;
 	}
 	for (size_t r = 0; r < c->nruns; r++) {
-		if (c->runs[r].target_id == cl->target_id)
+		int	 hour = (int)((c->runs[r].started_ms / 3600000) % 24);
+
+		if (hour < 0)
+			hour += 24;
+		if (c->runs[r].target_id == cl->target_id) {
 			cl->runs++;
+			cl->run_hours[hour]++;
+		}
 		if (cnt[r] >= 1)
 			cl->any_runs++;
 		if (cnt[r] >= 2) {
 			cl->shared_runs++;
-			cl->hours[(c->runs[r].started_ms / 3600000) % 24]++;
+			cl->hours[hour]++;
 		}
 	}
-	cl->peak_hour = -1;
-	for (int h = 0; h < 24; h++)
-		if (cl->hours[h] > 0 && (cl->peak_hour < 0 ||
-		    cl->hours[h] > cl->hours[cl->peak_hour]))
-			cl->peak_hour = h;
+	peak_hours(cl);
 	return 0;
 }
 

@@ -274,8 +274,19 @@ struct flaky_cluster {
 	struct flaky_cluster_hint signature;
 	struct flaky_cluster_hint file;		/* members' file or class */
 	int64_t		 hours[24];	/* shared runs by UTC hour started */
-	int		 peak_hour;	/* -1: no shared run */
+	int64_t		 run_hours[24];	/* all runs of the target so */
+	/* The FLAKY_CLUSTER_HOURS hours (from peak_hour, UTC, wrapping at
+	 * midnight) that hold the most shared runs: peak_shared of them,
+	 * and peak_runs of all the target's runs; peak_hour -1: none. */
+	int		 peak_hour;
+	int64_t		 peak_shared, peak_runs;
+	/* Hypergeometric p of peak_shared or more there by chance, and
+	 * whether it is a hint: under alpha once multiplied by 24 (the
+	 * windows tried). */
+	double		 peak_p;
+	int		 hours_hint;
 };
+#define FLAKY_CLUSTER_HOURS	4
 
 struct flaky_clusters {
 	struct flaky_cluster *v;

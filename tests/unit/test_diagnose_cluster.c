@@ -133,10 +133,15 @@ START_TEST(planted_hints)
 	sp.seed = 1;
 	generate(&sp, &tr, &cs);
 	ck_assert_ptr_nonnull(c0 = cluster_named(&cs, "c0/"));
-	ck_assert_int_ge(c0->peak_hour, 2);
-	ck_assert_int_le(c0->peak_hour, 5);
+	ck_assert_int_ge(c0->peak_hour, 1);
+	ck_assert_int_le(c0->peak_hour, 3);
 	ck_assert_int_ge((c0->hours[2] + c0->hours[3] + c0->hours[4] +
 	    c0->hours[5]) * 10, c0->shared_runs * 9);
+	ck_assert_int_ge(c0->peak_shared * 10, c0->shared_runs * 9);
+	/* the 4 hours hold a sixth of the runs, 90% of the shared ones */
+	ck_assert_int_le(c0->peak_runs * 5, c0->runs);
+	ck_assert_int_eq(c0->run_hours[12], 15);
+	ck_assert_int_eq(c0->hours_hint, 1);
 	ck_assert_ptr_nonnull(c0->message.value);
 	ck_assert_msg(strstr(c0->message.value, "alpha") != NULL, "%s",
 	    c0->message.value);
@@ -152,6 +157,8 @@ START_TEST(planted_hints)
 	ck_assert_int_eq(c4->file.total, 15);
 	ck_assert_int_eq(c4->file.count, 5);
 	ck_assert(c4->min_jaccard >= FLAKY_CLUSTER_MIN_JACCARD * 0.5);
+	/* its cause fires at any hour */
+	ck_assert_int_eq(c4->hours_hint, 0);
 	ck_assert(c4->p_max < FLAKY_CLUSTER_ALPHA / (double)cs.pairs);
 	ck_assert_ptr_eq(flaky_cluster_of(&cs, c4->members[3].test_id), c4);
 	ck_assert_ptr_null(flaky_cluster_of(&cs, -1));
