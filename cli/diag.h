@@ -80,5 +80,8 @@ void	 cluster_hints(const struct flaky_cluster *, const char *prefix,
 	    struct flaky_buf *);
 /* A cluster as one JSON object (docs/json.md). */
 void	 cluster_json(FILE *, const struct flaky_cluster *);
+/* ticket --cluster N (cluster_ticket.c): an exit code. */
+int	 cluster_ticket(struct ctl *, struct flaky_store *,
+	    const struct flaky_query *, long long id);
 
 #endif

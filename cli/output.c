@@ -430,6 +430,7 @@ print_table(struct ctl *ctl, const struct report_head *h,
 			    msg, ctl->color ? COLOR_OFF : "");
 		}
 		print_order_line(ctl, ev, r);
+		evidence_cluster_line(stdout, ev, r, "          ");
 		print_risks_table(ctl, ev, r);
 	}
 	if (noise > 0)
@@ -586,6 +587,7 @@ print_json(const struct report_head *h, const struct report_evidence *ev,
 		else
 			printf(", \"alone\": null");
 		evidence_json_risks(stdout, ev, r);
+		evidence_json_cluster(stdout, ev, r);
 		if (need < 0)
 			printf(", \"runs_needed\": null");
 		else

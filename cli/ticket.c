@@ -187,13 +187,16 @@ static int	cmd_ticket(struct ctl *, int, char **);
 
 static const struct cmd_option ticket_options[] = {
 	DIAG_OPTIONS,
+	{ "cluster", 0, 'C', "N", "one ticket for cluster N of flakyctl "
+	    "clusters (the same window), instead of a test" },
 	{ NULL, 0, 0, NULL, NULL }
 };
 
 const struct cmd_entry cmd_ticket_entry = {
 	.name = "ticket",
-	.usage = "ticket TEST [--since D|all] [--until DATE] [--target NAME]",
-	.summary = "A ready-to-paste Markdown issue for one test.",
+	.usage = "ticket TEST|--cluster N [--since D|all] [--until DATE] "
+	    "[--target NAME]",
+	.summary = "A ready-to-paste Markdown issue for one test or cluster.",
 	.options = ticket_options,
 	.exec = cmd_ticket,
 };
@@ -209,16 +212,29 @@ cmd_ticket(struct ctl *ctl, int argc, char **argv)
 	struct flaky_buf title, body;
 	char	 err[1024], *isolate = NULL;
 	int64_t	 id;
+	long long cluster = 0;
 	int	 c, ret = EXIT_ERROR;
 
 	flaky_buf_init(&title);
 	flaky_buf_init(&body);
 	cmd_getopt_init(&g, &cmd_ticket_entry, ctl, argc, argv);
-	while ((c = cmd_getopt(&g)) > 0)
+	while ((c = cmd_getopt(&g)) > 0) {
+		if (c == 'C' && flaky_parse_int(optarg, 1, 1000000,
+		    &cluster) < 0) {
+			ctl_usage_error("ticket", "--cluster: expected a "
+			    "cluster number from flakyctl clusters, got '%s'",
+			    optarg);
+			return EXIT_ERROR;
+		}
 		(void)diag_option(&o, c, optarg);
+	}
 	if (c < 0)
 		return g.exit;
-	if (optind + 1 != argc) {
+	if (cluster > 0 && optind != argc) {
+		ctl_usage_error("ticket", "a test or --cluster, not both");
+		return EXIT_ERROR;
+	}
+	if (cluster == 0 && optind + 1 != argc) {
 		ctl_usage_error("ticket", optind == argc ? "which test?" :
 		    "one test at a time");
 		return EXIT_ERROR;
@@ -231,6 +247,10 @@ cmd_ticket(struct ctl *ctl, int argc, char **argv)
 	    err, sizeof err) < 0) {
 		fprintf(stderr, "flakyctl: %s\n", err);
 		return EXIT_ERROR;
+	}
+	if (cluster > 0) {
+		ret = cluster_ticket(ctl, store, &o.q, cluster);
+		goto out;
 	}
 	if (diag_resolve(store, "ticket", o.target, argv[optind], &id) < 0)
 		goto out;
