@@ -83,10 +83,14 @@ cluster_ticket(struct ctl *ctl, struct flaky_store *s,
 
 	if (cluster_read(s, "ticket", q, &cs) < 0)
 		return EXIT_ERROR;
-	if (id < 1 || (size_t)id > cs.n) {
-		fprintf(stderr, "flakyctl ticket: --cluster: expected a cluster "
-		    "from 1 to %zu of `flakyctl clusters` in this window, got "
-		    "%lld\n", cs.n, id);
+	if (cs.n == 0 || id < 1 || (size_t)id > cs.n) {
+		if (cs.n == 0)
+			fprintf(stderr, "flakyctl ticket: --cluster %lld: no "
+			    "cluster in this window (flakyctl clusters)\n", id);
+		else
+			fprintf(stderr, "flakyctl ticket: --cluster: expected "
+			    "a cluster from 1 to %zu of `flakyctl clusters` in "
+			    "this window, got %lld\n", cs.n, id);
 		flaky_clusters_free(&cs);
 		return EXIT_ERROR;
 	}

@@ -234,8 +234,10 @@ size_t	 flaky_edit_distance(const char *, const char *);
 #define FLAKY_CLUSTER_MIN_FAILS	3
 #define FLAKY_CLUSTER_MIN_JACCARD	0.3
 #define FLAKY_CLUSTER_ALPHA	0.01
-/* The newest runs of the window read. */
-#define FLAKY_CLUSTER_RUNS_MAX	5000
+/* The newest runs of the window read, the same for every command (a
+ * cluster's number means one thing in clusters, triage, report and
+ * ticket), and as many as a report reads for polluters. */
+#define FLAKY_CLUSTER_RUNS_MAX	500
 
 struct flaky_cluster_opts {
 	int64_t		 min_failures;	/* 0: FLAKY_CLUSTER_MIN_FAILS */

@@ -286,24 +286,59 @@ read_names(struct flaky_store *s, struct flaky_cofail *c)
 	return r;
 }
 
-/* The runs each kept test ran in. */
+/* Test ids to kept tests, straight by id when the ids are dense enough
+ * (they are rowids: 1, 2, 3 ...), else NULL and test_find's search. */
+#define SLOTS_MAX	(1 << 24)
+
+static int32_t *
+test_slots(const struct flaky_cofail *c, int64_t *max)
+{
+	int32_t	*slot;
+
+	*max = c->tests[c->ntests - 1].test_id;
+	if (*max < 0 || *max >= SLOTS_MAX ||
+	    (slot = malloc(((size_t)*max + 1) * sizeof *slot)) == NULL)
+		return NULL;
+	for (int64_t i = 0; i <= *max; i++)
+		slot[i] = -1;
+	for (size_t i = 0; i < c->ntests; i++)
+		if (c->tests[i].test_id >= 0)
+			slot[c->tests[i].test_id] = (int32_t)i;
+	return slot;
+}
+
+/* The runs each kept test ran in. The rows come by run id: a run's index
+ * is looked up once per run, a test's by its slot. */
 static int
 read_ran(struct flaky_store *s, struct flaky_cofail *c, size_t *caps)
 {
+	struct flaky_cofail_test *t;
 	sqlite3_stmt	*st;
+	int32_t		*slot;
+	int64_t		 max, last_id = -1, id;
+	long		 run = -1;
 	int		 rc, r = 0;
 
 	if (sqlite3_prepare_v2(store_db(s), sql_ran, -1, &st, NULL) !=
 	    SQLITE_OK)
 		return -EIO;
+	slot = test_slots(c, &max);
 	sqlite3_bind_int64(st, 1, c->runs[0].id);
 	sqlite3_bind_int64(st, 2, c->runs[c->nruns - 1].id);
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		struct flaky_cofail_test *t;
-		long	 run;
-
-		if ((t = test_find(c, sqlite3_column_int64(st, 1))) == NULL ||
-		    (run = run_index(c, sqlite3_column_int64(st, 0))) < 0)
+		if ((id = sqlite3_column_int64(st, 0)) != last_id) {
+			last_id = id;
+			run = run_index(c, id);
+		}
+		if (run < 0)
+			continue;
+		id = sqlite3_column_int64(st, 1);
+		if (slot != NULL)
+			t = id >= 0 && id <= max && slot[id] >= 0 ?
+			    &c->tests[slot[id]] : NULL;
+		else
+			t = test_find(c, id);
+		if (t == NULL)
 			continue;
 		if (t->nran > 0 && t->ran[t->nran - 1] == (uint32_t)run)
 			continue;	/* a test id twice in a run */
@@ -315,6 +350,7 @@ read_ran(struct flaky_store *s, struct flaky_cofail *c, size_t *caps)
 		t->ran[t->nran++] = (uint32_t)run;
 	}
 	sqlite3_finalize(st);
+	free(slot);
 	if (r == 0 && rc != SQLITE_DONE)
 		r = -EIO;
 	return r;
