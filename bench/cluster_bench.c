@@ -10,9 +10,11 @@
  *	the worst precision and recall, and exits 1 when either is under
  *	0.95 or a database of independent tests had a cluster.
  *
- * cluster_bench --write DB [--seed S]
+ * cluster_bench --write DB [--seed S] [--independent 1]
  *	Only write seed S's database of planted clusters (default 1) to DB,
- *	for a look with flakyctl clusters, triage and ticket --cluster.
+ *	for a look with flakyctl clusters, triage and ticket --cluster; or
+ *	with --independent 1 the database of independent tests only that
+ *	the seed compares with.
  *
  * Build: meson setup build-bench -Dbuildtype=release && ninja -C build-bench
  */
@@ -26,7 +28,7 @@
 
 #include "diagnose/diagnose.h"
 #include "store/store.h"
-#include "../tests/unit/cluster_gen.h"
+#include "cluster_gen.h"	/* tests/unit: the unit test's generator */
 
 static double
 now_s(void)
@@ -83,7 +85,7 @@ main(int argc, char **argv)
 	struct gen_score sc;
 	const char *dir = "/tmp", *write = NULL;
 	double	 jaccard = 0, pmin = 1, rmin = 1, secs;
-	int	 seeds = 20, scale = 1, bad = 0;
+	int	 seeds = 20, scale = 1, bad = 0, indep = 0;
 	size_t	 ncl, nt;
 	char	 path[1024];
 
@@ -100,6 +102,8 @@ main(int argc, char **argv)
 			dir = argv[i + 1];
 		else if (strcmp(argv[i], "--write") == 0)
 			write = argv[i + 1];
+		else if (strcmp(argv[i], "--independent") == 0)
+			indep = atoi(argv[i + 1]);
 		else if (strcmp(argv[i], "--seed") == 0)
 			sp.seed = (uint64_t)atoi(argv[i + 1]);
 		else {
@@ -121,6 +125,10 @@ main(int argc, char **argv)
 
 		if (sp.seed == 0)
 			sp.seed = 1;
+		if (indep) {
+			sp.independent += 43 * scale / 2;
+			sp.nclusters = 0;
+		}
 		if (gen_write(write, &sp, &tr, err, sizeof err) < 0) {
 			fprintf(stderr, "cluster_bench: %s\n", err);
 			return 2;

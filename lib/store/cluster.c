@@ -18,8 +18,8 @@
 static const char sql_runs[] =
     "SELECT ru.id, ru.target_id, ru.started_ms FROM runs ru "
     "JOIN targets tg ON tg.id = ru.target_id "
-    "WHERE ru.started_ms >= ?1 AND ru.started_ms < ?2 "
-    "AND ru.id BETWEEN ?3 AND ?4 AND (?5 IS NULL OR tg.name = ?5) "
+    "WHERE (?1 IS NULL OR tg.name = ?1) AND ru.started_ms >= ?2 "
+    "AND ru.started_ms < ?3 AND ru.id BETWEEN ?4 AND ?5 "
     "AND ru.status IN ('done', 'timeout') AND ru.incomplete IS NULL "
     "AND ru.kind != 'alone' ORDER BY ru.id DESC LIMIT ?6";
 
@@ -41,16 +41,15 @@ static const char sql_name[] =
     "SELECT t.name, tg.id, tg.name FROM tests t "
     "JOIN targets tg ON tg.id = t.target_id WHERE t.id = ?";
 
-/* Grow an array of elements of size sz to hold one more. */
+/* Room for one more element of size sz in *v, of capacity *cap. */
 static int
 grow(void **v, size_t *cap, size_t n, size_t sz)
 {
+	size_t	 c = *cap < 16 ? 16 : *cap * 2;
 	void	*p;
-	size_t	 c;
 
 	if (n < *cap)
 		return 0;
-	c = *cap ? *cap * 2 : 16;
 	if ((p = realloc(*v, c * sz)) == NULL)
 		return -ENOMEM;
 	*v = p;
@@ -147,13 +146,13 @@ read_runs(struct flaky_store *s, const struct flaky_query *q,
 	if (sqlite3_prepare_v2(store_db(s), sql_runs, -1, &st, NULL) !=
 	    SQLITE_OK)
 		return -EIO;
-	sqlite3_bind_int64(st, 1, q->since_ms);
-	sqlite3_bind_int64(st, 2, q->until_ms);
-	sqlite3_bind_int64(st, 3, q->first_run_id > 0 ? q->first_run_id : 0);
-	sqlite3_bind_int64(st, 4, q->last_run_id > 0 ? q->last_run_id :
-	    INT64_MAX);
 	if (q->target != NULL)
-		sqlite3_bind_text(st, 5, q->target, -1, SQLITE_STATIC);
+		sqlite3_bind_text(st, 1, q->target, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(st, 2, q->since_ms);
+	sqlite3_bind_int64(st, 3, q->until_ms);
+	sqlite3_bind_int64(st, 4, q->first_run_id > 0 ? q->first_run_id : 0);
+	sqlite3_bind_int64(st, 5, q->last_run_id > 0 ? q->last_run_id :
+	    INT64_MAX);
 	sqlite3_bind_int64(st, 6, max_runs > 0 ? (int64_t)max_runs : -1);
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		if (grow((void **)&c->runs, &cap, c->nruns,
