@@ -224,7 +224,8 @@ holm(struct edge *e, size_t ne, uint64_t pairs, double alpha)
 {
 	size_t	 k;
 
-	qsort(e, ne, sizeof *e, cmp_edge_p);
+	if (ne > 0)
+		qsort(e, ne, sizeof *e, cmp_edge_p);
 	for (k = 0; k < ne; k++)
 		if (e[k].p > alpha / (double)(pairs - k))
 			break;
