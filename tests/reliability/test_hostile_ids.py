@@ -61,7 +61,7 @@ TEMPLATES = {
 }
 
 
-def setup_suite(d, names, extra=""):
+def setup_suite(d, names, extra="", jobs=2):
     d.write("suite.py", SUITE)
     d.write("alone.py", ALONE)
     d.write("ids.json", json.dumps(IDS))
@@ -71,7 +71,7 @@ def setup_suite(d, names, extra=""):
         body += ("  - name: %s\n    command: [%s, suite.py, %s]\n"
                  "    dir: %s\n    isolate: %s\n%s" %
                  (name, PYTHON, name, d.dir, json.dumps(tmpl), extra))
-    d.write_config(body)
+    d.write_config(body, jobs=jobs)
 
 
 def pwned(root):
@@ -117,15 +117,25 @@ def test_flakyctl_confirm(daemon):
     check(d, TEMPLATES)
 
 
+def alone_passed(d):
+    """(target, id) of every run alone stored as passed."""
+    return set(query(d.db, "SELECT DISTINCT target, test FROM test_results "
+                     "WHERE kind = 'alone' AND outcome = 'pass'"))
+
+
 def test_flakyd_confirm_true(daemon):
+    """Round robin over the 8 ids: once each id of each target passed
+    alone, the rest of the budget is not needed; the daemon is stopped."""
     d = daemon
-    setup_suite(d, TEMPLATES, "    confirm: true\n    confirm_budget: 2s\n")
+    setup_suite(d, TEMPLATES, "    confirm: true\n    confirm_budget: 5m\n",
+                jobs=len(TEMPLATES))
     d.start()
     for name in TEMPLATES:
         d.ctl("run", name, "--runs", "4", check=0)
-    for name in TEMPLATES:
-        wait_for("confirming %s to end" % name, lambda: re.search(
-            r"target %s: (confirmed|confirm budget spent)" % name,
-            d.logtext()), timeout=60)
+    want = {(name, t) for name in TEMPLATES for t in IDS}
+    wait_for("every id of every target to pass alone",
+             lambda: alone_passed(d) >= want, timeout=90, step=0.2)
+    assert re.search(r"target \S+: confirming 8 unsettled tests alone",
+                     d.logtext())
     assert d.stop() == 0
     check(d, TEMPLATES)
