@@ -47,7 +47,6 @@ def runs(d, target, where="1"):
                  % where, (target,))
 
 
-@pytest.mark.xfail(strict=True, reason="async git revision: issue 14")
 def test_hung_git_stalls_nothing(hung_git):
     d, pids = hung_git
     d.start(env={"PATH": os.path.join(d.dir, "bin") + ":" +

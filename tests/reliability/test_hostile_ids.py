@@ -9,7 +9,6 @@ import json
 import os
 import re
 
-import pytest
 
 from conftest import PYTHON, query, wait_for
 

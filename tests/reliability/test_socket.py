@@ -10,8 +10,6 @@ import pytest
 
 from conftest import FLAKYCTL
 
-CONTROL_LIMITS = pytest.mark.xfail(strict=True,
-                                   reason="control limits: issue 14")
 IDLE = 64		# twice flakyd's connection bound on main (32)
 ANSWER_SECONDS = 2	# flakyctl status among idle clients (the goal)
 REPLY_SECONDS = 10	# any reply: only a missing one takes this long
@@ -93,7 +91,6 @@ def test_malformed_request_answered(idle_daemon, data):
     assert idle_daemon.ask("status")["ok"] is True
 
 
-@CONTROL_LIMITS
 @pytest.mark.parametrize("data", [b"\n", b"\x00\n", b"   \n"],
                          ids=["empty", "nul", "blank"])
 def test_empty_request_answered(idle_daemon, data):
@@ -106,7 +103,6 @@ def test_pipelined_requests_each_answered(idle_daemon):
     assert [r["ok"] for r in replies] == [True, False, True]
 
 
-@CONTROL_LIMITS
 def test_status_with_many_idle_clients(idle_daemon):
     """IDLE connections that never send a byte, and one that sent half a
     line: flakyctl status still answers within 2 s."""
