@@ -84,6 +84,15 @@ struct jx {
 	int			 att_flaky;	/* a flaky* child was seen */
 	int			 att_out[JUNIT_ATTEMPTS_MAX];
 	char			*att_msg[JUNIT_ATTEMPTS_MAX];
+	/* flaky_junit_stream: each testcase handed over as it ends. */
+	flaky_junit_fn		 fn;
+	void			*arg;
+	struct flaky_junit_extra own;	/* x->extra of a stream */
+	size_t			 ncases;
+	size_t			 natt_total;	/* attempts handed over */
+	int			 fn_err;	/* what fn returned */
+	char			*fn_errbuf;	/* fn's message goes here */
+	size_t			 fn_errlen;
 };
 
 /* A copy of an attempt's message attribute, bounded; NULL when absent. */
@@ -350,6 +359,29 @@ child_start(struct jx *x, const char *el, const XML_Char **a)
 	x->text_on = 1;
 }
 
+/* A stream's testcase, complete: to fn, then forgotten, so that what a
+ * stream holds does not grow with the file. */
+static void
+case_hand_over(struct jx *x)
+{
+	struct flaky_result *v = &x->res.v[0];
+	int		 r;
+
+	v->position = (unsigned)x->ncases++;
+	r = x->fn(x->arg, v, x->own.attempts, x->own.nattempts, x->fn_errbuf,
+	    x->fn_errlen);
+	free(v->test);
+	free(v->message);
+	free(v->signature);
+	x->res.n = 0;
+	x->natt_total += x->own.nattempts;
+	flaky_junit_extra_free(&x->own);
+	if (r < 0) {
+		x->fn_err = r;
+		XML_StopParser(x->p, XML_FALSE);
+	}
+}
+
 /* </testcase>: the result. */
 static void
 case_end(struct jx *x)
@@ -378,6 +410,8 @@ case_end(struct jx *x)
 	}
 	if (attempts_flush(x, (size_t)idx) < 0)
 		stop(x, "out of memory");
+	else if (x->fn != NULL)
+		case_hand_over(x);
 }
 
 /* <testsuite timestamp=>: ISO 8601, UTC when it names no zone (Surefire
@@ -527,6 +561,7 @@ jx_free(struct jx *x)
 	flaky_buf_free(&x->id);
 	flaky_buf_free(&x->msg);
 	attempts_reset(x);
+	flaky_junit_extra_free(&x->own);
 }
 
 /* Feed a chunk; 0, or -EINVAL with err filled. */
@@ -550,6 +585,8 @@ jx_feed(struct jx *x, const char *s, size_t len, int final, char *err,
 		    (unsigned long)XML_GetCurrentColumnNumber(x->p) + 1,
 		    JUNIT_MARKUP_MAX);
 	}
+	if (x->fn_err < 0)
+		return x->fn_err;	/* fn filled err */
 	if (x->err[0] != '\0')
 		return flaky_error(err, errlen, EINVAL, "%s", x->err);
 	return flaky_error(err, errlen, EINVAL, "%s:%lu:%lu: expected "
@@ -698,4 +735,91 @@ out:
 	close(fd);
 	jx_free(&x);
 	return e;
+}
+
+/* A stream is a parser that keeps no result: each testcase goes to fn. */
+struct flaky_junit_stream {
+	struct jx	 x;
+};
+
+int
+flaky_junit_stream_new(struct flaky_junit_stream **ret, const char *name,
+    flaky_junit_fn fn, void *arg)
+{
+	struct flaky_junit_stream *s;
+	int		 e;
+
+	*ret = NULL;
+	if ((s = malloc(sizeof *s)) == NULL)
+		return -ENOMEM;
+	if ((e = jx_init(&s->x, name)) < 0) {
+		jx_free(&s->x);
+		free(s);
+		return e;
+	}
+	s->x.fn = fn;
+	s->x.arg = arg;
+	s->x.own.timestamp_ms = -1;
+	s->x.extra = &s->x.own;
+	*ret = s;
+	return 0;
+}
+
+int
+flaky_junit_stream_feed(struct flaky_junit_stream *s, const char *buf,
+    size_t len, int final, char *err, size_t errlen)
+{
+	struct jx	*x = &s->x;
+	int		 e = 0;
+
+	x->fn_errbuf = err;
+	x->fn_errlen = errlen;
+	/* In chunks, so that the markup bound holds whatever len is. */
+	do {
+		size_t	 n = len < JUNIT_CHUNK ? len : JUNIT_CHUNK;
+
+		if ((e = jx_feed(x, buf, n, final && n == len, err,
+		    errlen)) < 0)
+			break;
+		buf += n;
+		len -= n;
+	} while (len > 0);
+	x->fn_errbuf = NULL;
+	x->fn_errlen = 0;
+	return e;
+}
+
+int64_t
+flaky_junit_stream_timestamp(const struct flaky_junit_stream *s)
+{
+	return s->x.own.timestamp_ms;
+}
+
+int
+flaky_junit_stream_end(struct flaky_junit_stream *s,
+    struct flaky_junit_info *info, char *err, size_t errlen)
+{
+	struct jx	*x = &s->x;
+
+	if (x->depth != 0 || x->err[0] != '\0' || x->fn_err < 0)
+		return flaky_error(err, errlen, EINVAL, "%s: expected a "
+		    "complete document", x->name);
+	memset(info, 0, sizeof *info);
+	snprintf(info->runner, sizeof info->runner, "%s",
+	    x->any_pytest ? "pytest" : "junit");
+	info->summary_total = x->root_total >= 0 ? x->root_total :
+	    x->suites_seen > 0 ? x->suite_total : -1;
+	info->n = x->ncases;
+	info->nattempts = x->natt_total;
+	info->timestamp_ms = x->own.timestamp_ms;
+	return 0;
+}
+
+void
+flaky_junit_stream_free(struct flaky_junit_stream *s)
+{
+	if (s == NULL)
+		return;
+	jx_free(&s->x);
+	free(s);
 }
