@@ -1303,7 +1303,7 @@ out:
 }
 
 /* Redacted copy of a text into b (reset first); NULL stays NULL. */
-static const char *
+const char *
 redacted(struct flaky_store *s, const char *t, size_t len,
     struct flaky_buf *b, size_t *ret_len)
 {

@@ -12,6 +12,11 @@
 sqlite3	*store_db(struct flaky_store *);
 int	 store_sql_error(struct flaky_store *, char *, size_t, const char *);
 void	 store_query_finalize(struct flaky_store *);
+/* A redacted copy of t into b (reset first); NULL stays NULL, NULL when
+ * out of memory (store.c; lib/store/ingest.c too). */
+struct flaky_buf;
+const char *redacted(struct flaky_store *, const char *t, size_t len,
+	    struct flaky_buf *b, size_t *ret_len);
 /* Is a transaction open (flaky_store_begin)? */
 int	 store_in_tx(const struct flaky_store *);
 
