@@ -1,0 +1,104 @@
+"""flakyctl ingest of large JUnit files: memory stays bounded whatever the
+size (issue 14, item 2), every testcase is stored, and a bad file after a
+large one still stores nothing. The files come from bench/junit_gen.py."""
+import os
+import sqlite3
+import subprocess
+
+import pytest
+
+from conftest import FLAKYCTL, PYTHON, ROOT
+
+GEN = os.path.join(ROOT, "bench", "junit_gen.py")
+MIB = 1024 * 1024
+
+
+def gen(path, mode, n, seed=0):
+    subprocess.run([PYTHON, GEN, str(path), mode, str(n), str(seed)],
+                   check=True, timeout=120)
+    return str(path)
+
+
+def counts(path):
+    """Testcases, failures and retries in a generated file (a test that
+    passed on a retry failed first: it counts as failed)."""
+    n = {"<testcase ": 0, "<failure ": 0, "<flakyFailure ": 0}
+    with open(path) as f:
+        for line in f:
+            for k in n:
+                n[k] += line.count(k)
+    return n["<testcase "], n["<failure "] + n["<flakyFailure "], \
+        n["<flakyFailure "]
+
+
+def ingest(db, *files):
+    """Run flakyctl ingest; (exit status, stdout, stderr, peak RSS bytes)
+    of that process alone (wait4, not the children of all of pytest)."""
+    env = dict(os.environ, NO_COLOR="1")
+    env.pop("FLAKY_DB", None)
+    env.pop("FLAKY_CONFIG", None)
+    with open(os.path.join(os.path.dirname(db), "out"), "w+") as out, \
+            open(os.path.join(os.path.dirname(db), "err"), "w+") as err:
+        p = subprocess.Popen([FLAKYCTL, "--db", db, "ingest", "--target",
+                              "ci"] + list(files), stdout=out, stderr=err,
+                             env=env)
+        _, status, ru = os.wait4(p.pid, 0)
+        p.returncode = os.waitstatus_to_exitcode(status)
+        out.seek(0)
+        err.seek(0)
+        return p.returncode, out.read(), err.read(), ru.ru_maxrss * 1024
+
+
+def sanitized():
+    """ASan and valgrind builds hold freed memory on purpose."""
+    with open(FLAKYCTL, "rb") as f:
+        return b"__asan_init" in f.read()
+
+
+@pytest.fixture(scope="module")
+def files(tmp_path_factory):
+    d = tmp_path_factory.mktemp("large")
+    return {"small": gen(d / "small.xml", "big", 5 * 10**6, 1),
+            "large": gen(d / "large.xml", "big", 50 * 10**6, 2),
+            "many": gen(d / "many.xml", "many", 200000, 3)}
+
+
+def test_ingest_large_bounded(tmp_path, files):
+    rc, out, err, rss_small = ingest(str(tmp_path / "s.db"), files["small"])
+    assert rc == 0, err
+    db = str(tmp_path / "l.db")
+    rc, out, err, rss = ingest(db, files["large"], files["many"])
+    assert rc == 0, err
+    n, failed, retried = counts(files["large"])
+    m, _, _ = counts(files["many"])
+    assert "%d tests, %d retry attempts" % (n, 2 * retried) in out
+    with sqlite3.connect(db) as c:
+        assert c.execute("SELECT tests, failures FROM runs ORDER BY id"
+                         ).fetchall() == [(n, failed), (m, 0)]
+        assert c.execute("SELECT count(*) FROM results").fetchone() == \
+            (n + m,)
+        assert c.execute("SELECT count(*), sum(runs), sum(failures) "
+                         "FROM rollups").fetchone() == (n + m, n + m, failed)
+        assert c.execute("SELECT count(*) FROM attempts").fetchone() == \
+            (2 * retried,)
+    if sanitized():
+        pytest.skip("memory is not measured under a sanitizer")
+    # Ten times the input (and another file after it): the same memory.
+    assert rss < 32 * MIB, rss
+    assert rss < rss_small + 4 * MIB, (rss_small, rss)
+
+
+def test_ingest_refused_after_large(tmp_path, files):
+    """A bad file after a large one: nothing of either is stored."""
+    bad = tmp_path / "bad.xml"
+    bad.write_text('<testsuite><testcase name="a"/>')
+    db = str(tmp_path / "b.db")
+    rc, out, err, _ = ingest(db, files["small"], str(bad))
+    assert rc == 2
+    assert "refused, nothing stored" in err and "bad.xml" in err
+    with sqlite3.connect(db) as c:
+        assert c.execute("SELECT count(*) FROM runs").fetchone() == (0,)
+        assert c.execute("SELECT count(*) FROM tests").fetchone() == (0,)
+    # Then the small one alone goes in, and once only.
+    rc, out, err, _ = ingest(db, files["small"], files["small"])
+    assert rc == 0 and "already ingested as run 1" in out, err
