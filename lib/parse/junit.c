@@ -40,7 +40,7 @@
 
 #include <expat.h>
 
-#include "runner.h"
+#include "junit_int.h"
 
 #define JUNIT_SIZE_MAX	(256L * 1024 * 1024)
 #define JUNIT_DEPTH_MAX	64
@@ -48,52 +48,9 @@
  * instruction) whole until it ends; text it hands over as it goes. So this
  * bounds what expat keeps of any file, whatever its size. */
 #define JUNIT_MARKUP_MAX	(1024 * 1024)
-#define JUNIT_CHUNK	(64 * 1024)	/* bytes fed to expat at a time */
 #define JUNIT_ATTR_MAX	4096	/* bytes of classname, name kept */
-#define JUNIT_ATTEMPTS_MAX	32	/* retries kept per testcase */
 #define JUNIT_ATTEMPT_MSG	1024	/* bytes of an attempt's message */
 
-struct jx {
-	XML_Parser		 p;
-	const char		*name;
-	struct flaky_results	 res;
-	struct parse_ctx	 ctx;
-	int			 depth;
-	int64_t			 fed;		/* bytes given to expat */
-	int			 pytest;	/* in pytest's <testsuite> */
-	int			 pytest_depth;
-	int			 any_pytest;
-	long			 root_total;	/* <testsuites tests=> */
-	long			 suite_total;	/* top <testsuite tests=> */
-	int			 suites_seen;
-	/* The open testcase. */
-	int			 in_case;
-	int			 case_depth;
-	int			 outcome;
-	int			 flaky;		/* only flaky* children */
-	int			 text_on;	/* keep character data */
-	int64_t			 duration_us;
-	struct flaky_buf	 id;
-	struct flaky_buf	 msg;
-	char			 err[256];	/* the reason we stopped */
-	/* flaky_parse_junit_ex: the retries of the open testcase. */
-	struct flaky_junit_extra *extra;
-	int			 primary;	/* <failure>/<error> outcome */
-	char			*primary_msg;
-	int			 natt;
-	int			 att_flaky;	/* a flaky* child was seen */
-	int			 att_out[JUNIT_ATTEMPTS_MAX];
-	char			*att_msg[JUNIT_ATTEMPTS_MAX];
-	/* flaky_junit_stream: each testcase handed over as it ends. */
-	flaky_junit_fn		 fn;
-	void			*arg;
-	struct flaky_junit_extra own;	/* x->extra of a stream */
-	size_t			 ncases;
-	size_t			 natt_total;	/* attempts handed over */
-	int			 fn_err;	/* what fn returned */
-	char			*fn_errbuf;	/* fn's message goes here */
-	size_t			 fn_errlen;
-};
 
 /* A copy of an attempt's message attribute, bounded; NULL when absent. */
 static char *
@@ -529,7 +486,7 @@ on_external(XML_Parser p, const XML_Char *ctx, const XML_Char *base,
 }
 
 /* A parser with the safety settings. */
-static int
+int
 jx_init(struct jx *x, const char *name)
 {
 	memset(x, 0, sizeof *x);
@@ -552,7 +509,7 @@ jx_init(struct jx *x, const char *name)
 }
 
 /* Free the parser and what it collected. */
-static void
+void
 jx_free(struct jx *x)
 {
 	if (x->p != NULL)
@@ -565,7 +522,7 @@ jx_free(struct jx *x)
 }
 
 /* Feed a chunk; 0, or -EINVAL with err filled. */
-static int
+int
 jx_feed(struct jx *x, const char *s, size_t len, int final, char *err,
     size_t errlen)
 {
@@ -735,91 +692,4 @@ out:
 	close(fd);
 	jx_free(&x);
 	return e;
-}
-
-/* A stream is a parser that keeps no result: each testcase goes to fn. */
-struct flaky_junit_stream {
-	struct jx	 x;
-};
-
-int
-flaky_junit_stream_new(struct flaky_junit_stream **ret, const char *name,
-    flaky_junit_fn fn, void *arg)
-{
-	struct flaky_junit_stream *s;
-	int		 e;
-
-	*ret = NULL;
-	if ((s = malloc(sizeof *s)) == NULL)
-		return -ENOMEM;
-	if ((e = jx_init(&s->x, name)) < 0) {
-		jx_free(&s->x);
-		free(s);
-		return e;
-	}
-	s->x.fn = fn;
-	s->x.arg = arg;
-	s->x.own.timestamp_ms = -1;
-	s->x.extra = &s->x.own;
-	*ret = s;
-	return 0;
-}
-
-int
-flaky_junit_stream_feed(struct flaky_junit_stream *s, const char *buf,
-    size_t len, int final, char *err, size_t errlen)
-{
-	struct jx	*x = &s->x;
-	int		 e = 0;
-
-	x->fn_errbuf = err;
-	x->fn_errlen = errlen;
-	/* In chunks, so that the markup bound holds whatever len is. */
-	do {
-		size_t	 n = len < JUNIT_CHUNK ? len : JUNIT_CHUNK;
-
-		if ((e = jx_feed(x, buf, n, final && n == len, err,
-		    errlen)) < 0)
-			break;
-		buf += n;
-		len -= n;
-	} while (len > 0);
-	x->fn_errbuf = NULL;
-	x->fn_errlen = 0;
-	return e;
-}
-
-int64_t
-flaky_junit_stream_timestamp(const struct flaky_junit_stream *s)
-{
-	return s->x.own.timestamp_ms;
-}
-
-int
-flaky_junit_stream_end(struct flaky_junit_stream *s,
-    struct flaky_junit_info *info, char *err, size_t errlen)
-{
-	struct jx	*x = &s->x;
-
-	if (x->depth != 0 || x->err[0] != '\0' || x->fn_err < 0)
-		return flaky_error(err, errlen, EINVAL, "%s: expected a "
-		    "complete document", x->name);
-	memset(info, 0, sizeof *info);
-	snprintf(info->runner, sizeof info->runner, "%s",
-	    x->any_pytest ? "pytest" : "junit");
-	info->summary_total = x->root_total >= 0 ? x->root_total :
-	    x->suites_seen > 0 ? x->suite_total : -1;
-	info->n = x->ncases;
-	info->nattempts = x->natt_total;
-	info->timestamp_ms = x->own.timestamp_ms;
-	return 0;
-}
-
-void
-flaky_junit_stream_free(struct flaky_junit_stream *s)
-{
-	if (s == NULL)
-		return;
-	jx_free(&s->x);
-	free(s);
 }
