@@ -27,6 +27,11 @@
 #include "util/util.h"
 
 #define SEEN_BITS	((int64_t)1 << 25)	/* 4 MiB of bitmap at most */
+/* Results are written IS_BATCH at a time with one statement: a
+ * statement's fixed cost is paid once per batch (as flaky_store_run_finish
+ * does with its CHUNK); the batch's texts are copied, bounded. */
+#define IS_BATCH	64
+#define IS_COLS		8
 
 enum {
 	IS_RUN,
@@ -60,6 +65,13 @@ static const char *const is_sql[IS_COUNT] = {
 	    "outcome, message) VALUES (?1, ?2, ?3, ?4, ?5)",
 };
 
+/* A result waiting for its batch; sig, msg: offsets in text, -1 NULL. */
+struct is_row {
+	int64_t		 position, tid, dur, mid;
+	int		 outcome;
+	long		 sig, msg;
+};
+
 struct flaky_store_ingest {
 	struct flaky_store	*s;
 	sqlite3			*db;
@@ -73,6 +85,10 @@ struct flaky_store_ingest {
 	struct flaky_buf	 name;		/* a test id with its " #N" */
 	struct flaky_buf	 msg;		/* a redacted message */
 	struct flaky_buf	 norm;		/* its normalized form */
+	sqlite3_stmt		*many;		/* IS_BATCH rows of results */
+	struct is_row		 rows[IS_BATCH];
+	size_t			 nrows;
+	struct flaky_buf	 text;		/* their messages, signatures */
 };
 
 /* A statement, reset and unbound, prepared on first use. */
@@ -138,6 +154,7 @@ flaky_store_ingest_start(struct flaky_store *s, int64_t target_id,
 	flaky_buf_init(&w->name);
 	flaky_buf_init(&w->msg);
 	flaky_buf_init(&w->norm);
+	flaky_buf_init(&w->text);
 	if (sqlite3_exec(w->db, "CREATE TEMP TABLE IF NOT EXISTS ingest_seen "
 	    "(test_id INTEGER PRIMARY KEY, n INTEGER NOT NULL); "
 	    "DELETE FROM temp.ingest_seen", NULL, NULL, NULL) != SQLITE_OK) {
@@ -303,44 +320,124 @@ is_attempts(struct flaky_store_ingest *w, unsigned pos,
 	return 0;
 }
 
+/* A copy of s in the batch's text: its offset, -1 for NULL. */
+static long
+is_keep(struct flaky_store_ingest *w, const char *s)
+{
+	long	 off = (long)w->text.len;
+
+	if (s == NULL)
+		return -1;
+	flaky_buf_add(&w->text, s, strlen(s) + 1);
+	return off;
+}
+
+/* Bind a waiting result's columns from index i. */
+static void
+is_bind_row(struct flaky_store_ingest *w, sqlite3_stmt *st, int i,
+    const struct is_row *row)
+{
+	sqlite3_bind_int64(st, i, w->run_id);
+	sqlite3_bind_int64(st, i + 1, row->position);
+	sqlite3_bind_int64(st, i + 2, row->tid);
+	sqlite3_bind_int(st, i + 3, row->outcome);
+	if (row->dur >= 0)
+		sqlite3_bind_int64(st, i + 4, row->dur);
+	if (row->mid != 0)
+		sqlite3_bind_int64(st, i + 5, row->mid);
+	if (row->sig >= 0)
+		sqlite3_bind_text(st, i + 6, w->text.data + row->sig, -1,
+		    SQLITE_STATIC);
+	if (row->msg >= 0)
+		sqlite3_bind_text(st, i + 7, w->text.data + row->msg, -1,
+		    SQLITE_STATIC);
+}
+
+/* The statement of a full batch: IS_BATCH rows of IS_RESULT. */
+static sqlite3_stmt *
+is_many(struct flaky_store_ingest *w)
+{
+	struct flaky_buf b;
+
+	if (w->many != NULL) {
+		sqlite3_reset(w->many);
+		sqlite3_clear_bindings(w->many);
+		return w->many;
+	}
+	flaky_buf_init(&b);
+	flaky_buf_adds(&b, "INSERT INTO results (run_id, position, test_id, "
+	    "outcome, duration_us, message_id, signature, message) VALUES ");
+	for (int i = 0; i < IS_BATCH; i++)
+		flaky_buf_adds(&b, i ? ", (?, ?, ?, ?, ?, ?, ?, ?)" :
+		    "(?, ?, ?, ?, ?, ?, ?, ?)");
+	if (!b.oom && sqlite3_prepare_v2(w->db, flaky_buf_cstr(&b), -1,
+	    &w->many, NULL) != SQLITE_OK)
+		w->many = NULL;
+	flaky_buf_free(&b);
+	return w->many;
+}
+
+/* Write the waiting results: a full batch with one statement, fewer one
+ * by one. */
+static int
+is_flush(struct flaky_store_ingest *w, char *err, size_t errlen)
+{
+	sqlite3_stmt	*st = NULL;
+	int		 full = w->nrows == IS_BATCH, r = 0;
+
+	if (w->text.oom)
+		return flaky_error(err, errlen, ENOMEM, "out of memory");
+	if (full && (st = is_many(w)) == NULL)
+		return store_sql_error(w->s, err, errlen, "preparing");
+	for (size_t i = 0; r == 0 && i < w->nrows; i++) {
+		if (!full && (st = is_stmt(w, IS_RESULT)) == NULL)
+			return store_sql_error(w->s, err, errlen, "preparing");
+		is_bind_row(w, st, full ? (int)i * IS_COLS + 1 : 1,
+		    &w->rows[i]);
+		if (!full)
+			r = is_done(w, st, "adding a result", err, errlen);
+	}
+	if (full)
+		r = is_done(w, st, "adding results", err, errlen);
+	/* nothing may point into the text once it is reused */
+	if (st != NULL) {
+		sqlite3_reset(st);
+		sqlite3_clear_bindings(st);
+	}
+	w->nrows = 0;
+	flaky_buf_reset(&w->text);
+	return r;
+}
+
 int
 flaky_store_ingest_add(struct flaky_store_ingest *w,
     const struct flaky_result *res, const struct flaky_attempt *a,
     size_t na, char *err, size_t errlen)
 {
-	sqlite3_stmt	*st;
+	struct is_row	*row = &w->rows[w->nrows];
 	const char	*msg = NULL;
-	int64_t		 tid, mid = 0;
 	int		 failed = FLAKY_FAILED(res->outcome), r;
 
 	if (res->test == NULL)
 		return flaky_error(err, errlen, EINVAL, "%s: result %u of the "
 		    "run has no test id", flaky_store_path(w->s), res->position);
-	if ((r = is_unique_test(w, res->test, &tid, err, errlen)) < 0)
+	memset(row, 0, sizeof *row);
+	if ((r = is_unique_test(w, res->test, &row->tid, err, errlen)) < 0)
 		return r;
 	if (failed && res->message != NULL) {
 		if ((msg = redacted(w->s, res->message, strlen(res->message),
 		    &w->msg, NULL)) == NULL)
 			return flaky_error(err, errlen, ENOMEM, "out of "
 			    "memory");
-		if ((r = is_message(w, msg, &mid, err, errlen)) < 0)
+		if ((r = is_message(w, msg, &row->mid, err, errlen)) < 0)
 			return r;
 	}
-	if ((st = is_stmt(w, IS_RESULT)) == NULL)
-		return store_sql_error(w->s, err, errlen, "preparing");
-	sqlite3_bind_int64(st, 1, w->run_id);
-	sqlite3_bind_int64(st, 2, res->position);
-	sqlite3_bind_int64(st, 3, tid);
-	sqlite3_bind_int(st, 4, res->outcome);
-	if (res->duration_us >= 0)
-		sqlite3_bind_int64(st, 5, res->duration_us);
-	if (mid != 0)
-		sqlite3_bind_int64(st, 6, mid);
-	if (failed && res->signature != NULL)
-		sqlite3_bind_text(st, 7, res->signature, -1, SQLITE_STATIC);
-	if (msg != NULL)
-		sqlite3_bind_text(st, 8, msg, -1, SQLITE_STATIC);
-	if ((r = is_done(w, st, "adding a result", err, errlen)) < 0)
+	row->position = res->position;
+	row->outcome = res->outcome;
+	row->dur = res->duration_us;
+	row->sig = is_keep(w, failed ? res->signature : NULL);
+	row->msg = is_keep(w, msg);
+	if (++w->nrows == IS_BATCH && (r = is_flush(w, err, errlen)) < 0)
 		return r;
 	if ((r = is_attempts(w, res->position, a, na, err, errlen)) < 0)
 		return r;
@@ -356,6 +453,8 @@ flaky_store_ingest_resign(struct flaky_store_ingest *w, const char *sig,
 	sqlite3_stmt	*st;
 	int		 r;
 
+	if ((r = is_flush(w, err, errlen)) < 0)
+		return r;
 	if (sqlite3_prepare_v2(w->db, "UPDATE results SET signature = ?2 "
 	    "WHERE run_id = ?1 AND signature IS NOT NULL", -1, &st,
 	    NULL) != SQLITE_OK)
@@ -418,6 +517,8 @@ flaky_store_ingest_finish(struct flaky_store_ingest *w,
 
 	/* The row as flaky_store_run_finish completes any run, with no
 	 * results to add: they are in. */
+	if ((r = is_flush(w, err, errlen)) < 0)
+		return r;
 	none = *meta;
 	none.v = NULL;
 	none.n = none.cap = 0;
@@ -446,6 +547,8 @@ flaky_store_ingest_free(struct flaky_store_ingest *w)
 		return;
 	for (size_t i = 0; i < IS_COUNT; i++)
 		sqlite3_finalize(w->st[i]);
+	sqlite3_finalize(w->many);
+	flaky_buf_free(&w->text);
 	flaky_buf_free(&w->name);
 	flaky_buf_free(&w->msg);
 	flaky_buf_free(&w->norm);
