@@ -32,7 +32,7 @@
 struct ingest_file {
 	const char	*path;
 	int		 fd;
-	int		 junit;
+	int		 junit;		/* 1 JUnit, 0 raw, -1 not known yet */
 	off_t		 size;		/* bytes hashed */
 	uint64_t	 h;
 	char		 hash[40];
@@ -51,23 +51,26 @@ struct ingest {
 	/* The file being read. */
 	struct ingest_file	*f;
 	struct flaky_junit_stream *js;
-	struct flaky_store_ingest *w;	/* from its first testcase */
+	struct flaky_store_ingest *w;	/* its run */
 	int64_t			 when_ms;
 	int64_t			 dur_us;
 	int64_t			 failed;
 };
 
-/* Does it look like XML (after a byte-order mark and blanks)? */
-static int
-looks_like_xml(const char *s, size_t len)
+/* Does it look like XML (after a byte-order mark and blanks)? Decided by
+ * the first byte that is not blank, chunk after chunk: f->junit stays -1
+ * until then. */
+static void
+looks_like_xml(struct ingest_file *f, const char *s, size_t len)
 {
 	size_t	 i = 0;
 
-	if (len >= 3 && memcmp(s, "\xef\xbb\xbf", 3) == 0)
+	if (f->size == 0 && len >= 3 && memcmp(s, "\xef\xbb\xbf", 3) == 0)
 		i = 3;
 	while (i < len && strchr(" \t\r\n", s[i]) != NULL && s[i] != '\0')
 		i++;
-	return i < len && s[i] == '<';
+	if (i < len)
+		f->junit = s[i] == '<';
 }
 
 /* One chunk of f at the current offset: its length, 0 at the end, or a
@@ -116,13 +119,14 @@ ingest_open(struct ingest_file *f, const char *target, char *buf,
 	f->h = flaky_hash64(target, strlen(target), FLAKY_HASH_SEED);
 	/* Read to the end within the bound: the file may grow meanwhile. */
 	while ((n = ingest_read(f, buf, err, errlen)) > 0) {
-		if (f->size == 0)
-			f->junit = looks_like_xml(buf, (size_t)n);
+		if (f->junit < 0)
+			looks_like_xml(f, buf, (size_t)n);
 		if ((f->size += n) > INGEST_MAX)
 			return ingest_too_big(f, err, errlen);
 		f->h = flaky_hash64(buf, (size_t)n, f->h);
 	}
 	snprintf(f->hash, sizeof f->hash, "ingest:%016" PRIx64, f->h);
+	f->junit = f->junit == 1;
 	return n < 0 ? (int)n : 0;
 }
 
@@ -536,6 +540,7 @@ cmd_ingest(struct ctl *ctl, int argc, char **argv)
 	for (size_t i = 0; i < nfiles; i++) {
 		files[i].path = argv[optind + (int)i];
 		files[i].fd = -1;
+		files[i].junit = -1;
 	}
 	/* Every file is opened and hashed first: one that cannot be read
 	 * stores nothing, before the database is locked. */
