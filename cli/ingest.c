@@ -127,11 +127,14 @@ ingest_open(struct ingest_file *f, const char *target, char *buf,
 	}
 	snprintf(f->hash, sizeof f->hash, "ingest:%016" PRIx64, f->h);
 	f->junit = f->junit == 1;
+	/* Not kept open: a command may name thousands of files. */
+	close(f->fd);
+	f->fd = -1;
 	return n < 0 ? (int)n : 0;
 }
 
-/* Read f again from its start, handing each chunk to fn; the bytes must
- * be the ones hashed. Returns what fn or the read returned. */
+/* Read f again, handing each chunk to fn; the bytes must be the ones
+ * hashed. Returns what fn or the read returned. */
 static int
 ingest_reread(struct ingest_file *f, const char *target, char *buf,
     int (*fn)(void *, const char *, size_t, int, char *, size_t),
@@ -141,24 +144,29 @@ ingest_reread(struct ingest_file *f, const char *target, char *buf,
 			    FLAKY_HASH_SEED);
 	off_t		 total = 0;
 	ssize_t		 n;
-	int		 r;
+	int		 r = 0;
 
-	if (lseek(f->fd, 0, SEEK_SET) == -1)
+	if ((f->fd = open(f->path, O_RDONLY | O_CLOEXEC | O_NONBLOCK |
+	    O_NOCTTY)) == -1)
 		return flaky_error(err, errlen, errno, "%s: %s", f->path,
 		    strerror(errno));
 	do {
-		if ((n = ingest_read(f, buf, err, errlen)) < 0)
-			return (int)n;
+		if ((n = ingest_read(f, buf, err, errlen)) < 0) {
+			r = (int)n;
+			break;
+		}
 		if ((total += n) > f->size)
 			break;
 		h = flaky_hash64(buf, (size_t)n, h);
-		if ((r = fn(arg, buf, (size_t)n, n == 0, err, errlen)) < 0)
-			return r;
-	} while (n > 0);
-	if (total != f->size || h != f->h)
-		return flaky_error(err, errlen, EAGAIN, "%s: changed while it "
+		r = fn(arg, buf, (size_t)n, n == 0, err, errlen);
+	} while (r == 0 && n > 0);
+	close(f->fd);
+	f->fd = -1;
+	/* The same bytes as hashed, or another file in its place. */
+	if (r == 0 && (total != f->size || h != f->h))
+		r = flaky_error(err, errlen, EAGAIN, "%s: changed while it "
 		    "was read; try again once it is written", f->path);
-	return 0;
+	return r;
 }
 
 /* A JUnit testcase, complete: classified and stored. */

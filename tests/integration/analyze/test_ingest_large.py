@@ -102,3 +102,25 @@ def test_ingest_refused_after_large(tmp_path, files):
     # Then the small one alone goes in, and once only.
     rc, out, err, _ = ingest(db, files["small"], files["small"])
     assert rc == 0 and "already ingested as run 1" in out, err
+
+
+def test_ingest_many_files_few_descriptors(tmp_path):
+    """Files are not held open: 300 of them with 64 descriptors."""
+    import resource
+    paths = []
+    for i in range(300):
+        p = tmp_path / ("f%d.xml" % i)
+        p.write_text('<testsuite><testcase classname="c" name="t%d"/>'
+                     '</testsuite>\n' % i)
+        paths.append(str(p))
+    db = str(tmp_path / "f.db")
+
+    def few():
+        resource.setrlimit(resource.RLIMIT_NOFILE, (64, 64))
+    p = subprocess.run([FLAKYCTL, "--db", db, "ingest", "--target", "ci"]
+                       + paths, capture_output=True, text=True,
+                       preexec_fn=few, timeout=300)
+    assert p.returncode == 0, p.stderr
+    with sqlite3.connect(db) as c:
+        assert c.execute("SELECT count(*), sum(tests) FROM runs"
+                         ).fetchone() == (300, 300)
