@@ -65,6 +65,8 @@ const char *repro_runner(const char *runner, const char *command);
 const char *repro_short_name(const char *runner, const char *id);
 /* Jest's full name of a test id ("describe title"), regex-escaped. */
 void	 repro_jest_name(struct flaky_buf *, const char *id);
+/* Go's -run/-skip pattern of a test id ("^TestX$/^sub$"); -1: not Go's. */
+int	 repro_go_pattern(struct flaky_buf *, const char *id);
 
 /* The diagnosis as one JSON object (without the trailing newline). */
 void	 diag_json(FILE *, const struct flaky_diagnosis *, int with_failures);

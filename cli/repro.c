@@ -386,6 +386,28 @@ go_package(struct flaky_buf *b, const char *dir, const char *pkg, size_t n)
 	flaky_buf_add(b, pkg, n);
 }
 
+/* Go's -run or -skip pattern of one test: each level of its name anchored
+ * ("^TestX$/^sub$"); -1 when the id names no Go test. */
+int
+repro_go_pattern(struct flaky_buf *b, const char *id)
+{
+	const char *t = go_test_part(id);
+
+	if (t == NULL)
+		return -1;
+	for (const char *p = t; *p != '\0'; ) {
+		size_t	 n = strcspn(p, "/");
+
+		flaky_buf_adds(b, p == t ? "^" : "/^");
+		regex_escape(b, p, n);
+		flaky_buf_addc(b, '$');
+		p += n;
+		if (*p == '/')
+			p++;
+	}
+	return 0;
+}
+
 /* go test -count=1 -run '^TestX$/^sub$' ./pkg */
 static void
 repro_go(const struct flaky_diagnosis *d, struct flaky_buf *b)
@@ -393,20 +415,11 @@ repro_go(const struct flaky_diagnosis *d, struct flaky_buf *b)
 	struct flaky_buf pat;
 	const char *t = go_test_part(d->test);
 
-	if (t == NULL) {
-		flaky_buf_adds(b, d->command ? d->command : "go test ./...");
-		return;
-	}
 	flaky_buf_init(&pat);
-	for (const char *p = t; *p != '\0'; ) {
-		size_t	 n = strcspn(p, "/");
-
-		flaky_buf_adds(&pat, p == t ? "^" : "/^");
-		regex_escape(&pat, p, n);
-		flaky_buf_addc(&pat, '$');
-		p += n;
-		if (*p == '/')
-			p++;
+	if (repro_go_pattern(&pat, d->test) < 0) {
+		flaky_buf_adds(b, d->command ? d->command : "go test ./...");
+		flaky_buf_free(&pat);
+		return;
 	}
 	flaky_buf_adds(b, "go test -count=1 -run ");
 	sh_quote_always(b, flaky_buf_cstr(&pat));
