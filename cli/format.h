@@ -15,8 +15,9 @@
  * or ::warning (warning) per test with its file and line where known, a
  * plain summary line, and a Markdown summary appended to
  * $GITHUB_STEP_SUMMARY when it is set. */
-int	 print_github(const struct report_head *, const struct report_evidence *,
-	    const struct flaky_test_row *, size_t);
+int	 print_github(const struct report_head *,
+	    const struct report_evidence *, const struct flaky_test_row *,
+	    size_t);
 /* One workflow command: "::LEVEL file=F,line=L,title=T::message" for a
  * test (file and line when known; ev may be NULL), what says why. */
 void	 github_annotate(FILE *, const char *level, const char *what,
@@ -33,7 +34,8 @@ void	 github_summary_rows(FILE *, const struct flaky_test_row *, size_t,
 
 /* --format junit of analyze and report: one <testsuite> per target, one
  * <testcase> per test; critical, warning and broken tests fail. */
-int	 print_junit(const struct report_head *, const struct report_evidence *,
-	    const struct flaky_test_row *, size_t);
+int	 print_junit(const struct report_head *,
+	    const struct report_evidence *, const struct flaky_test_row *,
+	    size_t);
 
 #endif

@@ -247,19 +247,6 @@ md_cell(FILE *f, const char *s)
 	}
 }
 
-/* The tier's word in the summary. */
-static const char *
-tier_word(int t)
-{
-	switch (t) {
-	case FLAKY_TIER_CRITICAL: return "critical";
-	case FLAKY_TIER_WARNING: return "warning";
-	case FLAKY_TIER_BROKEN: return "broken";
-	case FLAKY_TIER_NOISE: return "noise";
-	default: return "stable";
-	}
-}
-
 void
 github_summary_rows(FILE *f, const struct flaky_test_row *v, size_t n,
     const struct flaky_history *hist)
@@ -282,7 +269,7 @@ github_summary_rows(FILE *f, const struct flaky_test_row *v, size_t n,
 			    "|---|---|---|---|---|\n", f);
 		flaky_buf_init(&w);
 		rate_words(r, &w);
-		fprintf(f, "| %s | ", tier_word(t));
+		fprintf(f, "| %s | ", flaky_tier_name(t));
 		md_cell(f, r->test);
 		fputs(" | ", f);
 		md_cell(f, r->target);

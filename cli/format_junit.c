@@ -112,19 +112,6 @@ row_fails(const struct flaky_test_row *r)
 	    t == FLAKY_TIER_BROKEN;
 }
 
-/* The tier's name as a property and a failure type. */
-static const char *
-tier_name(int t)
-{
-	switch (t) {
-	case FLAKY_TIER_CRITICAL: return "critical";
-	case FLAKY_TIER_WARNING: return "warning";
-	case FLAKY_TIER_BROKEN: return "broken";
-	case FLAKY_TIER_NOISE: return "noise";
-	default: return "stable";
-	}
-}
-
 /* One <testcase>: its evidence as properties, a <failure> for the tiers
  * that need attention, a skip for a test that never ran. */
 static void
@@ -149,7 +136,7 @@ testcase(const struct report_head *h, const struct report_evidence *ev,
 	if (!isnan(med))
 		printf(" time=\"%.3f\"", med / 1000.0);
 	printf(">\n      <properties>\n");
-	property("tier", tier_name(t));
+	property("tier", flaky_tier_name(t));
 	snprintf(buf, sizeof buf, "%lld", (long long)r->runs);
 	property("runs", buf);
 	snprintf(buf, sizeof buf, "%lld", (long long)r->failures);
@@ -170,8 +157,8 @@ testcase(const struct report_head *h, const struct report_evidence *ev,
 	else if (row_fails(r)) {
 		printf("      <failure type=\"flaky.%s\" message=\"%s: failed "
 		    "%lld of %lld runs (%.1f%%, 95%% interval %.0f%%-%.0f%%)",
-		    tier_name(t), t == FLAKY_TIER_BROKEN ? "broken" : "flaky",
-		    (long long)r->failures, (long long)r->runs, 100.0 *
+		    flaky_tier_name(t), t == FLAKY_TIER_BROKEN ? "broken" :
+		    "flaky", (long long)r->failures, (long long)r->runs, 100.0 *
 		    (double)r->failures / (double)r->runs, 100 * lo, 100 * hi);
 		if (sig != NULL && sig->signature != NULL) {
 			printf(", ");

@@ -212,8 +212,8 @@ runner_word(const char *runner, char **w, int n)
 		if (is_runner(runner, "pytest") && (strcmp(x, "pytest") == 0 ||
 		    strcmp(x, "py.test") == 0 || strcmp(x, "pytest-3") == 0))
 			return i;
-		if (is_runner(runner, "unittest") && strcmp(x, "unittest") == 0 &&
-		    i > 0 && strcmp(w[i - 1], "-m") == 0)
+		if (is_runner(runner, "unittest") &&
+		    strcmp(x, "unittest") == 0 && i > 0 && strcmp(w[i - 1], "-m") == 0)
 			return i;
 		if (is_runner(runner, "jest") && (strcmp(x, "jest") == 0 ||
 		    strcmp(x, "jest.js") == 0))
