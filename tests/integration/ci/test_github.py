@@ -138,3 +138,29 @@ def test_format_refused_where_absent(evidence):
     assert "--format junit is not available here" in p.stderr
     p = ctl(["--db", db, "--format", "gitlab", "report"], check=2)
     assert "github or junit" in p.stderr
+
+
+def test_analyze(tmp_path):
+    """analyze --format github on a suite of its own: the broken test at
+    its definition, the summary appended."""
+    (tmp_path / "test_two.py").write_text(
+        "def test_ok():\n    pass\n\n\ndef test_bad():\n"
+        "    assert 1 == 2, 'one: is, not % two'\n")
+    summary = tmp_path / "summary.md"
+    env = dict(os.environ, GITHUB_STEP_SUMMARY=str(summary))
+    env.pop("PYTEST_ADDOPTS", None)
+    p = ctl(["--db", str(tmp_path / "a.db"), "--format", "github", "analyze",
+             "--runs", "2", "--target", "two", "--", "/usr/bin/python3", "-m",
+             "pytest", "-p", "no:cacheprovider", "-p", "no:random_order"],
+            cwd=tmp_path, env=env)
+    cmds, other = parse(p.stdout)
+    assert len(cmds) == 1, p.stdout
+    level, props, msg = cmds[0]
+    assert (level, props) == ("error", {
+        "file": "test_two.py", "line": "5",
+        "title": "Broken test (fails every run)"})
+    assert msg.startswith("test_two.py::test_bad: 2 of 2 runs failed")
+    assert "one: is, not % two" in msg
+    assert other == ["flaky: 2 runs, 0 critical, 0 warning, 1 broken, "
+                     "0 noise, 1 stable"]
+    assert summary.read_text().startswith("### flaky: 2 runs of `")
