@@ -540,7 +540,8 @@ again:
 		return EXIT_ERROR;
 	}
 	if (ctl_check_format(ctl, "analyze", 1 << FORMAT_TABLE |
-	    1 << FORMAT_JSON | 1 << FORMAT_CSV | 1 << FORMAT_MARKDOWN) < 0)
+	    1 << FORMAT_JSON | 1 << FORMAT_CSV | 1 << FORMAT_MARKDOWN |
+	    1 << FORMAT_GITHUB | 1 << FORMAT_JUNIT) < 0)
 		return EXIT_ERROR;
 	if (target_arg != NULL && (*target_arg == '\0' ||
 	    strspn(target_arg, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRS"

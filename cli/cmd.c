@@ -19,8 +19,9 @@ const struct cmd_option cmd_global_options[] = {
 	{ "socket", 0, CTL_OPT_SOCKET, "PATH", "flakyd's control socket "
 	    "(default $FLAKY_SOCKET, the config's socket:, then "
 	    FLAKY_DEFAULT_SOCKET ")" },
-	{ "format", 0, CTL_OPT_FORMAT, "FORMAT", "table, json, csv, markdown "
-	    "or tsv, where the command has it (default table)" },
+	{ "format", 0, CTL_OPT_FORMAT, "FORMAT", "table, json, csv, markdown, "
+	    "tsv, github or junit, where the command has it (default "
+	    "table)" },
 	{ NULL, 0, 0, NULL, NULL }
 };
 

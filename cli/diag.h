@@ -50,11 +50,23 @@ void	 diag_race_words(const struct flaky_timing *, struct flaky_buf *);
 void	 diag_timing_words(const struct flaky_diagnosis *, struct flaky_buf *);
 /* "0/60 at abc123, at most 6% at 95%" for the latest revision. */
 void	 diag_revision_words(const struct flaky_diagnosis *, struct flaky_buf *);
-/* A shell command that reproduces the failure (seed included). */
+/* A shell command that reproduces the failure: the runner's selection of
+ * this one test (pytest node id, unittest id, Jest file and -t, go -run),
+ * the suite's command for TAP and JUnit (repro.c). */
 void	 diag_repro(const struct flaky_diagnosis *, const char *isolate,
 	    struct flaky_buf *);
-/* "TIMEOUT flake in test_login_retry, 4/15 runs, median duration 2.3 s" */
+/* "Checkout › talks to slow API: TIMEOUT flake (js), 4/15 runs, median
+ * duration 2.3 s" */
 void	 diag_title(const struct flaky_diagnosis *, struct flaky_buf *);
+/* The runner of a test (the runs' record, else guessed from the command):
+ * pytest, unittest, jest, gotest, tap, junit or NULL. */
+const char *repro_runner(const char *runner, const char *command);
+/* The test id without its file, module or package. */
+const char *repro_short_name(const char *runner, const char *id);
+/* Jest's full name of a test id ("describe title"), regex-escaped. */
+void	 repro_jest_name(struct flaky_buf *, const char *id);
+/* Go's -run/-skip pattern of a test id ("^TestX$/^sub$"); -1: not Go's. */
+int	 repro_go_pattern(struct flaky_buf *, const char *id);
 
 /* The diagnosis as one JSON object (without the trailing newline). */
 void	 diag_json(FILE *, const struct flaky_diagnosis *, int with_failures);

@@ -13,6 +13,8 @@ enum ctl_format {
 	FORMAT_CSV,
 	FORMAT_MARKDOWN,
 	FORMAT_TSV,
+	FORMAT_GITHUB,		/* workflow commands (format_github.c) */
+	FORMAT_JUNIT,		/* JUnit XML (format_junit.c) */
 };
 
 /* Exit codes: 0 ok, 1 a gate or check found something, 2 usage or error. */

@@ -191,7 +191,8 @@ ctl_global_option(struct ctl *ctl, int c, const char *arg)
 	static const char *const names[] = {
 		[FORMAT_TABLE] = "table", [FORMAT_JSON] = "json",
 		[FORMAT_CSV] = "csv", [FORMAT_MARKDOWN] = "markdown",
-		[FORMAT_TSV] = "tsv",
+		[FORMAT_TSV] = "tsv", [FORMAT_GITHUB] = "github",
+		[FORMAT_JUNIT] = "junit",
 	};
 
 	switch (c) {
@@ -214,7 +215,7 @@ ctl_global_option(struct ctl *ctl, int c, const char *arg)
 				return 0;
 			}
 		ctl_usage_error(NULL, "unknown format '%s' (expected table, "
-		    "json, csv, markdown or tsv)", arg);
+		    "json, csv, markdown, tsv, github or junit)", arg);
 		return -1;
 	}
 	return -1;
@@ -225,7 +226,7 @@ int
 ctl_check_format(struct ctl *ctl, const char *cmd, int allowed)
 {
 	static const char *const names[] = {
-		"table", "json", "csv", "markdown", "tsv"
+		"table", "json", "csv", "markdown", "tsv", "github", "junit"
 	};
 
 	if (allowed & (1 << ctl->format))

@@ -7,35 +7,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "diag.h"
 #include "flakyctl.h"
 #include "store/store.h"
 #include "util/util.h"
 
 #define RELEASE_AFTER	30	/* passing runs in a row that release */
 
-
-/* Jest's --testNamePattern sees "describe title", not our
- * "file › describe › title": drop the file, join with blanks, and escape
- * for a JavaScript regular expression. */
-static void
-jest_name(struct flaky_buf *b, const char *id)
-{
-	static const char sep[] = " \xe2\x80\xba ";	/* " › " */
-	const char	*p = strstr(id, sep);
-
-	if (p != NULL)
-		id = p + strlen(sep);
-	for (; *id != '\0'; id++) {
-		if (strncmp(id, sep, strlen(sep)) == 0) {
-			flaky_buf_addc(b, ' ');
-			id += strlen(sep) - 1;
-			continue;
-		}
-		if (strchr("\\^$.*+?()[]{}|/", *id) != NULL)
-			flaky_buf_addc(b, '\\');
-		flaky_buf_addc(b, *id);
-	}
-}
 
 /* A word for a POSIX shell, in single quotes. */
 static void
@@ -51,6 +29,51 @@ shell_quote(const char *s)
 	putchar('\'');
 }
 
+/* The runner an export format's ids must come from (NULL: any). */
+static const char *
+export_runner(const char *fmt)
+{
+	if (strcmp(fmt, "pytest") == 0)
+		return "pytest";
+	if (strcmp(fmt, "jest") == 0)
+		return "jest";
+	if (strcmp(fmt, "go") == 0)
+		return "gotest";
+	return NULL;
+}
+
+/* Ids of another runner would make a pattern that deselects nothing (or
+ * the wrong tests): name them, and the targets they are in. A target
+ * whose runner is unknown, or JUnit of another producer than pytest, may
+ * be anyone's. */
+static int
+export_check(const char *fmt, const char *target,
+    const struct flaky_quarantine_row *v, size_t n)
+{
+	const char	*want = export_runner(fmt);
+	size_t		 bad = 0;
+
+	for (size_t i = 0; want != NULL && i < n; i++) {
+		if ((target != NULL && strcmp(v[i].target, target) != 0) ||
+		    v[i].runner == NULL || strcmp(v[i].runner, want) == 0 ||
+		    strcmp(v[i].runner, "junit") == 0)
+			continue;
+		if (bad++ == 0)
+			fprintf(stderr, "flakyctl quarantine: export --format "
+			    "%s: expected %s tests, but", fmt, want);
+		if (bad <= 3)
+			fprintf(stderr, "%s '%s' (target %s) is %s's",
+			    bad > 1 ? ";" : "", v[i].test, v[i].target,
+			    v[i].runner);
+	}
+	if (bad == 0)
+		return 0;
+	if (bad > 3)
+		fprintf(stderr, "; and %zu more", bad - 3);
+	fprintf(stderr, "; give --target NAME of a %s target\n", want);
+	return -1;
+}
+
 /* quarantine export: the ids as the runner's deselect list. */
 static int
 q_export(const char *fmt, const char *target,
@@ -59,6 +82,8 @@ q_export(const char *fmt, const char *target,
 	struct flaky_buf b;
 	size_t		 k = 0;
 
+	if (export_check(fmt, target, v, n) < 0)
+		return EXIT_ERROR;
 	flaky_buf_init(&b);
 	for (size_t i = 0; i < n; i++) {
 		if (target != NULL && strcmp(v[i].target, target) != 0)
@@ -69,15 +94,29 @@ q_export(const char *fmt, const char *target,
 			printf("--deselect ");
 			shell_quote(v[i].test);
 			putchar('\n');
+		} else if (strcmp(fmt, "go") == 0) {
+			if (k > 0)
+				flaky_buf_addc(&b, '|');
+			if (repro_go_pattern(&b, v[i].test) < 0) {
+				fprintf(stderr, "flakyctl quarantine: export "
+				    "--format go: '%s' names no Go test\n",
+				    v[i].test);
+				flaky_buf_free(&b);
+				return EXIT_ERROR;
+			}
 		} else {
 			flaky_buf_adds(&b, k ? "|" : "^(?!(?:");
-			jest_name(&b, v[i].test);
+			repro_jest_name(&b, v[i].test);
 		}
 		k++;
 	}
 	if (strcmp(fmt, "jest") == 0 && k > 0) {
 		flaky_buf_adds(&b, ")$)");
 		printf("--testNamePattern=");
+		shell_quote(flaky_buf_cstr(&b));
+		putchar('\n');
+	} else if (strcmp(fmt, "go") == 0 && k > 0) {
+		printf("-skip ");
 		shell_quote(flaky_buf_cstr(&b));
 		putchar('\n');
 	}
@@ -136,7 +175,7 @@ static const struct cmd_option quarantine_options[] = {
 	{ "release-after", 'R', 0, "N", "list: READY after N passing runs in "
 	    "a row (default 30)" },
 	{ "format", 0, CTL_OPT_FORMAT, "FORMAT", "list: table or json; "
-	    "export: pytest, jest or plain" },
+	    "export: pytest, jest, go or plain" },
 	{ NULL, 0, 0, NULL, NULL }
 };
 
@@ -145,7 +184,7 @@ const struct cmd_entry cmd_quarantine_entry = {
 	.usage = "quarantine add TEST --reason TEXT [--ticket URL] "
 	    "[--target NAME] | remove TEST [--target NAME] | "
 	    "list [--release-after N] | "
-	    "export --format pytest|jest|plain [--target NAME]",
+	    "export --format pytest|jest|go|plain [--target NAME]",
 	.summary = "Keep a list of quarantined tests; export it for CI.",
 	.options = quarantine_options,
 	.exec = cmd_quarantine,
@@ -232,9 +271,9 @@ cmd_quarantine(struct ctl *ctl, int argc, char **argv)
 		}
 		if (sub[0] == 'e' && (xfmt == NULL ||
 		    (strcmp(xfmt, "pytest") != 0 && strcmp(xfmt, "jest") != 0 &&
-		    strcmp(xfmt, "plain") != 0))) {
+		    strcmp(xfmt, "go") != 0 && strcmp(xfmt, "plain") != 0))) {
 			ctl_usage_error("quarantine", "export: expected "
-			    "--format pytest, jest or plain, got '%s'",
+			    "--format pytest, jest, go or plain, got '%s'",
 			    xfmt ? xfmt : "nothing");
 			return EXIT_ERROR;
 		}

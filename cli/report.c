@@ -146,7 +146,8 @@ cmd_report(struct ctl *ctl, int argc, char **argv)
 		return EXIT_ERROR;
 	}
 	if (ctl_check_format(ctl, "report", 1 << FORMAT_TABLE |
-	    1 << FORMAT_JSON | 1 << FORMAT_CSV | 1 << FORMAT_MARKDOWN) < 0)
+	    1 << FORMAT_JSON | 1 << FORMAT_CSV | 1 << FORMAT_MARKDOWN |
+	    1 << FORMAT_GITHUB | 1 << FORMAT_JUNIT) < 0)
 		return EXIT_ERROR;
 	memset(&q, 0, sizeof q);
 	if (parse_window("report", since, until, &q.since_ms, &q.until_ms) < 0)

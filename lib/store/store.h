@@ -519,6 +519,7 @@ struct flaky_quarantine_row {
 	int64_t		 test_id;
 	int64_t		 added_ms;
 	int64_t		 passes;	/* passing runs in a row, latest last */
+	char		*runner;	/* of the target's newest run, or NULL */
 };
 int	 flaky_store_quarantine_add(struct flaky_store *, int64_t test_id,
 	    const char *reason, const char *ticket, int64_t now_ms,

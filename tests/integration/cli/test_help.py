@@ -122,7 +122,7 @@ def test_quarantine_takes_its_own_format(tmp_path):
     p = run(["quarantine", "export", "--db", str(tmp_path / "q.db"),
              "--format", "xml"], cwd=tmp_path)
     assert p.returncode == 2
-    assert "export: expected --format pytest, jest or plain, got 'xml'" \
+    assert "export: expected --format pytest, jest, go or plain, got 'xml'" \
         in p.stderr
 
 
