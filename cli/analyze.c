@@ -399,15 +399,15 @@ static const struct cmd_option analyze_options[] = {
 	{ "runs", 'n', 0, "N", "how many runs (default 10)" },
 	{ "jobs", 'j', 0, "J", "runs at once (default 1)" },
 	{ "timeout", 't', 0, "D", "end a run's process group after D "
-	    "(90s, 10m, 1h30m)" },
+	    "(90s, 10m, 1h30m; default none)" },
 	{ "grace", 0, 'g', "D", "from SIGTERM to SIGKILL at the timeout "
 	    "(default 10s)" },
 	{ "target", 'T', 0, "NAME", "the runs' target (default the "
 	    "directory's name and the runner)" },
 	{ "junit", 0, 'J', "PATH", "a JUnit XML file the command writes "
-	    "after each run" },
+	    "after each run (default none: its output is parsed)" },
 	{ "fail-on", 0, 'F', "TIERS", "exit 1 when a test is in one of these "
-	    "tiers (critical,warning,broken)" },
+	    "tiers (critical,warning,broken; default none)" },
 	{ "revision", 0, 'R', "REV", "the revision the runs test (default "
 	    "git HEAD)" },
 	{ "capture", 0, 'C', "BYTES", "output kept per run, head and tail "
@@ -425,6 +425,8 @@ const struct cmd_entry cmd_analyze_entry = {
 	    "(DIRECTORY | [--] COMMAND...)",
 	.summary = "Rerun a test command N times, store every run, rank "
 	    "the tests.",
+	.example = "flakyctl analyze --runs 50 --jobs 4 tests/\n"
+	    "flakyctl analyze --runs 20 --timeout 10m -- pytest -x tests/api",
 	.options = analyze_options,
 	.flags = CMD_STOP_AT_OPERAND,
 	.exec = cmd_analyze,

@@ -239,6 +239,8 @@ const struct cmd_entry cmd_confirm_entry = {
 	    "[--budget D] [--max-runs N]",
 	.summary = "Rerun unsettled tests alone until each one's tier "
 	    "settles.",
+	.example = "flakyctl confirm --budget 30m\nflakyctl confirm "
+	    "test_login_retry --max-runs 200",
 	.options = confirm_options,
 	.exec = cmd_confirm,
 };

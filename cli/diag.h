@@ -24,7 +24,8 @@ struct diag_opts {
 	    "all: from the first run)" }, \
 	{ "until", 'u', 0, "DATE", "the window's end, exclusive (default " \
 	    "now)" }, \
-	{ "target", 'T', 0, "NAME", "only this target's tests" }
+	{ "target", 'T', 0, "NAME", "only this target's tests (default " \
+	    "all targets)" }
 /* Handle one of DIAG_OPTIONS; 1 when c was one. */
 int	 diag_option(struct diag_opts *, int c, const char *arg);
 /* The window from the options; -1 after a usage message. */

@@ -152,7 +152,8 @@ static const struct cmd_option ingest_options[] = {
 	    "(required)" },
 	{ "at", 'a', 0, "TIME", "when the runs ran (default the file's "
 	    "timestamps, else now)" },
-	{ "revision", 'r', 0, "REV", "the revision the runs tested" },
+	{ "revision", 'r', 0, "REV", "the revision the runs tested "
+	    "(default none)" },
 	{ NULL, 0, 0, NULL, NULL }
 };
 
@@ -161,6 +162,8 @@ const struct cmd_entry cmd_ingest_entry = {
 	.usage = "ingest --target NAME [--at TIME] [--revision REV] FILE...",
 	.summary = "Store results produced elsewhere (JUnit XML, runner "
 	    "output).",
+	.example = "flakyctl ingest --target shop-ci --revision \"$GIT_SHA\" "
+	    "report.xml",
 	.options = ingest_options,
 	.exec = cmd_ingest,
 };

@@ -22,6 +22,7 @@ static const struct cmd_entry cmd_help_entry = {
 	.name = "help",
 	.usage = "help [COMMAND]",
 	.summary = "List the commands, or print one command's options.",
+	.example = "flakyctl help report",
 	.exec = cmd_help,
 };
 
@@ -92,6 +93,19 @@ print_all_options(void)
 	}
 }
 
+/* "unknown command 'reprot'; did you mean 'report'?" */
+static void
+unknown_command(const char *cmd, const char *word)
+{
+	const char	*near = cmd_nearest_command(word);
+
+	if (near != NULL)
+		ctl_usage_error(cmd, "unknown command '%s'; did you mean "
+		    "'%s'?", word, near);
+	else
+		ctl_usage_error(cmd, "unknown command '%s'", word);
+}
+
 /* flakyctl help [COMMAND]; the hidden --all-options feeds the man page
  * test and is no promise to users. */
 static int
@@ -118,7 +132,7 @@ cmd_help(struct ctl *ctl, int argc, char **argv)
 		return EXIT_OK;
 	}
 	if ((e = cmd_find(argv[1])) == NULL) {
-		ctl_usage_error("help", "unknown command '%s'", argv[1]);
+		unknown_command("help", argv[1]);
 		return EXIT_ERROR;
 	}
 	cmd_print_help(stdout, e);
@@ -395,8 +409,9 @@ main(int argc, char **argv)
 		return EXIT_ERROR;
 	}
 	if ((e = cmd_find(argv[0])) == NULL) {
-		fprintf(stderr, "flakyctl: unknown command '%s'\n", argv[0]);
-		usage(stderr);
+		unknown_command(NULL, argv[0]);
+		if (cmd_nearest_command(argv[0]) == NULL)
+			usage(stderr);
 		return EXIT_ERROR;
 	}
 	optind = 0;	/* reset getopt for the command */

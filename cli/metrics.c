@@ -56,16 +56,20 @@ cmp_target(const void *a, const void *b)
 static int	cmd_metrics(struct ctl *, int, char **);
 
 static const struct cmd_option metrics_options[] = {
-	{ "since", 's', 0, "D|DATE", "the window's start (default 7d)" },
-	{ "target", 'T', 0, "NAME", "only this target's tests" },
+	{ "since", 's', 0, "D|DATE|all", "the window's start (default 7d, "
+	    "not report's 30d: a gauge shows the recent state, so a fix "
+	    "shows within days; all: from the first run)" },
+	{ "target", 'T', 0, "NAME", "only this target's tests (default "
+	    "all targets)" },
 	CMD_OPTION_KIND,
 	{ NULL, 0, 0, NULL, NULL }
 };
 
 const struct cmd_entry cmd_metrics_entry = {
 	.name = "metrics",
-	.usage = "metrics [--since D] [--target NAME] [--kind K]",
+	.usage = "metrics [--since D|all] [--target NAME] [--kind K]",
 	.summary = "The current figures in the Prometheus text format.",
+	.example = "flakyctl metrics > /var/lib/node_exporter/flaky.prom",
 	.options = metrics_options,
 	.exec = cmd_metrics,
 };

@@ -130,13 +130,14 @@ static int	cmd_quarantine(struct ctl *, int, char **);
 static const struct cmd_option quarantine_options[] = {
 	{ "reason", 'r', 0, "TEXT", "add: why the test is quarantined "
 	    "(required)" },
-	{ "ticket", 't', 0, "URL", "add: the ticket that tracks it" },
+	{ "ticket", 't', 0, "URL", "add: the ticket that tracks it "
+	    "(default none)" },
 	{ "target", 'T', 0, "NAME", "the test's target, when several have "
-	    "it; export: only this target's" },
+	    "it; export: only this target's (default all targets)" },
 	{ "release-after", 'R', 0, "N", "list: READY after N passing runs in "
 	    "a row (default 30)" },
-	{ "format", 0, CTL_OPT_FORMAT, "FORMAT", "list: table or json; "
-	    "export: pytest, jest or plain" },
+	{ "format", 0, CTL_OPT_FORMAT, "FORMAT", "list: table or json "
+	    "(default table); export: pytest, jest or plain (required)" },
 	{ NULL, 0, 0, NULL, NULL }
 };
 
@@ -147,6 +148,8 @@ const struct cmd_entry cmd_quarantine_entry = {
 	    "list [--release-after N] | "
 	    "export --format pytest|jest|plain [--target NAME]",
 	.summary = "Keep a list of quarantined tests; export it for CI.",
+	.example = "flakyctl quarantine add test_login_retry --reason "
+	    "'RACE, #123'\nflakyctl quarantine export --format pytest",
 	.options = quarantine_options,
 	.exec = cmd_quarantine,
 };

@@ -101,6 +101,7 @@ const struct cmd_entry cmd_show_entry = {
 	.usage = "show TEST [--since D|all] [--until DATE] [--target NAME] "
 	    "[--full]",
 	.summary = "The evidence log of one test: every failed run.",
+	.example = "flakyctl show test_login_retry --since all",
 	.options = show_options,
 	.exec = cmd_show,
 };

@@ -20,7 +20,7 @@ static int	cmd_trend(struct ctl *, int, char **);
 static const struct cmd_option trend_options[] = {
 	{ "weeks", 'w', 0, "N", "how many weeks back (default 8)" },
 	{ "target", 'T', 0, "NAME", "the test's target, when several have "
-	    "it" },
+	    "it (default the one that has it)" },
 	{ "until", 'u', 0, "DATE", "the last week ends with this day "
 	    "(default today)" },
 	{ NULL, 0, 0, NULL, NULL }
@@ -31,6 +31,7 @@ const struct cmd_entry cmd_trend_entry = {
 	.usage = "trend TEST [--weeks N] [--target NAME] [--until DATE]",
 	.summary = "One test week by week: runs, failures, rate, "
 	    "sparkline.",
+	.example = "flakyctl trend test_login_retry --weeks 12",
 	.options = trend_options,
 	.exec = cmd_trend,
 };
