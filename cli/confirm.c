@@ -304,6 +304,8 @@ cmd_confirm(struct ctl *ctl, int argc, char **argv)
 	} else {
 		size_t	 open;
 
+		if (ctl_check_target(c.store, "confirm", o.target) < 0)
+			goto out;
 		if (flaky_confirm_choose(&c.cf, c.store, &o.q, confirm_isolate,
 		    ctl, NULL, &open, err, sizeof err) < 0) {
 			fprintf(stderr, "flakyctl: %s\n", err);

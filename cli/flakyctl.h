@@ -115,6 +115,11 @@ const char *cmd_nearest_command(const char *word);
 /* Returns 0 when c was a global option, -1 (after a usage message) when it
  * was not or its value is bad. */
 int	 ctl_global_option(struct ctl *, int c, const char *arg);
+/* 0 when target is NULL or a target of the database; -1 after a message
+ * (main.c). */
+struct flaky_store;
+int	 ctl_check_target(struct flaky_store *, const char *cmd,
+	    const char *target);
 /* Allowed formats for a command: a mask of (1 << FORMAT_x). */
 int	 ctl_check_format(struct ctl *, const char *cmd, int allowed);
 /* The config file: --config, $FLAKY_CONFIG, then /etc/flaky/flaky.yaml

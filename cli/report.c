@@ -54,7 +54,13 @@ report_read(struct ctl *ctl, const char *cmd, const struct flaky_query *q,
 	char	 err[1024];
 
 	if (flaky_store_open(ctl_db_path(ctl), FLAKY_STORE_READONLY, store,
-	    err, sizeof err) < 0 || flaky_store_test_stats(*store, q, rows,
+	    err, sizeof err) < 0) {
+		fprintf(stderr, "flakyctl %s: %s\n", cmd, err);
+		return -1;
+	}
+	if (ctl_check_target(*store, cmd, q->target) < 0)
+		return -1;
+	if (flaky_store_test_stats(*store, q, rows,
 	    nrows, err, sizeof err) < 0 || flaky_store_history(*store, q,
 	    hist, err, sizeof err) < 0) {
 		fprintf(stderr, "flakyctl %s: %s\n", cmd, err);
@@ -159,11 +165,13 @@ cmd_report(struct ctl *ctl, int argc, char **argv)
 	q.kinds = ctl->kinds;
 	if (flaky_store_open(ctl_db_path(ctl), FLAKY_STORE_READONLY, &store,
 	    err, sizeof err) < 0) {
-		fprintf(stderr, "flakyctl: %s\n", err);
+		fprintf(stderr, "flakyctl report: %s\n", err);
 		return EXIT_ERROR;
 	}
 	memset(&head, 0, sizeof head);
 	memset(&hist, 0, sizeof hist);
+	if (ctl_check_target(store, "report", target) < 0)
+		goto out;
 	head.target = target;
 	head.since_ms = q.since_ms;
 	head.until_ms = q.until_ms;

@@ -117,6 +117,8 @@ cmd_triage(struct ctl *ctl, int argc, char **argv)
 		ids = xmalloc(sizeof *ids);
 		ids[nids++] = id;
 	} else {
+		if (ctl_check_target(store, "triage", o.target) < 0)
+			goto out;
 		if (flaky_store_test_stats(store, &o.q, &rows, &nrows, err,
 		    sizeof err) < 0) {
 			fprintf(stderr, "flakyctl: %s\n", err);
