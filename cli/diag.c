@@ -316,8 +316,8 @@ diag_evidence(const struct flaky_diagnosis *d, struct flaky_buf *b)
 	int64_t	 n = 0;
 
 	if (sig == NULL) {
-		flaky_buf_printf(b, "no failure in %lld runs",
-		    (long long)d->runs);
+		flaky_buf_printf(b, "no failure in %lld run%s",
+		    (long long)d->runs, d->runs == 1 ? "" : "s");
 		return;
 	}
 	if (d->passes_alone && d->polluter == NULL) {

@@ -179,7 +179,8 @@ cmd_gate(struct ctl *ctl, int argc, char **argv)
 	breaches += check("worse", lim[2], rows, nrows, &hist, is_worse);
 	breaches += check("broken", lim[3], rows, nrows, &hist, is_broken);
 	if (breaches == 0)
-		printf("gate: ok (%zu tests in the window)\n", nrows);
+		printf("gate: ok (%zu test%s in the window)\n", nrows,
+		    nrows == 1 ? "" : "s");
 	ret = breaches ? EXIT_FOUND : EXIT_OK;
 out:
 	flaky_history_free(&hist);

@@ -259,8 +259,9 @@ cmd_ingest(struct ctl *ctl, int argc, char **argv)
 			    ", skipped\n", f->path, run);
 			continue;
 		}
-		printf("%s: run %" PRId64 " at %s, %zu tests", f->path, run,
-		    flaky_format_time(when_ms, when, sizeof when), f->res.n);
+		printf("%s: run %" PRId64 " at %s, %zu test%s", f->path, run,
+		    flaky_format_time(when_ms, when, sizeof when), f->res.n,
+		    f->res.n == 1 ? "" : "s");
 		if (f->extra.nattempts > 0)
 			printf(", %zu retry attempts", f->extra.nattempts);
 		printf("\n");

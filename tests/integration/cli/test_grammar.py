@@ -242,3 +242,19 @@ def test_short_window_default_says_why(cmd):
     text = run([cmd, "--help"]).stdout
     joined = " ".join(text.split())
     assert "(default 7d, not report's 30d:" in joined
+
+
+def test_singular_and_plural(db, tmp_path):
+    # one failure in one run, not "1 failures in 1 runs"
+    p = run(["--db", db, "show", "test_beta", "-T", "shop-b"])
+    assert p.returncode == 0, p
+    assert "\n1 failure in 1 run (100.0%" in p.stdout, p.stdout
+    one = tmp_path / "one.xml"
+    one.write_text('<testsuite name="s" tests="1"><testcase classname="m" '
+                   'name="test_one" time="0.1"/></testsuite>\n')
+    p = run(["--db", str(tmp_path / "one.db"), "ingest", "--target", "one",
+             str(one)])
+    assert p.returncode == 0, p
+    assert p.stdout.rstrip().endswith(", 1 test"), p.stdout
+    p = run(["--db", str(tmp_path / "one.db"), "gate", "--max-broken", "0"])
+    assert p.stdout == "gate: ok (1 test in the window)\n", p
