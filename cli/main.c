@@ -56,8 +56,8 @@ const struct cmd_entry *const cmd_table[] = {
 static void
 usage(FILE *f)
 {
-	fprintf(f, "usage: flakyctl [--db PATH] [--config FILE] [--format F] "
-	    "COMMAND [options]\n\ncommands:\n");
+	fprintf(f, "usage: flakyctl [--db PATH] [--config FILE] [--socket PATH] "
+	    "[--format F]\n                COMMAND [options]\n\ncommands:\n");
 	for (size_t i = 0; cmd_table[i] != NULL; i++)
 		fprintf(f, "  %-12s %s\n", cmd_table[i]->name,
 		    cmd_table[i]->summary);

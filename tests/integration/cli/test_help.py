@@ -238,3 +238,9 @@ def test_did_you_mean_an_option(args, typo, meant, tmp_path):
         "'%s'?" % (args[0], typo, meant), lines
     assert lines[1].startswith("usage: flakyctl %s" % args[0])
     assert not db.exists()
+
+
+def test_top_level_usage_names_every_global_option(table):
+    head = run(["help"]).stdout.split("commands:")[0]
+    for name, _, _ in table["global"]:
+        assert "[--%s " % name in head, name
