@@ -150,6 +150,16 @@ q_add(struct flaky_store *store, const char *target, const char *query,
 	return ret;
 }
 
+/* Is query a part of one of the names? */
+static int
+any_contains(const struct flaky_test_ref *refs, size_t n, const char *query)
+{
+	for (size_t i = 0; i < n; i++)
+		if (strstr(refs[i].name, query) != NULL)
+			return 1;
+	return 0;
+}
+
 /* quarantine remove: TEST among the quarantined ones, so that --target
  * is needed only when two targets have it in quarantine. */
 static int
@@ -169,6 +179,14 @@ q_remove(struct flaky_store *store, const char *target, const char *query,
 		refs[n].target = rows[k].target;
 		refs[n].name = rows[k].test;
 		n++;
+	}
+	if (!any_contains(refs, n, query)) {
+		/* a test that is there but not quarantined: say that, not
+		 * the closest quarantined names */
+		fprintf(stderr, "flakyctl quarantine: '%s' is not in "
+		    "quarantine%s%s\n", query, target ? " in target " : "",
+		    target ? target : "");
+		goto out;
 	}
 	if (diag_resolve_among(refs, n, "quarantine", target, query,
 	    "quarantined tests", &i) < 0)
