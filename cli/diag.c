@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "diag.h"
+#include "log.h"
 #include "stats/stats.h"
 
 #define CANDIDATES_MAX	10
@@ -47,41 +48,33 @@ diag_window(struct diag_opts *o, const char *cmd)
 	return 0;
 }
 
-/* A test id from a part of it, or candidates and closest names. */
-int
-diag_resolve(struct flaky_store *s, const char *cmd, const char *target,
-    const char *query, int64_t *test_id)
+/* Pick the test a user means among refs: one line and the candidates or
+ * the closest names on stderr when not exactly one. */
+static int
+diag_pick(const struct flaky_test_ref *refs, size_t n, const char *cmd,
+    const char *target, const char *query, const char *what, size_t *ret)
 {
-	struct flaky_test_ref *refs = NULL;
-	size_t	 n = 0, m[CANDIDATES_MAX], nm = 0;
-	char	 err[1024];
-	int	 r, ret = -1;
+	size_t	 m[CANDIDATES_MAX], nm = 0;
+	int	 r;
 
-	if (flaky_store_tests(s, target, &refs, &n, err, sizeof err) < 0) {
-		fprintf(stderr, "flakyctl %s: %s\n", cmd, err);
-		return -1;
-	}
 	r = flaky_find_test(refs, n, query, m, CANDIDATES_MAX, &nm);
 	switch (r) {
 	case FLAKY_FIND_ONE:
-		*test_id = refs[m[0]].id;
-		ret = 0;
-		break;
+		*ret = m[0];
+		return 0;
 	case FLAKY_FIND_AMBIGUOUS:
-		fprintf(stderr, "flakyctl %s: '%s' matches several tests; "
-		    "give more of the id%s:\n", cmd, query,
+		fprintf(stderr, "flakyctl %s: '%s' matches %zu%s %s; "
+		    "give more of the id%s:\n", cmd, query, nm,
+		    nm == CANDIDATES_MAX ? " or more" : "", what,
 		    target ? "" : " or --target");
 		for (size_t i = 0; i < nm; i++)
 			fprintf(stderr, "  %s  (%s)\n", refs[m[i]].name,
 			    refs[m[i]].target);
-		if (nm == CANDIDATES_MAX)
-			fprintf(stderr, "  ... (the first %d)\n",
-			    CANDIDATES_MAX);
 		break;
 	case FLAKY_FIND_NONE:
 		if (nm == 0) {
 			fprintf(stderr, "flakyctl %s: no test matches '%s': "
-			    "the database has no tests%s%s\n", cmd, query,
+			    "there are no %s%s%s\n", cmd, query, what,
 			    target ? " of target " : "", target ? target : "");
 			break;
 		}
@@ -94,8 +87,53 @@ diag_resolve(struct flaky_store *s, const char *cmd, const char *target,
 	default:
 		fprintf(stderr, "flakyctl %s: out of memory\n", cmd);
 	}
+	return -1;
+}
+
+/* A test id from a part of it, or candidates and closest names; its
+ * whole name and target too when asked for (the caller frees them). */
+int
+diag_resolve_name(struct flaky_store *s, const char *cmd, const char *target,
+    const char *query, int64_t *test_id, char **name, char **tname)
+{
+	struct flaky_test_ref *refs = NULL;
+	size_t	 n = 0, i;
+	char	 err[1024];
+	int	 ret = -1;
+
+	if (ctl_check_target(s, cmd, target) < 0)
+		return -1;
+	if (flaky_store_tests(s, target, &refs, &n, err, sizeof err) < 0) {
+		fprintf(stderr, "flakyctl %s: %s\n", cmd, err);
+		return -1;
+	}
+	if (diag_pick(refs, n, cmd, target, query, "tests", &i) == 0) {
+		*test_id = refs[i].id;
+		if (name != NULL)
+			*name = xstrdup(refs[i].name);
+		if (tname != NULL)
+			*tname = xstrdup(refs[i].target);
+		ret = 0;
+	}
 	flaky_test_refs_free(refs, n);
 	return ret;
+}
+
+/* The same without the names. */
+int
+diag_resolve(struct flaky_store *s, const char *cmd, const char *target,
+    const char *query, int64_t *test_id)
+{
+	return diag_resolve_name(s, cmd, target, query, test_id, NULL, NULL);
+}
+
+/* The same among the rows of a list (quarantine's): their index. */
+int
+diag_resolve_among(const struct flaky_test_ref *refs, size_t n,
+    const char *cmd, const char *target, const char *query, const char *what,
+    size_t *ret)
+{
+	return diag_pick(refs, n, cmd, target, query, what, ret);
 }
 
 /* The triage table, from DESIGN.md "Failure signatures". */
@@ -278,8 +316,8 @@ diag_evidence(const struct flaky_diagnosis *d, struct flaky_buf *b)
 	int64_t	 n = 0;
 
 	if (sig == NULL) {
-		flaky_buf_printf(b, "no failure in %lld runs",
-		    (long long)d->runs);
+		flaky_buf_printf(b, "no failure in %lld run%s",
+		    (long long)d->runs, d->runs == 1 ? "" : "s");
 		return;
 	}
 	if (d->passes_alone && d->polluter == NULL) {

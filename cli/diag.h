@@ -24,7 +24,8 @@ struct diag_opts {
 	    "all: from the first run)" }, \
 	{ "until", 'u', 0, "DATE", "the window's end, exclusive (default " \
 	    "now)" }, \
-	{ "target", 'T', 0, "NAME", "only this target's tests" }
+	{ "target", 'T', 0, "NAME", "only this target's tests (default " \
+	    "all targets)" }
 /* Handle one of DIAG_OPTIONS; 1 when c was one. */
 int	 diag_option(struct diag_opts *, int c, const char *arg);
 /* The window from the options; -1 after a usage message. */
@@ -35,6 +36,15 @@ int	 diag_window(struct diag_opts *, const char *cmd);
  * stderr and returns -1. */
 int	 diag_resolve(struct flaky_store *, const char *cmd, const char *target,
 	    const char *query, int64_t *test_id);
+/* The same, with the test's whole name and its target (either pointer
+ * may be NULL; the caller frees what it gets). */
+int	 diag_resolve_name(struct flaky_store *, const char *cmd,
+	    const char *target, const char *query, int64_t *test_id,
+	    char **name, char **target_name);
+/* The same among refs (what: "quarantined tests"): the index in *ret. */
+int	 diag_resolve_among(const struct flaky_test_ref *refs, size_t n,
+	    const char *cmd, const char *target, const char *query,
+	    const char *what, size_t *ret);
 
 /* The triage table (DESIGN.md): most likely cause and first patch. */
 const char *diag_cause(const char *signature);

@@ -113,27 +113,32 @@ is_broken(const struct flaky_test_row *r, const struct flaky_history_row *h)
 static int	cmd_gate(struct ctl *, int, char **);
 
 static const struct cmd_option gate_options[] = {
-	{ "since", 's', 0, "D|DATE", "the window's start (default 7d)" },
+	{ "since", 's', 0, "D|DATE|all", "the window's start (default 7d, "
+	    "not report's 30d: a gate judges the recent state, so a fix "
+	    "shows within days; all: from the first run)" },
 	{ "until", 'u', 0, "DATE", "the window's end, exclusive (default "
 	    "now)" },
-	{ "target", 'T', 0, "NAME", "only this target's tests" },
-	{ "max-critical", 0, 'c', "N", "at most N critical tests" },
+	{ "target", 'T', 0, "NAME", "only this target's tests (default "
+	    "all targets)" },
+	{ "max-critical", 0, 'c', "N", "at most N critical tests (default "
+	    "no limit; give at least one --max)" },
 	{ "max-new-flaky", 0, 'n', "N", "at most N tests unstable since the "
-	    "previous window" },
+	    "previous window (default no limit)" },
 	{ "max-worse", 0, 'w', "N", "at most N tests worse than in the "
-	    "previous window" },
+	    "previous window (default no limit)" },
 	{ "max-broken", 0, 'b', "N", "at most N broken tests (failing every "
-	    "run)" },
+	    "run; default no limit)" },
 	CMD_OPTION_KIND,
 	{ NULL, 0, 0, NULL, NULL }
 };
 
 const struct cmd_entry cmd_gate_entry = {
 	.name = "gate",
-	.usage = "gate [--since D] [--until DATE] [--target NAME] "
+	.usage = "gate [--since D|all] [--until DATE] [--target NAME] "
 	    "[--max-critical N] [--max-new-flaky N] [--max-worse N] "
 	    "[--max-broken N] [--kind K]",
 	.summary = "Exit 1 with one line per breach of the limits: a CI step.",
+	.example = "flakyctl gate --max-critical 0 --max-new-flaky 0",
 	.options = gate_options,
 	.exec = cmd_gate,
 };
@@ -214,7 +219,8 @@ cmd_gate(struct ctl *ctl, int argc, char **argv)
 	breaches += check("broken", lim[3], rows, nrows, &hist, is_broken, gh,
 	    &sum);
 	if (breaches == 0)
-		printf("gate: ok (%zu tests in the window)\n", nrows);
+		printf("gate: ok (%zu test%s in the window)\n", nrows,
+		    nrows == 1 ? "" : "s");
 	if (gh)
 		gate_summary(breaches, &sum, rows, nrows, &hist);
 	ret = breaches ? EXIT_FOUND : EXIT_OK;

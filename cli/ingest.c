@@ -274,9 +274,10 @@ ingest_junit(struct ingest *u, char *buf, struct flaky_buf *line,
 		u->store_failed = 1;
 		goto out;
 	}
-	flaky_buf_printf(line, "%s: run %" PRId64 " at %s, %zu tests",
+	flaky_buf_printf(line, "%s: run %" PRId64 " at %s, %zu test%s",
 	    u->f->path, flaky_store_ingest_run(u->w),
-	    flaky_format_time(u->when_ms, when, sizeof when), info.n);
+	    flaky_format_time(u->when_ms, when, sizeof when), info.n,
+	    info.n == 1 ? "" : "s");
 	if (info.nattempts > 0)
 		flaky_buf_printf(line, ", %zu retry attempts", info.nattempts);
 	flaky_buf_addc(line, '\n');
@@ -429,9 +430,9 @@ ingest_raw(struct ingest *u, char *buf, struct flaky_buf *line, char *err,
 	if ((r = ingest_raw_store(u, &res, &keep, x.len, &run, err,
 	    errlen)) < 0)
 		goto out;
-	flaky_buf_printf(line, "%s: run %" PRId64 " at %s, %zu tests\n",
+	flaky_buf_printf(line, "%s: run %" PRId64 " at %s, %zu test%s\n",
 	    x.path, run, flaky_format_time(u->when_ms, when, sizeof when),
-	    res.n);
+	    res.n, res.n == 1 ? "" : "s");
 out:
 	flaky_parser_free(x.p);
 	flaky_buf_free(&x.head);
@@ -448,7 +449,8 @@ static const struct cmd_option ingest_options[] = {
 	    "(required)" },
 	{ "at", 'a', 0, "TIME", "when the runs ran (default the file's "
 	    "timestamps, else now)" },
-	{ "revision", 'r', 0, "REV", "the revision the runs tested" },
+	{ "revision", 'r', 0, "REV", "the revision the runs tested "
+	    "(default none)" },
 	{ NULL, 0, 0, NULL, NULL }
 };
 
@@ -457,6 +459,8 @@ const struct cmd_entry cmd_ingest_entry = {
 	.usage = "ingest --target NAME [--at TIME] [--revision REV] FILE...",
 	.summary = "Store results produced elsewhere (JUnit XML, runner "
 	    "output).",
+	.example = "flakyctl ingest --target shop-ci --revision \"$GIT_SHA\" "
+	    "report.xml",
 	.options = ingest_options,
 	.exec = cmd_ingest,
 };

@@ -9,6 +9,7 @@
 
 #include "diag.h"
 #include "flakyctl.h"
+#include "log.h"
 #include "store/store.h"
 #include "util/util.h"
 
@@ -163,19 +164,97 @@ q_list(struct ctl *ctl, long long release, const struct flaky_quarantine_row *v,
 	return EXIT_OK;
 }
 
+/* quarantine add: TEST as every command takes it (a unique part). */
+static int
+q_add(struct flaky_store *store, const char *target, const char *query,
+    const char *reason, const char *ticket)
+{
+	char	*name = NULL, *tname = NULL, err[1024];
+	int64_t	 id;
+	int	 ret = EXIT_ERROR;
+
+	if (diag_resolve_name(store, "quarantine", target, query, &id, &name,
+	    &tname) < 0)
+		return EXIT_ERROR;
+	if (flaky_store_quarantine_add(store, id, reason, ticket,
+	    flaky_now_ms(), err, sizeof err) < 0)
+		fprintf(stderr, "flakyctl quarantine: %s\n", err);
+	else {
+		printf("%s (%s) quarantined\n", name, tname);
+		ret = EXIT_OK;
+	}
+	free(name);
+	free(tname);
+	return ret;
+}
+
+/* Is query a part of one of the names? */
+static int
+any_contains(const struct flaky_test_ref *refs, size_t n, const char *query)
+{
+	for (size_t i = 0; i < n; i++)
+		if (strstr(refs[i].name, query) != NULL)
+			return 1;
+	return 0;
+}
+
+/* quarantine remove: TEST among the quarantined ones, so that --target
+ * is needed only when two targets have it in quarantine. */
+static int
+q_remove(struct flaky_store *store, const char *target, const char *query,
+    const struct flaky_quarantine_row *rows, size_t nrows)
+{
+	struct flaky_test_ref *refs;
+	char	 err[1024];
+	size_t	 n = 0, i;
+	int	 ret = EXIT_ERROR;
+
+	refs = xcalloc(nrows + 1, sizeof *refs);
+	for (size_t k = 0; k < nrows; k++) {
+		if (target != NULL && strcmp(rows[k].target, target) != 0)
+			continue;
+		refs[n].id = rows[k].test_id;
+		refs[n].target = rows[k].target;
+		refs[n].name = rows[k].test;
+		n++;
+	}
+	if (!any_contains(refs, n, query)) {
+		/* a test that is there but not quarantined: say that, not
+		 * the closest quarantined names */
+		fprintf(stderr, "flakyctl quarantine: '%s' is not in "
+		    "quarantine%s%s\n", query, target ? " in target " : "",
+		    target ? target : "");
+		goto out;
+	}
+	if (diag_resolve_among(refs, n, "quarantine", target, query,
+	    "quarantined tests", &i) < 0)
+		goto out;
+	if (flaky_store_quarantine_remove(store, refs[i].id, err,
+	    sizeof err) < 0) {
+		fprintf(stderr, "flakyctl quarantine: %s\n", err);
+		goto out;
+	}
+	printf("%s (%s) released\n", refs[i].name, refs[i].target);
+	ret = EXIT_OK;
+out:
+	free(refs);	/* the strings are the rows' */
+	return ret;
+}
+
 static int	cmd_quarantine(struct ctl *, int, char **);
 
 /* --format is quarantine's own: export has formats of its own. */
 static const struct cmd_option quarantine_options[] = {
 	{ "reason", 'r', 0, "TEXT", "add: why the test is quarantined "
 	    "(required)" },
-	{ "ticket", 't', 0, "URL", "add: the ticket that tracks it" },
+	{ "ticket", 't', 0, "URL", "add: the ticket that tracks it "
+	    "(default none)" },
 	{ "target", 'T', 0, "NAME", "the test's target, when several have "
-	    "it; export: only this target's" },
+	    "it; export: only this target's (default all targets)" },
 	{ "release-after", 'R', 0, "N", "list: READY after N passing runs in "
 	    "a row (default 30)" },
-	{ "format", 0, CTL_OPT_FORMAT, "FORMAT", "list: table or json; "
-	    "export: pytest, jest, go or plain" },
+	{ "format", 0, CTL_OPT_FORMAT, "FORMAT", "list: table or json "
+	    "(default table); export: pytest, jest, go or plain (required)" },
 	{ NULL, 0, 0, NULL, NULL }
 };
 
@@ -186,6 +265,8 @@ const struct cmd_entry cmd_quarantine_entry = {
 	    "list [--release-after N] | "
 	    "export --format pytest|jest|go|plain [--target NAME]",
 	.summary = "Keep a list of quarantined tests; export it for CI.",
+	.example = "flakyctl quarantine add test_login_retry --reason "
+	    "'RACE, #123'\nflakyctl quarantine export --format pytest",
 	.options = quarantine_options,
 	.exec = cmd_quarantine,
 };
@@ -201,7 +282,6 @@ cmd_quarantine(struct ctl *ctl, int argc, char **argv)
 	const char	*xfmt = NULL, *test = NULL;
 	long long	 release = RELEASE_AFTER;
 	size_t		 nrows = 0;
-	int64_t		 id;
 	char		 err[1024];
 	int		 c, ret = EXIT_ERROR, ro;
 
@@ -288,23 +368,19 @@ cmd_quarantine(struct ctl *ctl, int argc, char **argv)
 	if (flaky_store_open(ctl_db_path(ctl), ro ? FLAKY_STORE_READONLY : 0,
 	    &store, err, sizeof err) < 0)
 		goto fail;
-	if (test != NULL) {
-		if (flaky_store_find_test(store, target, test, &id, err,
-		    sizeof err) < 0)
-			goto fail;
-		if (sub[0] == 'a' ? flaky_store_quarantine_add(store, id,
-		    reason, ticket, flaky_now_ms(), err, sizeof err) < 0 :
-		    flaky_store_quarantine_remove(store, id, err,
-		    sizeof err) < 0)
-			goto fail;
-		printf("%s %s\n", test, sub[0] == 'a' ? "quarantined" :
-		    "released");
-		ret = EXIT_OK;
+	if (sub[0] == 'a') {
+		ret = q_add(store, target, test, reason, ticket);
 		goto out;
 	}
+	if (ctl_check_target(store, "quarantine", target) < 0)
+		goto out;
 	if (flaky_store_quarantine_list(store, &rows, &nrows, err,
 	    sizeof err) < 0)
 		goto fail;
+	if (sub[0] == 'r') {
+		ret = q_remove(store, target, test, rows, nrows);
+		goto out;
+	}
 	ret = sub[0] == 'l' ? q_list(ctl, release, rows, nrows) :
 	    q_export(xfmt, target, rows, nrows);
 	goto out;

@@ -217,6 +217,7 @@ const struct cmd_entry cmd_ticket_entry = {
 	.name = "ticket",
 	.usage = "ticket TEST [--since D|all] [--until DATE] [--target NAME]",
 	.summary = "A ready-to-paste Markdown issue for one test.",
+	.example = "flakyctl ticket test_login_retry > issue.md",
 	.options = ticket_options,
 	.exec = cmd_ticket,
 };

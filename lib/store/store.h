@@ -290,6 +290,10 @@ int	 flaky_store_tests(struct flaky_store *, const char *target,
 	    size_t errlen);
 void	 flaky_test_refs_free(struct flaky_test_ref *, size_t);
 
+/* Every target's name, sorted, in a NULL-terminated array. */
+int	 flaky_store_target_names(struct flaky_store *, char ***ret,
+	    size_t *ret_n, char *err, size_t errlen);
+void	 flaky_store_names_free(char **);
 /* A target's command and directory (either may come back NULL). */
 int	 flaky_store_target_info(struct flaky_store *, int64_t target_id,
 	    char **command, char **dir, char *err, size_t errlen);

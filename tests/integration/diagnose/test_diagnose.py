@@ -259,11 +259,11 @@ def test_unknown_and_ambiguous_names(demo):
     assert "no test matches 'fetch_reprt'" in p.stderr
     assert p.stderr.splitlines()[1].strip().startswith(TIMEOUT), p.stderr
     p = demo.ctl("ticket", "cache", check=2)
-    assert "matches several tests" in p.stderr
+    assert "'cache' matches 4 tests" in p.stderr
     for name in (VICTIM, POLLUTER):
         assert name in p.stderr
     p = demo.ctl("show", "x", "--target", "nosuch", check=2)
-    assert "no tests of target nosuch" in p.stderr
+    assert "unknown target 'nosuch'" in p.stderr
 
 
 def test_revisions_and_user_signatures(tmp_path):
