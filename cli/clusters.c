@@ -211,6 +211,8 @@ const struct cmd_entry cmd_clusters_entry = {
 	.name = "clusters",
 	.usage = "clusters [--since D|all] [--until DATE] [--target NAME]",
 	.summary = "Tests that fail together more often than chance.",
+	.example = "flakyctl clusters --since 14d\n"
+	    "flakyctl clusters --target web --format json",
 	.options = clusters_options,
 	.exec = cmd_clusters,
 };
