@@ -56,6 +56,9 @@ evidence_load(struct report_evidence *ev, struct flaky_store *s,
 
 	memset(ev, 0, sizeof *ev);
 	(void)load_sigs(ev, s, q, every, rows, n);
+	if (flaky_clusters_from_store(s, q, NULL, &ev->clusters, err,
+	    sizeof err) < 0)
+		fprintf(stderr, "flakyctl: clusters: %s\n", err);
 	if (flaky_store_risks(s, target, &ev->risks, &ev->nrisks, err,
 	    sizeof err) < 0) {
 		ev->risks = NULL;
@@ -68,6 +71,7 @@ evidence_free(struct report_evidence *ev)
 {
 	flaky_test_sigs_free(ev->sigs, ev->nsigs);
 	flaky_risks_free(ev->risks, ev->nrisks);
+	flaky_clusters_free(&ev->clusters);
 	memset(ev, 0, sizeof *ev);
 }
 
@@ -152,6 +156,32 @@ evidence_json_risks(FILE *f, const struct report_evidence *ev,
 		fprintf(f, ", \"seeded\": %s}", k->seeded ? "true" : "false");
 	}
 	fprintf(f, "]");
+}
+
+void
+evidence_json_cluster(FILE *f, const struct report_evidence *ev,
+    const struct flaky_test_row *r)
+{
+	const struct flaky_cluster *c = flaky_cluster_of(&ev->clusters,
+	    r->test_id);
+
+	if (c != NULL)
+		fprintf(f, ", \"cluster\": %d", c->id);
+	else
+		fprintf(f, ", \"cluster\": null");
+}
+
+void
+evidence_cluster_line(FILE *f, const struct report_evidence *ev,
+    const struct flaky_test_row *r, const char *indent)
+{
+	const struct flaky_cluster *c = flaky_cluster_of(&ev->clusters,
+	    r->test_id);
+
+	if (c != NULL)
+		fprintf(f, "%scluster %d: fails with %zu other tests "
+		    "(flakyctl clusters; ticket --cluster %d)\n", indent,
+		    c->id, c->n - 1, c->id);
 }
 
 void

@@ -17,11 +17,12 @@ struct report_evidence {
 	size_t			 nsigs;
 	struct flaky_risk	*risks;
 	size_t			 nrisks;
+	struct flaky_clusters	 clusters;	/* co-failure clusters */
 };
 
 /* Load the signatures of the rows that failed (every == 0: those above
- * noise only, as the table shows no other) in the window q, and the
- * findings of target (NULL: all). A part that cannot be read stays empty
+ * noise only, as the table shows no other) in the window q, the
+ * co-failure clusters of q, and the findings of target (NULL: all). A part that cannot be read stays empty
  * (a failure of the signatures is said on stderr): the report goes on. */
 void	 evidence_load(struct report_evidence *, struct flaky_store *,
 	    const struct flaky_query *q, const char *target, int every,
@@ -46,6 +47,13 @@ void	 evidence_json_sig(FILE *, const struct flaky_test_sig *);
 /* The JSON member static_risks of a report row. */
 void	 evidence_json_risks(FILE *, const struct report_evidence *,
 	    const struct flaky_test_row *);
+/* The JSON member cluster of a report row: its cluster's id or null. */
+void	 evidence_json_cluster(FILE *, const struct report_evidence *,
+	    const struct flaky_test_row *);
+/* The table's line under a row in a cluster ("cluster 2: fails with
+ * 13 other tests ..."), or nothing. */
+void	 evidence_cluster_line(FILE *, const struct report_evidence *,
+	    const struct flaky_test_row *, const char *indent);
 /* race_timing: null, or the evidence that made a test RACE by timing. */
 void	 evidence_json_race_timing(FILE *, const struct flaky_timing *);
 

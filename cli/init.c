@@ -26,7 +26,7 @@ static int	cmd_init(struct ctl *, int, char **);
 static const struct cmd_option init_options[] = {
 	{ "output", 'o', 0, "FILE", "where to write (default DIR/flaky.yaml; "
 	    "- for standard output)" },
-	{ "force", 'f', 0, NULL, "overwrite an existing file" },
+	{ "force", 'f', 0, NULL, "replace an existing file" },
 	{ "target", 'T', 0, "NAME", "the target's name (default the "
 	    "directory's name and the runner)" },
 	{ "schedule", 's', 0, "EXPR", "when flakyd runs it (default \""
@@ -39,6 +39,8 @@ const struct cmd_entry cmd_init_entry = {
 	.usage = "init [--output FILE|-] [--force] [--target NAME] "
 	    "[--schedule EXPR] [DIR]",
 	.summary = "Write a commented flaky.yaml for the project in DIR.",
+	.example = "flakyctl init\n"
+	    "flakyctl init --output /etc/flaky/flaky.yaml /srv/shop",
 	.options = init_options,
 	.exec = cmd_init,
 };

@@ -46,11 +46,47 @@ print_triage(const struct flaky_diagnosis *d)
 	flaky_buf_free(&b);
 }
 
+/* The clusters among the tests shown: in JSON, and after the table. */
+static void
+print_clusters(struct ctl *ctl, const struct flaky_clusters *cs,
+    struct flaky_diagnosis **diags, size_t n)
+{
+	struct flaky_buf b;
+	size_t	 shown = 0;
+
+	flaky_buf_init(&b);
+	for (size_t k = 0; k < cs->n; k++) {
+		const struct flaky_cluster *c = &cs->v[k];
+		size_t	 i;
+
+		for (i = 0; i < n; i++)
+			if (flaky_cluster_of(cs, diags[i]->test_id) == c)
+				break;
+		if (i == n)
+			continue;
+		if (ctl->format == FORMAT_JSON) {
+			printf("%s\n  ", shown ? "," : "");
+			cluster_json(stdout, c);
+		} else {
+			flaky_buf_reset(&b);
+			cluster_title(c, &b);
+			printf("\n%s: one ticket, %zu tests (flakyctl ticket "
+			    "--cluster %d)\n", flaky_buf_cstr(&b), c->n, c->id);
+			flaky_buf_reset(&b);
+			cluster_hints(c, "  ", &b);
+			fputs(flaky_buf_cstr(&b), stdout);
+		}
+		shown++;
+	}
+	flaky_buf_free(&b);
+}
+
 static int	cmd_triage(struct ctl *, int, char **);
 
 static const struct cmd_option triage_options[] = {
 	DIAG_OPTIONS,
-	{ "limit", 'n', 0, "N", "at most N tests, the worst first" },
+	{ "limit", 'n', 0, "N", "at most N tests, the worst first "
+	    "(default 50)" },
 	CMD_OPTION_KIND,
 	{ NULL, 0, 0, NULL, NULL }
 };
@@ -61,6 +97,8 @@ const struct cmd_entry cmd_triage_entry = {
 	    "[--limit N] [--kind K]",
 	.summary = "Each unstable test's signature, likely cause and "
 	    "first patch.",
+	.example = "flakyctl triage --since 14d\nflakyctl triage "
+	    "test_checkout_total",
 	.options = triage_options,
 	.exec = cmd_triage,
 };
@@ -74,12 +112,15 @@ cmd_triage(struct ctl *ctl, int argc, char **argv)
 	struct flaky_store *store = NULL;
 	struct flaky_test_row *rows = NULL;
 	struct flaky_diagnosis **diags = NULL;
+	struct flaky_clusters cs;
+	const struct flaky_cluster *cl;
 	int64_t	*ids = NULL, id;
 	size_t	 nrows = 0, nids = 0;
 	long long limit = TRIAGE_MAX_DEFAULT;
 	char	 err[1024];
 	int	 c, ret = EXIT_ERROR;
 
+	memset(&cs, 0, sizeof cs);
 	cmd_getopt_init(&g, &cmd_triage_entry, ctl, argc, argv);
 	while ((c = cmd_getopt(&g)) > 0) {
 		if (diag_option(&o, c, optarg))
@@ -114,6 +155,8 @@ cmd_triage(struct ctl *ctl, int argc, char **argv)
 		ids = xmalloc(sizeof *ids);
 		ids[nids++] = id;
 	} else {
+		if (ctl_check_target(store, "triage", o.target) < 0)
+			goto out;
 		if (flaky_store_test_stats(store, &o.q, &rows, &nrows, err,
 		    sizeof err) < 0) {
 			fprintf(stderr, "flakyctl: %s\n", err);
@@ -132,6 +175,8 @@ cmd_triage(struct ctl *ctl, int argc, char **argv)
 		fprintf(stderr, "flakyctl: %s\n", err);
 		goto out;
 	}
+	if (nids > 0 && cluster_read(store, "triage", &o.q, &cs) < 0)
+		goto out;
 	if (ctl->format == FORMAT_JSON)
 		printf("{\"tests\": [");
 	else if (nids == 0)
@@ -144,6 +189,11 @@ cmd_triage(struct ctl *ctl, int argc, char **argv)
 			if (i > 0)
 				printf("\n");
 			print_triage(diags[i]);
+			if ((cl = flaky_cluster_of(&cs, diags[i]->test_id)) !=
+			    NULL)
+				printf("  cluster:     %d: fails with %zu other "
+				    "tests (flakyctl ticket --cluster %d)\n",
+				    cl->id, cl->n - 1, cl->id);
 			{
 				struct flaky_buf rb;
 
@@ -156,6 +206,9 @@ cmd_triage(struct ctl *ctl, int argc, char **argv)
 		}
 	}
 	if (ctl->format == FORMAT_JSON)
+		printf("\n], \"clusters\": [");
+	print_clusters(ctl, &cs, diags, nids);
+	if (ctl->format == FORMAT_JSON)
 		printf("\n]}\n");
 	ret = EXIT_OK;
 out:
@@ -163,6 +216,7 @@ out:
 		flaky_diagnosis_free(diags[i]);
 	free(diags);
 	free(ids);
+	flaky_clusters_free(&cs);
 	flaky_test_rows_free(rows, nrows);
 	flaky_store_close(store);
 	return ret;

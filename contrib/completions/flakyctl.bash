@@ -17,7 +17,7 @@ _flakyctl_value()
 {
 	local cur=$2
 	case $1 in
-	FORMAT)	COMPREPLY=($(compgen -W "table json csv markdown tsv" -- "$cur")) ;;
+	FORMAT)	COMPREPLY=($(compgen -W "table json csv markdown tsv github junit" -- "$cur")) ;;
 	K)	COMPREPLY=($(compgen -W "suite alone ingested all" -- "$cur")) ;;
 	FILE|PATH)
 		COMPREPLY=($(compgen -f -- "$cur")) ;;

@@ -224,4 +224,96 @@ int	 flaky_find_test(const struct flaky_test_ref *refs, size_t n,
 #define FLAKY_EDIT_MAX	64
 size_t	 flaky_edit_distance(const char *, const char *);
 
+/* Co-failure clusters (cluster.c, docs/triage.md): tests of one target
+ * that fail in the same runs more often than chance allows. Each pair of
+ * tests with at least min_failures failures is a 2x2 table over the runs
+ * both ran in; a pair is linked when its failing runs overlap by a
+ * Jaccard index of at least min_jaccard and its one-sided Fisher p-value
+ * passes Holm's step-down correction at alpha over every pair eligible.
+ * Clusters are the connected components of the links. */
+#define FLAKY_CLUSTER_MIN_FAILS	3
+#define FLAKY_CLUSTER_MIN_JACCARD	0.3
+#define FLAKY_CLUSTER_ALPHA	0.01
+/* The newest runs of the window read, the same for every command (a
+ * cluster's number means one thing in clusters, triage, report and
+ * ticket), and as many as a report reads for polluters. */
+#define FLAKY_CLUSTER_RUNS_MAX	500
+
+struct flaky_cluster_opts {
+	int64_t		 min_failures;	/* 0: FLAKY_CLUSTER_MIN_FAILS */
+	double		 min_jaccard;	/* 0: FLAKY_CLUSTER_MIN_JACCARD */
+	double		 alpha;		/* 0: FLAKY_CLUSTER_ALPHA */
+};
+
+/* A hint of the common cause: a value and how often it was seen. */
+struct flaky_cluster_hint {
+	char		*value;		/* NULL: none */
+	int64_t		 count;		/* of total */
+	int64_t		 total;
+	int64_t		 tests;		/* members that show it */
+};
+
+struct flaky_cluster_member {
+	int64_t		 test_id;
+	char		*name;
+	int64_t		 runs, failures;	/* in the window's runs read */
+};
+
+struct flaky_cluster {
+	int		 id;		/* 1..n, biggest first */
+	int64_t		 target_id;
+	char		*target;
+	struct flaky_cluster_member *members;	/* most failures first */
+	size_t		 n;
+	int64_t		 runs;		/* runs of the target read */
+	int64_t		 shared_runs;	/* runs where two or more failed */
+	int64_t		 any_runs;	/* runs where one or more failed */
+	double		 mean_jaccard, min_jaccard;	/* over member pairs */
+	double		 p_max;		/* the weakest link's p-value */
+	/* What the failures in shared runs have in common. */
+	struct flaky_cluster_hint message;	/* normalized text */
+	int64_t		 fingerprint;
+	struct flaky_cluster_hint signature;
+	struct flaky_cluster_hint file;		/* members' file or class */
+	int64_t		 hours[24];	/* shared runs by UTC hour started */
+	int64_t		 run_hours[24];	/* all runs of the target so */
+	/* The FLAKY_CLUSTER_HOURS hours (from peak_hour, UTC, wrapping at
+	 * midnight) that hold the most shared runs: peak_shared of them,
+	 * and peak_runs of all the target's runs; peak_hour -1: none. */
+	int		 peak_hour;
+	int64_t		 peak_shared, peak_runs;
+	/* Hypergeometric p of peak_shared or more there by chance, and
+	 * whether it is a hint: under alpha once multiplied by 24 (the
+	 * windows tried). */
+	double		 peak_p;
+	int		 hours_hint;
+};
+#define FLAKY_CLUSTER_HOURS	4
+
+struct flaky_clusters {
+	struct flaky_cluster *v;
+	size_t		 n;
+	size_t		 tests;		/* tests with min_failures */
+	int64_t		 runs;		/* runs read */
+	uint64_t	 pairs;		/* pairs eligible (the correction) */
+	uint64_t	 tested;	/* pairs that met the Jaccard bound */
+	uint64_t	 links;		/* pairs significant */
+};
+
+/* Clusters from the evidence (pure: the unit tests feed it directly). */
+int	 flaky_clusters_find(const struct flaky_cofail *,
+	    const struct flaky_cluster_opts *, struct flaky_clusters *ret);
+/* The same from the store's window of q. */
+int	 flaky_clusters_from_store(struct flaky_store *,
+	    const struct flaky_query *, const struct flaky_cluster_opts *,
+	    struct flaky_clusters *ret, char *err, size_t errlen);
+void	 flaky_clusters_free(struct flaky_clusters *);
+/* The cluster a test is in, or NULL. */
+const struct flaky_cluster *flaky_cluster_of(const struct flaky_clusters *,
+	    int64_t test_id);
+/* The file or class of a test id (pytest "f.py::C::t" gives
+ * "f.py", Jest "f › d › t" gives "f", unittest "m.C.t" gives "m.C");
+ * into buf, cut to len. */
+void	 flaky_test_group(const char *test, char *buf, size_t len);
+
 #endif

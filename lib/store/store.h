@@ -290,6 +290,10 @@ int	 flaky_store_tests(struct flaky_store *, const char *target,
 	    size_t errlen);
 void	 flaky_test_refs_free(struct flaky_test_ref *, size_t);
 
+/* Every target's name, sorted, in a NULL-terminated array. */
+int	 flaky_store_target_names(struct flaky_store *, char ***ret,
+	    size_t *ret_n, char *err, size_t errlen);
+void	 flaky_store_names_free(char **);
 /* A target's command and directory (either may come back NULL). */
 int	 flaky_store_target_info(struct flaky_store *, int64_t target_id,
 	    char **command, char **dir, char *err, size_t errlen);
@@ -371,6 +375,41 @@ int	 flaky_store_signature_counts(struct flaky_store *, int64_t test_id,
 	    const struct flaky_query *, struct flaky_sig_count **ret,
 	    size_t *ret_n, char *err, size_t errlen);
 void	 flaky_sig_counts_free(struct flaky_sig_count *, size_t);
+
+/* Co-failure evidence for clusters (lib/store/cluster.c): the complete
+ * suite and ingested runs of the window (the newest max_runs), and for
+ * each test with at least min_failures failures in them the runs it ran
+ * in (pass, fail, error, xpass) and its failures with their message and
+ * signature. Runs are sorted by id; a test's run indexes ascend. */
+struct flaky_cofail_run {
+	int64_t		 id;
+	int64_t		 target_id;
+	int64_t		 started_ms;
+};
+struct flaky_cofail_fail {
+	uint32_t	 run;		/* index into runs */
+	int64_t		 fingerprint;	/* 0: no message */
+	char		*normalized;	/* NULL: no message */
+	char		*signature;	/* NULL: not classified */
+};
+struct flaky_cofail_test {
+	int64_t		 test_id, target_id;
+	char		*target, *name;
+	uint32_t	*ran;		/* run indexes */
+	size_t		 nran;
+	struct flaky_cofail_fail *fails;	/* by run */
+	size_t		 nfails;
+};
+struct flaky_cofail {
+	struct flaky_cofail_run *runs;
+	size_t		 nruns;
+	struct flaky_cofail_test *tests;	/* by test id */
+	size_t		 ntests;
+};
+int	 flaky_store_cofail(struct flaky_store *, const struct flaky_query *,
+	    int64_t min_failures, size_t max_runs, struct flaky_cofail *ret,
+	    char *err, size_t errlen);
+void	 flaky_cofail_free(struct flaky_cofail *);
 
 /* What flakyd asks of the store beyond recording runs: the last trigger
  * time per target (catch-up after downtime) and the last finished run per
@@ -485,12 +524,41 @@ int	 flaky_store_add_attempts(struct flaky_store *, int64_t run_id,
 	    const struct flaky_results *, const struct flaky_junit_extra *,
 	    char *err, size_t errlen);
 
+/* A run stored as its results come, for inputs of any size (flakyctl
+ * ingest): memory stays the same whatever the number of results. All in
+ * the open transaction (flaky_store_begin), which the caller commits or
+ * rolls back: the run lands whole or not at all. Start adds the row
+ * (kind ingested; started_ms until finish says); add stores one result at
+ * its position with its attempts (attempts[].result is not read), a test
+ * id seen before in the run getting " #2", " #3"; resign sets every
+ * classified failure's signature to sig (a run-level rule); finish
+ * completes the row from rec and meta (runner, version, seed,
+ * summary_total; its results are not read) with the count of results
+ * added, and the rollups of the day of rec->started_ms, as
+ * flaky_store_run_finish would. Free after finish or to give up (then
+ * roll back). */
+struct flaky_store_ingest;
+int	 flaky_store_ingest_start(struct flaky_store *, int64_t target_id,
+	    int64_t started_ms, struct flaky_store_ingest **ret,
+	    char *err, size_t errlen);
+int64_t	 flaky_store_ingest_run(const struct flaky_store_ingest *);
+int	 flaky_store_ingest_add(struct flaky_store_ingest *,
+	    const struct flaky_result *, const struct flaky_attempt *attempts,
+	    size_t nattempts, char *err, size_t errlen);
+int	 flaky_store_ingest_resign(struct flaky_store_ingest *,
+	    const char *sig, char *err, size_t errlen);
+int	 flaky_store_ingest_finish(struct flaky_store_ingest *,
+	    struct flaky_run_record *rec, const struct flaky_results *meta,
+	    char *err, size_t errlen);
+void	 flaky_store_ingest_free(struct flaky_store_ingest *);
+
 /* Quarantine. */
 struct flaky_quarantine_row {
 	char		*target, *test, *reason, *ticket;
 	int64_t		 test_id;
 	int64_t		 added_ms;
 	int64_t		 passes;	/* passing runs in a row, latest last */
+	char		*runner;	/* of the target's newest run, or NULL */
 };
 int	 flaky_store_quarantine_add(struct flaky_store *, int64_t test_id,
 	    const char *reason, const char *ticket, int64_t now_ms,

@@ -111,5 +111,6 @@ def test_every_option(complete):
 
 @pytest.mark.parametrize("complete", SHELLS)
 def test_values(complete):
-    assert complete(["flakyctl", "--format", "j"]) == ["json"]
+    assert complete(["flakyctl", "--format", "js"]) == ["json"]
+    assert complete(["flakyctl", "--format", "gi"]) == ["github"]
     assert complete(["flakyctl", "help", "ana"]) == ["analyze"]

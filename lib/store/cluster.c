@@ -1,0 +1,390 @@
+/* The SQL behind co-failure clusters (lib/diagnose/cluster.c): which runs
+ * of the window count, which tests failed in them (through the partial
+ * index of failures) and which runs each of those tests ran in (one range
+ * scan of the window's results, clustered by run). Everything here reads. */
+#include "buildconf.h"
+
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "store/store.h"
+#include "store_int.h"
+
+/* The runs that count: finished, complete, not alone (one test by itself
+ * fails with nothing), of the window and target, newest first. */
+static const char sql_runs[] =
+    "SELECT ru.id, ru.target_id, ru.started_ms FROM runs ru "
+    "JOIN targets tg ON tg.id = ru.target_id "
+    "WHERE (?1 IS NULL OR tg.name = ?1) AND ru.started_ms >= ?2 "
+    "AND ru.started_ms < ?3 AND ru.id BETWEEN ?4 AND ?5 "
+    "AND ru.status IN ('done', 'timeout') AND ru.incomplete IS NULL "
+    "AND ru.kind != 'alone' ORDER BY ru.id DESC LIMIT ?6";
+
+/* Every failure in a range of run ids, by test: the partial index
+ * results_failed holds exactly these rows. */
+const char store_sql_cofail_fails[] =
+    "SELECT r.test_id, r.run_id, m.fingerprint, m.normalized, r.signature "
+    "FROM results r INDEXED BY results_failed "
+    "LEFT JOIN messages m ON m.id = r.message_id "
+    "WHERE r.outcome IN (1, 2) AND r.run_id BETWEEN ?1 AND ?2 "
+    "ORDER BY r.test_id, r.run_id";
+
+/* Who ran in a range of runs: the results' own order (run, position). */
+static const char sql_ran[] =
+    "SELECT run_id, test_id FROM results "
+    "WHERE run_id BETWEEN ?1 AND ?2 AND outcome IN (0, 1, 2, 5)";
+
+static const char sql_name[] =
+    "SELECT t.name, tg.id, tg.name FROM tests t "
+    "JOIN targets tg ON tg.id = t.target_id WHERE t.id = ?";
+
+/* Room for one more element of size sz in *v, of capacity *cap. */
+static int
+grow(void **v, size_t *cap, size_t n, size_t sz)
+{
+	size_t	 c = *cap < 16 ? 16 : *cap * 2;
+	void	*p;
+
+	if (n < *cap)
+		return 0;
+	if ((p = realloc(*v, c * sz)) == NULL)
+		return -ENOMEM;
+	*v = p;
+	*cap = c;
+	return 0;
+}
+
+/* A text column copied (NULL stays NULL); -ENOMEM on failure. */
+static int
+dup_col(sqlite3_stmt *st, int i, char **ret)
+{
+	const unsigned char *t = sqlite3_column_text(st, i);
+
+	*ret = NULL;
+	if (t != NULL && (*ret = strdup((const char *)t)) == NULL)
+		return -ENOMEM;
+	return 0;
+}
+
+/* The index of run id among the runs (sorted), or -1. */
+static long
+run_index(const struct flaky_cofail *c, int64_t id)
+{
+	size_t	 lo = 0, hi = c->nruns;
+
+	while (lo < hi) {
+		size_t	 mid = lo + (hi - lo) / 2;
+
+		if (c->runs[mid].id == id)
+			return (long)mid;
+		if (c->runs[mid].id < id)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return -1;
+}
+
+/* The test of an id among the tests kept (sorted), or NULL. */
+static struct flaky_cofail_test *
+test_find(const struct flaky_cofail *c, int64_t id)
+{
+	size_t	 lo = 0, hi = c->ntests;
+
+	while (lo < hi) {
+		size_t	 mid = lo + (hi - lo) / 2;
+
+		if (c->tests[mid].test_id == id)
+			return &c->tests[mid];
+		if (c->tests[mid].test_id < id)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return NULL;
+}
+
+/* Free one test's arrays and strings. */
+static void
+test_clear(struct flaky_cofail_test *t)
+{
+	for (size_t i = 0; i < t->nfails; i++) {
+		free(t->fails[i].normalized);
+		free(t->fails[i].signature);
+	}
+	free(t->fails);
+	free(t->ran);
+	free(t->target);
+	free(t->name);
+	memset(t, 0, sizeof *t);
+}
+
+void
+flaky_cofail_free(struct flaky_cofail *c)
+{
+	if (c == NULL)
+		return;
+	for (size_t i = 0; i < c->ntests; i++)
+		test_clear(&c->tests[i]);
+	free(c->tests);
+	free(c->runs);
+	memset(c, 0, sizeof *c);
+}
+
+/* The runs of the window, oldest first. */
+static int
+read_runs(struct flaky_store *s, const struct flaky_query *q,
+    size_t max_runs, struct flaky_cofail *c)
+{
+	sqlite3_stmt	*st;
+	size_t		 cap = 0;
+	int		 rc;
+
+	if (sqlite3_prepare_v2(store_db(s), sql_runs, -1, &st, NULL) !=
+	    SQLITE_OK)
+		return -EIO;
+	if (q->target != NULL)
+		sqlite3_bind_text(st, 1, q->target, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(st, 2, q->since_ms);
+	sqlite3_bind_int64(st, 3, q->until_ms);
+	sqlite3_bind_int64(st, 4, q->first_run_id > 0 ? q->first_run_id : 0);
+	sqlite3_bind_int64(st, 5, q->last_run_id > 0 ? q->last_run_id :
+	    INT64_MAX);
+	sqlite3_bind_int64(st, 6, max_runs > 0 ? (int64_t)max_runs : -1);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		if (grow((void **)&c->runs, &cap, c->nruns,
+		    sizeof *c->runs) < 0) {
+			sqlite3_finalize(st);
+			return -ENOMEM;
+		}
+		c->runs[c->nruns].id = sqlite3_column_int64(st, 0);
+		c->runs[c->nruns].target_id = sqlite3_column_int64(st, 1);
+		c->runs[c->nruns].started_ms = sqlite3_column_int64(st, 2);
+		c->nruns++;
+	}
+	sqlite3_finalize(st);
+	if (rc != SQLITE_DONE)
+		return -EIO;
+	for (size_t i = 0; i < c->nruns / 2; i++) {
+		struct flaky_cofail_run t = c->runs[i];
+
+		c->runs[i] = c->runs[c->nruns - 1 - i];
+		c->runs[c->nruns - 1 - i] = t;
+	}
+	return 0;
+}
+
+/* Keep the test read (cur) when it failed often enough, else drop it. */
+static int
+settle_test(struct flaky_cofail *c, size_t *cap,
+    struct flaky_cofail_test *cur, int64_t min_failures)
+{
+	if (cur->test_id == 0 || (int64_t)cur->nfails < min_failures) {
+		test_clear(cur);
+		return 0;
+	}
+	if (grow((void **)&c->tests, cap, c->ntests, sizeof *c->tests) < 0) {
+		test_clear(cur);
+		return -ENOMEM;
+	}
+	c->tests[c->ntests++] = *cur;
+	memset(cur, 0, sizeof *cur);
+	return 0;
+}
+
+/* Add one failure row to the test being read. */
+static int
+add_fail(struct flaky_cofail_test *t, size_t *cap, sqlite3_stmt *st,
+    uint32_t run)
+{
+	struct flaky_cofail_fail *f;
+
+	if (t->nfails > 0 && t->fails[t->nfails - 1].run == run)
+		return 0;	/* a test id twice in a run */
+	if (grow((void **)&t->fails, cap, t->nfails, sizeof *t->fails) < 0)
+		return -ENOMEM;
+	f = &t->fails[t->nfails++];
+	memset(f, 0, sizeof *f);
+	f->run = run;
+	f->fingerprint = sqlite3_column_int64(st, 2);
+	if (dup_col(st, 3, &f->normalized) < 0 ||
+	    dup_col(st, 4, &f->signature) < 0)
+		return -ENOMEM;
+	return 0;
+}
+
+/* The failures of the window's runs; tests with fewer than min_failures
+ * are not kept. */
+static int
+read_fails(struct flaky_store *s, int64_t min_failures,
+    struct flaky_cofail *c)
+{
+	struct flaky_cofail_test cur = { 0 };
+	sqlite3_stmt	*st;
+	size_t		 tcap = 0, fcap = 0;
+	int		 rc, r = 0;
+
+	if (sqlite3_prepare_v2(store_db(s), store_sql_cofail_fails, -1, &st,
+	    NULL) != SQLITE_OK)
+		return -EIO;
+	sqlite3_bind_int64(st, 1, c->runs[0].id);
+	sqlite3_bind_int64(st, 2, c->runs[c->nruns - 1].id);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		int64_t	 id = sqlite3_column_int64(st, 0);
+		long	 run = run_index(c, sqlite3_column_int64(st, 1));
+
+		if (run < 0)
+			continue;
+		if (id != cur.test_id) {
+			if ((r = settle_test(c, &tcap, &cur,
+			    min_failures)) < 0)
+				break;
+			cur.test_id = id;
+			fcap = 0;
+		}
+		if ((r = add_fail(&cur, &fcap, st, (uint32_t)run)) < 0)
+			break;
+	}
+	sqlite3_finalize(st);
+	if (r == 0 && rc != SQLITE_DONE)
+		r = -EIO;
+	if (r == 0)
+		r = settle_test(c, &tcap, &cur, min_failures);
+	test_clear(&cur);
+	return r;
+}
+
+/* The names of the tests kept. */
+static int
+read_names(struct flaky_store *s, struct flaky_cofail *c)
+{
+	sqlite3_stmt	*st;
+	int		 r = 0;
+
+	if (sqlite3_prepare_v2(store_db(s), sql_name, -1, &st, NULL) !=
+	    SQLITE_OK)
+		return -EIO;
+	for (size_t i = 0; i < c->ntests && r == 0; i++) {
+		struct flaky_cofail_test *t = &c->tests[i];
+
+		sqlite3_reset(st);
+		sqlite3_bind_int64(st, 1, t->test_id);
+		if (sqlite3_step(st) != SQLITE_ROW) {
+			r = -EIO;
+			break;
+		}
+		t->target_id = sqlite3_column_int64(st, 1);
+		if (dup_col(st, 0, &t->name) < 0 ||
+		    dup_col(st, 2, &t->target) < 0)
+			r = -ENOMEM;
+	}
+	sqlite3_finalize(st);
+	return r;
+}
+
+/* Test ids to kept tests, straight by id when the ids are dense enough
+ * (they are rowids: 1, 2, 3 ...), else NULL and test_find's search. */
+#define SLOTS_MAX	(1 << 24)
+
+static int32_t *
+test_slots(const struct flaky_cofail *c, int64_t *max)
+{
+	int32_t	*slot;
+
+	*max = c->tests[c->ntests - 1].test_id;
+	if (*max < 0 || *max >= SLOTS_MAX ||
+	    (slot = malloc(((size_t)*max + 1) * sizeof *slot)) == NULL)
+		return NULL;
+	for (int64_t i = 0; i <= *max; i++)
+		slot[i] = -1;
+	for (size_t i = 0; i < c->ntests; i++)
+		if (c->tests[i].test_id >= 0)
+			slot[c->tests[i].test_id] = (int32_t)i;
+	return slot;
+}
+
+/* The runs each kept test ran in. The rows come by run id: a run's index
+ * is looked up once per run, a test's by its slot. */
+static int
+read_ran(struct flaky_store *s, struct flaky_cofail *c, size_t *caps)
+{
+	struct flaky_cofail_test *t;
+	sqlite3_stmt	*st;
+	int32_t		*slot;
+	int64_t		 max, last_id = -1, id;
+	long		 run = -1;
+	int		 rc, r = 0;
+
+	if (sqlite3_prepare_v2(store_db(s), sql_ran, -1, &st, NULL) !=
+	    SQLITE_OK)
+		return -EIO;
+	slot = test_slots(c, &max);
+	sqlite3_bind_int64(st, 1, c->runs[0].id);
+	sqlite3_bind_int64(st, 2, c->runs[c->nruns - 1].id);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		if ((id = sqlite3_column_int64(st, 0)) != last_id) {
+			last_id = id;
+			run = run_index(c, id);
+		}
+		if (run < 0)
+			continue;
+		id = sqlite3_column_int64(st, 1);
+		if (slot != NULL)
+			t = id >= 0 && id <= max && slot[id] >= 0 ?
+			    &c->tests[slot[id]] : NULL;
+		else
+			t = test_find(c, id);
+		if (t == NULL)
+			continue;
+		if (t->nran > 0 && t->ran[t->nran - 1] == (uint32_t)run)
+			continue;	/* a test id twice in a run */
+		if (grow((void **)&t->ran, &caps[t - c->tests], t->nran,
+		    sizeof *t->ran) < 0) {
+			r = -ENOMEM;
+			break;
+		}
+		t->ran[t->nran++] = (uint32_t)run;
+	}
+	sqlite3_finalize(st);
+	free(slot);
+	if (r == 0 && rc != SQLITE_DONE)
+		r = -EIO;
+	return r;
+}
+
+/* Co-failure evidence of the window. */
+int
+flaky_store_cofail(struct flaky_store *s, const struct flaky_query *q,
+    int64_t min_failures, size_t max_runs, struct flaky_cofail *ret,
+    char *err, size_t errlen)
+{
+	size_t	*caps = NULL;
+	int	 r;
+
+	memset(ret, 0, sizeof *ret);
+	if (min_failures < 1)
+		min_failures = 1;
+	if ((r = read_runs(s, q, max_runs, ret)) < 0 || ret->nruns == 0)
+		goto out;
+	if ((r = read_fails(s, min_failures, ret)) < 0 || ret->ntests == 0)
+		goto out;
+	if ((r = read_names(s, ret)) < 0)
+		goto out;
+	if ((caps = calloc(ret->ntests, sizeof *caps)) == NULL) {
+		r = -ENOMEM;
+		goto out;
+	}
+	r = read_ran(s, ret, caps);
+out:
+	free(caps);
+	if (r == -EIO)
+		r = store_sql_error(s, err, errlen, "reading co-failures");
+	else if (r == -ENOMEM)
+		snprintf(err, errlen, "out of memory reading co-failures");
+	if (r < 0)
+		flaky_cofail_free(ret);
+	return r;
+}
