@@ -414,6 +414,8 @@ static const struct cmd_option analyze_options[] = {
 	    "(default 1 MiB)" },
 	{ "no-runner-cache", 0, 'K', NULL, "no Jest transform cache kept "
 	    "between runs" },
+	{ "wide", 0, 'W', NULL, "whole test ids on a terminal, however "
+	    "long the lines" },
 	{ NULL, 0, 0, NULL, NULL }
 };
 
@@ -421,7 +423,7 @@ const struct cmd_entry cmd_analyze_entry = {
 	.name = "analyze",
 	.usage = "analyze [--runs N] [--jobs J] [--timeout D] [--grace D] "
 	    "[--target NAME] [--junit PATH] [--fail-on TIERS] [--revision REV] "
-	    "[--capture BYTES] [--no-runner-cache] "
+	    "[--capture BYTES] [--no-runner-cache] [--wide] "
 	    "(DIRECTORY | [--] COMMAND...)",
 	.summary = "Rerun a test command N times, store every run, rank "
 	    "the tests.",
@@ -516,6 +518,9 @@ again:
 			break;
 		case 'K':
 			copts.keep_jest_cache = 0;
+			break;
+		case 'W':
+			ctl->wide = 1;
 			break;
 		}
 	}
