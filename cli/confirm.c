@@ -40,7 +40,7 @@ struct confirm {
 	struct progress		 prog;		/* on stderr, a terminal */
 };
 
-/* The words of the progress line: "2/5 tests settled · 14 runs alone ·
+/* The words of the progress line: "2 of 5 tests settled · 14 runs alone ·
  * 1:20 elapsed · budget 8:40 left · now tests/t.py::test_x". */
 static void
 confirm_words(struct flaky_buf *b, void *arg)
@@ -51,7 +51,7 @@ confirm_words(struct flaky_buf *b, void *arg)
 
 	for (size_t i = 0; i < c->cf.nt; i++)
 		settled += c->cf.t[i].settled != 0;
-	flaky_buf_printf(b, "%zu/%zu test%s settled \u00b7 %d run%s alone",
+	flaky_buf_printf(b, "%zu of %zu test%s settled \u00b7 %d run%s alone",
 	    settled, c->cf.nt, plural((long long)c->cf.nt), c->runs,
 	    plural(c->runs));
 	flaky_buf_adds(b, " \u00b7 ");

@@ -168,7 +168,8 @@ table_cell(struct flaky_buf *b, const char *s, size_t w, int right)
 	from = suffix_fit(s, len, total, tail, &tu);
 	flaky_buf_add(b, s + from, len - from);
 	/* a wide character that did not fit leaves a column */
-	pad(b, w - 1 - hu - tu);
+	if (hu + tu + 1 < w)
+		pad(b, w - 1 - hu - tu);
 }
 
 void
