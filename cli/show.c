@@ -10,6 +10,7 @@
 
 #include "diag.h"
 #include "stats/stats.h"
+#include "table.h"
 
 /* A message indented under its run, at most max lines. */
 static void
@@ -41,9 +42,9 @@ print_show(const struct flaky_diagnosis *d, int full)
 	flaky_buf_init(&b);
 	flaky_wilson(d->failures, d->runs, FLAKY_Z95, &lo, &hi);
 	printf("%s  (target %s)\n", d->test, d->target);
-	printf("%lld failures in %lld runs (%.1f%%, 95%% %.1f%%-%.1f%%), "
-	    "%s", (long long)d->failures, (long long)d->runs,
-	    d->runs ? 100.0 * (double)d->failures / (double)d->runs : 0.0,
+	printf("%lld failure%s in %lld run%s (%.1f%%, 95%% %.1f%%-%.1f%%), "
+	    "%s", (long long)d->failures, plural(d->failures),
+	    (long long)d->runs, plural(d->runs), d->runs ? 100.0 * (double)d->failures / (double)d->runs : 0.0,
 	    100 * lo, 100 * hi, flaky_verdict_name(d->verdict));
 	if (d->signature != NULL)
 		printf(", signature %s", d->signature);

@@ -83,8 +83,13 @@ def end_live():
     while LIVE:
         p = LIVE.pop()
         if p.poll() is None:
-            os.killpg(p.pid, signal.SIGKILL)
-            p.wait()
+            # SIGTERM first: analyze and confirm end their runs' groups
+            p.terminate()
+            try:
+                p.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                os.killpg(p.pid, signal.SIGKILL)
+                p.wait()
 
 
 class Pty:

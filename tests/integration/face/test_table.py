@@ -142,3 +142,5 @@ def test_header_counts_the_rows_window(tmp_path):
              "2026-11-19"], check=0)
     assert p.stdout.startswith("1 run from 2026-11-18 to 2026-11-18 "
                                "(1 day, UTC)\n"), p.stdout
+    p = run(["--db", db, "show", "t.x", "--since", "all"], check=0)
+    assert "\n1 failure in 2 runs (" in p.stdout, p.stdout
