@@ -113,6 +113,9 @@ size_columns(struct table *t, const struct flaky_test_row *v, size_t n)
 		t->on[k] = k != C_TREND || t->h->hist != NULL;
 		t->w[k] = table_width(col_def[k].head);
 	}
+	/* the tier column is as wide as its widest word, whatever the rows:
+	 * the lines under the rows and "noise", "stable" line up with it */
+	t->w[C_TIER] = INDENT - 2;
 	for (size_t i = 0; i < n; i++) {
 		if (!row_listed(&v[i]))
 			continue;

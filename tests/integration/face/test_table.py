@@ -142,5 +142,12 @@ def test_header_counts_the_rows_window(tmp_path):
              "2026-11-19"], check=0)
     assert p.stdout.startswith("1 run from 2026-11-18 to 2026-11-18 "
                                "(1 day, UTC)\n"), p.stdout
+    # only broken rows: the tier column keeps its width, TEST stays under
+    # "TEST" and the lines under the row
+    p = run(["--db", db, "report", "--since", "2026-11-17", "--until",
+             "2026-11-18"], check=0)
+    lines = p.stdout.split("\n")
+    assert lines[1].startswith("TIER      TEST "), p.stdout
+    assert lines[2].startswith("BROKEN    t.x "), p.stdout
     p = run(["--db", db, "show", "t.x", "--since", "all"], check=0)
     assert "\n1 failure in 2 runs (" in p.stdout, p.stdout
