@@ -20,6 +20,7 @@
 #include "log.h"
 #include "diag.h"
 #include "output.h"
+#include "progress.h"
 #include "pipeline/pipeline.h"
 #include "run_why.h"
 #include "stats/stats.h"
@@ -59,7 +60,7 @@ struct analyze {
 	int			 signal;	/* SIGINT or SIGTERM came */
 	struct run_why		 why;	/* the first runs' ends */
 	int			 store_told;	/* a store error was told */
-	int			 progress;	/* draw the progress line */
+	struct progress		 prog;		/* on stderr, a terminal */
 	int			 incomplete;	/* runs that give no rate */
 	char			*incomplete_why;	/* the first one's reason */
 	struct tally		*tally;
@@ -133,25 +134,26 @@ tally_run(struct analyze *a, const struct flaky_results *r)
 	}
 }
 
-/* The progress line on standard error; final erases it. */
+/* The words of the progress line: "[==>       ] run 12/50 · 0:42
+ * elapsed, ~2:10 left · 1 running · 2 unstable". */
 static void
-progress(struct analyze *a, int final)
+progress_words(struct flaky_buf *b, void *arg)
 {
-	char	 bar[21];
-	int	 fill;
+	struct analyze	*a = arg;
+	char		 bar[11];
+	int		 fill;
 
-	if (!a->progress)
-		return;
-	fill = a->runs ? a->finished * 20 / a->runs : 20;
-	for (int i = 0; i < 20; i++)
+	fill = a->runs ? a->finished * 10 / a->runs : 10;
+	for (int i = 0; i < 10; i++)
 		bar[i] = i < fill ? '=' : (i == fill ? '>' : ' ');
-	bar[20] = '\0';
-	fprintf(stderr, "\r[%s] %d/%d runs \u00b7 %d running \u00b7 %d unstable "
-	    "so far\033[K", bar, a->finished, a->runs, a->running,
-	    a->unstable);
-	if (final)
-		fprintf(stderr, "\r\033[K");
-	fflush(stderr);
+	bar[10] = '\0';
+	a->prog.done = a->finished;
+	a->prog.total = a->runs;
+	flaky_buf_printf(b, "[%s] run %d/%d \u00b7 ", bar, a->started,
+	    a->runs);
+	progress_times(&a->prog, b);
+	flaky_buf_printf(b, " \u00b7 %d running \u00b7 %d unstable",
+	    a->running, a->unstable);
 }
 
 /* No more runs; those in flight end (as interrupted) through their ended
@@ -200,7 +202,7 @@ run_ended(struct flaky_run *run, void *job_arg, void *arg)
 			a->incomplete_why = xstrdup(run->rec.incomplete);
 	} else
 		tally_run(a, &run->results);
-	progress(a, 0);
+	progress_draw(&a->prog);
 	if (a->running == 0 && (a->stopping || a->started >= a->runs))
 		event_base_loopbreak(a->base);
 }
@@ -433,6 +435,8 @@ static const struct cmd_option analyze_options[] = {
 	    "(default 1 MiB)" },
 	{ "no-runner-cache", 0, 'K', NULL, "no Jest transform cache kept "
 	    "between runs" },
+	{ "wide", 0, 'W', NULL, "whole test ids on a terminal, however "
+	    "long the lines" },
 	{ NULL, 0, 0, NULL, NULL }
 };
 
@@ -440,7 +444,7 @@ const struct cmd_entry cmd_analyze_entry = {
 	.name = "analyze",
 	.usage = "analyze [--runs N] [--jobs J] [--timeout D] [--grace D] "
 	    "[--target NAME] [--junit PATH] [--fail-on TIERS] [--revision REV] "
-	    "[--capture BYTES] [--no-runner-cache] "
+	    "[--capture BYTES] [--no-runner-cache] [--wide] "
 	    "(DIRECTORY | [--] COMMAND...)",
 	.summary = "Rerun a test command N times, store every run, rank "
 	    "the tests.",
@@ -537,6 +541,9 @@ again:
 			break;
 		case 'K':
 			copts.keep_jest_cache = 0;
+			break;
+		case 'W':
+			ctl->wide = 1;
 			break;
 		}
 	}
@@ -654,13 +661,14 @@ again:
 	evsignal_add(a.sigint_ev, NULL);
 	evsignal_add(a.sigterm_ev, NULL);
 	a.live = xcalloc((size_t)a.jobs, sizeof *a.live);
-	a.progress = isatty(STDERR_FILENO) && !ctl->format_set;
 	t0 = flaky_mono_us();
+	progress_start(&a.prog, a.base, progress_words, &a);
 
 	launch(&a);
+	progress_draw(&a.prog);
 	if (a.running > 0)
 		event_base_dispatch(a.base);
-	progress(&a, 1);
+	progress_end(&a.prog);
 	/* After a second ^C runs may still be live: they are stopped here and
 	 * end as interrupted when the spawner is freed. */
 	end_strays(&a);

@@ -32,6 +32,7 @@ struct ctl {
 	int		 format_set;
 	int		 color;		/* terminal and no NO_COLOR */
 	int		 tty;		/* stdout is a terminal */
+	int		 wide;		/* --wide: whole ids on a terminal */
 	unsigned	 kinds;		/* --kind: FLAKY_KIND_MASK()s, 0: default */
 };
 

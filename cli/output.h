@@ -52,6 +52,12 @@ int	 html_report(const char *path, const struct report_head *,
 	    const struct flaky_test_row *, size_t, char *err, size_t errlen);
 /* "35 ms", "2.3 s", "2m05s", "?" */
 void	 fmt_ms(double ms, char *buf, size_t len);
+/* The first line of a message, at most len - 1 bytes ("..." when cut). */
+void	 msg_first_line(const char *, char *buf, size_t len);
+/* The ranked table for a person (report_table.c). */
+int	 report_table(struct ctl *, const struct report_head *,
+	    const struct report_evidence *, const struct flaky_test_row *,
+	    size_t);
 int	 print_report(struct ctl *, const struct report_head *,
 	    const struct flaky_test_row *, size_t);
 
