@@ -65,6 +65,11 @@ struct flaky_job {
 	/* A caller's budget (monotonic us; 0: none): the run is stopped then
 	 * and stored as stopped, not as a timeout of the test. */
 	int64_t			 budget_end_us;
+	/* Why the run's outcomes count in no rate though they are whole
+	 * (flakyctl bisect: a revision checked out for the search, not the
+	 * code the target runs); stored as runs.incomplete, so the results
+	 * are kept as evidence only. NULL: they count. */
+	const char		*evidence_only;
 	void			*arg;		/* for the callbacks */
 };
 
