@@ -1,0 +1,204 @@
+"""flakyctl bisect on a generated repository of 32 commits in which commit
+19 makes test_flaky fail one run in five (make_repo.py): the commit named,
+its evidence stored, the user's tree untouched, the runs compared with a
+fixed 100 per revision (docs/performance.md)."""
+import json
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+
+import pytest
+
+sys.path.insert(0, os.path.dirname(__file__))
+import make_repo  # noqa: E402
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", ".."))
+FLAKYCTL = os.environ.get("FLAKYCTL", os.path.join(ROOT, "build", "cli", "flakyctl"))
+TEST = "tests/test_demo.py::test_flaky"
+PYTEST = ["pytest", "-p", "no:random_order", "-p", "no:xdist"]
+
+
+class Repo:
+    def __init__(self, base):
+        self.path = str(base / "repo")
+        self.hashes = make_repo.make(self.path)
+        self.db = str(base / "flaky.db")
+        self.tmp = str(base / "tmp")
+        os.mkdir(self.tmp)
+        self.env = dict(os.environ, TMPDIR=self.tmp, NO_COLOR="1",
+                        BISECT_DEMO_COUNTER=str(base / "counter"))
+        for k in ("FLAKY_DB", "FLAKY_CONFIG", "FLAKY_TEST", "PYTEST_ADDOPTS"):
+            self.env.pop(k, None)
+
+    def args(self, *args):
+        return [FLAKYCTL, "--db", self.db] + list(args)
+
+    def ctl(self, *args, timeout=600):
+        return subprocess.run(self.args(*args), cwd=self.path, env=self.env,
+                              capture_output=True, text=True, timeout=timeout)
+
+    def git(self, *args):
+        return subprocess.run(["git", "-C", self.path] + list(args),
+                              check=True, capture_output=True,
+                              text=True).stdout
+
+    def assert_untouched(self):
+        """The user's tree, index, HEAD: as made; no worktree left."""
+        assert self.git("status", "--porcelain", "--ignored") == ""
+        assert self.git("rev-parse", "HEAD").strip() == self.hashes[-1]
+        assert self.git("symbolic-ref", "HEAD").strip() == "refs/heads/main"
+        assert self.git("worktree", "list", "--porcelain").count(
+            "worktree ") == 1
+        assert not os.path.exists(os.path.join(self.path, ".git", "worktrees"))
+        assert os.listdir(self.tmp) == []
+
+
+@pytest.fixture
+def repo(tmp_path):
+    return Repo(tmp_path)
+
+
+def test_names_commit_19(repo):
+    p = repo.ctl("--format", "json", "bisect", TEST, "--good",
+                 repo.hashes[0], "--bad", "main", "--", *PYTEST)
+    assert p.returncode == 0, (p.stdout, p.stderr)
+    out = json.loads(p.stdout)
+    assert out["first_flaky"]["revision"] == repo.hashes[18]
+    assert out["first_flaky"]["subject"] == "commit 19"
+    assert out["alone"] is True
+    assert out["candidates"] == 31
+    # the rate at bad: 3 failures in 15 runs, fixed by the counter
+    assert (out["bad_failures"], out["bad_runs"]) == (3, 15)
+    assert out["passes_needed"] == 14
+    revs = {r["revision"]: r for r in out["revisions"]}
+    for i, h in enumerate(repo.hashes[1:], start=1):
+        if h not in revs:
+            continue
+        r = revs[h]
+        if i >= 18:
+            assert r["verdict"] == "flaky" and r["failures"] >= 1, r
+        else:
+            assert r["verdict"] == "not flaky", r
+            assert (r["runs"], r["failures"]) == (14, 0), r
+    assert revs[repo.hashes[17]]["verdict"] == "not flaky"
+    assert out["runs"] == sum(r["runs"] for r in out["revisions"])
+    assert out["fixed_runs"] == 100 * len(out["revisions"])
+    assert out["ratio"] < 0.25
+    print("bisect: %d runs over %d revisions tested; fixed 100 each: %d; "
+          "ratio %.3f" % (out["runs"], len(out["revisions"]),
+                          out["fixed_runs"], out["ratio"]))
+
+    # stored like any other run: its revision, trigger bisect, the
+    # evidence per revision as printed, counted in no rate
+    db = sqlite3.connect(repo.db)
+    rows = db.execute(
+        "SELECT ru.revision, count(*), sum(r.outcome IN (1, 2)), "
+        "min(ru.incomplete), min(ru.kind) FROM runs ru "
+        "JOIN results r ON r.run_id = ru.id JOIN tests t ON t.id = r.test_id "
+        "WHERE ru.trigger = 'bisect' AND t.name = ? GROUP BY ru.revision",
+        (TEST,)).fetchall()
+    db.close()
+    stored = {h: (n, f) for h, n, f, _, _ in rows}
+    assert stored == {h: (r["runs"], r["failures"]) for h, r in revs.items()}
+    assert all(inc.startswith("bisect:") for _, _, _, inc, _ in rows)
+    assert all(kind == "alone" for _, _, _, _, kind in rows)
+    rep = json.loads(repo.ctl("--format", "json", "report").stdout)
+    assert rep["tests"] == [], rep
+    repo.assert_untouched()
+
+
+def test_table(repo):
+    """The table names the commit with the number of passes derived."""
+    p = repo.ctl("bisect", TEST, "--good", "HEAD~31", "--bad", "HEAD",
+                 "--", *PYTEST)
+    assert p.returncode == 0, (p.stdout, p.stderr)
+    assert "3 of 15 runs failed (p = 0.200): 14 passes in a row" in p.stdout
+    assert ("first flaky revision: %s commit 19" % repo.hashes[18]) in p.stdout
+    assert "a fixed 100 per revision tested" in p.stdout
+    repo.assert_untouched()
+
+
+def test_interrupt(repo):
+    """^C during a run: the worktree goes, the runs so far are kept."""
+    proc = subprocess.Popen(repo.args("bisect", TEST, "--good", "HEAD~31",
+                                      "--bad", "HEAD", "--", *PYTEST),
+                            cwd=repo.path, env=repo.env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True)
+    deadline = time.monotonic() + 60
+    runs = 0
+    while time.monotonic() < deadline and proc.poll() is None:
+        if os.path.exists(repo.db):
+            db = sqlite3.connect(repo.db)
+            try:
+                runs = db.execute("SELECT count(*) FROM runs WHERE status "
+                                  "!= 'running'").fetchone()[0]
+            except sqlite3.OperationalError:
+                runs = 0
+            db.close()
+            if runs >= 2:
+                break
+        time.sleep(0.05)
+    assert runs >= 2 and proc.poll() is None
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 2, (out, err)
+    assert "stopped; the runs so far are stored" in err
+    repo.assert_untouched()
+
+
+def test_never_fails(repo):
+    p = repo.ctl("bisect", "tests/test_demo.py::test_stable", "--good",
+                 "HEAD~31", "--bad", "HEAD", "--max-runs", "4", "--", *PYTEST)
+    assert p.returncode == 1, (p.stdout, p.stderr)
+    assert "did not fail in 4 runs at --bad: nothing to bisect" in p.stderr
+    repo.assert_untouched()
+
+
+def test_unknown_test(repo):
+    p = repo.ctl("bisect", "tests/test_demo.py::test_nope", "--good",
+                 "HEAD~31", "--bad", "HEAD", "--", *PYTEST)
+    assert p.returncode == 1, (p.stdout, p.stderr)
+    assert "the runs at --bad did not report this test" in p.stderr
+    repo.assert_untouched()
+
+
+@pytest.mark.parametrize("args,message", [
+    (["--good", "nope", "--bad", "HEAD"], "--good: expected a commit of"),
+    (["--good", "HEAD~1", "--bad", "nope"], "--bad: expected a commit of"),
+    (["--good", "HEAD", "--bad", "HEAD~3"],
+     "expected --good to be an ancestor of --bad"),
+    (["--bad", "HEAD"], "expected --good REV and --bad REV"),
+    (["--good", "HEAD~1", "--bad", "HEAD", "--max-runs", "0"],
+     "--max-runs: expected a number from 1 to 100000, got '0'"),
+])
+def test_bad_input(repo, args, message):
+    p = repo.ctl("bisect", TEST, *args, "--", *PYTEST)
+    assert p.returncode == 2, (p.stdout, p.stderr)
+    assert message in p.stderr
+    assert p.stdout == ""
+    repo.assert_untouched()
+    assert not os.path.exists(repo.db) or sqlite3.connect(repo.db).execute(
+        "SELECT count(*) FROM runs").fetchone()[0] == 0
+
+
+def test_needs_dashes(repo):
+    p = repo.ctl("bisect", TEST, "--good", "HEAD~1", "--bad", "HEAD")
+    assert p.returncode == 2
+    assert "expected --target NAME or a command after --" in p.stderr
+    p = repo.ctl("bisect", TEST, "pytest", "--good", "HEAD~1", "--bad", "HEAD")
+    assert p.returncode == 2
+    assert "'pytest' after the test: give the command after --" in p.stderr
+
+
+def test_outside_git(repo, tmp_path):
+    d = tmp_path / "plain"
+    d.mkdir()
+    p = subprocess.run(repo.args("bisect", TEST, "--good", "a", "--bad", "b",
+                                 "--", *PYTEST), cwd=str(d), env=repo.env,
+                       capture_output=True, text=True, timeout=60)
+    assert p.returncode == 2
+    assert "expected a directory in a git work tree" in p.stderr
