@@ -55,6 +55,7 @@ struct bisect {
 	char			*rundir;
 	int64_t			 target_id, timeout_ms;
 	int			 alone, stopping, failed, store_told;
+	int			 stored_rate;	/* p from stored runs */
 	struct flaky_run	*live;
 };
 
@@ -474,9 +475,10 @@ print_table(const struct bisect *bs, long first)
 	    b->n == 1 ? "" : "s", bs->good, bs->alone ? "run alone" :
 	    "in the whole suite");
 	if (b->need > 0)
-		printf("at bad: %lld of %lld runs failed (p = %.3f): %lld "
+		printf("at bad: %lld of %lld %sruns failed (p = %.3f): %lld "
 		    "passes in a row say \"not flaky at rate p\" (95%%)\n",
-		    (long long)b->bad_failures, (long long)b->bad_runs, b->p,
+		    (long long)b->bad_failures, (long long)b->bad_runs,
+		    bs->stored_rate ? "stored " : "", b->p,
 		    (long long)b->need);
 	printf("\n%-12s %5s %5s %8s  %-10s %s\n", "REVISION", "ORDER", "RUNS",
 	    "FAILURES", "VERDICT", "SUBJECT");
@@ -510,10 +512,11 @@ print_json(const struct bisect *bs, long first)
 	json_string(stdout, bs->test);
 	printf(", \"good\": \"%s\", \"bad\": \"%s\", \"candidates\": %zu, "
 	    "\"alone\": %s, \"bad_runs\": %lld, \"bad_failures\": %lld, "
-	    "\"p\": %.6g, \"passes_needed\": %lld, \"confidence\": 0.95, "
+	    "\"rate_from\": \"%s\", \"p\": %.6g, \"passes_needed\": %lld, \"confidence\": 0.95, "
 	    "\"first_flaky\": ", bs->good, b->v[b->n - 1].rev, b->n,
 	    bs->alone ? "true" : "false", (long long)b->bad_runs,
-	    (long long)b->bad_failures, b->p, (long long)b->need);
+	    (long long)b->bad_failures, bs->stored_rate ? "stored" :
+	    "measured", b->p, (long long)b->need);
 	if (first >= 0) {
 		printf("{\"revision\": \"%s\", \"subject\": ", b->v[first].rev);
 		json_string(stdout, bs->subject[first]);
@@ -636,6 +639,33 @@ bisect_args(struct ctl *ctl, int argc, char **argv, const char **good,
 	    1 << FORMAT_JSON);
 }
 
+/* The rate at bad from the test's stored runs at that revision (suite
+ * and ingested, complete), when they saw it fail: no measuring then. */
+static void
+stored_rate(struct bisect *bs, const char *target, const char *badrev)
+{
+	struct flaky_query q = { INT64_MIN, INT64_MAX, NULL, 0, 0, 0 };
+	struct flaky_diagnosis *d;
+	int64_t	 id;
+	char	 err[1024];
+
+	q.target = target;
+	if (flaky_store_find_test(bs->store, target, bs->test, &id, err,
+	    sizeof err) < 0 || id <= 0)
+		return;
+	if (flaky_diagnose_test(bs->store, id, &q, &d, err, sizeof err) < 0) {
+		log_warnx("%s (measuring the rate at --bad instead)", err);
+		return;
+	}
+	for (size_t i = 0; i < d->nrevs; i++)
+		if (d->revs[i].revision != NULL &&
+		    strcmp(d->revs[i].revision, badrev) == 0 &&
+		    flaky_bisect_set_rate(&bs->b, d->revs[i].failures,
+		    d->revs[i].runs) == 0)
+			bs->stored_rate = 1;
+	flaky_diagnosis_free(d);
+}
+
 /* Set up the run lifecycle, run the search, clean up the worktree. */
 static void
 bisect_run(struct bisect *bs)
@@ -725,6 +755,7 @@ cmd_bisect(struct ctl *ctl, int argc, char **argv)
 		fprintf(stderr, "flakyctl: %s\n", err);
 		goto out;
 	}
+	stored_rate(&bs, target, badrev);
 	xasprintf(&bs.tmp, "%s/flaky-bisect.XXXXXX", getenv("TMPDIR") &&
 	    *getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
 	if (mkdtemp(bs.tmp) == NULL) {

@@ -45,9 +45,9 @@ class Repo:
                               check=True, capture_output=True,
                               text=True).stdout
 
-    def assert_untouched(self):
+    def assert_untouched(self, status=""):
         """The user's tree, index, HEAD: as made; no worktree left."""
-        assert self.git("status", "--porcelain", "--ignored") == ""
+        assert self.git("status", "--porcelain", "--ignored") == status
         assert self.git("rev-parse", "HEAD").strip() == self.hashes[-1]
         assert self.git("symbolic-ref", "HEAD").strip() == "refs/heads/main"
         assert self.git("worktree", "list", "--porcelain").count(
@@ -72,6 +72,7 @@ def test_names_commit_19(repo):
     assert out["candidates"] == 31
     # the rate at bad: 3 failures in 15 runs, fixed by the counter
     assert (out["bad_failures"], out["bad_runs"]) == (3, 15)
+    assert out["rate_from"] == "measured"
     assert out["passes_needed"] == 14
     revs = {r["revision"]: r for r in out["revisions"]}
     for i, h in enumerate(repo.hashes[1:], start=1):
@@ -108,6 +109,28 @@ def test_names_commit_19(repo):
     rep = json.loads(repo.ctl("--format", "json", "report").stdout)
     assert rep["tests"] == [], rep
     repo.assert_untouched()
+
+
+def test_stored_rate(repo):
+    """Runs stored at bad (analyze, 10 runs: 2 failures) give the rate;
+    bisect measures nothing there."""
+    p = repo.ctl("analyze", "--runs", "10", "--", *PYTEST, TEST)
+    assert p.returncode == 0, (p.stdout, p.stderr)
+    status = repo.git("status", "--porcelain", "--ignored")  # analyze's cache
+    p = repo.ctl("--format", "json", "bisect", TEST, "--good", "HEAD~31",
+                 "--bad", "HEAD", "--", *PYTEST)
+    assert p.returncode == 0, (p.stdout, p.stderr)
+    out = json.loads(p.stdout)
+    assert out["rate_from"] == "stored"
+    assert (out["bad_failures"], out["bad_runs"]) == (2, 10)
+    assert out["passes_needed"] == 14
+    assert out["first_flaky"]["revision"] == repo.hashes[18]
+    assert repo.hashes[-1] not in [r["revision"] for r in out["revisions"]]
+    # the analyze runs still count, the bisect runs do not
+    rep = json.loads(repo.ctl("--format", "json", "report").stdout)
+    assert [(t["test"], t["runs"], t["failures"]) for t in rep["tests"]
+            if t["test"] == TEST] == [(TEST, 10, 2)], rep
+    repo.assert_untouched(status)
 
 
 def test_table(repo):
