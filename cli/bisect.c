@@ -10,7 +10,6 @@
 #include "buildconf.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <limits.h>
 #include <math.h>
 #include <signal.h>
@@ -18,7 +17,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
-#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -33,16 +31,15 @@
 #include "stats/stats.h"
 
 #define FIXED_RUNS	100	/* per revision: what bisect is compared to */
-#define GIT_OUT_MAX	(64 << 20)
 
 struct bisect {
+	struct flaky_bisect	 b;
 	struct ctl		*ctl;
+	struct flaky_store	*store;
+	struct flaky_classifier	*cls;
 	struct event_base	*base;
 	struct flaky_spawner	*sp;
-	struct flaky_store	*store;
 	struct flaky_pipeline	*pl;
-	struct flaky_classifier	*cls;
-	struct flaky_bisect	 b;
 	char			**subject;	/* per candidate */
 	size_t			 nsubject;
 	const char		*test;
@@ -62,98 +59,16 @@ struct bisect {
 /* For atexit: a worktree is removed whatever way flakyctl ends. */
 static struct bisect	*bisect_live;
 
-/* Run git -C dir with args; its stdout without the last newline in *out
- * (when out is not NULL). Its exit status, or -1 when it did not run. */
-static int
-git(const char *dir, char **out, const char *const *args)
-{
-	const char	*argv[16];
-	struct flaky_buf b;
-	char		 chunk[8192];
-	int		 fd[2], status, null;
-	size_t		 n = 0;
-	ssize_t		 k;
-	pid_t		 pid;
-
-	if (out != NULL)
-		*out = NULL;
-	argv[n++] = "git";
-	argv[n++] = "-C";
-	argv[n++] = dir;
-	for (size_t i = 0; args[i] != NULL && n < 15; i++)
-		argv[n++] = args[i];
-	argv[n] = NULL;
-	if (pipe2(fd, O_CLOEXEC) == -1)
-		return -1;
-	if ((pid = fork()) == -1) {
-		close(fd[0]);
-		close(fd[1]);
-		return -1;
-	}
-	if (pid == 0) {
-		if ((null = open("/dev/null", O_RDWR)) == -1 ||
-		    dup2(null, 0) == -1 || dup2(fd[1], 1) == -1 ||
-		    dup2(null, 2) == -1)
-			_exit(127);
-		execvp("git", (char *const *)argv);
-		_exit(127);
-	}
-	close(fd[1]);
-	flaky_buf_init(&b);
-	while ((k = read(fd[0], chunk, sizeof chunk)) != 0) {
-		if (k == -1 && errno == EINTR)
-			continue;
-		if (k == -1)
-			break;
-		if (b.len < GIT_OUT_MAX)
-			flaky_buf_add(&b, chunk, (size_t)k);
-	}
-	close(fd[0]);
-	while (waitpid(pid, &status, 0) == -1)
-		if (errno != EINTR)
-			return -1;
-	if (b.oom)
-		fatalx("out of memory");
-	while (b.len > 0 && b.data[b.len - 1] == '\n')
-		b.len--;
-	if (out != NULL) {
-		flaky_buf_addc(&b, '\0');
-		*out = flaky_buf_steal(&b);
-		if (*out == NULL)
-			fatalx("out of memory");
-	} else
-		flaky_buf_free(&b);
-	if (!WIFEXITED(status))
-		return -1;
-	return WEXITSTATUS(status) == 127 ? -1 : WEXITSTATUS(status);
-}
-
-/* The full hash of a revision given by the user, or NULL. */
-static char *
-resolve(const char *top, const char *rev)
-{
-	char	*spec, *out;
-
-	xasprintf(&spec, "%s^{commit}", rev);
-	if (git(top, &out, (const char *[]){ "rev-parse", "--verify",
-	    "--quiet", "--end-of-options", spec, NULL }) != 0) {
-		free(out);
-		out = NULL;
-	}
-	free(spec);
-	return out;
-}
-
 /* Remove the worktree (and its administrative files) if there is one. */
 static void
 tree_remove(struct bisect *bs)
 {
 	if (bs->at < 0)
 		return;
-	if (git(bs->top, NULL, (const char *[]){ "worktree", "remove",
+	if (ctl_git(bs->top, NULL, (const char *[]){ "worktree", "remove",
 	    "--force", "--force", bs->tree, NULL }) != 0)
 		log_warnx("git worktree remove %s failed", bs->tree);
-	git(bs->top, NULL, (const char *[]){ "worktree", "prune", NULL });
+	ctl_git(bs->top, NULL, (const char *[]){ "worktree", "prune", NULL });
 	bs->at = -1;
 }
 
@@ -179,7 +94,7 @@ tree_checkout(struct bisect *bs, long i)
 	if (bs->at == i)
 		return 0;
 	tree_remove(bs);
-	if (git(bs->top, NULL, (const char *[]){ "worktree", "add",
+	if (ctl_git(bs->top, NULL, (const char *[]){ "worktree", "add",
 	    "--detach", "--quiet", bs->tree, bs->b.v[i].rev, NULL }) != 0) {
 		log_warnx("git worktree add %s %s failed", bs->tree,
 		    bs->b.v[i].rev);
@@ -321,7 +236,7 @@ candidates(struct bisect *bs, const char *bad, int64_t max_runs)
 	int	 r;
 
 	xasprintf(&range, "%s..%s", bs->good, bad);
-	r = git(bs->top, &out, (const char *[]){ "log", "--first-parent",
+	r = ctl_git(bs->top, &out, (const char *[]){ "log", "--first-parent",
 	    "--reverse", "--format=%H %s", range, "--", NULL });
 	free(range);
 	if (r != 0) {
@@ -443,19 +358,19 @@ static int
 repository(struct bisect *bs, const char *dir, const char *good,
     const char *bad, char **badrev)
 {
-	if (git(dir, &bs->top, (const char *[]){ "rev-parse",
-	    "--show-toplevel", NULL }) != 0 || git(dir, &bs->prefix,
+	if (ctl_git(dir, &bs->top, (const char *[]){ "rev-parse",
+	    "--show-toplevel", NULL }) != 0 || ctl_git(dir, &bs->prefix,
 	    (const char *[]){ "rev-parse", "--show-prefix", NULL }) != 0) {
 		fprintf(stderr, "flakyctl bisect: %s: expected a directory "
 		    "in a git work tree\n", dir);
 		return -1;
 	}
-	if ((bs->good = resolve(bs->top, good)) == NULL) {
+	if ((bs->good = ctl_git_commit(bs->top, good)) == NULL) {
 		fprintf(stderr, "flakyctl bisect: --good: expected a commit "
 		    "of %s, got '%s'\n", bs->top, good);
 		return -1;
 	}
-	if ((*badrev = resolve(bs->top, bad)) == NULL) {
+	if ((*badrev = ctl_git_commit(bs->top, bad)) == NULL) {
 		fprintf(stderr, "flakyctl bisect: --bad: expected a commit "
 		    "of %s, got '%s'\n", bs->top, bad);
 		return -1;

@@ -134,13 +134,16 @@ def test_stored_rate(repo):
 
 
 def test_table(repo):
-    """The table names the commit with the number of passes derived."""
-    p = repo.ctl("bisect", TEST, "--good", "HEAD~31", "--bad", "HEAD",
-                 "--", *PYTEST)
+    """The table names the commit with the number of passes derived
+    (commits 18 to 20: few runs)."""
+    p = repo.ctl("bisect", TEST, "--good", repo.hashes[17], "--bad",
+                 repo.hashes[19], "--", *PYTEST)
     assert p.returncode == 0, (p.stdout, p.stderr)
     assert "3 of 15 runs failed (p = 0.200): 14 passes in a row" in p.stdout
     assert ("first flaky revision: %s commit 19" % repo.hashes[18]) in p.stdout
     assert "a fixed 100 per revision tested" in p.stdout
+    assert "2 revisions after %.12s, run alone" % repo.hashes[17] in p.stdout
+    assert "runs: " in p.stdout and "(ratio " in p.stdout
     repo.assert_untouched()
 
 
