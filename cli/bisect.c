@@ -29,32 +29,9 @@
 #include "pipeline/pipeline.h"
 #include "run/run.h"
 #include "stats/stats.h"
+#include "bisect.h"
 
 #define FIXED_RUNS	100	/* per revision: what bisect is compared to */
-
-struct bisect {
-	struct flaky_bisect	 b;
-	struct ctl		*ctl;
-	struct flaky_store	*store;
-	struct flaky_classifier	*cls;
-	struct event_base	*base;
-	struct flaky_spawner	*sp;
-	struct flaky_pipeline	*pl;
-	char			**subject;	/* per candidate */
-	size_t			 nsubject;
-	const char		*test;
-	char			*good;		/* full hash */
-	char			*top, *prefix;	/* the repository, where the
-						 * command runs in it */
-	char			*tmp, *tree;	/* mkdtemp, its worktree */
-	long			 at;		/* checked out in tree; -1 */
-	char			**argv, **envp;
-	char			*rundir;
-	int64_t			 target_id, timeout_ms;
-	int			 alone, stopping, failed, store_told;
-	int			 stored_rate;	/* p from stored runs */
-	struct flaky_run	*live;
-};
 
 /* For atexit: a worktree is removed whatever way flakyctl ends. */
 static struct bisect	*bisect_live;
@@ -143,8 +120,7 @@ bisect_ended(struct flaky_run *run, void *job_arg, void *arg)
 	    run->rec.status == FLAKY_RUN_STOPPED)
 		;	/* ^C: it tells nothing */
 	else
-		flaky_bisect_count(&bs->b, (size_t)i, outcome(bs->test,
-		    &run->results));
+		bs->count(bs, i, outcome(bs->test, &run->results));
 	bisect_next(bs);
 }
 
@@ -172,11 +148,11 @@ bisect_next(struct bisect *bs)
 	long	 i;
 
 	for (;;) {
-		if (bs->stopping || (i = flaky_bisect_next(&bs->b)) < 0) {
+		if (bs->stopping || (i = bs->next(bs)) < 0) {
 			event_base_loopbreak(bs->base);
 			return;
 		}
-		if (tree_checkout(bs, i) < 0) {
+		if (bs->top != NULL && tree_checkout(bs, i) < 0) {
 			bs->failed = bs->stopping = 1;
 			continue;
 		}
@@ -187,18 +163,18 @@ bisect_next(struct bisect *bs)
 		job.spec.timeout_ms = bs->timeout_ms;
 		job.target_id = bs->target_id;
 		job.kind = bs->alone ? FLAKY_KIND_ALONE : FLAKY_KIND_SUITE;
-		job.trigger = "bisect";
-		job.revision = bs->b.v[i].rev;
-		job.evidence_only = "bisect: a revision checked out by "
-		    "flakyctl bisect, not the code the target runs";
+		job.trigger = bs->trigger;
+		job.revision = bs->top != NULL ? bs->b.v[i].rev : bs->revision;
+		job.evidence_only = bs->evidence_only;
 		job.arg = (void *)(intptr_t)i;
 		if (flaky_pipeline_start(bs->pl, &job, &bs->live, err,
 		    sizeof err) == 0)
 			return;
 		/* Not even started here (its directory is not there yet):
 		 * the test is not there either. */
-		log_warnx("%.12s: %s", bs->b.v[i].rev, err);
-		flaky_bisect_count(&bs->b, (size_t)i, -1);
+		log_warnx("%.12s: %s", job.revision ? job.revision : "-",
+		    err);
+		bs->count(bs, i, -1);
 	}
 }
 
@@ -295,8 +271,8 @@ select_test(struct flaky_command *cmd, const char *test)
 
 /* The command and directory: the one after --, else the config's target
  * (through its isolate: template when it has one). */
-static int
-command(struct bisect *bs, char **cmdv, const char *target_arg,
+int
+bisect_command(struct bisect *bs, char **cmdv, const char *target_arg,
     char **target, char **dir, struct flaky_command *cmd)
 {
 	extern char	**environ;
@@ -483,6 +459,20 @@ const struct cmd_entry cmd_bisect_entry = {
 	.exec = cmd_bisect,
 };
 
+/* The search's rule, for bisect_next. */
+static long
+search_next(struct bisect *bs)
+{
+	return flaky_bisect_next(&bs->b);
+}
+
+/* Count a run for the search. */
+static void
+search_count(struct bisect *bs, long i, int o)
+{
+	flaky_bisect_count(&bs->b, (size_t)i, o);
+}
+
 /* Parse the options into bs and the rest; -1 after a usage error. */
 static int
 bisect_args(struct ctl *ctl, int argc, char **argv, const char **good,
@@ -582,7 +572,7 @@ stored_rate(struct bisect *bs, const char *target, const char *badrev)
 }
 
 /* Set up the run lifecycle, run the search, clean up the worktree. */
-static void
+void
 bisect_run(struct bisect *bs)
 {
 	struct event	*sigint_ev, *sigterm_ev;
@@ -647,11 +637,16 @@ cmd_bisect(struct ctl *ctl, int argc, char **argv)
 	memset(&cmd, 0, sizeof cmd);
 	bs.ctl = ctl;
 	bs.at = -1;
+	bs.next = search_next;
+	bs.count = search_count;
+	bs.trigger = "bisect";
+	bs.evidence_only = "bisect: a revision checked out by flakyctl "
+	    "bisect, not the code the target runs";
 	if (bisect_args(ctl, argc, argv, &good, &bad, &target_arg, &max_runs,
 	    &timeout_ms, &cmdv, &bs.test, &ret) < 0)
 		return ret;
 	ret = EXIT_ERROR;
-	if (command(&bs, cmdv, target_arg, &target, &dir, &cmd) < 0 ||
+	if (bisect_command(&bs, cmdv, target_arg, &target, &dir, &cmd) < 0 ||
 	    repository(&bs, dir, good, bad, &badrev) < 0 ||
 	    candidates(&bs, badrev, max_runs) < 0)
 		goto out;

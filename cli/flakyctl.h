@@ -135,6 +135,7 @@ char	*ctl_git_commit(const char *dir, const char *rev);
 /* Each command's file declares its entry. */
 extern const struct cmd_entry cmd_analyze_entry;
 extern const struct cmd_entry cmd_bisect_entry;
+extern const struct cmd_entry cmd_verify_entry;
 extern const struct cmd_entry cmd_report_entry;
 extern const struct cmd_entry cmd_scan_entry;
 /* control.c: requests to the live flakyd */

@@ -228,3 +228,51 @@ def test_outside_git(repo, tmp_path):
                        capture_output=True, text=True, timeout=60)
     assert p.returncode == 2
     assert "expected a directory in a git work tree" in p.stderr
+
+
+def analyze_at_head(repo, runs=10):
+    p = repo.ctl("analyze", "--runs", str(runs), "--", *PYTEST, TEST)
+    assert p.returncode == 0, (p.stdout, p.stderr)
+
+
+def test_verify_still_flaky(repo):
+    """verify at the flaky HEAD: disproven at the first failure."""
+    analyze_at_head(repo)
+    p = repo.ctl("--format", "json", "verify", TEST, "--", *PYTEST)
+    assert p.returncode == 1, (p.stdout, p.stderr)
+    out = json.loads(p.stdout)
+    assert (out["rate_failures"], out["rate_runs"]) == (2, 10)
+    assert out["passes_needed"] == 14
+    assert out["verdict"] == "still flaky"
+    assert out["failures"] == 1 and out["runs"] <= 5
+    assert out["revision"] == repo.hashes[-1]
+
+
+def test_verify_fixed(repo):
+    """verify after a commit that fixes it: 14 passes in a row prove it,
+    and the runs are stored at the new HEAD."""
+    analyze_at_head(repo)
+    path = os.path.join(repo.path, "tests", "test_demo.py")
+    with open(path, "w") as f:
+        f.write(make_repo.CLEAN)
+    make_repo.git(repo.path, "commit", "-q", "-am", "fix the cache")
+    head = repo.git("rev-parse", "HEAD").strip()
+    p = repo.ctl("verify", TEST, "--", *PYTEST)
+    assert p.returncode == 0, (p.stdout, p.stderr)
+    assert "p = 0.200 (2 of 10 stored runs failed): 14 passes in a row " \
+        "prove a fix (95%)" in p.stdout
+    assert "fixed: 14 passes in a row" in p.stdout
+    db = sqlite3.connect(repo.db)
+    n = db.execute("SELECT count(*) FROM runs WHERE trigger = 'verify' AND "
+                   "revision = ? AND incomplete IS NULL", (head,)).fetchone()
+    db.close()
+    assert n == (14,)
+
+
+def test_verify_bad_input(repo):
+    p = repo.ctl("verify", TEST, "--", *PYTEST)
+    assert p.returncode == 2
+    assert "give --rate P" in p.stderr
+    p = repo.ctl("verify", TEST, "--rate", "1.5", "--", *PYTEST)
+    assert p.returncode == 2
+    assert "--rate: expected a failure rate above 0 and below 1" in p.stderr
