@@ -276,3 +276,28 @@ def test_verify_bad_input(repo):
     p = repo.ctl("verify", TEST, "--rate", "1.5", "--", *PYTEST)
     assert p.returncode == 2
     assert "--rate: expected a failure rate above 0 and below 1" in p.stderr
+
+
+def test_quarantine_release_rule(repo):
+    """quarantine list: release after ceil(ln 0.05 / ln(1 - p)) passes
+    in a row, less the passes so far."""
+    import math
+    analyze_at_head(repo)                       # 2 of 10 failed, the last
+    p = repo.ctl("quarantine", "add", TEST, "--reason", "stale cache")
+    assert p.returncode == 0, p.stderr
+    q = json.loads(repo.ctl("--format", "json", "quarantine", "list").stdout)
+    assert (q[0]["passes_in_a_row"], q[0]["passes_needed"],
+            q[0]["more_passes"], q[0]["ready_to_release"]) == (0, 14, 14, False)
+    path = os.path.join(repo.path, "tests", "test_demo.py")
+    with open(path, "w") as f:
+        f.write(make_repo.CLEAN)
+    make_repo.git(repo.path, "commit", "-q", "-am", "fix the cache")
+    analyze_at_head(repo, runs=5)               # 2 of 15 now, 5 passes
+    need = math.ceil(math.log(0.05) / math.log(1 - 2 / 15))
+    assert need == 21
+    p = repo.ctl("quarantine", "list")
+    assert "5 passes in a row, release after 16 more passing runs " \
+        "(p = 0.133: 21)" in p.stdout, p.stdout
+    q = json.loads(repo.ctl("--format", "json", "quarantine", "list",
+                            "--release-after", "5").stdout)
+    assert (q[0]["passes_needed"], q[0]["ready_to_release"]) == (5, True)
