@@ -544,24 +544,71 @@ bisect_args(struct ctl *ctl, int argc, char **argv, const char **good,
 	    1 << FORMAT_JSON);
 }
 
+struct flaky_diagnosis *
+bisect_stored(struct bisect *bs, const char *target, char *err,
+    size_t errlen)
+{
+	struct flaky_query q = { INT64_MIN, INT64_MAX, NULL, 0, 0, 0 };
+	struct flaky_diagnosis *d = NULL;
+	int64_t	 id;
+
+	q.target = target;
+	if (flaky_store_find_test(bs->store, target, bs->test, &id, err,
+	    errlen) < 0 || flaky_diagnose_test(bs->store, id, &q, &d, err,
+	    errlen) < 0)
+		return NULL;
+	return d;
+}
+
+int
+bisect_open(struct ctl *ctl, struct bisect *bs)
+{
+	char	 err[1024];
+
+	if (diag_load_signatures(ctl, NULL, &bs->cls) < 0)
+		return -1;
+	if (flaky_store_open(ctl_db_path(ctl), 0, &bs->store, err,
+	    sizeof err) < 0) {
+		fprintf(stderr, "flakyctl: %s\n", err);
+		return -1;
+	}
+	return 0;
+}
+
+void
+bisect_free(struct bisect *bs)
+{
+	if (bs->sp != NULL && flaky_spawner_free(bs->sp) < 0)
+		log_warnx("runs still in flight at exit");
+	flaky_pipeline_free(bs->pl);
+	flaky_classifier_free(bs->cls);
+	if (bs->base != NULL)
+		event_base_free(bs->base);
+	flaky_store_close(bs->store);
+	for (size_t i = 0; i < bs->nsubject; i++)
+		free(bs->subject[i]);
+	free(bs->subject);
+	flaky_bisect_free(&bs->b);
+	free(bs->good);
+	free(bs->top);
+	free(bs->prefix);
+	free(bs->tmp);
+	free(bs->tree);
+	free(bs->rundir);
+	free(bs->revision);
+	memset(bs, 0, sizeof *bs);
+}
+
 /* The rate at bad from the test's stored runs at that revision (suite
  * and ingested, complete), when they saw it fail: no measuring then. */
 static void
 stored_rate(struct bisect *bs, const char *target, const char *badrev)
 {
-	struct flaky_query q = { INT64_MIN, INT64_MAX, NULL, 0, 0, 0 };
 	struct flaky_diagnosis *d;
-	int64_t	 id;
 	char	 err[1024];
 
-	q.target = target;
-	if (flaky_store_find_test(bs->store, target, bs->test, &id, err,
-	    sizeof err) < 0 || id <= 0)
-		return;
-	if (flaky_diagnose_test(bs->store, id, &q, &d, err, sizeof err) < 0) {
-		log_warnx("%s (measuring the rate at --bad instead)", err);
-		return;
-	}
+	if ((d = bisect_stored(bs, target, err, sizeof err)) == NULL)
+		return;		/* not stored yet: measured */
 	for (size_t i = 0; i < d->nrevs; i++)
 		if (d->revs[i].revision != NULL &&
 		    strcmp(d->revs[i].revision, badrev) == 0 &&
@@ -652,13 +699,8 @@ cmd_bisect(struct ctl *ctl, int argc, char **argv)
 		goto out;
 	if (timeout_ms > 0)
 		bs.timeout_ms = timeout_ms;
-	if (diag_load_signatures(ctl, NULL, &bs.cls) < 0)
+	if (bisect_open(ctl, &bs) < 0)
 		goto out;
-	if (flaky_store_open(ctl_db_path(ctl), 0, &bs.store, err,
-	    sizeof err) < 0) {
-		fprintf(stderr, "flakyctl: %s\n", err);
-		goto out;
-	}
 	line = join_argv(cmd.env_set, bs.argv);
 	if (flaky_store_target(bs.store, target, cmdv[0] != NULL ? line : NULL,
 	    dir, &bs.target_id, err, sizeof err) < 0) {
@@ -701,24 +743,8 @@ cmd_bisect(struct ctl *ctl, int argc, char **argv)
 	ret = bs.failed ? EXIT_ERROR : first >= 0 ? EXIT_OK : EXIT_FOUND;
 out:
 	bisect_atexit();
-	if (bs.sp != NULL && flaky_spawner_free(bs.sp) < 0)
-		log_warnx("runs still in flight at exit");
-	flaky_pipeline_free(bs.pl);
-	flaky_classifier_free(bs.cls);
-	if (bs.base != NULL)
-		event_base_free(bs.base);
-	flaky_store_close(bs.store);
-	for (size_t i = 0; i < bs.nsubject; i++)
-		free(bs.subject[i]);
-	free(bs.subject);
-	flaky_bisect_free(&bs.b);
+	bisect_free(&bs);
 	flaky_command_clear(&cmd);
-	free(bs.good);
-	free(bs.top);
-	free(bs.prefix);
-	free(bs.tmp);
-	free(bs.tree);
-	free(bs.rundir);
 	free(badrev);
 	free(target);
 	free(dir);

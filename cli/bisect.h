@@ -54,5 +54,13 @@ int	 bisect_command(struct bisect *, char **cmdv, const char *target_arg,
  * what ran; bs->store, cls, target_id, argv, rundir (or top) and the rule
  * set. */
 void	 bisect_run(struct bisect *);
+/* The signatures and the store, into bs; -1 after telling why. */
+int	 bisect_open(struct ctl *, struct bisect *);
+/* The test's stored evidence in target, all of it; NULL with err filled
+ * when there is none. */
+struct flaky_diagnosis *bisect_stored(struct bisect *, const char *target,
+	    char *err, size_t errlen);
+/* Everything bs holds; NULL-safe, bs zeroed. */
+void	 bisect_free(struct bisect *);
 
 #endif

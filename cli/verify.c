@@ -12,8 +12,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <event2/event.h>
-
 #include "bisect.h"
 #include "classify/classify.h"
 #include "diag.h"
@@ -59,15 +57,10 @@ proof_count(struct bisect *bs, long i, int o)
 static int
 proof_rate(struct bisect *bs, const char *target, struct proof *pr)
 {
-	struct flaky_query q = { INT64_MIN, INT64_MAX, NULL, 0, 0, 0 };
 	struct flaky_diagnosis *d;
-	int64_t	 id;
 	char	 err[1024];
 
-	q.target = target;
-	if (flaky_store_find_test(bs->store, target, bs->test, &id, err,
-	    sizeof err) < 0 || flaky_diagnose_test(bs->store, id, &q, &d,
-	    err, sizeof err) < 0) {
+	if ((d = bisect_stored(bs, target, err, sizeof err)) == NULL) {
 		fprintf(stderr, "flakyctl verify: %s (give --rate P)\n", err);
 		return -1;
 	}
@@ -240,13 +233,8 @@ cmd_verify(struct ctl *ctl, int argc, char **argv)
 	if (timeout_ms > 0)
 		bs.timeout_ms = timeout_ms;
 	bs.rundir = xstrdup(dir);
-	if (diag_load_signatures(ctl, NULL, &bs.cls) < 0)
+	if (bisect_open(ctl, &bs) < 0)
 		goto out;
-	if (flaky_store_open(ctl_db_path(ctl), 0, &bs.store, err,
-	    sizeof err) < 0) {
-		fprintf(stderr, "flakyctl: %s\n", err);
-		goto out;
-	}
 	if (rate > 0)
 		pr.p = rate;
 	else if (proof_rate(&bs, target, &pr) < 0)
@@ -273,16 +261,8 @@ cmd_verify(struct ctl *ctl, int argc, char **argv)
 		ret = strcmp(proof_verdict(&pr), "fixed") == 0 ? EXIT_OK :
 		    EXIT_FOUND;
 out:
-	if (bs.sp != NULL && flaky_spawner_free(bs.sp) < 0)
-		log_warnx("runs still in flight at exit");
-	flaky_pipeline_free(bs.pl);
-	flaky_classifier_free(bs.cls);
-	if (bs.base != NULL)
-		event_base_free(bs.base);
-	flaky_store_close(bs.store);
+	bisect_free(&bs);
 	flaky_command_clear(&cmd);
-	free(bs.revision);
-	free(bs.rundir);
 	free(target);
 	free(dir);
 	free(line);
