@@ -385,6 +385,9 @@ print_table(const struct bisect *bs, long first)
 	if (first >= 0)
 		printf("\nfirst flaky revision: %s %s\n", b->v[first].rev,
 		    bs->subject[first]);
+	if (first == 0)
+		printf("(the first after --good, which is taken as not flaky "
+		    "without runs: `flakyctl verify` can prove it there)\n");
 	printf("runs: %lld; a fixed %d per revision tested: %lld "
 	    "(ratio %.3f)\n", (long long)runs, FIXED_RUNS, (long long)fixed,
 	    fixed > 0 ? (double)runs / (double)fixed : 0.0);

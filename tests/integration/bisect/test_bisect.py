@@ -301,3 +301,33 @@ def test_quarantine_release_rule(repo):
     q = json.loads(repo.ctl("--format", "json", "quarantine", "list",
                             "--release-after", "5").stdout)
     assert (q[0]["passes_needed"], q[0]["ready_to_release"]) == (5, True)
+
+
+def test_config_target(repo, tmp_path):
+    """--target: the config's command, directory and isolate: template
+    (the id reaches the command in $FLAKY_TEST); commits 18 to 20."""
+    cfg = tmp_path / "flaky.yaml"
+    cfg.write_text("targets:\n  - name: demo\n    command: [pytest, -v]\n"
+                   "    dir: %s\n    isolate: \"%s {test}\"\n"
+                   % (repo.path, " ".join(PYTEST + ["-v"])))
+    p = subprocess.run(repo.args("--config", str(cfg), "--format", "json",
+                                 "bisect", TEST, "--good", repo.hashes[17],
+                                 "--bad", repo.hashes[19], "--target", "demo"),
+                       cwd="/", env=repo.env, capture_output=True, text=True,
+                       timeout=600)
+    assert p.returncode == 0, (p.stdout, p.stderr)
+    out = json.loads(p.stdout)
+    assert out["alone"] is True
+    assert out["first_flaky"]["revision"] == repo.hashes[18]
+    db = sqlite3.connect(repo.db)
+    rows = db.execute("SELECT DISTINCT tg.name, ru.kind FROM runs ru JOIN "
+                      "targets tg ON tg.id = ru.target_id").fetchall()
+    db.close()
+    assert rows == [("demo", "alone")]
+    p = subprocess.run(repo.args("--config", str(cfg), "bisect", TEST,
+                                 "--good", "HEAD~1", "--bad", "HEAD",
+                                 "--target", "nope"), cwd="/", env=repo.env,
+                       capture_output=True, text=True, timeout=60)
+    assert p.returncode == 2
+    assert "--target nope: expected a target of the config" in p.stderr
+    repo.assert_untouched()
