@@ -387,7 +387,8 @@ print_table(const struct bisect *bs, long first)
 		    bs->subject[first]);
 	if (first == 0)
 		printf("(the first after --good, which is taken as not flaky "
-		    "without runs: `flakyctl verify` can prove it there)\n");
+		    "without runs: `flakyctl verify` in a checkout of it can "
+		    "prove that)\n");
 	printf("runs: %lld; a fixed %d per revision tested: %lld "
 	    "(ratio %.3f)\n", (long long)runs, FIXED_RUNS, (long long)fixed,
 	    fixed > 0 ? (double)runs / (double)fixed : 0.0);
@@ -547,6 +548,7 @@ bisect_args(struct ctl *ctl, int argc, char **argv, const char **good,
 	    1 << FORMAT_JSON);
 }
 
+/* The test's stored evidence (bisect.h). */
 struct flaky_diagnosis *
 bisect_stored(struct bisect *bs, const char *target, char *err,
     size_t errlen)
@@ -563,6 +565,7 @@ bisect_stored(struct bisect *bs, const char *target, char *err,
 	return d;
 }
 
+/* The config's signatures and the store. */
 int
 bisect_open(struct ctl *ctl, struct bisect *bs)
 {
@@ -578,6 +581,7 @@ bisect_open(struct ctl *ctl, struct bisect *bs)
 	return 0;
 }
 
+/* Everything a bisect or verify holds. */
 void
 bisect_free(struct bisect *bs)
 {
