@@ -21,6 +21,7 @@
 #include "diag.h"
 #include "output.h"
 #include "pipeline/pipeline.h"
+#include "run_why.h"
 #include "stats/stats.h"
 #include "store/store.h"
 #include "classify/classify.h"
@@ -55,6 +56,8 @@ struct analyze {
 	int			 started, finished, running;
 	int			 stopping;
 	int			 failed;	/* a store error or start error */
+	int			 signal;	/* SIGINT or SIGTERM came */
+	struct run_why		 why;	/* the first runs' ends */
 	int			 store_told;	/* a store error was told */
 	int			 progress;	/* draw the progress line */
 	int			 incomplete;	/* runs that give no rate */
@@ -162,6 +165,21 @@ stop_live(struct analyze *a)
 			flaky_run_stop(a->live[i]);
 }
 
+/* The exit code: 2 on an error or when no run gave results, 128 + the
+ * signal after ^C or SIGTERM (what finished is stored), 1 when a test is
+ * in a --fail-on tier. */
+static int
+exit_code(const struct analyze *a, int no_results, int tripped)
+{
+	if (a->failed)
+		return EXIT_ERROR;
+	if (a->signal)
+		return 128 + a->signal;
+	if (no_results)
+		return EXIT_ERROR;
+	return tripped ? EXIT_FOUND : EXIT_OK;
+}
+
 /* A run ended (classified, on its way to the store): start the next one
  * first, so that storing this one overlaps with it. */
 static void
@@ -175,6 +193,7 @@ run_ended(struct flaky_run *run, void *job_arg, void *arg)
 			a->live[i] = NULL;
 	a->running--;
 	a->finished++;
+	run_why_note(&a->why, a->finished, &run->rec);
 	launch(a);
 	if (run->rec.incomplete != NULL) {
 		if (a->incomplete++ == 0)
@@ -255,14 +274,14 @@ signal_cb(evutil_socket_t sig, short what, void *arg)
 	struct analyze	*a = arg;
 
 	(void)what;
-	if (a->stopping && a->running > 0 && a->failed) {
+	if (a->stopping && a->running > 0 && a->signal) {
 		/* A second ^C: no more waiting. */
 		event_base_loopbreak(a->base);
 		return;
 	}
 	log_warnx("%s: stopping, the runs in flight are ended and recorded "
 	    "as interrupted", strsignal((int)sig));
-	a->failed = 1;
+	a->signal = (int)sig;
 	stop_live(a);
 }
 
@@ -399,15 +418,15 @@ static const struct cmd_option analyze_options[] = {
 	{ "runs", 'n', 0, "N", "how many runs (default 10)" },
 	{ "jobs", 'j', 0, "J", "runs at once (default 1)" },
 	{ "timeout", 't', 0, "D", "end a run's process group after D "
-	    "(90s, 10m, 1h30m)" },
+	    "(90s, 10m, 1h30m; default none)" },
 	{ "grace", 0, 'g', "D", "from SIGTERM to SIGKILL at the timeout "
 	    "(default 10s)" },
 	{ "target", 'T', 0, "NAME", "the runs' target (default the "
 	    "directory's name and the runner)" },
 	{ "junit", 0, 'J', "PATH", "a JUnit XML file the command writes "
-	    "after each run" },
+	    "after each run (default none: its output is parsed)" },
 	{ "fail-on", 0, 'F', "TIERS", "exit 1 when a test is in one of these "
-	    "tiers (critical,warning,broken)" },
+	    "tiers (critical,warning,broken; default none)" },
 	{ "revision", 0, 'R', "REV", "the revision the runs test (default "
 	    "git HEAD)" },
 	{ "capture", 0, 'C', "BYTES", "output kept per run, head and tail "
@@ -425,6 +444,8 @@ const struct cmd_entry cmd_analyze_entry = {
 	    "(DIRECTORY | [--] COMMAND...)",
 	.summary = "Rerun a test command N times, store every run, rank "
 	    "the tests.",
+	.example = "flakyctl analyze --runs 50 --jobs 4 tests/\n"
+	    "flakyctl analyze --runs 20 --timeout 10m -- pytest -x tests/api",
 	.options = analyze_options,
 	.flags = CMD_STOP_AT_OPERAND,
 	.exec = cmd_analyze,
@@ -540,7 +561,8 @@ again:
 		return EXIT_ERROR;
 	}
 	if (ctl_check_format(ctl, "analyze", 1 << FORMAT_TABLE |
-	    1 << FORMAT_JSON | 1 << FORMAT_CSV | 1 << FORMAT_MARKDOWN) < 0)
+	    1 << FORMAT_JSON | 1 << FORMAT_CSV | 1 << FORMAT_MARKDOWN |
+	    1 << FORMAT_GITHUB | 1 << FORMAT_JUNIT) < 0)
 		return EXIT_ERROR;
 	if (target_arg != NULL && (*target_arg == '\0' ||
 	    strspn(target_arg, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRS"
@@ -666,6 +688,7 @@ again:
 	head.store = a.store;
 	if (a.first_run_id == 0) {
 		/* nothing was recorded */
+		ret = a.signal && !a.failed ? 128 + a.signal : EXIT_ERROR;
 		goto out;
 	}
 	flaky_store_set_busy_timeout(a.store, FLAKY_BUSY_TIMEOUT_MS);
@@ -678,20 +701,13 @@ again:
 	sort_rows(rows, nrows);
 	print_report(ctl, &head, rows, nrows);
 	if (a.incomplete > 0)
-		log_warnx("%d of %d runs gave incomplete results, which count "
-		    "for no test's rate: %s", a.incomplete, a.finished,
-		    a.incomplete_why);
-	else if (head.runs.done + head.runs.timeout > 0 && nrows == 0)
-		log_warnx("no test results were recognized in the output "
-		    "(exit code and duration are recorded); see `sqlite3 %s "
-		    "\"SELECT error FROM runs ORDER BY id DESC LIMIT 1\"`",
-		    ctl_db_path(ctl));
-	if (a.failed)
-		ret = EXIT_ERROR;
-	else if (fail_mask && gate_tripped(rows, nrows, fail_mask))
-		ret = EXIT_FOUND;
-	else
-		ret = EXIT_OK;
+		log_warnx("%d of %d run%s gave incomplete results, which "
+		    "count for no test's rate: %s", a.incomplete, a.finished,
+		    a.finished == 1 ? "" : "s", a.incomplete_why);
+	if (nrows == 0 && a.why.n > 0 && !a.signal)
+		run_why_tell(&a.why);
+	ret = exit_code(&a, nrows == 0 && !a.signal,
+	    fail_mask && gate_tripped(rows, nrows, fail_mask));
 out:
 	flaky_test_rows_free(rows, nrows);
 	if (a.sigint_ev != NULL)
@@ -712,6 +728,7 @@ out:
 	tally_free(&a);
 	free(a.live);
 	free(a.incomplete_why);
+	run_why_free(&a.why);
 	free(target);
 	free(command);
 	free(revision);

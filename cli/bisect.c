@@ -184,9 +184,9 @@ bisect_signal(evutil_socket_t sig, short what, void *arg)
 {
 	struct bisect	*bs = arg;
 
-	(void)sig;
 	(void)what;
-	bs->stopping = bs->failed = 1;
+	bs->stopping = 1;
+	bs->signal = (int)sig;
 	if (bs->live != NULL)
 		flaky_run_stop(bs->live);
 	else
@@ -442,11 +442,13 @@ static int	cmd_bisect(struct ctl *, int, char **);
 
 static const struct cmd_option bisect_options[] = {
 	{ "good", 0, 'g', "REV", "a revision at which the test was not "
-	    "flaky" },
-	{ "bad", 0, 'b', "REV", "a later revision at which it is flaky" },
+	    "flaky (required)" },
+	{ "bad", 0, 'b', "REV", "a later revision at which it is flaky "
+	    "(required)" },
 	{ "target", 0, 'T', "NAME", "the config's target (its command, "
 	    "directory and isolate: template); with a command after --, "
-	    "the name the runs are stored under" },
+	    "the name the runs are stored under (default: as analyze "
+	    "names it)" },
 	{ "max-runs", 0, 'n', "N", "at most N runs at bad to measure its "
 	    "rate (default 100)" },
 	{ "timeout", 0, 't', "D", "end a run after D (default: the "
@@ -459,6 +461,9 @@ const struct cmd_entry cmd_bisect_entry = {
 	.usage = "bisect TEST --good REV --bad REV [--target NAME] "
 	    "[--max-runs N] [--timeout D] [-- COMMAND]",
 	.summary = "Find the first revision at which a test turned flaky.",
+	.example = "flakyctl bisect tests/test_api.py::test_retry --good v1.2 "
+	    "--bad main -- pytest\nflakyctl bisect test_retry --good HEAD~40 "
+	    "--bad HEAD --target shop-unit",
 	.options = bisect_options,
 	.exec = cmd_bisect,
 };
@@ -729,9 +734,12 @@ cmd_bisect(struct ctl *ctl, int argc, char **argv)
 		    "`%s`%s\n", bs.test, bs.b.n, line, bs.alone ? "" :
 		    " (the whole suite: the runner cannot select the test)");
 	bisect_run(&bs);
-	if (bs.stopping && bs.failed && !bs.store_told) {
+	if (bs.signal != 0 || (bs.stopping && bs.failed && !bs.store_told)) {
 		fprintf(stderr, "flakyctl bisect: stopped; the runs so far "
 		    "are stored\n");
+		/* ^C: 130, as analyze and confirm */
+		if (bs.signal != 0)
+			ret = 128 + bs.signal;
 		goto out;
 	}
 	first = flaky_bisect_result(&bs.b);

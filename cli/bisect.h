@@ -40,6 +40,7 @@ struct bisect {
 	char			*rundir;
 	int64_t			 target_id, timeout_ms;
 	int			 alone, stopping, failed, store_told;
+	int			 signal;	/* that stopped it, or 0 */
 	int			 stored_rate;	/* p from stored runs */
 	struct flaky_run	*live;
 };

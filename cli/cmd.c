@@ -19,8 +19,9 @@ const struct cmd_option cmd_global_options[] = {
 	{ "socket", 0, CTL_OPT_SOCKET, "PATH", "flakyd's control socket "
 	    "(default $FLAKY_SOCKET, the config's socket:, then "
 	    FLAKY_DEFAULT_SOCKET ")" },
-	{ "format", 0, CTL_OPT_FORMAT, "FORMAT", "table, json, csv, markdown "
-	    "or tsv, where the command has it (default table)" },
+	{ "format", 0, CTL_OPT_FORMAT, "FORMAT", "table, json, csv, markdown, "
+	    "tsv, github or junit, where the command has it (default "
+	    "table)" },
 	{ NULL, 0, 0, NULL, NULL }
 };
 
@@ -129,6 +130,18 @@ bad_option(const struct cmd_getopt *g, char *buf, size_t len)
 		snprintf(buf, len, "%s", w);
 }
 
+/* The long option a mistyped "--name" meant (help and globals too). */
+static const char *
+nearest_option(const struct cmd_getopt *g, const char *word)
+{
+	const char	*names[CMD_OPTIONS_MAX + 1];
+	size_t		 n = 0;
+
+	for (const struct option *o = g->longopts; o->name; o++)
+		names[n++] = o->name;
+	return cmd_nearest(word, names, n);
+}
+
 /* Unknown, ambiguous (a prefix of several), or given a value it does not
  * take: say which, once. */
 static void
@@ -136,7 +149,7 @@ unknown_option(const struct cmd_getopt *g)
 {
 	char		 w[128], names[512] = "";
 	size_t		 nmatch = 0, plen;
-	const char	*cmd = g->entry->name;
+	const char	*cmd = g->entry->name, *near;
 
 	bad_option(g, w, sizeof w);
 	if (strncmp(w, "--", 2) == 0 && optopt != 0) {
@@ -153,6 +166,9 @@ unknown_option(const struct cmd_getopt *g)
 		}
 	if (nmatch > 1)
 		ctl_usage_error(cmd, "option '%s' is ambiguous: %s", w, names);
+	else if (plen > 0 && (near = nearest_option(g, w + 2)) != NULL)
+		ctl_usage_error(cmd, "unknown option '%s'; did you mean "
+		    "'--%s'?", w, near);
 	else
 		ctl_usage_error(cmd, "unknown option '%s'", w);
 }
@@ -277,6 +293,22 @@ print_options(FILE *f, const char *title, const struct cmd_option *opts,
 	}
 }
 
+/* The entry's example command lines, each indented. */
+static void
+print_example(FILE *f, const char *ex)
+{
+	if (ex == NULL)
+		return;
+	fprintf(f, "\nexample%s:\n", strchr(ex, '\n') != NULL ? "s" : "");
+	while (*ex != '\0') {
+		size_t	 n = strcspn(ex, "\n");
+
+		fprintf(f, "  %.*s\n", (int)n, ex);
+		ex += n;
+		ex += *ex == '\n';
+	}
+}
+
 /* usage, summary, then the command's options and the global ones. */
 void
 cmd_print_help(FILE *f, const struct cmd_entry *e)
@@ -304,6 +336,7 @@ cmd_print_help(FILE *f, const struct cmd_entry *e)
 	print_wrapped(f, e->summary, 0, 0, 0);
 	print_options(f, "options", e->options, NULL, width);
 	print_options(f, "global options", cmd_global_options, e, width);
+	print_example(f, e->example);
 }
 
 /* A command by its exact name. */
@@ -314,4 +347,71 @@ cmd_find(const char *name)
 		if (strcmp(cmd_table[i]->name, name) == 0)
 			return cmd_table[i];
 	return NULL;
+}
+
+/* Edit distance with a swap of two neighbours as one edit (optimal
+ * string alignment): "reprot" is one edit from "report". Words are cut
+ * at 63 bytes; names are short. */
+static size_t
+typo_distance(const char *a, const char *b)
+{
+	size_t	 d[3][64], la = strlen(a), lb = strlen(b);
+
+	la = la > 63 ? 63 : la;
+	lb = lb > 63 ? 63 : lb;
+	for (size_t i = 0; i <= la; i++) {
+		size_t	*row = d[i % 3], *up = d[(i + 2) % 3];
+		size_t	*up2 = d[(i + 1) % 3];
+
+		for (size_t j = 0; j <= lb; j++) {
+			size_t	 best;
+
+			if (i == 0 || j == 0) {
+				row[j] = i + j;
+				continue;
+			}
+			best = up[j - 1] + (a[i - 1] != b[j - 1]);
+			if (up[j] + 1 < best)
+				best = up[j] + 1;
+			if (row[j - 1] + 1 < best)
+				best = row[j - 1] + 1;
+			if (i > 1 && j > 1 && a[i - 1] == b[j - 2] &&
+			    a[i - 2] == b[j - 1] && up2[j - 2] + 1 < best)
+				best = up2[j - 2] + 1;
+			row[j] = best;
+		}
+	}
+	return d[la % 3][lb];
+}
+
+/* The name word is a mistyping of: at most one edit away for a short
+ * word, two for a longer one, the nearest; ties go to the first. */
+const char *
+cmd_nearest(const char *word, const char *const *names, size_t n)
+{
+	const char	*best = NULL;
+	size_t		 bestd = (size_t)-1, len = strlen(word);
+	size_t		 limit = len >= 5 ? 2 : 1;
+
+	for (size_t i = 0; i < n; i++) {
+		size_t	 d = typo_distance(word, names[i]);
+
+		if (d < bestd && d < strlen(names[i])) {
+			best = names[i];
+			bestd = d;
+		}
+	}
+	return bestd <= limit ? best : NULL;
+}
+
+/* The command a mistyped word meant, or NULL. */
+const char *
+cmd_nearest_command(const char *word)
+{
+	const char	*names[64];
+	size_t		 n = 0;
+
+	for (size_t i = 0; cmd_table[i] != NULL && n < 64; i++)
+		names[n++] = cmd_table[i]->name;
+	return cmd_nearest(word, names, n);
 }

@@ -32,6 +32,7 @@ struct confirm {
 	struct flaky_confirm	 cf;
 	int64_t			 deadline_us;
 	int			 stopping, failed, store_told;
+	int			 signal;	/* SIGINT or SIGTERM came */
 	struct flaky_run	*live;
 };
 
@@ -114,8 +115,8 @@ confirm_signal(evutil_socket_t sig, short what, void *arg)
 {
 	struct confirm	*c = arg;
 
-	(void)sig;
 	(void)what;
+	c->signal = (int)sig;
 	c->stopping = 1;
 	if (c->live != NULL)
 		flaky_run_stop(c->live);
@@ -239,6 +240,8 @@ const struct cmd_entry cmd_confirm_entry = {
 	    "[--budget D] [--max-runs N]",
 	.summary = "Rerun unsettled tests alone until each one's tier "
 	    "settles.",
+	.example = "flakyctl confirm --budget 30m\nflakyctl confirm "
+	    "test_login_retry --max-runs 200",
 	.options = confirm_options,
 	.exec = cmd_confirm,
 };
@@ -302,6 +305,8 @@ cmd_confirm(struct ctl *ctl, int argc, char **argv)
 	} else {
 		size_t	 open;
 
+		if (ctl_check_target(c.store, "confirm", o.target) < 0)
+			goto out;
 		if (flaky_confirm_choose(&c.cf, c.store, &o.q, confirm_isolate,
 		    ctl, NULL, &open, err, sizeof err) < 0) {
 			fprintf(stderr, "flakyctl: %s\n", err);
@@ -361,7 +366,8 @@ cmd_confirm(struct ctl *ctl, int argc, char **argv)
 		print_result(ctl, c.store, &c.cf.t[i], &o.q, i == 0);
 	if (ctl->format == FORMAT_JSON)
 		printf("\n]}\n");
-	ret = c.failed ? EXIT_ERROR : EXIT_OK;
+	/* ^C: what finished is stored and printed, then 130 (as analyze) */
+	ret = c.failed ? EXIT_ERROR : c.signal ? 128 + c.signal : EXIT_OK;
 out:
 	if (sigint_ev != NULL)
 		event_free(sigint_ev);

@@ -171,6 +171,7 @@ const struct cmd_entry cmd_status_entry = {
 	.usage = "status [--socket PATH] [--format table|json]",
 	.summary = "The live flakyd's targets, next fire times and last "
 	    "results.",
+	.example = "flakyctl status --format json",
 	.exec = cmd_status,
 };
 
@@ -183,6 +184,7 @@ const struct cmd_entry cmd_run_entry = {
 	.name = "run",
 	.usage = "run [--runs N] TARGET",
 	.summary = "Ask flakyd to trigger a target now.",
+	.example = "flakyctl run --runs 20 shop-pytest",
 	.options = run_options,
 	.exec = cmd_run,
 };
@@ -191,6 +193,7 @@ const struct cmd_entry cmd_reload_entry = {
 	.name = "reload",
 	.usage = "reload",
 	.summary = "Make flakyd reread its schedule, as SIGHUP does.",
+	.example = "flakyctl reload",
 	.exec = cmd_reload,
 };
 

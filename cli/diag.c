@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "diag.h"
+#include "log.h"
 #include "stats/stats.h"
 
 #define CANDIDATES_MAX	10
@@ -47,41 +48,33 @@ diag_window(struct diag_opts *o, const char *cmd)
 	return 0;
 }
 
-/* A test id from a part of it, or candidates and closest names. */
-int
-diag_resolve(struct flaky_store *s, const char *cmd, const char *target,
-    const char *query, int64_t *test_id)
+/* Pick the test a user means among refs: one line and the candidates or
+ * the closest names on stderr when not exactly one. */
+static int
+diag_pick(const struct flaky_test_ref *refs, size_t n, const char *cmd,
+    const char *target, const char *query, const char *what, size_t *ret)
 {
-	struct flaky_test_ref *refs = NULL;
-	size_t	 n = 0, m[CANDIDATES_MAX], nm = 0;
-	char	 err[1024];
-	int	 r, ret = -1;
+	size_t	 m[CANDIDATES_MAX], nm = 0;
+	int	 r;
 
-	if (flaky_store_tests(s, target, &refs, &n, err, sizeof err) < 0) {
-		fprintf(stderr, "flakyctl %s: %s\n", cmd, err);
-		return -1;
-	}
 	r = flaky_find_test(refs, n, query, m, CANDIDATES_MAX, &nm);
 	switch (r) {
 	case FLAKY_FIND_ONE:
-		*test_id = refs[m[0]].id;
-		ret = 0;
-		break;
+		*ret = m[0];
+		return 0;
 	case FLAKY_FIND_AMBIGUOUS:
-		fprintf(stderr, "flakyctl %s: '%s' matches several tests; "
-		    "give more of the id%s:\n", cmd, query,
+		fprintf(stderr, "flakyctl %s: '%s' matches %zu%s %s; "
+		    "give more of the id%s:\n", cmd, query, nm,
+		    nm == CANDIDATES_MAX ? " or more" : "", what,
 		    target ? "" : " or --target");
 		for (size_t i = 0; i < nm; i++)
 			fprintf(stderr, "  %s  (%s)\n", refs[m[i]].name,
 			    refs[m[i]].target);
-		if (nm == CANDIDATES_MAX)
-			fprintf(stderr, "  ... (the first %d)\n",
-			    CANDIDATES_MAX);
 		break;
 	case FLAKY_FIND_NONE:
 		if (nm == 0) {
 			fprintf(stderr, "flakyctl %s: no test matches '%s': "
-			    "the database has no tests%s%s\n", cmd, query,
+			    "there are no %s%s%s\n", cmd, query, what,
 			    target ? " of target " : "", target ? target : "");
 			break;
 		}
@@ -94,8 +87,53 @@ diag_resolve(struct flaky_store *s, const char *cmd, const char *target,
 	default:
 		fprintf(stderr, "flakyctl %s: out of memory\n", cmd);
 	}
+	return -1;
+}
+
+/* A test id from a part of it, or candidates and closest names; its
+ * whole name and target too when asked for (the caller frees them). */
+int
+diag_resolve_name(struct flaky_store *s, const char *cmd, const char *target,
+    const char *query, int64_t *test_id, char **name, char **tname)
+{
+	struct flaky_test_ref *refs = NULL;
+	size_t	 n = 0, i;
+	char	 err[1024];
+	int	 ret = -1;
+
+	if (ctl_check_target(s, cmd, target) < 0)
+		return -1;
+	if (flaky_store_tests(s, target, &refs, &n, err, sizeof err) < 0) {
+		fprintf(stderr, "flakyctl %s: %s\n", cmd, err);
+		return -1;
+	}
+	if (diag_pick(refs, n, cmd, target, query, "tests", &i) == 0) {
+		*test_id = refs[i].id;
+		if (name != NULL)
+			*name = xstrdup(refs[i].name);
+		if (tname != NULL)
+			*tname = xstrdup(refs[i].target);
+		ret = 0;
+	}
 	flaky_test_refs_free(refs, n);
 	return ret;
+}
+
+/* The same without the names. */
+int
+diag_resolve(struct flaky_store *s, const char *cmd, const char *target,
+    const char *query, int64_t *test_id)
+{
+	return diag_resolve_name(s, cmd, target, query, test_id, NULL, NULL);
+}
+
+/* The same among the rows of a list (quarantine's): their index. */
+int
+diag_resolve_among(const struct flaky_test_ref *refs, size_t n,
+    const char *cmd, const char *target, const char *query, const char *what,
+    size_t *ret)
+{
+	return diag_pick(refs, n, cmd, target, query, what, ret);
 }
 
 /* The triage table, from DESIGN.md "Failure signatures". */
@@ -278,8 +316,8 @@ diag_evidence(const struct flaky_diagnosis *d, struct flaky_buf *b)
 	int64_t	 n = 0;
 
 	if (sig == NULL) {
-		flaky_buf_printf(b, "no failure in %lld runs",
-		    (long long)d->runs);
+		flaky_buf_printf(b, "no failure in %lld run%s",
+		    (long long)d->runs, d->runs == 1 ? "" : "s");
 		return;
 	}
 	if (d->passes_alone && d->polluter == NULL) {
@@ -338,106 +376,6 @@ diag_evidence(const struct flaky_diagnosis *d, struct flaky_buf *b)
 			flaky_buf_adds(b, "\"");
 			break;
 		}
-}
-
-/* The last part of a test id (after "::", '.', '/', " > "). */
-static const char *
-short_name(const char *s)
-{
-	const char *b = s;
-
-	for (const char *p = s; *p; p++)
-		if (*p == ':' || *p == '/' || (*p == '.' &&
-		    strchr(p, '[') == NULL) || *p == '>')
-			b = p + 1;
-	while (*b == ' ')
-		b++;
-	return *b ? b : s;
-}
-
-/* A ticket title: signature, test, runs, median duration. */
-void
-diag_title(const struct flaky_diagnosis *d, struct flaky_buf *b)
-{
-	const char *sig = d->signature ? d->signature : "no";
-	char	 ms[32];
-	double	 med = d->timing.n_fail > 0 ? d->timing.median_fail :
-	    d->timing.median_pass;
-
-	if (d->verdict == FLAKY_VERDICT_BROKEN)
-		flaky_buf_printf(b, "%s failure in %s (broken), %lld/%lld runs",
-		    sig, short_name(d->test), (long long)d->failures,
-		    (long long)d->runs);
-	else
-		flaky_buf_printf(b, "%s flake in %s, %lld/%lld runs", sig,
-		    short_name(d->test), (long long)d->failures,
-		    (long long)d->runs);
-	if (!isnan(med)) {
-		fmt_ms(med, ms, sizeof ms);
-		flaky_buf_printf(b, ", median duration %s", ms);
-	}
-}
-
-/* Append s quoted for sh when it needs it. */
-static void
-sh_quote(struct flaky_buf *b, const char *s)
-{
-	if (*s != '\0' && strspn(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMN"
-	    "OPQRSTUVWXYZ0123456789_-./:=@,+%") == strlen(s)) {
-		flaky_buf_adds(b, s);
-		return;
-	}
-	flaky_buf_addc(b, '\'');
-	for (; *s; s++) {
-		if (*s == '\'')
-			flaky_buf_adds(b, "'\\''");
-		else
-			flaky_buf_addc(b, *s);
-	}
-	flaky_buf_addc(b, '\'');
-}
-
-/* The command that reproduces the failure, seed included. */
-void
-diag_repro(const struct flaky_diagnosis *d, const char *isolate,
-    struct flaky_buf *b)
-{
-	if (d->dir != NULL) {
-		flaky_buf_adds(b, "cd ");
-		sh_quote(b, d->dir);
-		flaky_buf_adds(b, " && ");
-	}
-	if (isolate != NULL) {
-		/* the template with {test} replaced, quoted */
-		for (const char *p = isolate; *p; ) {
-			if (strncmp(p, "{test}", 6) == 0) {
-				sh_quote(b, d->test);
-				p += 6;
-			} else
-				flaky_buf_addc(b, *p++);
-		}
-		return;
-	}
-	flaky_buf_adds(b, d->command ? d->command : "(the command)");
-	if (d->seed != NULL && d->runner != NULL &&
-	    strcmp(d->runner, "pytest") == 0 && d->command != NULL &&
-	    strstr(d->command, "random-order-seed") == NULL &&
-	    (strstr(d->command, "random_order") != NULL ||
-	    strstr(d->command, "--random-order") != NULL)) {
-		flaky_buf_adds(b, " --random-order-seed=");
-		sh_quote(b, d->seed);
-	} else if (d->seed != NULL && d->runner != NULL &&
-	    strcmp(d->runner, "pytest") == 0 && d->command != NULL &&
-	    strstr(d->command, "randomly") != NULL &&
-	    strstr(d->command, "randomly-seed") == NULL) {
-		flaky_buf_adds(b, " -p randomly --randomly-seed=");
-		sh_quote(b, d->seed);
-	} else if (d->seed != NULL && d->command != NULL &&
-	    strstr(d->command, "jest") != NULL &&
-	    strstr(d->command, "--seed") == NULL) {
-		flaky_buf_adds(b, " --seed=");
-		sh_quote(b, d->seed);
-	}
 }
 
 /* A string member. */

@@ -24,7 +24,8 @@ struct diag_opts {
 	    "all: from the first run)" }, \
 	{ "until", 'u', 0, "DATE", "the window's end, exclusive (default " \
 	    "now)" }, \
-	{ "target", 'T', 0, "NAME", "only this target's tests" }
+	{ "target", 'T', 0, "NAME", "only this target's tests (default " \
+	    "all targets)" }
 /* Handle one of DIAG_OPTIONS; 1 when c was one. */
 int	 diag_option(struct diag_opts *, int c, const char *arg);
 /* The window from the options; -1 after a usage message. */
@@ -35,6 +36,15 @@ int	 diag_window(struct diag_opts *, const char *cmd);
  * stderr and returns -1. */
 int	 diag_resolve(struct flaky_store *, const char *cmd, const char *target,
 	    const char *query, int64_t *test_id);
+/* The same, with the test's whole name and its target (either pointer
+ * may be NULL; the caller frees what it gets). */
+int	 diag_resolve_name(struct flaky_store *, const char *cmd,
+	    const char *target, const char *query, int64_t *test_id,
+	    char **name, char **target_name);
+/* The same among refs (what: "quarantined tests"): the index in *ret. */
+int	 diag_resolve_among(const struct flaky_test_ref *refs, size_t n,
+	    const char *cmd, const char *target, const char *query,
+	    const char *what, size_t *ret);
 
 /* The triage table (DESIGN.md): most likely cause and first patch. */
 const char *diag_cause(const char *signature);
@@ -50,11 +60,23 @@ void	 diag_race_words(const struct flaky_timing *, struct flaky_buf *);
 void	 diag_timing_words(const struct flaky_diagnosis *, struct flaky_buf *);
 /* "0/60 at abc123, at most 6% at 95%" for the latest revision. */
 void	 diag_revision_words(const struct flaky_diagnosis *, struct flaky_buf *);
-/* A shell command that reproduces the failure (seed included). */
+/* A shell command that reproduces the failure: the runner's selection of
+ * this one test (pytest node id, unittest id, Jest file and -t, go -run),
+ * the suite's command for TAP and JUnit (repro.c). */
 void	 diag_repro(const struct flaky_diagnosis *, const char *isolate,
 	    struct flaky_buf *);
-/* "TIMEOUT flake in test_login_retry, 4/15 runs, median duration 2.3 s" */
+/* "Checkout › talks to slow API: TIMEOUT flake (js), 4/15 runs, median
+ * duration 2.3 s" */
 void	 diag_title(const struct flaky_diagnosis *, struct flaky_buf *);
+/* The runner of a test (the runs' record, else guessed from the command):
+ * pytest, unittest, jest, gotest, tap, junit or NULL. */
+const char *repro_runner(const char *runner, const char *command);
+/* The test id without its file, module or package. */
+const char *repro_short_name(const char *runner, const char *id);
+/* Jest's full name of a test id ("describe title"), regex-escaped. */
+void	 repro_jest_name(struct flaky_buf *, const char *id);
+/* Go's -run/-skip pattern of a test id ("^TestX$/^sub$"); -1: not Go's. */
+int	 repro_go_pattern(struct flaky_buf *, const char *id);
 
 /* The diagnosis as one JSON object (without the trailing newline). */
 void	 diag_json(FILE *, const struct flaky_diagnosis *, int with_failures);

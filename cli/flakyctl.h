@@ -13,6 +13,8 @@ enum ctl_format {
 	FORMAT_CSV,
 	FORMAT_MARKDOWN,
 	FORMAT_TSV,
+	FORMAT_GITHUB,		/* workflow commands (format_github.c) */
+	FORMAT_JUNIT,		/* JUnit XML (format_junit.c) */
 };
 
 /* Exit codes: 0 ok, 1 a gate or check found something, 2 usage or error. */
@@ -56,6 +58,7 @@ struct cmd_entry {
 	const char	*name;
 	const char	*usage;		/* the synopsis after "flakyctl " */
 	const char	*summary;	/* one line */
+	const char	*example;	/* command lines, one a line */
 	const struct cmd_option *options;	/* NULL or ends with no name */
 	int		 flags;		/* CMD_* */
 	int		 (*exec)(struct ctl *, int argc, char **argv);
@@ -105,10 +108,20 @@ int	 cmd_getopt(struct cmd_getopt *);
 void	 cmd_print_help(FILE *, const struct cmd_entry *);
 /* The entry of a command name, or NULL. */
 const struct cmd_entry *cmd_find(const char *name);
+/* For "did you mean": the name of names[] (n of them) a word is a
+ * mistyping of (a few edits away), or NULL. */
+const char *cmd_nearest(const char *word, const char *const *names, size_t n);
+/* The nearest command name to a word, or NULL. */
+const char *cmd_nearest_command(const char *word);
 
 /* Returns 0 when c was a global option, -1 (after a usage message) when it
  * was not or its value is bad. */
 int	 ctl_global_option(struct ctl *, int c, const char *arg);
+/* 0 when target is NULL or a target of the database; -1 after a message
+ * (main.c). */
+struct flaky_store;
+int	 ctl_check_target(struct flaky_store *, const char *cmd,
+	    const char *target);
 /* Allowed formats for a command: a mask of (1 << FORMAT_x). */
 int	 ctl_check_format(struct ctl *, const char *cmd, int allowed);
 /* The config file: --config, $FLAKY_CONFIG, then /etc/flaky/flaky.yaml

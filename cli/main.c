@@ -2,10 +2,12 @@
 #include "buildconf.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <event2/event.h>
@@ -22,6 +24,7 @@ static const struct cmd_entry cmd_help_entry = {
 	.name = "help",
 	.usage = "help [COMMAND]",
 	.summary = "List the commands, or print one command's options.",
+	.example = "flakyctl help report",
 	.exec = cmd_help,
 };
 
@@ -55,8 +58,8 @@ const struct cmd_entry *const cmd_table[] = {
 static void
 usage(FILE *f)
 {
-	fprintf(f, "usage: flakyctl [--db PATH] [--config FILE] [--format F] "
-	    "COMMAND [options]\n\ncommands:\n");
+	fprintf(f, "usage: flakyctl [--db PATH] [--config FILE] [--socket PATH] "
+	    "[--format F]\n                COMMAND [options]\n\ncommands:\n");
 	for (size_t i = 0; cmd_table[i] != NULL; i++)
 		fprintf(f, "  %-12s %s\n", cmd_table[i]->name,
 		    cmd_table[i]->summary);
@@ -94,6 +97,19 @@ print_all_options(void)
 	}
 }
 
+/* "unknown command 'reprot'; did you mean 'report'?" */
+static void
+unknown_command(const char *cmd, const char *word)
+{
+	const char	*near = cmd_nearest_command(word);
+
+	if (near != NULL)
+		ctl_usage_error(cmd, "unknown command '%s'; did you mean "
+		    "'%s'?", word, near);
+	else
+		ctl_usage_error(cmd, "unknown command '%s'", word);
+}
+
 /* flakyctl help [COMMAND]; the hidden --all-options feeds the man page
  * test and is no promise to users. */
 static int
@@ -120,7 +136,7 @@ cmd_help(struct ctl *ctl, int argc, char **argv)
 		return EXIT_OK;
 	}
 	if ((e = cmd_find(argv[1])) == NULL) {
-		ctl_usage_error("help", "unknown command '%s'", argv[1]);
+		unknown_command("help", argv[1]);
 		return EXIT_ERROR;
 	}
 	cmd_print_help(stdout, e);
@@ -142,6 +158,46 @@ ctl_usage_error(const char *cmd, const char *fmt, ...)
 	fputc('\n', stderr);
 	if (e != NULL)
 		fprintf(stderr, "usage: flakyctl %s\n", e->usage);
+}
+
+/* An unknown --target is an error everywhere (a typo would otherwise
+ * read as "0 runs"): 0 when target is NULL or in the database, else -1
+ * after one line naming the nearest target or those there are. */
+int
+ctl_check_target(struct flaky_store *s, const char *cmd, const char *target)
+{
+	struct flaky_buf b;
+	char		**names = NULL, err[1024];
+	const char	*near;
+	size_t		 n = 0;
+
+	if (target == NULL)
+		return 0;
+	if (flaky_store_target_names(s, &names, &n, err, sizeof err) < 0) {
+		fprintf(stderr, "flakyctl %s: %s\n", cmd, err);
+		return -1;
+	}
+	for (size_t i = 0; i < n; i++)
+		if (strcmp(names[i], target) == 0) {
+			flaky_store_names_free(names);
+			return 0;
+		}
+	flaky_buf_init(&b);
+	if ((near = cmd_nearest(target, (const char *const *)names, n)) != NULL)
+		flaky_buf_printf(&b, "; did you mean '%s'?", near);
+	else if (n == 0)
+		flaky_buf_adds(&b, " (the database has no targets)");
+	else {
+		flaky_buf_adds(&b, " (the database has ");
+		for (size_t i = 0; i < n && i < 5; i++)
+			flaky_buf_printf(&b, "%s%s", i ? ", " : "", names[i]);
+		flaky_buf_adds(&b, n > 5 ? ", ...)" : ")");
+	}
+	fprintf(stderr, "flakyctl %s: unknown target '%s'%s\n", cmd, target,
+	    flaky_buf_cstr(&b));
+	flaky_buf_free(&b);
+	flaky_store_names_free(names);
+	return -1;
 }
 
 /* --kind: suite, alone, ingested or all, or a comma list of them. */
@@ -186,6 +242,29 @@ parse_kinds(const char *arg, unsigned *ret)
 	return 0;
 }
 
+/* A config file named on purpose must be there: ignoring it would run
+ * with another database or socket without a word. 0, or -1 after one
+ * line. */
+static int
+config_readable(const char *path, const char *how)
+{
+	struct stat	 st;
+	int		 fd;
+
+	if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
+		fprintf(stderr, "flakyctl: %s %s: is a directory, expected a "
+		    "configuration file\n", how, path);
+		return -1;
+	}
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1) {
+		fprintf(stderr, "flakyctl: %s %s: %s\n", how, path,
+		    strerror(errno));
+		return -1;
+	}
+	close(fd);
+	return 0;
+}
+
 /* Take one global option's value into ctl. */
 int
 ctl_global_option(struct ctl *ctl, int c, const char *arg)
@@ -193,7 +272,8 @@ ctl_global_option(struct ctl *ctl, int c, const char *arg)
 	static const char *const names[] = {
 		[FORMAT_TABLE] = "table", [FORMAT_JSON] = "json",
 		[FORMAT_CSV] = "csv", [FORMAT_MARKDOWN] = "markdown",
-		[FORMAT_TSV] = "tsv",
+		[FORMAT_TSV] = "tsv", [FORMAT_GITHUB] = "github",
+		[FORMAT_JUNIT] = "junit",
 	};
 
 	switch (c) {
@@ -201,6 +281,8 @@ ctl_global_option(struct ctl *ctl, int c, const char *arg)
 		ctl->db = arg;
 		return 0;
 	case CTL_OPT_CONFIG:
+		if (config_readable(arg, "--config") < 0)
+			return -1;
 		ctl->config = arg;
 		return 0;
 	case CTL_OPT_SOCKET:
@@ -216,7 +298,7 @@ ctl_global_option(struct ctl *ctl, int c, const char *arg)
 				return 0;
 			}
 		ctl_usage_error(NULL, "unknown format '%s' (expected table, "
-		    "json, csv, markdown or tsv)", arg);
+		    "json, csv, markdown, tsv, github or junit)", arg);
 		return -1;
 	}
 	return -1;
@@ -227,7 +309,7 @@ int
 ctl_check_format(struct ctl *ctl, const char *cmd, int allowed)
 {
 	static const char *const names[] = {
-		"table", "json", "csv", "markdown", "tsv"
+		"table", "json", "csv", "markdown", "tsv", "github", "junit"
 	};
 
 	if (allowed & (1 << ctl->format))
@@ -286,8 +368,11 @@ ctl_config_path(struct ctl *ctl)
 
 	if (ctl->config != NULL)
 		return ctl->config;
-	if ((e = getenv("FLAKY_CONFIG")) != NULL && *e != '\0')
+	if ((e = getenv("FLAKY_CONFIG")) != NULL && *e != '\0') {
+		if (config_readable(e, "$FLAKY_CONFIG") < 0)
+			exit(EXIT_ERROR);
 		return e;
+	}
 	if (access(FLAKY_DEFAULT_CONFIG, R_OK) == 0)
 		return FLAKY_DEFAULT_CONFIG;
 	return NULL;
@@ -384,10 +469,13 @@ main(int argc, char **argv)
 			printf("flakyctl %s\n", FLAKY_VERSION);
 			return EXIT_OK;
 		default:
-			if (c == '?' || ctl_global_option(&ctl, c, optarg) < 0) {
+			if (c == '?') {
 				usage(stderr);
 				return EXIT_ERROR;
 			}
+			/* a bad value: its one line is said */
+			if (ctl_global_option(&ctl, c, optarg) < 0)
+				return EXIT_ERROR;
 		}
 	}
 	argc -= optind;
@@ -397,8 +485,9 @@ main(int argc, char **argv)
 		return EXIT_ERROR;
 	}
 	if ((e = cmd_find(argv[0])) == NULL) {
-		fprintf(stderr, "flakyctl: unknown command '%s'\n", argv[0]);
-		usage(stderr);
+		unknown_command(NULL, argv[0]);
+		if (cmd_nearest_command(argv[0]) == NULL)
+			usage(stderr);
 		return EXIT_ERROR;
 	}
 	optind = 0;	/* reset getopt for the command */

@@ -53,19 +53,39 @@ cmp_target(const void *a, const void *b)
 	return c ? c : strcmp(x->test, y->test);
 }
 
+/* The window's start; with --since all, the first run's (until when
+ * there is none, a window of 0 s). */
+static int64_t
+window_start(struct flaky_store *store, const struct flaky_query *q)
+{
+	struct flaky_run_counts rc;
+	char	 err[256];
+
+	if (q->since_ms != INT64_MIN)
+		return q->since_ms;
+	if (flaky_store_run_counts(store, q, &rc, err, sizeof err) < 0 ||
+	    rc.runs == 0 || rc.first_ms > q->until_ms)
+		return q->until_ms;
+	return rc.first_ms;
+}
+
 static int	cmd_metrics(struct ctl *, int, char **);
 
 static const struct cmd_option metrics_options[] = {
-	{ "since", 's', 0, "D|DATE", "the window's start (default 7d)" },
-	{ "target", 'T', 0, "NAME", "only this target's tests" },
+	{ "since", 's', 0, "D|DATE|all", "the window's start (default 7d, "
+	    "not report's 30d: a gauge shows the recent state, so a fix "
+	    "shows within days; all: from the first run)" },
+	{ "target", 'T', 0, "NAME", "only this target's tests (default "
+	    "all targets)" },
 	CMD_OPTION_KIND,
 	{ NULL, 0, 0, NULL, NULL }
 };
 
 const struct cmd_entry cmd_metrics_entry = {
 	.name = "metrics",
-	.usage = "metrics [--since D] [--target NAME] [--kind K]",
+	.usage = "metrics [--since D|all] [--target NAME] [--kind K]",
 	.summary = "The current figures in the Prometheus text format.",
+	.example = "flakyctl metrics > /var/lib/node_exporter/flaky.prom",
 	.options = metrics_options,
 	.exec = cmd_metrics,
 };
@@ -128,7 +148,7 @@ cmd_metrics(struct ctl *ctl, int argc, char **argv)
 	printf("# HELP flaky_window_seconds Length of the window the figures "
 	    "cover.\n# TYPE flaky_window_seconds gauge\n"
 	    "flaky_window_seconds %lld\n", (long long)((q.until_ms -
-	    q.since_ms) / 1000));
+	    window_start(store, &q)) / 1000));
 	/* Per target: runs, tests and tests by tier; each family's samples
 	 * together, as the text format requires. */
 	groups = xcalloc(nrows + 1, sizeof *groups);

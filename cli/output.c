@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "format.h"
 #include "output.h"
 #include "store/store.h"
 #include "stats/stats.h"
@@ -742,9 +743,11 @@ print_report(struct ctl *ctl, const struct report_head *h,
 	}
 	/* The table shows critical, warning and broken tests, JSON every
 	 * test. */
-	if (ctl->format == FORMAT_JSON || ctl->format == FORMAT_TABLE)
+	if (ctl->format == FORMAT_JSON || ctl->format == FORMAT_TABLE ||
+	    ctl->format == FORMAT_GITHUB || ctl->format == FORMAT_JUNIT)
 		evidence_load(&ev, h->store, &q, h->target,
-		    ctl->format == FORMAT_JSON, v, n);
+		    ctl->format == FORMAT_JSON || ctl->format == FORMAT_JUNIT,
+		    v, n);
 	switch (ctl->format) {
 	case FORMAT_JSON:
 		r = print_json(h, &ev, v, n);
@@ -754,6 +757,12 @@ print_report(struct ctl *ctl, const struct report_head *h,
 		break;
 	case FORMAT_MARKDOWN:
 		r = print_rows_flat(1, h, v, n);
+		break;
+	case FORMAT_GITHUB:
+		r = print_github(h, &ev, v, n);
+		break;
+	case FORMAT_JUNIT:
+		r = print_junit(h, &ev, v, n);
 		break;
 	default:
 		r = print_table(ctl, h, &ev, v, n);

@@ -21,6 +21,7 @@ const struct cmd_entry cmd_prune_entry = {
 	.name = "prune",
 	.usage = "prune --older-than D",
 	.summary = "Remove raw results older than D; daily rollups stay.",
+	.example = "flakyctl prune --older-than 180d",
 	.options = prune_options,
 	.exec = cmd_prune,
 };

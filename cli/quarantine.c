@@ -7,8 +7,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "diag.h"
 #include "diagnose/diagnose.h"
 #include "flakyctl.h"
+#include "log.h"
 #include "stats/stats.h"
 #include "store/store.h"
 #include "util/util.h"
@@ -16,29 +18,6 @@
 #define RELEASE_AFTER	30	/* passes in a row that release a test
 				 * that never failed in its stored runs */
 
-
-/* Jest's --testNamePattern sees "describe title", not our
- * "file › describe › title": drop the file, join with blanks, and escape
- * for a JavaScript regular expression. */
-static void
-jest_name(struct flaky_buf *b, const char *id)
-{
-	static const char sep[] = " \xe2\x80\xba ";	/* " › " */
-	const char	*p = strstr(id, sep);
-
-	if (p != NULL)
-		id = p + strlen(sep);
-	for (; *id != '\0'; id++) {
-		if (strncmp(id, sep, strlen(sep)) == 0) {
-			flaky_buf_addc(b, ' ');
-			id += strlen(sep) - 1;
-			continue;
-		}
-		if (strchr("\\^$.*+?()[]{}|/", *id) != NULL)
-			flaky_buf_addc(b, '\\');
-		flaky_buf_addc(b, *id);
-	}
-}
 
 /* A word for a POSIX shell, in single quotes. */
 static void
@@ -54,6 +33,51 @@ shell_quote(const char *s)
 	putchar('\'');
 }
 
+/* The runner an export format's ids must come from (NULL: any). */
+static const char *
+export_runner(const char *fmt)
+{
+	if (strcmp(fmt, "pytest") == 0)
+		return "pytest";
+	if (strcmp(fmt, "jest") == 0)
+		return "jest";
+	if (strcmp(fmt, "go") == 0)
+		return "gotest";
+	return NULL;
+}
+
+/* Ids of another runner would make a pattern that deselects nothing (or
+ * the wrong tests): name them, and the targets they are in. A target
+ * whose runner is unknown, or JUnit of another producer than pytest, may
+ * be anyone's. */
+static int
+export_check(const char *fmt, const char *target,
+    const struct flaky_quarantine_row *v, size_t n)
+{
+	const char	*want = export_runner(fmt);
+	size_t		 bad = 0;
+
+	for (size_t i = 0; want != NULL && i < n; i++) {
+		if ((target != NULL && strcmp(v[i].target, target) != 0) ||
+		    v[i].runner == NULL || strcmp(v[i].runner, want) == 0 ||
+		    strcmp(v[i].runner, "junit") == 0)
+			continue;
+		if (bad++ == 0)
+			fprintf(stderr, "flakyctl quarantine: export --format "
+			    "%s: expected %s tests, but", fmt, want);
+		if (bad <= 3)
+			fprintf(stderr, "%s '%s' (target %s) is %s's",
+			    bad > 1 ? ";" : "", v[i].test, v[i].target,
+			    v[i].runner);
+	}
+	if (bad == 0)
+		return 0;
+	if (bad > 3)
+		fprintf(stderr, "; and %zu more", bad - 3);
+	fprintf(stderr, "; give --target NAME of a %s target\n", want);
+	return -1;
+}
+
 /* quarantine export: the ids as the runner's deselect list. */
 static int
 q_export(const char *fmt, const char *target,
@@ -62,6 +86,8 @@ q_export(const char *fmt, const char *target,
 	struct flaky_buf b;
 	size_t		 k = 0;
 
+	if (export_check(fmt, target, v, n) < 0)
+		return EXIT_ERROR;
 	flaky_buf_init(&b);
 	for (size_t i = 0; i < n; i++) {
 		if (target != NULL && strcmp(v[i].target, target) != 0)
@@ -72,15 +98,29 @@ q_export(const char *fmt, const char *target,
 			printf("--deselect ");
 			shell_quote(v[i].test);
 			putchar('\n');
+		} else if (strcmp(fmt, "go") == 0) {
+			if (k > 0)
+				flaky_buf_addc(&b, '|');
+			if (repro_go_pattern(&b, v[i].test) < 0) {
+				fprintf(stderr, "flakyctl quarantine: export "
+				    "--format go: '%s' names no Go test\n",
+				    v[i].test);
+				flaky_buf_free(&b);
+				return EXIT_ERROR;
+			}
 		} else {
 			flaky_buf_adds(&b, k ? "|" : "^(?!(?:");
-			jest_name(&b, v[i].test);
+			repro_jest_name(&b, v[i].test);
 		}
 		k++;
 	}
 	if (strcmp(fmt, "jest") == 0 && k > 0) {
 		flaky_buf_adds(&b, ")$)");
 		printf("--testNamePattern=");
+		shell_quote(flaky_buf_cstr(&b));
+		putchar('\n');
+	} else if (strcmp(fmt, "go") == 0 && k > 0) {
+		printf("-skip ");
 		shell_quote(flaky_buf_cstr(&b));
 		putchar('\n');
 	}
@@ -163,20 +203,98 @@ q_list(struct ctl *ctl, struct flaky_store *s, long long fixed,
 	return EXIT_OK;
 }
 
+/* quarantine add: TEST as every command takes it (a unique part). */
+static int
+q_add(struct flaky_store *store, const char *target, const char *query,
+    const char *reason, const char *ticket)
+{
+	char	*name = NULL, *tname = NULL, err[1024];
+	int64_t	 id;
+	int	 ret = EXIT_ERROR;
+
+	if (diag_resolve_name(store, "quarantine", target, query, &id, &name,
+	    &tname) < 0)
+		return EXIT_ERROR;
+	if (flaky_store_quarantine_add(store, id, reason, ticket,
+	    flaky_now_ms(), err, sizeof err) < 0)
+		fprintf(stderr, "flakyctl quarantine: %s\n", err);
+	else {
+		printf("%s (%s) quarantined\n", name, tname);
+		ret = EXIT_OK;
+	}
+	free(name);
+	free(tname);
+	return ret;
+}
+
+/* Is query a part of one of the names? */
+static int
+any_contains(const struct flaky_test_ref *refs, size_t n, const char *query)
+{
+	for (size_t i = 0; i < n; i++)
+		if (strstr(refs[i].name, query) != NULL)
+			return 1;
+	return 0;
+}
+
+/* quarantine remove: TEST among the quarantined ones, so that --target
+ * is needed only when two targets have it in quarantine. */
+static int
+q_remove(struct flaky_store *store, const char *target, const char *query,
+    const struct flaky_quarantine_row *rows, size_t nrows)
+{
+	struct flaky_test_ref *refs;
+	char	 err[1024];
+	size_t	 n = 0, i;
+	int	 ret = EXIT_ERROR;
+
+	refs = xcalloc(nrows + 1, sizeof *refs);
+	for (size_t k = 0; k < nrows; k++) {
+		if (target != NULL && strcmp(rows[k].target, target) != 0)
+			continue;
+		refs[n].id = rows[k].test_id;
+		refs[n].target = rows[k].target;
+		refs[n].name = rows[k].test;
+		n++;
+	}
+	if (!any_contains(refs, n, query)) {
+		/* a test that is there but not quarantined: say that, not
+		 * the closest quarantined names */
+		fprintf(stderr, "flakyctl quarantine: '%s' is not in "
+		    "quarantine%s%s\n", query, target ? " in target " : "",
+		    target ? target : "");
+		goto out;
+	}
+	if (diag_resolve_among(refs, n, "quarantine", target, query,
+	    "quarantined tests", &i) < 0)
+		goto out;
+	if (flaky_store_quarantine_remove(store, refs[i].id, err,
+	    sizeof err) < 0) {
+		fprintf(stderr, "flakyctl quarantine: %s\n", err);
+		goto out;
+	}
+	printf("%s (%s) released\n", refs[i].name, refs[i].target);
+	ret = EXIT_OK;
+out:
+	free(refs);	/* the strings are the rows' */
+	return ret;
+}
+
 static int	cmd_quarantine(struct ctl *, int, char **);
 
 /* --format is quarantine's own: export has formats of its own. */
 static const struct cmd_option quarantine_options[] = {
 	{ "reason", 'r', 0, "TEXT", "add: why the test is quarantined "
 	    "(required)" },
-	{ "ticket", 't', 0, "URL", "add: the ticket that tracks it" },
+	{ "ticket", 't', 0, "URL", "add: the ticket that tracks it "
+	    "(default none)" },
 	{ "target", 'T', 0, "NAME", "the test's target, when several have "
-	    "it; export: only this target's" },
+	    "it; export: only this target's (default all targets)" },
 	{ "release-after", 'R', 0, "N", "list: READY after N passing runs in "
 	    "a row (default: ceil(ln 0.05 / ln(1 - p)), p the test's failure "
 	    "rate)" },
-	{ "format", 0, CTL_OPT_FORMAT, "FORMAT", "list: table or json; "
-	    "export: pytest, jest or plain" },
+	{ "format", 0, CTL_OPT_FORMAT, "FORMAT", "list: table or json "
+	    "(default table); export: pytest, jest, go or plain (required)" },
 	{ NULL, 0, 0, NULL, NULL }
 };
 
@@ -185,8 +303,10 @@ const struct cmd_entry cmd_quarantine_entry = {
 	.usage = "quarantine add TEST --reason TEXT [--ticket URL] "
 	    "[--target NAME] | remove TEST [--target NAME] | "
 	    "list [--release-after N] | "
-	    "export --format pytest|jest|plain [--target NAME]",
+	    "export --format pytest|jest|go|plain [--target NAME]",
 	.summary = "Keep a list of quarantined tests; export it for CI.",
+	.example = "flakyctl quarantine add test_login_retry --reason "
+	    "'RACE, #123'\nflakyctl quarantine export --format pytest",
 	.options = quarantine_options,
 	.exec = cmd_quarantine,
 };
@@ -202,7 +322,6 @@ cmd_quarantine(struct ctl *ctl, int argc, char **argv)
 	const char	*xfmt = NULL, *test = NULL;
 	long long	 release = 0;
 	size_t		 nrows = 0;
-	int64_t		 id;
 	char		 err[1024];
 	int		 c, ret = EXIT_ERROR, ro;
 
@@ -272,9 +391,9 @@ cmd_quarantine(struct ctl *ctl, int argc, char **argv)
 		}
 		if (sub[0] == 'e' && (xfmt == NULL ||
 		    (strcmp(xfmt, "pytest") != 0 && strcmp(xfmt, "jest") != 0 &&
-		    strcmp(xfmt, "plain") != 0))) {
+		    strcmp(xfmt, "go") != 0 && strcmp(xfmt, "plain") != 0))) {
 			ctl_usage_error("quarantine", "export: expected "
-			    "--format pytest, jest or plain, got '%s'",
+			    "--format pytest, jest, go or plain, got '%s'",
 			    xfmt ? xfmt : "nothing");
 			return EXIT_ERROR;
 		}
@@ -289,23 +408,19 @@ cmd_quarantine(struct ctl *ctl, int argc, char **argv)
 	if (flaky_store_open(ctl_db_path(ctl), ro ? FLAKY_STORE_READONLY : 0,
 	    &store, err, sizeof err) < 0)
 		goto fail;
-	if (test != NULL) {
-		if (flaky_store_find_test(store, target, test, &id, err,
-		    sizeof err) < 0)
-			goto fail;
-		if (sub[0] == 'a' ? flaky_store_quarantine_add(store, id,
-		    reason, ticket, flaky_now_ms(), err, sizeof err) < 0 :
-		    flaky_store_quarantine_remove(store, id, err,
-		    sizeof err) < 0)
-			goto fail;
-		printf("%s %s\n", test, sub[0] == 'a' ? "quarantined" :
-		    "released");
-		ret = EXIT_OK;
+	if (sub[0] == 'a') {
+		ret = q_add(store, target, test, reason, ticket);
 		goto out;
 	}
+	if (ctl_check_target(store, "quarantine", target) < 0)
+		goto out;
 	if (flaky_store_quarantine_list(store, &rows, &nrows, err,
 	    sizeof err) < 0)
 		goto fail;
+	if (sub[0] == 'r') {
+		ret = q_remove(store, target, test, rows, nrows);
+		goto out;
+	}
 	ret = sub[0] == 'l' ? q_list(ctl, store, release, rows, nrows) :
 	    q_export(xfmt, target, rows, nrows);
 	goto out;

@@ -24,14 +24,15 @@ parse_window(const char *cmd, const char *since, const char *until,
 		    "an ISO 8601 time, got '%s'", until);
 		return -1;
 	}
-	if (since == NULL)
+	/* "all": from the first run, for every command with a window. */
+	if (since == NULL || strcmp(since, "all") == 0)
 		s = INT64_MIN;
 	else if (flaky_parse_duration(since, &d) == 0)
 		s = u - d;
 	else if (flaky_parse_time(since, &s) < 0) {
 		ctl_usage_error(cmd, "--since: expected a duration (30d, 12h, "
-		    "2w, 1h30m), a date (2026-11-01) or an ISO 8601 time, got "
-		    "'%s'", since);
+		    "2w, 1h30m), a date (2026-11-01), an ISO 8601 time or all, "
+		    "got '%s'", since);
 		return -1;
 	}
 	if (s != INT64_MIN && s >= u) {
@@ -53,7 +54,13 @@ report_read(struct ctl *ctl, const char *cmd, const struct flaky_query *q,
 	char	 err[1024];
 
 	if (flaky_store_open(ctl_db_path(ctl), FLAKY_STORE_READONLY, store,
-	    err, sizeof err) < 0 || flaky_store_test_stats(*store, q, rows,
+	    err, sizeof err) < 0) {
+		fprintf(stderr, "flakyctl %s: %s\n", cmd, err);
+		return -1;
+	}
+	if (ctl_check_target(*store, cmd, q->target) < 0)
+		return -1;
+	if (flaky_store_test_stats(*store, q, rows,
 	    nrows, err, sizeof err) < 0 || flaky_store_history(*store, q,
 	    hist, err, sizeof err) < 0) {
 		fprintf(stderr, "flakyctl %s: %s\n", cmd, err);
@@ -65,25 +72,28 @@ report_read(struct ctl *ctl, const char *cmd, const struct flaky_query *q,
 static int	cmd_report(struct ctl *, int, char **);
 
 static const struct cmd_option report_options[] = {
-	{ "since", 's', 0, "D|DATE", "the window's start: a duration back "
-	    "from --until (default 30d), a date or a time" },
+	{ "since", 's', 0, "D|DATE|all", "the window's start: a duration "
+	    "back from --until (default 30d), a date, a time, or all" },
 	{ "until", 'u', 0, "DATE", "the window's end, exclusive (default "
 	    "now)" },
-	{ "target", 'T', 0, "NAME", "only this target's tests" },
+	{ "target", 'T', 0, "NAME", "only this target's tests (default "
+	    "all targets)" },
 	{ "fail-on", 0, 'F', "TIERS", "exit 1 when a test is in one of these "
-	    "tiers (critical,warning,broken)" },
+	    "tiers (critical,warning,broken; default none)" },
 	{ "sort", 0, 'S', "ORDER", "rate, budget or trend (default rate)" },
-	{ "html", 0, 'H', "FILE", "write one self-contained HTML page" },
+	{ "html", 0, 'H', "FILE", "write one self-contained HTML page "
+	    "(default none: print)" },
 	CMD_OPTION_KIND,
 	{ NULL, 0, 0, NULL, NULL }
 };
 
 const struct cmd_entry cmd_report_entry = {
 	.name = "report",
-	.usage = "report [--since D|DATE] [--until DATE] [--target NAME] "
+	.usage = "report [--since D|DATE|all] [--until DATE] [--target NAME] "
 	    "[--fail-on TIERS] [--sort rate|budget|trend] [--html FILE] "
 	    "[--kind K]",
 	.summary = "Print the ranked tests of a window.",
+	.example = "flakyctl report --since 7d --target shop-pytest",
 	.options = report_options,
 	.exec = cmd_report,
 };
@@ -146,7 +156,8 @@ cmd_report(struct ctl *ctl, int argc, char **argv)
 		return EXIT_ERROR;
 	}
 	if (ctl_check_format(ctl, "report", 1 << FORMAT_TABLE |
-	    1 << FORMAT_JSON | 1 << FORMAT_CSV | 1 << FORMAT_MARKDOWN) < 0)
+	    1 << FORMAT_JSON | 1 << FORMAT_CSV | 1 << FORMAT_MARKDOWN |
+	    1 << FORMAT_GITHUB | 1 << FORMAT_JUNIT) < 0)
 		return EXIT_ERROR;
 	memset(&q, 0, sizeof q);
 	if (parse_window("report", since, until, &q.since_ms, &q.until_ms) < 0)
@@ -155,11 +166,13 @@ cmd_report(struct ctl *ctl, int argc, char **argv)
 	q.kinds = ctl->kinds;
 	if (flaky_store_open(ctl_db_path(ctl), FLAKY_STORE_READONLY, &store,
 	    err, sizeof err) < 0) {
-		fprintf(stderr, "flakyctl: %s\n", err);
+		fprintf(stderr, "flakyctl report: %s\n", err);
 		return EXIT_ERROR;
 	}
 	memset(&head, 0, sizeof head);
 	memset(&hist, 0, sizeof hist);
+	if (ctl_check_target(store, "report", target) < 0)
+		goto out;
 	head.target = target;
 	head.since_ms = q.since_ms;
 	head.until_ms = q.until_ms;

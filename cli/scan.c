@@ -228,7 +228,8 @@ static int	cmd_scan(struct ctl *, int, char **);
 static const struct cmd_option scan_options[] = {
 	{ "store", 0, 's', NULL, "replace the target's stored findings with "
 	    "these (with --target)" },
-	{ "target", 0, 't', "NAME", "the target the findings belong to" },
+	{ "target", 0, 't', "NAME", "the target the findings belong to "
+	    "(required with --store)" },
 	{ NULL, 0, 0, NULL, NULL }
 };
 
@@ -237,6 +238,8 @@ const struct cmd_entry cmd_scan_entry = {
 	.usage = "scan [--format table|json|tsv] [--store --target NAME] "
 	    "PATH...",
 	.summary = "Find approximate assertions in Python test code.",
+	.example = "flakyctl scan tests/\nflakyctl scan --store --target "
+	    "shop-pytest tests/",
 	.options = scan_options,
 	.exec = cmd_scan,
 };

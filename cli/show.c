@@ -41,8 +41,9 @@ print_show(const struct flaky_diagnosis *d, int full)
 	flaky_buf_init(&b);
 	flaky_wilson(d->failures, d->runs, FLAKY_Z95, &lo, &hi);
 	printf("%s  (target %s)\n", d->test, d->target);
-	printf("%lld failures in %lld runs (%.1f%%, 95%% %.1f%%-%.1f%%), "
-	    "%s", (long long)d->failures, (long long)d->runs,
+	printf("%lld failure%s in %lld run%s (%.1f%%, 95%% %.1f%%-%.1f%%), "
+	    "%s", (long long)d->failures, d->failures == 1 ? "" : "s",
+	    (long long)d->runs, d->runs == 1 ? "" : "s",
 	    d->runs ? 100.0 * (double)d->failures / (double)d->runs : 0.0,
 	    100 * lo, 100 * hi, flaky_verdict_name(d->verdict));
 	if (d->signature != NULL)
@@ -101,6 +102,7 @@ const struct cmd_entry cmd_show_entry = {
 	.usage = "show TEST [--since D|all] [--until DATE] [--target NAME] "
 	    "[--full]",
 	.summary = "The evidence log of one test: every failed run.",
+	.example = "flakyctl show test_login_retry --since all",
 	.options = show_options,
 	.exec = cmd_show,
 };

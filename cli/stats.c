@@ -32,6 +32,7 @@ const struct cmd_entry cmd_stats_entry = {
 	.name = "stats",
 	.usage = "stats",
 	.summary = "The database's size, rows and date range.",
+	.example = "flakyctl --db /var/lib/flaky/flaky.db stats",
 	.exec = cmd_stats,
 };
 

@@ -49,6 +49,34 @@ md_inline(struct flaky_buf *b, const char *s)
 	flaky_buf_adds(b, dbl ? " ``" : "`");
 }
 
+/* The timing table, with a row for passes and one for failures where
+ * durations are known: none at all (unittest prints none) leaves the
+ * section out. */
+static void
+ticket_timing(const struct flaky_diagnosis *d, struct flaky_buf *b)
+{
+	const struct flaky_timing *t = &d->timing;
+	char	 a[32], c[32];
+
+	if (t->n_pass == 0 && t->n_fail == 0)
+		return;
+	flaky_buf_adds(b, "### Timing\n\n| | runs | median | p90 |\n"
+	    "|---|---:|---:|---:|\n");
+	if (t->n_pass > 0) {
+		fmt_ms(t->median_pass, a, sizeof a);
+		fmt_ms(t->p90_pass, c, sizeof c);
+		flaky_buf_printf(b, "| passing | %lld | %s | %s |\n",
+		    (long long)t->n_pass, a, c);
+	}
+	if (t->n_fail > 0) {
+		fmt_ms(t->median_fail, a, sizeof a);
+		fmt_ms(t->p90_fail, c, sizeof c);
+		flaky_buf_printf(b, "| failing | %lld | %s | %s |\n",
+		    (long long)t->n_fail, a, c);
+	}
+	flaky_buf_adds(b, "\n");
+}
+
 /* The Markdown body of a ticket, after its title. */
 static void
 ticket_body(const struct flaky_diagnosis *d, const char *isolate,
@@ -56,7 +84,7 @@ ticket_body(const struct flaky_diagnosis *d, const char *isolate,
 {
 	struct flaky_buf w;
 	double	 lo, hi;
-	char	 a[32], c[32], t1[32], t2[32];
+	char	 t1[32], t2[32];
 	int	 broken = d->verdict == FLAKY_VERDICT_BROKEN;
 
 	flaky_buf_init(&w);
@@ -81,7 +109,8 @@ ticket_body(const struct flaky_diagnosis *d, const char *isolate,
 		flaky_buf_printf(b, ": %s", flaky_buf_cstr(&w));
 	flaky_buf_adds(b, "\n\n");
 
-	flaky_buf_printf(b, "### Failure modes (%zu)\n\n", d->nmodes);
+	if (d->nmodes > 0)
+		flaky_buf_printf(b, "### Failure modes (%zu)\n\n", d->nmodes);
 	for (size_t i = 0; i < d->nmodes; i++) {
 		const struct flaky_failure_mode *m = &d->modes[i];
 
@@ -96,23 +125,16 @@ ticket_body(const struct flaky_diagnosis *d, const char *isolate,
 		flaky_buf_adds(b, "\n");
 	}
 
-	flaky_buf_adds(b, "### Timing\n\n| | runs | median | p90 |\n"
-	    "|---|---:|---:|---:|\n");
-	fmt_ms(d->timing.median_pass, a, sizeof a);
-	fmt_ms(d->timing.p90_pass, c, sizeof c);
-	flaky_buf_printf(b, "| passing | %lld | %s | %s |\n",
-	    (long long)d->timing.n_pass, a, c);
-	fmt_ms(d->timing.median_fail, a, sizeof a);
-	fmt_ms(d->timing.p90_fail, c, sizeof c);
-	flaky_buf_printf(b, "| failing | %lld | %s | %s |\n\n",
-	    (long long)d->timing.n_fail, a, c);
+	ticket_timing(d, b);
 	flaky_buf_reset(&w);
 	diag_timing_words(d, &w);
 	if (w.len > 0)
 		flaky_buf_printf(b, "%s.\n\n", flaky_buf_cstr(&w));
 
-	flaky_buf_adds(b, "### Revisions\n\n| revision | runs | failures "
-	    "| 95% interval | state | |\n|---|---:|---:|---|---|---|\n");
+	if (d->nrevs > 0)
+		flaky_buf_adds(b, "### Revisions\n\n| revision | runs | "
+		    "failures | 95% interval | state | |\n"
+		    "|---|---:|---:|---|---|---|\n");
 	for (size_t i = 0; i < d->nrevs; i++) {
 		const struct flaky_rev_stat *r = &d->revs[i];
 		const char *tr = flaky_transition_name(r->transition);
@@ -124,7 +146,8 @@ ticket_body(const struct flaky_diagnosis *d, const char *isolate,
 		    100 * r->ci_low, 100 * r->ci_high,
 		    flaky_rev_state_name(r->state), tr ? tr : "");
 	}
-	flaky_buf_adds(b, "\n");
+	if (d->nrevs > 0)
+		flaky_buf_adds(b, "\n");
 
 	if (d->polluter != NULL) {
 		flaky_buf_adds(b, "### Suspected polluter\n\n");
@@ -194,6 +217,7 @@ const struct cmd_entry cmd_ticket_entry = {
 	.name = "ticket",
 	.usage = "ticket TEST [--since D|all] [--until DATE] [--target NAME]",
 	.summary = "A ready-to-paste Markdown issue for one test.",
+	.example = "flakyctl ticket test_login_retry > issue.md",
 	.options = ticket_options,
 	.exec = cmd_ticket,
 };

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "diag.h"
 #include "flakyctl.h"
 #include "log.h"
 #include "output.h"
@@ -20,7 +21,7 @@ static int	cmd_trend(struct ctl *, int, char **);
 static const struct cmd_option trend_options[] = {
 	{ "weeks", 'w', 0, "N", "how many weeks back (default 8)" },
 	{ "target", 'T', 0, "NAME", "the test's target, when several have "
-	    "it" },
+	    "it (default the one that has it)" },
 	{ "until", 'u', 0, "DATE", "the last week ends with this day "
 	    "(default today)" },
 	{ NULL, 0, 0, NULL, NULL }
@@ -31,6 +32,7 @@ const struct cmd_entry cmd_trend_entry = {
 	.usage = "trend TEST [--weeks N] [--target NAME] [--until DATE]",
 	.summary = "One test week by week: runs, failures, rate, "
 	    "sparkline.",
+	.example = "flakyctl trend test_login_retry --weeks 12",
 	.options = trend_options,
 	.exec = cmd_trend,
 };
@@ -43,7 +45,8 @@ cmd_trend(struct ctl *ctl, int argc, char **argv)
 	struct flaky_store *store = NULL;
 	struct flaky_buf spark;
 	uint32_t	*runs = NULL, *fails = NULL, wr[WEEKS_MAX], wf[WEEKS_MAX];
-	const char	*target = NULL, *test, *until = NULL;
+	const char	*target = NULL, *query, *until = NULL;
+	char		*test = NULL, *tname = NULL;
 	long long	 weeks = 8;
 	int64_t		 u, to, first, id;
 	char		 err[1024], day[16];
@@ -75,7 +78,7 @@ cmd_trend(struct ctl *ctl, int argc, char **argv)
 		ctl_usage_error("trend", "expected one TEST");
 		return EXIT_ERROR;
 	}
-	test = argv[optind];
+	query = argv[optind];
 	if (ctl_check_format(ctl, "trend", 1 << FORMAT_TABLE |
 	    1 << FORMAT_JSON) < 0)
 		return EXIT_ERROR;
@@ -91,9 +94,16 @@ cmd_trend(struct ctl *ctl, int argc, char **argv)
 	runs = xcalloc((size_t)weeks * 7, sizeof *runs);
 	fails = xcalloc((size_t)weeks * 7, sizeof *fails);
 	if (flaky_store_open(ctl_db_path(ctl), FLAKY_STORE_READONLY, &store,
-	    err, sizeof err) < 0 || flaky_store_find_test(store, target, test,
-	    &id, err, sizeof err) < 0 || flaky_store_test_days(store, id,
-	    first, weeks * 7, runs, fails, err, sizeof err) < 0) {
+	    err, sizeof err) < 0) {
+		fprintf(stderr, "flakyctl trend: %s\n", err);
+		goto out;
+	}
+	/* the same forms of TEST as show, triage and ticket take */
+	if (diag_resolve_name(store, "trend", target, query, &id, &test,
+	    &tname) < 0)
+		goto out;
+	if (flaky_store_test_days(store, id, first, weeks * 7, runs, fails,
+	    err, sizeof err) < 0) {
 		fprintf(stderr, "flakyctl trend: %s\n", err);
 		goto out;
 	}
@@ -110,7 +120,7 @@ cmd_trend(struct ctl *ctl, int argc, char **argv)
 		printf("{\"test\": ");
 		json_string(stdout, test);
 		printf(", \"target\": ");
-		json_string(stdout, target);
+		json_string(stdout, tname);
 		printf(", \"weeks\": [");
 	} else
 		printf("%s, by week\n%-10s  %7s  %8s  %7s  %s\n", test,
@@ -151,6 +161,8 @@ out:
 	flaky_buf_free(&spark);
 	free(runs);
 	free(fails);
+	free(test);
+	free(tname);
 	flaky_store_close(store);
 	return ret;
 }

@@ -50,7 +50,8 @@ static int	cmd_triage(struct ctl *, int, char **);
 
 static const struct cmd_option triage_options[] = {
 	DIAG_OPTIONS,
-	{ "limit", 'n', 0, "N", "at most N tests, the worst first" },
+	{ "limit", 'n', 0, "N", "at most N tests, the worst first "
+	    "(default 50)" },
 	CMD_OPTION_KIND,
 	{ NULL, 0, 0, NULL, NULL }
 };
@@ -61,6 +62,8 @@ const struct cmd_entry cmd_triage_entry = {
 	    "[--limit N] [--kind K]",
 	.summary = "Each unstable test's signature, likely cause and "
 	    "first patch.",
+	.example = "flakyctl triage --since 14d\nflakyctl triage "
+	    "test_checkout_total",
 	.options = triage_options,
 	.exec = cmd_triage,
 };
@@ -114,6 +117,8 @@ cmd_triage(struct ctl *ctl, int argc, char **argv)
 		ids = xmalloc(sizeof *ids);
 		ids[nids++] = id;
 	} else {
+		if (ctl_check_target(store, "triage", o.target) < 0)
+			goto out;
 		if (flaky_store_test_stats(store, &o.q, &rows, &nrows, err,
 		    sizeof err) < 0) {
 			fprintf(stderr, "flakyctl: %s\n", err);

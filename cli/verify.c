@@ -131,10 +131,12 @@ static int	cmd_verify(struct ctl *, int, char **);
 static const struct cmd_option verify_options[] = {
 	{ "target", 0, 'T', "NAME", "the config's target (its command, "
 	    "directory and isolate: template); with a command after --, "
-	    "the target whose runs give the rate" },
+	    "the target whose runs give the rate (default: as analyze "
+	    "names it)" },
 	{ "rate", 0, 'r', "P", "the failure rate to prove the fix against "
 	    "(default: the test's stored rate)" },
-	{ "timeout", 0, 't', "D", "end a run after D" },
+	{ "timeout", 0, 't', "D", "end a run after D (default: the "
+	    "target's, else none)" },
 	{ NULL, 0, 0, NULL, NULL }
 };
 
@@ -143,6 +145,8 @@ const struct cmd_entry cmd_verify_entry = {
 	.usage = "verify TEST [--target NAME] [--rate P] [--timeout D] "
 	    "[-- COMMAND]",
 	.summary = "Rerun a test until a fix is proven or disproven.",
+	.example = "flakyctl verify tests/test_api.py::test_retry -- pytest\n"
+	    "flakyctl verify test_retry --target shop-unit --rate 0.05",
 	.options = verify_options,
 	.exec = cmd_verify,
 };
@@ -255,7 +259,9 @@ cmd_verify(struct ctl *ctl, int argc, char **argv)
 		    "test)");
 	bisect_run(&bs);
 	proof_print(ctl, &bs, &pr);
-	if (bs.failed)
+	if (bs.signal != 0)
+		ret = 128 + bs.signal;	/* ^C: 130, as analyze */
+	else if (bs.failed)
 		ret = EXIT_ERROR;
 	else
 		ret = strcmp(proof_verdict(&pr), "fixed") == 0 ? EXIT_OK :

@@ -11,7 +11,7 @@ libsqlite3-dev zlib1g-dev libevent-dev libyaml-dev libexpat1-dev check sqlite3 t
 python3 python3-pytest python3-pytest-timeout python3-pytest-random-order
 python3-pytest-xdist python3-numpy python3-scipy python3-sklearn
 valgrind clang libclang-rt-14-dev procps hyperfine golang-go perl
-chromium bsdutils systemd"
+chromium bsdutils systemd libxml2-utils"
 
 missing=""
 for p in $PKGS; do

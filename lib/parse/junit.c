@@ -38,7 +38,7 @@
 
 #include <expat.h>
 
-#include "runner.h"
+#include "junit_int.h"
 
 #define JUNIT_SIZE_MAX	(256L * 1024 * 1024)
 #define JUNIT_DEPTH_MAX	64
@@ -46,43 +46,9 @@
  * instruction) whole until it ends; text it hands over as it goes. So this
  * bounds what expat keeps of any file, whatever its size. */
 #define JUNIT_MARKUP_MAX	(1024 * 1024)
-#define JUNIT_CHUNK	(64 * 1024)	/* bytes fed to expat at a time */
 #define JUNIT_ATTR_MAX	4096	/* bytes of classname, name kept */
-#define JUNIT_ATTEMPTS_MAX	32	/* retries kept per testcase */
 #define JUNIT_ATTEMPT_MSG	1024	/* bytes of an attempt's message */
 
-struct jx {
-	XML_Parser		 p;
-	const char		*name;
-	struct flaky_results	 res;
-	struct parse_ctx	 ctx;
-	int			 depth;
-	int64_t			 fed;		/* bytes given to expat */
-	int			 pytest;	/* in pytest's <testsuite> */
-	int			 pytest_depth;
-	int			 any_pytest;
-	long			 root_total;	/* <testsuites tests=> */
-	long			 suite_total;	/* top <testsuite tests=> */
-	int			 suites_seen;
-	/* The open testcase. */
-	int			 in_case;
-	int			 case_depth;
-	int			 outcome;
-	int			 flaky;		/* only flaky* children */
-	int			 text_on;	/* keep character data */
-	int64_t			 duration_us;
-	struct flaky_buf	 id;
-	struct flaky_buf	 msg;
-	char			 err[256];	/* the reason we stopped */
-	/* flaky_parse_junit_ex: the retries of the open testcase. */
-	struct flaky_junit_extra *extra;
-	int			 primary;	/* <failure>/<error> outcome */
-	char			*primary_msg;
-	int			 natt;
-	int			 att_flaky;	/* a flaky* child was seen */
-	int			 att_out[JUNIT_ATTEMPTS_MAX];
-	char			*att_msg[JUNIT_ATTEMPTS_MAX];
-};
 
 /* A copy of an attempt's message attribute, bounded; NULL when absent. */
 static char *
@@ -348,6 +314,29 @@ child_start(struct jx *x, const char *el, const XML_Char **a)
 	x->text_on = 1;
 }
 
+/* A stream's testcase, complete: to fn, then forgotten, so that what a
+ * stream holds does not grow with the file. */
+static void
+case_hand_over(struct jx *x)
+{
+	struct flaky_result *v = &x->res.v[0];
+	int		 r;
+
+	v->position = (unsigned)x->ncases++;
+	r = x->fn(x->arg, v, x->own.attempts, x->own.nattempts, x->fn_errbuf,
+	    x->fn_errlen);
+	free(v->test);
+	free(v->message);
+	free(v->signature);
+	x->res.n = 0;
+	x->natt_total += x->own.nattempts;
+	flaky_junit_extra_free(&x->own);
+	if (r < 0) {
+		x->fn_err = r;
+		XML_StopParser(x->p, XML_FALSE);
+	}
+}
+
 /* </testcase>: the result. */
 static void
 case_end(struct jx *x)
@@ -376,6 +365,8 @@ case_end(struct jx *x)
 	}
 	if (attempts_flush(x, (size_t)idx) < 0)
 		stop(x, "out of memory");
+	else if (x->fn != NULL)
+		case_hand_over(x);
 }
 
 /* <testsuite timestamp=>: ISO 8601, UTC when it names no zone (Surefire
@@ -493,7 +484,7 @@ on_external(XML_Parser p, const XML_Char *ctx, const XML_Char *base,
 }
 
 /* A parser with the safety settings. */
-static int
+int
 jx_init(struct jx *x, const char *name)
 {
 	memset(x, 0, sizeof *x);
@@ -516,7 +507,7 @@ jx_init(struct jx *x, const char *name)
 }
 
 /* Free the parser and what it collected. */
-static void
+void
 jx_free(struct jx *x)
 {
 	if (x->p != NULL)
@@ -525,10 +516,11 @@ jx_free(struct jx *x)
 	flaky_buf_free(&x->id);
 	flaky_buf_free(&x->msg);
 	attempts_reset(x);
+	flaky_junit_extra_free(&x->own);
 }
 
 /* Feed a chunk; 0, or -EINVAL with err filled. */
-static int
+int
 jx_feed(struct jx *x, const char *s, size_t len, int final, char *err,
     size_t errlen)
 {
@@ -548,6 +540,8 @@ jx_feed(struct jx *x, const char *s, size_t len, int final, char *err,
 		    (unsigned long)XML_GetCurrentColumnNumber(x->p) + 1,
 		    JUNIT_MARKUP_MAX);
 	}
+	if (x->fn_err < 0)
+		return x->fn_err;	/* fn filled err */
 	if (x->err[0] != '\0')
 		return flaky_error(err, errlen, EINVAL, "%s", x->err);
 	return flaky_error(err, errlen, EINVAL, "%s:%lu:%lu: expected "

@@ -96,6 +96,38 @@ int	 flaky_parse_junit_ex(const char *path, struct flaky_results *out,
 	    struct flaky_junit_extra *extra, char *err, size_t errlen);
 void	 flaky_junit_extra_free(struct flaky_junit_extra *);
 
+/* A JUnit file parsed as it is read, for files of any size (flakyctl
+ * ingest): each <testcase> is handed to fn when it ends, with its
+ * attempts, and forgotten. What a stream holds is bounded by the limits
+ * of one testcase, not by the file. r->test is the id before duplicates
+ * get their " #2" (the caller sees every result, so it numbers them);
+ * r->position counts testcases from 0; attempts[].result is 0. fn returns
+ * 0, or a negative errno with err (the one given to feed) filled: the
+ * parse stops and feed returns it. Same bounds, checks and error messages
+ * as flaky_parse_junit, except the file size: the caller bounds that. */
+typedef int (*flaky_junit_fn)(void *arg, const struct flaky_result *r,
+	    const struct flaky_attempt *attempts, size_t nattempts,
+	    char *err, size_t errlen);
+struct flaky_junit_stream;
+struct flaky_junit_info {
+	char		 runner[16];	/* "pytest" or "junit" */
+	long		 summary_total;	/* tests= of the file, -1 */
+	size_t		 n;		/* testcases handed over */
+	size_t		 nattempts;	/* attempts handed over */
+	int64_t		 timestamp_ms;	/* the first <testsuite timestamp=> */
+};
+int	 flaky_junit_stream_new(struct flaky_junit_stream **, const char *name,
+	    flaky_junit_fn fn, void *arg);
+/* Any len; final on the last piece (len may be 0 then). */
+int	 flaky_junit_stream_feed(struct flaky_junit_stream *, const char *,
+	    size_t len, int final, char *err, size_t errlen);
+/* The first <testsuite timestamp=> read so far, -1: none yet. */
+int64_t	 flaky_junit_stream_timestamp(const struct flaky_junit_stream *);
+/* After the final feed: what the file says beyond its testcases. */
+int	 flaky_junit_stream_end(struct flaky_junit_stream *,
+	    struct flaky_junit_info *, char *err, size_t errlen);
+void	 flaky_junit_stream_free(struct flaky_junit_stream *);
+
 /* Merge src into dst (results appended, positions continued); src emptied. */
 int	 flaky_results_merge(struct flaky_results *dst, struct flaky_results *src);
 void	 flaky_results_init(struct flaky_results *);

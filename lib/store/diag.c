@@ -113,6 +113,54 @@ out:
 	return 0;
 }
 
+/* Every target's name, sorted: a NULL-terminated array. */
+int
+flaky_store_target_names(struct flaky_store *s, char ***ret, size_t *ret_n,
+    char *err, size_t errlen)
+{
+	sqlite3_stmt	*st = NULL;
+	char		**v = NULL;
+	size_t		 n = 0, cap = 0;
+	int		 rc, r = 0, oom = 0;
+
+	if (sqlite3_prepare_v2(store_db(s), "SELECT name FROM targets "
+	    "ORDER BY name", -1, &st, NULL) != SQLITE_OK)
+		return store_sql_error(s, err, errlen, "listing targets");
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		if (grow((void **)&v, &cap, n + 1, sizeof *v) < 0) {
+			r = -ENOMEM;
+			goto out;
+		}
+		v[n++] = col_text(st, 0, &oom);
+		v[n] = NULL;
+		if (oom) {
+			r = -ENOMEM;
+			goto out;
+		}
+	}
+	if (rc != SQLITE_DONE)
+		r = store_sql_error(s, err, errlen, "listing targets");
+	if (r == 0 && v == NULL && (v = calloc(1, sizeof *v)) == NULL)
+		r = -ENOMEM;
+out:
+	sqlite3_finalize(st);
+	if (r < 0) {
+		flaky_store_names_free(v);
+		return r;
+	}
+	*ret = v;
+	*ret_n = n;
+	return 0;
+}
+
+void
+flaky_store_names_free(char **v)
+{
+	for (size_t i = 0; v != NULL && v[i] != NULL; i++)
+		free(v[i]);
+	free(v);
+}
+
 /* A target's command and directory. */
 int
 flaky_store_target_info(struct flaky_store *s, int64_t target_id,

@@ -64,6 +64,38 @@ check_version(struct flaky_store *s, char *err, size_t errlen)
 	return read_version(s, &version, err, errlen);
 }
 
+/* The first read: a file that is no SQLite database (report.html given
+ * as --db), or the database of another program (tables but no schema
+ * version of ours), is named as not a flaky database in one line, and
+ * nothing is written to it. An empty database is ours to fill. */
+static int
+check_ours(struct flaky_store *s, char *err, size_t errlen)
+{
+	sqlite3_stmt	*st;
+	int		 rc, tables = 0, version;
+
+	rc = sqlite3_prepare_v2(s->db, "SELECT count(*) FROM sqlite_schema",
+	    -1, &st, NULL);
+	if (rc == SQLITE_OK && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+		tables = sqlite3_column_int(st, 0);
+		rc = SQLITE_OK;
+	}
+	sqlite3_finalize(st);
+	if ((rc & 0xff) == SQLITE_NOTADB ||
+	    (sqlite3_extended_errcode(s->db) & 0xff) == SQLITE_NOTADB)
+		return flaky_error(err, errlen, EINVAL, "%s: not a flaky "
+		    "database", s->path);
+	if (rc != SQLITE_OK)
+		return store_sql_error(s, err, errlen, "reading the schema");
+	if ((rc = read_version(s, &version, err, errlen)) < 0)
+		return rc;
+	if (version == 0 && tables > 0)
+		return flaky_error(err, errlen, EINVAL, "%s: not a flaky "
+		    "database (an SQLite database of another program)",
+		    s->path);
+	return 0;
+}
+
 /* Move the schema cookie on by one, as SQLite asks after a change made
  * through writable_schema. */
 static int
@@ -429,8 +461,7 @@ flaky_store_open(const char *path, int flags, struct flaky_store **ret,
 	    (uint64_t)getpid() << 32) | 1;
 	sqlite3_busy_handler(s->db, busy_wait, s);
 	/* The first read tells a corrupt file or a foreign one. */
-	if ((r = store_exec(s, "SELECT count(*) FROM sqlite_schema", err,
-	    errlen)) < 0)
+	if ((r = check_ours(s, err, errlen)) < 0)
 		goto fail;
 	/* A newer schema is refused before anything is written (even the
 	 * journal mode lives in the file header). */

@@ -63,6 +63,7 @@ flaky_quarantine_rows_free(struct flaky_quarantine_row *v, size_t n)
 		free(v[i].test);
 		free(v[i].reason);
 		free(v[i].ticket);
+		free(v[i].runner);
 	}
 	free(v);
 }
@@ -137,13 +138,16 @@ flaky_store_quarantine_list(struct flaky_store *s,
 	*ret = NULL;
 	*ret_n = 0;
 	if ((r = store_prepare(s, "SELECT q.test_id, tg.name, t.name, "
-	    "q.reason, q.ticket, q.added_ms FROM quarantine q "
+	    "q.reason, q.ticket, q.added_ms, (SELECT runner FROM runs "
+	    "WHERE target_id = t.target_id AND runner IS NOT NULL "
+	    "ORDER BY started_ms DESC LIMIT 1) FROM quarantine q "
 	    "JOIN tests t ON t.id = q.test_id "
 	    "JOIN targets tg ON tg.id = t.target_id "
 	    "ORDER BY tg.name, t.name", &st, err, errlen)) < 0)
 		return r;
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		const char *tk = (const char *)sqlite3_column_text(st, 4);
+		const char *rn = (const char *)sqlite3_column_text(st, 6);
 
 		if (n == cap) {
 			size_t	 nc = cap ? cap * 2 : 16;
@@ -164,8 +168,10 @@ flaky_store_quarantine_list(struct flaky_store *s,
 		row->reason = strdup((const char *)sqlite3_column_text(st, 3));
 		row->ticket = tk ? strdup(tk) : NULL;
 		row->added_ms = sqlite3_column_int64(st, 5);
+		row->runner = rn ? strdup(rn) : NULL;
 		if (row->target == NULL || row->test == NULL ||
-		    row->reason == NULL || (tk != NULL && row->ticket == NULL)) {
+		    row->reason == NULL || (tk != NULL && row->ticket == NULL) ||
+		    (rn != NULL && row->runner == NULL)) {
 			r = -ENOMEM;
 			goto out;
 		}

@@ -290,6 +290,10 @@ int	 flaky_store_tests(struct flaky_store *, const char *target,
 	    size_t errlen);
 void	 flaky_test_refs_free(struct flaky_test_ref *, size_t);
 
+/* Every target's name, sorted, in a NULL-terminated array. */
+int	 flaky_store_target_names(struct flaky_store *, char ***ret,
+	    size_t *ret_n, char *err, size_t errlen);
+void	 flaky_store_names_free(char **);
 /* A target's command and directory (either may come back NULL). */
 int	 flaky_store_target_info(struct flaky_store *, int64_t target_id,
 	    char **command, char **dir, char *err, size_t errlen);
@@ -485,12 +489,41 @@ int	 flaky_store_add_attempts(struct flaky_store *, int64_t run_id,
 	    const struct flaky_results *, const struct flaky_junit_extra *,
 	    char *err, size_t errlen);
 
+/* A run stored as its results come, for inputs of any size (flakyctl
+ * ingest): memory stays the same whatever the number of results. All in
+ * the open transaction (flaky_store_begin), which the caller commits or
+ * rolls back: the run lands whole or not at all. Start adds the row
+ * (kind ingested; started_ms until finish says); add stores one result at
+ * its position with its attempts (attempts[].result is not read), a test
+ * id seen before in the run getting " #2", " #3"; resign sets every
+ * classified failure's signature to sig (a run-level rule); finish
+ * completes the row from rec and meta (runner, version, seed,
+ * summary_total; its results are not read) with the count of results
+ * added, and the rollups of the day of rec->started_ms, as
+ * flaky_store_run_finish would. Free after finish or to give up (then
+ * roll back). */
+struct flaky_store_ingest;
+int	 flaky_store_ingest_start(struct flaky_store *, int64_t target_id,
+	    int64_t started_ms, struct flaky_store_ingest **ret,
+	    char *err, size_t errlen);
+int64_t	 flaky_store_ingest_run(const struct flaky_store_ingest *);
+int	 flaky_store_ingest_add(struct flaky_store_ingest *,
+	    const struct flaky_result *, const struct flaky_attempt *attempts,
+	    size_t nattempts, char *err, size_t errlen);
+int	 flaky_store_ingest_resign(struct flaky_store_ingest *,
+	    const char *sig, char *err, size_t errlen);
+int	 flaky_store_ingest_finish(struct flaky_store_ingest *,
+	    struct flaky_run_record *rec, const struct flaky_results *meta,
+	    char *err, size_t errlen);
+void	 flaky_store_ingest_free(struct flaky_store_ingest *);
+
 /* Quarantine. */
 struct flaky_quarantine_row {
 	char		*target, *test, *reason, *ticket;
 	int64_t		 test_id;
 	int64_t		 added_ms;
 	int64_t		 passes;	/* passing runs in a row, latest last */
+	char		*runner;	/* of the target's newest run, or NULL */
 };
 int	 flaky_store_quarantine_add(struct flaky_store *, int64_t test_id,
 	    const char *reason, const char *ticket, int64_t now_ms,

@@ -57,6 +57,11 @@ int	 store_prepare(struct flaky_store *, const char *sql, sqlite3_stmt **st,
  * or def when it gives no row or NULL. */
 int	 store_scalar(struct flaky_store *, const char *sql, int64_t bind,
 	    int64_t def, int64_t *ret, char *, size_t);
+/* A redacted copy of t into b (reset first); NULL stays NULL, NULL when
+ * out of memory (write.c; ingest.c too). */
+struct flaky_buf;
+const char *store_redacted(struct flaky_store *, const char *t, size_t len,
+	    struct flaky_buf *b, size_t *ret_len);
 /* Is a transaction open (flaky_store_begin)? */
 int	 store_in_tx(const struct flaky_store *);
 

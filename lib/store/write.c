@@ -344,8 +344,8 @@ out:
 }
 
 /* Redacted copy of a text into b (reset first); NULL stays NULL. */
-static const char *
-redacted(struct flaky_store *s, const char *t, size_t len,
+const char *
+store_redacted(struct flaky_store *s, const char *t, size_t len,
     struct flaky_buf *b, size_t *ret_len)
 {
 	flaky_buf_reset(b);
@@ -482,7 +482,7 @@ add_results(struct flaky_store *s, int64_t run_id, int64_t target,
 		    errlen)) < 0)
 			return r;
 		if (FLAKY_FAILED(res[i].outcome) && res[i].message != NULL) {
-			msg = redacted(s, res[i].message,
+			msg = store_redacted(s, res[i].message,
 			    strlen(res[i].message), tmp, NULL);
 			if (msg == NULL)
 				return -ENOMEM;
@@ -554,9 +554,9 @@ flaky_store_run_finish(struct flaky_store *s, struct flaky_run_record *rec,
 	}
 	/* Output is redacted and compressed before the transaction: other
 	 * writers wait for the writes only. */
-	o = redacted(s, rec->out, rec->out_len, &out, &olen);
-	e = redacted(s, rec->err, rec->err_len, &errb, &elen);
-	error = redacted(s, rec->error, rec->error ? strlen(rec->error) : 0,
+	o = store_redacted(s, rec->out, rec->out_len, &out, &olen);
+	e = store_redacted(s, rec->err, rec->err_len, &errb, &elen);
+	error = store_redacted(s, rec->error, rec->error ? strlen(rec->error) : 0,
 	    &msg, NULL);
 	if (out.oom || errb.oom || msg.oom) {
 		r = -ENOMEM;

@@ -32,6 +32,8 @@ for f in table json csv markdown; do
 done
 run --db "$db" analyze --runs 2 nosuchcommand-xyz
 run --db "$db" analyze --runs 0 true
+run --db "$db" analyze --runs 2 -- /bin/sh -c 'echo no runner; exit 3'
+run --db "$db" report --target nosuch
 run --db "$db" report --since yesterday
 run --db /proc/nope/x.db analyze true
 echo "valgrind: no leaks, no errors"

@@ -209,6 +209,34 @@ START_TEST(tests_and_targets)
 }
 END_TEST
 
+/* Every target's name, sorted and NULL-terminated: what an unknown
+ * --target is told against. */
+START_TEST(target_names)
+{
+	char	**v;
+	size_t	 n = 99;
+	int64_t	 t, u, z;
+
+	ck_assert_int_eq(flaky_store_target_names(st, &v, &n, err, sizeof err),
+	    0);
+	ck_assert_uint_eq(n, 0);
+	ck_assert_ptr_null(v[0]);
+	flaky_store_names_free(v);
+	fixture(&t, &u);
+	ck_assert_int_eq(flaky_store_target(st, "a-first", NULL, NULL, &z, err,
+	    sizeof err), 0);
+	ck_assert_int_eq(flaky_store_target_names(st, &v, &n, err, sizeof err),
+	    0);
+	ck_assert_uint_eq(n, 3);
+	ck_assert_str_eq(v[0], "a-first");
+	ck_assert_str_eq(v[1], "t");
+	ck_assert_str_eq(v[2], "u");
+	ck_assert_ptr_null(v[3]);
+	flaky_store_names_free(v);
+	flaky_store_names_free(NULL);
+}
+END_TEST
+
 /* What scan_target's callback saw, as text. */
 static int
 scan_cb(const struct flaky_scan_row *x, void *arg)
@@ -454,6 +482,7 @@ main(void)
 	tcase_set_timeout(tc, 30);
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, tests_and_targets);
+	tcase_add_test(tc, target_names);
 	tcase_add_test(tc, scan_target);
 	tcase_add_test(tc, run_orders);
 	tcase_add_test(tc, durations);

@@ -283,8 +283,8 @@ START_TEST(corrupt)
 	before = slurp(path, &n1);
 	ck_assert_int_lt(flaky_store_open(path, 0, &s, err, sizeof err), 0);
 	ck_assert_ptr_null(s);
-	ck_assert_msg(strncmp(err, path, strlen(path)) == 0 &&
-	    strstr(err, "file is not a database") != NULL, "%s", err);
+	snprintf(side, sizeof side, "%s: not a flaky database", path);
+	ck_assert_str_eq(err, side);
 	after = slurp(path, &n2);
 	ck_assert_uint_eq(n1, n2);
 	ck_assert(memcmp(before, after, n1) == 0);
@@ -293,9 +293,44 @@ START_TEST(corrupt)
 	/* read-only opening says the same */
 	ck_assert_int_lt(flaky_store_open(path, FLAKY_STORE_READONLY, &s, err,
 	    sizeof err), 0);
-	ck_assert_ptr_nonnull(strstr(err, "file is not a database"));
+	snprintf(side, sizeof side, "%s: not a flaky database", path);
+	ck_assert_str_eq(err, side);
 	free(before);
 	free(after);
+}
+END_TEST
+
+/* Another program's SQLite database (tables, no schema version of ours)
+ * is refused by name, read-only or not, and nothing is added to it; an
+ * empty one is ours to fill. */
+START_TEST(foreign)
+{
+	struct flaky_store *s = NULL;
+	sqlite3		*db;
+	char		 err[512], want[256];
+
+	ck_assert_int_eq(sqlite3_open(path, &db), SQLITE_OK);
+	ck_assert_int_eq(sqlite3_exec(db, "CREATE TABLE notes (body TEXT); "
+	    "INSERT INTO notes VALUES ('keep')", NULL, NULL, NULL), SQLITE_OK);
+	sqlite3_close(db);
+	snprintf(want, sizeof want, "%s: not a flaky database (an SQLite "
+	    "database of another program)", path);
+	ck_assert_int_eq(flaky_store_open(path, 0, &s, err, sizeof err),
+	    -EINVAL);
+	ck_assert_ptr_null(s);
+	ck_assert_str_eq(err, want);
+	ck_assert_int_eq(flaky_store_open(path, FLAKY_STORE_READONLY, &s, err,
+	    sizeof err), -EINVAL);
+	ck_assert_str_eq(err, want);
+	db = raw_open();
+	tu_rows_eq(db, "SELECT name FROM sqlite_schema", "notes\n");
+	ck_assert_int_eq(tu_q1(db, "PRAGMA user_version"), 0);
+	ck_assert_int_eq(sqlite3_exec(db, "DROP TABLE notes", NULL, NULL,
+	    NULL), SQLITE_OK);
+	sqlite3_close(db);
+	s = open_store();
+	ck_assert_int_eq(target(s, "t"), 1);
+	flaky_store_close(s);
 }
 END_TEST
 
@@ -400,6 +435,7 @@ main(void)
 	tcase_add_test(tc, newer_schema);
 	tcase_add_test(tc, migrate_checks);
 	tcase_add_test(tc, corrupt);
+	tcase_add_test(tc, foreign);
 	tcase_add_test(tc, read_only);
 	tcase_add_test(tc, read_only_while_open);
 	suite_add_tcase(s, tc);

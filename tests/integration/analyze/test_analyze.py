@@ -20,6 +20,11 @@ from conftest import (PYTEST, PYTHON, analyze_json, connect, run, wilson)
 Z_WIDE = 5.3
 
 
+# a command with runner output (TAP): analyze exits 2 when no run gives
+# a test result, so `true` no longer stands for a command that works
+TAP_OK = ["--", "/bin/sh", "-c", "echo 1..1; echo ok 1 - t"]
+
+
 def by_test(doc):
     return {t["test"]: t for t in doc["tests"]}
 
@@ -169,20 +174,20 @@ def test_fail_on(tmp_path):
 
 def test_global_options_anywhere(tmp_path):
     db = str(tmp_path / "g.db")
-    assert run(["--db", db, "analyze", "--runs", "1", "true"], cwd=tmp_path).returncode == 0
-    assert run(["analyze", "--db", db, "--runs", "1", "true"], cwd=tmp_path).returncode == 0
+    assert run(["--db", db, "analyze", "--runs", "1"] + TAP_OK, cwd=tmp_path).returncode == 0
+    assert run(["analyze", "--db", db, "--runs", "1"] + TAP_OK, cwd=tmp_path).returncode == 0
     p = run(["report", "--since", "1d", "--db", db, "--format", "json"], check=0)
     assert json.loads(p.stdout)["runs"]["total"] == 2
     # $FLAKY_DB, then ./flaky.db
-    assert run(["analyze", "--runs", "1", "true"], cwd=tmp_path,
+    assert run(["analyze", "--runs", "1"] + TAP_OK, cwd=tmp_path,
                env={"FLAKY_DB": str(tmp_path / "env.db")}).returncode == 0
     assert (tmp_path / "env.db").exists()
-    assert run(["analyze", "--runs", "1", "true"], cwd=tmp_path).returncode == 0
+    assert run(["analyze", "--runs", "1"] + TAP_OK, cwd=tmp_path).returncode == 0
     assert (tmp_path / "flaky.db").exists()
     # database: of the config
     cfg = tmp_path / "flaky.yaml"
     cfg.write_text("database: %s  # comment\n" % (tmp_path / "cfg.db"))
-    assert run(["--config", str(cfg), "analyze", "--runs", "1", "true"],
+    assert run(["--config", str(cfg), "analyze", "--runs", "1"] + TAP_OK,
                cwd=tmp_path).returncode == 0
     assert (tmp_path / "cfg.db").exists()
 
@@ -207,7 +212,7 @@ def test_usage_errors(tmp_path, args, message):
 
 def test_report_usage_errors(tmp_path):
     db = str(tmp_path / "r.db")
-    run(["analyze", "--db", db, "--runs", "1", "true"], cwd=tmp_path, check=0)
+    run(["analyze", "--db", db, "--runs", "1"] + TAP_OK, cwd=tmp_path, check=0)
     p = run(["report", "--db", db, "--since", "yesterday"])
     assert p.returncode == 2 and "--since: expected a duration" in p.stderr
     p = run(["report", "--db", db, "--until", "2026-02-31"])
@@ -276,7 +281,8 @@ def test_timeout_kills_the_group(tmp_path):
     script.write_text("#!/bin/sh\ntrap '' TERM\nsleep %s &\necho started\nwait\n" % marker)
     script.chmod(0o755)
     p = run(["analyze", "--db", db, "--runs", "1", "--timeout", "1s", "--grace", "1s",
-             "./hang.sh"], cwd=tmp_path, timeout=30, check=0)
+             "./hang.sh"], cwd=tmp_path, timeout=30,
+            check=2)  # every run timed out, none gave a result
     con = sqlite3.connect(db)
     status, dur, sig = con.execute("SELECT status, duration_us, signal FROM runs").fetchone()
     assert status == "timeout"
@@ -306,7 +312,7 @@ def test_ended_runs_are_written_in_groups(tmp_path):
                       'tr "\\0" x\nexit 0\n')
     script.chmod(0o755)
     p = run(["--db", db, "analyze", "--runs", "150", "--jobs", "1",
-             "./t.sh"], cwd=tmp_path, check=0)
+             "./t.sh"], cwd=tmp_path, check=2)  # no runner output
     assert "150 runs" in p.stdout
     con = connect(db)
     rows = con.execute("SELECT id, status, output_bytes, stdout FROM runs "
@@ -352,7 +358,8 @@ def test_private_tmpdir(tmp_path):
     script.write_text('#!/bin/sh\necho "$TMPDIR $(ls -A "$TMPDIR" | wc -l)" >> %s\n'
                       'touch "$TMPDIR/leftover"\n' % out)
     script.chmod(0o755)
-    run(["analyze", "--db", db, "--runs", "3", "--jobs", "3", "./t.sh"], cwd=tmp_path, check=0)
+    run(["analyze", "--db", db, "--runs", "3", "--jobs", "3", "./t.sh"], cwd=tmp_path,
+        check=2)  # no runner output
     lines = out.read_text().split()
     dirs, counts = lines[0::2], lines[1::2]
     assert len(set(dirs)) == 3 and counts == ["0", "0", "0"]
@@ -406,7 +413,7 @@ def test_schema_doc_queries_run(demo, tmp_path):
 def test_report_migrates_an_older_database(tmp_path):
     """A new flakyctl reading an older database brings it forward once."""
     db = str(tmp_path / "old.db")
-    run(["analyze", "--db", db, "--runs", "1", "true"], cwd=tmp_path, check=0)
+    run(["analyze", "--db", db, "--runs", "1"] + TAP_OK, cwd=tmp_path, check=0)
     con = sqlite3.connect(db)
     # undo 0006 (output in runs again) and 0003
     con.executescript("DROP VIEW run_output; DROP TABLE outputs; "

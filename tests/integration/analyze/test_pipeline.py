@@ -27,8 +27,9 @@ def test_another_writers_lock_is_waited_out(tmp_path):
     analyze says nothing of it, exits 0 and stores every run once."""
     write_suite(tmp_path)
     db = str(tmp_path / "f.db")
+    # makes the database; no runner output, so exit 2
     run(["--db", db, "analyze", "--runs", "1", "--target", "first", "--",
-         "true"], cwd=str(tmp_path), check=0)
+         "true"], cwd=str(tmp_path), check=2)
     con = sqlite3.connect(db, isolation_level=None, timeout=10,
                           check_same_thread=False)
     con.execute("BEGIN IMMEDIATE")

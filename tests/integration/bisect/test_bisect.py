@@ -171,7 +171,7 @@ def test_interrupt(repo):
     assert runs >= 2 and proc.poll() is None
     proc.send_signal(signal.SIGINT)
     out, err = proc.communicate(timeout=60)
-    assert proc.returncode == 2, (out, err)
+    assert proc.returncode == 130, (out, err)
     assert "stopped; the runs so far are stored" in err
     repo.assert_untouched()
 

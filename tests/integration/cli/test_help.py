@@ -122,7 +122,7 @@ def test_quarantine_takes_its_own_format(tmp_path):
     p = run(["quarantine", "export", "--db", str(tmp_path / "q.db"),
              "--format", "xml"], cwd=tmp_path)
     assert p.returncode == 2
-    assert "export: expected --format pytest, jest or plain, got 'xml'" \
+    assert "export: expected --format pytest, jest, go or plain, got 'xml'" \
         in p.stderr
 
 
@@ -157,3 +157,90 @@ def test_unknown_letter_in_a_cluster(tmp_path):
     assert p.stderr.splitlines()[0] == "flakyctl show: unknown option '-x'"
     p = run(["show", "--full", "-xf", "t"], cwd=tmp_path)
     assert p.stderr.splitlines()[0] == "flakyctl show: unknown option '-x'"
+
+
+def option_help(text, name):
+    """The help of --name in a --help text, its wrapped lines joined."""
+    lines = text.split("\n\n", 2)[2].splitlines()  # after the synopsis
+    for i, line in enumerate(lines):
+        if ("--%s " % name) in line + " " and line.startswith("  "):
+            words = [line.split("  ", 2)[-1].strip()]
+            for more in lines[i + 1:]:
+                if not more.startswith(" " * 10) or more.strip()[:1] == "-":
+                    break
+                words.append(more.strip())
+            return " ".join(words)
+    return None
+
+
+@pytest.mark.parametrize("cmd", commands())
+def test_every_value_has_its_default(cmd, table):
+    # an option that takes a value says what happens without it
+    text = run([cmd, "--help"]).stdout
+    for name, _, arg in table[cmd] + table["global"]:
+        if arg is None:
+            continue
+        h = option_help(text, name)
+        assert h is not None, name
+        assert "default" in h or "required" in h, (cmd, name, h)
+
+
+@pytest.mark.parametrize("cmd", commands())
+def test_every_command_has_an_example(cmd):
+    text = run([cmd, "--help"]).stdout
+    assert "\nexample" in text, cmd
+    ex = text.split("\nexample")[1].splitlines()[1:]
+    assert ex and all(line.startswith("  flakyctl ") for line in ex), ex
+    # the example's own options are the command's
+    p = run(["help", "--all-options"]).stdout
+    for line in ex:
+        for word in line.split():
+            if word.startswith("--") and word != "--":
+                assert "\t%s\t" % word in p, (cmd, word)
+
+
+@pytest.mark.parametrize("typo,meant", [("reprot", "report"),
+                                        ("triag", "triage"),
+                                        ("quarantin", "quarantine"),
+                                        ("stauts", "status"),
+                                        ("relaod", "reload")])
+def test_did_you_mean_a_command(typo, meant, tmp_path):
+    p = run([typo], cwd=tmp_path)
+    assert p.returncode == 2 and p.stdout == ""
+    assert p.stderr.splitlines() == [
+        "flakyctl: unknown command '%s'; did you mean '%s'?" % (typo, meant)]
+    p = run(["help", typo], cwd=tmp_path)
+    assert p.returncode == 2
+    assert p.stderr.splitlines()[0] == "flakyctl help: unknown command " \
+        "'%s'; did you mean '%s'?" % (typo, meant)
+
+
+def test_no_guess_for_a_word_far_from_every_command(tmp_path):
+    p = run(["xyzzy"], cwd=tmp_path)
+    assert p.returncode == 2
+    assert p.stderr.splitlines()[0] == "flakyctl: unknown command 'xyzzy'"
+    assert "commands:" in p.stderr
+
+
+@pytest.mark.parametrize("args,typo,meant", [
+    (["report"], "--sinse", "--since"),
+    (["gate"], "--max-critcal", "--max-critical"),
+    (["analyze"], "--rusn", "--runs"),
+    (["report"], "--formt", "--format"),
+    (["quarantine", "list"], "--relase-after", "--release-after"),
+])
+def test_did_you_mean_an_option(args, typo, meant, tmp_path):
+    db = tmp_path / "x.db"
+    p = run(args + ["--db", str(db), typo + "=1"], cwd=tmp_path)
+    assert p.returncode == 2, p
+    lines = p.stderr.splitlines()
+    assert lines[0] == "flakyctl %s: unknown option '%s'; did you mean " \
+        "'%s'?" % (args[0], typo, meant), lines
+    assert lines[1].startswith("usage: flakyctl %s" % args[0])
+    assert not db.exists()
+
+
+def test_top_level_usage_names_every_global_option(table):
+    head = run(["help"]).stdout.split("commands:")[0]
+    for name, _, _ in table["global"]:
+        assert "[--%s " % name in head, name

@@ -176,7 +176,7 @@ def test_depends_on(demo):
     assert "order: " + evidence in demo.ctl("show", "login_user",
                                             "--since", "all").stdout
     md = demo.ctl("ticket", "login_user", "--since", "all").stdout
-    assert md.startswith("## ORDER_DEPENDENT flake in test_login_user, "
+    assert md.startswith("## test_login_user: ORDER_DEPENDENT flake (demo), "
                          "25/50 runs"), md
     assert "### Relies on a set-up test\n\n`%s`: this test failed in 25 " \
         "of 25 runs where it did not run before" % SETUP in md
@@ -211,7 +211,8 @@ def test_race_from_timing(demo):
     text = demo.ctl("show", "batch_complete", "--since", "all").stdout
     assert "signature RACE" in text and "race: outcome varies" in text
     md = demo.ctl("ticket", "batch_complete", "--since", "all").stdout
-    assert md.startswith("## RACE flake in test_batch_complete, 17/50 runs")
+    assert md.startswith("## test_batch_complete: RACE flake (demo), "
+                         "17/50 runs")
     assert "### Timing points at a race" in md
 
 
@@ -238,17 +239,17 @@ def test_show_evidence_log(demo):
 
 def test_ticket(demo):
     md = demo.ctl("ticket", "fetch_report", "--since", "all").stdout
-    assert re.match(r"## TIMEOUT flake in test_fetch_report, 1[78]/50 runs, "
-                    r"median duration \d+ ms\n", md), md
+    assert re.match(r"## test_fetch_report: TIMEOUT flake \(demo\), "
+                    r"1[78]/50 runs, median duration \d+ ms\n", md), md
     assert "95% interval" in md and "### Failure modes (1)" in md
     assert "Failed: Timeout >0.2s" in md
     assert "### Reproduce" in md and "./run.sh" in md
     md = demo.ctl("ticket", "fresh_cache", "--since", "all").stdout
-    assert md.startswith("## ORDER_DEPENDENT flake in test_fresh_cache")
+    assert md.startswith("## test_fresh_cache: ORDER_DEPENDENT flake (demo)")
     assert "### Suspected polluter\n\n`%s`" % POLLUTER in md
     j = demo.json("ticket", "discount_total", "--since", "all")
-    assert j["title"].startswith("UNKNOWN failure in test_discount_total "
-                                 "(broken), 50/50 runs")
+    assert j["title"].startswith("test_discount_total: broken, UNKNOWN "
+                                 "failure (demo), 50/50 runs")
     assert j["diagnosis"]["verdict"] == "broken"
     assert "rerunning will not help" in j["body"]
 
@@ -258,11 +259,11 @@ def test_unknown_and_ambiguous_names(demo):
     assert "no test matches 'fetch_reprt'" in p.stderr
     assert p.stderr.splitlines()[1].strip().startswith(TIMEOUT), p.stderr
     p = demo.ctl("ticket", "cache", check=2)
-    assert "matches several tests" in p.stderr
+    assert "'cache' matches 4 tests" in p.stderr
     for name in (VICTIM, POLLUTER):
         assert name in p.stderr
     p = demo.ctl("show", "x", "--target", "nosuch", check=2)
-    assert "no tests of target nosuch" in p.stderr
+    assert "unknown target 'nosuch'" in p.stderr
 
 
 def test_revisions_and_user_signatures(tmp_path):

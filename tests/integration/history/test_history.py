@@ -154,7 +154,7 @@ def test_trend_weeks(history_db):
             check=0)
     assert "2026-10-25" in p.stdout and "30.0%" in p.stdout
     p = run(["--db", history_db, "trend", "t.nope"], check=2)
-    assert "no test named 't.nope'" in p.stderr
+    assert "no test matches 't.nope'" in p.stderr
 
 
 # --- ingest --------------------------------------------------------------
