@@ -315,7 +315,7 @@ end_strays(struct analyze *a)
 
 /* "shop-pytest": the directory's name (the project root's in directory
  * mode) and the command's first word (the runner's name there). */
-static char *
+char *
 default_target(const char *where, const char *cmd)
 {
 	char	 cwd[PATH_MAX], *dir, *word, *t;
@@ -359,7 +359,7 @@ add_word(struct flaky_buf *b, const char *w)
 
 /* The command as one line, for people: with the variable flakyctl set
  * ("PYTEST_ADDOPTS=-v pytest"), so that it can be pasted into a shell. */
-static char *
+char *
 join_argv(const char *env_set, char **argv)
 {
 	struct flaky_buf b;

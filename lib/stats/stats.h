@@ -30,6 +30,13 @@ int	 flaky_tier_from_name(const char *);
  * warning, critical), assuming the current rate stays; 0 when settled,
  * -1 when it cannot settle (a rate on a band's edge) within 10^7. */
 int64_t	 flaky_runs_needed(int64_t failures, int64_t runs);
+/* Consecutive passing runs that a test still failing at rate p passes
+ * all with a chance of at most alpha: ceil(ln alpha / ln(1 - p)), about
+ * 3/p at alpha 0.05. 1 for p >= 1; -1 for p <= 0 or alpha outside (0, 1)
+ * (no rate: no number of passes tells). The rule of bisect, verify and
+ * quarantine's release (docs/triage.md). */
+#define FLAKY_PROOF_ALPHA	0.05
+int64_t	 flaky_passes_needed(double p, double alpha);
 
 /* One-sided p-value of k or more failures among n runs with the candidate
  * before, when K of N runs failed (hypergeometric tail). */
