@@ -200,7 +200,8 @@ void	 flaky_settle_free(struct flaky_settle *);
  * rate and is not counted). 0 or -ENOMEM. */
 int	 flaky_settle_count(struct flaky_settle *,
 	    const struct flaky_results *);
-/* May the runs stop: at least min_runs counted and no test open? */
+/* May the runs stop: at least min_runs counted, some test's outcome seen
+ * and no test open? */
 int	 flaky_settle_done(const struct flaky_settle *, int min_runs);
 /* Did t fail and is its tier still open? */
 int	 flaky_settle_is_open(const struct flaky_settle_test *);

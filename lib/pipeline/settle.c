@@ -117,7 +117,9 @@ flaky_settle_count(struct flaky_settle *s, const struct flaky_results *r)
 int
 flaky_settle_done(const struct flaky_settle *s, int min_runs)
 {
-	return s->runs >= min_runs && s->runs > 0 && s->open == 0;
+	/* Runs in which no test was recognized settle nothing. */
+	return s->runs >= min_runs && s->runs > 0 && s->nt > 0 &&
+	    s->open == 0;
 }
 
 int

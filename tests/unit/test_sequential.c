@@ -188,6 +188,12 @@ START_TEST(settle_many)
 	/* the minimum holds even when nothing is open */
 	flaky_settle_free(&s);
 	flaky_settle_init(&s, 0);
+	/* runs without a recognized test settle nothing */
+	for (int i = 0; i < FLAKY_SETTLE_MIN_RUNS; i++)
+		ck_assert_int_eq(flaky_settle_count(&s, NULL), 0);
+	ck_assert(!flaky_settle_done(&s, FLAKY_SETTLE_MIN_RUNS));
+	flaky_settle_free(&s);
+	flaky_settle_init(&s, 0);
 	one_run(&s, p, pass, 1);
 	ck_assert(!flaky_settle_done(&s, FLAKY_SETTLE_MIN_RUNS));
 	ck_assert(flaky_settle_done(&s, 1));
