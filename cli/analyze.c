@@ -67,9 +67,29 @@ struct analyze {
 	size_t			 ntally, captally;	/* open addressing */
 	int			 unstable;
 	struct flaky_run	**live;		/* jobs slots */
+	int			 until_settled;	/* --until-settled */
+	struct flaky_settle	 settle;
+	int64_t			 budget_ms, budget_end_us;	/* --budget */
+	const char		*stopped;	/* why the runs stopped */
 };
 
 static void	launch(struct analyze *);
+
+/* --until-settled: count a complete run, and stop starting runs once every
+ * failing test's tier is settled (the runs in flight still count). */
+static void
+settle_ended(struct analyze *a, struct flaky_run *run)
+{
+	if (!a->until_settled || run->rec.incomplete != NULL)
+		return;
+	if (flaky_settle_count(&a->settle, &run->results) < 0)
+		fatalx("out of memory");
+	if (a->stopped == NULL &&
+	    flaky_settle_done(&a->settle, FLAKY_SETTLE_MIN_RUNS)) {
+		a->stopped = "settled";
+		a->stopping = 1;
+	}
+}
 
 /* The tally of a test, added on first sight (open addressing). */
 static struct tally *
@@ -196,6 +216,7 @@ run_ended(struct flaky_run *run, void *job_arg, void *arg)
 	a->running--;
 	a->finished++;
 	run_why_note(&a->why, a->finished, &run->rec);
+	settle_ended(a, run);
 	launch(a);
 	if (run->rec.incomplete != NULL) {
 		if (a->incomplete++ == 0)
@@ -246,6 +267,11 @@ launch(struct analyze *a)
 	struct flaky_run *run;
 	char		 err[1024];
 
+	if (a->budget_end_us > 0 && flaky_mono_us() >= a->budget_end_us &&
+	    !a->stopping) {
+		a->stopped = a->stopped ? a->stopped : "budget";
+		a->stopping = 1;
+	}
 	while (!a->stopping && a->started < a->runs && a->running < a->jobs) {
 		a->started++;
 		a->job.spec.more = a->runs - a->started;
@@ -437,6 +463,12 @@ static const struct cmd_option analyze_options[] = {
 	    "between runs" },
 	{ "wide", 0, 'W', NULL, "whole test ids on a terminal, however "
 	    "long the lines" },
+	{ "until-settled", 0, 'U', NULL, "rerun until every failing test's "
+	    "tier is settled (docs/statistics.md)" },
+	{ "max-runs", 0, 'M', "N", "--until-settled: at most N runs (default "
+	    "200)" },
+	{ "budget", 0, 'B', "D", "start no run after D (10m, 1h), and stop "
+	    "the ones in flight then (default none)" },
 	{ NULL, 0, 0, NULL, NULL }
 };
 
@@ -444,7 +476,8 @@ const struct cmd_entry cmd_analyze_entry = {
 	.name = "analyze",
 	.usage = "analyze [--runs N] [--jobs J] [--timeout D] [--grace D] "
 	    "[--target NAME] [--junit PATH] [--fail-on TIERS] [--revision REV] "
-	    "[--capture BYTES] [--no-runner-cache] [--wide] "
+	    "[--capture BYTES] [--no-runner-cache] [--wide] [--until-settled "
+	    "[--max-runs N]] [--budget D] "
 	    "(DIRECTORY | [--] COMMAND...)",
 	.summary = "Rerun a test command N times, store every run, rank "
 	    "the tests.",
@@ -464,6 +497,7 @@ cmd_analyze(struct ctl *ctl, int argc, char **argv)
 	struct flaky_command cmd;
 	struct flaky_command_opts copts = { 1 };
 	struct report_head head;
+	struct settled_report sreport;
 	struct flaky_query q;
 	struct flaky_test_row *rows = NULL;
 	size_t		 nrows = 0;
@@ -473,7 +507,7 @@ cmd_analyze(struct ctl *ctl, int argc, char **argv)
 	char		*revision = NULL, *resolved = NULL, cwd[PATH_MAX];
 	char		*runner_version = NULL;
 	const char	*target_arg = NULL, *rev_arg = NULL, *dir_arg = NULL;
-	int		 c, rc, fail_mask = 0, ret = EXIT_ERROR;
+	int		 c, rc, fail_mask = 0, ret = EXIT_ERROR, runs_set = 0;
 
 	memset(&a, 0, sizeof a);
 	memset(&cmd, 0, sizeof cmd);
@@ -487,6 +521,7 @@ again:
 	while ((c = cmd_getopt(&g)) > 0) {
 		switch (c) {
 		case 'n':
+			runs_set |= 1;
 			if (flaky_parse_int(optarg, 1, 1000000, &v) < 0) {
 				ctl_usage_error("analyze", "--runs: expected a "
 				    "number from 1 to 1000000, got '%s'",
@@ -545,10 +580,20 @@ again:
 		case 'W':
 			ctl->wide = 1;
 			break;
+		case 'U':
+		case 'M':
+		case 'B':
+			if (settled_option(c, optarg, &a.until_settled,
+			    &a.runs, &a.budget_ms, &runs_set) < 0)
+				return EXIT_ERROR;
+			break;
 		}
 	}
 	if (c < 0)
 		return g.exit;
+	if (settled_check(a.until_settled, runs_set, &a.runs) < 0)
+		return EXIT_ERROR;
+	flaky_settle_init(&a.settle, FLAKY_CS_ALPHA);
 	if (optind < argc && dir_arg == NULL &&
 	    strcmp(argv[optind - 1], "--") != 0 && is_dir(argv[optind])) {
 		dir_arg = argv[optind++];
@@ -662,6 +707,8 @@ again:
 	evsignal_add(a.sigterm_ev, NULL);
 	a.live = xcalloc((size_t)a.jobs, sizeof *a.live);
 	t0 = flaky_mono_us();
+	if (a.budget_ms > 0)
+		a.job.budget_end_us = a.budget_end_us = t0 + a.budget_ms * 1000;
 	progress_start(&a.prog, a.base, progress_words, &a);
 
 	launch(&a);
@@ -694,6 +741,14 @@ again:
 	head.revision = revision;
 	head.query = &q;
 	head.store = a.store;
+	if (a.until_settled) {
+		sreport.settle = &a.settle;
+		sreport.max_runs = a.runs;
+		sreport.budget_ms = a.budget_ms;
+		sreport.stopped = a.stopped ? a.stopped : a.failed ?
+		    "interrupted" : "max-runs";
+		head.settled = &sreport;
+	}
 	if (a.first_run_id == 0) {
 		/* nothing was recorded */
 		ret = a.signal && !a.failed ? 128 + a.signal : EXIT_ERROR;
@@ -734,6 +789,7 @@ out:
 	flaky_store_close(a.store);
 	flaky_classifier_free(a.cls);
 	tally_free(&a);
+	flaky_settle_free(&a.settle);
 	free(a.live);
 	free(a.incomplete_why);
 	run_why_free(&a.why);

@@ -321,6 +321,8 @@ print_json(const struct report_head *h, const struct report_evidence *ev,
 		    h->hist->pruned_before_ms > 0 &&
 		    h->since_ms < h->hist->pruned_before_ms ? "false" : "true");
 	}
+	if (h->settled != NULL)
+		settled_json(h->settled);
 	printf(",\n \"tests\": [");
 	for (size_t i = 0; i < n; i++) {
 		const struct flaky_test_row *r = &v[i];
@@ -541,6 +543,8 @@ print_report(struct ctl *ctl, const struct report_head *h,
 		break;
 	default:
 		r = report_table(ctl, h, &ev, v, n);
+		if (h->settled != NULL)
+			settled_table(h->settled);
 	}
 	evidence_free(&ev);
 	return r;

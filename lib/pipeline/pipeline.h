@@ -241,4 +241,40 @@ int64_t	 flaky_bisect_fixed_runs(const struct flaky_bisect *,
 	    int64_t runs_each);
 const char *flaky_bisect_verdict_name(int);
 
+/* Until settled (issue 18, settle.c): a call's runs are counted test by
+ * test, and the runs stop once every test that failed at least once has
+ * its tier settled by the confidence sequence (flaky_cs_settled), so that
+ * looking after every run does not inflate the error rate. Tests that never
+ * failed do not hold the runs up. See docs/statistics.md. */
+#define FLAKY_SETTLE_MIN_RUNS	10	/* never stop before */
+#define FLAKY_SETTLE_MAX_RUNS	200	/* default --max-runs */
+
+struct flaky_settle_test {
+	char		*name;
+	int64_t		 runs, failures;
+	int		 settled;	/* flaky_cs_settled */
+	double		 lo, hi;	/* its confidence sequence now */
+};
+
+struct flaky_settle {
+	struct flaky_settle_test *t;	/* in order of first sight */
+	size_t		 nt, cap;
+	size_t		*slot, nslot;	/* open addressing into t, 1-based */
+	double		 alpha;
+	int		 runs;		/* complete runs counted */
+	size_t		 open;		/* failed, not settled */
+};
+
+void	 flaky_settle_init(struct flaky_settle *, double alpha);
+void	 flaky_settle_free(struct flaky_settle *);
+/* Count one run whose results are complete (an incomplete run gives no
+ * rate and is not counted). 0 or -ENOMEM. */
+int	 flaky_settle_count(struct flaky_settle *,
+	    const struct flaky_results *);
+/* May the runs stop: at least min_runs counted, some test's outcome seen
+ * and no test open? */
+int	 flaky_settle_done(const struct flaky_settle *, int min_runs);
+/* Did t fail and is its tier still open? */
+int	 flaky_settle_is_open(const struct flaky_settle_test *);
+
 #endif
