@@ -20,6 +20,7 @@
 #include "log.h"
 #include "diag.h"
 #include "output.h"
+#include "progress.h"
 #include "pipeline/pipeline.h"
 #include "run_why.h"
 #include "stats/stats.h"
@@ -59,16 +60,36 @@ struct analyze {
 	int			 signal;	/* SIGINT or SIGTERM came */
 	struct run_why		 why;	/* the first runs' ends */
 	int			 store_told;	/* a store error was told */
-	int			 progress;	/* draw the progress line */
+	struct progress		 prog;		/* on stderr, a terminal */
 	int			 incomplete;	/* runs that give no rate */
 	char			*incomplete_why;	/* the first one's reason */
 	struct tally		*tally;
 	size_t			 ntally, captally;	/* open addressing */
 	int			 unstable;
 	struct flaky_run	**live;		/* jobs slots */
+	int			 until_settled;	/* --until-settled */
+	struct flaky_settle	 settle;
+	int64_t			 budget_ms, budget_end_us;	/* --budget */
+	const char		*stopped;	/* why the runs stopped */
 };
 
 static void	launch(struct analyze *);
+
+/* --until-settled: count a complete run, and stop starting runs once every
+ * failing test's tier is settled (the runs in flight still count). */
+static void
+settle_ended(struct analyze *a, struct flaky_run *run)
+{
+	if (!a->until_settled || run->rec.incomplete != NULL)
+		return;
+	if (flaky_settle_count(&a->settle, &run->results) < 0)
+		fatalx("out of memory");
+	if (a->stopped == NULL &&
+	    flaky_settle_done(&a->settle, FLAKY_SETTLE_MIN_RUNS)) {
+		a->stopped = "settled";
+		a->stopping = 1;
+	}
+}
 
 /* The tally of a test, added on first sight (open addressing). */
 static struct tally *
@@ -133,25 +154,26 @@ tally_run(struct analyze *a, const struct flaky_results *r)
 	}
 }
 
-/* The progress line on standard error; final erases it. */
+/* The words of the progress line: "[==>       ] run 12/50 · 0:42
+ * elapsed, ~2:10 left · 1 running · 2 unstable". */
 static void
-progress(struct analyze *a, int final)
+progress_words(struct flaky_buf *b, void *arg)
 {
-	char	 bar[21];
-	int	 fill;
+	struct analyze	*a = arg;
+	char		 bar[11];
+	int		 fill;
 
-	if (!a->progress)
-		return;
-	fill = a->runs ? a->finished * 20 / a->runs : 20;
-	for (int i = 0; i < 20; i++)
+	fill = a->runs ? a->finished * 10 / a->runs : 10;
+	for (int i = 0; i < 10; i++)
 		bar[i] = i < fill ? '=' : (i == fill ? '>' : ' ');
-	bar[20] = '\0';
-	fprintf(stderr, "\r[%s] %d/%d runs \u00b7 %d running \u00b7 %d unstable "
-	    "so far\033[K", bar, a->finished, a->runs, a->running,
-	    a->unstable);
-	if (final)
-		fprintf(stderr, "\r\033[K");
-	fflush(stderr);
+	bar[10] = '\0';
+	a->prog.done = a->finished;
+	a->prog.total = a->runs;
+	flaky_buf_printf(b, "[%s] run %d/%d \u00b7 ", bar, a->started,
+	    a->runs);
+	progress_times(&a->prog, b);
+	flaky_buf_printf(b, " \u00b7 %d running \u00b7 %d unstable",
+	    a->running, a->unstable);
 }
 
 /* No more runs; those in flight end (as interrupted) through their ended
@@ -194,13 +216,14 @@ run_ended(struct flaky_run *run, void *job_arg, void *arg)
 	a->running--;
 	a->finished++;
 	run_why_note(&a->why, a->finished, &run->rec);
+	settle_ended(a, run);
 	launch(a);
 	if (run->rec.incomplete != NULL) {
 		if (a->incomplete++ == 0)
 			a->incomplete_why = xstrdup(run->rec.incomplete);
 	} else
 		tally_run(a, &run->results);
-	progress(a, 0);
+	progress_draw(&a->prog);
 	if (a->running == 0 && (a->stopping || a->started >= a->runs))
 		event_base_loopbreak(a->base);
 }
@@ -244,6 +267,11 @@ launch(struct analyze *a)
 	struct flaky_run *run;
 	char		 err[1024];
 
+	if (a->budget_end_us > 0 && flaky_mono_us() >= a->budget_end_us &&
+	    !a->stopping) {
+		a->stopped = a->stopped ? a->stopped : "budget";
+		a->stopping = 1;
+	}
 	while (!a->stopping && a->started < a->runs && a->running < a->jobs) {
 		a->started++;
 		a->job.spec.more = a->runs - a->started;
@@ -313,7 +341,7 @@ end_strays(struct analyze *a)
 
 /* "shop-pytest": the directory's name (the project root's in directory
  * mode) and the command's first word (the runner's name there). */
-static char *
+char *
 default_target(const char *where, const char *cmd)
 {
 	char	 cwd[PATH_MAX], *dir, *word, *t;
@@ -357,7 +385,7 @@ add_word(struct flaky_buf *b, const char *w)
 
 /* The command as one line, for people: with the variable flakyctl set
  * ("PYTEST_ADDOPTS=-v pytest"), so that it can be pasted into a shell. */
-static char *
+char *
 join_argv(const char *env_set, char **argv)
 {
 	struct flaky_buf b;
@@ -433,6 +461,14 @@ static const struct cmd_option analyze_options[] = {
 	    "(default 1 MiB)" },
 	{ "no-runner-cache", 0, 'K', NULL, "no Jest transform cache kept "
 	    "between runs" },
+	{ "wide", 0, 'W', NULL, "whole test ids on a terminal, however "
+	    "long the lines" },
+	{ "until-settled", 0, 'U', NULL, "rerun until every failing test's "
+	    "tier is settled (docs/statistics.md)" },
+	{ "max-runs", 0, 'M', "N", "--until-settled: at most N runs (default "
+	    "200)" },
+	{ "budget", 0, 'B', "D", "start no run after D (10m, 1h), and stop "
+	    "the ones in flight then (default none)" },
 	{ NULL, 0, 0, NULL, NULL }
 };
 
@@ -440,7 +476,8 @@ const struct cmd_entry cmd_analyze_entry = {
 	.name = "analyze",
 	.usage = "analyze [--runs N] [--jobs J] [--timeout D] [--grace D] "
 	    "[--target NAME] [--junit PATH] [--fail-on TIERS] [--revision REV] "
-	    "[--capture BYTES] [--no-runner-cache] "
+	    "[--capture BYTES] [--no-runner-cache] [--wide] [--until-settled "
+	    "[--max-runs N]] [--budget D] "
 	    "(DIRECTORY | [--] COMMAND...)",
 	.summary = "Rerun a test command N times, store every run, rank "
 	    "the tests.",
@@ -460,6 +497,7 @@ cmd_analyze(struct ctl *ctl, int argc, char **argv)
 	struct flaky_command cmd;
 	struct flaky_command_opts copts = { 1 };
 	struct report_head head;
+	struct settled_report sreport;
 	struct flaky_query q;
 	struct flaky_test_row *rows = NULL;
 	size_t		 nrows = 0;
@@ -469,7 +507,7 @@ cmd_analyze(struct ctl *ctl, int argc, char **argv)
 	char		*revision = NULL, *resolved = NULL, cwd[PATH_MAX];
 	char		*runner_version = NULL;
 	const char	*target_arg = NULL, *rev_arg = NULL, *dir_arg = NULL;
-	int		 c, rc, fail_mask = 0, ret = EXIT_ERROR;
+	int		 c, rc, fail_mask = 0, ret = EXIT_ERROR, runs_set = 0;
 
 	memset(&a, 0, sizeof a);
 	memset(&cmd, 0, sizeof cmd);
@@ -483,6 +521,7 @@ again:
 	while ((c = cmd_getopt(&g)) > 0) {
 		switch (c) {
 		case 'n':
+			runs_set |= 1;
 			if (flaky_parse_int(optarg, 1, 1000000, &v) < 0) {
 				ctl_usage_error("analyze", "--runs: expected a "
 				    "number from 1 to 1000000, got '%s'",
@@ -538,10 +577,23 @@ again:
 		case 'K':
 			copts.keep_jest_cache = 0;
 			break;
+		case 'W':
+			ctl->wide = 1;
+			break;
+		case 'U':
+		case 'M':
+		case 'B':
+			if (settled_option(c, optarg, &a.until_settled,
+			    &a.runs, &a.budget_ms, &runs_set) < 0)
+				return EXIT_ERROR;
+			break;
 		}
 	}
 	if (c < 0)
 		return g.exit;
+	if (settled_check(a.until_settled, runs_set, &a.runs) < 0)
+		return EXIT_ERROR;
+	flaky_settle_init(&a.settle, FLAKY_CS_ALPHA);
 	if (optind < argc && dir_arg == NULL &&
 	    strcmp(argv[optind - 1], "--") != 0 && is_dir(argv[optind])) {
 		dir_arg = argv[optind++];
@@ -654,13 +706,16 @@ again:
 	evsignal_add(a.sigint_ev, NULL);
 	evsignal_add(a.sigterm_ev, NULL);
 	a.live = xcalloc((size_t)a.jobs, sizeof *a.live);
-	a.progress = isatty(STDERR_FILENO) && !ctl->format_set;
 	t0 = flaky_mono_us();
+	if (a.budget_ms > 0)
+		a.job.budget_end_us = a.budget_end_us = t0 + a.budget_ms * 1000;
+	progress_start(&a.prog, a.base, progress_words, &a);
 
 	launch(&a);
+	progress_draw(&a.prog);
 	if (a.running > 0)
 		event_base_dispatch(a.base);
-	progress(&a, 1);
+	progress_end(&a.prog);
 	/* After a second ^C runs may still be live: they are stopped here and
 	 * end as interrupted when the spawner is freed. */
 	end_strays(&a);
@@ -686,6 +741,14 @@ again:
 	head.revision = revision;
 	head.query = &q;
 	head.store = a.store;
+	if (a.until_settled) {
+		sreport.settle = &a.settle;
+		sreport.max_runs = a.runs;
+		sreport.budget_ms = a.budget_ms;
+		sreport.stopped = a.stopped ? a.stopped : a.failed ?
+		    "interrupted" : "max-runs";
+		head.settled = &sreport;
+	}
 	if (a.first_run_id == 0) {
 		/* nothing was recorded */
 		ret = a.signal && !a.failed ? 128 + a.signal : EXIT_ERROR;
@@ -726,6 +789,7 @@ out:
 	flaky_store_close(a.store);
 	flaky_classifier_free(a.cls);
 	tally_free(&a);
+	flaky_settle_free(&a.settle);
 	free(a.live);
 	free(a.incomplete_why);
 	run_why_free(&a.why);

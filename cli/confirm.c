@@ -19,6 +19,8 @@
 #include "pipeline/pipeline.h"
 #include "diag.h"
 #include "log.h"
+#include "progress.h"
+#include "table.h"
 #include "run/run.h"
 #include "classify/classify.h"
 #include "stats/stats.h"
@@ -34,7 +36,37 @@ struct confirm {
 	int			 stopping, failed, store_told;
 	int			 signal;	/* SIGINT or SIGTERM came */
 	struct flaky_run	*live;
+	struct flaky_confirm_test *live_test;
+	int			 runs;		/* runs alone ended */
+	struct progress		 prog;		/* on stderr, a terminal */
 };
+
+/* The words of the progress line: "2 of 5 tests settled · 14 runs alone ·
+ * 1:20 elapsed · budget 8:40 left · now tests/t.py::test_x". */
+static void
+confirm_words(struct flaky_buf *b, void *arg)
+{
+	struct confirm	*c = arg;
+	size_t		 settled = 0;
+	int64_t		 left = c->deadline_us - flaky_mono_us();
+
+	for (size_t i = 0; i < c->cf.nt; i++)
+		settled += c->cf.t[i].settled != 0;
+	flaky_buf_printf(b, "%zu of %zu test%s settled \u00b7 %d run%s alone",
+	    settled, c->cf.nt, plural((long long)c->cf.nt), c->runs,
+	    plural(c->runs));
+	flaky_buf_adds(b, " \u00b7 ");
+	progress_times(&c->prog, b);
+	flaky_buf_adds(b, " \u00b7 budget ");
+	progress_clock(b, left > 0 ? left : 0);
+	flaky_buf_adds(b, " left");
+	if (c->live_test != NULL) {
+		flaky_buf_adds(b, " \u00b7 now ");
+		table_cell(b, c->live_test->name, table_width(
+		    c->live_test->name) > 40 ? 40 : table_width(
+		    c->live_test->name), 0);
+	}
+}
 
 static void	confirm_next(struct confirm *);
 
@@ -46,6 +78,8 @@ confirm_ended(struct flaky_run *run, void *job_arg, void *arg)
 	struct flaky_confirm_test *t = job_arg;
 
 	c->live = NULL;
+	c->live_test = NULL;
+	c->runs++;
 	if (run->rec.status == FLAKY_RUN_STOPPED ||
 	    run->rec.status == FLAKY_RUN_INTERRUPTED)
 		;	/* the budget or a signal ended it: it tells nothing */
@@ -56,6 +90,7 @@ confirm_ended(struct flaky_run *run, void *job_arg, void *arg)
 		    run->rec.exit_code, run->rec.error ? ": " : "",
 		    run->rec.error ? run->rec.error : "");
 	confirm_next(c);
+	progress_draw(&c->prog);
 }
 
 /* A write was refused and will be retried; another writer's lock is
@@ -102,8 +137,10 @@ confirm_next(struct confirm *c)
 		job.budget_end_us = c->deadline_us;
 		job.arg = t;
 		if (flaky_pipeline_start(c->pl, &job, &c->live, err,
-		    sizeof err) == 0)
+		    sizeof err) == 0) {
+			c->live_test = t;
 			return;
+		}
 		log_warnx("%s: %s", t->name, err);
 		t->start_error = t->settled = 1;
 	}
@@ -342,9 +379,12 @@ cmd_confirm(struct ctl *ctl, int argc, char **argv)
 	evsignal_add(sigint_ev, NULL);
 	evsignal_add(sigterm_ev, NULL);
 	c.deadline_us = flaky_mono_us() + budget_ms * 1000;
+	progress_start(&c.prog, c.base, confirm_words, &c);
 	confirm_next(&c);
+	progress_draw(&c.prog);
 	if (c.live != NULL)
 		event_base_dispatch(c.base);
+	progress_end(&c.prog);
 	while (flaky_kill_strays(confirm_stray, NULL) > 0) {
 		struct timespec ts = { 0, 10 * 1000 * 1000 };
 

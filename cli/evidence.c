@@ -172,19 +172,6 @@ evidence_json_cluster(FILE *f, const struct report_evidence *ev,
 }
 
 void
-evidence_cluster_line(FILE *f, const struct report_evidence *ev,
-    const struct flaky_test_row *r, const char *indent)
-{
-	const struct flaky_cluster *c = flaky_cluster_of(&ev->clusters,
-	    r->test_id);
-
-	if (c != NULL)
-		fprintf(f, "%scluster %d: fails with %zu other tests "
-		    "(flakyctl clusters; ticket --cluster %d)\n", indent,
-		    c->id, c->n - 1, c->id);
-}
-
-void
 evidence_json_race_timing(FILE *f, const struct flaky_timing *t)
 {
 	fprintf(f, ", \"race_timing\": ");

@@ -50,10 +50,6 @@ void	 evidence_json_risks(FILE *, const struct report_evidence *,
 /* The JSON member cluster of a report row: its cluster's id or null. */
 void	 evidence_json_cluster(FILE *, const struct report_evidence *,
 	    const struct flaky_test_row *);
-/* The table's line under a row in a cluster ("cluster 2: fails with
- * 13 other tests ..."), or nothing. */
-void	 evidence_cluster_line(FILE *, const struct report_evidence *,
-	    const struct flaky_test_row *, const char *indent);
 /* race_timing: null, or the evidence that made a test RACE by timing. */
 void	 evidence_json_race_timing(FILE *, const struct flaky_timing *);
 

@@ -32,6 +32,7 @@ struct ctl {
 	int		 format_set;
 	int		 color;		/* terminal and no NO_COLOR */
 	int		 tty;		/* stdout is a terminal */
+	int		 wide;		/* --wide: whole ids on a terminal */
 	unsigned	 kinds;		/* --kind: FLAKY_KIND_MASK()s, 0: default */
 };
 
@@ -135,9 +136,20 @@ struct event_base *ctl_event_base(void);
 const char *ctl_socket_path(struct ctl *);
 void	 ctl_usage_error(const char *cmd, const char *fmt, ...)
 	    __attribute__((format(printf, 2, 3)));
+/* analyze.c, for bisect too: a target's default name ("shop-pytest")
+ * and a command as one line with the variable flakyctl set. */
+char	*default_target(const char *where, const char *cmd);
+char	*join_argv(const char *env_set, char **argv);
+/* git.c: git -C dir ARGS (NULL-ended), run to its end: its exit status
+ * (-1: it did not run), its stdout without the last newline in *out
+ * when out is not NULL. ctl_git_commit: the full hash of rev, or NULL. */
+int	 ctl_git(const char *dir, char **out, const char *const *args);
+char	*ctl_git_commit(const char *dir, const char *rev);
 
 /* Each command's file declares its entry. */
 extern const struct cmd_entry cmd_analyze_entry;
+extern const struct cmd_entry cmd_bisect_entry;
+extern const struct cmd_entry cmd_verify_entry;
 extern const struct cmd_entry cmd_report_entry;
 extern const struct cmd_entry cmd_scan_entry;
 /* control.c: requests to the live flakyd */

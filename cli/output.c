@@ -13,12 +13,6 @@
 #include "stats/stats.h"
 #include "util/util.h"
 
-#define COLOR_RED	"\033[1;31m"
-#define COLOR_YELLOW	"\033[1;33m"
-#define COLOR_MAGENTA	"\033[1;35m"
-#define COLOR_DIM	"\033[2m"
-#define COLOR_OFF	"\033[0m"
-
 int
 parse_fail_on(const char *cmd, const char *list, int *mask)
 {
@@ -212,9 +206,10 @@ fmt_ms(double ms, char *buf, size_t len)
 		    (int)fmod(ms / 1000, 60));
 }
 
-/* The first line of a message, cut to width. */
-static void
-first_line(const char *s, char *buf, size_t len)
+/* The first line of a message, cut to len bytes (never inside a UTF-8
+ * character). */
+void
+msg_first_line(const char *s, char *buf, size_t len)
 {
 	size_t	 n;
 
@@ -223,233 +218,11 @@ first_line(const char *s, char *buf, size_t len)
 	n = strcspn(s, "\n");
 	if (n >= len) {
 		n = len - 4;
+		while (n > 0 && ((unsigned char)s[n] & 0xc0) == 0x80)
+			n--;
 		snprintf(buf, len, "%.*s...", (int)n, s);
 	} else
 		snprintf(buf, len, "%.*s", (int)n, s);
-}
-
-static void
-print_head_table(struct ctl *ctl, const struct report_head *h)
-{
-	char	 a[32], b[32], d[32];
-
-	if (h->command != NULL) {
-		fmt_ms((double)h->wall_us / 1000.0, d, sizeof d);
-		printf("%lld runs of %s (target %s) in %s", (long long)
-		    h->runs.runs, h->command, h->target, d);
-	} else {
-		if (h->since_ms == INT64_MIN)
-			snprintf(a, sizeof a, "the beginning");
-		else
-			flaky_format_time(h->since_ms, a, sizeof a);
-		flaky_format_time(h->until_ms, b, sizeof b);
-		printf("%lld runs%s%s from %s to %s", (long long)h->runs.runs,
-		    h->target ? " of " : "", h->target ? h->target : "", a, b);
-	}
-	if (h->runs.timeout || h->runs.error || h->runs.interrupted ||
-	    h->runs.skipped)
-		printf(": %lld done, %lld timed out, %lld errors, "
-		    "%lld interrupted, %lld skipped", (long long)h->runs.done,
-		    (long long)h->runs.timeout, (long long)h->runs.error,
-		    (long long)h->runs.interrupted, (long long)h->runs.skipped);
-	if (h->runs.stopped)
-		printf(", %lld stopped", (long long)h->runs.stopped);
-	if (h->runs.incomplete)
-		printf("; %lld incomplete (some outcomes missing), counted in "
-		    "no rate", (long long)h->runs.incomplete);
-	/* runs alone never count in the rates unless --kind asks */
-	if (h->runs.alone && !(ctl->kinds & FLAKY_KIND_MASK(FLAKY_KIND_ALONE)))
-		printf("; and %lld run%s alone, shown beside the rates",
-		    (long long)h->runs.alone, h->runs.alone == 1 ? "" : "s");
-	printf("\n");
-}
-
-/* "passes alone 30/30", "fails alone 9/30": the verdict of runs alone
- * beside the rate; "" when the test was never run alone. */
-static const char *
-alone_verdict(const struct flaky_test_row *r, char *buf, size_t len)
-{
-	if (r->alone_runs <= 0)
-		return "";
-	if (r->alone_failures == 0)
-		snprintf(buf, len, "  passes alone %lld/%lld",
-		    (long long)r->alone_runs, (long long)r->alone_runs);
-	else
-		snprintf(buf, len, "  fails alone %lld/%lld",
-		    (long long)r->alone_failures, (long long)r->alone_runs);
-	return buf;
-}
-
-/* "1.5 h", "12 min", "40 s" */
-static void
-fmt_budget(int64_t us, char *buf, size_t len)
-{
-	double	 s = (double)us / 1e6;
-
-	if (s >= 5400)
-		snprintf(buf, len, "%.1f h", s / 3600);
-	else if (s >= 90)
-		snprintf(buf, len, "%.0f min", s / 60);
-	else
-		snprintf(buf, len, "%.0f s", s);
-}
-
-/* report: the sparkline, trend, change point, budget and quarantine of a
- * row. */
-static void
-print_history_cols(struct ctl *ctl, const struct report_head *h,
-    const struct flaky_test_row *r)
-{
-	const struct flaky_history_row *hr;
-	struct flaky_buf b;
-	char	 day[16], bud[32];
-
-	if (h->hist == NULL ||
-	    (hr = flaky_history_find(h->hist, r->test_id)) == NULL)
-		return;
-	flaky_buf_init(&b);
-	sparkline(&b, hr->day_runs, hr->day_failures, (size_t)h->hist->ndays,
-	    30, ctl->tty);
-	printf("  %s  %s", flaky_buf_cstr(&b), flaky_trend_name(hr->trend));
-	flaky_buf_free(&b);
-	if (hr->change_day >= 0)
-		printf(" since %s", flaky_format_day(hr->change_day *
-		    FLAKY_DAY_MS, day, sizeof day));
-	if (hr->budget_wall_us > 0) {
-		fmt_budget(hr->budget_wall_us, bud, sizeof bud);
-		printf("  budget %s", bud);
-	}
-	if (hr->quarantined)
-		printf("  [quarantined]");
-}
-
-/* "approximate assertion at tests/t.py:12 (rtol=1e-6), unseeded" */
-static void
-print_risks_table(struct ctl *ctl, const struct report_evidence *ev,
-    const struct flaky_test_row *r)
-{
-	struct flaky_buf b;
-	size_t	 first, n = evidence_risks(ev, r, &first);
-
-	flaky_buf_init(&b);
-	for (size_t i = first; i < first + n && i < first + 2; i++) {
-		flaky_buf_reset(&b);
-		evidence_risk_words(&ev->risks[i], &b);
-		printf("%s          %s%s\n", ctl->color ? COLOR_DIM : "",
-		    flaky_buf_cstr(&b), ctl->color ? COLOR_OFF : "");
-	}
-	flaky_buf_free(&b);
-	if (n > 2)
-		printf("          and %zu more approximate assertions\n", n - 2);
-}
-
-/* The signature column of a row. */
-static const char *
-row_sig(const struct report_evidence *ev, const struct flaky_test_row *r)
-{
-	const struct flaky_test_sig *t = evidence_sig(ev, r->test_id);
-
-	return t != NULL && t->signature != NULL ? t->signature : "-";
-}
-
-/* Under a row: the test its order dependence points at, if any. */
-static void
-print_order_line(struct ctl *ctl, const struct report_evidence *ev,
-    const struct flaky_test_row *r)
-{
-	const struct flaky_test_sig *t = evidence_sig(ev, r->test_id);
-
-	if (t == NULL || (t->polluter == NULL && t->depends_on == NULL))
-		return;
-	printf("%s          %s %s %s%s\n", ctl->color ? COLOR_DIM : "",
-	    t->polluter ? "fails after" : "fails unless",
-	    t->polluter ? t->polluter : t->depends_on,
-	    t->polluter ? "ran before it" : "ran first",
-	    ctl->color ? COLOR_OFF : "");
-}
-
-static int
-print_table(struct ctl *ctl, const struct report_head *h,
-    const struct report_evidence *ev, const struct flaky_test_row *v,
-    size_t n)
-{
-	size_t	 width = 20, noise = 0, stable = 0;
-	char	 pm[32], fm[32], msg[160], alone[64];
-
-	print_head_table(ctl, h);
-	for (size_t i = 0; i < n; i++) {
-		int t = flaky_tier(v[i].failures, v[i].runs);
-		size_t l = strlen(v[i].test);
-
-		if (t != FLAKY_TIER_NOISE && t != FLAKY_TIER_STABLE &&
-		    l > width)
-			width = l > 70 ? 70 : l;
-	}
-	for (size_t i = 0; i < n; i++) {
-		const struct flaky_test_row *r = &v[i];
-		int	 t = flaky_tier(r->failures, r->runs);
-		double	 lo, hi, rate;
-		const char *color = "";
-
-		if (t == FLAKY_TIER_NOISE) {
-			noise++;
-			continue;
-		}
-		if (t == FLAKY_TIER_STABLE) {
-			stable++;
-			continue;
-		}
-		if (ctl->color)
-			color = t == FLAKY_TIER_CRITICAL ? COLOR_RED :
-			    t == FLAKY_TIER_WARNING ? COLOR_YELLOW :
-			    COLOR_MAGENTA;
-		rate = r->runs ? 100.0 * (double)r->failures /
-		    (double)r->runs : 0;
-		flaky_wilson(r->failures, r->runs, FLAKY_Z95, &lo, &hi);
-		printf("%s%-9s%s %-*s %6.1f%%  %lld/%lld  %s", color,
-		    t == FLAKY_TIER_CRITICAL ? "CRITICAL" :
-		    t == FLAKY_TIER_WARNING ? "WARNING" : "BROKEN",
-		    *color ? COLOR_OFF : "", (int)width, r->test, rate,
-		    (long long)r->failures, (long long)r->runs, row_sig(ev, r));
-		printf("%s", alone_verdict(r, alone, sizeof alone));
-		if (t != FLAKY_TIER_BROKEN) {
-			printf("  [%.0f%%-%.0f%%]", 100 * lo, 100 * hi);
-			if (!isnan(r->median_ms_fail) &&
-			    !isnan(r->median_ms_pass)) {
-				fmt_ms(r->median_ms_fail, fm, sizeof fm);
-				fmt_ms(r->median_ms_pass, pm, sizeof pm);
-				printf("  fails in ~%s, passes in ~%s", fm, pm);
-			}
-		}
-		if (h->target == NULL)
-			printf("  (%s)", r->target);
-		print_history_cols(ctl, h, r);
-		printf("\n");
-		if (r->top_message != NULL) {
-			first_line(r->top_message, msg, sizeof msg);
-			printf("%s          %s%s\n", ctl->color ? COLOR_DIM : "",
-			    msg, ctl->color ? COLOR_OFF : "");
-		}
-		print_order_line(ctl, ev, r);
-		evidence_cluster_line(stdout, ev, r, "          ");
-		print_risks_table(ctl, ev, r);
-	}
-	if (noise > 0)
-		printf("noise     %zu test%s under 5%%\n", noise,
-		    noise == 1 ? "" : "s");
-	if (stable > 0)
-		printf("stable    %zu test%s\n", stable, stable == 1 ? "" : "s");
-	if (n == 0)
-		printf("no test results in this window\n");
-	if (h->hist != NULL && h->hist->pruned_before_ms > 0 &&
-	    h->since_ms < h->hist->pruned_before_ms) {
-		char	 a[32];
-
-		printf("messages unavailable before %s (raw results pruned; "
-		    "counts and trends come from the daily rollups)\n",
-		    flaky_format_time(h->hist->pruned_before_ms, a, sizeof a));
-	}
-	return 0;
 }
 
 static void
@@ -548,6 +321,8 @@ print_json(const struct report_head *h, const struct report_evidence *ev,
 		    h->hist->pruned_before_ms > 0 &&
 		    h->since_ms < h->hist->pruned_before_ms ? "false" : "true");
 	}
+	if (h->settled != NULL)
+		settled_json(h->settled);
 	printf(",\n \"tests\": [");
 	for (size_t i = 0; i < n; i++) {
 		const struct flaky_test_row *r = &v[i];
@@ -681,7 +456,7 @@ print_rows_flat(int md, const struct report_head *h,
 		flaky_wilson(r->failures, r->runs, FLAKY_Z95, &lo, &hi);
 		msg[0] = '\0';
 		if (r->top_message != NULL)
-			first_line(r->top_message, msg, sizeof msg);
+			msg_first_line(r->top_message, msg, sizeof msg);
 		if (md) {
 			printf("| %s | ", tier);
 			md_cell(r->test);
@@ -767,7 +542,9 @@ print_report(struct ctl *ctl, const struct report_head *h,
 		r = print_junit(h, &ev, v, n);
 		break;
 	default:
-		r = print_table(ctl, h, &ev, v, n);
+		r = report_table(ctl, h, &ev, v, n);
+		if (h->settled != NULL)
+			settled_table(h->settled);
 	}
 	evidence_free(&ev);
 	return r;

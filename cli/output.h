@@ -10,6 +10,17 @@
 #include "util/util.h"
 
 /* What a report is about, printed above the table and in JSON. */
+struct flaky_settle;
+
+/* How analyze --until-settled ended (settled.c). */
+struct settled_report {
+	const struct flaky_settle *settle;
+	int		 max_runs;
+	int64_t		 budget_ms;	/* 0: none */
+	const char	*stopped;	/* settled, max-runs, budget,
+					 * interrupted */
+};
+
 struct report_head {
 	const char	*command;	/* analyze: the command, else NULL */
 	const char	*target;	/* NULL: all */
@@ -26,6 +37,8 @@ struct report_head {
 	/* The command's open store, for the signatures and static scan
 	 * findings printed beside the rows (evidence.h). */
 	struct flaky_store *store;
+	/* analyze --until-settled: how the runs stopped (settled.c) */
+	const struct settled_report *settled;
 };
 
 /* The window's rows and history from the database, read-only, for the
@@ -52,7 +65,25 @@ int	 html_report(const char *path, const struct report_head *,
 	    const struct flaky_test_row *, size_t, char *err, size_t errlen);
 /* "35 ms", "2.3 s", "2m05s", "?" */
 void	 fmt_ms(double ms, char *buf, size_t len);
+/* The first line of a message, at most len - 1 bytes ("..." when cut). */
+void	 msg_first_line(const char *, char *buf, size_t len);
+/* The ranked table for a person (report_table.c). */
+int	 report_table(struct ctl *, const struct report_head *,
+	    const struct report_evidence *, const struct flaky_test_row *,
+	    size_t);
 int	 print_report(struct ctl *, const struct report_head *,
 	    const struct flaky_test_row *, size_t);
+/* analyze --until-settled: the runs it took and the tests still open, as
+ * a table after the report or as the JSON's "until_settled" member. */
+void	 settled_table(const struct settled_report *);
+void	 settled_json(const struct settled_report *);
+/* analyze's --until-settled ('U'), --max-runs ('M', into runs) and
+ * --budget ('B'); runs_set gets 2 for --max-runs (1 is --runs). -1 after
+ * a usage message. */
+int	 settled_option(int c, const char *arg, int *until, int *runs,
+	    int64_t *budget_ms, int *runs_set);
+/* --runs is a fixed count, --max-runs the bound of --until-settled (200
+ * when not given). -1 after a usage message. */
+int	 settled_check(int until, int runs_set, int *runs);
 
 #endif

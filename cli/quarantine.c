@@ -8,12 +8,15 @@
 #include <string.h>
 
 #include "diag.h"
+#include "diagnose/diagnose.h"
 #include "flakyctl.h"
 #include "log.h"
+#include "stats/stats.h"
 #include "store/store.h"
 #include "util/util.h"
 
-#define RELEASE_AFTER	30	/* passing runs in a row that release */
+#define RELEASE_AFTER	30	/* passes in a row that release a test
+				 * that never failed in its stored runs */
 
 
 /* A word for a POSIX shell, in single quotes. */
@@ -125,16 +128,49 @@ q_export(const char *fmt, const char *target,
 	return EXIT_OK;
 }
 
+/* The passes in a row that release a test: with --release-after the
+ * fixed number, else ceil(ln 0.05 / ln(1 - p)) with p its failure rate
+ * in its stored runs (the rule of verify; RELEASE_AFTER for a test that
+ * never failed). *p gets the rate (-1 when fixed). */
+static long long
+release_after(struct flaky_store *s, long long fixed,
+    const struct flaky_quarantine_row *r, double *p)
+{
+	struct flaky_query q = { INT64_MIN, INT64_MAX, NULL, 0, 0, 0 };
+	struct flaky_diagnosis *d;
+	char	 err[1024];
+	int64_t	 need = -1;
+
+	*p = -1;
+	if (fixed > 0)
+		return fixed;
+	if (flaky_diagnose_test(s, r->test_id, &q, &d, err, sizeof err) < 0)
+		return RELEASE_AFTER;
+	if (d->failures > 0 && d->runs > 0) {
+		*p = (double)d->failures / (double)d->runs;
+		need = flaky_passes_needed(*p, FLAKY_PROOF_ALPHA);
+	}
+	flaky_diagnosis_free(d);
+	return need > 0 ? need : RELEASE_AFTER;
+}
+
 /* quarantine list: each test, READY once it passed often enough. */
 static int
-q_list(struct ctl *ctl, long long release, const struct flaky_quarantine_row *v,
-    size_t n)
+q_list(struct ctl *ctl, struct flaky_store *s, long long fixed,
+    const struct flaky_quarantine_row *v, size_t n)
 {
 	char	 t[32];
+	double	 p;
 
-	if (ctl->format == FORMAT_JSON) {
+	if (ctl->format == FORMAT_JSON)
 		printf("[");
-		for (size_t i = 0; i < n; i++) {
+	else if (n == 0)
+		printf("no test in quarantine\n");
+	for (size_t i = 0; i < n; i++) {
+		long long need = release_after(s, fixed, &v[i], &p);
+		long long more = need > v[i].passes ? need - v[i].passes : 0;
+
+		if (ctl->format == FORMAT_JSON) {
 			printf("%s\n {\"target\": ", i ? "," : "");
 			json_string(stdout, v[i].target);
 			printf(", \"test\": ");
@@ -144,23 +180,26 @@ q_list(struct ctl *ctl, long long release, const struct flaky_quarantine_row *v,
 			printf(", \"ticket\": ");
 			json_string(stdout, v[i].ticket);
 			printf(", \"added\": \"%s\", \"passes_in_a_row\": %lld, "
+			    "\"passes_needed\": %lld, \"more_passes\": %lld, "
 			    "\"ready_to_release\": %s}", flaky_format_time(
 			    v[i].added_ms, t, sizeof t), (long long)v[i].passes,
-			    v[i].passes >= release ? "true" : "false");
+			    need, more, more == 0 ? "true" : "false");
+			continue;
 		}
-		printf("%s]\n", n ? "\n" : "");
-		return EXIT_OK;
-	}
-	if (n == 0)
-		printf("no test in quarantine\n");
-	for (size_t i = 0; i < n; i++) {
 		printf("%s%s  (%s)  since %s  %lld passes in a row",
-		    v[i].passes >= release ? "READY    " : "", v[i].test,
+		    more == 0 ? "READY    " : "", v[i].test,
 		    v[i].target, flaky_format_time(v[i].added_ms, t, sizeof t),
 		    (long long)v[i].passes);
+		if (more > 0)
+			printf(", release after %lld more passing run%s", more,
+			    more == 1 ? "" : "s");
+		if (p > 0)
+			printf(" (p = %.3f: %lld)", p, need);
 		printf("\n         %s%s%s\n", v[i].reason,
 		    v[i].ticket ? "  " : "", v[i].ticket ? v[i].ticket : "");
 	}
+	if (ctl->format == FORMAT_JSON)
+		printf("%s]\n", n ? "\n" : "");
 	return EXIT_OK;
 }
 
@@ -252,7 +291,8 @@ static const struct cmd_option quarantine_options[] = {
 	{ "target", 'T', 0, "NAME", "the test's target, when several have "
 	    "it; export: only this target's (default all targets)" },
 	{ "release-after", 'R', 0, "N", "list: READY after N passing runs in "
-	    "a row (default 30)" },
+	    "a row (default: ceil(ln 0.05 / ln(1 - p)), p the test's failure "
+	    "rate)" },
 	{ "format", 0, CTL_OPT_FORMAT, "FORMAT", "list: table or json "
 	    "(default table); export: pytest, jest, go or plain (required)" },
 	{ NULL, 0, 0, NULL, NULL }
@@ -280,7 +320,7 @@ cmd_quarantine(struct ctl *ctl, int argc, char **argv)
 	struct flaky_quarantine_row *rows = NULL;
 	const char	*sub, *reason = NULL, *ticket = NULL, *target = NULL;
 	const char	*xfmt = NULL, *test = NULL;
-	long long	 release = RELEASE_AFTER;
+	long long	 release = 0;
 	size_t		 nrows = 0;
 	char		 err[1024];
 	int		 c, ret = EXIT_ERROR, ro;
@@ -381,7 +421,7 @@ cmd_quarantine(struct ctl *ctl, int argc, char **argv)
 		ret = q_remove(store, target, test, rows, nrows);
 		goto out;
 	}
-	ret = sub[0] == 'l' ? q_list(ctl, release, rows, nrows) :
+	ret = sub[0] == 'l' ? q_list(ctl, store, release, rows, nrows) :
 	    q_export(xfmt, target, rows, nrows);
 	goto out;
 fail:

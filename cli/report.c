@@ -69,6 +69,19 @@ report_read(struct ctl *ctl, const char *cmd, const struct flaky_query *q,
 	return 0;
 }
 
+/* The rows count whole UTC days (the daily rollups): widen the window
+ * to them, so that the runs counted and the header say the same. */
+static void
+whole_days(struct flaky_query *q)
+{
+	if (q->since_ms != INT64_MIN)
+		q->since_ms -= ((q->since_ms % FLAKY_DAY_MS) + FLAKY_DAY_MS) %
+		    FLAKY_DAY_MS;
+	if (q->until_ms % FLAKY_DAY_MS != 0)
+		q->until_ms += FLAKY_DAY_MS - ((q->until_ms % FLAKY_DAY_MS) +
+		    FLAKY_DAY_MS) % FLAKY_DAY_MS;
+}
+
 static int	cmd_report(struct ctl *, int, char **);
 
 static const struct cmd_option report_options[] = {
@@ -83,6 +96,8 @@ static const struct cmd_option report_options[] = {
 	{ "sort", 0, 'S', "ORDER", "rate, budget or trend (default rate)" },
 	{ "html", 0, 'H', "FILE", "write one self-contained HTML page "
 	    "(default none: print)" },
+	{ "wide", 0, 'W', NULL, "whole test ids on a terminal, however "
+	    "long the lines (default: cut to the terminal's width)" },
 	CMD_OPTION_KIND,
 	{ NULL, 0, 0, NULL, NULL }
 };
@@ -91,7 +106,7 @@ const struct cmd_entry cmd_report_entry = {
 	.name = "report",
 	.usage = "report [--since D|DATE|all] [--until DATE] [--target NAME] "
 	    "[--fail-on TIERS] [--sort rate|budget|trend] [--html FILE] "
-	    "[--kind K]",
+	    "[--wide] [--kind K]",
 	.summary = "Print the ranked tests of a window.",
 	.example = "flakyctl report --since 7d --target shop-pytest",
 	.options = report_options,
@@ -146,6 +161,9 @@ cmd_report(struct ctl *ctl, int argc, char **argv)
 		case 'H':
 			html = optarg;
 			break;
+		case 'W':
+			ctl->wide = 1;
+			break;
 		}
 	}
 	if (c < 0)
@@ -162,6 +180,7 @@ cmd_report(struct ctl *ctl, int argc, char **argv)
 	memset(&q, 0, sizeof q);
 	if (parse_window("report", since, until, &q.since_ms, &q.until_ms) < 0)
 		return EXIT_ERROR;
+	whole_days(&q);
 	q.target = target;
 	q.kinds = ctl->kinds;
 	if (flaky_store_open(ctl_db_path(ctl), FLAKY_STORE_READONLY, &store,

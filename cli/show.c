@@ -10,6 +10,7 @@
 
 #include "diag.h"
 #include "stats/stats.h"
+#include "table.h"
 
 /* A message indented under its run, at most max lines. */
 static void

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "log.h"
@@ -13,6 +14,8 @@
 static const char	*log_name = "flaky";
 static int		 log_level_verbose;
 static int		 log_journal;
+static int		 log_stamp;
+static void		(*log_hook)(void);
 
 /* Is stderr the journal stream systemd gave us ("dev:ino")? */
 static int
@@ -37,10 +40,38 @@ log_init(const char *progname, int verbose)
 	log_journal = stderr_is_journal();
 }
 
+void
+log_timestamps(int on)
+{
+	log_stamp = on;
+}
+
+void
+log_set_hook(void (*fn)(void))
+{
+	log_hook = fn;
+}
+
 int
 log_verbose(void)
 {
 	return log_level_verbose;
+}
+
+/* "2026-12-01T18:05:13.042Z ": when the line was written, in UTC as
+ * every time flaky prints. */
+static void
+log_time(FILE *f)
+{
+	struct timespec	 ts;
+	struct tm	 tm;
+	char		 buf[32];
+
+	if (clock_gettime(CLOCK_REALTIME, &ts) == -1 ||
+	    gmtime_r(&ts.tv_sec, &tm) == NULL)
+		return;
+	strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%S", &tm);
+	fprintf(f, "%s.%03ldZ ", buf, ts.tv_nsec / 1000000);
 }
 
 static void
@@ -49,6 +80,10 @@ vlog(int pri, const char *fmt, va_list ap, const char *suffix)
 	char	 msg[4096];
 
 	vsnprintf(msg, sizeof msg, fmt, ap);
+	if (log_hook != NULL)
+		log_hook();
+	if (log_stamp && !log_journal)
+		log_time(stderr);
 	if (log_journal)
 		fprintf(stderr, "<%d>%s%s%s\n", pri, msg,
 		    suffix ? ": " : "", suffix ? suffix : "");

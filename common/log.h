@@ -9,6 +9,12 @@
 /* foreground: plain "flakyd: msg" on stderr. Under systemd (JOURNAL_STREAM
  * set and stderr is that stream) lines get <N> priority prefixes. */
 void	 log_init(const char *progname, int verbose);
+/* Each line starts with the time (UTC, ms), unless journald takes the
+ * lines (it stamps them itself): flakyd's. */
+void	 log_timestamps(int on);
+/* Called before each line is written (flakyctl's progress line erases
+ * itself); NULL: none. */
+void	 log_set_hook(void (*)(void));
 int	 log_verbose(void);
 void	 log_warn(const char *, ...) __attribute__((format(printf, 1, 2)));
 void	 log_warnx(const char *, ...) __attribute__((format(printf, 1, 2)));

@@ -89,6 +89,8 @@ struct trigger {
 	struct flaky_confirm	*confirm;
 	int64_t			 confirm_end_us;
 	int			 confirm_runs;
+	/* until_settled: true: the runs stop once settled */
+	struct flaky_settle	*settle;
 	TAILQ_ENTRY(trigger)	 wait;
 };
 TAILQ_HEAD(triggerq, trigger);

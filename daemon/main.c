@@ -345,6 +345,7 @@ main(int argc, char **argv)
 		return check_config(config);
 
 	log_init("flakyd", verbose);
+	log_timestamps(1);
 	if (!d.foreground && getenv("NOTIFY_SOCKET") == NULL &&
 	    getenv("JOURNAL_STREAM") == NULL)
 		daemonize();

@@ -16,10 +16,12 @@
 #include "flakyd.h"
 #include "log.h"
 #include "run/run.h"
+#include "stats/stats.h"
 #include "store/store.h"
 
 static void	trigger_next_ev(evutil_socket_t, short, void *);
 static void	job_ended(struct flakyd *, struct job *, struct flaky_run *);
+static void	settle_count(struct trigger *, struct flaky_run *);
 
 /* A trigger of a target, not yet waiting for a slot. */
 struct trigger *
@@ -50,6 +52,8 @@ trigger_free(struct trigger *tr)
 	free(tr->revision);
 	flaky_confirm_free(tr->confirm);
 	free(tr->confirm);
+	flaky_settle_free(tr->settle);
+	free(tr->settle);
 	cfgref_unref(tr->cref);
 	free(tr);
 }
@@ -395,6 +399,8 @@ job_ended(struct flakyd *d, struct job *j, struct flaky_run *run)
 		    "; incomplete: " : "",
 		    run->rec.incomplete && run->rec.status == FLAKY_RUN_DONE ?
 		    run->rec.incomplete : "");
+	if (run != NULL && j->ctest == NULL)
+		settle_count(tr, run);
 	d->runs_done++;
 	tr->job = NULL;
 	tr->finished++;
@@ -411,6 +417,27 @@ job_ended(struct flakyd *d, struct job *j, struct flaky_run *run)
 	if (flaky_spawner_running(d->sp) == 0)
 		event_active(d->sweep_ev, EV_TIMEOUT, 0);
 	event_active(tr->next_ev, EV_TIMEOUT, 0);
+}
+
+/* until_settled: true: count a complete suite run; once every failing
+ * test's tier is settled, the trigger starts no more (confirm may follow). */
+static void
+settle_count(struct trigger *tr, struct flaky_run *run)
+{
+	if (!tr->def->until_settled || run->rec.incomplete != NULL)
+		return;
+	if (tr->settle == NULL) {
+		tr->settle = xcalloc(1, sizeof *tr->settle);
+		flaky_settle_init(tr->settle, FLAKY_CS_ALPHA);
+	}
+	if (flaky_settle_count(tr->settle, &run->results) < 0)
+		fatalx("out of memory");
+	if (tr->started < tr->runs &&
+	    flaky_settle_done(tr->settle, FLAKY_SETTLE_MIN_RUNS)) {
+		log_info("target %s: settled after %d of at most %d runs",
+		    tr->ts->name, tr->settle->runs, tr->runs);
+		tr->runs = tr->started;
+	}
 }
 
 /* The pipeline's ended callback. */

@@ -42,6 +42,9 @@ struct flaky_env {
 	char		*value;
 };
 
+/* runs: of a target with until_settled: true that gives none */
+#define FLAKY_CONFIG_SETTLE_RUNS	200
+
 struct flaky_target {
 	char		*name;		/* [A-Za-z0-9._-], unique */
 	char		**argv;		/* NULL-terminated, argc entries */
@@ -64,6 +67,9 @@ struct flaky_target {
 	int		 confirm;	/* default 0; needs isolate */
 	int64_t		 confirm_budget_ms; /* per trigger, default 10m */
 	int		 scan;		/* default 0 */
+	int		 until_settled;	/* default 0: runs stop once every
+					 * failing test's tier is settled,
+					 * runs: is then a maximum */
 	char		*junit;		/* as written (under dir), or NULL */
 	int		 line;		/* where the target starts, 1-based */
 };

@@ -48,12 +48,12 @@ check_command(struct ctx *c, struct flaky_target *t, const yaml_node_t *n)
 static const char *const target_keys[] = {
 	"name", "command", "dir", "schedule", "runs", "timeout", "env",
 	"jitter", "overlap", "catch_up", "isolate", "revision", "confirm",
-	"scan", "junit", "confirm_budget",
+	"scan", "junit", "confirm_budget", "until_settled",
 };
 enum {
 	T_NAME, T_COMMAND, T_DIR, T_SCHEDULE, T_RUNS, T_TIMEOUT, T_ENV,
 	T_JITTER, T_OVERLAP, T_CATCH_UP, T_ISOLATE, T_REVISION, T_CONFIRM,
-	T_SCAN, T_JUNIT, T_CONFIRM_BUDGET, T_NKEYS
+	T_SCAN, T_JUNIT, T_CONFIRM_BUDGET, T_UNTIL_SETTLED, T_NKEYS
 };
 
 /* command: a list is argv, a string is /bin/sh -c STRING. */
@@ -290,6 +290,12 @@ cfg_parse_target(struct ctx *c, const yaml_node_t *n, struct flaky_target *t)
 	if (v[T_SCAN] != NULL &&
 	    (r = cfg_get_bool(c, v[T_SCAN], "scan", &t->scan)) < 0)
 		return r;
+	/* until_settled: runs: is the most a trigger makes */
+	if (v[T_UNTIL_SETTLED] != NULL && (r = cfg_get_bool(c,
+	    v[T_UNTIL_SETTLED], "until_settled", &t->until_settled)) < 0)
+		return r;
+	if (t->until_settled && v[T_RUNS] == NULL)
+		t->runs = FLAKY_CONFIG_SETTLE_RUNS;
 	if (v[T_JUNIT] != NULL && (r = cfg_get_str(c, v[T_JUNIT], "junit",
 	    "the path of a JUnit XML file", &t->junit)) < 0)
 		return r;

@@ -24,6 +24,7 @@ struct item {
 	struct flaky_pipeline	*pl;
 	struct flaky_run	*run;
 	char			*trigger, *revision, *error, *version;
+	char			*evidence_only;	/* the job's, or NULL */
 	int64_t			 target_id;
 	int			 kind;
 	void			*job_arg;
@@ -85,6 +86,7 @@ item_free(struct item *it)
 	free(it->revision);
 	free(it->error);
 	free(it->version);
+	free(it->evidence_only);
 	free(it);
 }
 
@@ -291,6 +293,8 @@ item_end(struct item *it, int tell)
 		run->rec.error = run->rec.error ? run->rec.error :
 		    "classifying the failures ran out of memory";
 	run->rec.incomplete = incomplete_reason(run);
+	if (run->rec.incomplete == NULL)
+		run->rec.incomplete = it->evidence_only;
 	/* A runner that prints no version of its own: what the caller found
 	 * in its installation. */
 	if (run->results.version == NULL && run->results.n > 0 &&
@@ -373,6 +377,11 @@ flaky_pipeline_start(struct flaky_pipeline *pl, const struct flaky_job *job,
 	if ((it = item_new(pl, job->target_id, job->kind, job->trigger,
 	    job->revision, job->arg)) == NULL)
 		return flaky_error(err, errlen, ENOMEM, "out of memory");
+	if (job->evidence_only != NULL &&
+	    (it->evidence_only = strdup(job->evidence_only)) == NULL) {
+		item_free(it);
+		return flaky_error(err, errlen, ENOMEM, "out of memory");
+	}
 	r = flaky_run_start(pl->o.sp, &job->spec, item_ended, it, &it->run,
 	    err, errlen);
 	if (it->run == NULL) {

@@ -65,6 +65,11 @@ struct flaky_job {
 	/* A caller's budget (monotonic us; 0: none): the run is stopped then
 	 * and stored as stopped, not as a timeout of the test. */
 	int64_t			 budget_end_us;
+	/* Why the run's outcomes count in no rate though they are whole
+	 * (flakyctl bisect: a revision checked out for the search, not the
+	 * code the target runs); stored as runs.incomplete, so the results
+	 * are kept as evidence only. NULL: they count. */
+	const char		*evidence_only;
 	void			*arg;		/* for the callbacks */
 };
 
@@ -169,5 +174,107 @@ int	 flaky_confirm_count(struct flaky_confirm *,
  * inside double or single quotes), so a test id is never part of the
  * command's text; NULL when out of memory. */
 char	*flaky_confirm_expand(const char *tmpl);
+
+/* Bisecting (issue 19): the first revision of good..bad at which a test
+ * turned flaky. The bad revision is rerun first until the test failed
+ * FLAKY_BISECT_BAD_FAILURES times (or max_runs): its rate p there gives
+ * the passes that tell a revision from it, flaky_passes_needed(p, 0.05).
+ * Then a binary search: a candidate is flaky at its first failure and
+ * not flaky at rate p after that many passes in a row. The state and the
+ * rules only: flakyctl bisect checks revisions out, runs and stores.
+ * See docs/triage.md. */
+
+#define FLAKY_BISECT_BAD_FAILURES	3
+#define FLAKY_BISECT_MAX_RUNS		100	/* at the bad revision */
+#define FLAKY_BISECT_MAX_REVS		100000
+
+enum flaky_bisect_verdict {
+	FLAKY_BISECT_UNTESTED = 0,
+	FLAKY_BISECT_FLAKY,	/* failed at least once */
+	FLAKY_BISECT_CLEAN,	/* passed the passes needed in a row */
+	FLAKY_BISECT_ABSENT,	/* the runs did not report the test */
+};
+
+struct flaky_bisect_rev {
+	char		*rev;
+	int64_t		 runs, failures, in_row;	/* passes in a row */
+	int		 verdict;
+	int		 order;		/* 1 for the first tested, ... */
+};
+
+struct flaky_bisect {
+	struct flaky_bisect_rev *v;	/* good..bad, oldest first; last:
+					 * bad */
+	size_t		 n;
+	long		 lo, hi;	/* newest not flaky (-1: good), oldest
+					 * flaky */
+	int		 measuring;	/* the rate at bad is not known yet */
+	int64_t		 max_runs;	/* at bad, measuring */
+	int64_t		 bad_runs, bad_failures;	/* what p comes from */
+	int64_t		 need;		/* passes in a row: not flaky */
+	double		 p;
+	int		 tested;
+};
+
+/* revs: the revisions after good up to bad, oldest first (git rev-list
+ * --first-parent --reverse good..bad), copied. -EINVAL when there are
+ * none, -ENOMEM. */
+int	 flaky_bisect_init(struct flaky_bisect *, char *const *revs, size_t n,
+	    int64_t max_runs);
+void	 flaky_bisect_free(struct flaky_bisect *);
+/* Take the rate at bad from stored evidence: no measuring. -EINVAL when
+ * it has no failure. */
+int	 flaky_bisect_set_rate(struct flaky_bisect *, int64_t failures,
+	    int64_t runs);
+/* The index of the revision to run next, or -1 when done. */
+long	 flaky_bisect_next(struct flaky_bisect *);
+/* Count a run of revision i: outcome 1 failed, 0 passed, -1 the run did
+ * not report the test. */
+void	 flaky_bisect_count(struct flaky_bisect *, size_t i, int outcome);
+/* When done: the first flaky revision's index; -1 when the test never
+ * failed at bad (nothing to bisect), -2 when bad itself did not report
+ * the test. */
+long	 flaky_bisect_result(const struct flaky_bisect *);
+/* Runs made, and what a fixed runs_each per tested revision would take. */
+int64_t	 flaky_bisect_runs(const struct flaky_bisect *);
+int64_t	 flaky_bisect_fixed_runs(const struct flaky_bisect *,
+	    int64_t runs_each);
+const char *flaky_bisect_verdict_name(int);
+
+/* Until settled (issue 18, settle.c): a call's runs are counted test by
+ * test, and the runs stop once every test that failed at least once has
+ * its tier settled by the confidence sequence (flaky_cs_settled), so that
+ * looking after every run does not inflate the error rate. Tests that never
+ * failed do not hold the runs up. See docs/statistics.md. */
+#define FLAKY_SETTLE_MIN_RUNS	10	/* never stop before */
+#define FLAKY_SETTLE_MAX_RUNS	200	/* default --max-runs */
+
+struct flaky_settle_test {
+	char		*name;
+	int64_t		 runs, failures;
+	int		 settled;	/* flaky_cs_settled */
+	double		 lo, hi;	/* its confidence sequence now */
+};
+
+struct flaky_settle {
+	struct flaky_settle_test *t;	/* in order of first sight */
+	size_t		 nt, cap;
+	size_t		*slot, nslot;	/* open addressing into t, 1-based */
+	double		 alpha;
+	int		 runs;		/* complete runs counted */
+	size_t		 open;		/* failed, not settled */
+};
+
+void	 flaky_settle_init(struct flaky_settle *, double alpha);
+void	 flaky_settle_free(struct flaky_settle *);
+/* Count one run whose results are complete (an incomplete run gives no
+ * rate and is not counted). 0 or -ENOMEM. */
+int	 flaky_settle_count(struct flaky_settle *,
+	    const struct flaky_results *);
+/* May the runs stop: at least min_runs counted, some test's outcome seen
+ * and no test open? */
+int	 flaky_settle_done(const struct flaky_settle *, int min_runs);
+/* Did t fail and is its tier still open? */
+int	 flaky_settle_is_open(const struct flaky_settle_test *);
 
 #endif

@@ -219,3 +219,21 @@ flaky_mann_whitney(const int64_t *a, size_t na, const int64_t *b, size_t nb,
 	p = erfc(z / sqrt(2.0));
 	return p > 1.0 ? 1.0 : p;
 }
+
+int64_t
+flaky_passes_needed(double p, double alpha)
+{
+	double	 n;
+
+	if (!(p > 0) || !(alpha > 0) || !(alpha < 1))
+		return -1;
+	if (p >= 1)
+		return 1;
+	/* (1 - p)^n <= alpha; log1p keeps small rates exact, and a
+	 * quotient a rounding error above an integer (p = 0.5, alpha =
+	 * 0.25: 2) is that integer. */
+	n = log(alpha) / log1p(-p);
+	if (n - floor(n) < 1e-9)
+		return (int64_t)floor(n) > 0 ? (int64_t)floor(n) : 1;
+	return (int64_t)ceil(n);
+}

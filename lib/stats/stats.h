@@ -30,6 +30,13 @@ int	 flaky_tier_from_name(const char *);
  * warning, critical), assuming the current rate stays; 0 when settled,
  * -1 when it cannot settle (a rate on a band's edge) within 10^7. */
 int64_t	 flaky_runs_needed(int64_t failures, int64_t runs);
+/* Consecutive passing runs that a test still failing at rate p passes
+ * all with a chance of at most alpha: ceil(ln alpha / ln(1 - p)), about
+ * 3/p at alpha 0.05. 1 for p >= 1; -1 for p <= 0 or alpha outside (0, 1)
+ * (no rate: no number of passes tells). The rule of bisect, verify and
+ * quarantine's release (docs/triage.md). */
+#define FLAKY_PROOF_ALPHA	0.05
+int64_t	 flaky_passes_needed(double p, double alpha);
 
 /* One-sided p-value of k or more failures among n runs with the candidate
  * before, when K of N runs failed (hypergeometric tail). */
@@ -41,5 +48,22 @@ double	 flaky_fisher_greater(int64_t k, int64_t n, int64_t K, int64_t N);
  * greater, ties counting one half. */
 double	 flaky_mann_whitney(const int64_t *a, size_t na, const int64_t *b,
 	    size_t nb, double *u);
+
+/* Sequential settling (sequential.c, docs/statistics.md): a confidence
+ * sequence for a failure rate, valid at every n at once, so that a caller
+ * may look after each run and stop when a test's tier settles. */
+#define FLAKY_CS_ALPHA	0.05
+/* The interval of k failures in n runs that holds, with probability at
+ * least 1 - alpha, at every n together (Robbins' beta-binomial mixture
+ * with Jeffreys' prior); [0, 1] when n = 0. */
+void	 flaky_cs_interval(int64_t k, int64_t n, double alpha, double *lo,
+	    double *hi);
+/* The rate band of k in n: FLAKY_TIER_NOISE (k = 0 too), WARNING or
+ * CRITICAL (a test failing every run too). */
+int	 flaky_cs_band(int64_t k, int64_t n);
+/* Is the band settled: the confidence sequence's interval inside the
+ * band of k/n? lo and hi (may be NULL) get the interval. */
+int	 flaky_cs_settled(int64_t k, int64_t n, double alpha, double *lo,
+	    double *hi);
 
 #endif

@@ -313,7 +313,7 @@ START_TEST(bad_files)
 		{ "bad-unknown-key.yaml", "3:5: target: unknown key \"comand\", "
 		    "expected name, command, dir, schedule, runs, timeout, env, "
 		    "jitter, overlap, catch_up, isolate, revision, confirm, "
-		    "scan, junit or confirm_budget" },
+		    "scan, junit, confirm_budget or until_settled" },
 		{ "bad-unknown-top.yaml", "1:1: unknown key \"databse\", "
 		    "expected database, jobs, socket, timezone, kill_grace, "
 		    "retention, redact, signatures or targets" },
@@ -335,6 +335,36 @@ START_TEST(bad_files)
 		    t[i].file, err, want);
 		ck_assert_ptr_null(strchr(err, '\n'));
 	}
+}
+END_TEST
+
+/* until_settled: runs: becomes the most a trigger makes, 200 unless
+ * given; a value that is not a boolean is refused, naming what was
+ * expected. */
+START_TEST(until_settled)
+{
+	struct flaky_config *cfg;
+	char	 err[512];
+	static const char y[] = "targets:\n"
+	    "  - {name: a, command: [sh], until_settled: true}\n"
+	    "  - {name: b, command: [sh], until_settled: true, runs: 40}\n"
+	    "  - {name: c, command: [sh]}\n";
+	static const char bad[] = "targets:\n"
+	    "  - {name: a, command: [sh], until_settled: maybe}\n";
+
+	ck_assert_int_eq(flaky_config_parse_buffer("s.yaml", y, sizeof y - 1,
+	    FLAKY_CONFIG_NO_FS_CHECKS, &cfg, err, sizeof err), 0);
+	ck_assert_int_eq(cfg->targets[0].until_settled, 1);
+	ck_assert_int_eq(cfg->targets[0].runs, FLAKY_CONFIG_SETTLE_RUNS);
+	ck_assert_int_eq(cfg->targets[1].until_settled, 1);
+	ck_assert_int_eq(cfg->targets[1].runs, 40);
+	ck_assert_int_eq(cfg->targets[2].until_settled, 0);
+	ck_assert_int_eq(cfg->targets[2].runs, 1);
+	flaky_config_free(cfg);
+	ck_assert_int_eq(flaky_config_parse_buffer("s.yaml", bad,
+	    sizeof bad - 1, FLAKY_CONFIG_NO_FS_CHECKS, &cfg, err, sizeof err),
+	    -EINVAL);
+	ck_assert_ptr_nonnull(strstr(err, "until_settled: expected"));
 }
 END_TEST
 
@@ -697,6 +727,7 @@ config_suite(void)
 	tcase_add_test(tc, good_defaults);
 	tcase_add_test(tc, bad_files);
 	tcase_add_test(tc, bad_buffers);
+	tcase_add_test(tc, until_settled);
 	tcase_add_test(tc, limit_alias_bomb);
 	tcase_add_test(tc, limit_alias_nested);
 	tcase_add_test(tc, limit_deep);

@@ -92,10 +92,11 @@ def test_table_has_signature_column(demo):
     lines = out.splitlines()
     i = next(i for i, l in enumerate(lines) if VICTIM in l)
     assert "ORDER_DEPENDENT" in lines[i], out
-    assert "fails after %s ran before it" % POLLUTER in lines[i + 2], out
+    # under the row: its details, its message, then the order line
+    assert "fails after %s ran before it" % POLLUTER in lines[i + 3], out
     i = next(i for i, l in enumerate(lines) if NEEDY in l)
     assert "ORDER_DEPENDENT" in lines[i], out
-    assert "fails unless %s ran first" % SETUP in lines[i + 2], out
+    assert "fails unless %s ran first" % SETUP in lines[i + 3], out
     line = next(l for l in lines if TIMING in l)
     assert " RACE " in line, out
 

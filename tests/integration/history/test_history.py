@@ -90,7 +90,12 @@ def test_sort_budget_and_trend(history_db):
 def test_table_sparkline_ascii_off_terminal(history_db):
     p = run(["--db", history_db, "report", "--since", "30d", "--until",
              UNTIL], check=0)
-    line = [l for l in p.stdout.splitlines() if "t.turns_flaky" in l][0]
+    lines = p.stdout.splitlines()
+    i = [i for i, l in enumerate(lines) if "t.turns_flaky" in l][0]
+    # the row, then the sparkline, change point and budget under it
+    assert re.search(r"^WARNING +t\.turns_flaky +17\.0% +51/300 +13-22% "
+                     r"+UNKNOWN +new$", lines[i]), lines[i]
+    line = lines[i + 1]
     assert "new since 2026-10-15" in line
     assert "budget 4 min" in line
     assert re.search(r"_{13}[.\-~=+*#]{17}", line), line
