@@ -22,6 +22,7 @@
 
 #include "store/store.h"
 #include "store_int.h"
+#include "util/util.h"
 
 /* Read a small file whole into buf (NUL-terminated); length or -1. */
 static ssize_t
@@ -153,16 +154,9 @@ collect(struct flaky_store *s, int64_t target_id, int mine_too,
 		    SQLITE_NULL ? 0 : sqlite3_column_int64(st, 2),
 		    sqlite3_column_int64(st, 3), &mine) && !(mine && mine_too))
 			continue;
-		if (n == cap) {
-			size_t	 nc = cap ? cap * 2 : 16;
-			void	*p = reallocarray(v, nc, sizeof *v);
-
-			if (p == NULL) {
-				r = -ENOMEM;
-				goto out;
-			}
-			v = p;
-			cap = nc;
+		if (flaky_array_grow(&v, &cap, n, sizeof *v) < 0) {
+			r = -ENOMEM;
+			goto out;
 		}
 		v[n++] = sqlite3_column_int64(st, 0);
 	}

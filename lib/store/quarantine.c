@@ -149,16 +149,9 @@ flaky_store_quarantine_list(struct flaky_store *s,
 		const char *tk = (const char *)sqlite3_column_text(st, 4);
 		const char *rn = (const char *)sqlite3_column_text(st, 6);
 
-		if (n == cap) {
-			size_t	 nc = cap ? cap * 2 : 16;
-			void	*p = reallocarray(v, nc, sizeof *v);
-
-			if (p == NULL) {
-				r = -ENOMEM;
-				goto out;
-			}
-			v = p;
-			cap = nc;
+		if (flaky_array_grow(&v, &cap, n, sizeof *v) < 0) {
+			r = -ENOMEM;
+			goto out;
 		}
 		row = &v[n++];
 		memset(row, 0, sizeof *row);

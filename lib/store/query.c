@@ -582,16 +582,9 @@ flaky_store_alone_stats(struct flaky_store *s, const struct flaky_query *q,
 	if (q->target != NULL)
 		sqlite3_bind_text(st, 5, q->target, -1, SQLITE_STATIC);
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		if (n == cap) {
-			size_t	 nc = cap ? cap * 2 : 16;
-			void	*p = reallocarray(v, nc, sizeof *v);
-
-			if (p == NULL) {
-				r = -ENOMEM;
-				goto out;
-			}
-			v = p;
-			cap = nc;
+		if (flaky_array_grow(&v, &cap, n, sizeof *v) < 0) {
+			r = -ENOMEM;
+			goto out;
 		}
 		row = &v[n++];
 		memset(row, 0, sizeof *row);

@@ -524,3 +524,22 @@ flaky_read_file_head(const char *path, size_t max, char **ret,
 		*ret_size = *ret_len;
 	return r;
 }
+
+int
+flaky_array_grow(void *vp, size_t *cap, size_t n, size_t size)
+{
+	void	*v, *p;
+	size_t	 nc;
+
+	if (n < *cap)
+		return 0;
+	nc = *cap ? *cap * 2 : 16;
+	/* vp points to a pointer of any object type: copied, not read as
+	 * a void *, which its type is not. */
+	memcpy(&v, vp, sizeof v);
+	if ((p = reallocarray(v, nc, size)) == NULL)
+		return -ENOMEM;
+	memcpy(vp, &p, sizeof p);
+	*cap = nc;
+	return 0;
+}

@@ -10,6 +10,11 @@
 
 #define FLAKY_ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 
+/* Room for one more element in an array of n elements of size bytes with
+ * *cap allocated: doubled from 16 when full. 0, or -ENOMEM (the array
+ * unchanged). */
+int	 flaky_array_grow(void *vp, size_t *cap, size_t n, size_t size);
+
 /* A byte buffer that grows; always NUL-terminated when len > 0 or after
  * flaky_buf_cstr(). An allocation failure sticks: later appends do nothing
  * and buf.oom stays set, so callers check once at the end. */
