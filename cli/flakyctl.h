@@ -146,6 +146,7 @@ extern const struct cmd_entry cmd_show_entry;
 extern const struct cmd_entry cmd_triage_entry;
 extern const struct cmd_entry cmd_ticket_entry;
 extern const struct cmd_entry cmd_confirm_entry;
+extern const struct cmd_entry cmd_polluter_entry;
 
 /* --since and --until as the report commands take them (report.c). */
 int	 parse_window(const char *cmd, const char *since, const char *until,

@@ -34,6 +34,7 @@ const struct cmd_entry *const cmd_table[] = {
 	&cmd_show_entry,
 	&cmd_ticket_entry,
 	&cmd_confirm_entry,
+	&cmd_polluter_entry,
 	&cmd_trend_entry,
 	&cmd_gate_entry,
 	&cmd_metrics_entry,
