@@ -65,6 +65,10 @@ const char *repro_runner(const char *runner, const char *command);
  * pytest"), or dflt when the command does not show it plainly. */
 void	 repro_runner_prefix(const char *runner, const char *command,
 	    const char *dflt, struct flaky_buf *);
+/* The smallest polluter flakyctl polluter stored for a test, as lines
+ * for triage (markdown 0) or a ticket's section (1); nothing if none. */
+void	 polluter_words(struct flaky_store *, const struct flaky_diagnosis *,
+	    int markdown, struct flaky_buf *);
 /* s for sh, quoted when it needs it. */
 void	 repro_sh_quote(struct flaky_buf *, const char *s);
 /* The test id without its file, module or package. */

@@ -450,9 +450,11 @@ polluter_runner(const struct flaky_diagnosis *d, struct polluter *p)
 		p->prefix = xstrdup("python3 -m unittest");
 	} else {
 		fprintf(stderr, "flakyctl polluter: %s runs with %s, which "
-		    "cannot be told to run given tests in a given order (Jest "
-		    "orders the tests of a file itself); pytest and unittest "
-		    "can\n", d->test, runner ? runner : "an unknown runner");
+		    "cannot be told to run given tests in a given order%s; "
+		    "pytest and unittest can\n", d->test, runner ? runner :
+		    "an unknown runner", runner != NULL && strcmp(runner,
+		    "jest") == 0 ? " (Jest orders the tests of a file itself)" :
+		    "");
 		return -1;
 	}
 	{
@@ -501,8 +503,6 @@ cmd_polluter(struct ctl *ctl, int argc, char **argv)
 		fprintf(stderr, "flakyctl: %s\n", err);
 		goto out;
 	}
-	if (polluter_runner(d, &p) < 0)
-		goto out;
 	op.victim = id;
 	if (flaky_store_run_orders(s, d->target_id, &o.q, FLAKY_ORDER_RUNS_MAX,
 	    pick_order, &op, err, sizeof err) < 0) {
@@ -522,7 +522,8 @@ cmd_polluter(struct ctl *ctl, int argc, char **argv)
 		ret = EXIT_FOUND;
 		goto out;
 	}
-	if (polluter_names(s, d->target, &op, &p) < 0)
+	if (polluter_runner(d, &p) < 0 ||
+	    polluter_names(s, d->target, &op, &p) < 0)
 		goto out;
 	p.victim = d->test;
 	p.dir = d->dir ? d->dir : ".";
@@ -536,4 +537,56 @@ out:
 	flaky_diagnosis_free(d);
 	flaky_store_close(s);
 	return ret;
+}
+
+/* What flakyctl polluter stored for a test, for triage (markdown 0) and
+ * ticket (1); nothing when none was stored. */
+void
+polluter_words(struct flaky_store *s, const struct flaky_diagnosis *d,
+    int markdown, struct flaky_buf *b)
+{
+	struct flaky_polluter_row row;
+	const char	*fence;
+	char		 err[1024];
+	size_t		 n = 1;
+
+	if (flaky_store_polluter_get(s, d->test_id, &row, err,
+	    sizeof err) != 1)
+		return;
+	for (const char *c = row.members; *c; c++)
+		n += *c == '\n';
+	if (!markdown) {
+		flaky_buf_printf(b, "  polluters:   ");
+		for (const char *c = row.members; *c; c++) {
+			if (*c == '\n')
+				flaky_buf_adds(b, ", ");
+			else
+				flaky_buf_addc(b, *c);
+		}
+		flaky_buf_printf(b, " (%s%zu of %lld before it, %lld reruns: "
+		    "flakyctl polluter)\n  reproduce:   cd ", row.minimal ?
+		    "smallest set, " : "", n, (long long)row.candidates,
+		    (long long)row.reruns);
+		repro_sh_quote(b, d->dir ? d->dir : ".");
+		flaky_buf_printf(b, " && %s\n", row.command);
+		flaky_polluter_row_clear(&row);
+		return;
+	}
+	flaky_buf_printf(b, "\n### Smallest polluter\n\nRun before it, %s "
+	    "make%s it fail (%s, found by `flakyctl polluter` in %lld reruns "
+	    "over the %lld tests that ran before it in run %lld):\n\n",
+	    n == 1 ? "this test" : "these tests", n == 1 ? "s" : "",
+	    row.minimal ? "none of them can be left out" : "the rerun budget "
+	    "ran out: maybe not the smallest set", (long long)row.reruns,
+	    (long long)row.candidates, (long long)row.from_run_id);
+	for (char *c = row.members, *e; c != NULL && *c; c = e) {
+		if ((e = strchr(c, '\n')) != NULL)
+			*e++ = '\0';
+		flaky_buf_printf(b, "- %s\n", c);
+	}
+	fence = strstr(row.command, "```") ? "~~~~" : "```";
+	flaky_buf_printf(b, "\n%ssh\ncd ", fence);
+	repro_sh_quote(b, d->dir ? d->dir : ".");
+	flaky_buf_printf(b, "\n%s\n%s\n", row.command, fence);
+	flaky_polluter_row_clear(&row);
 }
