@@ -389,7 +389,8 @@ const struct cmd_entry cmd_polluter_entry = {
 	.exec = cmd_polluter,
 };
 
-/* Check the options and the test; 0 or an exit code. */
+/* Check the options and the test: 0 to go on, or -1 with the exit code
+ * in g->exit (--help, a usage error). */
 static int
 polluter_options_parse(struct cmd_getopt *g, struct diag_opts *o,
     struct polluter *p, struct order_pick *op)
@@ -405,7 +406,8 @@ polluter_options_parse(struct cmd_getopt *g, struct diag_opts *o,
 				ctl_usage_error("polluter", "--max-reruns: "
 				    "expected a number from 1 to 1000, got "
 				    "'%s'", optarg);
-				return EXIT_ERROR;
+				g->exit = EXIT_ERROR;
+				return -1;
 			}
 			p->max_reruns = v;
 		} else if (ch == 'r') {
@@ -413,7 +415,8 @@ polluter_options_parse(struct cmd_getopt *g, struct diag_opts *o,
 				ctl_usage_error("polluter", "--repeat: "
 				    "expected a number from 1 to 20, got '%s'",
 				    optarg);
-				return EXIT_ERROR;
+				g->exit = EXIT_ERROR;
+				return -1;
 			}
 			p->repeat = (int)v;
 		} else if (ch == 'R') {
@@ -421,17 +424,19 @@ polluter_options_parse(struct cmd_getopt *g, struct diag_opts *o,
 				ctl_usage_error("polluter", "--run: expected a "
 				    "run id (flakyctl show TEST lists them), got "
 				    "'%s'", optarg);
-				return EXIT_ERROR;
+				g->exit = EXIT_ERROR;
+				return -1;
 			}
 			op->want_run = v;
 		}
 	}
 	if (ch < 0)
-		return g->exit;
+		return -1;
 	if (optind + 1 != g->argc) {
 		ctl_usage_error("polluter", "expected one test, such as "
 		    "tests/test_b.py::test_victim");
-		return EXIT_ERROR;
+		g->exit = EXIT_ERROR;
+		return -1;
 	}
 	return 0;
 }
@@ -487,9 +492,8 @@ cmd_polluter(struct ctl *ctl, int argc, char **argv)
 	p.repeat = 1;
 	p.max_reruns = POLLUTER_RERUNS_DEFAULT;
 	cmd_getopt_init(&g, &cmd_polluter_entry, ctl, argc, argv);
-	if ((ret = polluter_options_parse(&g, &o, &p, &op)) != 0)
-		return ret;
-	ret = EXIT_ERROR;
+	if (polluter_options_parse(&g, &o, &p, &op) < 0)
+		return g.exit;
 	if (ctl_check_format(ctl, "polluter", 1 << FORMAT_TABLE |
 	    1 << FORMAT_JSON) < 0 || diag_window(&o, "polluter") < 0)
 		return EXIT_ERROR;
