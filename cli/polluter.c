@@ -149,6 +149,9 @@ polluter_oracle(const size_t *idx, size_t n, void *arg)
 	int		 r = 0;
 
 	for (int i = 0; i < p->repeat && r == 0; i++) {
+		if (p->stopping)
+			return flaky_error(p->err, sizeof p->err, EINTR,
+			    "interrupted");
 		if (p->reruns >= p->max_reruns)
 			return -E2BIG;
 		r = polluter_run_once(p, idx, n);
