@@ -71,6 +71,16 @@ void	 diag_title(const struct flaky_diagnosis *, struct flaky_buf *);
 /* The runner of a test (the runs' record, else guessed from the command):
  * pytest, unittest, jest, gotest, tap, junit or NULL. */
 const char *repro_runner(const char *runner, const char *command);
+/* The target's command up to its runner's own word ("python3 -m
+ * pytest"), or dflt when the command does not show it plainly. */
+void	 repro_runner_prefix(const char *runner, const char *command,
+	    const char *dflt, struct flaky_buf *);
+/* The smallest polluter flakyctl polluter stored for a test, as lines
+ * for triage (markdown 0) or a ticket's section (1); nothing if none. */
+void	 polluter_words(struct flaky_store *, const struct flaky_diagnosis *,
+	    int markdown, struct flaky_buf *);
+/* s for sh, quoted when it needs it. */
+void	 repro_sh_quote(struct flaky_buf *, const char *s);
 /* The test id without its file, module or package. */
 const char *repro_short_name(const char *runner, const char *id);
 /* Jest's full name of a test id ("describe title"), regex-escaped. */

@@ -173,6 +173,8 @@ extern const struct cmd_entry cmd_clusters_entry;
 /* init.c: a flaky.yaml to start from */
 extern const struct cmd_entry cmd_init_entry;
 
+extern const struct cmd_entry cmd_polluter_entry;
+
 /* --since and --until as the report commands take them (report.c). */
 int	 parse_window(const char *cmd, const char *since, const char *until,
 	    int64_t *ret_since, int64_t *ret_until);

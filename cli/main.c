@@ -41,6 +41,7 @@ const struct cmd_entry *const cmd_table[] = {
 	&cmd_confirm_entry,
 	&cmd_bisect_entry,
 	&cmd_verify_entry,
+	&cmd_polluter_entry,
 	&cmd_trend_entry,
 	&cmd_gate_entry,
 	&cmd_metrics_entry,

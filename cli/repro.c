@@ -518,3 +518,22 @@ diag_repro(const struct flaky_diagnosis *d, const char *isolate,
 	add_cd(d, b);
 	repro_suite(d, b);
 }
+
+/* The target's command up to its runner's word, for running tests in a
+ * given order (polluter.c); dflt when the command does not show it. */
+void
+repro_runner_prefix(const char *runner, const char *command,
+    const char *dflt, struct flaky_buf *b)
+{
+	char	 copy[4096], *w[WORDS_MAX];
+	int	 n;
+
+	(void)add_prefix(b, runner, command, dflt, copy, w, &n);
+}
+
+/* Append s for sh, quoted when it needs it. */
+void
+repro_sh_quote(struct flaky_buf *b, const char *s)
+{
+	sh_quote(b, s);
+}

@@ -290,6 +290,7 @@ cmd_ticket(struct ctl *ctl, int argc, char **argv)
 		struct flaky_buf rb;
 
 		flaky_buf_init(&rb);
+		polluter_words(store, d, 1, &body);
 		if (risks_lines(store, d->target, d->test, "- ", &rb) > 0)
 			flaky_buf_printf(&body, "\n### Static risk\n\n%s",
 			    flaky_buf_cstr(&rb));

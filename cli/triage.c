@@ -198,6 +198,7 @@ cmd_triage(struct ctl *ctl, int argc, char **argv)
 				struct flaky_buf rb;
 
 				flaky_buf_init(&rb);
+				polluter_words(store, diags[i], 0, &rb);
 				risks_lines(store, diags[i]->target,
 				    diags[i]->test, "  static risk: ", &rb);
 				fputs(flaky_buf_cstr(&rb), stdout);

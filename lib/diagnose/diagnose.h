@@ -316,4 +316,23 @@ const struct flaky_cluster *flaky_cluster_of(const struct flaky_clusters *,
  * into buf, cut to len. */
 void	 flaky_test_group(const char *test, char *buf, size_t len);
 
+/* The smallest polluter (minimize.c): ddmin over ncand tests that ran
+ * before a victim in a failing run. The oracle is asked about a subset,
+ * as indexes into the candidates in their order, and returns 1 when the
+ * victim fails after them, 0 when it passes, or a negative errno. */
+typedef int	(*flaky_minimize_oracle)(const size_t *idx, size_t n,
+		    void *arg);
+struct flaky_minimize {
+	size_t		*set;		/* indexes, ascending */
+	size_t		 n;
+	size_t		 calls;		/* oracle calls made */
+	int		 minimal;	/* 1-minimal; 0: the budget ran out */
+};
+/* 0 with a 1-minimal failing set; -ENOENT when all ncand do not fail;
+ * -E2BIG when max_calls ran out (*ret then holds the smallest failing set
+ * found, minimal 0); -ENOMEM or the oracle's error. */
+int	 flaky_minimize(size_t ncand, size_t max_calls,
+	    flaky_minimize_oracle, void *arg, struct flaky_minimize *ret);
+void	 flaky_minimize_free(struct flaky_minimize *);
+
 #endif

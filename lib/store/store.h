@@ -596,4 +596,24 @@ struct flaky_db_stats {
 int	 flaky_store_db_stats(struct flaky_store *, struct flaky_db_stats *,
 	    char *err, size_t errlen);
 
+/* The smallest polluter flakyctl polluter found for a test (polluter.c,
+ * table polluters). */
+struct flaky_polluter_row {
+	int64_t		 test_id;
+	int64_t		 from_run_id;	/* the failing run narrowed */
+	int64_t		 candidates;	/* tests before the victim there */
+	char		*members;	/* test ids, one a line, in order */
+	int64_t		 reruns;
+	int		 minimal;	/* 0: the rerun budget ran out */
+	char		*command;	/* reproduces the failure */
+	int64_t		 made_ms;
+};
+/* Replaces the test's row. */
+int	 flaky_store_polluter_put(struct flaky_store *,
+	    const struct flaky_polluter_row *, char *err, size_t errlen);
+/* 1 with *ret filled, 0 when none was stored, or a negative errno. */
+int	 flaky_store_polluter_get(struct flaky_store *, int64_t test_id,
+	    struct flaky_polluter_row *ret, char *err, size_t errlen);
+void	 flaky_polluter_row_clear(struct flaky_polluter_row *);
+
 #endif

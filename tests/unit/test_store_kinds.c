@@ -429,7 +429,14 @@ START_TEST(migrate_from_old)
 	s = open_store();
 	flaky_store_close(s);
 	ck_assert_int_eq(sqlite3_open(path, &db), SQLITE_OK);
-	tu_rows_eq(db, "PRAGMA user_version", "6\n");
+	{
+		char	 want[32];
+
+		/* the newest the build knows, whatever migrations follow */
+		snprintf(want, sizeof want, "%d\n",
+		    flaky_store_schema_version());
+		tu_rows_eq(db, "PRAGMA user_version", want);
+	}
 	tu_rows_eq(db, "PRAGMA integrity_check", "ok\n");
 	tu_rows_eq(db, "PRAGMA foreign_key_check", "");
 	/* the owner-less running row is gone: the open marked it */
@@ -444,6 +451,7 @@ START_TEST(migrate_from_old)
 	    "11|interrupted|analyze|suite|NULL|\n");
 	tu_rows_eq(db, "SELECT count(*) FROM results", "6\n");
 	tu_rows_eq(db, "SELECT count(*) FROM attempts", "2\n");
+	tu_rows_eq(db, "SELECT count(*) FROM polluters", "0\n");
 	tu_rows_eq(db, "SELECT test_id, runs, failures, skips, pass_us, fail_us "
 	    "FROM rollups ORDER BY test_id",
 	    "1|2|1|0|110|100\n2|1|0|1|200|0\n");
@@ -480,6 +488,54 @@ START_TEST(migrate_from_old)
 }
 END_TEST
 
+/* flakyctl polluter's row: stored, read back, replaced by a newer search;
+ * a test without one reads as none. Old databases get the table
+ * (migrate_from_old). */
+START_TEST(polluter_row)
+{
+	struct flaky_store *s = open_store();
+	struct flaky_polluter_row w = { 0 }, r;
+	int64_t	 tid = target(s, "t"), run_id;
+	char	 err[512];
+
+	run_id = run(s, tid, FLAKY_KIND_SUITE, 1000, 1, NULL);
+	w.test_id = 1;
+	w.from_run_id = run_id;
+	w.candidates = 39;
+	w.members = (char *)"a.py::test_x\nb.py::test_y";
+	w.reruns = 19;
+	w.minimal = 1;
+	w.command = (char *)"pytest -p no:randomly a.py::test_x b.py::test_y c";
+	w.made_ms = 5;
+	ck_assert_msg(flaky_store_polluter_put(s, &w, err, sizeof err) == 0,
+	    "%s", err);
+	ck_assert_int_eq(flaky_store_polluter_get(s, 1, &r, err, sizeof err),
+	    1);
+	ck_assert_str_eq(r.members, w.members);
+	ck_assert_str_eq(r.command, w.command);
+	ck_assert_int_eq(r.reruns, 19);
+	ck_assert_int_eq(r.candidates, 39);
+	ck_assert_int_eq(r.from_run_id, run_id);
+	ck_assert_int_eq(r.minimal, 1);
+	flaky_polluter_row_clear(&r);
+	w.members = (char *)"a.py::test_x";
+	w.minimal = 0;
+	ck_assert_int_eq(flaky_store_polluter_put(s, &w, err, sizeof err), 0);
+	ck_assert_int_eq(flaky_store_polluter_get(s, 1, &r, err, sizeof err),
+	    1);
+	ck_assert_str_eq(r.members, "a.py::test_x");
+	ck_assert_int_eq(r.minimal, 0);
+	flaky_polluter_row_clear(&r);
+	ck_assert_int_eq(flaky_store_polluter_get(s, 2, &r, err, sizeof err),
+	    0);
+	ck_assert_ptr_null(r.members);
+	/* a row of no test is refused */
+	w.test_id = 99;
+	ck_assert_int_lt(flaky_store_polluter_put(s, &w, err, sizeof err), 0);
+	flaky_store_close(s);
+}
+END_TEST
+
 int
 main(void)
 {
@@ -496,6 +552,7 @@ main(void)
 	tcase_add_test(tc, alone_plan);
 	tcase_add_loop_test(tc, migrate_from_old, 2, 5);
 	tcase_add_test(tc, raw_plan);
+	tcase_add_test(tc, polluter_row);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);

@@ -1,0 +1,2 @@
+"""The module global the single demo's polluter leaks."""
+LOCALE = "en"

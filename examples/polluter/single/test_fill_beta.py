@@ -1,0 +1,4 @@
+"""Nineteen tests that pass in any order."""
+from fill import make_tests
+
+make_tests(globals(), "test_beta", 19)
