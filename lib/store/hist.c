@@ -79,20 +79,14 @@ hist_add_fast(const unsigned char *in, size_t len, int b, unsigned char *out,
 	return n;
 }
 
-/* The sum of two histograms, in canonical form. */
+/* counts[FLAKY_HIST_BUCKETS] as the result of an SQL function, in
+ * canonical form. */
 static void
-hist_sum(sqlite3_context *ctx, sqlite3_value *a, sqlite3_value *b)
+hist_result(sqlite3_context *ctx, const uint64_t *counts)
 {
-	uint64_t	 counts[FLAKY_HIST_BUCKETS];
 	unsigned char	 out[FLAKY_HIST_BUCKETS * 11];
 	size_t		 n = 0;
 
-	memset(counts, 0, sizeof counts);
-	if (sqlite3_value_type(a) == SQLITE_BLOB)
-		flaky_hist_merge(sqlite3_value_blob(a),
-		    (size_t)sqlite3_value_bytes(a), counts);
-	flaky_hist_merge(sqlite3_value_blob(b), (size_t)sqlite3_value_bytes(b),
-	    counts);
 	for (int i = 0; i < FLAKY_HIST_BUCKETS; i++) {
 		if (counts[i] == 0)
 			continue;
@@ -100,6 +94,21 @@ hist_sum(sqlite3_context *ctx, sqlite3_value *a, sqlite3_value *b)
 		n += hist_put(out + n, counts[i]);
 	}
 	sqlite3_result_blob(ctx, out, (int)n, SQLITE_TRANSIENT);
+}
+
+/* The sum of two histograms, in canonical form. */
+static void
+hist_sum(sqlite3_context *ctx, sqlite3_value *a, sqlite3_value *b)
+{
+	uint64_t	 counts[FLAKY_HIST_BUCKETS];
+
+	memset(counts, 0, sizeof counts);
+	if (sqlite3_value_type(a) == SQLITE_BLOB)
+		flaky_hist_merge(sqlite3_value_blob(a),
+		    (size_t)sqlite3_value_bytes(a), counts);
+	flaky_hist_merge(sqlite3_value_blob(b), (size_t)sqlite3_value_bytes(b),
+	    counts);
+	hist_result(ctx, counts);
 }
 
 /* SQL function flaky_hist_add(hist BLOB, duration_us): the histogram with
@@ -151,13 +160,7 @@ sql_hist_add(sqlite3_context *ctx, int argc, sqlite3_value **argv)
 		flaky_hist_merge(sqlite3_value_blob(argv[0]),
 		    (size_t)sqlite3_value_bytes(argv[0]), counts);
 	counts[b]++;
-	for (int i = 0; i < FLAKY_HIST_BUCKETS; i++) {
-		if (counts[i] == 0)
-			continue;
-		out[n++] = (unsigned char)i;
-		n += hist_put(out + n, counts[i]);
-	}
-	sqlite3_result_blob(ctx, out, (int)n, SQLITE_TRANSIENT);
+	hist_result(ctx, counts);
 }
 
 int

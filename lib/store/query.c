@@ -546,6 +546,20 @@ flaky_alone_rows_free(struct flaky_alone_row *v, size_t n)
 	free(v);
 }
 
+/* ?1 to ?5 of a windowed statement: since, until, first and last run id,
+ * and the target (NULL: every target). */
+static void
+bind_window(sqlite3_stmt *st, const struct flaky_query *q)
+{
+	sqlite3_bind_int64(st, 1, q->since_ms);
+	sqlite3_bind_int64(st, 2, q->until_ms);
+	sqlite3_bind_int64(st, 3, q->first_run_id > 0 ? q->first_run_id : 0);
+	sqlite3_bind_int64(st, 4, q->last_run_id > 0 ? q->last_run_id :
+	    INT64_MAX);
+	if (q->target != NULL)
+		sqlite3_bind_text(st, 5, q->target, -1, SQLITE_STATIC);
+}
+
 int
 flaky_store_alone_stats(struct flaky_store *s, const struct flaky_query *q,
     struct flaky_alone_row **ret, size_t *ret_n, char *err, size_t errlen)
@@ -574,13 +588,7 @@ flaky_store_alone_stats(struct flaky_store *s, const struct flaky_query *q,
 	    "GROUP BY r.test_id ORDER BY r.test_id", -1, &st, NULL) !=
 	    SQLITE_OK)
 		return store_sql_error(s, err, errlen, "reading runs alone");
-	sqlite3_bind_int64(st, 1, q->since_ms);
-	sqlite3_bind_int64(st, 2, q->until_ms);
-	sqlite3_bind_int64(st, 3, q->first_run_id > 0 ? q->first_run_id : 0);
-	sqlite3_bind_int64(st, 4, q->last_run_id > 0 ? q->last_run_id :
-	    INT64_MAX);
-	if (q->target != NULL)
-		sqlite3_bind_text(st, 5, q->target, -1, SQLITE_STATIC);
+	bind_window(st, q);
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		if (flaky_array_grow(&v, &cap, n, sizeof *v) < 0) {
 			r = -ENOMEM;
@@ -681,13 +689,7 @@ flaky_store_run_counts(struct flaky_store *s, const struct flaky_query *q,
 	    "(?5 IS NULL OR tg.name = ?5) GROUP BY ru.status, ru.kind, "
 	    "ru.incomplete IS NOT NULL", -1, &st, NULL) != SQLITE_OK)
 		return store_sql_error(s, err, errlen, "counting runs");
-	sqlite3_bind_int64(st, 1, q->since_ms);
-	sqlite3_bind_int64(st, 2, q->until_ms);
-	sqlite3_bind_int64(st, 3, q->first_run_id > 0 ? q->first_run_id : 0);
-	sqlite3_bind_int64(st, 4, q->last_run_id > 0 ? q->last_run_id :
-	    INT64_MAX);
-	if (q->target != NULL)
-		sqlite3_bind_text(st, 5, q->target, -1, SQLITE_STATIC);
+	bind_window(st, q);
 	c->first_ms = INT64_MAX;
 	c->last_ms = INT64_MIN;
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
