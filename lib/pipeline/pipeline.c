@@ -24,6 +24,7 @@ struct item {
 	struct flaky_pipeline	*pl;
 	struct flaky_run	*run;
 	char			*trigger, *revision, *error, *version;
+	char			*perturbation, *seed;
 	int64_t			 target_id;
 	int			 kind;
 	void			*job_arg;
@@ -85,6 +86,8 @@ item_free(struct item *it)
 	free(it->revision);
 	free(it->error);
 	free(it->version);
+	free(it->perturbation);
+	free(it->seed);
 	free(it);
 }
 
@@ -360,6 +363,8 @@ item_bind(struct item *it)
 	it->run->rec.kind = it->kind;
 	it->run->rec.trigger = it->trigger;
 	it->run->rec.revision = it->revision;
+	it->run->rec.perturbation = it->perturbation;
+	it->run->rec.seed = it->seed;
 }
 
 int
@@ -373,6 +378,12 @@ flaky_pipeline_start(struct flaky_pipeline *pl, const struct flaky_job *job,
 	if ((it = item_new(pl, job->target_id, job->kind, job->trigger,
 	    job->revision, job->arg)) == NULL)
 		return flaky_error(err, errlen, ENOMEM, "out of memory");
+	if ((job->perturbation != NULL && (it->perturbation =
+	    strdup(job->perturbation)) == NULL) || (job->seed != NULL &&
+	    (it->seed = strdup(job->seed)) == NULL)) {
+		item_free(it);
+		return flaky_error(err, errlen, ENOMEM, "out of memory");
+	}
 	r = flaky_run_start(pl->o.sp, &job->spec, item_ended, it, &it->run,
 	    err, errlen);
 	if (it->run == NULL) {

@@ -65,6 +65,10 @@ struct flaky_job {
 	/* A caller's budget (monotonic us; 0: none): the run is stopped then
 	 * and stored as stopped, not as a timeout of the test. */
 	int64_t			 budget_end_us;
+	/* Issue 18: the stress beside the run ("cpu:2"; NULL: calm) and
+	 * the order seed passed to the runner (NULL: not shuffled). */
+	const char		*perturbation;
+	const char		*seed;
 	void			*arg;		/* for the callbacks */
 };
 

@@ -69,6 +69,9 @@ struct flaky_run_record {
 	size_t		 err_len;
 	const char	*error;		/* why it could not start, warning */
 	const char	*content_hash;	/* ingest: idempotence key */
+	const char	*perturbation;	/* "cpu:2" (issue 18); NULL: calm */
+	const char	*seed;		/* the order seed given; NULL: the
+					 * one the runner printed, if any */
 };
 
 int	 flaky_store_open(const char *path, int flags,
