@@ -20,6 +20,7 @@
 #include "log.h"
 #include "diag.h"
 #include "output.h"
+#include "perturb.h"
 #include "pipeline/pipeline.h"
 #include "stats/stats.h"
 #include "store/store.h"
@@ -63,6 +64,7 @@ struct analyze {
 	size_t			 ntally, captally;	/* open addressing */
 	int			 unstable;
 	struct flaky_run	**live;		/* jobs slots */
+	struct perturb		 pt;		/* --stress, --shuffle */
 };
 
 static void	launch(struct analyze *);
@@ -176,6 +178,8 @@ run_ended(struct flaky_run *run, void *job_arg, void *arg)
 	a->running--;
 	a->finished++;
 	launch(a);
+	if (a->running == 0)
+		perturb_idle(&a->pt);
 	if (run->rec.incomplete != NULL) {
 		if (a->incomplete++ == 0)
 			a->incomplete_why = xstrdup(run->rec.incomplete);
@@ -224,12 +228,15 @@ launch(struct analyze *a)
 {
 	struct flaky_run *run;
 	char		 err[1024];
+	int		 rc;
 
 	while (!a->stopping && a->started < a->runs && a->running < a->jobs) {
 		a->started++;
 		a->job.spec.more = a->runs - a->started;
-		if (flaky_pipeline_start(a->pl, &a->job, &run, err,
-		    sizeof err) < 0) {
+		perturb_job(&a->pt, &a->job, a->job.spec.dir);
+		rc = flaky_pipeline_start(a->pl, &a->job, &run, err, sizeof err);
+		perturb_started(&a->pt);
+		if (rc < 0) {
 			/* Recorded as an error run; no point in more. */
 			log_warnx("%s", err);
 			a->finished++;
@@ -414,6 +421,10 @@ static const struct cmd_option analyze_options[] = {
 	    "(default 1 MiB)" },
 	{ "no-runner-cache", 0, 'K', NULL, "no Jest transform cache kept "
 	    "between runs" },
+	{ "stress", 0, 'S', "KIND[:LEVEL]", "cpu, memory, io or all load "
+	    "beside each run, LEVEL workers of each (default one per CPU)" },
+	{ "shuffle", 0, 'O', NULL, "shuffle the tests' order, a fresh seed "
+	    "each run, recorded (pytest, Jest, go)" },
 	{ NULL, 0, 0, NULL, NULL }
 };
 
@@ -421,7 +432,8 @@ const struct cmd_entry cmd_analyze_entry = {
 	.name = "analyze",
 	.usage = "analyze [--runs N] [--jobs J] [--timeout D] [--grace D] "
 	    "[--target NAME] [--junit PATH] [--fail-on TIERS] [--revision REV] "
-	    "[--capture BYTES] [--no-runner-cache] "
+	    "[--capture BYTES] [--no-runner-cache] [--stress KIND[:LEVEL]] "
+	    "[--shuffle] "
 	    "(DIRECTORY | [--] COMMAND...)",
 	.summary = "Rerun a test command N times, store every run, rank "
 	    "the tests.",
@@ -517,6 +529,13 @@ again:
 		case 'K':
 			copts.keep_jest_cache = 0;
 			break;
+		case 'S':
+			if (perturb_stress_option(&a.pt, optarg) < 0)
+				return EXIT_ERROR;
+			break;
+		case 'O':
+			a.pt.shuffle = 1;
+			break;
 		}
 	}
 	if (c < 0)
@@ -552,7 +571,8 @@ again:
 	}
 	if (getcwd(cwd, sizeof cwd) == NULL)
 		fatal("getcwd");
-	if (prepare_command(dir_arg, argv, &copts, &cmd) < 0)
+	if (prepare_command(dir_arg, argv, &copts, &cmd) < 0 ||
+	    perturb_check(&a.pt, &cmd) < 0)
 		goto out;
 	a.job.spec.argv = cmd.argv;
 	a.job.spec.envp = cmd.envp;
@@ -711,6 +731,7 @@ out:
 	flaky_store_close(a.store);
 	flaky_classifier_free(a.cls);
 	tally_free(&a);
+	perturb_free(&a.pt);
 	free(a.live);
 	free(a.incomplete_why);
 	free(target);
