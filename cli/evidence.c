@@ -61,6 +61,12 @@ evidence_load(struct report_evidence *ev, struct flaky_store *s,
 		ev->risks = NULL;
 		ev->nrisks = 0;
 	}
+	if (flaky_store_perturb_stats(s, q, &ev->perturbs, &ev->nperturbs,
+	    err, sizeof err) < 0) {
+		fprintf(stderr, "flakyctl: perturbations: %s\n", err);
+		ev->perturbs = NULL;
+		ev->nperturbs = 0;
+	}
 }
 
 void
@@ -68,6 +74,7 @@ evidence_free(struct report_evidence *ev)
 {
 	flaky_test_sigs_free(ev->sigs, ev->nsigs);
 	flaky_risks_free(ev->risks, ev->nrisks);
+	flaky_perturb_rows_free(ev->perturbs, ev->nperturbs);
 	memset(ev, 0, sizeof *ev);
 }
 
@@ -171,4 +178,75 @@ evidence_json_race_timing(FILE *f, const struct flaky_timing *t)
 	fprintf(f, ", \"p\": ");
 	json_double(f, t->mw_p);
 	fputs("}", f);
+}
+
+size_t
+evidence_perturbs(const struct report_evidence *ev, int64_t test_id,
+    size_t *first)
+{
+	size_t	 lo = 0, hi = ev->nperturbs, n = 0;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (ev->perturbs[mid].test_id < test_id)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	*first = lo;
+	while (lo + n < ev->nperturbs && ev->perturbs[lo + n].test_id ==
+	    test_id)
+		n++;
+	return n;
+}
+
+void
+perturb_words(const struct flaky_perturb_row *v, size_t n,
+    struct flaky_buf *b)
+{
+	for (size_t i = 0; i < n; i++)
+		flaky_buf_printf(b, "%s%.0f%% %s%s (%lld/%lld)", i ? ", " : "",
+		    v[i].runs ? 100.0 * (double)v[i].failures /
+		    (double)v[i].runs : 0.0, v[i].perturbation ? "under " :
+		    "calm", v[i].perturbation ? v[i].perturbation : "",
+		    (long long)v[i].failures, (long long)v[i].runs);
+}
+
+void
+evidence_json_perturbs(FILE *f, const struct report_evidence *ev,
+    int64_t test_id)
+{
+	size_t	 first, n = evidence_perturbs(ev, test_id, &first);
+
+	fprintf(f, ", \"by_perturbation\": [");
+	for (size_t i = first; i < first + n; i++) {
+		const struct flaky_perturb_row *p = &ev->perturbs[i];
+
+		fprintf(f, "%s{\"perturbation\": ", i > first ? ", " : "");
+		json_string(f, p->perturbation);
+		fprintf(f, ", \"runs\": %lld, \"failures\": %lld, "
+		    "\"fail_rate\": ", (long long)p->runs,
+		    (long long)p->failures);
+		json_double(f, p->runs ? (double)p->failures /
+		    (double)p->runs : 0);
+		fputs("}", f);
+	}
+	fputs("]", f);
+}
+
+void
+evidence_perturb_line(const struct report_evidence *ev, int64_t test_id,
+    const char *dim, const char *off)
+{
+	struct flaky_buf b;
+	size_t	 first, n = evidence_perturbs(ev, test_id, &first);
+
+	/* calm runs only: nothing to compare */
+	if (n == 0 || (n == 1 && ev->perturbs[first].perturbation == NULL))
+		return;
+	flaky_buf_init(&b);
+	perturb_words(&ev->perturbs[first], n, &b);
+	printf("%s          %s%s\n", dim, flaky_buf_cstr(&b), off);
+	flaky_buf_free(&b);
 }

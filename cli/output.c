@@ -431,6 +431,8 @@ print_table(struct ctl *ctl, const struct report_head *h,
 			    msg, ctl->color ? COLOR_OFF : "");
 		}
 		print_order_line(ctl, ev, r);
+		evidence_perturb_line(ev, r->test_id, ctl->color ? COLOR_DIM :
+		    "", ctl->color ? COLOR_OFF : "");
 		print_risks_table(ctl, ev, r);
 	}
 	if (noise > 0)
@@ -587,6 +589,7 @@ print_json(const struct report_head *h, const struct report_evidence *ev,
 		else
 			printf(", \"alone\": null");
 		evidence_json_risks(stdout, ev, r);
+		evidence_json_perturbs(stdout, ev, r->test_id);
 		if (need < 0)
 			printf(", \"runs_needed\": null");
 		else
