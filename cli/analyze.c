@@ -425,6 +425,8 @@ static const struct cmd_option analyze_options[] = {
 	    "beside each run, LEVEL workers of each (default one per CPU)" },
 	{ "shuffle", 0, 'O', NULL, "shuffle the tests' order, a fresh seed "
 	    "each run, recorded (pytest, Jest, go)" },
+	{ "seed", 0, 'Q', "N", "shuffle every run with this seed (one "
+	    "recorded in runs.seed): the order of that run again" },
 	{ NULL, 0, 0, NULL, NULL }
 };
 
@@ -433,7 +435,7 @@ const struct cmd_entry cmd_analyze_entry = {
 	.usage = "analyze [--runs N] [--jobs J] [--timeout D] [--grace D] "
 	    "[--target NAME] [--junit PATH] [--fail-on TIERS] [--revision REV] "
 	    "[--capture BYTES] [--no-runner-cache] [--stress KIND[:LEVEL]] "
-	    "[--shuffle] "
+	    "[--shuffle] [--seed N] "
 	    "(DIRECTORY | [--] COMMAND...)",
 	.summary = "Rerun a test command N times, store every run, rank "
 	    "the tests.",
@@ -535,6 +537,10 @@ again:
 			break;
 		case 'O':
 			a.pt.shuffle = 1;
+			break;
+		case 'Q':
+			if (perturb_seed_option(&a.pt, optarg) < 0)
+				return EXIT_ERROR;
 			break;
 		}
 	}

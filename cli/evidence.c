@@ -61,12 +61,15 @@ evidence_load(struct report_evidence *ev, struct flaky_store *s,
 		ev->risks = NULL;
 		ev->nrisks = 0;
 	}
-	if (flaky_store_perturb_stats(s, q, &ev->perturbs, &ev->nperturbs,
+	if (flaky_store_perturb_stats(s, q, 0, &ev->perturbs, &ev->nperturbs,
 	    err, sizeof err) < 0) {
 		fprintf(stderr, "flakyctl: perturbations: %s\n", err);
 		ev->perturbs = NULL;
 		ev->nperturbs = 0;
 	}
+	if (flaky_stress_sigs(ev->sigs, ev->nsigs, ev->perturbs,
+	    ev->nperturbs) < 0)
+		fprintf(stderr, "flakyctl: out of memory\n");
 }
 
 void
@@ -213,26 +216,64 @@ perturb_words(const struct flaky_perturb_row *v, size_t n,
 		    (long long)v[i].failures, (long long)v[i].runs);
 }
 
+/* A JSON array of rates per perturbation. */
+static void
+json_perturbs(FILE *f, const struct flaky_perturb_row *v, size_t n)
+{
+	fprintf(f, ", \"by_perturbation\": [");
+	for (size_t i = 0; i < n; i++) {
+		fprintf(f, "%s{\"perturbation\": ", i ? ", " : "");
+		json_string(f, v[i].perturbation);
+		fprintf(f, ", \"runs\": %lld, \"failures\": %lld, "
+		    "\"fail_rate\": ", (long long)v[i].runs,
+		    (long long)v[i].failures);
+		json_double(f, v[i].runs ? (double)v[i].failures /
+		    (double)v[i].runs : 0);
+		fputs("}", f);
+	}
+	fputs("]", f);
+}
+
 void
 evidence_json_perturbs(FILE *f, const struct report_evidence *ev,
     int64_t test_id)
 {
 	size_t	 first, n = evidence_perturbs(ev, test_id, &first);
 
-	fprintf(f, ", \"by_perturbation\": [");
-	for (size_t i = first; i < first + n; i++) {
-		const struct flaky_perturb_row *p = &ev->perturbs[i];
+	json_perturbs(f, n ? &ev->perturbs[first] : NULL, n);
+}
 
-		fprintf(f, "%s{\"perturbation\": ", i > first ? ", " : "");
-		json_string(f, p->perturbation);
-		fprintf(f, ", \"runs\": %lld, \"failures\": %lld, "
-		    "\"fail_rate\": ", (long long)p->runs,
-		    (long long)p->failures);
-		json_double(f, p->runs ? (double)p->failures /
-		    (double)p->runs : 0);
-		fputs("}", f);
+void
+diag_stress_words(const struct flaky_diagnosis *d, struct flaky_buf *b)
+{
+	if (d->nperturbs == 0 || (d->nperturbs == 1 &&
+	    d->perturbs[0].perturbation == NULL))
+		return;
+	perturb_words(d->perturbs, d->nperturbs, b);
+	if (d->stress.perturbation != NULL)
+		flaky_buf_printf(b, "; fails more under %s (Fisher p = %.2g)",
+		    d->stress.perturbation, d->stress.p);
+}
+
+void
+diag_json_stress(FILE *f, const struct flaky_diagnosis *d)
+{
+	const struct flaky_stress_evidence *e = &d->stress;
+
+	json_perturbs(f, d->perturbs, d->nperturbs);
+	fprintf(f, ", \"stress\": ");
+	if (e->perturbation == NULL) {
+		fputs("null", f);
+		return;
 	}
-	fputs("]", f);
+	fprintf(f, "{\"perturbation\": ");
+	json_string(f, e->perturbation);
+	fprintf(f, ", \"runs\": %lld, \"failures\": %lld, \"calm_runs\": "
+	    "%lld, \"calm_failures\": %lld, \"p\": ", (long long)e->runs,
+	    (long long)e->failures, (long long)e->calm_runs,
+	    (long long)e->calm_failures);
+	json_double(f, e->p);
+	fprintf(f, ", \"race\": %s}", d->stress_race ? "true" : "false");
 }
 
 void

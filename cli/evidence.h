@@ -64,5 +64,10 @@ void	 evidence_json_perturbs(FILE *, const struct report_evidence *,
 /* The table's line under a row with rates per perturbation, if any. */
 void	 evidence_perturb_line(const struct report_evidence *, int64_t,
 	    const char *dim, const char *off);
+/* "2% calm (1/50), 31% under cpu:2 (15/48); fails more under cpu:2
+ * (Fisher p = 2e-05)": nothing when the test had only calm runs. */
+void	 diag_stress_words(const struct flaky_diagnosis *, struct flaky_buf *);
+/* The JSON members by_perturbation and stress of a diagnosis. */
+void	 diag_json_stress(FILE *, const struct flaky_diagnosis *);
 
 #endif

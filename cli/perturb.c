@@ -51,8 +51,13 @@ new_seed(struct perturb *p)
 {
 	uint32_t v;
 
-	if (getrandom(&v, sizeof v, 0) != sizeof v)
+	if (p->fixed_seed == NULL && getrandom(&v, sizeof v, 0) != sizeof v)
 		v = (uint32_t)time(NULL) ^ (p->seeds * 2654435761u);
+	if (p->fixed_seed != NULL) {
+		snprintf(p->seed, sizeof p->seed, "%s", p->fixed_seed);
+		p->seeds++;
+		return;
+	}
 	v &= 0x7fffffff;
 	snprintf(p->seed, sizeof p->seed, "%u", v ? v : 1);
 	p->seeds++;
@@ -101,4 +106,48 @@ perturb_free(struct perturb *p)
 {
 	perturb_idle(p);
 	perturb_started(p);
+}
+
+int
+perturb_seed_option(struct perturb *p, const char *arg)
+{
+	long long v;
+
+	if (flaky_parse_int(arg, 1, 0x7fffffff, &v) < 0) {
+		ctl_usage_error("analyze", "--seed: expected a number from 1 "
+		    "to 2147483647 (a seed runs.seed recorded), got '%s'",
+		    arg);
+		return -1;
+	}
+	p->fixed_seed = arg;
+	p->shuffle = 1;
+	return 0;
+}
+
+void
+perturb_replay(const char *runner, const char *command, const char *dir,
+    const char *seed, struct flaky_buf *b)
+{
+	const char *r = runner ? runner : "";
+
+	if (dir != NULL) {
+		flaky_buf_adds(b, "cd '");
+		for (const char *c = dir; *c; c++) {
+			if (*c == '\'')
+				flaky_buf_adds(b, "'\\''");
+			else
+				flaky_buf_addc(b, *c);
+		}
+		flaky_buf_adds(b, "' && ");
+	}
+	if (strncmp(r, "pytest", 6) == 0)
+		flaky_buf_printf(b, "%s -p random_order --random-order-seed=%s",
+		    command, seed);
+	else if (strncmp(r, "jest", 4) == 0)
+		flaky_buf_printf(b, "%s --randomize --seed=%s", command, seed);
+	else if (strncmp(r, "go", 2) == 0)
+		flaky_buf_printf(b, "%s -shuffle=%s", command, seed);
+	else
+		flaky_buf_printf(b, "flakyctl analyze --runs 1 --seed %s -- %s",
+		    seed, command);
 }

@@ -70,12 +70,13 @@ grow(void **v, size_t n, size_t *cap, size_t sz)
 	"WHERE ru.kind = 'suite' AND ru.incomplete IS NULL " \
 	"AND +ru.id BETWEEN ?1 AND ?2 " \
 	"AND ru.started_ms >= ?4 AND ru.started_ms < ?5 " \
+	"AND (?6 = 0 OR r.test_id = ?6) " \
 	"GROUP BY r.test_id, ru.perturbation " \
 	"ORDER BY r.test_id, ru.perturbation IS NOT NULL, ru.perturbation"
 
 int
 flaky_store_perturb_stats(struct flaky_store *s, const struct flaky_query *q,
-    struct flaky_perturb_row **ret, size_t *ret_n, char *err, size_t errlen)
+    int64_t test_id, struct flaky_perturb_row **ret, size_t *ret_n, char *err, size_t errlen)
 {
 	struct flaky_perturb_row *v = NULL, *row;
 	sqlite3_stmt	*st = NULL;
@@ -88,6 +89,7 @@ flaky_store_perturb_stats(struct flaky_store *s, const struct flaky_query *q,
 	    SQLITE_OK)
 		return store_sql_error(s, err, errlen, "reading perturbations");
 	bind_window(st, q);
+	sqlite3_bind_int64(st, 6, test_id > 0 ? test_id : 0);
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		if (sqlite3_column_int64(st, 2) == 0)
 			continue;

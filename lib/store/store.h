@@ -216,8 +216,8 @@ void	 flaky_alone_rows_free(struct flaky_alone_row *, size_t);
 /* Issue 18: a test's rate per perturbation ("2% calm, 31% under
  * cpu:2"), from the raw results of the window's complete suite runs, for
  * the targets with a perturbed run in the window only (none: no rows, at
- * the cost of one look at the runs). Sorted by test id, calm first, then
- * by perturbation. */
+ * the cost of one look at the runs); test_id > 0: that test only. Sorted
+ * by test id, calm first, then by perturbation. */
 struct flaky_perturb_row {
 	int64_t		 test_id;
 	char		*perturbation;	/* NULL: calm */
@@ -225,7 +225,8 @@ struct flaky_perturb_row {
 	int64_t		 failures;	/* fail, error */
 };
 int	 flaky_store_perturb_stats(struct flaky_store *,
-	    const struct flaky_query *, struct flaky_perturb_row **ret,
+	    const struct flaky_query *, int64_t test_id,
+	    struct flaky_perturb_row **ret,
 	    size_t *ret_n, char *err, size_t errlen);
 void	 flaky_perturb_rows_free(struct flaky_perturb_row *, size_t);
 /* The newest failing runs of a test in the window that had an order seed
