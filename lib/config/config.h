@@ -65,6 +65,7 @@ struct flaky_target {
 	int64_t		 confirm_budget_ms; /* per trigger, default 10m */
 	int		 scan;		/* default 0 */
 	char		*junit;		/* as written (under dir), or NULL */
+	char		*stress;	/* "cpu:2" beside each run, or NULL */
 	int		 line;		/* where the target starts, 1-based */
 };
 

@@ -12,6 +12,7 @@
 
 #include <sqlite3.h>
 
+#include "config/config.h"
 #include "diagnose/diagnose.h"
 #include "run/run.h"
 #include "store/store.h"
@@ -386,6 +387,35 @@ START_TEST(migrate)
 }
 END_TEST
 
+/* stress: for a target in the YAML, checked as analyze checks it. */
+START_TEST(config_stress)
+{
+	static const char good[] = "targets:\n  - name: a\n"
+	    "    command: [sh]\n    stress: cpu:2\n  - name: b\n"
+	    "    command: [sh]\n";
+	static const char *const bad[] = { "gpu", "cpu:0", "io:x", "all:65",
+	    "\"\"" };
+	struct flaky_config *cfg;
+	char	 buf[256], err[512];
+
+	ck_assert_msg(flaky_config_parse_buffer("x.yaml", good,
+	    sizeof good - 1, FLAKY_CONFIG_NO_FS_CHECKS, &cfg, err,
+	    sizeof err) == 0, "%s", err);
+	ck_assert_str_eq(cfg->targets[0].stress, "cpu:2");
+	ck_assert_ptr_null(cfg->targets[1].stress);
+	flaky_config_free(cfg);
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		snprintf(buf, sizeof buf, "targets:\n  - name: a\n"
+		    "    command: [sh]\n    stress: %s\n", bad[i]);
+		ck_assert_int_eq(flaky_config_parse_buffer("x.yaml", buf,
+		    strlen(buf), FLAKY_CONFIG_NO_FS_CHECKS, &cfg, err,
+		    sizeof err), -EINVAL);
+		ck_assert_msg(strstr(err, "x.yaml:4:13: stress: expected cpu, "
+		    "memory, io or all") != NULL, "%s", err);
+	}
+}
+END_TEST
+
 int
 main(void)
 {
@@ -402,6 +432,7 @@ main(void)
 	tcase_add_test(tc, stress_evidence);
 	tcase_add_test(tc, store_rates_and_seeds);
 	tcase_add_test(tc, migrate);
+	tcase_add_test(tc, config_stress);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
