@@ -21,6 +21,7 @@
 #include "diag.h"
 #include "output.h"
 #include "progress.h"
+#include "perturb.h"
 #include "pipeline/pipeline.h"
 #include "run_why.h"
 #include "stats/stats.h"
@@ -71,6 +72,7 @@ struct analyze {
 	struct flaky_settle	 settle;
 	int64_t			 budget_ms, budget_end_us;	/* --budget */
 	const char		*stopped;	/* why the runs stopped */
+	struct perturb		 pt;		/* --stress, --shuffle */
 };
 
 static void	launch(struct analyze *);
@@ -218,6 +220,8 @@ run_ended(struct flaky_run *run, void *job_arg, void *arg)
 	run_why_note(&a->why, a->finished, &run->rec);
 	settle_ended(a, run);
 	launch(a);
+	if (a->running == 0)
+		perturb_idle(&a->pt);
 	if (run->rec.incomplete != NULL) {
 		if (a->incomplete++ == 0)
 			a->incomplete_why = xstrdup(run->rec.incomplete);
@@ -266,6 +270,7 @@ launch(struct analyze *a)
 {
 	struct flaky_run *run;
 	char		 err[1024];
+	int		 rc;
 
 	if (a->budget_end_us > 0 && flaky_mono_us() >= a->budget_end_us &&
 	    !a->stopping) {
@@ -275,8 +280,10 @@ launch(struct analyze *a)
 	while (!a->stopping && a->started < a->runs && a->running < a->jobs) {
 		a->started++;
 		a->job.spec.more = a->runs - a->started;
-		if (flaky_pipeline_start(a->pl, &a->job, &run, err,
-		    sizeof err) < 0) {
+		perturb_job(&a->pt, &a->job, a->job.spec.dir);
+		rc = flaky_pipeline_start(a->pl, &a->job, &run, err, sizeof err);
+		perturb_started(&a->pt);
+		if (rc < 0) {
 			/* Recorded as an error run; no point in more. */
 			log_warnx("%s", err);
 			a->finished++;
@@ -401,6 +408,13 @@ static const struct cmd_option analyze_options[] = {
 	    "200)" },
 	{ "budget", 0, 'B', "D", "start no run after D (10m, 1h), and stop "
 	    "the ones in flight then (default none)" },
+	{ "stress", 0, 'S', "KIND[:LEVEL]", "cpu, memory, io or all load "
+	    "beside each run, LEVEL workers of each (default one per CPU)" },
+	{ "shuffle", 0, 'O', NULL, "shuffle the tests' order, a fresh seed "
+	    "each run, recorded (pytest, Jest, go)" },
+	{ "seed", 0, 'Q', "N", "shuffle every run with this seed (one "
+	    "recorded in runs.seed): the order of that run again (default "
+	    "none)" },
 	{ NULL, 0, 0, NULL, NULL }
 };
 
@@ -409,7 +423,8 @@ const struct cmd_entry cmd_analyze_entry = {
 	.usage = "analyze [--runs N] [--jobs J] [--timeout D] [--grace D] "
 	    "[--target NAME] [--junit PATH] [--fail-on TIERS] [--revision REV] "
 	    "[--capture BYTES] [--no-runner-cache] [--wide] [--until-settled "
-	    "[--max-runs N]] [--budget D] "
+	    "[--max-runs N]] [--budget D] [--stress KIND[:LEVEL]] [--shuffle] "
+	    "[--seed N] "
 	    "(DIRECTORY | [--] COMMAND...)",
 	.summary = "Rerun a test command N times, store every run, rank "
 	    "the tests.",
@@ -519,6 +534,17 @@ again:
 			    &a.runs, &a.budget_ms, &runs_set) < 0)
 				return EXIT_ERROR;
 			break;
+		case 'S':
+			if (perturb_stress_option(&a.pt, optarg) < 0)
+				return EXIT_ERROR;
+			break;
+		case 'O':
+			a.pt.shuffle = 1;
+			break;
+		case 'Q':
+			if (perturb_seed_option(&a.pt, optarg) < 0)
+				return EXIT_ERROR;
+			break;
 		}
 	}
 	if (c < 0)
@@ -557,7 +583,8 @@ again:
 	}
 	if (getcwd(cwd, sizeof cwd) == NULL)
 		fatal("getcwd");
-	if (prepare_command(dir_arg, argv, &copts, &cmd) < 0)
+	if (prepare_command(dir_arg, argv, &copts, &cmd) < 0 ||
+	    perturb_check(&a.pt, &cmd) < 0)
 		goto out;
 	a.job.spec.argv = cmd.argv;
 	a.job.spec.envp = cmd.envp;
@@ -722,6 +749,7 @@ out:
 	flaky_classifier_free(a.cls);
 	tally_free(&a);
 	flaky_settle_free(&a.settle);
+	perturb_free(&a.pt);
 	free(a.live);
 	free(a.incomplete_why);
 	run_why_free(&a.why);

@@ -342,6 +342,14 @@ diag_evidence(const struct flaky_diagnosis *d, struct flaky_buf *b)
 		    (long long)d->order.n_without);
 		return;
 	}
+	if (d->stress_race) {
+		flaky_buf_printf(b, "fails in %lld of %lld runs under %s "
+		    "stress, %lld of %lld calm (Fisher p = %.2g)",
+		    (long long)d->stress.failures, (long long)d->stress.runs,
+		    d->stress.perturbation, (long long)d->stress.calm_failures,
+		    (long long)d->stress.calm_runs, d->stress.p);
+		return;
+	}
 	if (d->depends_on != NULL) {
 		flaky_buf_printf(b, "fails in %lld of %lld runs where %s did "
 		    "not run before it, %lld of %lld where it did",
@@ -523,6 +531,7 @@ diag_json(FILE *f, const struct flaky_diagnosis *d, int with_failures)
 	}
 	fprintf(f, "]");
 	json_key(f, "seed", d->seed);
+	diag_json_stress(f, d);
 	json_key(f, "command", d->command);
 	json_key(f, "dir", d->dir);
 	if (with_failures) {

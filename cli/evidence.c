@@ -64,6 +64,15 @@ evidence_load(struct report_evidence *ev, struct flaky_store *s,
 		ev->risks = NULL;
 		ev->nrisks = 0;
 	}
+	if (flaky_store_perturb_stats(s, q, 0, &ev->perturbs, &ev->nperturbs,
+	    err, sizeof err) < 0) {
+		fprintf(stderr, "flakyctl: perturbations: %s\n", err);
+		ev->perturbs = NULL;
+		ev->nperturbs = 0;
+	}
+	if (flaky_stress_sigs(ev->sigs, ev->nsigs, ev->perturbs,
+	    ev->nperturbs) < 0)
+		fprintf(stderr, "flakyctl: out of memory\n");
 }
 
 void
@@ -72,6 +81,7 @@ evidence_free(struct report_evidence *ev)
 	flaky_test_sigs_free(ev->sigs, ev->nsigs);
 	flaky_risks_free(ev->risks, ev->nrisks);
 	flaky_clusters_free(&ev->clusters);
+	flaky_perturb_rows_free(ev->perturbs, ev->nperturbs);
 	memset(ev, 0, sizeof *ev);
 }
 
@@ -188,4 +198,110 @@ evidence_json_race_timing(FILE *f, const struct flaky_timing *t)
 	fprintf(f, ", \"p\": ");
 	json_double(f, t->mw_p);
 	fputs("}", f);
+}
+
+size_t
+evidence_perturbs(const struct report_evidence *ev, int64_t test_id,
+    size_t *first)
+{
+	size_t	 lo = 0, hi = ev->nperturbs, n = 0;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (ev->perturbs[mid].test_id < test_id)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	*first = lo;
+	while (lo + n < ev->nperturbs && ev->perturbs[lo + n].test_id ==
+	    test_id)
+		n++;
+	return n;
+}
+
+void
+perturb_words(const struct flaky_perturb_row *v, size_t n,
+    struct flaky_buf *b)
+{
+	for (size_t i = 0; i < n; i++)
+		flaky_buf_printf(b, "%s%.0f%% %s%s (%lld/%lld)", i ? ", " : "",
+		    v[i].runs ? 100.0 * (double)v[i].failures /
+		    (double)v[i].runs : 0.0, v[i].perturbation ? "under " :
+		    "calm", v[i].perturbation ? v[i].perturbation : "",
+		    (long long)v[i].failures, (long long)v[i].runs);
+}
+
+/* A JSON array of rates per perturbation. */
+static void
+json_perturbs(FILE *f, const struct flaky_perturb_row *v, size_t n)
+{
+	fprintf(f, ", \"by_perturbation\": [");
+	for (size_t i = 0; i < n; i++) {
+		fprintf(f, "%s{\"perturbation\": ", i ? ", " : "");
+		json_string(f, v[i].perturbation);
+		fprintf(f, ", \"runs\": %lld, \"failures\": %lld, "
+		    "\"fail_rate\": ", (long long)v[i].runs,
+		    (long long)v[i].failures);
+		json_double(f, v[i].runs ? (double)v[i].failures /
+		    (double)v[i].runs : 0);
+		fputs("}", f);
+	}
+	fputs("]", f);
+}
+
+void
+evidence_json_perturbs(FILE *f, const struct report_evidence *ev,
+    int64_t test_id)
+{
+	size_t	 first, n = evidence_perturbs(ev, test_id, &first);
+
+	json_perturbs(f, n ? &ev->perturbs[first] : NULL, n);
+}
+
+void
+diag_stress_words(const struct flaky_diagnosis *d, struct flaky_buf *b)
+{
+	if (d->nperturbs == 0 || (d->nperturbs == 1 &&
+	    d->perturbs[0].perturbation == NULL))
+		return;
+	perturb_words(d->perturbs, d->nperturbs, b);
+	if (d->stress.perturbation != NULL)
+		flaky_buf_printf(b, "; fails more under %s (Fisher p = %.2g)",
+		    d->stress.perturbation, d->stress.p);
+}
+
+void
+diag_json_stress(FILE *f, const struct flaky_diagnosis *d)
+{
+	const struct flaky_stress_evidence *e = &d->stress;
+
+	json_perturbs(f, d->perturbs, d->nperturbs);
+	fprintf(f, ", \"stress\": ");
+	if (e->perturbation == NULL) {
+		fputs("null", f);
+		return;
+	}
+	fprintf(f, "{\"perturbation\": ");
+	json_string(f, e->perturbation);
+	fprintf(f, ", \"runs\": %lld, \"failures\": %lld, \"calm_runs\": "
+	    "%lld, \"calm_failures\": %lld, \"p\": ", (long long)e->runs,
+	    (long long)e->failures, (long long)e->calm_runs,
+	    (long long)e->calm_failures);
+	json_double(f, e->p);
+	fprintf(f, ", \"race\": %s}", d->stress_race ? "true" : "false");
+}
+
+int
+evidence_perturb_words(const struct report_evidence *ev, int64_t test_id,
+    struct flaky_buf *b)
+{
+	size_t	 first, n = evidence_perturbs(ev, test_id, &first);
+
+	/* calm runs only: nothing to compare */
+	if (n == 0 || (n == 1 && ev->perturbs[first].perturbation == NULL))
+		return 0;
+	perturb_words(&ev->perturbs[first], n, b);
+	return 1;
 }

@@ -18,6 +18,8 @@ struct report_evidence {
 	struct flaky_risk	*risks;
 	size_t			 nrisks;
 	struct flaky_clusters	 clusters;	/* co-failure clusters */
+	struct flaky_perturb_row *perturbs;	/* by test id (issue 18) */
+	size_t			 nperturbs;
 };
 
 /* Load the signatures of the rows that failed (every == 0: those above
@@ -52,5 +54,26 @@ void	 evidence_json_cluster(FILE *, const struct report_evidence *,
 	    const struct flaky_test_row *);
 /* race_timing: null, or the evidence that made a test RACE by timing. */
 void	 evidence_json_race_timing(FILE *, const struct flaky_timing *);
+
+/* A row's rates per perturbation: how many, from *first on (none when
+ * its target had no perturbed run in the window). */
+size_t	 evidence_perturbs(const struct report_evidence *, int64_t test_id,
+	    size_t *first);
+/* "2% calm (1/50), 31% under cpu:2 (15/48)" */
+void	 perturb_words(const struct flaky_perturb_row *, size_t,
+	    struct flaky_buf *);
+/* The JSON member by_perturbation of a report row: [] when none. */
+void	 evidence_json_perturbs(FILE *, const struct report_evidence *,
+	    int64_t test_id);
+/* The words of the table's line under a row with rates per
+ * perturbation, appended to b: 1, or 0 (nothing) when the test had only
+ * calm runs. */
+int	 evidence_perturb_words(const struct report_evidence *, int64_t,
+	    struct flaky_buf *b);
+/* "2% calm (1/50), 31% under cpu:2 (15/48); fails more under cpu:2
+ * (Fisher p = 2e-05)": nothing when the test had only calm runs. */
+void	 diag_stress_words(const struct flaky_diagnosis *, struct flaky_buf *);
+/* The JSON members by_perturbation and stress of a diagnosis. */
+void	 diag_json_stress(FILE *, const struct flaky_diagnosis *);
 
 #endif

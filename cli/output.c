@@ -364,6 +364,7 @@ print_json(const struct report_head *h, const struct report_evidence *ev,
 			printf(", \"alone\": null");
 		evidence_json_risks(stdout, ev, r);
 		evidence_json_cluster(stdout, ev, r);
+		evidence_json_perturbs(stdout, ev, r->test_id);
 		if (need < 0)
 			printf(", \"runs_needed\": null");
 		else

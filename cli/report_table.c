@@ -275,6 +275,18 @@ put_order(struct table *t, const struct flaky_test_row *r)
 	free(line);
 }
 
+/* Under a row: its rates calm and under each stress, if it had both. */
+static void
+put_perturbs(struct table *t, const struct flaky_test_row *r)
+{
+	struct flaky_buf b;
+
+	flaky_buf_init(&b);
+	if (evidence_perturb_words(t->ev, r->test_id, &b))
+		put_note(t, flaky_buf_cstr(&b));
+	flaky_buf_free(&b);
+}
+
 /* Under a row: the co-failure cluster it belongs to, if any. */
 static void
 put_cluster(struct table *t, const struct flaky_test_row *r)
@@ -334,6 +346,7 @@ put_test(struct table *t, const struct flaky_test_row *r)
 		put_note(t, msg);
 	}
 	put_order(t, r);
+	put_perturbs(t, r);
 	put_cluster(t, r);
 	put_risks(t, r);
 }

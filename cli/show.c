@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "diag.h"
+#include "perturb.h"
 #include "stats/stats.h"
 #include "table.h"
 
@@ -63,6 +64,10 @@ print_show(const struct flaky_diagnosis *d, int full)
 		printf("%s: %s\n", d->race_timing ? "race" : "order",
 		    flaky_buf_cstr(&b));
 	}
+	flaky_buf_reset(&b);
+	diag_stress_words(d, &b);
+	if (b.len > 0)
+		printf("stress: %s\n", flaky_buf_cstr(&b));
 	if (d->nfailed == 0)
 		printf("no failure in this window\n");
 	for (size_t i = 0; i < d->nfailed; i++) {
@@ -84,6 +89,12 @@ print_show(const struct flaky_diagnosis *d, int full)
 			printf("  seed %s", x->seed);
 		printf("\n    %s  %016llx\n", x->signature ? x->signature :
 		    "UNKNOWN", (unsigned long long)x->fingerprint);
+		if (x->seed != NULL && d->command != NULL) {
+			flaky_buf_reset(&b);
+			perturb_replay(x->runner, d->command, d->dir, x->seed,
+			    &b);
+			printf("    same order: %s\n", flaky_buf_cstr(&b));
+		}
 		print_message(x->message, full ? 1000 : 12);
 	}
 	flaky_buf_free(&b);

@@ -36,6 +36,10 @@ print_triage(const struct flaky_diagnosis *d)
 	diag_timing_words(d, &b);
 	if (b.len > 0)
 		printf("  timing:      %s\n", flaky_buf_cstr(&b));
+	flaky_buf_reset(&b);
+	diag_stress_words(d, &b);
+	if (b.len > 0)
+		printf("  stress:      %s\n", flaky_buf_cstr(&b));
 	if (d->nmodes > 1)
 		printf("  modes:       %zu distinct failures (most common "
 		    "%lld times)\n", d->nmodes, (long long)d->modes[0].count);

@@ -103,6 +103,7 @@ struct job {
 	char			*revision;
 	int			 index, of;	/* of 0: a run alone */
 	struct flaky_confirm_test *ctest;	/* the test it runs alone */
+	struct flaky_stress	*stress;	/* beside its run (stress:) */
 };
 
 struct flakyd {

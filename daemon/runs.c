@@ -175,6 +175,7 @@ job_free(struct job *j)
 {
 	if (j == NULL)
 		return;
+	flaky_stress_stop(j->stress);
 	free(j->target);
 	free(j->revision);
 	free(j);
@@ -208,6 +209,26 @@ sweep_cb(evutil_socket_t fd, short what, void *arg)
 		evtimer_add(d->sweep_ev, &tv);
 	} else
 		d->sweeps = 0;
+}
+
+/* The target's stress: beside the job's run, stopped when the job is
+ * freed (its run ended); recorded as the run's perturbation. */
+static void
+job_stress(struct trigger *tr, struct job *j, struct flaky_job *job,
+    struct flaky_stress_spec *spec)
+{
+	char	 err[256];
+
+	if (tr->def->stress == NULL)
+		return;
+	if (flaky_stress_parse(tr->def->stress, spec, err, sizeof err) < 0 ||
+	    flaky_stress_start(spec, tr->def->dir, &j->stress, err,
+	    sizeof err) < 0) {
+		log_warnx("target %s: stress: %s (the run is calm)",
+		    tr->ts->name, err);
+		return;
+	}
+	job->perturbation = spec->name;
 }
 
 /* Start a job's run through the pipeline, which writes its start row.
@@ -500,6 +521,7 @@ pl_error(int code, const char *err, size_t waiting, void *arg)
 static void
 trigger_next_ev(evutil_socket_t fd, short what, void *arg)
 {
+	struct flaky_stress_spec spec;
 	struct trigger	*tr = arg;
 	struct flakyd	*d = flakyd;
 	struct flaky_job job;
@@ -546,6 +568,7 @@ trigger_next_ev(evutil_socket_t fd, short what, void *arg)
 	job.runner_version = tr->runner_version;
 	job.revision = j->revision;
 	job.arg = j;
+	job_stress(tr, j, &job, &spec);
 	if (job_start(d, tr, j, &job) < 0)
 		trigger_end(tr);
 }

@@ -71,6 +71,7 @@ struct flaky_target {
 					 * failing test's tier is settled,
 					 * runs: is then a maximum */
 	char		*junit;		/* as written (under dir), or NULL */
+	char		*stress;	/* "cpu:2" beside each run, or NULL */
 	int		 line;		/* where the target starts, 1-based */
 };
 

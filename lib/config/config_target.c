@@ -48,13 +48,42 @@ check_command(struct ctx *c, struct flaky_target *t, const yaml_node_t *n)
 static const char *const target_keys[] = {
 	"name", "command", "dir", "schedule", "runs", "timeout", "env",
 	"jitter", "overlap", "catch_up", "isolate", "revision", "confirm",
-	"scan", "junit", "confirm_budget", "until_settled",
+	"scan", "junit", "confirm_budget", "until_settled", "stress",
 };
 enum {
 	T_NAME, T_COMMAND, T_DIR, T_SCHEDULE, T_RUNS, T_TIMEOUT, T_ENV,
 	T_JITTER, T_OVERLAP, T_CATCH_UP, T_ISOLATE, T_REVISION, T_CONFIRM,
-	T_SCAN, T_JUNIT, T_CONFIRM_BUDGET, T_UNTIL_SETTLED, T_NKEYS
+	T_SCAN, T_JUNIT, T_CONFIRM_BUDGET, T_UNTIL_SETTLED, T_STRESS,
+	T_NKEYS
 };
+
+/* stress: cpu, memory, io or all, with :LEVEL (1 to 64) (issue 18; the
+ * daemon hands it to flaky_stress_parse, which config cannot use: run
+ * depends on config through the store). */
+static int
+parse_stress(struct ctx *c, struct flaky_target *t, const yaml_node_t *n)
+{
+	static const char *const kinds[] = { "cpu", "memory", "io", "all" };
+	const char	*colon;
+	size_t		 len;
+	long long	 level;
+	char		 gotbuf[80];
+	int		 r, ok = 0;
+
+	if ((r = cfg_get_str(c, n, "stress", "cpu, memory, io or all with "
+	    "an optional :LEVEL", &t->stress)) < 0)
+		return r;
+	colon = strchr(t->stress, ':');
+	len = colon ? (size_t)(colon - t->stress) : strlen(t->stress);
+	for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++)
+		ok |= strlen(kinds[i]) == len &&
+		    strncmp(t->stress, kinds[i], len) == 0;
+	if (!ok || (colon != NULL && flaky_parse_int(colon + 1, 1, 64,
+	    &level) < 0))
+		return cfg_err(c, n, "stress: expected cpu, memory, io or all, "
+		    "with an optional :LEVEL (1 to 64), got %s", GOT(n));
+	return 0;
+}
 
 /* command: a list is argv, a string is /bin/sh -c STRING. */
 static int
@@ -299,6 +328,8 @@ cfg_parse_target(struct ctx *c, const yaml_node_t *n, struct flaky_target *t)
 	if (v[T_JUNIT] != NULL && (r = cfg_get_str(c, v[T_JUNIT], "junit",
 	    "the path of a JUnit XML file", &t->junit)) < 0)
 		return r;
+	if (v[T_STRESS] != NULL && (r = parse_stress(c, t, v[T_STRESS])) < 0)
+		return r;
 
 	if (c->flags & FLAKY_CONFIG_NO_FS_CHECKS)
 		return 0;
@@ -340,4 +371,5 @@ cfg_target_free(struct flaky_target *t)
 	free(t->isolate);
 	free(t->revision);
 	free(t->junit);
+	free(t->stress);
 }

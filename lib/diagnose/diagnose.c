@@ -211,6 +211,29 @@ cmp_by_target(const void *a, const void *b)
 	return x->id < y->id ? -1 : x->id > y->id;
 }
 
+/* The test's rates per perturbation, and RACE when it fails more under
+ * stress and nothing more specific (its order, a message) says why. */
+static int
+diagnose_stress(struct flaky_store *s, const struct flaky_query *q,
+    struct flaky_diagnosis *d, char *err, size_t errlen)
+{
+	int	 r;
+
+	if ((r = flaky_store_perturb_stats(s, q, d->test_id, &d->perturbs,
+	    &d->nperturbs, err, errlen)) < 0)
+		return r;
+	if (!flaky_stress_sensitive(d->perturbs, d->nperturbs, &d->stress))
+		return 0;
+	if (d->signature != NULL && d->polluter == NULL &&
+	    d->depends_on == NULL && !d->passes_alone && !d->fails_alone &&
+	    strcmp(flaky_stress_signature(d->signature), d->signature) != 0) {
+		d->signature = flaky_stress_signature(d->signature);
+		d->stress_race = 1;
+		d->race_timing = 0;
+	}
+	return 0;
+}
+
 /* Diagnose n tests, one pass per target and chunk of tests. */
 int
 flaky_diagnose_tests(struct flaky_store *s, const int64_t *ids, size_t n,
@@ -279,6 +302,9 @@ flaky_diagnose_tests(struct flaky_store *s, const int64_t *ids, size_t n,
 			goto fail;
 		i += k;
 	}
+	for (size_t i = 0; i < n; i++)
+		if ((r = diagnose_stress(s, q, ret[i], err, errlen)) < 0)
+			goto fail;
 	free(b);
 	flaky_test_refs_free(refs, nrefs);
 	return 0;

@@ -33,6 +33,29 @@
 #define FLAKY_TIMING_MIN	5
 #define FLAKY_TIMING_ALPHA	1e-3
 
+/* Stress (issue 18): a test fails more under a perturbation than calm
+ * when its stressed rate is at least FLAKY_STRESS_RATIO times the calm one
+ * and a one-sided Fisher test gives p below FLAKY_STRESS_ALPHA (with at
+ * least FLAKY_STRESS_MIN_FAILS failures under it): evidence for RACE (an
+ * UNKNOWN signature becomes RACE) or for a TIMEOUT it already has. */
+#define FLAKY_STRESS_ALPHA	1e-3
+#define FLAKY_STRESS_RATIO	2.0
+#define FLAKY_STRESS_MIN_FAILS	3
+struct flaky_stress_evidence {
+	const char	*perturbation;	/* the worst; NULL: not sensitive */
+	int64_t		 calm_runs, calm_failures;
+	int64_t		 runs, failures;	/* under it */
+	double		 p;
+};
+/* The evidence from a test's rows per perturbation (calm first): 1 when
+ * it fails more under stress (ev filled; perturbation points into v),
+ * else 0. */
+int	 flaky_stress_sensitive(const struct flaky_perturb_row *, size_t,
+	    struct flaky_stress_evidence *);
+/* The signature with that evidence: UNKNOWN (or none) becomes RACE,
+ * anything else stays. */
+const char *flaky_stress_signature(const char *signature);
+
 /* Order dependence: failures of a victim against whether a candidate ran
  * before it in the same run. Either direction: it fails after a polluter,
  * or it fails unless a set-up test (the provider) ran first. */
@@ -160,6 +183,11 @@ struct flaky_diagnosis {
 	 * is order dependence too (it relies on a test that ran first). */
 	double		 alone_pass_p;	/* all passes in the suite by chance */
 	int		 fails_alone;
+	/* issue 18: the rate per perturbation, and the stress evidence */
+	struct flaky_perturb_row *perturbs;
+	size_t		 nperturbs;
+	struct flaky_stress_evidence stress;
+	int		 stress_race;	/* RACE because of stress */
 };
 
 /* The trigger flakyctl confirm records; what makes a run alone is its kind
@@ -200,7 +228,13 @@ struct flaky_test_sig {
 	char		*depends_on;	/* NULL: none found */
 	int		 race_timing;	/* RACE from timing (below) */
 	struct flaky_timing timing;	/* read for UNKNOWN ones only */
+	int		 stress_race;	/* RACE from stress (issue 18) */
 };
+/* Make the UNKNOWN signatures of tests that fail more under stress RACE
+ * (sigs sorted by test id, perturbs as flaky_store_perturb_stats gives
+ * them); -ENOMEM. */
+int	 flaky_stress_sigs(struct flaky_test_sig *, size_t,
+	    const struct flaky_perturb_row *, size_t);
 int	 flaky_test_signatures(struct flaky_store *, const struct flaky_query *,
 	    const int64_t *ids, size_t nids, const int64_t *victims,
 	    size_t nvictims, struct flaky_test_sig **ret, size_t *ret_n,

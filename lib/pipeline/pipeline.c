@@ -25,6 +25,7 @@ struct item {
 	struct flaky_run	*run;
 	char			*trigger, *revision, *error, *version;
 	char			*evidence_only;	/* the job's, or NULL */
+	char			*perturbation, *seed;
 	int64_t			 target_id;
 	int			 kind;
 	void			*job_arg;
@@ -87,6 +88,8 @@ item_free(struct item *it)
 	free(it->error);
 	free(it->version);
 	free(it->evidence_only);
+	free(it->perturbation);
+	free(it->seed);
 	free(it);
 }
 
@@ -364,6 +367,8 @@ item_bind(struct item *it)
 	it->run->rec.kind = it->kind;
 	it->run->rec.trigger = it->trigger;
 	it->run->rec.revision = it->revision;
+	it->run->rec.perturbation = it->perturbation;
+	it->run->rec.seed = it->seed;
 }
 
 int
@@ -377,8 +382,11 @@ flaky_pipeline_start(struct flaky_pipeline *pl, const struct flaky_job *job,
 	if ((it = item_new(pl, job->target_id, job->kind, job->trigger,
 	    job->revision, job->arg)) == NULL)
 		return flaky_error(err, errlen, ENOMEM, "out of memory");
-	if (job->evidence_only != NULL &&
-	    (it->evidence_only = strdup(job->evidence_only)) == NULL) {
+	if ((job->evidence_only != NULL &&
+	    (it->evidence_only = strdup(job->evidence_only)) == NULL) ||
+	    (job->perturbation != NULL && (it->perturbation =
+	    strdup(job->perturbation)) == NULL) || (job->seed != NULL &&
+	    (it->seed = strdup(job->seed)) == NULL)) {
 		item_free(it);
 		return flaky_error(err, errlen, ENOMEM, "out of memory");
 	}

@@ -70,6 +70,10 @@ struct flaky_job {
 	 * code the target runs); stored as runs.incomplete, so the results
 	 * are kept as evidence only. NULL: they count. */
 	const char		*evidence_only;
+	/* Issue 18: the stress beside the run ("cpu:2"; NULL: calm) and
+	 * the order seed passed to the runner (NULL: not shuffled). */
+	const char		*perturbation;
+	const char		*seed;
 	void			*arg;		/* for the callbacks */
 };
 

@@ -658,9 +658,58 @@ flaky_command_complete(char *const *argv, char *const *envp,
 	return 0;
 }
 
+/* The runner's shuffling with seed (run.h): pytest through
+ * PYTEST_ADDOPTS (a `sh -c` pytest reads it too), Jest and go in argv,
+ * before a "--" or go's -args. */
+int
+flaky_command_shuffle(const struct flaky_command *c, const char *seed,
+    char ***argv, char ***envp, char *err, size_t errlen)
+{
+	struct cmd_vec	 a, e;
+	char		 opt[96];
+	const char	*r = c->runner ? c->runner : "";
+	size_t		 at;
+
+	*argv = *envp = NULL;
+	memset(&a, 0, sizeof a);
+	memset(&e, 0, sizeof e);
+	if (strcmp(r, "pytest") && strcmp(r, "jest") && strcmp(r, "go"))
+		return flaky_error(err, errlen, ENOTSUP, "--shuffle: %s%s "
+		    "cannot shuffle its tests' order (pytest with "
+		    "pytest-random-order, Jest and go test can)", *r ? r :
+		    "the command's runner", *r ? "" : " (not recognized)");
+	for (size_t i = 0; c->argv[i] != NULL; i++)
+		cmd_vec_add(&a, c->argv[i]);
+	for (size_t i = 0; c->envp != NULL && c->envp[i] != NULL; i++)
+		cmd_vec_add(&e, c->envp[i]);
+	if (strcmp(r, "pytest") == 0) {
+		snprintf(opt, sizeof opt, "-p random_order "
+		    "--random-order-seed=%s", seed);
+		env_addopts(&e, opt);
+	} else if (strcmp(r, "jest") == 0) {
+		snprintf(opt, sizeof opt, "--seed=%s", seed);
+		at = insert_at(&a, 1);
+		cmd_vec_insert(&a, at, opt);
+		cmd_vec_insert(&a, at, "--randomize");
+	} else {
+		snprintf(opt, sizeof opt, "-shuffle=%s", seed);
+		for (at = 1; at < a.n && strcmp(a.v[at], "-args"); at++)
+			;
+		cmd_vec_insert(&a, at, opt);
+	}
+	if ((*argv = cmd_vec_steal(&a)) == NULL ||
+	    (*envp = cmd_vec_steal(&e)) == NULL) {
+		flaky_command_free_vec(*argv);
+		cmd_vec_free(&e);
+		*argv = NULL;
+		return flaky_error(err, errlen, ENOMEM, "out of memory");
+	}
+	return 0;
+}
+
 /* Frees a NULL-terminated vector. */
-static void
-free_vec(char **v)
+void
+flaky_command_free_vec(char **v)
 {
 	for (size_t i = 0; v != NULL && v[i] != NULL; i++)
 		free(v[i]);
@@ -673,8 +722,8 @@ flaky_command_clear(struct flaky_command *c)
 {
 	if (c == NULL)
 		return;
-	free_vec(c->argv);
-	free_vec(c->envp);
+	flaky_command_free_vec(c->argv);
+	flaky_command_free_vec(c->envp);
 	free(c->dir);
 	free(c->runner);
 	free(c->note);

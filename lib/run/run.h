@@ -187,8 +187,39 @@ int	 flaky_command_detect(const char *path, char *const *envp,
  * "Python 3.11". malloc'd, or NULL. pytest prints its own. */
 char	*flaky_runner_version(const struct flaky_command *, const char *dir);
 
+/* The command of one shuffled run (issue 18): the runner's own shuffling
+ * given seed (pytest-random-order through PYTEST_ADDOPTS, Jest --randomize
+ * --seed, go test -shuffle). *argv and *envp are new copies of cmd's with
+ * it added (free with flaky_command_free_vec). -ENOTSUP with err filled
+ * when the runner cannot shuffle (unittest, TAP, an unrecognized command);
+ * -ENOMEM. */
+int	 flaky_command_shuffle(const struct flaky_command *, const char *seed,
+	    char ***argv, char ***envp, char *err, size_t errlen);
+void	 flaky_command_free_vec(char **);
+
 /* Frees what a flaky_command holds (not the struct); NULL-safe. */
 void	 flaky_command_clear(struct flaky_command *);
+
+/* Stress beside a run (issue 18, lib/run/stress.c): our own threads
+ * load the CPU, memory or disk while a run runs. */
+#define FLAKY_STRESS_CPU	1
+#define FLAKY_STRESS_MEMORY	2
+#define FLAKY_STRESS_IO		4
+struct flaky_stress_spec {
+	int		 kinds;		/* FLAKY_STRESS_* */
+	int		 level;		/* workers of each kind */
+	char		 name[32];	/* "cpu:2": runs.perturbation */
+};
+struct flaky_stress;
+/* "cpu", "memory", "io" or "all", with ":LEVEL" (1 to 64 workers of each
+ * kind; default the online CPUs). 0 or -EINVAL with err filled. */
+int	 flaky_stress_parse(const char *, struct flaky_stress_spec *,
+	    char *err, size_t errlen);
+/* Start the workers; io writes an unlinked file in dir (NULL: /tmp). */
+int	 flaky_stress_start(const struct flaky_stress_spec *, const char *dir,
+	    struct flaky_stress **ret, char *err, size_t errlen);
+/* Stop and join the workers; NULL-safe. */
+void	 flaky_stress_stop(struct flaky_stress *);
 
 /* One run of a target, end to end: spawn, parse both streams as they
  * arrive (and a JUnit file after), hand back a record and results ready for

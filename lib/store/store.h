@@ -69,6 +69,9 @@ struct flaky_run_record {
 	size_t		 err_len;
 	const char	*error;		/* why it could not start, warning */
 	const char	*content_hash;	/* ingest: idempotence key */
+	const char	*perturbation;	/* "cpu:2" (issue 18); NULL: calm */
+	const char	*seed;		/* the order seed given; NULL: the
+					 * one the runner printed, if any */
 };
 
 int	 flaky_store_open(const char *path, int flags,
@@ -209,6 +212,36 @@ int	 flaky_store_alone_stats(struct flaky_store *,
 	    const struct flaky_query *, struct flaky_alone_row **ret,
 	    size_t *ret_n, char *err, size_t errlen);
 void	 flaky_alone_rows_free(struct flaky_alone_row *, size_t);
+
+/* Issue 18: a test's rate per perturbation ("2% calm, 31% under
+ * cpu:2"), from the raw results of the window's complete suite runs, for
+ * the targets with a perturbed run in the window only (none: no rows, at
+ * the cost of one look at the runs); test_id > 0: that test only. Sorted
+ * by test id, calm first, then by perturbation. */
+struct flaky_perturb_row {
+	int64_t		 test_id;
+	char		*perturbation;	/* NULL: calm */
+	int64_t		 runs;		/* pass, fail, error, xpass */
+	int64_t		 failures;	/* fail, error */
+};
+int	 flaky_store_perturb_stats(struct flaky_store *,
+	    const struct flaky_query *, int64_t test_id,
+	    struct flaky_perturb_row **ret,
+	    size_t *ret_n, char *err, size_t errlen);
+void	 flaky_perturb_rows_free(struct flaky_perturb_row *, size_t);
+/* The newest failing runs of a test in the window that had an order seed
+ * (at most max), newest first: what `show` offers to replay. */
+struct flaky_seed_row {
+	int64_t		 run_id;
+	char		*seed;
+	char		*perturbation;	/* NULL: calm */
+	int64_t		 started_ms;
+};
+int	 flaky_store_failing_seeds(struct flaky_store *,
+	    const struct flaky_query *, int64_t test_id, size_t max,
+	    struct flaky_seed_row **ret, size_t *ret_n, char *err,
+	    size_t errlen);
+void	 flaky_seed_rows_free(struct flaky_seed_row *, size_t);
 
 /* The kinds of q, FLAKY_KINDS_DEFAULT for 0. */
 unsigned flaky_query_kinds(const struct flaky_query *);

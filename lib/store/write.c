@@ -19,7 +19,8 @@ static const char *const stmt_sql[ST_COUNT] = {
 	[ST_RUN_START] =
 	    "INSERT INTO runs (target_id, status, trigger, started_ms, "
 	    "revision, in_flight, loadavg, kind, owner_boot, owner_pid, "
-	    "owner_start) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+	    "owner_start, perturbation, seed) "
+	    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
 	[ST_RUN_FINISH] =
 	    "UPDATE runs SET status = ?, ended_ms = ?, duration_us = ?, "
 	    "exit_code = ?, signal = ?, revision = coalesce(?, revision), "
@@ -29,7 +30,7 @@ static const char *const stmt_sql[ST_COUNT] = {
 	    "sys_us = ?, maxrss_kb = ?, output_bytes = ?, output_dropped = ?, "
 	    "stdout_id = ?, stderr_id = ?, error = ?, content_hash = ?, "
 	    "started_ms = ?, trigger = coalesce(?, trigger), kind = ?, "
-	    "incomplete = ? WHERE id = ?",
+	    "incomplete = ?, perturbation = ? WHERE id = ?",
 	/* A run stored whole at its end: ST_RUN_FINISH's parameters, the
 	 * last one the target. */
 	[ST_RUN_INSERT] =
@@ -37,9 +38,9 @@ static const char *const stmt_sql[ST_COUNT] = {
 	    "signal, revision, runner, runner_version, seed, tests, failures, "
 	    "summary_total, in_flight, loadavg, user_us, sys_us, maxrss_kb, "
 	    "output_bytes, output_dropped, stdout_id, stderr_id, error, "
-	    "content_hash, started_ms, trigger, kind, incomplete, target_id) "
-	    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
-	    "?, ?, ?, ?, ?, ?, ?, ?, ?)",
+	    "content_hash, started_ms, trigger, kind, incomplete, perturbation, "
+	    "target_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
+	    "?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
 	[ST_TEST_FIND] =
 	    "SELECT id FROM tests WHERE target_id = ? AND name = ?",
 	[ST_TEST_ADD] =
@@ -243,6 +244,8 @@ flaky_store_run_start(struct flaky_store *s, struct flaky_run_record *rec,
 		sqlite3_bind_int64(st, 10, me.pid);
 		sqlite3_bind_int64(st, 11, me.start);
 	}
+	bind_text(st, 12, rec->perturbation);
+	bind_text(st, 13, rec->seed);
 	if (sqlite3_step(st) != SQLITE_DONE) {
 		r = store_sql_error(s, err, errlen, "recording the run start");
 		goto fail;
@@ -595,7 +598,8 @@ flaky_store_run_finish(struct flaky_store *s, struct flaky_run_record *rec,
 	if (res != NULL && res->runner[0] != '\0')
 		bind_text(st, 7, res->runner);
 	bind_text(st, 8, res ? res->version : NULL);
-	bind_text(st, 9, res ? res->seed : NULL);
+	/* the seed we gave wins over one the runner printed */
+	bind_text(st, 9, rec->seed ? rec->seed : res ? res->seed : NULL);
 	sqlite3_bind_int64(st, 10, res ? (int64_t)res->n : 0);
 	sqlite3_bind_int64(st, 11, failures);
 	bind_int_or_null(st, 12, res ? res->summary_total : -1,
@@ -616,7 +620,8 @@ flaky_store_run_finish(struct flaky_store *s, struct flaky_run_record *rec,
 	bind_text(st, 25, rec->trigger);
 	bind_text(st, 26, flaky_run_kind_name(rec->kind));
 	bind_text(st, 27, rec->incomplete);
-	sqlite3_bind_int64(st, 28, rec->id == 0 ? rec->target_id : rec->id);
+	bind_text(st, 28, rec->perturbation);
+	sqlite3_bind_int64(st, 29, rec->id == 0 ? rec->target_id : rec->id);
 	if (sqlite3_step(st) != SQLITE_DONE) {
 		r = store_sql_error(s, err, errlen, "completing the run");
 		goto fail;

@@ -402,6 +402,9 @@ def test_schema_doc_queries_run(demo, tmp_path):
     d = demo("demo-pytest")
     db = str(tmp_path / "flaky.db")
     analyze_json(["--runs", "40", "--jobs", "2", "--", PYTEST, "-v"], d, db)
+    # shuffled and stressed runs, for the queries of issue 18
+    analyze_json(["--runs", "2", "--shuffle", "--stress", "cpu:1", "--",
+                  PYTEST, "-v"], d, db)
     doc = open(os.path.join(os.path.dirname(__file__), "..", "..", "..", "docs",
                             "schema.md"), encoding="utf-8").read()
     blocks = [b.split("```", 1)[0] for b in doc.split("```sql")[1:]]
