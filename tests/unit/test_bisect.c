@@ -33,7 +33,7 @@ simulate(struct flaky_bisect *b, size_t n, long first, int period,
     int *counter)
 {
 	char	*revs[64];
-	char	 buf[64][8];
+	char	 buf[64][24];
 	long	 i;
 
 	for (size_t k = 0; k < n; k++) {
