@@ -386,8 +386,8 @@ const struct cmd_entry cmd_polluter_entry = {
 	.name = "polluter",
 	.usage = "polluter TEST [--since D|all] [--until DATE] "
 	    "[--target NAME] [--run ID] [--max-reruns N] [--repeat K]",
-	.summary = "Narrow the tests before an order-dependent test to the "
-	    "smallest set that makes it fail.",
+	.summary = "The fewest earlier tests that make an order-dependent "
+	    "test fail.",
 	.options = polluter_options,
 	.exec = cmd_polluter,
 };
