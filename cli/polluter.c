@@ -388,6 +388,7 @@ const struct cmd_entry cmd_polluter_entry = {
 	    "[--target NAME] [--run ID] [--max-reruns N] [--repeat K]",
 	.summary = "The fewest earlier tests that make an order-dependent "
 	    "test fail.",
+	.example = "flakyctl polluter test_default_locale --target demo",
 	.options = polluter_options,
 	.exec = cmd_polluter,
 };
