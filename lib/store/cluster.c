@@ -12,6 +12,7 @@
 
 #include "store/store.h"
 #include "store_int.h"
+#include "util/util.h"
 
 /* The runs that count: finished, complete, not alone (one test by itself
  * fails with nothing), of the window and target, newest first. */
@@ -40,22 +41,6 @@ static const char sql_ran[] =
 static const char sql_name[] =
     "SELECT t.name, tg.id, tg.name FROM tests t "
     "JOIN targets tg ON tg.id = t.target_id WHERE t.id = ?";
-
-/* Room for one more element of size sz in *v, of capacity *cap. */
-static int
-grow(void **v, size_t *cap, size_t n, size_t sz)
-{
-	size_t	 c = *cap < 16 ? 16 : *cap * 2;
-	void	*p;
-
-	if (n < *cap)
-		return 0;
-	if ((p = realloc(*v, c * sz)) == NULL)
-		return -ENOMEM;
-	*v = p;
-	*cap = c;
-	return 0;
-}
 
 /* A text column copied (NULL stays NULL); -ENOMEM on failure. */
 static int
@@ -155,7 +140,7 @@ read_runs(struct flaky_store *s, const struct flaky_query *q,
 	    INT64_MAX);
 	sqlite3_bind_int64(st, 6, max_runs > 0 ? (int64_t)max_runs : -1);
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		if (grow((void **)&c->runs, &cap, c->nruns,
+		if (flaky_array_grow(&c->runs, &cap, c->nruns,
 		    sizeof *c->runs) < 0) {
 			sqlite3_finalize(st);
 			return -ENOMEM;
@@ -186,7 +171,7 @@ settle_test(struct flaky_cofail *c, size_t *cap,
 		test_clear(cur);
 		return 0;
 	}
-	if (grow((void **)&c->tests, cap, c->ntests, sizeof *c->tests) < 0) {
+	if (flaky_array_grow(&c->tests, cap, c->ntests, sizeof *c->tests) < 0) {
 		test_clear(cur);
 		return -ENOMEM;
 	}
@@ -204,7 +189,7 @@ add_fail(struct flaky_cofail_test *t, size_t *cap, sqlite3_stmt *st,
 
 	if (t->nfails > 0 && t->fails[t->nfails - 1].run == run)
 		return 0;	/* a test id twice in a run */
-	if (grow((void **)&t->fails, cap, t->nfails, sizeof *t->fails) < 0)
+	if (flaky_array_grow(&t->fails, cap, t->nfails, sizeof *t->fails) < 0)
 		return -ENOMEM;
 	f = &t->fails[t->nfails++];
 	memset(f, 0, sizeof *f);
@@ -341,7 +326,7 @@ read_ran(struct flaky_store *s, struct flaky_cofail *c, size_t *caps)
 			continue;
 		if (t->nran > 0 && t->ran[t->nran - 1] == (uint32_t)run)
 			continue;	/* a test id twice in a run */
-		if (grow((void **)&t->ran, &caps[t - c->tests], t->nran,
+		if (flaky_array_grow(&t->ran, &caps[t - c->tests], t->nran,
 		    sizeof *t->ran) < 0) {
 			r = -ENOMEM;
 			break;

@@ -10,6 +10,7 @@
 
 #include "store/store.h"
 #include "store_int.h"
+#include "util/util.h"
 
 /* The window's run-id bounds as the queries bind them. */
 static void
@@ -35,23 +36,6 @@ col_text(sqlite3_stmt *st, int i, int *oom)
 	if ((s = strdup((const char *)t)) == NULL)
 		*oom = 1;
 	return s;
-}
-
-/* Grow an array of elements of size sz to hold one more. */
-static int
-grow(void **v, size_t *cap, size_t n, size_t sz)
-{
-	void	*p;
-	size_t	 c;
-
-	if (n < *cap)
-		return 0;
-	c = *cap ? *cap * 2 : 64;
-	if ((p = realloc(*v, c * sz)) == NULL)
-		return -ENOMEM;
-	*v = p;
-	*cap = c;
-	return 0;
 }
 
 /* Free a list of tests; NULL is fine. */
@@ -86,7 +70,7 @@ flaky_store_tests(struct flaky_store *s, const char *target,
 	if (target != NULL)
 		sqlite3_bind_text(st, 1, target, -1, SQLITE_STATIC);
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		if (grow((void **)&v, &cap, n, sizeof *v) < 0) {
+		if (flaky_array_grow(&v, &cap, n, sizeof *v) < 0) {
 			r = -ENOMEM;
 			goto out;
 		}
@@ -127,7 +111,7 @@ flaky_store_target_names(struct flaky_store *s, char ***ret, size_t *ret_n,
 	    "ORDER BY name", -1, &st, NULL) != SQLITE_OK)
 		return store_sql_error(s, err, errlen, "listing targets");
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		if (grow((void **)&v, &cap, n + 1, sizeof *v) < 0) {
+		if (flaky_array_grow(&v, &cap, n + 1, sizeof *v) < 0) {
 			r = -ENOMEM;
 			goto out;
 		}
@@ -514,7 +498,7 @@ flaky_store_signature_counts(struct flaky_store *s, int64_t test_id,
 	sqlite3_bind_int64(st, 1, test_id);
 	bind_window(st, 2, q);
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		if (grow((void **)&v, &cap, n, sizeof *v) < 0) {
+		if (flaky_array_grow(&v, &cap, n, sizeof *v) < 0) {
 			r = -ENOMEM;
 			goto out;
 		}

@@ -38,23 +38,6 @@ bind_window(sqlite3_stmt *st, const struct flaky_query *q)
 	sqlite3_bind_int64(st, 5, q->until_ms);
 }
 
-/* Grow *v to hold one more element of size sz. */
-static int
-grow(void **v, size_t n, size_t *cap, size_t sz)
-{
-	size_t	 nc;
-	void	*p;
-
-	if (n < *cap)
-		return 0;
-	nc = *cap ? *cap * 2 : 16;
-	if ((p = reallocarray(*v, nc, sz)) == NULL)
-		return -ENOMEM;
-	*v = p;
-	*cap = nc;
-	return 0;
-}
-
 /* The perturbed targets of the window come first (a scan of runs, not of
  * results; none: the join below reads nothing). */
 #define PERTURB_SQL \
@@ -93,7 +76,7 @@ flaky_store_perturb_stats(struct flaky_store *s, const struct flaky_query *q,
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		if (sqlite3_column_int64(st, 2) == 0)
 			continue;
-		if ((r = grow((void **)&v, n, &cap, sizeof *v)) < 0)
+		if ((r = flaky_array_grow(&v, &cap, n, sizeof *v)) < 0)
 			goto out;
 		row = &v[n++];
 		row->test_id = sqlite3_column_int64(st, 0);
@@ -153,7 +136,7 @@ flaky_store_failing_seeds(struct flaky_store *s, const struct flaky_query *q,
 	sqlite3_bind_int64(st, 6, test_id);
 	sqlite3_bind_int64(st, 7, (int64_t)max);
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		if ((r = grow((void **)&v, n, &cap, sizeof *v)) < 0)
+		if ((r = flaky_array_grow(&v, &cap, n, sizeof *v)) < 0)
 			goto out;
 		row = &v[n++];
 		row->run_id = sqlite3_column_int64(st, 0);
