@@ -1,0 +1,44 @@
+/* The dashboard and the HTTP API as replies rendered from a store: the
+ * pages (overview, tests, a test, a run), /api/v1/, /metrics and /healthz.
+ * No transport here: flakyd's evhttp server (daemon/http.c) and flakyctl
+ * serve hand a request's path and query to flaky_web_handle and send the
+ * reply; report --html writes the same pages into one file. Read-only:
+ * nothing here changes the store. */
+#ifndef FLAKY_WEB_H
+#define FLAKY_WEB_H
+
+#include <stdint.h>
+
+#include "util/util.h"
+
+struct flaky_store;
+
+/* A target as the daemon knows it, for the overview; a copy the handler
+ * may read from another thread. */
+struct flaky_web_target {
+	const char	*name;
+	const char	*schedule;	/* the cron-like text */
+	int64_t		 next_fire_ms;	/* epoch ms; 0: not scheduled */
+};
+
+struct flaky_web_opts {
+	int64_t				 now_ms;	/* epoch ms */
+	const struct flaky_web_target	*targets;	/* NULL: from the store */
+	size_t				 ntargets;
+};
+
+struct flaky_web_reply {
+	int			 status;	/* 200, 400, 404, 405, 500 */
+	const char		*content_type;	/* static text */
+	struct flaky_buf	 body;
+};
+
+void	 flaky_web_reply_init(struct flaky_web_reply *);
+void	 flaky_web_reply_free(struct flaky_web_reply *);
+/* Render GET path?query (query without the '?', NULL when none) into
+ * reply. 0, or -ENOMEM; a bad request or a failed query is a reply with
+ * its status and a one-line message, not an error. */
+int	 flaky_web_handle(struct flaky_store *, const struct flaky_web_opts *,
+	    const char *path, const char *query, struct flaky_web_reply *);
+
+#endif
