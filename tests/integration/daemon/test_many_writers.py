@@ -1,8 +1,8 @@
 """Many writers, one database: flakyd running four targets every second,
 three `flakyctl analyze` loops, an `ingest` loop and a `report` loop on the
-same file for FLAKY_WRITERS_SECONDS (60 by default). Every command exits 0,
-no "database is locked" reaches anyone, every finished run is stored exactly
-once, and the file is sound."""
+same file for FLAKY_WRITERS_SECONDS (20 by default; set it higher for a
+soak). Every command exits 0, no "database is locked" reaches anyone, every
+finished run is stored exactly once, and the file is sound."""
 import os
 import sqlite3
 import subprocess
@@ -11,7 +11,7 @@ import time
 
 from conftest import FLAKYCTL, PYTHON, VALGRIND, query, unittest_target
 
-SECONDS = float(os.environ.get("FLAKY_WRITERS_SECONDS", "60"))
+SECONDS = float(os.environ.get("FLAKY_WRITERS_SECONDS", "20"))
 
 # Each run appends one token to a file named after its target, as the last
 # thing it does: a run that finished wrote exactly one line.
