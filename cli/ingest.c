@@ -451,6 +451,7 @@ static const struct cmd_option ingest_options[] = {
 	    "timestamps, else now)" },
 	{ "revision", 'r', 0, "REV", "the revision the runs tested "
 	    "(default none)" },
+	CMD_OPTION_BOX,
 	{ NULL, 0, 0, NULL, NULL }
 };
 
@@ -586,6 +587,7 @@ cmd_ingest(struct ctl *ctl, int argc, char **argv)
 		fprintf(stderr, "flakyctl ingest: %s\n", err);
 		goto out;
 	}
+	ctl_store_box(ctl, u.store, 1);
 	/* the config's signatures and redaction patterns, as analyze */
 	if (diag_load_signatures(ctl, u.store, &cls) < 0)
 		goto out;

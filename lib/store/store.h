@@ -72,12 +72,22 @@ struct flaky_run_record {
 	const char	*perturbation;	/* "cpu:2" (issue 18); NULL: calm */
 	const char	*seed;		/* the order seed given; NULL: the
 					 * one the runner printed, if any */
+	const char	*box;		/* issue 15: the box it ran on;
+					 * NULL: the store's (runs.box) */
 };
 
 int	 flaky_store_open(const char *path, int flags,
 	    struct flaky_store **ret, char *err, size_t errlen);
 void	 flaky_store_close(struct flaky_store *);
 const char *flaky_store_path(const struct flaky_store *);
+/* The box (issue 15) this store records with every run written that
+ * names none (flaky_run_record.box), and reads runs.box NULL as (a run
+ * from before boxes were recorded ran here): the host name
+ * (flaky_box_default) until set. -EINVAL with err for an invalid name
+ * (flaky_box_check). The string stays the store's. */
+int	 flaky_store_set_box(struct flaky_store *, const char *box,
+	    char *err, size_t errlen);
+const char *flaky_store_box(struct flaky_store *);
 /* The schema version this binary writes. */
 int	 flaky_store_schema_version(void);
 /* A new database at path (made empty, or not there) by the migrations, not

@@ -11,6 +11,7 @@
 #include <sqlite3.h>
 
 #include "store/store.h"
+#include "util/util.h"
 
 struct flaky_redactor;
 
@@ -162,6 +163,7 @@ struct flaky_store {
 	struct idcache		 tests, msgs;
 	struct flaky_redactor	*redact;
 	struct store_output	 output;
+	char			 box[FLAKY_BOX_MAX + 1];	/* "": not yet */
 };
 
 #endif
