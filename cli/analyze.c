@@ -425,7 +425,7 @@ const struct cmd_entry cmd_analyze_entry = {
 	    "[--target NAME] [--junit PATH] [--fail-on TIERS] [--revision REV] "
 	    "[--capture BYTES] [--no-runner-cache] [--wide] [--until-settled "
 	    "[--max-runs N]] [--budget D] [--stress KIND[:LEVEL]] [--shuffle] "
-	    "[--seed N] "
+	    "[--seed N] [--box NAME] "
 	    "(DIRECTORY | [--] COMMAND...)",
 	.summary = "Rerun a test command N times, store every run, rank "
 	    "the tests.",

@@ -275,7 +275,7 @@ static const struct cmd_option confirm_options[] = {
 const struct cmd_entry cmd_confirm_entry = {
 	.name = "confirm",
 	.usage = "confirm [TEST] [--since D|all] [--until DATE] [--target NAME] "
-	    "[--budget D] [--max-runs N]",
+	    "[--budget D] [--max-runs N] [--box NAME]",
 	.summary = "Rerun unsettled tests alone until each one's tier "
 	    "settles.",
 	.example = "flakyctl confirm --budget 30m\nflakyctl confirm "

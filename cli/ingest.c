@@ -457,7 +457,8 @@ static const struct cmd_option ingest_options[] = {
 
 const struct cmd_entry cmd_ingest_entry = {
 	.name = "ingest",
-	.usage = "ingest --target NAME [--at TIME] [--revision REV] FILE...",
+	.usage = "ingest --target NAME [--at TIME] [--revision REV] "
+	    "[--box NAME] FILE...",
 	.summary = "Store results produced elsewhere (JUnit XML, runner "
 	    "output).",
 	.example = "flakyctl ingest --target shop-ci --revision \"$GIT_SHA\" "
