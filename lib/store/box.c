@@ -4,10 +4,8 @@
 #include "buildconf.h"
 
 #include <errno.h>
-#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 
 #include "store/store.h"
 #include "store_int.h"
@@ -88,12 +86,29 @@ ids_json(const int64_t *ids, size_t n)
 	return flaky_buf_steal(&b);
 }
 
+/* The statement's row at the end of *v. */
+static int
+add_row(sqlite3_stmt *st, struct flaky_box_row **v, size_t *cap, size_t *n)
+{
+	struct flaky_box_row *row;
+
+	if (flaky_array_grow(v, cap, *n, sizeof **v) < 0)
+		return -ENOMEM;
+	row = &(*v)[(*n)++];
+	row->test_id = sqlite3_column_int64(st, 0);
+	snprintf(row->box, sizeof row->box, "%s",
+	    (const char *)sqlite3_column_text(st, 1));
+	row->runs = sqlite3_column_int64(st, 2);
+	row->failures = sqlite3_column_int64(st, 3);
+	return 0;
+}
+
 int
 flaky_store_box_stats(struct flaky_store *s, const struct flaky_query *q,
     const int64_t *ids, size_t nids, struct flaky_box_row **ret,
     size_t *ret_n, char *err, size_t errlen)
 {
-	struct flaky_box_row *v = NULL, *row;
+	struct flaky_box_row *v = NULL;
 	sqlite3_stmt	*st = NULL;
 	char		*sql = NULL, *list = NULL;
 	size_t		 n = 0, cap = 0;
@@ -112,27 +127,13 @@ flaky_store_box_stats(struct flaky_store *s, const struct flaky_query *q,
 		r = store_sql_error(s, err, errlen, "reading boxes");
 		goto out;
 	}
-	sqlite3_bind_int64(st, 1, q->first_run_id > 0 ? q->first_run_id : 0);
-	sqlite3_bind_int64(st, 2, q->last_run_id > 0 ? q->last_run_id :
-	    INT64_MAX);
-	if (q->target != NULL)
-		sqlite3_bind_text(st, 3, q->target, -1, SQLITE_STATIC);
-	sqlite3_bind_int64(st, 4, q->since_ms);
-	sqlite3_bind_int64(st, 5, q->until_ms);
+	store_bind_window(st, q);
 	sqlite3_bind_text(st, 6, flaky_store_box(s), -1, SQLITE_STATIC);
 	sqlite3_bind_text(st, 7, list, -1, SQLITE_STATIC);
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		if (sqlite3_column_int64(st, 2) == 0)
-			continue;
-		if ((r = flaky_array_grow(&v, &cap, n, sizeof *v)) < 0)
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW)
+		if (sqlite3_column_int64(st, 2) > 0 &&
+		    (r = add_row(st, &v, &cap, &n)) < 0)
 			goto out;
-		row = &v[n++];
-		row->test_id = sqlite3_column_int64(st, 0);
-		row->runs = sqlite3_column_int64(st, 2);
-		row->failures = sqlite3_column_int64(st, 3);
-		snprintf(row->box, sizeof row->box, "%s",
-		    (const char *)sqlite3_column_text(st, 1));
-	}
 	if (rc != SQLITE_DONE)
 		r = store_sql_error(s, err, errlen, "reading boxes");
 out:

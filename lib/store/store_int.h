@@ -158,6 +158,9 @@ const char *store_runs_sql(struct flaky_store *, const struct flaky_query *,
 void	 store_box_sql(struct flaky_store *, const struct flaky_query *,
 	    char *buf, size_t len);
 
+/* Bind a window as perturb.c and box.c read it: ?1 ?2 run ids, ?3
+ * target, ?4 ?5 times. */
+void	 store_bind_window(sqlite3_stmt *, const struct flaky_query *);
 /* The SQL of flaky_store_box_stats (box.c), for its plan in the tests;
  * NULL: no memory. */
 char	*store_box_stats_sql(struct flaky_store *, const struct flaky_query *);
