@@ -87,7 +87,7 @@ flaky_box_resolve(const char *opt, const char *conf, char *buf, size_t len,
 		from = "$FLAKY_BOX";
 	} else if (conf != NULL) {
 		name = conf;
-		from = "box:";
+		from = "box";
 	} else
 		return flaky_box_default(buf, len);
 	if (flaky_box_check(name, why, sizeof why) < 0)

@@ -111,7 +111,7 @@ START_TEST(name_resolve)
 	unsetenv("FLAKY_BOX");
 	ck_assert_int_eq(flaky_box_resolve(NULL, "", box, sizeof box, err,
 	    sizeof err), -EINVAL);
-	ck_assert_msg(strncmp(err, "box:: box name is empty", 23) == 0, "%s",
+	ck_assert_msg(strncmp(err, "box: box name is empty", 22) == 0, "%s",
 	    err);
 }
 END_TEST
