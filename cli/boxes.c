@@ -82,8 +82,8 @@ evidence_load_boxes(struct report_evidence *ev, struct flaky_store *s,
 {
 	char	 err[512];
 
-	if (flaky_store_box_stats(s, q, ids, n, &ev->boxes, &ev->nboxes, err,
-	    sizeof err) < 0) {
+	if (flaky_store_box_stats(s, q, ids, n, FLAKY_BOX_ROWS_REPORT,
+	    &ev->boxes, &ev->nboxes, err, sizeof err) < 0) {
 		fprintf(stderr, "flakyctl: boxes: %s\n", err);
 		ev->boxes = NULL;
 		ev->nboxes = 0;

@@ -32,23 +32,29 @@ store_box_sql(struct flaky_store *s, const struct flaky_query *q, char *buf,
 }
 
 /* The targets of the window with runs of more than one box come first (a
- * look at the runs only: with one box, no result is read); then their
- * runs by target and time (runs_by_target), each run's results by the
+ * look at the runs only: with one box, no result is read), each with how
+ * many of its newest runs hold about ?8 results (20 to 500; ?8 <= 0: all
+ * of them); then those runs (runs_by_target), each run's results by the
  * primary key, kept to the listed tests. */
 #define BOX_SQL \
-	"WITH bt(id) AS (SELECT ru.target_id FROM runs ru " \
+	"WITH bt(id, k) AS (SELECT ru.target_id, " \
+	"max(20, min(500, ?8 / max(1, avg(ru.tests)))) FROM runs ru " \
 	"JOIN targets tg ON tg.id = ru.target_id " \
 	"WHERE ru.id BETWEEN ?1 AND ?2 " \
 	"AND ru.started_ms >= ?4 AND ru.started_ms < ?5 " \
 	"AND (?3 IS NULL OR tg.name = ?3) AND %s " \
-	"GROUP BY ru.target_id HAVING count(DISTINCT coalesce(ru.box, ?6)) > 1) " \
+	"GROUP BY ru.target_id HAVING count(DISTINCT coalesce(ru.box, ?6)) > 1), " \
+	"wr(id) AS (SELECT id FROM (SELECT ru.id, bt.k, row_number() OVER " \
+	"(PARTITION BY ru.target_id ORDER BY ru.started_ms DESC, ru.id DESC) " \
+	"AS n FROM bt CROSS JOIN runs ru ON ru.target_id = bt.id " \
+	"WHERE %s AND +ru.id BETWEEN ?1 AND ?2 " \
+	"AND ru.started_ms >= ?4 AND ru.started_ms < ?5) " \
+	"WHERE ?8 <= 0 OR n <= k) " \
 	"SELECT r.test_id, coalesce(ru.box, ?6) AS b, " \
 	"sum(r.outcome IN (0, 1, 2, 5)), sum(r.outcome IN (1, 2)) " \
-	"FROM bt CROSS JOIN runs ru ON ru.target_id = bt.id " \
+	"FROM wr CROSS JOIN runs ru ON ru.id = wr.id " \
 	"CROSS JOIN results r ON r.run_id = ru.id " \
-	"WHERE %s AND +ru.id BETWEEN ?1 AND ?2 " \
-	"AND ru.started_ms >= ?4 AND ru.started_ms < ?5 " \
-	"AND r.test_id IN (SELECT value FROM json_each(?7)) " \
+	"WHERE r.test_id IN (SELECT value FROM json_each(?7)) " \
 	"GROUP BY r.test_id, b ORDER BY r.test_id, b"
 
 /* The SQL of flaky_store_box_stats, for its query plan in the tests. */
@@ -105,8 +111,8 @@ add_row(sqlite3_stmt *st, struct flaky_box_row **v, size_t *cap, size_t *n)
 
 int
 flaky_store_box_stats(struct flaky_store *s, const struct flaky_query *q,
-    const int64_t *ids, size_t nids, struct flaky_box_row **ret,
-    size_t *ret_n, char *err, size_t errlen)
+    const int64_t *ids, size_t nids, int64_t budget,
+    struct flaky_box_row **ret, size_t *ret_n, char *err, size_t errlen)
 {
 	struct flaky_box_row *v = NULL;
 	sqlite3_stmt	*st = NULL;
@@ -130,6 +136,7 @@ flaky_store_box_stats(struct flaky_store *s, const struct flaky_query *q,
 	store_bind_window(st, q);
 	sqlite3_bind_text(st, 6, flaky_store_box(s), -1, SQLITE_STATIC);
 	sqlite3_bind_text(st, 7, list, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(st, 8, budget);
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW)
 		if (sqlite3_column_int64(st, 2) > 0 &&
 		    (r = add_row(st, &v, &cap, &n)) < 0)

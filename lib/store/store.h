@@ -247,8 +247,11 @@ void	 flaky_perturb_rows_free(struct flaky_perturb_row *, size_t);
  * on box-b (0/30)"), from the raw results of the window's complete runs
  * of q's kinds, of every box whatever q->box, in one grouped query; only
  * for the targets with runs of more than one box in the window (none: no
- * rows, at the cost of one look at the runs). runs.box NULL counts as the
- * store's box. Sorted by test id, then box; free(3) the array. */
+ * rows, at the cost of one look at the runs). budget > 0: of each such
+ * target only its newest runs that hold about budget results (20 to 500
+ * runs), so that a report over a long window stays fast; 0: every run.
+ * runs.box NULL counts as the store's box. Sorted by test id, then box;
+ * free(3) the array. */
 struct flaky_box_row {
 	int64_t		 test_id;
 	char		 box[FLAKY_BOX_MAX + 1];
@@ -257,8 +260,8 @@ struct flaky_box_row {
 };
 int	 flaky_store_box_stats(struct flaky_store *,
 	    const struct flaky_query *, const int64_t *ids, size_t nids,
-	    struct flaky_box_row **ret, size_t *ret_n, char *err,
-	    size_t errlen);
+	    int64_t budget, struct flaky_box_row **ret, size_t *ret_n,
+	    char *err, size_t errlen);
 /* The newest failing runs of a test in the window that had an order seed
  * (at most max), newest first: what `show` offers to replay. */
 struct flaky_seed_row {

@@ -346,7 +346,8 @@ START_TEST(breakdown)
 		    "(run_id=?)") != NULL, "%s", plan);
 		ck_assert_msg(strstr(plan, "SEARCH ru USING INDEX "
 		    "runs_by_target (target_id=?") != NULL, "%s", plan);
-		ck_assert_msg(strstr(plan, "SCAN r") == NULL, "%s", plan);
+		ck_assert_msg(strstr(plan, "SCAN r ") == NULL && strstr(plan,
+		    "SCAN ru ") == NULL, "%s", plan);
 		free(plan);
 		free(sql);
 		ck_assert_int_eq(sqlite3_exec(db, "ANALYZE", NULL, NULL, NULL),
@@ -354,7 +355,7 @@ START_TEST(breakdown)
 	}
 	sqlite3_close(db);
 
-	ck_assert_msg(flaky_store_box_stats(s, &q, ids, 3, &v, &n, err,
+	ck_assert_msg(flaky_store_box_stats(s, &q, ids, 3, 0, &v, &n, err,
 	    sizeof err) == 0, "%s", err);
 	/* a and b of t on two boxes each; target one has a single box */
 	ck_assert_uint_eq(n, 4);
@@ -370,17 +371,31 @@ START_TEST(breakdown)
 	ck_assert_str_eq(v[0].box, "box-a");
 	free(v);
 	/* only the tests asked for */
-	ck_assert_int_eq(flaky_store_box_stats(s, &q, ids + 1, 1, &v, &n, err,
+	ck_assert_int_eq(flaky_store_box_stats(s, &q, ids + 1, 1, 0, &v, &n, err,
 	    sizeof err), 0);
 	ck_assert_uint_eq(n, 2);
 	ck_assert_int_eq(v[0].test_id, ids[1]);
 	free(v);
-	ck_assert_int_eq(flaky_store_box_stats(s, &q, ids, 0, &v, &n, err,
+	ck_assert_int_eq(flaky_store_box_stats(s, &q, ids, 0, 0, &v, &n, err,
 	    sizeof err), 0);
 	ck_assert_uint_eq(n, 0);
+	/* a budget: the newest 20 runs (the least), all of them box-b's */
+	ck_assert_int_eq(flaky_store_box_stats(s, &q, ids, 1, 1, &v, &n, err,
+	    sizeof err), 0);
+	ck_assert_uint_eq(n, 1);
+	ck_assert_str_eq(v[0].box, "box-b");
+	ck_assert_int_eq(v[0].runs, 20);
+	free(v);
+	/* 2 results a run: 30 runs, the newest 10 of box-a's too */
+	ck_assert_int_eq(flaky_store_box_stats(s, &q, ids, 1, 60, &v, &n, err,
+	    sizeof err), 0);
+	ck_assert_uint_eq(n, 2);
+	ck_assert_int_eq(v[0].runs, 10);
+	ck_assert_int_eq(v[1].runs, 20);
+	free(v);
 	/* the window has one box: nothing */
 	q.until_ms = T0 + 100;
-	ck_assert_int_eq(flaky_store_box_stats(s, &q, ids, 3, &v, &n, err,
+	ck_assert_int_eq(flaky_store_box_stats(s, &q, ids, 3, 0, &v, &n, err,
 	    sizeof err), 0);
 	ck_assert_uint_eq(n, 0);
 	free(v);
