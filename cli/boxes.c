@@ -82,7 +82,7 @@ evidence_load_boxes(struct report_evidence *ev, struct flaky_store *s,
 {
 	char	 err[512];
 
-	if (flaky_store_box_stats(s, q, ids, n, FLAKY_BOX_ROWS_REPORT,
+	if (flaky_store_box_stats(s, q, ids, n, FLAKY_BOX_ROWS,
 	    &ev->boxes, &ev->nboxes, err, sizeof err) < 0) {
 		fprintf(stderr, "flakyctl: boxes: %s\n", err);
 		ev->boxes = NULL;

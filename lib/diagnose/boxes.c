@@ -131,7 +131,7 @@ diag_boxes(struct flaky_store *s, const struct flaky_query *q,
 	size_t	 nv = 0, i, m;
 	int	 r;
 
-	if ((r = flaky_store_box_stats(s, q, ids, n, 0, &v, &nv,
+	if ((r = flaky_store_box_stats(s, q, ids, n, FLAKY_BOX_ROWS, &v, &nv,
 	    err, errlen)) < 0)
 		return r;
 	for (size_t k = 0; k < n && nv > 0; k++) {

@@ -66,10 +66,10 @@ const char *flaky_stress_signature(const char *signature);
 #define FLAKY_BOX_ALPHA		1e-3
 #define FLAKY_BOX_MIN_RUNS	10
 #define FLAKY_BOX_MIN_FAILS	3
-/* report reads the rates per box from the newest runs of a target that
- * hold about this many results (as it reads durations for timing);
- * show and triage from the whole window. */
-#define FLAKY_BOX_ROWS_REPORT	200000
+/* The rates per box come from the newest runs of a target that hold
+ * about this many results (20 to 500 runs; as a report reads durations
+ * for timing): report, show and triage say the same. */
+#define FLAKY_BOX_ROWS		200000
 struct flaky_box_evidence {
 	const char	*box;		/* the box it fails on; NULL: none */
 	int64_t		 runs, failures;	/* on it */
