@@ -415,6 +415,7 @@ static const struct cmd_option analyze_options[] = {
 	{ "seed", 0, 'Q', "N", "shuffle every run with this seed (one "
 	    "recorded in runs.seed): the order of that run again (default "
 	    "none)" },
+	CMD_OPTION_BOX,
 	{ NULL, 0, 0, NULL, NULL }
 };
 
@@ -424,7 +425,7 @@ const struct cmd_entry cmd_analyze_entry = {
 	    "[--target NAME] [--junit PATH] [--fail-on TIERS] [--revision REV] "
 	    "[--capture BYTES] [--no-runner-cache] [--wide] [--until-settled "
 	    "[--max-runs N]] [--budget D] [--stress KIND[:LEVEL]] [--shuffle] "
-	    "[--seed N] "
+	    "[--seed N] [--box NAME] "
 	    "(DIRECTORY | [--] COMMAND...)",
 	.summary = "Rerun a test command N times, store every run, rank "
 	    "the tests.",
@@ -604,6 +605,7 @@ again:
 		fprintf(stderr, "flakyctl: %s\n", err);
 		goto out;
 	}
+	ctl_store_box(ctl, a.store, 1);
 	/* the config's signatures (checked before the built-ins) and its
 	 * redaction patterns */
 	if (diag_load_signatures(ctl, a.store, &a.cls) < 0)

@@ -268,13 +268,14 @@ static const struct cmd_option confirm_options[] = {
 	{ "budget", 'b', 0, "D", "stop after this long (default 10m)" },
 	{ "max-runs", 'n', 0, "N", "at most N runs alone of each test "
 	    "(default 100)" },
+	CMD_OPTION_BOX,
 	{ NULL, 0, 0, NULL, NULL }
 };
 
 const struct cmd_entry cmd_confirm_entry = {
 	.name = "confirm",
 	.usage = "confirm [TEST] [--since D|all] [--until DATE] [--target NAME] "
-	    "[--budget D] [--max-runs N]",
+	    "[--budget D] [--max-runs N] [--box NAME]",
 	.summary = "Rerun unsettled tests alone until each one's tier "
 	    "settles.",
 	.example = "flakyctl confirm --budget 30m\nflakyctl confirm "
@@ -335,6 +336,7 @@ cmd_confirm(struct ctl *ctl, int argc, char **argv)
 		fprintf(stderr, "flakyctl: %s\n", err);
 		return EXIT_ERROR;
 	}
+	ctl_store_box(ctl, c.store, 1);
 	if (optind < argc) {
 		if (diag_resolve(c.store, "confirm", o.target, argv[optind],
 		    &id) < 0 || add_test(ctl, &c, c.store, id, &o.q, 1) < 0)

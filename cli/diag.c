@@ -181,6 +181,9 @@ diag_test_cause(const struct flaky_diagnosis *d)
 		return "the test or the code under test is broken, not flaky";
 	if (d->depends_on != NULL || d->fails_alone)
 		return "the test relies on state another test creates";
+	if (d->box_infra)
+		return "something of that one box: its image, packages, "
+		    "network or hardware";
 	return diag_cause(d->signature);
 }
 
@@ -199,6 +202,10 @@ diag_test_patch(const struct flaky_diagnosis *d, struct flaky_buf *b)
 		flaky_buf_adds(b, "make the test create its own state (a "
 		    "fixture) instead of relying on a test that runs before "
 		    "it");
+	else if (d->box_infra)
+		flaky_buf_printf(b, "compare %s with the boxes where it "
+		    "passes (image, packages, network, disk), and take it out "
+		    "of the pool until they agree", d->box.box);
 	else {
 		flaky_buf_adds(b, diag_patch(d->signature));
 		if (d->polluter != NULL)
@@ -340,6 +347,10 @@ diag_evidence(const struct flaky_diagnosis *d, struct flaky_buf *b)
 		    (long long)d->order.k_before, (long long)d->order.n_before,
 		    d->polluter, (long long)d->order.k_without,
 		    (long long)d->order.n_without);
+		return;
+	}
+	if (d->box_infra) {
+		diag_box_evidence(d, b);
 		return;
 	}
 	if (d->stress_race) {
@@ -532,6 +543,7 @@ diag_json(FILE *f, const struct flaky_diagnosis *d, int with_failures)
 	fprintf(f, "]");
 	json_key(f, "seed", d->seed);
 	diag_json_stress(f, d);
+	diag_json_boxes(f, d);
 	json_key(f, "command", d->command);
 	json_key(f, "dir", d->dir);
 	if (with_failures) {

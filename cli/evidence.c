@@ -42,6 +42,7 @@ load_sigs(struct report_evidence *ev, struct flaky_store *s,
 	if (nids > 0 && (r = flaky_test_signatures(s, q, ids, nids, victims,
 	    nvictims, &ev->sigs, &ev->nsigs, err, sizeof err)) < 0)
 		fprintf(stderr, "flakyctl: signatures: %s\n", err);
+	evidence_load_boxes(ev, s, q, ids, nids);
 	free(ids);
 	free(victims);
 	return r;
@@ -82,6 +83,7 @@ evidence_free(struct report_evidence *ev)
 	flaky_risks_free(ev->risks, ev->nrisks);
 	flaky_clusters_free(&ev->clusters);
 	flaky_perturb_rows_free(ev->perturbs, ev->nperturbs);
+	free(ev->boxes);
 	memset(ev, 0, sizeof *ev);
 }
 

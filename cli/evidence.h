@@ -20,6 +20,8 @@ struct report_evidence {
 	struct flaky_clusters	 clusters;	/* co-failure clusters */
 	struct flaky_perturb_row *perturbs;	/* by test id (issue 18) */
 	size_t			 nperturbs;
+	struct flaky_box_row	*boxes;		/* by test id (issue 15) */
+	size_t			 nboxes;
 };
 
 /* Load the signatures of the rows that failed (every == 0: those above
@@ -75,5 +77,26 @@ int	 evidence_perturb_words(const struct report_evidence *, int64_t,
 void	 diag_stress_words(const struct flaky_diagnosis *, struct flaky_buf *);
 /* The JSON members by_perturbation and stress of a diagnosis. */
 void	 diag_json_stress(FILE *, const struct flaky_diagnosis *);
+
+/* boxes.c (issue 15). The rates per box of the tests ids (those the
+ * report lists), and INFRA in the signatures of those that fail on one
+ * box only; a failure is said on stderr and the report goes on. */
+void	 evidence_load_boxes(struct report_evidence *, struct flaky_store *,
+	    const struct flaky_query *, const int64_t *ids, size_t n);
+/* "30% on box-a (9/30), 0% on box-b (0/30); fails on box-a only (Fisher
+ * p = 0.00096)" */
+void	 box_words(const struct flaky_box_row *, size_t, struct flaky_buf *);
+/* The line under a report row: 1, or 0 (nothing) when its test ran on
+ * one box. */
+int	 evidence_box_words(const struct report_evidence *, int64_t test_id,
+	    struct flaky_buf *);
+/* The JSON member boxes of a report row: [] when it ran on one box. */
+void	 evidence_json_boxes(FILE *, const struct report_evidence *,
+	    int64_t test_id);
+/* A diagnosis' rates per box (nothing on one box), the sentence of its
+ * INFRA evidence, and its JSON members boxes and box_evidence. */
+void	 diag_box_words(const struct flaky_diagnosis *, struct flaky_buf *);
+void	 diag_box_evidence(const struct flaky_diagnosis *, struct flaky_buf *);
+void	 diag_json_boxes(FILE *, const struct flaky_diagnosis *);
 
 #endif

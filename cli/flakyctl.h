@@ -34,6 +34,7 @@ struct ctl {
 	int		 tty;		/* stdout is a terminal */
 	int		 wide;		/* --wide: whole ids on a terminal */
 	unsigned	 kinds;		/* --kind: FLAKY_KIND_MASK()s, 0: default */
+	const char	*box;		/* --box (issue 15), checked */
 };
 
 /* The option codes of the global options (below 1000 are letters). */
@@ -43,6 +44,7 @@ struct ctl {
 #define CTL_OPT_FORMAT	1004
 #define CTL_OPT_KIND	1005
 #define CTL_OPT_HELP	1006
+#define CTL_OPT_BOX	1007
 
 /* One option of a command: --name, and -letter when it has one. */
 struct cmd_option {
@@ -75,6 +77,15 @@ struct cmd_entry {
 #define CMD_OPTION_KIND \
 	{ "kind", 0, CTL_OPT_KIND, "K", "which runs count: suite, alone, " \
 	    "ingested, all or a comma list (default suite,ingested)" }
+
+/* --box NAME of the commands that write runs (analyze, confirm, ingest):
+ * the box they ran on (issue 15); the parser checks it into ctl->box,
+ * ctl_store_box() hands it to the store. report's --box (the runs of
+ * one box) is its own line with the same code. */
+#define CMD_OPTION_BOX \
+	{ "box", 0, CTL_OPT_BOX, "NAME", "the box the runs ran on " \
+	    "(default $FLAKY_BOX, then box: of the config, then the host " \
+	    "name)" }
 
 /* The state of one command's option parsing (cmd.c): getopt_long's
  * arrays built from the entry's table and the global options. */
@@ -130,6 +141,9 @@ int	 ctl_check_format(struct ctl *, const char *cmd, int allowed);
 const char *ctl_config_path(struct ctl *);
 /* The database path by the documented search order. Never NULL. */
 const char *ctl_db_path(struct ctl *);
+/* The local box into the store (issue 15): --box when writes, then
+ * $FLAKY_BOX, the config's box:, the host name. Exits on a bad name. */
+void	 ctl_store_box(struct ctl *, struct flaky_store *, int writes);
 /* A new event base for running tests (poll, not epoll); exits on failure. */
 struct event_base *ctl_event_base(void);
 /* The socket path by the documented search order. Never NULL. */

@@ -451,12 +451,14 @@ static const struct cmd_option ingest_options[] = {
 	    "timestamps, else now)" },
 	{ "revision", 'r', 0, "REV", "the revision the runs tested "
 	    "(default none)" },
+	CMD_OPTION_BOX,
 	{ NULL, 0, 0, NULL, NULL }
 };
 
 const struct cmd_entry cmd_ingest_entry = {
 	.name = "ingest",
-	.usage = "ingest --target NAME [--at TIME] [--revision REV] FILE...",
+	.usage = "ingest --target NAME [--at TIME] [--revision REV] "
+	    "[--box NAME] FILE...",
 	.summary = "Store results produced elsewhere (JUnit XML, runner "
 	    "output).",
 	.example = "flakyctl ingest --target shop-ci --revision \"$GIT_SHA\" "
@@ -586,6 +588,7 @@ cmd_ingest(struct ctl *ctl, int argc, char **argv)
 		fprintf(stderr, "flakyctl ingest: %s\n", err);
 		goto out;
 	}
+	ctl_store_box(ctl, u.store, 1);
 	/* the config's signatures and redaction patterns, as analyze */
 	if (diag_load_signatures(ctl, u.store, &cls) < 0)
 		goto out;

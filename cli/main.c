@@ -278,6 +278,7 @@ ctl_global_option(struct ctl *ctl, int c, const char *arg)
 		[FORMAT_TSV] = "tsv", [FORMAT_GITHUB] = "github",
 		[FORMAT_JUNIT] = "junit",
 	};
+	char		 why[160];
 
 	switch (c) {
 	case CTL_OPT_DB:
@@ -293,6 +294,13 @@ ctl_global_option(struct ctl *ctl, int c, const char *arg)
 		return 0;
 	case CTL_OPT_KIND:
 		return parse_kinds(arg, &ctl->kinds);
+	case CTL_OPT_BOX:
+		if (flaky_box_check(arg, why, sizeof why) < 0) {
+			ctl_usage_error(NULL, "--box: %s", why);
+			return -1;
+		}
+		ctl->box = arg;
+		return 0;
 	case CTL_OPT_FORMAT:
 		for (size_t i = 0; i < FLAKY_ARRAY_SIZE(names); i++)
 			if (strcmp(arg, names[i]) == 0) {
@@ -324,8 +332,8 @@ ctl_check_format(struct ctl *ctl, const char *cmd, int allowed)
 
 /* A top-level "KEY:" from a config file, without the schedule machinery:
  * the first line starting with it, quotes and comments removed, a
- * relative path taken from the file's directory as flakyd does. Returns
- * buf or NULL. */
+ * relative path taken from the file's directory as flakyd does (unless
+ * the key's value is a name: box). Returns buf or NULL. */
 static const char *
 config_value(const char *path, const char *key, char *buf, size_t len)
 {
@@ -352,7 +360,8 @@ config_value(const char *path, const char *key, char *buf, size_t len)
 			e[-1] = '\0';
 			v++;
 		}
-		if (*v != '\0' && *v != '/' && strrchr(path, '/') != NULL)
+		if (*v != '\0' && *v != '/' && strrchr(path, '/') != NULL &&
+		    strcmp(key, "box") != 0)
 			snprintf(buf, len, "%.*s/%s",
 			    (int)(strrchr(path, '/') - path), path, v);
 		else
@@ -396,6 +405,27 @@ ctl_db_path(struct ctl *ctl)
 	    (e = config_value(cfg, "database", value, sizeof value)) != NULL)
 		return e;
 	return "flaky.db";
+}
+
+/* The local box (issue 15) into the store: the box its runs record
+ * (writes: --box first), and what runs.box NULL reads as. A bad name
+ * is fatal, named with where it came from. */
+void
+ctl_store_box(struct ctl *ctl, struct flaky_store *s, int writes)
+{
+	char		 value[256], box[FLAKY_BOX_MAX + 1], err[256];
+	const char	*cfg, *conf = NULL, *opt = writes ? ctl->box : NULL;
+
+	if ((cfg = ctl_config_path(ctl)) != NULL)
+		conf = config_value(cfg, "box", value, sizeof value);
+	if (flaky_box_resolve(opt, conf, box, sizeof box, err,
+	    sizeof err) == 0 && flaky_store_set_box(s, box, err,
+	    sizeof err) == 0)
+		return;
+	fprintf(stderr, "flakyctl: %s%s%s\n", opt == NULL &&
+	    getenv("FLAKY_BOX") == NULL ? cfg : "", opt == NULL &&
+	    getenv("FLAKY_BOX") == NULL ? ": " : "", err);
+	exit(EXIT_ERROR);
 }
 
 /* The event base of the commands that run tests (analyze, confirm). Their

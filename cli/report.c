@@ -99,6 +99,8 @@ static const struct cmd_option report_options[] = {
 	{ "wide", 0, 'W', NULL, "whole test ids on a terminal, however "
 	    "long the lines (default: cut to the terminal's width)" },
 	CMD_OPTION_KIND,
+	{ "box", 0, CTL_OPT_BOX, "NAME", "only the runs of this box (default "
+	    "every box)" },
 	{ NULL, 0, 0, NULL, NULL }
 };
 
@@ -106,7 +108,7 @@ const struct cmd_entry cmd_report_entry = {
 	.name = "report",
 	.usage = "report [--since D|DATE|all] [--until DATE] [--target NAME] "
 	    "[--fail-on TIERS] [--sort rate|budget|trend] [--html FILE] "
-	    "[--wide] [--kind K]",
+	    "[--wide] [--kind K] [--box NAME]",
 	.summary = "Print the ranked tests of a window.",
 	.example = "flakyctl report --since 7d --target shop-pytest",
 	.options = report_options,
@@ -183,11 +185,13 @@ cmd_report(struct ctl *ctl, int argc, char **argv)
 	whole_days(&q);
 	q.target = target;
 	q.kinds = ctl->kinds;
+	q.box = ctl->box;
 	if (flaky_store_open(ctl_db_path(ctl), FLAKY_STORE_READONLY, &store,
 	    err, sizeof err) < 0) {
 		fprintf(stderr, "flakyctl report: %s\n", err);
 		return EXIT_ERROR;
 	}
+	ctl_store_box(ctl, store, 0);
 	memset(&head, 0, sizeof head);
 	memset(&hist, 0, sizeof hist);
 	if (ctl_check_target(store, "report", target) < 0)

@@ -275,7 +275,8 @@ put_order(struct table *t, const struct flaky_test_row *r)
 	free(line);
 }
 
-/* Under a row: its rates calm and under each stress, if it had both. */
+/* Under a row: its rates calm and under each stress, if it had both;
+ * its rates per box, if it ran on more than one (issue 15). */
 static void
 put_perturbs(struct table *t, const struct flaky_test_row *r)
 {
@@ -283,6 +284,9 @@ put_perturbs(struct table *t, const struct flaky_test_row *r)
 
 	flaky_buf_init(&b);
 	if (evidence_perturb_words(t->ev, r->test_id, &b))
+		put_note(t, flaky_buf_cstr(&b));
+	flaky_buf_reset(&b);
+	if (evidence_box_words(t->ev, r->test_id, &b))
 		put_note(t, flaky_buf_cstr(&b));
 	flaky_buf_free(&b);
 }

@@ -68,6 +68,10 @@ print_show(const struct flaky_diagnosis *d, int full)
 	diag_stress_words(d, &b);
 	if (b.len > 0)
 		printf("stress: %s\n", flaky_buf_cstr(&b));
+	flaky_buf_reset(&b);
+	diag_box_words(d, &b);
+	if (b.len > 0)
+		printf("boxes: %s\n", flaky_buf_cstr(&b));
 	if (d->nfailed == 0)
 		printf("no failure in this window\n");
 	for (size_t i = 0; i < d->nfailed; i++) {
@@ -150,6 +154,7 @@ cmd_show(struct ctl *ctl, int argc, char **argv)
 		fprintf(stderr, "flakyctl: %s\n", err);
 		return EXIT_ERROR;
 	}
+	ctl_store_box(ctl, store, 0);
 	if (diag_resolve(store, "show", o.target, argv[optind], &id) < 0)
 		goto out;
 	if (flaky_diagnose_test(store, id, &o.q, &d, err, sizeof err) < 0) {

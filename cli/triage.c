@@ -40,6 +40,10 @@ print_triage(const struct flaky_diagnosis *d)
 	diag_stress_words(d, &b);
 	if (b.len > 0)
 		printf("  stress:      %s\n", flaky_buf_cstr(&b));
+	flaky_buf_reset(&b);
+	diag_box_words(d, &b);
+	if (b.len > 0)
+		printf("  boxes:       %s\n", flaky_buf_cstr(&b));
 	if (d->nmodes > 1)
 		printf("  modes:       %zu distinct failures (most common "
 		    "%lld times)\n", d->nmodes, (long long)d->modes[0].count);
@@ -152,6 +156,7 @@ cmd_triage(struct ctl *ctl, int argc, char **argv)
 		fprintf(stderr, "flakyctl: %s\n", err);
 		return EXIT_ERROR;
 	}
+	ctl_store_box(ctl, store, 0);
 	if (optind < argc) {
 		if (diag_resolve(store, "triage", o.target, argv[optind],
 		    &id) < 0)

@@ -293,7 +293,7 @@ main(int argc, char **argv)
 	struct flakyd	 d;
 	struct flaky_config *cfg;
 	const char	*config = NULL, *db = NULL, *e;
-	char		 err[1024];
+	char		 err[1024], box[FLAKY_BOX_MAX + 1];
 	int		 c, check = 0, verbose = 0, r;
 	int64_t		 wd_ms;
 
@@ -380,6 +380,12 @@ main(int argc, char **argv)
 		if (flaky_store_add_redaction(d.store, cfg->redact[i].src, err,
 		    sizeof err) < 0)
 			fatalx("%s", err);
+	/* Every run records its box (issue 15); read at start, as the
+	 * database is. */
+	if ((r = flaky_box_resolve(NULL, cfg->box, box, sizeof box, err,
+	    sizeof err)) < 0 || (r = flaky_store_set_box(d.store, box, err,
+	    sizeof err)) < 0)
+		fatalx("%s", err);
 	/* The event loop must not wait long on another writer: a write
 	 * that stays busy past this bound fails and is retried later. */
 	flaky_store_set_busy_timeout(d.store, FLAKY_BUSY_TIMEOUT_LOOP_MS);

@@ -72,12 +72,27 @@ parse_signature(struct ctx *c, const yaml_node_t *n,
 
 static const char *const top_keys[] = {
 	"database", "jobs", "socket", "timezone", "kill_grace", "retention",
-	"redact", "signatures", "targets",
+	"redact", "signatures", "targets", "box",
 };
 enum {
 	K_DATABASE, K_JOBS, K_SOCKET, K_TIMEZONE, K_KILL_GRACE, K_RETENTION,
-	K_REDACT, K_SIGNATURES, K_TARGETS, K_NKEYS
+	K_REDACT, K_SIGNATURES, K_TARGETS, K_BOX, K_NKEYS
 };
+
+/* box: the name every run of this flakyd records (issue 15). */
+static int
+parse_box(struct ctx *c, yaml_node_t *node)
+{
+	char	 why[160];
+	int	 r;
+
+	if ((r = cfg_get_str(c, node, "box", "a box name such as "
+	    "build-07", &c->cfg->box)) < 0)
+		return r;
+	if (flaky_box_check(c->cfg->box, why, sizeof why) < 0)
+		return cfg_err(c, node, "box: %s", why);
+	return 0;
+}
 
 /* The top-level mapping; the zone first, since schedules need it. */
 static int
@@ -97,6 +112,8 @@ parse_top(struct ctx *c, yaml_node_t *root)
 		return r;
 	if (v[K_DATABASE] != NULL && (r = cfg_get_path(c, v[K_DATABASE],
 	    "database", "the path of the database", &cfg->database)) < 0)
+		return r;
+	if (v[K_BOX] != NULL && (r = parse_box(c, v[K_BOX])) < 0)
 		return r;
 	if (v[K_JOBS] != NULL &&
 	    (r = cfg_get_int(c, v[K_JOBS], "jobs", 1, 1024, &cfg->jobs)) < 0)
@@ -428,6 +445,7 @@ flaky_config_free(struct flaky_config *cfg)
 	free(cfg->database);
 	free(cfg->socket);
 	free(cfg->timezone);
+	free(cfg->box);
 	flaky_tz_free(cfg->tz);
 	for (size_t i = 0; i < cfg->nredact; i++)
 		regex_free(&cfg->redact[i]);

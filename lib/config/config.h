@@ -81,6 +81,8 @@ struct flaky_config {
 	int		 jobs;		/* default 1 */
 	char		*socket;	/* absolute, or NULL: not set */
 	char		*timezone;	/* as written, or NULL: local zone */
+	char		*box;		/* issue 15: checked, or NULL: the
+					 * host name (flaky_box_resolve) */
 	struct flaky_tz	*tz;		/* always set */
 	int64_t		 kill_grace_ms;	/* default 10s */
 	int64_t		 retention_ms;	/* 0: keep raw results forever */

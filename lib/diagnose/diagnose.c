@@ -302,6 +302,9 @@ flaky_diagnose_tests(struct flaky_store *s, const int64_t *ids, size_t n,
 			goto fail;
 		i += k;
 	}
+	/* one box before stress: it says why the test fails there */
+	if ((r = diag_boxes(s, q, ids, n, ret, err, errlen)) < 0)
+		goto fail;
 	for (size_t i = 0; i < n; i++)
 		if ((r = diagnose_stress(s, q, ret[i], err, errlen)) < 0)
 			goto fail;

@@ -56,6 +56,35 @@ int	 flaky_stress_sensitive(const struct flaky_perturb_row *, size_t,
  * anything else stays. */
 const char *flaky_stress_signature(const char *signature);
 
+/* Box (issue 15): a test that fails on one box and never on the others
+ * is an infrastructure flake of that box: at least FLAKY_BOX_MIN_RUNS
+ * runs and FLAKY_BOX_MIN_FAILS failures on it, no failure on any other
+ * box, at least FLAKY_BOX_MIN_RUNS runs on another box (those with fewer
+ * runs say too little to count), and a one-sided Fisher test of its
+ * failures against the other boxes' below FLAKY_BOX_ALPHA: evidence for
+ * INFRA (an UNKNOWN signature becomes INFRA). */
+#define FLAKY_BOX_ALPHA		1e-3
+#define FLAKY_BOX_MIN_RUNS	10
+#define FLAKY_BOX_MIN_FAILS	3
+/* The rates per box come from the newest runs of a target that hold
+ * about this many results (20 to 500 runs; as a report reads durations
+ * for timing): report, show and triage say the same. */
+#define FLAKY_BOX_ROWS		200000
+struct flaky_box_evidence {
+	const char	*box;		/* the box it fails on; NULL: none */
+	int64_t		 runs, failures;	/* on it */
+	int64_t		 other_runs;	/* on the other boxes, none failed */
+	int		 other_boxes;	/* how many, with enough runs */
+	double		 p;
+};
+/* The evidence from a test's rows per box: 1 when it fails on one box
+ * only (ev filled; box points into v), else 0. */
+int	 flaky_box_infra(const struct flaky_box_row *, size_t,
+	    struct flaky_box_evidence *);
+/* The signature with that evidence: UNKNOWN (or none) becomes INFRA,
+ * anything else stays. */
+const char *flaky_box_signature(const char *signature);
+
 /* Order dependence: failures of a victim against whether a candidate ran
  * before it in the same run. Either direction: it fails after a polluter,
  * or it fails unless a set-up test (the provider) ran first. */
@@ -188,6 +217,11 @@ struct flaky_diagnosis {
 	size_t		 nperturbs;
 	struct flaky_stress_evidence stress;
 	int		 stress_race;	/* RACE because of stress */
+	/* issue 15: the rate per box, and the evidence of one box */
+	struct flaky_box_row *boxes;
+	size_t		 nboxes;
+	struct flaky_box_evidence box;
+	int		 box_infra;	/* INFRA because of one box */
 };
 
 /* The trigger flakyctl confirm records; what makes a run alone is its kind
@@ -229,12 +263,17 @@ struct flaky_test_sig {
 	int		 race_timing;	/* RACE from timing (below) */
 	struct flaky_timing timing;	/* read for UNKNOWN ones only */
 	int		 stress_race;	/* RACE from stress (issue 18) */
+	int		 box_infra;	/* INFRA from one box (issue 15) */
 };
 /* Make the UNKNOWN signatures of tests that fail more under stress RACE
  * (sigs sorted by test id, perturbs as flaky_store_perturb_stats gives
  * them); -ENOMEM. */
 int	 flaky_stress_sigs(struct flaky_test_sig *, size_t,
 	    const struct flaky_perturb_row *, size_t);
+/* Make the UNKNOWN signatures of tests that fail on one box only INFRA
+ * (sigs sorted by test id, boxes as flaky_store_box_stats gives them). */
+void	 flaky_box_sigs(struct flaky_test_sig *, size_t,
+	    const struct flaky_box_row *, size_t);
 int	 flaky_test_signatures(struct flaky_store *, const struct flaky_query *,
 	    const int64_t *ids, size_t nids, const int64_t *victims,
 	    size_t nvictims, struct flaky_test_sig **ret, size_t *ret_n,

@@ -24,5 +24,10 @@ int	 diag_race_from_timing(const char *dominant,
 /* Add n to a signature's count in a tally list; 0 or -ENOMEM. */
 int	 diag_tally_add(struct flaky_sig_tally **v, size_t *nv,
 	    const char *name, int64_t n);
+/* The rates per box of n diagnoses (ids their tests), in one query, and
+ * INFRA for those that fail on one box only (boxes.c). */
+int	 diag_boxes(struct flaky_store *, const struct flaky_query *,
+	    const int64_t *ids, size_t n, struct flaky_diagnosis **,
+	    char *err, size_t errlen);
 
 #endif

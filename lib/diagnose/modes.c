@@ -417,5 +417,6 @@ flaky_diagnosis_free(struct flaky_diagnosis *d)
 	free(d->dir);
 	flaky_result_rows_free(d->failed, d->nfailed);
 	flaky_perturb_rows_free(d->perturbs, d->nperturbs);
+	free(d->boxes);
 	free(d);
 }

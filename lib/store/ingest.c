@@ -47,8 +47,8 @@ enum {
 
 static const char *const is_sql[IS_COUNT] = {
 	[IS_RUN] = "INSERT INTO runs (target_id, status, trigger, "
-	    "started_ms, kind) VALUES (?1, 'running', 'ingest', ?2, "
-	    "'ingested')",
+	    "started_ms, kind, box) VALUES (?1, 'running', 'ingest', ?2, "
+	    "'ingested', ?3)",
 	[IS_TEST_FIND] = "SELECT id FROM tests WHERE target_id = ?1 AND "
 	    "name = ?2",
 	[IS_TEST_ADD] = "INSERT INTO tests (target_id, name) VALUES (?1, ?2)",
@@ -167,6 +167,7 @@ flaky_store_ingest_start(struct flaky_store *s, int64_t target_id,
 	}
 	sqlite3_bind_int64(st, 1, target_id);
 	sqlite3_bind_int64(st, 2, started_ms);
+	sqlite3_bind_text(st, 3, flaky_store_box(s), -1, SQLITE_STATIC);
 	if ((r = is_done(w, st, "adding the run", err, errlen)) < 0)
 		goto fail;
 	w->run_id = sqlite3_last_insert_rowid(w->db);

@@ -25,9 +25,8 @@ col_text(sqlite3_stmt *st, int i, int *oom)
 	return c;
 }
 
-/* Bind the window: ?1 ?2 run ids, ?3 target, ?4 ?5 times. */
-static void
-bind_window(sqlite3_stmt *st, const struct flaky_query *q)
+void
+store_bind_window(sqlite3_stmt *st, const struct flaky_query *q)
 {
 	sqlite3_bind_int64(st, 1, q->first_run_id > 0 ? q->first_run_id : 0);
 	sqlite3_bind_int64(st, 2, q->last_run_id > 0 ? q->last_run_id :
@@ -71,7 +70,7 @@ flaky_store_perturb_stats(struct flaky_store *s, const struct flaky_query *q,
 	if (sqlite3_prepare_v2(store_db(s), PERTURB_SQL, -1, &st, NULL) !=
 	    SQLITE_OK)
 		return store_sql_error(s, err, errlen, "reading perturbations");
-	bind_window(st, q);
+	store_bind_window(st, q);
 	sqlite3_bind_int64(st, 6, test_id > 0 ? test_id : 0);
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		if (sqlite3_column_int64(st, 2) == 0)
@@ -132,7 +131,7 @@ flaky_store_failing_seeds(struct flaky_store *s, const struct flaky_query *q,
 	    "AND ru.started_ms >= ?4 AND ru.started_ms < ?5 "
 	    "ORDER BY ru.id DESC LIMIT ?7", -1, &st, NULL) != SQLITE_OK)
 		return store_sql_error(s, err, errlen, "reading seeds");
-	bind_window(st, q);
+	store_bind_window(st, q);
 	sqlite3_bind_int64(st, 6, test_id);
 	sqlite3_bind_int64(st, 7, (int64_t)max);
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {

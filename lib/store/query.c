@@ -64,6 +64,17 @@ kinds_sql(const struct flaky_query *q)
 	}
 }
 
+const char *
+store_runs_sql(struct flaky_store *s, const struct flaky_query *q, char *buf,
+    size_t len)
+{
+	char	 box[2 * FLAKY_BOX_MAX + 64];
+
+	store_box_sql(s, q, box, sizeof box);
+	snprintf(buf, len, "%s%s", kinds_sql(q), box);
+	return buf;
+}
+
 /* The days [*from, *to) that cover the window, rounded outwards. */
 static void
 window_days(const struct flaky_query *q, int64_t *from, int64_t *to)
@@ -135,13 +146,14 @@ topq_init(struct flaky_store *s, const struct flaky_query *q, struct topq *t)
 	sqlite3_stmt	*st;
 	int64_t		 n = 0, m = -1;
 	int		 rc;
-	char		 sql[1024];
+	char		 sql[1024], runs[320];
 
 	memset(t, 0, sizeof *t);
 	t->lo = 1;
+	store_runs_sql(s, q, runs, sizeof runs);
 	snprintf(sql, sizeof sql, "SELECT min(id), max(id), count(*) FROM "
 	    "runs ru WHERE started_ms >= ?1 AND started_ms < ?2 AND id "
-	    "BETWEEN ?3 AND ?4 AND %s", kinds_sql(q));
+	    "BETWEEN ?3 AND ?4 AND %s", runs);
 	if (sqlite3_prepare_v2(store_db(s), sql, -1, &st, NULL) != SQLITE_OK)
 		return -EIO;
 	sqlite3_bind_int64(st, 1, q->since_ms);
@@ -176,7 +188,7 @@ topq_init(struct flaky_store *s, const struct flaky_query *q, struct topq *t)
 	    "AND ru.started_ms >= ?2 AND ru.started_ms < ?3 "
 	    "AND r.run_id BETWEEN ?4 AND ?5 AND %s "
 	    "GROUP BY r.message_id ORDER BY c DESC, r.message_id LIMIT 1",
-	    kinds_sql(q));
+	    runs);
 	if (sqlite3_prepare_v2(store_db(s), t->exact ?
 	    "SELECT message_id, count(*) AS c, max(run_id) FROM results "
 	    "WHERE test_id = ?1 AND outcome IN (1, 2) "
@@ -380,7 +392,7 @@ stats_raw(struct flaky_store *s, const struct flaky_query *q,
 	struct durs	*pass = NULL, *fail = NULL;
 	int		 rc, r = 0;
 	size_t		 cap = 0;
-	char		 sql[1024];
+	char		 sql[1024], runs[320];
 	int		 byid;
 
 	/* Only complete runs of the asked kinds: a run with outcomes
@@ -403,7 +415,7 @@ stats_raw(struct flaky_store *s, const struct flaky_query *q,
 	    "AND %s ORDER BY r.test_id",
 	    byid ? "results r CROSS JOIN runs ru NOT INDEXED" :
 	    "runs ru CROSS JOIN results r", byid ? "r.run_id" : "+ru.id",
-	    kinds_sql(q));
+	    store_runs_sql(s, q, runs, sizeof runs));
 	if (sqlite3_prepare_v2(store_db(s), sql, -1, &st, NULL) != SQLITE_OK)
 		return store_sql_error(s, err, errlen, "reading the results");
 	sqlite3_bind_int64(st, 1, q->first_run_id > 0 ? q->first_run_id : 0);
@@ -631,8 +643,9 @@ flaky_store_test_stats(struct flaky_store *s, const struct flaky_query *q,
 	int		 r;
 
 	memset(&top, 0, sizeof top);
-	/* The rollups hold exactly the complete suite and ingested runs. */
-	if (q->first_run_id > 0 || q->last_run_id > 0 ||
+	/* The rollups hold exactly the complete suite and ingested runs,
+	 * of every box. */
+	if (q->first_run_id > 0 || q->last_run_id > 0 || q->box != NULL ||
 	    flaky_query_kinds(q) != FLAKY_KINDS_DEFAULT)
 		r = stats_raw(s, q, &rows, err, errlen);
 	else
@@ -676,18 +689,21 @@ flaky_store_run_counts(struct flaky_store *s, const struct flaky_query *q,
 {
 	sqlite3_stmt	*st;
 	int		 rc;
+	char		 sql[640], box[2 * FLAKY_BOX_MAX + 64];
 
 	unsigned	 kinds = flaky_query_kinds(q);
 
 	memset(c, 0, sizeof *c);
-	if (sqlite3_prepare_v2(store_db(s),
+	store_box_sql(s, q, box, sizeof box);
+	snprintf(sql, sizeof sql,
 	    "SELECT ru.status, count(*), min(ru.started_ms), "
 	    "max(ru.started_ms), ru.kind, ru.incomplete IS NOT NULL "
 	    "FROM runs ru JOIN targets tg "
 	    "ON tg.id = ru.target_id WHERE ru.started_ms >= ?1 AND "
 	    "ru.started_ms < ?2 AND ru.id BETWEEN ?3 AND ?4 AND "
-	    "(?5 IS NULL OR tg.name = ?5) GROUP BY ru.status, ru.kind, "
-	    "ru.incomplete IS NOT NULL", -1, &st, NULL) != SQLITE_OK)
+	    "(?5 IS NULL OR tg.name = ?5)%s GROUP BY ru.status, ru.kind, "
+	    "ru.incomplete IS NOT NULL", box);
+	if (sqlite3_prepare_v2(store_db(s), sql, -1, &st, NULL) != SQLITE_OK)
 		return store_sql_error(s, err, errlen, "counting runs");
 	bind_window(st, q);
 	c->first_ms = INT64_MAX;

@@ -31,6 +31,28 @@ flaky_store_path(const struct flaky_store *s)
 	return s->path;
 }
 
+int
+flaky_store_set_box(struct flaky_store *s, const char *box, char *err,
+    size_t errlen)
+{
+	int	 r;
+
+	if ((r = flaky_box_check(box, err, errlen)) < 0)
+		return r;
+	memcpy(s->box, box, strlen(box) + 1);
+	return 0;
+}
+
+const char *
+flaky_store_box(struct flaky_store *s)
+{
+	/* the host name is looked up once, when a run is first written
+	 * or read by box */
+	if (s->box[0] == '\0')
+		flaky_box_default(s->box, sizeof s->box);
+	return s->box;
+}
+
 const char *
 flaky_run_status_name(int s)
 {

@@ -7,6 +7,7 @@
 #include <stdint.h>
 
 #include "parse/parse.h"
+#include "util/util.h"
 
 struct flaky_store;
 
@@ -72,12 +73,22 @@ struct flaky_run_record {
 	const char	*perturbation;	/* "cpu:2" (issue 18); NULL: calm */
 	const char	*seed;		/* the order seed given; NULL: the
 					 * one the runner printed, if any */
+	const char	*box;		/* issue 15: the box it ran on;
+					 * NULL: the store's (runs.box) */
 };
 
 int	 flaky_store_open(const char *path, int flags,
 	    struct flaky_store **ret, char *err, size_t errlen);
 void	 flaky_store_close(struct flaky_store *);
 const char *flaky_store_path(const struct flaky_store *);
+/* The box (issue 15) this store records with every run written that
+ * names none (flaky_run_record.box), and reads runs.box NULL as (a run
+ * from before boxes were recorded ran here): the host name
+ * (flaky_box_default) until set. -EINVAL with err for an invalid name
+ * (flaky_box_check). The string stays the store's. */
+int	 flaky_store_set_box(struct flaky_store *, const char *box,
+	    char *err, size_t errlen);
+const char *flaky_store_box(struct flaky_store *);
 /* The schema version this binary writes. */
 int	 flaky_store_schema_version(void);
 /* A new database at path (made empty, or not there) by the migrations, not
@@ -172,6 +183,9 @@ struct flaky_query {
 	int64_t		 first_run_id;	/* >0: only runs with id >= this */
 	int64_t		 last_run_id;	/* >0: only runs with id <= this */
 	unsigned	 kinds;		/* FLAKY_KIND_MASK()s; 0: default */
+	const char	*box;		/* issue 15: only the runs of this box
+					 * (runs.box NULL: the store's box);
+					 * NULL: every box */
 };
 
 /* Fill *ret with one row per test seen in the window (caller frees with
@@ -229,6 +243,25 @@ int	 flaky_store_perturb_stats(struct flaky_store *,
 	    struct flaky_perturb_row **ret,
 	    size_t *ret_n, char *err, size_t errlen);
 void	 flaky_perturb_rows_free(struct flaky_perturb_row *, size_t);
+/* Issue 15: the listed tests' rates per box ("30% on box-a (9/30), 0%
+ * on box-b (0/30)"), from the raw results of the window's complete runs
+ * of q's kinds, of every box whatever q->box, in one grouped query; only
+ * for the targets with runs of more than one box in the window (none: no
+ * rows, at the cost of one look at the runs). budget > 0: of each such
+ * target only its newest runs that hold about budget results (20 to 500
+ * runs), so that a report over a long window stays fast; 0: every run.
+ * runs.box NULL counts as the store's box. Sorted by test id, then box;
+ * free(3) the array. */
+struct flaky_box_row {
+	int64_t		 test_id;
+	char		 box[FLAKY_BOX_MAX + 1];
+	int64_t		 runs;		/* pass, fail, error, xpass */
+	int64_t		 failures;	/* fail, error */
+};
+int	 flaky_store_box_stats(struct flaky_store *,
+	    const struct flaky_query *, const int64_t *ids, size_t nids,
+	    int64_t budget, struct flaky_box_row **ret, size_t *ret_n,
+	    char *err, size_t errlen);
 /* The newest failing runs of a test in the window that had an order seed
  * (at most max), newest first: what `show` offers to replay. */
 struct flaky_seed_row {

@@ -11,6 +11,7 @@
 #include <sqlite3.h>
 
 #include "store/store.h"
+#include "util/util.h"
 
 struct flaky_redactor;
 
@@ -147,6 +148,23 @@ int	store_output_put(sqlite3 *, struct store_output *,
 /* Finalize the statements; the struct may be used again. */
 void	store_output_finalize(struct store_output *);
 
+/* The condition on the runs (alias ru) a query counts: complete runs of
+ * its kinds, of its box (query.c); into buf, which it returns. */
+const char *store_runs_sql(struct flaky_store *, const struct flaky_query *,
+	    char *buf, size_t len);
+/* " AND coalesce(ru.box, 'LOCAL') = 'BOX'" for a query of one box, ""
+ * for all (box.c). The names are checked before they are put in the
+ * SQL: a bad one gives " AND 0", no run. */
+void	 store_box_sql(struct flaky_store *, const struct flaky_query *,
+	    char *buf, size_t len);
+
+/* Bind a window as perturb.c and box.c read it: ?1 ?2 run ids, ?3
+ * target, ?4 ?5 times. */
+void	 store_bind_window(sqlite3_stmt *, const struct flaky_query *);
+/* The SQL of flaky_store_box_stats (box.c), for its plan in the tests;
+ * NULL: no memory. */
+char	*store_box_stats_sql(struct flaky_store *, const struct flaky_query *);
+
 /* The handle: made by flaky_store_open (open.c), its transactions in
  * store.c, its cached statements and ids used by the writes (write.c). */
 struct flaky_store {
@@ -162,6 +180,7 @@ struct flaky_store {
 	struct idcache		 tests, msgs;
 	struct flaky_redactor	*redact;
 	struct store_output	 output;
+	char			 box[FLAKY_BOX_MAX + 1];	/* "": not yet */
 };
 
 #endif

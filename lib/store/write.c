@@ -19,8 +19,8 @@ static const char *const stmt_sql[ST_COUNT] = {
 	[ST_RUN_START] =
 	    "INSERT INTO runs (target_id, status, trigger, started_ms, "
 	    "revision, in_flight, loadavg, kind, owner_boot, owner_pid, "
-	    "owner_start, perturbation, seed) "
-	    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+	    "owner_start, perturbation, seed, box) "
+	    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
 	[ST_RUN_FINISH] =
 	    "UPDATE runs SET status = ?, ended_ms = ?, duration_us = ?, "
 	    "exit_code = ?, signal = ?, revision = coalesce(?, revision), "
@@ -30,7 +30,8 @@ static const char *const stmt_sql[ST_COUNT] = {
 	    "sys_us = ?, maxrss_kb = ?, output_bytes = ?, output_dropped = ?, "
 	    "stdout_id = ?, stderr_id = ?, error = ?, content_hash = ?, "
 	    "started_ms = ?, trigger = coalesce(?, trigger), kind = ?, "
-	    "incomplete = ?, perturbation = ? WHERE id = ?",
+	    "incomplete = ?, perturbation = ?, box = coalesce(?, box) "
+	    "WHERE id = ?",
 	/* A run stored whole at its end: ST_RUN_FINISH's parameters, the
 	 * last one the target. */
 	[ST_RUN_INSERT] =
@@ -39,8 +40,8 @@ static const char *const stmt_sql[ST_COUNT] = {
 	    "summary_total, in_flight, loadavg, user_us, sys_us, maxrss_kb, "
 	    "output_bytes, output_dropped, stdout_id, stderr_id, error, "
 	    "content_hash, started_ms, trigger, kind, incomplete, perturbation, "
-	    "target_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
-	    "?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+	    "box, target_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
+	    "?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
 	[ST_TEST_FIND] =
 	    "SELECT id FROM tests WHERE target_id = ? AND name = ?",
 	[ST_TEST_ADD] =
@@ -246,6 +247,7 @@ flaky_store_run_start(struct flaky_store *s, struct flaky_run_record *rec,
 	}
 	bind_text(st, 12, rec->perturbation);
 	bind_text(st, 13, rec->seed);
+	bind_text(st, 14, rec->box ? rec->box : flaky_store_box(s));
 	if (sqlite3_step(st) != SQLITE_DONE) {
 		r = store_sql_error(s, err, errlen, "recording the run start");
 		goto fail;
@@ -621,7 +623,8 @@ flaky_store_run_finish(struct flaky_store *s, struct flaky_run_record *rec,
 	bind_text(st, 26, flaky_run_kind_name(rec->kind));
 	bind_text(st, 27, rec->incomplete);
 	bind_text(st, 28, rec->perturbation);
-	sqlite3_bind_int64(st, 29, rec->id == 0 ? rec->target_id : rec->id);
+	bind_text(st, 29, rec->box ? rec->box : flaky_store_box(s));
+	sqlite3_bind_int64(st, 30, rec->id == 0 ? rec->target_id : rec->id);
 	if (sqlite3_step(st) != SQLITE_DONE) {
 		r = store_sql_error(s, err, errlen, "completing the run");
 		goto fail;

@@ -115,4 +115,21 @@ int	 flaky_redactor_add(struct flaky_redactor *, const char *regex,
 int	 flaky_redact(const struct flaky_redactor *, const char *s, size_t len,
 	    struct flaky_buf *out);
 
+/* The box: the build machine a run ran on (issue 15), recorded with every
+ * run. A name is 1 to FLAKY_BOX_MAX letters, digits, '.', '-' or '_'. */
+#define FLAKY_BOX_MAX	64
+
+/* 0 when name is a valid box name, or -EINVAL with err saying what is
+ * wrong with it and what was expected. */
+int	 flaky_box_check(const char *name, char *err, size_t errlen);
+/* The default box: the host name in its short form (up to the first '.'),
+ * other bytes than a name may hold replaced by '_', cut to FLAKY_BOX_MAX;
+ * "localhost" without one. buf needs FLAKY_BOX_MAX + 1 bytes (-ENOBUFS). */
+int	 flaky_box_default(char *buf, size_t len);
+/* The box of a program: opt (--box) when not NULL, else $FLAKY_BOX when
+ * set, else conf (box: of the YAML) when not NULL, else the host name;
+ * checked: -EINVAL with err naming where the bad name came from. */
+int	 flaky_box_resolve(const char *opt, const char *conf, char *buf,
+	    size_t len, char *err, size_t errlen);
+
 #endif

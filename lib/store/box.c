@@ -1,0 +1,159 @@
+/* The box as a dimension (issue 15): the condition that keeps a query to
+ * one box's runs, and a test's rate per box ("30% on box-a (9/30), 0% on
+ * box-b (0/30)") for the tests a report lists, in one grouped query. */
+#include "buildconf.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "store/store.h"
+#include "store_int.h"
+#include "util/util.h"
+
+void
+store_box_sql(struct flaky_store *s, const struct flaky_query *q, char *buf,
+    size_t len)
+{
+	const char	*local = flaky_store_box(s);
+
+	if (q->box == NULL) {
+		snprintf(buf, len, "%s", "");
+		return;
+	}
+	/* only checked names go into the SQL: no quote can be in one */
+	if (flaky_box_check(q->box, NULL, 0) < 0 ||
+	    flaky_box_check(local, NULL, 0) < 0) {
+		snprintf(buf, len, "%s", " AND 0");
+		return;
+	}
+	snprintf(buf, len, " AND coalesce(ru.box, '%s') = '%s'", local,
+	    q->box);
+}
+
+/* The targets of the window with runs of more than one box come first (a
+ * look at the runs only: with one box, no result is read), each with how
+ * many of its newest runs hold about ?8 results (20 to 500; ?8 <= 0: all
+ * of them); then those runs (runs_by_target), each run's results by the
+ * primary key, kept to the listed tests. */
+#define BOX_SQL \
+	"WITH bt(id, k) AS (SELECT ru.target_id, " \
+	"max(20, min(500, ?8 / max(1, avg(ru.tests)))) FROM runs ru " \
+	"JOIN targets tg ON tg.id = ru.target_id " \
+	"WHERE ru.id BETWEEN ?1 AND ?2 " \
+	"AND ru.started_ms >= ?4 AND ru.started_ms < ?5 " \
+	"AND (?3 IS NULL OR tg.name = ?3) AND %s " \
+	"GROUP BY ru.target_id HAVING count(DISTINCT coalesce(ru.box, ?6)) > 1), " \
+	"wr(id) AS (SELECT id FROM (SELECT ru.id, bt.k, row_number() OVER " \
+	"(PARTITION BY ru.target_id ORDER BY ru.started_ms DESC, ru.id DESC) " \
+	"AS n FROM bt CROSS JOIN runs ru ON ru.target_id = bt.id " \
+	"WHERE %s AND +ru.id BETWEEN ?1 AND ?2 " \
+	"AND ru.started_ms >= ?4 AND ru.started_ms < ?5) " \
+	"WHERE ?8 <= 0 OR n <= k) " \
+	"SELECT r.test_id, coalesce(ru.box, ?6) AS b, " \
+	"sum(r.outcome IN (0, 1, 2, 5)), sum(r.outcome IN (1, 2)) " \
+	"FROM wr CROSS JOIN runs ru ON ru.id = wr.id " \
+	"CROSS JOIN results r ON r.run_id = ru.id " \
+	"WHERE r.test_id IN (SELECT value FROM json_each(?7)) " \
+	"GROUP BY r.test_id, b ORDER BY r.test_id, b"
+
+/* The SQL of flaky_store_box_stats, for its query plan in the tests. */
+char *
+store_box_stats_sql(struct flaky_store *s, const struct flaky_query *q)
+{
+	struct flaky_query all = *q;
+	char	 runs[320];
+	char	*sql;
+
+	/* the breakdown is across boxes, whatever box q is kept to */
+	all.box = NULL;
+	store_runs_sql(s, &all, runs, sizeof runs);
+	if (asprintf(&sql, BOX_SQL, runs, runs) < 0)
+		return NULL;
+	return sql;
+}
+
+/* ids as a JSON array for json_each. */
+static char *
+ids_json(const int64_t *ids, size_t n)
+{
+	struct flaky_buf b;
+
+	flaky_buf_init(&b);
+	flaky_buf_addc(&b, '[');
+	for (size_t i = 0; i < n; i++)
+		flaky_buf_printf(&b, "%s%lld", i ? "," : "",
+		    (long long)ids[i]);
+	flaky_buf_addc(&b, ']');
+	if (b.oom) {
+		flaky_buf_free(&b);
+		return NULL;
+	}
+	return flaky_buf_steal(&b);
+}
+
+/* The statement's row at the end of *v. */
+static int
+add_row(sqlite3_stmt *st, struct flaky_box_row **v, size_t *cap, size_t *n)
+{
+	struct flaky_box_row *row;
+
+	if (flaky_array_grow(v, cap, *n, sizeof **v) < 0)
+		return -ENOMEM;
+	row = &(*v)[(*n)++];
+	row->test_id = sqlite3_column_int64(st, 0);
+	snprintf(row->box, sizeof row->box, "%s",
+	    (const char *)sqlite3_column_text(st, 1));
+	row->runs = sqlite3_column_int64(st, 2);
+	row->failures = sqlite3_column_int64(st, 3);
+	return 0;
+}
+
+int
+flaky_store_box_stats(struct flaky_store *s, const struct flaky_query *q,
+    const int64_t *ids, size_t nids, int64_t budget,
+    struct flaky_box_row **ret, size_t *ret_n, char *err, size_t errlen)
+{
+	struct flaky_box_row *v = NULL;
+	sqlite3_stmt	*st = NULL;
+	char		*sql = NULL, *list = NULL;
+	size_t		 n = 0, cap = 0;
+	int		 rc, r = 0;
+
+	*ret = NULL;
+	*ret_n = 0;
+	if (nids == 0)
+		return 0;
+	if ((sql = store_box_stats_sql(s, q)) == NULL ||
+	    (list = ids_json(ids, nids)) == NULL) {
+		r = -ENOMEM;
+		goto out;
+	}
+	if (sqlite3_prepare_v2(store_db(s), sql, -1, &st, NULL) != SQLITE_OK) {
+		r = store_sql_error(s, err, errlen, "reading boxes");
+		goto out;
+	}
+	store_bind_window(st, q);
+	sqlite3_bind_text(st, 6, flaky_store_box(s), -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 7, list, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(st, 8, budget);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW)
+		if (sqlite3_column_int64(st, 2) > 0 &&
+		    (r = add_row(st, &v, &cap, &n)) < 0)
+			goto out;
+	if (rc != SQLITE_DONE)
+		r = store_sql_error(s, err, errlen, "reading boxes");
+out:
+	sqlite3_finalize(st);
+	free(sql);
+	free(list);
+	if (r < 0) {
+		if (r == -ENOMEM)
+			flaky_error(err, errlen, ENOMEM, "out of memory");
+		free(v);
+		return r;
+	}
+	*ret = v;
+	*ret_n = n;
+	return 0;
+}
