@@ -50,7 +50,7 @@ CREATE TABLE runs (
 	failures	integer,		-- failed or errored results
 	summary_total	integer,		-- the runner's own count
 	in_flight	integer,		-- runs at once when it started
-	loadavg		double precision,
+	loadavg		numeric,		-- numeric: round(avg(loadavg), 2) as on SQLite
 	user_us		bigint,
 	sys_us		bigint,
 	maxrss_kb	bigint,

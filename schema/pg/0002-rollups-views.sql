@@ -23,7 +23,7 @@ CREATE TABLE rollups (
 -- The histogram bucket of a duration (lib/store/hist.c).
 CREATE FUNCTION flaky_hist_bucket(us bigint) RETURNS integer
 LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
-	SELECT CASE WHEN us < 1000 THEN 0
+	SELECT CASE WHEN us IS NULL THEN NULL WHEN us < 1000 THEN 0
 	    ELSE least(127, 1 + floor(4 * ln(us / 1000.0::float8) /
 	    ln(2.0::float8))::integer) END
 $$;
@@ -32,7 +32,7 @@ $$;
 CREATE FUNCTION flaky_hist_put(h integer[], b integer, n bigint)
 RETURNS integer[] LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE AS $$
 BEGIN
-	IF b IS NULL OR n IS NULL THEN
+	IF b IS NULL OR n IS NULL OR n = 0 THEN
 		RETURN h;
 	END IF;
 	h[b + 1] := coalesce(h[b + 1], 0) + n;
