@@ -154,3 +154,14 @@ def test_rollups_made_by_the_trigger(pg, both):
             h(r[7]), h(r[8])]
     assert ours == lite
     assert sum(bool(v[5]) for v in lite.values()) >= 10
+
+
+def test_fleet_checks_run(pg, both):
+    """The checks of docs/fleet.md run on the server and answer."""
+    _, db = both
+    doc = open(os.path.join(ROOT, "docs", "fleet.md"),
+               encoding="utf-8").read()
+    blocks = [b.split("```", 1)[0] for b in doc.split("```sql")[1:]]
+    assert len(blocks) >= 5
+    for sql in blocks:
+        assert pg_rows(pg, db, sql), sql
