@@ -222,3 +222,30 @@ def test_missing_partition_is_an_error(pg, migrated):
                 db=dbname(migrated), check=False)
     assert p.returncode != 0
     assert "no partition of relation \"results\" found" in p.stderr
+
+
+def plan(pg, db, sql, settings=""):
+    return "\n".join(r[0] for r in pg.query(settings + "EXPLAIN (COSTS OFF) "
+                                             + sql, db=db))
+
+
+def test_windowed_plans(pg, migrated):
+    """A window over the results reads only its weeks; a run's results
+    are found through the BRIN index on run_id; a window of the rollups is
+    a range of their key."""
+    db = dbname(migrated)
+    now = 1795000000000
+    load_small(pg, db, now)
+    pg.psql("ANALYZE", db=db)
+    p = plan(pg, db, "SELECT count(*) FROM results WHERE started_ms >= %d"
+             % (now - 3 * DAY))
+    weeks = pg.query("SELECT count(*) FROM pg_inherits WHERE inhparent = "
+                     "'results'::regclass", db=db)[0][0]
+    scanned = p.count("on results_")
+    assert 1 <= scanned < int(weeks), p
+    p = plan(pg, db, "SELECT * FROM results WHERE run_id = 7",
+             "SET enable_seqscan = off; ")
+    assert "Bitmap Index Scan on results_" in p and "_run_id_idx" in p, p
+    p = plan(pg, db, "SELECT sum(runs) FROM rollups WHERE day >= 20000",
+             "SET enable_seqscan = off; ")
+    assert "rollups_pkey" in p, p
