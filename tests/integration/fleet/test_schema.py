@@ -249,3 +249,20 @@ def test_windowed_plans(pg, migrated):
     p = plan(pg, db, "SELECT sum(runs) FROM rollups WHERE day >= 20000",
              "SET enable_seqscan = off; ")
     assert "rollups_pkey" in p, p
+
+
+def test_make_partitions_once(pg, migrated):
+    """A week is made once, however often writers ask for it, and then
+    takes the rows of its week with the checks of results."""
+    db = dbname(migrated)
+    q = "SELECT flaky_make_partitions(0, %d)" % (DAY - 1)
+    assert pg.query(q, db=db) == [["1"]]
+    assert pg.query(q, db=db) == [["0"]]
+    pg.psql("INSERT INTO results (started_ms, run_id, test_id, position, "
+            "outcome) VALUES (0, 1, 1, 0, 0)", db=db)
+    assert pg.query("SELECT tableoid::regclass FROM results",
+                    db=db) == [["results_19700101"]]
+    bad = pg.psql("INSERT INTO results (started_ms, run_id, test_id, "
+                  "position, outcome) VALUES (1, 1, 1, 1, 9)", db=db,
+                  check=False)
+    assert "results_outcome_check" in bad.stderr
