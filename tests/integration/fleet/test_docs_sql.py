@@ -165,3 +165,30 @@ def test_fleet_checks_run(pg, both):
     assert len(blocks) >= 5
     for sql in blocks:
         assert pg_rows(pg, db, sql), sql
+
+
+def test_same_names_as_sqlite(pg, both):
+    """Every table and view of the SQLite schema is on PostgreSQL with
+    every column, in the same order (PostgreSQL may add its own after
+    them: runs.box, a view's box), so ad-hoc SQL written for one runs on
+    the other."""
+    con, db = both
+    names = [r[0] for r in con.execute(
+        "SELECT name FROM sqlite_schema WHERE type IN ('table', 'view') "
+        "AND name NOT LIKE 'sqlite_%'")]
+    assert len(names) >= 20
+    ours = {}
+    for table, col in pg_rows(pg, db, "SELECT table_name, column_name "
+                              "FROM information_schema.columns WHERE "
+                              "table_schema = 'public' ORDER BY "
+                              "table_name, ordinal_position"):
+        ours.setdefault(table, []).append(col)
+    for name in names:
+        cols = [r[1] for r in con.execute("PRAGMA table_info(%s)" % name)]
+        assert name in ours, name
+        if con.execute("SELECT type FROM sqlite_schema WHERE name = ?",
+                       (name,)).fetchone()[0] == "view":
+            assert ours[name][:len(cols)] == cols, name
+        else:
+            assert set(cols) <= set(ours[name]), (name, set(cols) -
+                                                  set(ours[name]))
