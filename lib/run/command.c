@@ -707,6 +707,13 @@ flaky_command_shuffle(const struct flaky_command *c, const char *seed,
 	return 0;
 }
 
+/* Where the runner's own arguments begin in argv (command_int.h). */
+size_t
+cmd_runner_args(char *const *argv)
+{
+	return identify(argv).args;
+}
+
 /* Frees a NULL-terminated vector. */
 void
 flaky_command_free_vec(char **v)

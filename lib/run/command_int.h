@@ -24,4 +24,8 @@ const char *cmd_base(const char *s);
 /* The value of name in envp, or NULL. */
 const char *cmd_env_get(char *const *envp, const char *name);
 
+/* Where the runner's own arguments begin in argv: after `pytest`,
+ * `python -m unittest`, `go test`, Jest's script. */
+size_t	 cmd_runner_args(char *const *argv);
+
 #endif
