@@ -74,6 +74,9 @@ struct flaky_job {
 	 * the order seed passed to the runner (NULL: not shuffled). */
 	const char		*perturbation;
 	const char		*seed;
+	/* Issue 18: how many tests the command selects (flaky_command_
+	 * select; runs.selected); 0: the whole suite. */
+	int			 selected;
 	void			*arg;		/* for the callbacks */
 };
 

@@ -72,6 +72,8 @@ struct flaky_run_record {
 	const char	*perturbation;	/* "cpu:2" (issue 18); NULL: calm */
 	const char	*seed;		/* the order seed given; NULL: the
 					 * one the runner printed, if any */
+	int		 selected;	/* tests the runner was asked for
+					 * (issue 18); 0: the whole suite */
 };
 
 int	 flaky_store_open(const char *path, int flags,
