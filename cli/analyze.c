@@ -75,7 +75,7 @@ struct analyze {
 	const char		*stopped;	/* why the runs stopped */
 	struct perturb		 pt;		/* --stress, --shuffle */
 	struct subset		 sub;		/* --risky, the open tests */
-	int			 risky;
+	int			 risky, selected_runs;
 };
 
 static void	launch(struct analyze *);
@@ -222,6 +222,7 @@ run_ended(struct flaky_run *run, void *job_arg, void *arg)
 	a->finished++;
 	run_why_note(&a->why, a->finished, &run->rec);
 	settle_ended(a, run);
+	a->selected_runs += run->rec.selected > 0;
 	launch(a);
 	if (a->running == 0)
 		perturb_idle(&a->pt);
@@ -721,6 +722,7 @@ again:
 		sreport.settle = &a.settle;
 		sreport.max_runs = a.runs;
 		sreport.budget_ms = a.budget_ms;
+		sreport.selected_runs = a.selected_runs;
 		sreport.stopped = a.stopped ? a.stopped : a.failed ?
 		    "interrupted" : "max-runs";
 		head.settled = &sreport;

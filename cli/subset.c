@@ -19,7 +19,7 @@ subset_check(struct subset *s, const struct flaky_command *cmd,
     const char *dir, int until, int risky)
 {
 	char	*one[] = { (char *)"t", NULL }, **argv, **envp, err[256];
-	const char *r = cmd->runner ? cmd->runner : "the command";
+	const char *r = cmd->runner ? cmd->runner : cmd->argv[0];
 
 	memset(s, 0, sizeof *s);
 	s->cmd = cmd;

@@ -305,12 +305,5 @@ flaky_command_select(const struct flaky_command *c, const char *dir,
 		select_go(&a, c->argv, tests, ntests);
 	for (size_t i = 0; c->envp != NULL && c->envp[i] != NULL; i++)
 		cmd_vec_add(&e, c->envp[i]);
-	if ((*argv = cmd_vec_steal(&a)) == NULL ||
-	    (*envp = cmd_vec_steal(&e)) == NULL) {
-		flaky_command_free_vec(*argv);
-		cmd_vec_free(&e);
-		*argv = NULL;
-		return flaky_error(err, errlen, ENOMEM, "out of memory");
-	}
-	return 0;
+	return cmd_vec_hand(&a, &e, argv, envp, err, errlen);
 }

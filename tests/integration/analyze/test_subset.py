@@ -46,6 +46,7 @@ def test_until_settled_reruns_open_tests(demo, tmp_path):
     assert whole == (10, 8, 8)
     sub = subset_runs(db)
     assert len(sub) == r["runs"]["total"] - 10 and len(sub) > 0
+    assert r["until_settled"]["selected_runs"] == len(sub)
     for run_id, selected, tests, total, ids in sub:
         # pytest ran exactly the tests selected, and said so itself
         assert selected == tests == total == len(ids), (run_id, ids)
