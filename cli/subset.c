@@ -11,7 +11,6 @@
 
 #include "flakyctl.h"
 #include "log.h"
-#include "scan/scan.h"
 #include "subset.h"
 
 int
@@ -53,41 +52,20 @@ subset_check(struct subset *s, const struct flaky_command *cmd,
 	return 0;
 }
 
-/* Keep the ids of the runner's kind: pytest node ids ("::"), unittest
- * dotted names; each once (v is sorted by key). */
-static void
-risky_keep(struct subset *s, const struct flaky_risk *v, size_t n)
-{
-	int	 pytest = strcmp(s->cmd->runner, "pytest") == 0;
-
-	s->risky_tests = xcalloc(n + 1, sizeof *s->risky_tests);
-	for (size_t i = 0; i < n; i++) {
-		if ((strstr(v[i].key, "::") != NULL) != pytest)
-			continue;
-		if (s->nrisky > 0 &&
-		    strcmp(s->risky_tests[s->nrisky - 1], v[i].key) == 0)
-			continue;
-		s->risky_tests[s->nrisky++] = xstrdup(v[i].key);
-	}
-}
-
 int
 subset_risky(struct subset *s, struct flaky_store *st, int64_t target_id,
     const char *target, const char *path)
 {
 	struct flaky_scan_summary sum;
-	struct flaky_risk *v = NULL;
 	char		 err[1024], *p = (char *)path;
-	size_t		 n = 0;
 
 	if (flaky_store_scan(st, target_id, s->dir, &p, 1, NULL, NULL, &sum,
-	    err, sizeof err) < 0 || flaky_store_risks(st, target, &v, &n,
-	    err, sizeof err) < 0) {
+	    err, sizeof err) < 0 || flaky_risky_tests(st, target,
+	    s->cmd->runner, &s->risky_tests, &s->nrisky, err,
+	    sizeof err) < 0) {
 		fprintf(stderr, "flakyctl: analyze: --risky: %s\n", err);
 		return -1;
 	}
-	risky_keep(s, v, n);
-	flaky_risks_free(v, n);
 	if (s->nrisky == 0) {
 		fprintf(stderr, "flakyctl: analyze: --risky: %s: %zu file%s "
 		    "scanned, %zu finding%s, none in a test: nothing to rerun "
@@ -176,9 +154,7 @@ subset_free(struct subset *s)
 {
 	flaky_command_free_vec(s->argv);
 	flaky_command_free_vec(s->envp);
-	for (size_t i = 0; i < s->nrisky; i++)
-		free(s->risky_tests[i]);
-	free(s->risky_tests);
+	flaky_risky_tests_free(s->risky_tests, s->nrisky);
 	free(s->open);
 	memset(s, 0, sizeof *s);
 }

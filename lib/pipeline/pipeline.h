@@ -284,4 +284,14 @@ int	 flaky_settle_done(const struct flaky_settle *, int min_runs);
 /* Did t fail and is its tier still open? */
 int	 flaky_settle_is_open(const struct flaky_settle_test *);
 
+/* The tests of target with static scan findings (stored by flaky_store_
+ * scan), named as runner names them: pytest node ids without parameters
+ * for "pytest", unittest ids for any other; each once, sorted. *ret is
+ * for flaky_risky_tests_free (lib/pipeline/risky.c). 0 or a negative
+ * errno with err filled. */
+int	 flaky_risky_tests(struct flaky_store *, const char *target,
+	    const char *runner, char ***ret, size_t *ret_n, char *err,
+	    size_t errlen);
+void	 flaky_risky_tests_free(char **, size_t);
+
 #endif
