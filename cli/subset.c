@@ -93,9 +93,7 @@ subset_tests(struct subset *s, const struct flaky_settle *st, size_t *n)
 			s->capopen = st->open;
 			s->open = xcalloc(s->capopen, sizeof *s->open);
 		}
-		for (size_t i = 0; i < st->nt && *n < st->open; i++)
-			if (flaky_settle_is_open(&st->t[i]))
-				s->open[(*n)++] = st->t[i].name;
+		*n = flaky_settle_open_tests(st, s->open, s->capopen);
 		return (char *const *)s->open;
 	}
 	if (s->risky) {

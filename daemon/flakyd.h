@@ -96,6 +96,11 @@ struct trigger {
 	 * findings (argv and envp point here then) */
 	char			**sel_argv, **sel_envp;
 	int			 selected;
+	/* until_settled: true, after the first whole runs: the open tests'
+	 * command for the next run (cmd: the target's, from cref) */
+	const struct flaky_command *cmd;
+	char			**open_argv, **open_envp;
+	int			 open_told;
 	TAILQ_ENTRY(trigger)	 wait;
 };
 TAILQ_HEAD(triggerq, trigger);

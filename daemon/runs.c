@@ -56,6 +56,8 @@ trigger_free(struct trigger *tr)
 	free(tr->settle);
 	flaky_command_free_vec(tr->sel_argv);
 	flaky_command_free_vec(tr->sel_envp);
+	flaky_command_free_vec(tr->open_argv);
+	flaky_command_free_vec(tr->open_envp);
 	cfgref_unref(tr->cref);
 	free(tr);
 }
@@ -186,7 +188,8 @@ trigger_start(struct flakyd *d, struct trigger *tr)
 	tr->runner_version = d->cur->versions[i];
 	if (tr->def->scan)
 		trigger_scan(d, tr);
-	trigger_risky(d, tr, &d->cur->cmds[i]);
+	tr->cmd = &d->cur->cmds[i];
+	trigger_risky(d, tr, tr->cmd);
 	retention(d);
 	if (tr->def->revision != NULL) {
 		memset(&o, 0, sizeof o);
@@ -478,6 +481,38 @@ job_ended(struct flakyd *d, struct job *j, struct flaky_run *run)
 	event_active(tr->next_ev, EV_TIMEOUT, 0);
 }
 
+/* until_settled: true: after the first whole runs, the next run runs only
+ * the tests still open where the runner selects them, as analyze
+ * --until-settled does (docs/statistics.md); else the whole suite, said
+ * once. */
+static void
+settle_select(struct trigger *tr, struct flaky_job *job)
+{
+	struct flaky_settle *st = tr->settle;
+	const char	**open;
+	char		  err[256];
+	size_t		  n;
+
+	flaky_command_free_vec(tr->open_argv);
+	flaky_command_free_vec(tr->open_envp);
+	tr->open_argv = tr->open_envp = NULL;
+	if (st == NULL || st->runs < FLAKY_SETTLE_MIN_RUNS || st->open == 0)
+		return;
+	open = xcalloc(st->open, sizeof *open);
+	n = flaky_settle_open_tests(st, open, st->open);
+	if (flaky_command_select(tr->cmd, tr->def->dir, (char *const *)open,
+	    n, &tr->open_argv, &tr->open_envp, err, sizeof err) == 0) {
+		job->spec.argv = tr->open_argv;
+		job->spec.envp = tr->open_envp;
+		job->selected = (int)n;
+	} else if (!tr->open_told) {
+		log_info("target %s: until_settled: %s: the whole suite "
+		    "reruns", tr->ts->name, err);
+		tr->open_told = 1;
+	}
+	free(open);
+}
+
 /* until_settled: true: count a complete suite run; once every failing
  * test's tier is settled, the trigger starts no more (confirm may follow). */
 static void
@@ -606,6 +641,7 @@ trigger_next_ev(evutil_socket_t fd, short what, void *arg)
 	job.runner_version = tr->runner_version;
 	job.revision = j->revision;
 	job.selected = tr->selected;
+	settle_select(tr, &job);
 	job.arg = j;
 	job_stress(tr, j, &job, &spec);
 	if (job_start(d, tr, j, &job) < 0)

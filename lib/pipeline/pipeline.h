@@ -283,6 +283,11 @@ int	 flaky_settle_count(struct flaky_settle *,
 int	 flaky_settle_done(const struct flaky_settle *, int min_runs);
 /* Did t fail and is its tier still open? */
 int	 flaky_settle_is_open(const struct flaky_settle_test *);
+/* The names of the open tests (failed, not settled), at most cap of them
+ * into v (borrowed from s): what runs after the first whole runs where the
+ * runner selects (issue 18). Returns how many. */
+size_t	 flaky_settle_open_tests(const struct flaky_settle *, const char **v,
+	    size_t cap);
 
 /* The tests of target with static scan findings (stored by flaky_store_
  * scan), named as runner names them: pytest node ids without parameters

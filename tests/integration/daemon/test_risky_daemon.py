@@ -40,3 +40,30 @@ def test_risky_every_other_trigger(daemon):
     assert "target risky: risky: only the 3 tests with scan findings " \
         "run" in daemon.logtext()
     assert daemon.stop() == 0
+
+
+def test_until_settled_reruns_open_tests(daemon):
+    """until_settled: true: after the first 10 whole runs, a trigger's runs
+    rerun only the tests still open (test_half, the last to settle, at 22
+    runs), selected through pytest."""
+    shutil.copytree(os.path.join(EXAMPLES, "demo-settled"),
+                    os.path.join(daemon.dir, "settled"),
+                    ignore=shutil.ignore_patterns("__pycache__", ".state"))
+    daemon.write_config("targets:\n  - name: settles\n    command: "
+                        "[/usr/bin/pytest, -p, no:cacheprovider, -p, "
+                        "no:random_order, test_settled.py]\n"
+                        "    dir: settled\n    until_settled: true\n"
+                        "    runs: 40\n")
+    daemon.start()
+    daemon.ctl("run", "settles", check=0)
+    wait_for("the trigger to settle", lambda: "target settles: settled "
+             "after 22 of at most 40 runs" in daemon.logtext(), timeout=240)
+    wait_for("the runs to be stored", lambda: done(daemon, 22), timeout=60)
+    runs = query(daemon.db, "SELECT selected, tests FROM runs ORDER BY id")
+    assert runs[:10] == [(None, 4)] * 10
+    assert all(s is not None and s == t for s, t in runs[10:]), runs
+    assert query(daemon.db, "SELECT DISTINCT t.name FROM results r JOIN "
+                 "tests t ON t.id = r.test_id JOIN runs ru ON ru.id = "
+                 "r.run_id WHERE ru.id = (SELECT max(id) FROM runs)") == \
+        [("test_settled.py::test_half",)]
+    assert daemon.stop() == 0
