@@ -22,6 +22,7 @@
 #include "output.h"
 #include "progress.h"
 #include "perturb.h"
+#include "subset.h"
 #include "pipeline/pipeline.h"
 #include "run_why.h"
 #include "stats/stats.h"
@@ -73,6 +74,8 @@ struct analyze {
 	int64_t			 budget_ms, budget_end_us;	/* --budget */
 	const char		*stopped;	/* why the runs stopped */
 	struct perturb		 pt;		/* --stress, --shuffle */
+	struct subset		 sub;		/* --risky, the open tests */
+	int			 risky, selected_runs;
 };
 
 static void	launch(struct analyze *);
@@ -219,6 +222,7 @@ run_ended(struct flaky_run *run, void *job_arg, void *arg)
 	a->finished++;
 	run_why_note(&a->why, a->finished, &run->rec);
 	settle_ended(a, run);
+	a->selected_runs += run->rec.selected > 0;
 	launch(a);
 	if (a->running == 0)
 		perturb_idle(&a->pt);
@@ -281,8 +285,10 @@ launch(struct analyze *a)
 		a->started++;
 		a->job.spec.more = a->runs - a->started;
 		perturb_job(&a->pt, &a->job, a->job.spec.dir);
+		subset_job(&a->sub, &a->job, &a->settle);
 		rc = flaky_pipeline_start(a->pl, &a->job, &run, err, sizeof err);
 		perturb_started(&a->pt);
+		subset_started(&a->sub, &a->job);
 		if (rc < 0) {
 			/* Recorded as an error run; no point in more. */
 			log_warnx("%s", err);
@@ -416,6 +422,8 @@ static const struct cmd_option analyze_options[] = {
 	    "recorded in runs.seed): the order of that run again (default "
 	    "none)" },
 	CMD_OPTION_BOX,
+	{ "risky", 0, 'X', NULL, "rerun only the Python tests with "
+	    "approximate assertions (flakyctl scan) in DIRECTORY" },
 	{ NULL, 0, 0, NULL, NULL }
 };
 
@@ -425,12 +433,13 @@ const struct cmd_entry cmd_analyze_entry = {
 	    "[--target NAME] [--junit PATH] [--fail-on TIERS] [--revision REV] "
 	    "[--capture BYTES] [--no-runner-cache] [--wide] [--until-settled "
 	    "[--max-runs N]] [--budget D] [--stress KIND[:LEVEL]] [--shuffle] "
-	    "[--seed N] [--box NAME] "
+	    "[--seed N] [--box NAME] [--risky] "
 	    "(DIRECTORY | [--] COMMAND...)",
 	.summary = "Rerun a test command N times, store every run, rank "
 	    "the tests.",
 	.example = "flakyctl analyze --runs 50 --jobs 4 tests/\n"
-	    "flakyctl analyze --runs 20 --timeout 10m -- pytest -x tests/api",
+	    "flakyctl analyze --runs 20 --timeout 10m -- pytest -x tests/api\n"
+	    "flakyctl analyze --risky --until-settled tests/",
 	.options = analyze_options,
 	.flags = CMD_STOP_AT_OPERAND,
 	.exec = cmd_analyze,
@@ -542,6 +551,9 @@ again:
 		case 'O':
 			a.pt.shuffle = 1;
 			break;
+		case 'X':
+			a.risky = 1;
+			break;
 		case 'Q':
 			if (perturb_seed_option(&a.pt, optarg) < 0)
 				return EXIT_ERROR;
@@ -590,6 +602,9 @@ again:
 	a.job.spec.argv = cmd.argv;
 	a.job.spec.envp = cmd.envp;
 	a.job.spec.dir = cmd.dir != NULL ? cmd.dir : cwd;
+	if (subset_check(&a.sub, &cmd, a.job.spec.dir, a.until_settled,
+	    a.risky) < 0)
+		goto out;
 	target = target_arg ? xstrdup(target_arg) : cmd.root != NULL ?
 	    default_target(cmd.root, cmd.runner) :
 	    default_target(NULL, cmd.argv[0]);
@@ -636,6 +651,9 @@ again:
 		fprintf(stderr, "flakyctl: %s\n", err);
 		goto out;
 	}
+	if (a.risky && subset_risky(&a.sub, a.store, a.job.target_id, target,
+	    dir_arg != NULL ? dir_arg : cwd) < 0)
+		goto out;
 
 	a.base = ctl_event_base();
 	signal(SIGPIPE, SIG_IGN);
@@ -706,6 +724,7 @@ again:
 		sreport.settle = &a.settle;
 		sreport.max_runs = a.runs;
 		sreport.budget_ms = a.budget_ms;
+		sreport.selected_runs = a.selected_runs;
 		sreport.stopped = a.stopped ? a.stopped : a.failed ?
 		    "interrupted" : "max-runs";
 		head.settled = &sreport;
@@ -752,6 +771,7 @@ out:
 	tally_free(&a);
 	flaky_settle_free(&a.settle);
 	perturb_free(&a.pt);
+	subset_free(&a.sub);
 	free(a.live);
 	free(a.incomplete_why);
 	run_why_free(&a.why);

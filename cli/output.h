@@ -19,6 +19,7 @@ struct settled_report {
 	int64_t		 budget_ms;	/* 0: none */
 	const char	*stopped;	/* settled, max-runs, budget,
 					 * interrupted */
+	int		 selected_runs;	/* of only some tests (issue 18) */
 };
 
 struct report_head {

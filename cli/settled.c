@@ -84,8 +84,10 @@ settled_table(const struct settled_report *r)
 	const struct flaky_settle *s = r->settle;
 	size_t	 failing = settled_failing(s);
 
-	printf("\nuntil settled: %d run%s (at most %d", s->runs,
-	    s->runs == 1 ? "" : "s", r->max_runs);
+	printf("\nuntil settled: %d run%s", s->runs, s->runs == 1 ? "" : "s");
+	if (r->selected_runs > 0)
+		printf(", %d of only some tests", r->selected_runs);
+	printf(" (at most %d", r->max_runs);
 	if (r->budget_ms > 0)
 		printf(", budget %llds", (long long)(r->budget_ms / 1000));
 	printf("), stopped: %s; %zu of %zu failing test%s open\n", r->stopped,
@@ -118,7 +120,7 @@ settled_json(const struct settled_report *r)
 		printf("%lld", (long long)(r->budget_ms / 1000));
 	else
 		printf("null");
-	printf(", \"stopped\": ");
+	printf(", \"selected_runs\": %d, \"stopped\": ", r->selected_runs);
 	json_string(stdout, r->stopped);
 	printf(", \"method\": \"robbins-mixture\", \"alpha\": ");
 	json_double(stdout, s->alpha);

@@ -63,6 +63,7 @@ struct tstate {
 	struct trigger		*pending;	/* overlap: queue; one */
 	struct flaky_last_run	 last;
 	int64_t			 last_failures;
+	unsigned		 fires;		/* risky: every other one */
 	LIST_ENTRY(tstate)	 gone;		/* removed but still active */
 };
 
@@ -91,6 +92,15 @@ struct trigger {
 	int			 confirm_runs;
 	/* until_settled: true: the runs stop once settled */
 	struct flaky_settle	*settle;
+	/* risky: true, every other trigger: only the tests with scan
+	 * findings (argv and envp point here then) */
+	char			**sel_argv, **sel_envp;
+	int			 selected;
+	/* until_settled: true, after the first whole runs: the open tests'
+	 * command for the next run (cmd: the target's, from cref) */
+	const struct flaky_command *cmd;
+	char			**open_argv, **open_envp;
+	int			 open_told;
 	TAILQ_ENTRY(trigger)	 wait;
 };
 TAILQ_HEAD(triggerq, trigger);

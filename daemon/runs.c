@@ -54,6 +54,10 @@ trigger_free(struct trigger *tr)
 	free(tr->confirm);
 	flaky_settle_free(tr->settle);
 	free(tr->settle);
+	flaky_command_free_vec(tr->sel_argv);
+	flaky_command_free_vec(tr->sel_envp);
+	flaky_command_free_vec(tr->open_argv);
+	flaky_command_free_vec(tr->open_envp);
 	cfgref_unref(tr->cref);
 	free(tr);
 }
@@ -107,6 +111,41 @@ trigger_scan(struct flakyd *d, struct trigger *tr)
 		    tr->ts->name, sum.files, sum.findings);
 }
 
+/* risky: true: every other trigger of a target (its 2nd, 4th, ...) runs
+ * only the tests with static scan findings, scanned now; the others run
+ * the whole suite. No finding, or a runner that cannot select, makes it a
+ * whole run, logged. */
+static void
+trigger_risky(struct flakyd *d, struct trigger *tr,
+    const struct flaky_command *cmd)
+{
+	char	**tests = NULL, err[512];
+	size_t	  n = 0;
+
+	if (!tr->def->risky || tr->ts->fires++ % 2 == 0)
+		return;
+	if (!tr->def->scan)
+		trigger_scan(d, tr);
+	if (flaky_risky_tests(d->store, tr->ts->name, cmd->runner, &tests,
+	    &n, err, sizeof err) < 0)
+		log_warnx("target %s: risky: %s", tr->ts->name, err);
+	else if (n == 0)
+		log_info("target %s: risky: no test has scan findings, the "
+		    "whole suite runs", tr->ts->name);
+	else if (flaky_command_select(cmd, tr->def->dir, tests, n,
+	    &tr->sel_argv, &tr->sel_envp, err, sizeof err) < 0)
+		log_warnx("target %s: risky: %s: the whole suite runs",
+		    tr->ts->name, err);
+	else {
+		log_info("target %s: risky: only the %zu test%s with scan "
+		    "findings run", tr->ts->name, n, n == 1 ? "" : "s");
+		tr->argv = tr->sel_argv;
+		tr->envp = tr->sel_envp;
+		tr->selected = (int)n;
+	}
+	flaky_risky_tests_free(tests, n);
+}
+
 /* retention: raw results older than the limit go (the daily rollups stay),
  * at most once an hour, when a trigger starts: no timer of its own. */
 static void
@@ -149,6 +188,8 @@ trigger_start(struct flakyd *d, struct trigger *tr)
 	tr->runner_version = d->cur->versions[i];
 	if (tr->def->scan)
 		trigger_scan(d, tr);
+	tr->cmd = &d->cur->cmds[i];
+	trigger_risky(d, tr, tr->cmd);
 	retention(d);
 	if (tr->def->revision != NULL) {
 		memset(&o, 0, sizeof o);
@@ -440,6 +481,38 @@ job_ended(struct flakyd *d, struct job *j, struct flaky_run *run)
 	event_active(tr->next_ev, EV_TIMEOUT, 0);
 }
 
+/* until_settled: true: after the first whole runs, the next run runs only
+ * the tests still open where the runner selects them, as analyze
+ * --until-settled does (docs/statistics.md); else the whole suite, said
+ * once. */
+static void
+settle_select(struct trigger *tr, struct flaky_job *job)
+{
+	struct flaky_settle *st = tr->settle;
+	const char	**open;
+	char		  err[256];
+	size_t		  n;
+
+	flaky_command_free_vec(tr->open_argv);
+	flaky_command_free_vec(tr->open_envp);
+	tr->open_argv = tr->open_envp = NULL;
+	if (st == NULL || st->runs < FLAKY_SETTLE_MIN_RUNS || st->open == 0)
+		return;
+	open = xcalloc(st->open, sizeof *open);
+	n = flaky_settle_open_tests(st, open, st->open);
+	if (flaky_command_select(tr->cmd, tr->def->dir, (char *const *)open,
+	    n, &tr->open_argv, &tr->open_envp, err, sizeof err) == 0) {
+		job->spec.argv = tr->open_argv;
+		job->spec.envp = tr->open_envp;
+		job->selected = (int)n;
+	} else if (!tr->open_told) {
+		log_info("target %s: until_settled: %s: the whole suite "
+		    "reruns", tr->ts->name, err);
+		tr->open_told = 1;
+	}
+	free(open);
+}
+
 /* until_settled: true: count a complete suite run; once every failing
  * test's tier is settled, the trigger starts no more (confirm may follow). */
 static void
@@ -567,6 +640,8 @@ trigger_next_ev(evutil_socket_t fd, short what, void *arg)
 	job.trigger = tr->kind;
 	job.runner_version = tr->runner_version;
 	job.revision = j->revision;
+	job.selected = tr->selected;
+	settle_select(tr, &job);
 	job.arg = j;
 	job_stress(tr, j, &job, &spec);
 	if (job_start(d, tr, j, &job) < 0)

@@ -72,6 +72,8 @@ struct flaky_target {
 					 * runs: is then a maximum */
 	char		*junit;		/* as written (under dir), or NULL */
 	char		*stress;	/* "cpu:2" beside each run, or NULL */
+	int		 risky;		/* default 0: every other trigger runs
+					 * only the tests with scan findings */
 	int		 line;		/* where the target starts, 1-based */
 };
 

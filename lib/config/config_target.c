@@ -49,11 +49,13 @@ static const char *const target_keys[] = {
 	"name", "command", "dir", "schedule", "runs", "timeout", "env",
 	"jitter", "overlap", "catch_up", "isolate", "revision", "confirm",
 	"scan", "junit", "confirm_budget", "until_settled", "stress",
+	"risky",
 };
 enum {
 	T_NAME, T_COMMAND, T_DIR, T_SCHEDULE, T_RUNS, T_TIMEOUT, T_ENV,
 	T_JITTER, T_OVERLAP, T_CATCH_UP, T_ISOLATE, T_REVISION, T_CONFIRM,
 	T_SCAN, T_JUNIT, T_CONFIRM_BUDGET, T_UNTIL_SETTLED, T_STRESS,
+	T_RISKY,
 	T_NKEYS
 };
 
@@ -329,6 +331,9 @@ cfg_parse_target(struct ctx *c, const yaml_node_t *n, struct flaky_target *t)
 	    "the path of a JUnit XML file", &t->junit)) < 0)
 		return r;
 	if (v[T_STRESS] != NULL && (r = parse_stress(c, t, v[T_STRESS])) < 0)
+		return r;
+	if (v[T_RISKY] != NULL && (r = cfg_get_bool(c, v[T_RISKY], "risky",
+	    &t->risky)) < 0)
 		return r;
 
 	if (c->flags & FLAKY_CONFIG_NO_FS_CHECKS)

@@ -28,6 +28,7 @@ struct item {
 	char			*perturbation, *seed;
 	int64_t			 target_id;
 	int			 kind;
+	int			 selected;	/* the job's (issue 18) */
 	void			*job_arg;
 	int			 ended;
 	int			 by_budget;	/* the caller's budget ended it */
@@ -369,6 +370,7 @@ item_bind(struct item *it)
 	it->run->rec.revision = it->revision;
 	it->run->rec.perturbation = it->perturbation;
 	it->run->rec.seed = it->seed;
+	it->run->rec.selected = it->selected;
 }
 
 int
@@ -390,6 +392,7 @@ flaky_pipeline_start(struct flaky_pipeline *pl, const struct flaky_job *job,
 		item_free(it);
 		return flaky_error(err, errlen, ENOMEM, "out of memory");
 	}
+	it->selected = job->selected;
 	r = flaky_run_start(pl->o.sp, &job->spec, item_ended, it, &it->run,
 	    err, errlen);
 	if (it->run == NULL) {

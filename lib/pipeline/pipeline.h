@@ -74,6 +74,9 @@ struct flaky_job {
 	 * the order seed passed to the runner (NULL: not shuffled). */
 	const char		*perturbation;
 	const char		*seed;
+	/* Issue 18: how many tests the command selects (flaky_command_
+	 * select; runs.selected); 0: the whole suite. */
+	int			 selected;
 	void			*arg;		/* for the callbacks */
 };
 
@@ -280,5 +283,20 @@ int	 flaky_settle_count(struct flaky_settle *,
 int	 flaky_settle_done(const struct flaky_settle *, int min_runs);
 /* Did t fail and is its tier still open? */
 int	 flaky_settle_is_open(const struct flaky_settle_test *);
+/* The names of the open tests (failed, not settled), at most cap of them
+ * into v (borrowed from s): what runs after the first whole runs where the
+ * runner selects (issue 18). Returns how many. */
+size_t	 flaky_settle_open_tests(const struct flaky_settle *, const char **v,
+	    size_t cap);
+
+/* The tests of target with static scan findings (stored by flaky_store_
+ * scan), named as runner names them: pytest node ids without parameters
+ * for "pytest", unittest ids for any other; each once, sorted. *ret is
+ * for flaky_risky_tests_free (lib/pipeline/risky.c). 0 or a negative
+ * errno with err filled. */
+int	 flaky_risky_tests(struct flaky_store *, const char *target,
+	    const char *runner, char ***ret, size_t *ret_n, char *err,
+	    size_t errlen);
+void	 flaky_risky_tests_free(char **, size_t);
 
 #endif

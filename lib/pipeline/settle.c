@@ -127,3 +127,15 @@ flaky_settle_is_open(const struct flaky_settle_test *t)
 {
 	return t->failures > 0 && !t->settled;
 }
+
+size_t
+flaky_settle_open_tests(const struct flaky_settle *s, const char **v,
+    size_t cap)
+{
+	size_t	 n = 0;
+
+	for (size_t i = 0; i < s->nt && n < cap; i++)
+		if (flaky_settle_is_open(&s->t[i]))
+			v[n++] = s->t[i].name;
+	return n;
+}

@@ -697,14 +697,29 @@ flaky_command_shuffle(const struct flaky_command *c, const char *seed,
 			;
 		cmd_vec_insert(&a, at, opt);
 	}
-	if ((*argv = cmd_vec_steal(&a)) == NULL ||
-	    (*envp = cmd_vec_steal(&e)) == NULL) {
+	return cmd_vec_hand(&a, &e, argv, envp, err, errlen);
+}
+
+/* Hand a new command's vectors over (command_int.h). */
+int
+cmd_vec_hand(struct cmd_vec *a, struct cmd_vec *e, char ***argv,
+    char ***envp, char *err, size_t errlen)
+{
+	if ((*argv = cmd_vec_steal(a)) == NULL ||
+	    (*envp = cmd_vec_steal(e)) == NULL) {
 		flaky_command_free_vec(*argv);
-		cmd_vec_free(&e);
+		cmd_vec_free(e);
 		*argv = NULL;
 		return flaky_error(err, errlen, ENOMEM, "out of memory");
 	}
 	return 0;
+}
+
+/* Where the runner's own arguments begin in argv (command_int.h). */
+size_t
+cmd_runner_args(char *const *argv)
+{
+	return identify(argv).args;
 }
 
 /* Frees a NULL-terminated vector. */

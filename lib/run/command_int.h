@@ -24,4 +24,12 @@ const char *cmd_base(const char *s);
 /* The value of name in envp, or NULL. */
 const char *cmd_env_get(char *const *envp, const char *name);
 
+/* Hand both vectors over as a new command's argv and envp: 0, or
+ * -ENOMEM with err filled and nothing left to free. */
+int	 cmd_vec_hand(struct cmd_vec *a, struct cmd_vec *e, char ***argv,
+	    char ***envp, char *err, size_t errlen);
+/* Where the runner's own arguments begin in argv: after `pytest`,
+ * `python -m unittest`, `go test`, Jest's script. */
+size_t	 cmd_runner_args(char *const *argv);
+
 #endif

@@ -197,6 +197,21 @@ int	 flaky_command_shuffle(const struct flaky_command *, const char *seed,
 	    char ***argv, char ***envp, char *err, size_t errlen);
 void	 flaky_command_free_vec(char **);
 
+/* The command of a run of only some tests (issue 18, lib/run/select.c):
+ * pytest gets the node ids in place of the paths it was given, unittest
+ * -k '*ID' per test, Jest each test's file (escaped, anchored at its end)
+ * and -t '^(?:TITLES)$', go test -run '^(A|B)$' with the top-level names.
+ * tests are the ids the parsers give; dir is where the command runs (NULL:
+ * ours), to tell pytest's path arguments. *argv and *envp are new copies
+ * (flaky_command_free_vec). -ENOTSUP with err filled when the runner cannot
+ * select (TAP, a shell command, one not recognized), -E2BIG past the
+ * bounds below, -EINVAL for no tests, -ENOMEM. */
+#define FLAKY_SELECT_MAX_TESTS	4096
+#define FLAKY_SELECT_MAX_BYTES	(256 * 1024)
+int	 flaky_command_select(const struct flaky_command *, const char *dir,
+	    char *const *tests, size_t ntests, char ***argv, char ***envp,
+	    char *err, size_t errlen);
+
 /* Frees what a flaky_command holds (not the struct); NULL-safe. */
 void	 flaky_command_clear(struct flaky_command *);
 

@@ -15,14 +15,16 @@
 #include "util/util.h"
 
 /* The runs that count: finished, complete, not alone (one test by itself
- * fails with nothing), of the window and target, newest first. */
+ * fails with nothing) nor of only some tests (issue 18: the others were
+ * not there to fail with it), of the window and target, newest first. */
 static const char sql_runs[] =
     "SELECT ru.id, ru.target_id, ru.started_ms FROM runs ru "
     "JOIN targets tg ON tg.id = ru.target_id "
     "WHERE (?1 IS NULL OR tg.name = ?1) AND ru.started_ms >= ?2 "
     "AND ru.started_ms < ?3 AND ru.id BETWEEN ?4 AND ?5 "
     "AND ru.status IN ('done', 'timeout') AND ru.incomplete IS NULL "
-    "AND ru.kind != 'alone' ORDER BY ru.id DESC LIMIT ?6";
+    "AND ru.kind != 'alone' AND ru.selected IS NULL "
+    "ORDER BY ru.id DESC LIMIT ?6";
 
 /* Every failure in a range of run ids, by test: the partial index
  * results_failed holds exactly these rows. */

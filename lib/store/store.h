@@ -75,6 +75,8 @@ struct flaky_run_record {
 					 * one the runner printed, if any */
 	const char	*box;		/* issue 15: the box it ran on;
 					 * NULL: the store's (runs.box) */
+	int		 selected;	/* tests the runner was asked for
+					 * (issue 18); 0: the whole suite */
 };
 
 int	 flaky_store_open(const char *path, int flags,

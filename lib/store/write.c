@@ -536,6 +536,28 @@ add_results(struct flaky_store *s, int64_t run_id, int64_t target,
 	return 0;
 }
 
+/* A run of only some tests (issue 18): how many, in runs.selected. Only
+ * such runs pay for this statement. */
+static int
+store_selected(struct flaky_store *s, const struct flaky_run_record *rec,
+    char *err, size_t errlen)
+{
+	sqlite3_stmt	*st;
+	int		 rc;
+
+	if (sqlite3_prepare_v2(s->db, "UPDATE runs SET selected = ?1 WHERE "
+	    "id = ?2", -1, &st, NULL) != SQLITE_OK)
+		return store_sql_error(s, err, errlen, "preparing");
+	sqlite3_bind_int(st, 1, rec->selected);
+	sqlite3_bind_int64(st, 2, rec->id);
+	rc = sqlite3_step(st);
+	sqlite3_finalize(st);
+	if (rc != SQLITE_DONE)
+		return store_sql_error(s, err, errlen, "recording the tests "
+		    "a run selected");
+	return 0;
+}
+
 int
 flaky_store_run_finish(struct flaky_store *s, struct flaky_run_record *rec,
     const struct flaky_results *res, char *err, size_t errlen)
@@ -633,6 +655,9 @@ flaky_store_run_finish(struct flaky_store *s, struct flaky_run_record *rec,
 		rec->id = sqlite3_last_insert_rowid(s->db);
 		inserted = 1;
 	}
+	if (rec->selected > 0 && (r = store_selected(s, rec, err,
+	    errlen)) < 0)
+		goto fail;
 	/* Rates count complete suite and ingested runs: a run alone or an
 	 * incomplete one keeps its results (the evidence) out of the
 	 * rollups. */

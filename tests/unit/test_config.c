@@ -313,7 +313,8 @@ START_TEST(bad_files)
 		{ "bad-unknown-key.yaml", "3:5: target: unknown key \"comand\", "
 		    "expected name, command, dir, schedule, runs, timeout, env, "
 		    "jitter, overlap, catch_up, isolate, revision, confirm, "
-		    "scan, junit, confirm_budget, until_settled or stress" },
+		    "scan, junit, confirm_budget, until_settled, stress or "
+		    "risky" },
 		{ "bad-unknown-top.yaml", "1:1: unknown key \"databse\", "
 		    "expected database, jobs, socket, timezone, kill_grace, "
 		    "retention, redact, signatures, targets or box" },
@@ -365,6 +366,31 @@ START_TEST(until_settled)
 	    sizeof bad - 1, FLAKY_CONFIG_NO_FS_CHECKS, &cfg, err, sizeof err),
 	    -EINVAL);
 	ck_assert_ptr_nonnull(strstr(err, "until_settled: expected"));
+}
+END_TEST
+
+/* risky: every other trigger runs the tests with findings; false unless
+ * given, and a boolean or refused with the line. */
+START_TEST(risky)
+{
+	struct flaky_config *cfg;
+	char	 err[512];
+	static const char y[] = "targets:\n"
+	    "  - {name: a, command: [sh], risky: true}\n"
+	    "  - {name: b, command: [sh]}\n";
+	static const char bad[] = "targets:\n"
+	    "  - {name: a, command: [sh], risky: often}\n";
+
+	ck_assert_int_eq(flaky_config_parse_buffer("r.yaml", y, sizeof y - 1,
+	    FLAKY_CONFIG_NO_FS_CHECKS, &cfg, err, sizeof err), 0);
+	ck_assert_int_eq(cfg->targets[0].risky, 1);
+	ck_assert_int_eq(cfg->targets[1].risky, 0);
+	flaky_config_free(cfg);
+	ck_assert_int_eq(flaky_config_parse_buffer("r.yaml", bad,
+	    sizeof bad - 1, FLAKY_CONFIG_NO_FS_CHECKS, &cfg, err, sizeof err),
+	    -EINVAL);
+	ck_assert_ptr_nonnull(strstr(err, "r.yaml:2:"));
+	ck_assert_ptr_nonnull(strstr(err, "risky: expected"));
 }
 END_TEST
 
@@ -728,6 +754,7 @@ config_suite(void)
 	tcase_add_test(tc, bad_files);
 	tcase_add_test(tc, bad_buffers);
 	tcase_add_test(tc, until_settled);
+	tcase_add_test(tc, risky);
 	tcase_add_test(tc, limit_alias_bomb);
 	tcase_add_test(tc, limit_alias_nested);
 	tcase_add_test(tc, limit_deep);

@@ -224,6 +224,65 @@ END_TEST
 
 /* Ingested runs count like suite runs; 'stopped' is a status; the kind is
  * checked. */
+/* Runs of only some tests (issue 18: runs.selected): a selected run that
+ * ran "a" alone counts for "a" only; "b" is not missing from it. */
+START_TEST(selected_counts_for_its_tests)
+{
+	struct flaky_store *s = open_store();
+	struct flaky_query q = { INT64_MIN, INT64_MAX, NULL, 0, 0, 0 };
+	struct flaky_test_row *v = NULL;
+	const struct flaky_test_row *a, *b;
+	struct flaky_run_record rec = { 0 };
+	struct flaky_results r;
+	int64_t	 tid = target(s, "t");
+	size_t	 n = 0;
+	char	 err[512];
+	sqlite3	*db;
+
+	for (int i = 0; i < 3; i++)
+		run(s, tid, FLAKY_KIND_SUITE, 1000 + i, i == 0, NULL);
+	for (int i = 0; i < 2; i++) {
+		memset(&rec, 0, sizeof rec);
+		flaky_results_init(&r);
+		strcpy(r.runner, "pytest");
+		add(&r, "a", FLAKY_FAIL, 1000);
+		rec.target_id = tid;
+		rec.kind = FLAKY_KIND_SUITE;
+		rec.trigger = "analyze";
+		rec.started_ms = 2000 + i;
+		rec.loadavg = -1;
+		rec.selected = 1;
+		rec.status = FLAKY_RUN_DONE;
+		rec.ended_ms = rec.started_ms + 10;
+		/* the one without a start row is inserted whole */
+		if (i == 1)
+			ck_assert_msg(flaky_store_run_start(s, &rec, err,
+			    sizeof err) == 0, "%s", err);
+		ck_assert_msg(flaky_store_run_finish(s, &rec, &r, err,
+		    sizeof err) == 0, "%s", err);
+		flaky_results_free(&r);
+	}
+	ck_assert_msg(flaky_store_test_stats(s, &q, &v, &n, err,
+	    sizeof err) == 0, "%s", err);
+	ck_assert_ptr_nonnull(a = find(v, n, "a"));
+	ck_assert_ptr_nonnull(b = find(v, n, "b"));
+	ck_assert_int_eq(a->runs, 5);
+	ck_assert_int_eq(a->failures, 3);
+	ck_assert_int_eq(b->runs, 3);
+	ck_assert_int_eq(b->failures, 0);
+	flaky_test_rows_free(v, n);
+	flaky_store_close(s);
+	ck_assert_int_eq(sqlite3_open(path, &db), SQLITE_OK);
+	tu_rows_eq(db, "SELECT coalesce(selected, 'whole'), kind, tests "
+	    "FROM runs ORDER BY id", "whole|suite|2\nwhole|suite|2\n"
+	    "whole|suite|2\n1|suite|1\n1|suite|1\n");
+	tu_rows_eq(db, "SELECT t.name, sum(ro.runs), sum(ro.failures) FROM "
+	    "rollups ro JOIN tests t ON t.id = ro.test_id GROUP BY t.name",
+	    "a|5|3\nb|3|0\n");
+	sqlite3_close(db);
+}
+END_TEST
+
 START_TEST(ingested_and_stopped)
 {
 	struct flaky_store *s = open_store();
@@ -548,6 +607,7 @@ main(void)
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, alone_and_incomplete_out_of_rollups);
 	tcase_add_test(tc, ingested_and_stopped);
+	tcase_add_test(tc, selected_counts_for_its_tests);
 	tcase_add_test(tc, last_run_not_alone);
 	tcase_add_test(tc, alone_plan);
 	tcase_add_loop_test(tc, migrate_from_old, 2, 5);
