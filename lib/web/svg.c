@@ -136,7 +136,7 @@ svg_rate_chart(struct flaky_buf *b, int64_t first_day, int64_t ndays,
 		ndays = 1;
 	flaky_buf_printf(b, "<svg class=\"chart\" id=\"rate-chart\" "
 	    "role=\"img\" aria-label=\"daily failure rate\" "
-	    "xmlns=\"http://www.w3.org/2000/svg\" viewBox=\"0 0 %d %d\" "
+	    "viewBox=\"0 0 %d %d\" "
 	    "width=\"%d\" height=\"%d\" font-family=\"sans-serif\" "
 	    "font-size=\"12\">\n", CH_L + CH_W + CH_R, CH_T + CH_H + CH_B,
 	    CH_L + CH_W + CH_R, CH_T + CH_H + CH_B);
@@ -175,7 +175,7 @@ svg_tier_bars(struct flaky_buf *b, const size_t *counts)
 			max = counts[order[i]];
 	flaky_buf_printf(b, "<svg class=\"chart\" id=\"tier-chart\" "
 	    "role=\"img\" aria-label=\"tests by tier\" "
-	    "xmlns=\"http://www.w3.org/2000/svg\" viewBox=\"0 0 480 %d\" "
+	    "viewBox=\"0 0 480 %d\" "
 	    "width=\"480\" height=\"%d\" font-family=\"sans-serif\" "
 	    "font-size=\"12\">\n", 5 * 22 + 24, 5 * 22 + 24);
 	for (size_t i = 0; i < 5; i++) {
@@ -204,7 +204,7 @@ svg_spark(struct flaky_buf *b, int64_t first_day, int64_t ndays,
 		return;
 	w = 90.0 / (double)ndays;
 	flaky_buf_printf(b, "<svg class=\"spark\" viewBox=\"0 0 90 18\" "
-	    "width=\"90\" height=\"18\" xmlns=\"http://www.w3.org/2000/svg\">"
+	    "width=\"90\" height=\"18\">"
 	    "<title>daily failure rate, %s to %s: bar height is the rate, "
 	    "grey: no runs</title>", day_text(first_day, a, sizeof a),
 	    day_text(first_day + ndays - 1, e, sizeof e));
