@@ -1,6 +1,7 @@
 /* The runs as the dashboard shows them (lib/web): one run with its kept
  * output, a run's results in their order, the newest runs, a test's
- * newest results. Everything here reads. */
+ * newest results, and the report's order of test rows. Everything here
+ * reads. */
 #include "buildconf.h"
 
 #include <errno.h>
@@ -9,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "stats/stats.h"
 #include "store/store.h"
 #include "store_int.h"
 #include "util/util.h"
@@ -382,4 +384,46 @@ flaky_store_target_views(struct flaky_store *s,
 	*ret = v;
 	*ret_n = n;
 	return 0;
+}
+
+/* Rank of a tier in the report's order: the most urgent first. */
+static int
+tier_rank(int t)
+{
+	switch (t) {
+	case FLAKY_TIER_CRITICAL: return 0;
+	case FLAKY_TIER_WARNING: return 1;
+	case FLAKY_TIER_BROKEN: return 2;
+	case FLAKY_TIER_NOISE: return 3;
+	default: return 4;
+	}
+}
+
+int
+flaky_test_row_cmp(const void *a, const void *b)
+{
+	const struct flaky_test_row *x = a, *y = b;
+	int	 tx = tier_rank(flaky_tier(x->failures, x->runs));
+	int	 ty = tier_rank(flaky_tier(y->failures, y->runs));
+	double	 rx, ry;
+	int	 c;
+
+	if (tx != ty)
+		return tx - ty;
+	rx = x->runs ? (double)x->failures / (double)x->runs : 0;
+	ry = y->runs ? (double)y->failures / (double)y->runs : 0;
+	if (rx != ry)
+		return rx > ry ? -1 : 1;
+	if (x->runs != y->runs)
+		return x->runs > y->runs ? -1 : 1;
+	if ((c = strcmp(x->target, y->target)) != 0)
+		return c;
+	return strcmp(x->test, y->test);
+}
+
+void
+flaky_test_rows_sort(struct flaky_test_row *v, size_t n)
+{
+	if (n > 1)
+		qsort(v, n, sizeof *v, flaky_test_row_cmp);
 }
