@@ -168,7 +168,7 @@ api_tests(struct web_ctx *c, struct flaky_jw *w, const char *query)
 		    "malformed"), 1;
 	if (target[0] != '\0')
 		c->q.target = target;
-	if (web_tests_load(c, &t) < 0) {
+	if (web_tests_load(c, &t, 1) < 0) {
 		web_tests_free(&t);
 		return -1;
 	}

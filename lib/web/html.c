@@ -11,23 +11,31 @@
 
 #include "web_int.h"
 
+/* Is c written as it is? */
+static int
+plain(unsigned char c)
+{
+	return (c >= 0x20 || c == '\t' || c == '\n') && c != 0x7f && c != '&' &&
+	    c != '<' && c != '>' && c != '"' && c != '\'';
+}
+
 void
 web_escn(struct flaky_buf *b, const char *s, size_t n)
 {
-	for (size_t i = 0; s != NULL && i < n; i++) {
-		unsigned char c = (unsigned char)s[i];
-
-		switch (c) {
+	for (size_t i = 0, j; s != NULL && i < n; i = j + 1) {
+		/* the plain bytes up to the next one to escape, at once */
+		for (j = i; j < n && plain((unsigned char)s[j]); j++)
+			;
+		flaky_buf_add(b, s + i, j - i);
+		if (j == n)
+			break;
+		switch (s[j]) {
 		case '&': flaky_buf_adds(b, "&amp;"); break;
 		case '<': flaky_buf_adds(b, "&lt;"); break;
 		case '>': flaky_buf_adds(b, "&gt;"); break;
 		case '"': flaky_buf_adds(b, "&quot;"); break;
 		case '\'': flaky_buf_adds(b, "&#39;"); break;
-		default:
-			if ((c < 0x20 && c != '\t' && c != '\n') || c == 0x7f)
-				flaky_buf_adds(b, "&#xFFFD;");
-			else
-				flaky_buf_addc(b, (char)c);
+		default: flaky_buf_adds(b, "&#xFFFD;"); break;
 		}
 	}
 }

@@ -167,7 +167,7 @@ web_page_tests(struct web_ctx *c, const char *query)
 		return web_fail(c, 400, "bad request: a filter (target, tier "
 		    "critical|warning|broken|noise|stable, signature, q) is "
 		    "malformed or too long");
-	if (web_tests_load(c, &t) < 0) {
+	if (web_tests_load(c, &t, 0) < 0) {
 		web_tests_free(&t);
 		return web_fail(c, 500, c->err);
 	}

@@ -44,13 +44,18 @@ out:
 }
 
 int
-web_tests_load(struct web_ctx *c, struct web_tests *t)
+web_tests_load(struct web_ctx *c, struct web_tests *t, int full)
 {
 	int	 r;
 
 	memset(t, 0, sizeof *t);
-	if ((r = flaky_store_test_stats(c->st, &c->q, &t->rows, &t->n, c->err,
-	    sizeof c->err)) < 0 || (r = flaky_store_history(c->st, &c->q,
+	if (full)
+		r = flaky_store_test_stats(c->st, &c->q, &t->rows, &t->n,
+		    c->err, sizeof c->err);
+	else
+		r = flaky_store_test_counts(c->st, &c->q, &t->rows, &t->n,
+		    c->err, sizeof c->err);
+	if (r < 0 || (r = flaky_store_history(c->st, &c->q,
 	    &t->hist, c->err, sizeof c->err)) < 0)
 		return r;
 	flaky_test_rows_sort(t->rows, t->n);

@@ -91,7 +91,8 @@ struct web_tests {
 	struct flaky_test_sig	*sigs;
 	size_t			 nsigs;
 };
-int	 web_tests_load(struct web_ctx *, struct web_tests *);
+/* full: durations and top messages too (the API); else the counts. */
+int	 web_tests_load(struct web_ctx *, struct web_tests *, int full);
 void	 web_tests_free(struct web_tests *);
 /* A row's signature, or NULL. */
 const char *web_tests_sig(const struct web_tests *, int64_t test_id);
