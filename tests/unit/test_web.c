@@ -439,6 +439,9 @@ START_TEST(api)
 	ck_assert_uint_eq(v->len, 2);
 	ck_assert(flaky_json_get_num(&v->items[1], "runs") == 3);
 	ck_assert(flaky_json_get_num(&v->items[1], "failures") == 2);
+	ck_assert(flaky_json_get_num(&v->items[0], "runs") == 0);
+	ck_assert_int_eq(flaky_json_get(&v->items[0], "fail_rate")->type,
+	    FLAKY_JSON_NULL);
 	flaky_json_free(j);
 }
 END_TEST
