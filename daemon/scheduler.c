@@ -177,6 +177,8 @@ timer_cb(evutil_socket_t fd, short what, void *arg)
 
 		if (ts->fire_ms == FLAKY_NO_FIRE || ts->fire_ms > now)
 			continue;
+		log_debug("target %s: fired %lld ms after its time", ts->name,
+		    (long long)(now - ts->fire_ms));
 		/* Targets due together share one transaction (one sync). */
 		if (!in_tx)
 			in_tx = batch_begin(d);

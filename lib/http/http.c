@@ -170,7 +170,7 @@ http_job_done(struct http_job *j)
 	}
 	if (j->conn != NULL && j->conn->job == j)
 		j->conn->job = NULL;
-	job_free(j);
+	http_job_free(j);
 }
 
 /* The render took longer than a request may: answer 503 now; the worker's
@@ -213,7 +213,7 @@ job_new(struct flaky_http *h, struct evhttp_request *req)
 	    NULL || (query != NULL && (j->query = strdup(query)) == NULL) ||
 	    (j->timeout_ev = evtimer_new(h->base, job_timeout, j)) == NULL ||
 	    evtimer_add(j->timeout_ev, &tv) < 0) {
-		job_free(j);
+		http_job_free(j);
 		return NULL;
 	}
 	return j;
@@ -259,8 +259,8 @@ request_cb(struct evhttp_request *req, void *arg)
 		send_text(req, 500, "out of memory");
 		return;
 	}
-	if (pool_submit(h, j) < 0) {
-		job_free(j);
+	if (http_pool_submit(h, j) < 0) {
+		http_job_free(j);
 		send_text(req, 503, "busy: too many requests wait for a "
 		    "worker");
 		return;
@@ -351,7 +351,7 @@ flaky_http_start(struct event_base *base, const struct flaky_http_conf *conf,
 	h->targets_arg = conf->targets_arg;
 	if ((conf->token_file != NULL &&
 	    (r = token_read(h, conf->token_file, err, errlen)) < 0) ||
-	    (r = pool_start(h, conf->db_path, conf->threads > 0 ?
+	    (r = http_pool_start(h, conf->db_path, conf->threads > 0 ?
 	    conf->threads : FLAKY_HTTP_THREADS, err, errlen)) < 0)
 		goto fail;
 	if ((h->http = evhttp_new(base)) == NULL) {
@@ -392,7 +392,7 @@ flaky_http_free(struct flaky_http *h)
 		return;
 	if (h->http != NULL)
 		evhttp_free(h->http);
-	pool_stop(h);
+	http_pool_stop(h);
 	free(h->token);
 	free(h);
 }

@@ -69,12 +69,12 @@ struct flaky_http {
 };
 
 /* pool.c */
-int	 pool_start(struct flaky_http *, const char *db_path, int threads,
+int	 http_pool_start(struct flaky_http *, const char *db_path, int threads,
 	    char *err, size_t errlen);
 /* 0, or -EAGAIN when the queue is full (the caller answers 503). */
-int	 pool_submit(struct flaky_http *, struct http_job *);
-void	 pool_stop(struct flaky_http *);
-void	 job_free(struct http_job *);
+int	 http_pool_submit(struct flaky_http *, struct http_job *);
+void	 http_pool_stop(struct flaky_http *);
+void	 http_job_free(struct http_job *);
 
 /* http.c: a worker's reply, on the loop thread. */
 void	 http_job_done(struct http_job *);

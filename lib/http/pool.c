@@ -20,7 +20,7 @@
 
 /* Free a job; the loop's part (req, timer) is gone or never was. */
 void
-job_free(struct http_job *j)
+http_job_free(struct http_job *j)
 {
 	if (j == NULL)
 		return;
@@ -97,7 +97,7 @@ wake_cb(int fd, short ev, void *arg)
 
 /* A read-only store for each worker, the wake-up pipe, the threads. */
 int
-pool_start(struct flaky_http *h, const char *db_path, int threads,
+http_pool_start(struct flaky_http *h, const char *db_path, int threads,
     char *err, size_t errlen)
 {
 	int	 r;
@@ -134,7 +134,7 @@ pool_start(struct flaky_http *h, const char *db_path, int threads,
 
 /* Queue a job for the workers, unless the queue is full. */
 int
-pool_submit(struct flaky_http *h, struct http_job *j)
+http_pool_submit(struct flaky_http *h, struct http_job *j)
 {
 	int	 r = 0;
 
@@ -152,7 +152,7 @@ pool_submit(struct flaky_http *h, struct http_job *j)
 
 /* Stop the workers (each ends its job first), free what is left. */
 void
-pool_stop(struct flaky_http *h)
+http_pool_stop(struct flaky_http *h)
 {
 	struct http_job	*j;
 
