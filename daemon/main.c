@@ -398,6 +398,10 @@ main(int argc, char **argv)
 
 	if ((d.base = event_base_new()) == NULL)
 		fatalx("event_base_new failed");
+	/* Two priorities: the schedule's timer (0) before everything else
+	 * (1), so a flood of dashboard clients never makes a trigger late. */
+	if (event_base_priority_init(d.base, 2) < 0)
+		fatalx("event_base_priority_init failed");
 	if (flaky_spawner_new(d.base, &d.sp) < 0)
 		fatalx("cannot watch SIGCHLD");
 	d.start_ms = flaky_now_ms();

@@ -289,6 +289,7 @@ sched_init(struct flakyd *d, char *err, size_t errlen)
 	    timer_cb, d);
 	d->kick_ev = evtimer_new(d->base, kick_cb, d);
 	if (d->timer_ev == NULL || d->kick_ev == NULL ||
+	    event_priority_set(d->timer_ev, 0) == -1 ||
 	    event_add(d->timer_ev, NULL) == -1)
 		return flaky_error(err, errlen, ENOMEM, "out of memory");
 	return runs_init(d, err, errlen);

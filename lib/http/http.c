@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <unistd.h>
 
 #include <event2/buffer.h>
 #include <event2/event.h>
@@ -307,12 +308,41 @@ http_bind(struct flaky_http *h, const struct flaky_listen *l, char *err,
 	uint16_t	 port = l->port;
 	int		 v6 = strchr(l->host, ':') != NULL;
 
-	if ((bs = evhttp_bind_socket_with_handle(h->http, l->host,
-	    l->port)) == NULL)
-		return flaky_error(err, errlen, errno != 0 ? errno : EADDRINUSE,
-		    "cannot listen on %s%s%s:%u: %s", v6 ? "[" : "", l->host,
-		    v6 ? "]" : "", l->port, strerror(errno != 0 ? errno :
-		    EADDRINUSE));
+	int		 fd, on = 1;
+
+	memset(&ss, 0, sizeof ss);
+	if (v6) {
+		struct sockaddr_in6 *s6 = (struct sockaddr_in6 *)&ss;
+
+		s6->sin6_family = AF_INET6;
+		s6->sin6_port = htons(l->port);
+		inet_pton(AF_INET6, l->host, &s6->sin6_addr);
+		sl = sizeof *s6;
+	} else {
+		struct sockaddr_in *s4 = (struct sockaddr_in *)&ss;
+
+		s4->sin_family = AF_INET;
+		s4->sin_port = htons(l->port);
+		inet_pton(AF_INET, l->host, &s4->sin_addr);
+		sl = sizeof *s4;
+	}
+	/* Our own socket for a backlog past evhttp's 128: 200 clients that
+	 * connect at once would otherwise wait a second for a SYN retry. */
+	if ((fd = socket(ss.ss_family, SOCK_STREAM | SOCK_NONBLOCK |
+	    SOCK_CLOEXEC, 0)) < 0 ||
+	    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &on, sizeof on) < 0 ||
+	    bind(fd, (struct sockaddr *)&ss, sl) < 0 ||
+	    listen(fd, SOMAXCONN) < 0 ||
+	    (bs = evhttp_accept_socket_with_handle(h->http, fd)) == NULL) {
+		int	 e = errno != 0 ? errno : EADDRINUSE;
+
+		if (fd >= 0)
+			close(fd);
+		return flaky_error(err, errlen, e, "cannot listen on %s%s%s:%u: "
+		    "%s", v6 ? "[" : "", l->host, v6 ? "]" : "", l->port,
+		    strerror(e));
+	}
+	sl = sizeof ss;
 	if (getsockname(evhttp_bound_socket_get_fd(bs), (struct sockaddr *)&ss,
 	    &sl) == 0)
 		port = ntohs(ss.ss_family == AF_INET6 ?

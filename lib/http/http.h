@@ -16,7 +16,7 @@ struct flaky_web_target;
 
 /* Limits; docs/dashboard.md says why each. */
 #define FLAKY_HTTP_THREADS	2
-#define FLAKY_HTTP_QUEUE	64	/* requests waiting for a worker */
+#define FLAKY_HTTP_QUEUE	256	/* requests waiting for a worker */
 #define FLAKY_HTTP_CONNS	256	/* open connections */
 #define FLAKY_HTTP_TIMEOUT_S	10	/* read, write, and a reply's render */
 #define FLAKY_HTTP_HEADERS	8192	/* bytes of a request's headers */
