@@ -649,4 +649,62 @@ int	 flaky_store_polluter_get(struct flaky_store *, int64_t test_id,
 	    struct flaky_polluter_row *ret, char *err, size_t errlen);
 void	 flaky_polluter_row_clear(struct flaky_polluter_row *);
 
+
+/* The runs as the dashboard shows them (runs.c). */
+struct flaky_run_view {
+	int64_t		 id, target_id;
+	char		*target;
+	char		 status[16], kind[16], trigger[16];
+	int64_t		 started_ms, ended_ms;	/* ended 0: unknown */
+	int64_t		 duration_us;		/* -1: unknown */
+	int		 exit_code;		/* -1: none (killed) */
+	int		 signal;
+	char		*revision, *runner, *seed, *error, *incomplete;
+	char		*perturbation;
+	int64_t		 tests, failures;
+	int64_t		 user_us, sys_us;	/* -1: unknown */
+	int64_t		 maxrss_kb;		/* -1: unknown */
+	double		 loadavg;		/* -1: unknown */
+	int64_t		 output_bytes, output_dropped;
+	char		*out, *err;	/* kept output as stored (redacted);
+					 * flaky_store_run_view only */
+};
+/* One run with its kept output; -ENOENT when there is none. */
+int	 flaky_store_run_view(struct flaky_store *, int64_t id,
+	    struct flaky_run_view *ret, char *err, size_t errlen);
+void	 flaky_run_view_clear(struct flaky_run_view *);
+/* The newest max runs (of target_id; 0: all), newest first, no output. */
+int	 flaky_store_runs_recent(struct flaky_store *, int64_t target_id,
+	    size_t max, struct flaky_run_view **ret, size_t *ret_n, char *err,
+	    size_t errlen);
+void	 flaky_run_views_free(struct flaky_run_view *, size_t);
+/* A run's results in their order. */
+struct flaky_run_result {
+	int64_t		 position, test_id;
+	char		*test;
+	int		 outcome;	/* enum flaky_outcome */
+	int64_t		 duration_us;	/* -1: unknown */
+	char		*signature, *message;	/* failed results */
+};
+int	 flaky_store_run_results(struct flaky_store *, int64_t run_id,
+	    struct flaky_run_result **ret, size_t *ret_n, char *err,
+	    size_t errlen);
+void	 flaky_run_results_free(struct flaky_run_result *, size_t);
+/* A test's newest max results with their runs, newest first (every kind
+ * and status: the page shows what happened). */
+int	 flaky_store_test_results(struct flaky_store *, int64_t test_id,
+	    size_t max, struct flaky_result_row **ret, size_t *ret_n,
+	    char *err, size_t errlen);
+
+/* Every target with its id, command and last trigger time, by name. */
+struct flaky_target_view {
+	int64_t		 id;
+	char		*name, *command;
+	int64_t		 last_fire_ms;	/* FLAKY_NO_FIRE: never */
+};
+int	 flaky_store_target_views(struct flaky_store *,
+	    struct flaky_target_view **ret, size_t *ret_n, char *err,
+	    size_t errlen);
+void	 flaky_target_views_free(struct flaky_target_view *, size_t);
+
 #endif
