@@ -4,8 +4,11 @@
 // (console errors, uncaught exceptions, dialogs, requests leaving
 // 127.0.0.1) as one JSON document on stdout. The pytest suite beside it
 // decides what passes. Usage: node browse.js SPEC.json, where SPEC is
-// {"base": URL, "token": T|null, "pages": [PATH...], "follow": N,
-//  "shots": DIR|null, "actions": [{"path": P, "js": EXPR}...]}.
+// {"base": URL, "token": T|null, "pages": [PATH...],
+//  "follow": {PATH_PREFIX: N...}: at most N same-origin links under each
+//  prefix, "followText": only links whose text holds it,
+//  "shots": DIR|null, "actions": [{"path": P, "width": W, "js": EXPR}...]}
+// (an action's value goes to the page's "actions").
 'use strict';
 const fs = require('fs');
 const path = require('path');
@@ -57,7 +60,8 @@ async function visit(browser, spec, p, width, report) {
   seen.text = await page.evaluate(() =>
     document.body ? document.body.innerText : '');
   seen.links = await page.evaluate(() =>
-    Array.from(document.querySelectorAll('a[href]'), (a) => a.href));
+    Array.from(document.querySelectorAll('a[href]'),
+      (a) => ({ href: a.href, text: a.textContent })));
   seen.scrollWidth = await page.evaluate(() =>
     document.documentElement.scrollWidth);
   for (const a of spec.actions || []) {
@@ -90,24 +94,24 @@ async function main() {
   });
   try {
     const queue = spec.pages.slice();
-    const done = new Set();
-    let followed = 0;
+    const done = new Set(queue);
+    const budget = Object.assign({}, spec.follow || {});
     while (queue.length > 0) {
       const p = queue.shift();
-      if (done.has(p))
-        continue;
-      done.add(p);
       let links = [];
       for (const w of WIDTHS)
         links = (await visit(browser, spec, p, w, report)).links;
       for (const l of links) {
-        const u = new URL(l);
+        const u = new URL(l.href);
         const lp = u.pathname + u.search;
-        if (u.origin === origin && !done.has(lp) &&
-            followed < (spec.follow || 0)) {
-          followed++;
-          queue.push(lp);
-        }
+        const pre = Object.keys(budget).find((k) => lp.startsWith(k));
+        if (u.origin !== origin || done.has(lp) || pre === undefined ||
+            budget[pre] <= 0 ||
+            (spec.followText && !l.text.includes(spec.followText)))
+          continue;
+        budget[pre]--;
+        done.add(lp);
+        queue.push(lp);
       }
     }
   } finally {

@@ -6,6 +6,7 @@ everything is polled with a deadline and killed in teardown."""
 import json
 import os
 import select
+import shutil
 import signal
 import subprocess
 import time
@@ -117,6 +118,51 @@ def serve(demo_db):
     yield start
     for s in started:
         s.stop()
+
+
+class Flakyd:
+    """flakyd with http: on port 0 and the given targets; its URL from the
+    line it logs."""
+
+    def __init__(self, tmp, db, targets=""):
+        self.log = tmp / "flakyd.log"
+        self.config = tmp / "flaky.yaml"
+        self.config.write_text(
+            "database: %s\nsocket: %s\ntimezone: UTC\nhttp:\n"
+            "  listen: 127.0.0.1:0\n%s" % (db, tmp / "d.sock", targets))
+        with open(self.log, "w") as f:
+            self.proc = subprocess.Popen(
+                [FLAKYD, "--config", str(self.config), "--foreground", "-v"],
+                stdout=f, stderr=subprocess.STDOUT,
+                env=dict(os.environ, TMPDIR=str(tmp)))
+        deadline = time.monotonic() + 15
+        self.url = None
+        while self.url is None:
+            text = self.log.read_text()
+            assert self.proc.poll() is None, text
+            assert time.monotonic() < deadline, text
+            for line in text.splitlines():
+                if "http: dashboard at " in line:
+                    self.url = line.split("http: dashboard at ")[1].split()[
+                        0].rstrip("/")
+            time.sleep(0.05)
+
+    def stop(self):
+        self.proc.terminate()
+        rc = self.proc.wait(timeout=20)
+        assert rc == 0, self.log.read_text()
+
+
+@pytest.fixture
+def flakyd_http(demo_db, tmp_path):
+    """flakyd serving a copy of the demo database, with a target that
+    fires every second (so the overview has a schedule and next fire)."""
+    db = tmp_path / "flaky.db"
+    shutil.copy(demo_db, db)
+    d = Flakyd(tmp_path, db, "targets:\n  - name: tick\n"
+               "    command: [/bin/true]\n    schedule: every 1s\n")
+    yield d
+    d.stop()
 
 
 def get(url, headers=None, method="GET", data=None):

@@ -8,7 +8,7 @@ import threading
 
 import pytest
 
-from conftest import browse, shots_dir
+from conftest import HOSTILE, browse, shots_dir
 
 BAD_PAGE = b"""<!doctype html><html><head><title>bad</title></head><body>
 <p>a page that does everything the dashboard must never do</p>
@@ -44,7 +44,8 @@ def bad_site():
 
 def test_harness_catches_what_it_must(bad_site, tmp_path):
     """Without this, a harness that saw nothing would pass everything."""
-    report = browse({"base": bad_site, "pages": ["/"], "follow": 5,
+    report = browse({"base": bad_site, "pages": ["/"],
+                     "follow": {"/other": 5},
                      "shots": str(tmp_path)}, tmp_path)
     first = [r for r in report if r["path"] == "/"]
     assert [r["width"] for r in first] == [1400, 400]
@@ -62,34 +63,88 @@ def assert_clean(report):
     assert report
     for r in report:
         where = "%s at %d px" % (r["path"], r["width"])
+        assert r["status"] == 200, where
         assert r["external"] == [], where
         assert r["dialogs"] == [], where
         assert r["errors"] == [], where
-        assert [m for m in r["console"]
-                if "status of 404" not in m] == [], where
+        assert r["console"] == [], where
         assert r["csp"] and "default-src 'none'" in r["csp"], where
         assert os.path.getsize(r["shot"]) > 0, where
 
 
-def test_pages_in_chromium(serve, tmp_path):
-    s = serve()
-    report = browse({"base": s.url, "pages": ["/healthz", "/"],
-                     "follow": 50,
-                     "shots": shots_dir(tmp_path, "serve")}, tmp_path)
+# Click the rate header twice; the rate cells' values after each click.
+SORT_JS = """(() => {
+  const th = [...document.querySelectorAll('#tests th[data-sort]')]
+    .find((t) => t.textContent.trim() === 'rate');
+  const vals = () => [...document.querySelectorAll('#tests tbody tr')]
+    .map((r) => parseFloat(r.cells[th.cellIndex].dataset.v));
+  th.click();
+  const first = vals();
+  th.click();
+  return {first, second: vals()};
+})()"""
+
+# Choose a tier in the filter; the tiers of the rows left visible.
+FILTER_JS = """(() => {
+  const f = document.getElementById('filters');
+  const all = document.querySelectorAll('#tests tbody tr').length;
+  f.tier.value = '%s';
+  f.dispatchEvent(new Event('input'));
+  const shown = [...document.querySelectorAll('#tests tbody tr')]
+    .filter((r) => !r.hidden).map((r) => r.dataset.tier);
+  return {all, shown, count: document.getElementById('shown').textContent};
+})()"""
+
+
+def test_pages_in_chromium(flakyd_http, tmp_path):
+    """flakyd with the demo evidence: the overview and the tests table,
+    then every page their links lead to (tests, runs), at both widths."""
+    report = browse({"base": flakyd_http.url, "pages": ["/", "/tests"],
+                     "follow": {"/test/": 2, "/run/": 2},
+                     "shots": shots_dir(tmp_path, "flakyd"),
+                     "actions": [{"path": "/tests", "width": 1400,
+                                  "js": SORT_JS},
+                                 {"path": "/tests", "width": 400,
+                                  "js": FILTER_JS % "broken"}]},
+                    tmp_path)
     assert_clean(report)
-    health = [r for r in report if r["path"] == "/healthz"]
-    assert [r["status"] for r in health] == [200, 200]
-    assert all(r["text"].strip() == "ok" for r in health)
+    paths = {r["path"] for r in report}
+    assert any(p.startswith("/test/") for p in paths), paths
+    assert any(p.startswith("/run/") for p in paths), paths
+    over = next(r for r in report if r["path"] == "/")
+    assert "tick" in over["text"] and "every 1s" in over["text"]
+    tests = [r for r in report if r["path"] == "/tests"]
+    assert "test_shop.py::test_legacy_api" in tests[0]["text"]
+    # sorted one way, then the other, on the rates' values
+    srt = tests[0]["actions"][0]
+    assert srt["first"] == sorted(srt["first"])
+    assert srt["second"] == sorted(srt["first"], reverse=True)
+    assert len(set(srt["first"])) > 1
+    flt = tests[1]["actions"][0]
+    assert flt["shown"] and set(flt["shown"]) == {"broken"}
+    assert len(flt["shown"]) < flt["all"]
+    assert flt["count"] == str(len(flt["shown"]))
+    # a test's page and a run's page say what they are
+    page = next(r for r in report if r["path"].startswith("/test/"))
+    assert "95%" in page["text"]
+    run = next(r for r in report if r["path"].startswith("/run/"))
+    assert "exit" in run["text"].lower()
 
 
-def test_token_in_chromium(serve, tmp_path):
-    tok = tmp_path / "token"
-    tok.write_text("browser-token\n")
-    s = serve("--token-file", str(tok))
-    without = browse({"base": s.url, "pages": ["/healthz"],
-                      "shots": str(tmp_path / "a")}, tmp_path)
-    assert [r["status"] for r in without] == [401, 401]
-    with_token = browse({"base": s.url, "token": "browser-token",
-                         "pages": ["/healthz"],
-                         "shots": str(tmp_path / "b")}, tmp_path)
-    assert [r["status"] for r in with_token] == [200, 200]
+def test_hostile_ids_stay_text(serve, tmp_path):
+    """Tests whose ids are HTML and quotes: no dialog fires on any page
+    they appear on, and the text shows as written."""
+    s = serve()
+    report = browse({"base": s.url, "pages": ["/", "/tests"],
+                     "follow": {"/test/": 2}, "followText": "<script>",
+                     "shots": shots_dir(tmp_path, "hostile")}, tmp_path)
+    assert_clean(report)
+    tests = next(r for r in report if r["path"] == "/tests")
+    for h in HOSTILE:
+        assert h in tests["text"], h
+    assert "hostile<i>" in tests["text"]
+    pages = [r for r in report if r["path"].startswith("/test/") and
+             HOSTILE[0] in r["text"]]
+    assert pages, "no page of the hostile test was reached"
+    # its failure message (quotes and markup) shows as written too
+    assert any(HOSTILE[1] in r["text"] for r in pages)

@@ -1,6 +1,5 @@
 """Serving safely: the door of the dashboard's server (lib/http) tested
 over real sockets against flakyctl serve and flakyd's http:."""
-import os
 import socket
 import subprocess
 import time
@@ -162,32 +161,13 @@ def test_serve_stops_on_signals(serve):
         assert s.proc.wait(timeout=15) == 0
 
 
-def test_flakyd_serves(demo_db, tmp_path):
+def test_flakyd_serves(flakyd_http):
     """flakyd with http: on port 0 says its URL in the log and serves
-    while its schedule runs; SIGTERM stops both."""
-    cfg = tmp_path / "flaky.yaml"
-    cfg.write_text(
-        "database: %s\nsocket: %s\ntimezone: UTC\nhttp:\n"
-        "  listen: 127.0.0.1:0\ntargets:\n  - name: tick\n"
-        "    command: [/bin/true]\n    schedule: every 1s\n" %
-        (tmp_path / "d.db", tmp_path / "d.sock"))
-    log = tmp_path / "flakyd.log"
-    with open(log, "w") as f:
-        p = subprocess.Popen([FLAKYD, "--config", str(cfg), "--foreground"],
-                             stdout=f, stderr=subprocess.STDOUT,
-                             env=dict(os.environ, TMPDIR=str(tmp_path)))
-    try:
-        deadline = time.monotonic() + 15
-        url = None
-        while url is None:
-            assert p.poll() is None, log.read_text()
-            assert time.monotonic() < deadline, log.read_text()
-            for line in log.read_text().splitlines():
-                if "http: dashboard at " in line:
-                    url = line.split("http: dashboard at ")[1].split()[0]
-            time.sleep(0.05)
-        assert get(url + "healthz")[0:3:2] == (200, b"ok\n")
-        assert get(url + "healthz", method="POST", data=b"")[0] == 405
-    finally:
-        p.terminate()
-        assert p.wait(timeout=20) == 0, log.read_text()
+    while its schedule runs; SIGTERM stops both (the fixture checks)."""
+    url = flakyd_http.url
+    assert get(url + "/healthz")[0:3:2] == (200, b"ok\n")
+    assert get(url + "/healthz", method="POST", data=b"")[0] == 405
+    status, _, body = get(url + "/")
+    assert status == 200
+    # the overview knows the daemon's targets and their schedule
+    assert b"tick" in body and b"every 1s" in body
