@@ -144,7 +144,8 @@ conn_get(struct flaky_http *h, struct evhttp_request *req)
 	LIST_FOREACH(c, &h->conns, entry)
 		if (c->evcon == evcon)
 			return c;
-	if (h->nconns >= h->max_conns || (c = calloc(1, sizeof *c)) == NULL)
+	if (http_pending_claim(h, evcon) < 0 ||
+	    (c = calloc(1, sizeof *c)) == NULL)
 		return NULL;
 	c->h = h;
 	c->evcon = evcon;
@@ -398,6 +399,10 @@ flaky_http_start(struct event_base *base, const struct flaky_http_conf *conf,
 	    EVHTTP_REQ_OPTIONS | EVHTTP_REQ_TRACE | EVHTTP_REQ_CONNECT |
 	    EVHTTP_REQ_PATCH);
 	evhttp_set_gencb(h->http, request_cb, h);
+	if (http_accept_init(h) < 0) {
+		r = flaky_error(err, errlen, ENOMEM, "out of memory");
+		goto fail;
+	}
 	if ((r = http_bind(h, &l, err, errlen)) < 0)
 		goto fail;
 	*ret = h;
@@ -422,6 +427,7 @@ flaky_http_free(struct flaky_http *h)
 		return;
 	if (h->http != NULL)
 		evhttp_free(h->http);
+	http_accept_free(h);
 	http_pool_stop(h);
 	free(h->token);
 	free(h);

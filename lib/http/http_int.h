@@ -18,6 +18,7 @@ struct evhttp_connection;
 struct event;
 struct flaky_store;
 struct http_conn;
+struct http_pending;
 
 struct http_job {
 	TAILQ_ENTRY(http_job)	 entry;
@@ -54,6 +55,10 @@ struct flaky_http {
 	void			*targets_arg;
 	LIST_HEAD(, http_conn)	 conns;
 	int			 nconns, max_conns;
+	/* accept.c: accepted, no request yet */
+	LIST_HEAD(, http_pending) pending;
+	int			 npending;
+	struct event		*sweep_ev;
 
 	/* pool.c: the workers and their queues */
 	pthread_mutex_t		 mtx;
@@ -75,6 +80,11 @@ int	 http_pool_start(struct flaky_http *, const char *db_path, int threads,
 int	 http_pool_submit(struct flaky_http *, struct http_job *);
 void	 http_pool_stop(struct flaky_http *);
 void	 http_job_free(struct http_job *);
+
+/* accept.c */
+int	 http_accept_init(struct flaky_http *);
+void	 http_accept_free(struct flaky_http *);
+int	 http_pending_claim(struct flaky_http *, struct evhttp_connection *);
 
 /* http.c: a worker's reply, on the loop thread. */
 void	 http_job_done(struct http_job *);
