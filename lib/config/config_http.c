@@ -47,7 +47,9 @@ flaky_listen_parse(const char *s, struct flaky_listen *ret, char *err,
 		hlen = colon - h;
 		colon++;
 	} else {
-		if ((colon = strrchr(s, ':')) == NULL)
+		/* IPv6 only in brackets: ::1:80 is ambiguous */
+		if ((colon = strchr(s, ':')) == NULL ||
+		    strchr(colon + 1, ':') != NULL)
 			goto bad;
 		hlen = colon - s;
 	}
