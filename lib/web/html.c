@@ -170,8 +170,9 @@ static const char script[] =
     "e.preventDefault();flakyFilter()});flakyFilter()}"
     "document.querySelectorAll('button[data-copy]').forEach(function(b){"
     "b.addEventListener('click',function(){var t=document."
-    "getElementById(b.dataset.copy).textContent;if(navigator.clipboard)"
-    "navigator.clipboard.writeText(t);b.textContent='copied'})})});\n"
+    "getElementById(b.dataset.copy).textContent;b.textContent='copied';"
+    "if(navigator.clipboard)navigator.clipboard.writeText(t).catch("
+    "function(){b.textContent='select the text to copy'})})})});\n"
     "</script>\n";
 
 void
