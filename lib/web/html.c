@@ -291,3 +291,17 @@ web_window(struct web_ctx *c, int64_t now_ms)
 	c->q.until_ms = end;
 	c->q.since_ms = end - 30 * FLAKY_DAY_MS;
 }
+
+void
+web_window_words(struct web_ctx *c, struct flaky_buf *b)
+{
+	char	 a[16], e[16];
+
+	flaky_format_day((c->q.until_ms - 1) / FLAKY_DAY_MS * FLAKY_DAY_MS, e,
+	    sizeof e);
+	if (c->q.since_ms == INT64_MIN)
+		flaky_buf_printf(b, "from the first run to %s", e);
+	else
+		flaky_buf_printf(b, "from %s to %s", flaky_format_day(
+		    c->q.since_ms, a, sizeof a), e);
+}

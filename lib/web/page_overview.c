@@ -117,8 +117,10 @@ tests_summary(struct web_ctx *c)
 	if (fresh == 0)
 		flaky_buf_adds(b, "<li>none</li>\n");
 	flaky_buf_printf(b, "</ul>\n<h2>Rerun budget</h2>\n<p id=\"budget\">"
-	    "%.1f s of wall time went to runs in which a test failed in the "
-	    "last 30 days.</p>\n", wall / 1e6);
+	    "%.1f s of wall time went to runs in which a test failed, ",
+	    wall / 1e6);
+	web_window_words(c, b);
+	flaky_buf_adds(b, ".</p>\n");
 	web_tests_free(&t);
 	return 0;
 }
