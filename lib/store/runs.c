@@ -22,7 +22,7 @@
 	"r.started_ms, r.ended_ms, r.duration_us, r.exit_code, r.signal, " \
 	"r.revision, r.runner, r.seed, r.error, r.incomplete, " \
 	"r.perturbation, r.tests, r.failures, r.user_us, r.sys_us, " \
-	"r.maxrss_kb, r.loadavg, r.output_bytes, r.output_dropped "
+	"r.maxrss_kb, r.loadavg, r.output_bytes, r.output_dropped, "
 
 /* A text column, copied; NULL stays NULL. -ENOMEM sticks in *r. */
 static char *
@@ -54,6 +54,27 @@ word_col(sqlite3_stmt *st, int i, char *buf, size_t len)
 	const unsigned char *t = sqlite3_column_text(st, i);
 
 	snprintf(buf, len, "%s", t != NULL ? (const char *)t : "");
+}
+
+int
+flaky_store_has_boxes(struct flaky_store *s)
+{
+	int64_t		 n = 0;
+	char		 err[128];
+
+	if (store_scalar(s, "SELECT count(*) FROM pragma_table_info('runs') "
+	    "WHERE name = 'box'", 0, 0, &n, err, sizeof err) < 0)
+		return 0;
+	return n > 0;
+}
+
+/* runs.box (issue 15) where the schema has it, else NULL: the pages
+ * show a box column only for a database that records boxes. col is
+ * "r.box" or "ru.box", the runs table's alias in the query. */
+static const char *
+box_column(struct flaky_store *s, const char *col)
+{
+	return flaky_store_has_boxes(s) ? col : "NULL";
 }
 
 /* One row of RUN_COLUMNS into v. */
@@ -89,6 +110,7 @@ view_fill(sqlite3_stmt *st, struct flaky_run_view *v)
 	    sqlite3_column_double(st, 22);
 	v->output_bytes = int_col(st, 23, 0);
 	v->output_dropped = int_col(st, 24, 0);
+	v->box = dup_col(st, 25, &r);
 	return r;
 }
 
@@ -107,6 +129,7 @@ flaky_run_view_clear(struct flaky_run_view *v)
 	free(v->perturbation);
 	free(v->out);
 	free(v->err);
+	free(v->box);
 	memset(v, 0, sizeof *v);
 }
 
@@ -146,12 +169,15 @@ int
 flaky_store_run_view(struct flaky_store *s, int64_t id,
     struct flaky_run_view *ret, char *err, size_t errlen)
 {
+	char		 sql[1024];
 	sqlite3_stmt	*st;
 	int		 rc, r;
 
 	memset(ret, 0, sizeof *ret);
-	if (store_prepare(s, "SELECT " RUN_COLUMNS "FROM runs r JOIN targets "
-	    "t ON t.id = r.target_id WHERE r.id = ?", &st, err, errlen) < 0)
+	snprintf(sql, sizeof sql, "SELECT " RUN_COLUMNS "%s FROM runs r JOIN "
+	    "targets t ON t.id = r.target_id WHERE r.id = ?",
+	    box_column(s, "r.box"));
+	if (store_prepare(s, sql, &st, err, errlen) < 0)
 		return -EIO;
 	sqlite3_bind_int64(st, 1, id);
 	rc = sqlite3_step(st);
@@ -175,16 +201,18 @@ flaky_store_runs_recent(struct flaky_store *s, int64_t target_id, size_t max,
     struct flaky_run_view **ret, size_t *ret_n, char *err, size_t errlen)
 {
 	struct flaky_run_view *v = NULL;
+	char		 sql[1024];
 	sqlite3_stmt	*st;
 	size_t		 n = 0, cap = 0;
 	int		 rc, r = 0;
 
 	*ret = NULL;
 	*ret_n = 0;
-	if (store_prepare(s, "SELECT " RUN_COLUMNS "FROM runs r JOIN targets "
-	    "t ON t.id = r.target_id WHERE ?1 = 0 OR r.target_id = ?1 "
-	    "ORDER BY r.started_ms DESC, r.id DESC LIMIT ?2", &st, err,
-	    errlen) < 0)
+	snprintf(sql, sizeof sql, "SELECT " RUN_COLUMNS "%s FROM runs r JOIN "
+	    "targets t ON t.id = r.target_id WHERE ?1 = 0 OR r.target_id = ?1 "
+	    "ORDER BY r.started_ms DESC, r.id DESC LIMIT ?2",
+	    box_column(s, "r.box"));
+	if (store_prepare(s, sql, &st, err, errlen) < 0)
 		return -EIO;
 	sqlite3_bind_int64(st, 1, target_id);
 	sqlite3_bind_int64(st, 2, (int64_t)max);
@@ -266,7 +294,7 @@ flaky_store_run_results(struct flaky_store *s, int64_t run_id,
 
 /* One row of a test's results (flaky_store_test_results) into x. */
 static int
-result_fill(sqlite3_stmt *st, struct flaky_result_row *x)
+result_fill(sqlite3_stmt *st, struct flaky_result_row *x, char **box)
 {
 	const char *kind;
 	int	 r = 0;
@@ -291,38 +319,57 @@ result_fill(sqlite3_stmt *st, struct flaky_result_row *x)
 	x->message = dup_col(st, 13, &r);
 	x->fingerprint = int_col(st, 14, 0);
 	x->normalized = dup_col(st, 15, &r);
+	if (box != NULL)
+		*box = dup_col(st, 16, &r);
 	return r;
+}
+
+/* Free the boxes of flaky_store_test_results; NULL is fine. */
+void
+flaky_run_boxes_free(char **v, size_t n)
+{
+	for (size_t i = 0; v != NULL && i < n; i++)
+		free(v[i]);
+	free(v);
 }
 
 int
 flaky_store_test_results(struct flaky_store *s, int64_t test_id, size_t max,
-    struct flaky_result_row **ret, size_t *ret_n, char *err, size_t errlen)
+    struct flaky_result_row **ret, size_t *ret_n, char ***boxes, char *err,
+    size_t errlen)
 {
 	struct flaky_result_row *v = NULL;
+	char		**bx = NULL, sql[1024];
 	sqlite3_stmt	*st;
-	size_t		 n = 0, cap = 0;
+	size_t		 n = 0, cap = 0, bcap = 0;
 	int		 rc, r = 0;
 
 	*ret = NULL;
 	*ret_n = 0;
+	if (boxes != NULL)
+		*boxes = NULL;
 	/* The test's target's runs newest first (runs_by_target), each
 	 * run's results by its primary key. */
-	if (store_prepare(s, "SELECT ru.id, ru.started_ms, ru.duration_us, "
-	    "ru.status, ru.trigger, ru.kind, ru.exit_code, ru.revision, "
-	    "ru.runner, res.position, res.outcome, res.duration_us, "
-	    "res.signature, res.message, m.fingerprint, m.normalized "
-	    "FROM tests t JOIN runs ru ON ru.target_id = t.target_id "
-	    "JOIN results res ON res.run_id = ru.id AND res.test_id = t.id "
-	    "LEFT JOIN messages m ON m.id = res.message_id "
+	snprintf(sql, sizeof sql, "SELECT ru.id, ru.started_ms, "
+	    "ru.duration_us, ru.status, ru.trigger, ru.kind, ru.exit_code, "
+	    "ru.revision, ru.runner, res.position, res.outcome, "
+	    "res.duration_us, res.signature, res.message, m.fingerprint, "
+	    "m.normalized, %s FROM tests t JOIN runs ru ON ru.target_id = "
+	    "t.target_id JOIN results res ON res.run_id = ru.id AND "
+	    "res.test_id = t.id LEFT JOIN messages m ON m.id = res.message_id "
 	    "WHERE t.id = ?1 ORDER BY ru.started_ms DESC, ru.id DESC "
-	    "LIMIT ?2", &st, err, errlen) < 0)
+	    "LIMIT ?2", box_column(s, "ru.box"));
+	if (store_prepare(s, sql, &st, err, errlen) < 0)
 		return -EIO;
 	sqlite3_bind_int64(st, 1, test_id);
 	sqlite3_bind_int64(st, 2, (int64_t)max);
 	while (r == 0 && (rc = sqlite3_step(st)) == SQLITE_ROW) {
-		if ((r = flaky_array_grow(&v, &cap, n + 1, sizeof *v)) < 0)
+		if ((r = flaky_array_grow(&v, &cap, n + 1, sizeof *v)) < 0 ||
+		    (boxes != NULL && (r = flaky_array_grow(&bx, &bcap, n + 1,
+		    sizeof *bx)) < 0))
 			break;
-		r = result_fill(st, &v[n++]);
+		r = result_fill(st, &v[n], boxes != NULL ? &bx[n] : NULL);
+		n++;
 	}
 	if (r == 0 && rc != SQLITE_DONE)
 		r = store_sql_error(s, err, errlen, "reading a test's results");
@@ -331,10 +378,13 @@ flaky_store_test_results(struct flaky_store *s, int64_t test_id, size_t max,
 		flaky_error(err, errlen, ENOMEM, "out of memory");
 	if (r < 0) {
 		flaky_result_rows_free(v, n);
+		flaky_run_boxes_free(bx, n);
 		return r;
 	}
 	*ret = v;
 	*ret_n = n;
+	if (boxes != NULL)
+		*boxes = bx;
 	return 0;
 }
 

@@ -679,6 +679,8 @@ struct flaky_run_view {
 	int64_t		 output_bytes, output_dropped;
 	char		*out, *err;	/* kept output as stored (redacted);
 					 * flaky_store_run_view only */
+	char		*box;		/* runs.box (issue 15) as stored; NULL:
+					 * none, or no such column */
 };
 /* One run with its kept output; -ENOENT when there is none. */
 int	 flaky_store_run_view(struct flaky_store *, int64_t id,
@@ -702,10 +704,15 @@ int	 flaky_store_run_results(struct flaky_store *, int64_t run_id,
 	    size_t errlen);
 void	 flaky_run_results_free(struct flaky_run_result *, size_t);
 /* A test's newest max results with their runs, newest first (every kind
- * and status: the page shows what happened). */
+ * and status: the page shows what happened); with boxes, the runs.box of
+ * each (NULL entries: none recorded, or no such column), freed with
+ * flaky_run_boxes_free. */
 int	 flaky_store_test_results(struct flaky_store *, int64_t test_id,
 	    size_t max, struct flaky_result_row **ret, size_t *ret_n,
-	    char *err, size_t errlen);
+	    char ***boxes, char *err, size_t errlen);
+void	 flaky_run_boxes_free(char **, size_t);
+/* Does the database record boxes (runs.box, issue 15)? */
+int	 flaky_store_has_boxes(struct flaky_store *);
 
 /* Every target with its id, command and last trigger time, by name. */
 struct flaky_target_view {

@@ -210,6 +210,7 @@ api_run_fields(struct flaky_jw *w, const struct flaky_run_view *v)
 	jw_str(w, "runner", v->runner);
 	jw_str(w, "seed", v->seed);
 	jw_str(w, "perturbation", v->perturbation);
+	jw_str(w, "box", v->box);
 	jw_int(w, "tests", v->tests);
 	jw_int(w, "failures", v->failures);
 	jw_str(w, "incomplete", v->incomplete);
@@ -330,14 +331,15 @@ api_test(struct web_ctx *c, struct flaky_jw *w, int64_t id)
 {
 	struct flaky_diagnosis *d;
 	struct flaky_result_row *v;
+	char	**box;
 	size_t	 n;
 	int	 r;
 
 	if ((r = flaky_diagnose_test(c->st, id, &c->q, &d, c->err,
 	    sizeof c->err)) < 0)
 		return r == -ENOENT ? (web_fail(c, 404, c->err), 1) : -1;
-	if (flaky_store_test_results(c->st, id, WEB_TEST_RUNS, &v, &n, c->err,
-	    sizeof c->err) < 0) {
+	if (flaky_store_test_results(c->st, id, WEB_TEST_RUNS, &v, &n, &box,
+	    c->err, sizeof c->err) < 0) {
 		flaky_diagnosis_free(d);
 		return -1;
 	}
@@ -351,6 +353,7 @@ api_test(struct web_ctx *c, struct flaky_jw *w, int64_t id)
 		jw_time(w, "started", v[i].started_ms);
 		jw_str(w, "kind", flaky_run_kind_name(v[i].kind));
 		jw_str(w, "revision", v[i].revision);
+		jw_str(w, "box", box[i]);
 		jw_str(w, "outcome", flaky_outcome_name(v[i].outcome));
 		jw_us_ms(w, "duration_ms", v[i].duration_us);
 		jw_int(w, "position", v[i].position);
@@ -359,6 +362,7 @@ api_test(struct web_ctx *c, struct flaky_jw *w, int64_t id)
 	flaky_jw_array_end(w);
 	flaky_jw_object_end(w);
 	flaky_result_rows_free(v, n);
+	flaky_run_boxes_free(box, n);
 	flaky_diagnosis_free(d);
 	return 0;
 }

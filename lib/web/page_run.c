@@ -50,6 +50,10 @@ run_facts(struct web_ctx *c, const struct flaky_run_view *v)
 		flaky_buf_printf(b, ", max RSS %" PRId64 " kB", v->maxrss_kb);
 	if (v->loadavg >= 0)
 		flaky_buf_printf(b, ", load %.2f", v->loadavg);
+	if (v->box != NULL) {
+		dt(b, "box");
+		web_esc(b, v->box);
+	}
 	dt(b, "revision");
 	web_esc(b, v->revision != NULL ? v->revision : "-");
 	dt(b, "runner");

@@ -10,6 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <sqlite3.h>
+
 #include "json/json.h"
 #include "parse/parse.h"
 #include "store/store.h"
@@ -526,6 +528,35 @@ START_TEST(counts_match_stats)
 }
 END_TEST
 
+/* A database that records boxes (runs.box, issue 15) shows them; one
+ * that does not has no box column at all. */
+START_TEST(boxes_when_recorded)
+{
+	struct flaky_web_reply r;
+	sqlite3	*db;
+	char	 p[64], sql[128];
+
+	snprintf(p, sizeof p, "/test/%" PRId64, id_hostile);
+	get(p, NULL, &r);
+	ck_assert_ptr_null(strstr(r.body.data, "<th>box</th>"));
+	flaky_web_reply_free(&r);
+	db = raw_open();
+	snprintf(sql, sizeof sql, "ALTER TABLE runs ADD COLUMN box TEXT; "
+	    "UPDATE runs SET box = 'box<a>' WHERE id = %" PRId64, run_a);
+	ck_assert_int_eq(sqlite3_exec(db, sql, NULL, NULL, NULL), SQLITE_OK);
+	sqlite3_close(db);
+	get(p, NULL, &r);
+	ck_assert_ptr_nonnull(strstr(r.body.data, "<th>box</th>"));
+	ck_assert_uint_eq(count(r.body.data, "<td>box&lt;a&gt;</td>"), 1);
+	assert_clean(r.body.data);
+	flaky_web_reply_free(&r);
+	snprintf(p, sizeof p, "/run/%" PRId64, run_a);
+	get(p, NULL, &r);
+	ck_assert_ptr_nonnull(strstr(r.body.data, "<dt>box</dt><dd>box&lt;a&gt;"));
+	flaky_web_reply_free(&r);
+}
+END_TEST
+
 static Suite *
 web_suite(void)
 {
@@ -547,6 +578,7 @@ web_suite(void)
 	tcase_add_test(tp, metrics);
 	tcase_add_test(tp, report_one_file);
 	tcase_add_test(tp, counts_match_stats);
+	tcase_add_test(tp, boxes_when_recorded);
 	suite_add_tcase(s, tp);
 	return s;
 }
