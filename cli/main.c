@@ -53,6 +53,7 @@ const struct cmd_entry *const cmd_table[] = {
 	&cmd_reload_entry,
 	&cmd_prune_entry,
 	&cmd_stats_entry,
+	&cmd_serve_entry,
 	&cmd_help_entry,
 	NULL
 };

@@ -63,7 +63,7 @@ void	 sparkline(struct flaky_buf *, const uint32_t *runs,
 	    const uint32_t *failures, size_t ndays, size_t width, int unicode);
 /* report --html: one self-contained file (html.c). */
 int	 html_report(const char *path, const struct report_head *,
-	    const struct flaky_test_row *, size_t, char *err, size_t errlen);
+	    const struct flaky_query *, char *err, size_t errlen);
 /* "35 ms", "2.3 s", "2m05s", "?" */
 void	 fmt_ms(double ms, char *buf, size_t len);
 /* The first line of a message, at most len - 1 bytes ("..." when cut). */

@@ -94,8 +94,8 @@ static const struct cmd_option report_options[] = {
 	{ "fail-on", 0, 'F', "TIERS", "exit 1 when a test is in one of these "
 	    "tiers (critical,warning,broken; default none)" },
 	{ "sort", 0, 'S', "ORDER", "rate, budget or trend (default rate)" },
-	{ "html", 0, 'H', "FILE", "write one self-contained HTML page "
-	    "(default none: print)" },
+	{ "html", 0, 'H', "FILE", "write the dashboard's pages into one "
+	    "self-contained HTML file (default none: print)" },
 	{ "wide", 0, 'W', NULL, "whole test ids on a terminal, however "
 	    "long the lines (default: cut to the terminal's width)" },
 	CMD_OPTION_KIND,
@@ -210,8 +210,7 @@ cmd_report(struct ctl *ctl, int argc, char **argv)
 	head.store = store;
 	sort_rows_by(rows, nrows, how, &hist);
 	if (html != NULL) {
-		if (html_report(html, &head, rows, nrows, err,
-		    sizeof err) < 0) {
+		if (html_report(html, &head, &q, err, sizeof err) < 0) {
 			fprintf(stderr, "flakyctl report: %s\n", err);
 			goto out;
 		}

@@ -154,6 +154,7 @@ struct flakyd {
 	int64_t			 runs_done, runs_failed_store;
 	struct flaky_classifier	*classifier;	/* the config's signatures */
 	int64_t			 pruned_ms;	/* last retention pass */
+	struct flaky_http	*http;		/* the dashboard, or NULL */
 };
 
 extern struct flakyd	*flakyd;
@@ -199,6 +200,14 @@ void	 flakyd_maybe_exit(struct flakyd *);
 /* control.c */
 int	 control_init(struct flakyd *, const char *path);
 void	 control_close(void);
+
+/* http.c: the dashboard of http: (lib/http). */
+struct flaky_http;
+int	 http_start(struct flakyd *, const struct flaky_config *, char *err,
+	    size_t errlen);
+void	 http_reload_check(const struct flaky_config *old,
+	    const struct flaky_config *);
+void	 http_close(struct flakyd *);
 
 /* revision.c: 1 when git runs and tr->next_ev fires once it is done. */
 int	 revision_git_start(struct flakyd *, struct trigger *);

@@ -149,6 +149,7 @@ flakyd_reload(struct flakyd *d, char *err, size_t errlen)
 		    strcmp(cfg->socket, old->socket) != 0))
 			log_warnx("reload: socket: changed; that takes a "
 			    "restart (still on %s)", d->socket_path);
+		http_reload_check(old, cfg);
 		if ((r = sched_apply(d, cfg, err, errlen)) < 0)
 			flaky_config_free(cfg);
 	}
@@ -198,6 +199,7 @@ stop(struct flakyd *d, const char *why)
 	log_info("%s: stopping; %d run%s in flight", why, d->slots,
 	    d->slots == 1 ? "" : "s");
 	control_close();
+	http_close(d);
 	sched_shutdown(d);
 	/* The spawner kills at the grace; this is only a last resort. */
 	ms = d->cur->cfg->kill_grace_ms + 3000;
@@ -402,6 +404,10 @@ main(int argc, char **argv)
 
 	if ((d.base = event_base_new()) == NULL)
 		fatalx("event_base_new failed");
+	/* Two priorities: the schedule's timer (0) before everything else
+	 * (1), so a flood of dashboard clients never makes a trigger late. */
+	if (event_base_priority_init(d.base, 2) < 0)
+		fatalx("event_base_priority_init failed");
 	if (flaky_spawner_new(d.base, &d.sp) < 0)
 		fatalx("cannot watch SIGCHLD");
 	d.start_ms = flaky_now_ms();
@@ -416,6 +422,8 @@ main(int argc, char **argv)
 	}
 	if (control_init(&d, d.socket_path) < 0)
 		fatalx("cannot listen on %s", d.socket_path);
+	if (http_start(&d, d.cur->cfg, err, sizeof err) < 0)
+		fatalx("http: %s", err);
 	if ((wd_ms = notify_watchdog_ms()) > 0) {
 		struct timeval tv = { wd_ms / 2000, (wd_ms / 2 % 1000) * 1000 };
 
@@ -442,6 +450,7 @@ main(int argc, char **argv)
 
 	/* Out of the loop: normally nothing is in flight any more. */
 	control_close();
+	http_close(&d);
 	sched_free(&d);
 	sched_sweep_final(&d);
 	if (flaky_spawner_free(d.sp) == -EBUSY)

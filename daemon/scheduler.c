@@ -177,6 +177,8 @@ timer_cb(evutil_socket_t fd, short what, void *arg)
 
 		if (ts->fire_ms == FLAKY_NO_FIRE || ts->fire_ms > now)
 			continue;
+		log_debug("target %s: fired %lld ms after its time", ts->name,
+		    (long long)(now - ts->fire_ms));
 		/* Targets due together share one transaction (one sync). */
 		if (!in_tx)
 			in_tx = batch_begin(d);
@@ -287,6 +289,7 @@ sched_init(struct flakyd *d, char *err, size_t errlen)
 	    timer_cb, d);
 	d->kick_ev = evtimer_new(d->base, kick_cb, d);
 	if (d->timer_ev == NULL || d->kick_ev == NULL ||
+	    event_priority_set(d->timer_ev, 0) == -1 ||
 	    event_add(d->timer_ev, NULL) == -1)
 		return flaky_error(err, errlen, ENOMEM, "out of memory");
 	return runs_init(d, err, errlen);

@@ -37,3 +37,7 @@ if [ ! -x examples/demo-jest/node_modules/.bin/jest ]; then
 	echo "deps: installing Jest (pinned in examples/demo-jest/package-lock.json)"
 	(cd examples/demo-jest && npm ci --no-audit --no-fund --loglevel=error)
 fi
+if [ ! -d tests/integration/web/node_modules/puppeteer-core ]; then
+	echo "deps: installing puppeteer-core (pinned in tests/integration/web/package-lock.json)"
+	(cd tests/integration/web && npm ci --no-audit --no-fund --loglevel=error)
+fi

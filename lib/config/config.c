@@ -72,11 +72,11 @@ parse_signature(struct ctx *c, const yaml_node_t *n,
 
 static const char *const top_keys[] = {
 	"database", "jobs", "socket", "timezone", "kill_grace", "retention",
-	"redact", "signatures", "targets", "box",
+	"redact", "signatures", "targets", "box", "http",
 };
 enum {
 	K_DATABASE, K_JOBS, K_SOCKET, K_TIMEZONE, K_KILL_GRACE, K_RETENTION,
-	K_REDACT, K_SIGNATURES, K_TARGETS, K_BOX, K_NKEYS
+	K_REDACT, K_SIGNATURES, K_TARGETS, K_BOX, K_HTTP, K_NKEYS
 };
 
 /* box: the name every run of this flakyd records (issue 15). */
@@ -171,6 +171,8 @@ parse_top(struct ctx *c, yaml_node_t *root)
 				return r;
 		}
 	}
+	if (v[K_HTTP] != NULL && (r = cfg_parse_http(c, v[K_HTTP])) < 0)
+		return r;
 	if (v[K_TARGETS] != NULL) {
 		if (cfg_is_null(v[K_TARGETS]))
 			return 0;
@@ -444,6 +446,8 @@ flaky_config_free(struct flaky_config *cfg)
 	free(cfg->path);
 	free(cfg->database);
 	free(cfg->socket);
+	free(cfg->http_listen);
+	free(cfg->http_token_file);
 	free(cfg->timezone);
 	free(cfg->box);
 	flaky_tz_free(cfg->tz);

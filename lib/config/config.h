@@ -94,6 +94,8 @@ struct flaky_config {
 	size_t		 nsignatures;
 	struct flaky_target *targets;
 	size_t		 ntargets;
+	char		*http_listen;	/* http: ADDR:PORT, or NULL: off */
+	char		*http_token_file; /* absolute, or NULL: no token */
 };
 
 /* Read and check a schedule file. Relative paths in it (dir, database,
@@ -110,5 +112,16 @@ void	 flaky_config_free(struct flaky_config *);
 /* The target with this name, or NULL. */
 const struct flaky_target *flaky_config_target(const struct flaky_config *,
 	    const char *name);
+
+/* http: where the dashboard listens (config_http.c). */
+#define FLAKY_HTTP_LISTEN	"127.0.0.1:8470"
+struct flaky_listen {
+	char		 host[48];	/* numeric; localhost made 127.0.0.1 */
+	uint16_t	 port;		/* 0: any free port */
+	int		 loopback;	/* 127/8 or ::1 */
+};
+/* ADDR:PORT, [V6]:PORT or localhost:PORT; 0 or -EINVAL with err. */
+int	 flaky_listen_parse(const char *, struct flaky_listen *, char *err,
+	    size_t errlen);
 
 #endif

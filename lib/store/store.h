@@ -198,6 +198,17 @@ struct flaky_query {
 int	 flaky_store_test_stats(struct flaky_store *, const struct flaky_query *,
 	    struct flaky_test_row **ret, size_t *ret_n, char *err, size_t errlen);
 void	 flaky_test_rows_free(struct flaky_test_row *, size_t);
+/* The report's order: critical, warning, broken, noise, stable; by rate,
+ * then runs, target and test within a tier (qsort's comparison). */
+int	 flaky_test_row_cmp(const void *, const void *);
+/* The counts of test_stats only (runs, failures, skips, first and last
+ * day; no durations, messages or runs alone), from the rollups: what the
+ * dashboard's tests page needs, at a fraction of the cost (runs.c). Falls
+ * back to flaky_store_test_stats for what the rollups do not hold. */
+int	 flaky_store_test_counts(struct flaky_store *,
+	    const struct flaky_query *, struct flaky_test_row **ret,
+	    size_t *ret_n, char *err, size_t errlen);
+void	 flaky_test_rows_sort(struct flaky_test_row *, size_t);
 
 /* Counts of runs in a window. runs and the statuses count the runs of
  * q->kinds; incomplete is how many of those lack some outcomes (counted in
@@ -683,5 +694,70 @@ int	 flaky_store_polluter_put(struct flaky_store *,
 int	 flaky_store_polluter_get(struct flaky_store *, int64_t test_id,
 	    struct flaky_polluter_row *ret, char *err, size_t errlen);
 void	 flaky_polluter_row_clear(struct flaky_polluter_row *);
+
+
+/* The runs as the dashboard shows them (runs.c). */
+struct flaky_run_view {
+	int64_t		 id, target_id;
+	char		*target;
+	char		 status[16], kind[16], trigger[16];
+	int64_t		 started_ms, ended_ms;	/* ended 0: unknown */
+	int64_t		 duration_us;		/* -1: unknown */
+	int		 exit_code;		/* -1: none (killed) */
+	int		 signal;
+	char		*revision, *runner, *seed, *error, *incomplete;
+	char		*perturbation;
+	int64_t		 tests, failures;
+	int64_t		 user_us, sys_us;	/* -1: unknown */
+	int64_t		 maxrss_kb;		/* -1: unknown */
+	double		 loadavg;		/* -1: unknown */
+	int64_t		 output_bytes, output_dropped;
+	char		*out, *err;	/* kept output as stored (redacted);
+					 * flaky_store_run_view only */
+	char		*box;		/* runs.box (issue 15) as stored; NULL:
+					 * none, or no such column */
+};
+/* One run with its kept output; -ENOENT when there is none. */
+int	 flaky_store_run_view(struct flaky_store *, int64_t id,
+	    struct flaky_run_view *ret, char *err, size_t errlen);
+void	 flaky_run_view_clear(struct flaky_run_view *);
+/* The newest max runs (of target_id; 0: all), newest first, no output. */
+int	 flaky_store_runs_recent(struct flaky_store *, int64_t target_id,
+	    size_t max, struct flaky_run_view **ret, size_t *ret_n, char *err,
+	    size_t errlen);
+void	 flaky_run_views_free(struct flaky_run_view *, size_t);
+/* A run's results in their order. */
+struct flaky_run_result {
+	int64_t		 position, test_id;
+	char		*test;
+	int		 outcome;	/* enum flaky_outcome */
+	int64_t		 duration_us;	/* -1: unknown */
+	char		*signature, *message;	/* failed results */
+};
+int	 flaky_store_run_results(struct flaky_store *, int64_t run_id,
+	    struct flaky_run_result **ret, size_t *ret_n, char *err,
+	    size_t errlen);
+void	 flaky_run_results_free(struct flaky_run_result *, size_t);
+/* A test's newest max results with their runs, newest first (every kind
+ * and status: the page shows what happened); with boxes, the runs.box of
+ * each (NULL entries: none recorded, or no such column), freed with
+ * flaky_run_boxes_free. */
+int	 flaky_store_test_results(struct flaky_store *, int64_t test_id,
+	    size_t max, struct flaky_result_row **ret, size_t *ret_n,
+	    char ***boxes, char *err, size_t errlen);
+void	 flaky_run_boxes_free(char **, size_t);
+/* Does the database record boxes (runs.box, issue 15)? */
+int	 flaky_store_has_boxes(struct flaky_store *);
+
+/* Every target with its id, command and last trigger time, by name. */
+struct flaky_target_view {
+	int64_t		 id;
+	char		*name, *command;
+	int64_t		 last_fire_ms;	/* FLAKY_NO_FIRE: never */
+};
+int	 flaky_store_target_views(struct flaky_store *,
+	    struct flaky_target_view **ret, size_t *ret_n, char *err,
+	    size_t errlen);
+void	 flaky_target_views_free(struct flaky_target_view *, size_t);
 
 #endif

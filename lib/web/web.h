@@ -41,4 +41,18 @@ void	 flaky_web_reply_free(struct flaky_web_reply *);
 int	 flaky_web_handle(struct flaky_store *, const struct flaky_web_opts *,
 	    const char *path, const char *query, struct flaky_web_reply *);
 
+
+struct flaky_query;
+/* report --html: the overview, the tests table and the pages of the
+ * unstable tests (up to 100, worst first) of q's window and target in one
+ * HTML document, links between them as anchors. 0, or a negative errno
+ * with err filled. */
+int	 flaky_web_report(struct flaky_store *, const struct flaky_web_opts *,
+	    const struct flaky_query *, struct flaky_buf *out, char *err,
+	    size_t errlen);
+/* The current figures of q's window in the Prometheus text format
+ * (flakyctl metrics and /metrics). */
+int	 flaky_web_metrics(struct flaky_store *, const struct flaky_query *,
+	    struct flaky_buf *out, char *err, size_t errlen);
+
 #endif

@@ -317,7 +317,7 @@ START_TEST(bad_files)
 		    "risky" },
 		{ "bad-unknown-top.yaml", "1:1: unknown key \"databse\", "
 		    "expected database, jobs, socket, timezone, kill_grace, "
-		    "retention, redact, signatures, targets or box" },
+		    "retention, redact, signatures, targets, box or http" },
 		{ "bad-utf8.yaml",
 		    "2:14: YAML syntax error: invalid leading UTF-8 octet" },
 	};

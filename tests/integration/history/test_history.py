@@ -439,14 +439,30 @@ CHROME_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu",
 
 
 def test_html_report(history_db, tmp_path):
+    """report --html writes the dashboard's pages into one file: the
+    overview, the tests table and a page per unstable test, linked by
+    anchors; charts with legends and a date axis; whole ids; nothing from
+    the network."""
     html = tmp_path / "report.html"
-    p = run(["--db", history_db, "report", "--since", "30d", "--until", UNTIL,
-             "--html", str(html)], check=0)
+    run(["--db", history_db, "report", "--since", "30d", "--until", UNTIL,
+         "--html", str(html)], check=0)
     text = html.read_text()
-    assert "http://" not in text.replace("http://www.w3.org/2000/svg", "")
-    assert "https://" not in text and "<script" not in text
-    # Three tests with failures in the window, one cell a day each.
-    assert text.count("<rect") >= 3 * 30
+    assert "http://" not in text and "https://" not in text
+    assert text.count("<!DOCTYPE html>") == 1
+    assert '<section id="overview">' in text
+    assert '<section id="tests-page">' in text
+    # One page per test that failed in the window, linked from the table.
+    pages = re.findall(r'<section id="test-(\d+)">', text)
+    assert len(pages) == 3, pages
+    for p in pages:
+        assert 'href="#test-%s"' % p in text
+    assert text.count('id="rate-chart"') == 3
+    assert "95% interval (Wilson)" in text and "tier-chart" in text
+    # A date axis with whole dates, the last one among them.
+    dates = re.findall(r'<text class="date"[^>]*>([0-9-]+)</text>', text)
+    assert dates and all(len(d) == 10 for d in dates), dates
+    for name in ("t.turns_flaky", "t.gets_worse", "t.always_flaky"):
+        assert ">%s</a>" % name in text
     if not os.path.exists(CHROMIUM):
         pytest.skip("chromium not installed (apt-get install chromium)")
     profile = tempfile.mkdtemp()
@@ -457,19 +473,19 @@ def test_html_report(history_db, tmp_path):
                              capture_output=True, text=True, timeout=120)
         assert dom.returncode == 0, dom.stderr[-2000:]
         out = dom.stdout
-        assert '<svg id="heatmap"' in out and '<svg id="lines"' in out
-        for name in ("t.turns_flaky", "t.gets_worse", "t.always_flaky"):
-            assert name in out
+        assert out.count('id="rate-chart"') == 3
         assert out.count('class="rate"') >= 3
-        shot = os.environ.get("HISTORY_SCREENSHOT", str(tmp_path / "r.png"))
-        s = subprocess.run([CHROMIUM] + CHROME_FLAGS +
-                           ["--user-data-dir=" + profile,
-                            "--window-size=1400,1000",
-                            "--screenshot=" + shot, "file://" + str(html)],
-                           capture_output=True, text=True, timeout=120)
-        assert s.returncode == 0, s.stderr[-2000:]
-        with open(shot, "rb") as f:
-            png = f.read()
-        assert png[:8] == b"\x89PNG\r\n\x1a\n" and len(png) > 10000
+        for w in (1400, 400):
+            shot = str(tmp_path / ("r%d.png" % w))
+            s = subprocess.run([CHROMIUM] + CHROME_FLAGS +
+                               ["--user-data-dir=" + profile,
+                                "--window-size=%d,1000" % w,
+                                "--screenshot=" + shot,
+                                "file://" + str(html)],
+                               capture_output=True, text=True, timeout=120)
+            assert s.returncode == 0, s.stderr[-2000:]
+            with open(shot, "rb") as f:
+                png = f.read()
+            assert png[:8] == b"\x89PNG\r\n\x1a\n" and len(png) > 10000
     finally:
         shutil.rmtree(profile, ignore_errors=True)

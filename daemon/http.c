@@ -1,0 +1,84 @@
+/* The dashboard of the config's http: (lib/http): started with the
+ * daemon, on its loop; the pages render on the server's own threads, so
+ * no request delays the schedule. Each request gets a copy of the
+ * targets as the scheduler knows them (next fire times included). */
+#include "buildconf.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "flakyd.h"
+#include "http/http.h"
+#include "log.h"
+#include "web/web.h"
+
+/* The targets, now, for one request (on the loop thread). */
+static struct flaky_web_target *
+http_targets(void *arg, size_t *ret_n)
+{
+	struct flakyd	*d = arg;
+	struct flaky_web_target *t, *ret;
+
+	*ret_n = 0;
+	if (d->ntargets == 0 || (t = calloc(d->ntargets, sizeof *t)) == NULL)
+		return NULL;
+	for (size_t i = 0; i < d->ntargets; i++) {
+		const struct tstate *ts = d->targets[i];
+
+		t[i].name = ts->name;
+		t[i].schedule = ts->def != NULL ? ts->def->schedule : NULL;
+		t[i].next_fire_ms = ts->fire_ms == FLAKY_NO_FIRE ? 0 :
+		    ts->fire_ms;
+	}
+	if ((ret = flaky_http_targets_pack(t, d->ntargets)) != NULL)
+		*ret_n = d->ntargets;
+	free(t);
+	return ret;
+}
+
+/* Listen when the config has http:; a failure stops the start. */
+int
+http_start(struct flakyd *d, const struct flaky_config *cfg, char *err,
+    size_t errlen)
+{
+	struct flaky_http_conf conf;
+
+	if (cfg->http_listen == NULL)
+		return 0;
+	memset(&conf, 0, sizeof conf);
+	conf.listen = cfg->http_listen;
+	conf.token_file = cfg->http_token_file;
+	conf.db_path = d->db_path;
+	conf.targets = http_targets;
+	conf.targets_arg = d;
+	if (flaky_http_start(d->base, &conf, &d->http, err, errlen) < 0)
+		return -1;
+	log_info("http: dashboard at %s%s", flaky_http_url(d->http),
+	    cfg->http_token_file != NULL ? " (bearer token required)" : "");
+	return 0;
+}
+
+/* http: as reloaded: a change takes a restart, as socket: does. */
+void
+http_reload_check(const struct flaky_config *old,
+    const struct flaky_config *cfg)
+{
+	const char *a[2] = { old->http_listen, old->http_token_file };
+	const char *b[2] = { cfg->http_listen, cfg->http_token_file };
+
+	for (int i = 0; i < 2; i++)
+		if ((a[i] == NULL) != (b[i] == NULL) ||
+		    (a[i] != NULL && strcmp(a[i], b[i]) != 0)) {
+			log_warnx("reload: http: changed; that takes a "
+			    "restart (still as it was)");
+			return;
+		}
+}
+
+/* Stop serving (at stop: the runs may take a while to end). */
+void
+http_close(struct flakyd *d)
+{
+	flaky_http_free(d->http);
+	d->http = NULL;
+}

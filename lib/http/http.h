@@ -1,0 +1,57 @@
+/* The dashboard's HTTP transport: libevent's evhttp on the caller's loop,
+ * the pages rendered off it (lib/web, flaky_web_handle) by a few worker
+ * threads, each with its own read-only store connection. flakyd and
+ * flakyctl serve share it. Only GET and HEAD; a bearer token when the
+ * config names one; bounded headers, bodies, connections, queue and time
+ * per request (docs/dashboard.md, "Serving safely"). */
+#ifndef FLAKY_HTTP_H
+#define FLAKY_HTTP_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct event_base;
+struct flaky_http;
+struct flaky_web_target;
+
+/* Limits; docs/dashboard.md says why each. */
+#define FLAKY_HTTP_THREADS	2
+#define FLAKY_HTTP_QUEUE	256	/* requests waiting for a worker */
+#define FLAKY_HTTP_CONNS	256	/* open connections */
+#define FLAKY_HTTP_TIMEOUT_S	10	/* read, write, and a reply's render */
+#define FLAKY_HTTP_HEADERS	8192	/* bytes of a request's headers */
+#define FLAKY_HTTP_BODY		1024	/* bytes of a request's body */
+#define FLAKY_HTTP_TOKEN_MAX	1024	/* bytes of the token file */
+
+/* The targets as the caller's loop knows them at one request: called on
+ * the loop thread, it returns one malloc'd block (flaky_http_targets_pack)
+ * the worker reads and the server frees; NULL with *n 0: from the store. */
+typedef struct flaky_web_target *(*flaky_http_targets_fn)(void *arg,
+	    size_t *ret_n);
+
+struct flaky_http_conf {
+	const char		*listen;	/* ADDR:PORT (config.h) */
+	const char		*token_file;	/* NULL: no token, loopback */
+	const char		*db_path;
+	int			 threads;	/* 0: the defaults above */
+	int			 queue;
+	int			 conns;
+	int			 timeout_s;
+	flaky_http_targets_fn	 targets;	/* NULL: from the store */
+	void			*targets_arg;
+};
+
+/* Listen on conf->listen and serve from base's loop. A non-loopback
+ * address without a token file, an empty or unreadable token file, a
+ * database that cannot be opened or an address in use: -errno, err. */
+int	 flaky_http_start(struct event_base *, const struct flaky_http_conf *,
+	    struct flaky_http **ret, char *err, size_t errlen);
+/* "http://127.0.0.1:8470/", with the port bound (listen: port 0). */
+const char *flaky_http_url(const struct flaky_http *);
+/* Stop listening, let the workers finish, free; NULL is fine. */
+void	 flaky_http_free(struct flaky_http *);
+/* A copy of n targets in one malloc'd block (free() frees it all). */
+struct flaky_web_target *flaky_http_targets_pack(
+	    const struct flaky_web_target *, size_t n);
+
+#endif

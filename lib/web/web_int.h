@@ -1,0 +1,104 @@
+/* Inside lib/web: the rendering context every page writes through, the
+ * one HTML escaper, the page frame, the charts and the API. */
+#ifndef FLAKY_WEB_INT_H
+#define FLAKY_WEB_INT_H
+
+#include <stdint.h>
+
+#include "diagnose/diagnose.h"
+#include "store/store.h"
+#include "util/util.h"
+#include "web/web.h"
+
+/* How many of a test's newest results its page lists. */
+#define WEB_TEST_RUNS	200
+/* How many of the newest runs the overview and /api/v1/runs list. */
+#define WEB_RUNS	50
+/* How many test pages report --html puts in its file. */
+#define WEB_REPORT_TESTS	100
+/* Days a rate chart shows at most. */
+#define WEB_CHART_DAYS	366
+/* Bytes of a query parameter's value, decoded. */
+#define WEB_PARAM_MAX	256
+
+struct web_ctx {
+	struct flaky_store		*st;
+	const struct flaky_web_opts	*o;
+	struct flaky_buf		*b;	/* the body */
+	struct flaky_query		 q;	/* the window of rates */
+	int				 single; /* one file: links are
+						  * anchors */
+	int				 status; /* 0: 200 */
+	char				 err[512];
+};
+
+/* html.c: the one escaper for HTML text and attribute values: & < > " '
+ * as entities, control bytes other than tab and newline (and DEL) as
+ * U+FFFD, so no stored byte can end an element, an attribute or a
+ * comment. */
+void	 web_esc(struct flaky_buf *, const char *s);
+void	 web_escn(struct flaky_buf *, const char *s, size_t n);
+/* A query parameter's value into buf, percent-decoded ('+' is a space):
+ * 1 when found, 0 when absent, -1 when malformed or longer than len - 1. */
+int	 web_param(const char *query, const char *key, char *buf, size_t len);
+/* s percent-encoded for a URL's query (then HTML-escaped by the caller
+ * when it goes in an attribute: it needs none). */
+void	 web_urlenc(struct flaky_buf *, const char *s);
+/* The start and end of a page: head, style, script and navigation when
+ * the page stands alone; a section when it is part of one file. */
+void	 web_page_begin(struct web_ctx *, const char *id, const char *title);
+void	 web_page_end(struct web_ctx *);
+/* The document around sections (report --html) or around one page. */
+void	 web_doc_begin(struct web_ctx *, const char *title);
+void	 web_doc_end(struct web_ctx *);
+/* href="..." of a test's and a run's page (anchors in one file). */
+void	 web_href_test(struct web_ctx *, int64_t id);
+void	 web_href_run(struct web_ctx *, int64_t id);
+/* "2026-11-01 12:00:00" UTC, or "-" for 0. */
+void	 web_time(struct flaky_buf *, int64_t ms);
+/* "35 ms", "2.3 s", "-" for a negative duration. */
+void	 web_dur_us(struct flaky_buf *, int64_t us);
+/* A failed page: the status and a one-line message in the body. */
+int	 web_fail(struct web_ctx *, int status, const char *msg);
+/* "from 2026-10-03 to 2026-11-01": the window's days, for the text. */
+void	 web_window_words(struct web_ctx *, struct flaky_buf *);
+/* The window of rates: 30 whole UTC days up to now. */
+void	 web_window(struct web_ctx *, int64_t now_ms);
+
+/* svg.c: charts, each with its legend. */
+/* A test's daily failure rate with its 95% Wilson band and a date axis. */
+void	 svg_rate_chart(struct flaky_buf *, int64_t first_day, int64_t ndays,
+	    const uint32_t *runs, const uint32_t *failures);
+/* Tests by tier as bars: counts[tier] for enum flaky_tier. */
+void	 svg_tier_bars(struct flaky_buf *, const size_t *counts);
+/* A small daily trend for a table cell, its legend in the title. */
+void	 svg_spark(struct flaky_buf *, int64_t first_day, int64_t ndays,
+	    const uint32_t *runs, const uint32_t *failures);
+
+/* The pages. */
+int	 web_page_overview(struct web_ctx *);
+int	 web_page_tests(struct web_ctx *, const char *query);
+int	 web_page_test(struct web_ctx *, int64_t id);
+int	 web_page_run(struct web_ctx *, int64_t id);
+/* api.c: /api/v1/... (path after the prefix); sets the content type. */
+int	 web_api(struct web_ctx *, const char *path, const char *query,
+	    const char **content_type);
+/* metrics.c: /metrics, the Prometheus text format. */
+int	 web_metrics(struct web_ctx *);
+
+/* tests_data.c: what the tests page and the API read: the window's rows,
+ * history and signatures, filtered. */
+struct web_tests {
+	struct flaky_test_row	*rows;
+	size_t			 n;
+	struct flaky_history	 hist;
+	struct flaky_test_sig	*sigs;
+	size_t			 nsigs;
+};
+/* full: durations and top messages too (the API); else the counts. */
+int	 web_tests_load(struct web_ctx *, struct web_tests *, int full);
+void	 web_tests_free(struct web_tests *);
+/* A row's signature, or NULL. */
+const char *web_tests_sig(const struct web_tests *, int64_t test_id);
+
+#endif

@@ -1,0 +1,126 @@
+// The dashboard in real headless Chromium: load each page at 1400 and at
+// 400 pixels, follow same-origin links breadth-first, and report what a
+// user would see (status, title, text, links) and what must never happen
+// (console errors, uncaught exceptions, dialogs, requests leaving
+// 127.0.0.1) as one JSON document on stdout. The pytest suite beside it
+// decides what passes. Usage: node browse.js SPEC.json, where SPEC is
+// {"base": URL, "token": T|null, "pages": [PATH...],
+//  "follow": {PATH_PREFIX: N...}: at most N same-origin links under each
+//  prefix, "followText": only links whose text holds it,
+//  "shots": DIR|null, "actions": [{"path": P, "width": W, "js": EXPR}...]}
+// (an action's value goes to the page's "actions").
+'use strict';
+const fs = require('fs');
+const path = require('path');
+const puppeteer = require('puppeteer-core');
+
+const CHROMIUM = process.env.CHROMIUM || '/usr/bin/chromium';
+const WIDTHS = [1400, 400];
+
+function shotName(p, width) {
+  const base = p.replace(/[^A-Za-z0-9]+/g, '_').replace(/^_|_$/g, '') ||
+    'index';
+  return base.slice(0, 80) + '-' + width + '.png';
+}
+
+// One page at one width: what loading it gave.
+async function visit(browser, spec, p, width, report) {
+  const page = await browser.newPage();
+  const seen = { path: p, width, console: [], errors: [], external: [],
+    dialogs: [], requests: 0 };
+  await page.setViewport({ width, height: 900 });
+  if (spec.token)
+    await page.setExtraHTTPHeaders({ Authorization: 'Bearer ' + spec.token });
+  await page.setRequestInterception(true);
+  page.on('request', (r) => {
+    const u = new URL(r.url());
+    seen.requests++;
+    if (u.protocol === 'data:' || u.protocol === 'about:' ||
+        (u.protocol === 'http:' && u.hostname === '127.0.0.1')) {
+      r.continue();
+    } else {
+      seen.external.push(r.url());
+      r.abort();
+    }
+  });
+  page.on('console', (m) => {
+    if (m.type() === 'error')
+      seen.console.push(m.text());
+  });
+  page.on('pageerror', (e) => seen.errors.push(String(e)));
+  page.on('dialog', async (d) => {
+    seen.dialogs.push(d.type() + ': ' + d.message());
+    await d.dismiss();
+  });
+  const resp = await page.goto(spec.base.replace(/\/$/, '') + p,
+    { waitUntil: 'load', timeout: 20000 });
+  seen.status = resp ? resp.status() : 0;
+  seen.csp = resp ? resp.headers()['content-security-policy'] || null : null;
+  seen.title = await page.title();
+  seen.text = await page.evaluate(() =>
+    document.body ? document.body.innerText : '');
+  seen.links = await page.evaluate(() =>
+    Array.from(document.querySelectorAll('a[href]'),
+      (a) => ({ href: a.href, text: a.textContent })));
+  seen.scrollWidth = await page.evaluate(() =>
+    document.documentElement.scrollWidth);
+  for (const a of spec.actions || []) {
+    if (a.path !== p || a.width !== undefined && a.width !== width)
+      continue;
+    seen.actions = seen.actions || [];
+    seen.actions.push(await page.evaluate(a.js));
+  }
+  if (spec.shots) {
+    seen.shot = path.join(spec.shots, shotName(p, width));
+    await page.screenshot({ path: seen.shot, fullPage: true });
+  }
+  await page.close();
+  report.push(seen);
+  return seen;
+}
+
+async function main() {
+  const spec = JSON.parse(fs.readFileSync(process.argv[2], 'utf8'));
+  const origin = new URL(spec.base).origin;
+  const report = [];
+  if (spec.shots)
+    fs.mkdirSync(spec.shots, { recursive: true });
+  const browser = await puppeteer.launch({
+    executablePath: CHROMIUM,
+    headless: true,
+    args: ['--no-sandbox', '--disable-gpu', '--no-first-run',
+      '--disable-background-networking', '--disable-component-update',
+      '--disable-default-apps', '--disable-sync'],
+  });
+  try {
+    const queue = spec.pages.slice();
+    const done = new Set(queue);
+    const budget = Object.assign({}, spec.follow || {});
+    while (queue.length > 0) {
+      const p = queue.shift();
+      let links = [];
+      for (const w of WIDTHS)
+        links = (await visit(browser, spec, p, w, report)).links;
+      for (const l of links) {
+        const u = new URL(l.href);
+        const lp = u.pathname + u.search;
+        const pre = Object.keys(budget).find((k) => lp.startsWith(k));
+        if (u.origin !== origin || done.has(lp) || pre === undefined ||
+            budget[pre] <= 0 ||
+            (spec.followText && !l.text.includes(spec.followText)))
+          continue;
+        budget[pre]--;
+        done.add(lp);
+        queue.push(lp);
+      }
+    }
+  } finally {
+    await browser.close();
+  }
+  process.stdout.write(JSON.stringify(report) + '\n');
+}
+
+main().catch((e) => {
+  process.stderr.write(String(e && e.stack || e) + '\n');
+  process.exit(1);
+});
