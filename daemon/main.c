@@ -151,6 +151,8 @@ flakyd_reload(struct flakyd *d, char *err, size_t errlen)
 			    "restart (still on %s)", d->socket_path);
 		if ((r = sched_apply(d, cfg, err, errlen)) < 0)
 			flaky_config_free(cfg);
+		else
+			alerts_apply(d);
 	}
 	if (r < 0)
 		log_warnx("reload failed, the old schedule keeps running: %s",
@@ -199,6 +201,7 @@ stop(struct flakyd *d, const char *why)
 	    d->slots == 1 ? "" : "s");
 	control_close();
 	sched_shutdown(d);
+	alerts_shutdown(d);
 	/* The spawner kills at the grace; this is only a last resort. */
 	ms = d->cur->cfg->kill_grace_ms + 3000;
 	tv.tv_sec = ms / 1000;
@@ -418,6 +421,7 @@ main(int argc, char **argv)
 		if (d.watchdog_ev == NULL || event_add(d.watchdog_ev, &tv) < 0)
 			fatalx("cannot start the watchdog timer");
 	}
+	alerts_apply(&d);
 	sched_catch_up(&d);
 	sched_arm(&d);
 
@@ -436,6 +440,7 @@ main(int argc, char **argv)
 
 	/* Out of the loop: normally nothing is in flight any more. */
 	control_close();
+	alerts_free(&d);
 	sched_free(&d);
 	sched_sweep_final(&d);
 	if (flaky_spawner_free(d.sp) == -EBUSY)
