@@ -11,7 +11,6 @@
 #include "diagnose/diagnose.h"
 #include "flakyctl.h"
 #include "log.h"
-#include "stats/stats.h"
 #include "store/store.h"
 #include "util/util.h"
 

@@ -8,13 +8,12 @@
  * loses an event or stalls the loop. */
 #include "buildconf.h"
 
+#include <sys/mman.h>
+#include <sys/queue.h>
 #include <errno.h>
-#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <sys/queue.h>
 #include <unistd.h>
 
 #include <event2/event.h>
@@ -251,13 +250,20 @@ command_done(void *arg, struct flaky_proc *p)
 	const struct flaky_proc_info *pi = flaky_proc_info(p);
 	struct flaky_buf e;
 	const char	*s;
-	size_t		 n;
+	size_t		 n, i;
 
 	rv->ok = pi->end == FLAKY_PROC_EXITED && pi->exit_code == 0;
 	flaky_buf_init(&e);
 	flaky_proc_output(p, FLAKY_STDERR, &e);
+	/* Its last line: where a traceback says what went wrong. */
 	s = flaky_buf_cstr(&e);
-	n = strcspn(s, "\n");
+	n = strlen(s);
+	while (n > 0 && (s[n - 1] == '\n' || s[n - 1] == '\r'))
+		n--;
+	for (i = n; i > 0 && s[i - 1] != '\n'; i--)
+		;
+	s += i;
+	n -= i;
 	if (pi->end == FLAKY_PROC_TIMEOUT)
 		snprintf(rv->why, sizeof rv->why, "timed out");
 	else if (pi->signal != 0)

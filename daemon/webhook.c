@@ -45,8 +45,9 @@ struct webhook {
 
 static struct evdns_base *dns;
 
-/* The URL as logs may show it: scheme, host, port and path; never the
- * user, the password, the query or the fragment. */
+/* The URL as logs may show it: scheme, host and port; never the user,
+ * the password, the path (Slack's keeps the secret there), the query or
+ * the fragment. */
 char *
 webhook_safe_url(const char *url)
 {
@@ -60,15 +61,12 @@ webhook_safe_url(const char *url)
 			evhttp_uri_free(u);
 		return xstrdup("(a bad URL)");
 	}
-	port = evhttp_uri_get_port(u);
-	if (port > 0)
-		xasprintf(&s, "%s://%s:%d%s", evhttp_uri_get_scheme(u),
-		    evhttp_uri_get_host(u), port, evhttp_uri_get_path(u) ?
-		    evhttp_uri_get_path(u) : "");
+	if ((port = evhttp_uri_get_port(u)) > 0)
+		xasprintf(&s, "%s://%s:%d", evhttp_uri_get_scheme(u),
+		    evhttp_uri_get_host(u), port);
 	else
-		xasprintf(&s, "%s://%s%s", evhttp_uri_get_scheme(u),
-		    evhttp_uri_get_host(u), evhttp_uri_get_path(u) ?
-		    evhttp_uri_get_path(u) : "");
+		xasprintf(&s, "%s://%s", evhttp_uri_get_scheme(u),
+		    evhttp_uri_get_host(u));
 	evhttp_uri_free(u);
 	return s;
 }

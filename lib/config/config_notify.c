@@ -5,15 +5,11 @@
 #include "buildconf.h"
 
 #include <errno.h>
-#include <stdint.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-
 #include <yaml.h>
 
-#include "config/config.h"
 #include "config_int.h"
 #include "util/util.h"
 
