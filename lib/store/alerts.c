@@ -24,7 +24,7 @@
 
 /* The runs of a target the window is made of, newest first: the index
  * runs_by_target, read backwards from the evaluated run. */
-static const char sql_window[] =
+const char store_sql_alert_window[] =
     "WITH w(id) AS (SELECT id FROM runs WHERE target_id = ?1 AND "
     "started_ms <= ?4 AND id <= ?2 AND " COUNTED " "
     "ORDER BY started_ms DESC LIMIT ?3), "
@@ -114,7 +114,7 @@ flaky_store_alert_window(struct flaky_store *s, int64_t target_id,
 
 	*ret = NULL;
 	*ret_n = 0;
-	if ((r = store_prepare(s, sql_window, &st, err, errlen)) < 0)
+	if ((r = store_prepare(s, store_sql_alert_window, &st, err, errlen)) < 0)
 		return r;
 	sqlite3_bind_int64(st, 1, target_id);
 	sqlite3_bind_int64(st, 2, run_id);
