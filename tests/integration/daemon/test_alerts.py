@@ -361,3 +361,31 @@ def test_bad_notify_is_refused_with_file_and_line(daemon, notify, expect):
     line = p.stderr.strip()
     assert "\n" not in line and line.startswith(path + ":"), line
     assert expect in line, line
+
+
+def test_release_when_a_quarantined_test_passed_enough(daemon, receivers):
+    up = receivers()
+    setup_daemon(daemon, """  - name: release-only
+    url: "http://127.0.0.1:%d/release"
+    events: [release]
+""" % up.port)
+    daemon.start()
+    run_flip(daemon, 1)
+    daemon.ctl("quarantine", "add", "test_flip.T.test_flip", "--reason",
+               "fails in runs 6 to 10", check=0)
+    # 5 failures in 22 runs: p = 0.227 asks for 12 passes in a row
+    # (flakyctl quarantine list's rule), which runs 11 to 22 are.
+    daemon.ctl("run", "flip", "--runs", "24", check=0)
+    wait_for("25 runs stored", lambda: len(daemon.runs(
+        "r.status = 'done'")) >= 25, 60)
+    wait_for("the release delivered", lambda: all_delivered(
+        daemon, "release-only", 1), 30)
+    (event,) = up.events()
+    assert event["event"] == "release"
+    assert (event["passes"], event["needed"]) == (12, 12)
+    assert "ready to leave quarantine" in event["text"]
+    p = daemon.ctl("quarantine", "list", "--format", "json", check=0)
+    assert json.loads(p.stdout)[0]["ready_to_release"] is True
+    # Told once, though runs 23 to 25 passed too.
+    assert query(daemon.db, "SELECT count(*) FROM alerts WHERE kind = "
+                 "'release'")[0][0] == 1
