@@ -11,6 +11,7 @@ import base64
 import http.server
 import json
 import os
+import signal
 import ssl
 import subprocess
 import threading
@@ -389,3 +390,27 @@ def test_release_when_a_quarantined_test_passed_enough(daemon, receivers):
     # Told once, though runs 23 to 25 passed too.
     assert query(daemon.db, "SELECT count(*) FROM alerts WHERE kind = "
                  "'release'")[0][0] == 1
+
+
+def test_reload_with_a_delivery_in_flight_sends_nothing_twice(daemon,
+                                                               receivers):
+    slow = receivers(slow=True)
+    port = slow.port
+    setup_daemon(daemon, """  - name: hook
+    url: "http://127.0.0.1:%d/"
+    timeout: 1s
+    retry: 100ms
+    retry_max: 200ms
+""" % port)
+    daemon.start()
+    daemon.ctl("run", "flip", "--runs", "15", check=0)
+    wait_for("a delivery in flight", lambda: slow.slow_seen >= 1)
+    daemon.signal(signal.SIGHUP)
+    wait_for("the reload", lambda: "reloaded" in daemon.logtext())
+    slow.stop()
+    up = receivers(port=port)
+    wait_for("15 runs stored", lambda: len(daemon.runs(
+        "r.status = 'done'")) >= 15, 60)
+    wait_for("four events delivered", lambda: all_delivered(daemon, "hook"),
+             30)
+    assert [e["event"] for e in up.events()] == EXPECTED
