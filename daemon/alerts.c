@@ -316,10 +316,11 @@ deliver(struct receiver *rv)
 	rv->done = 0;
 	if (rv->def->url != NULL)
 		r = webhook_post(rv->d->base, rv->def->url, rv->def->ca_file,
-		    rv->def->timeout_ms, flaky_buf_cstr(&body), body.len, webhook_done, rv,
-		    &rv->wh, err, sizeof err);
+		    rv->def->timeout_ms, flaky_buf_cstr(&body), body.len,
+		    webhook_done, rv, &rv->wh, err, sizeof err);
 	else
-		r = command_start(rv, flaky_buf_cstr(&body), body.len, err, sizeof err);
+		r = command_start(rv, flaky_buf_cstr(&body), body.len, err,
+		    sizeof err);
 	flaky_buf_free(&body);
 	if (r < 0) {
 		rv->ok = 0;
@@ -490,97 +491,165 @@ names_for(int kind, const char **names)
 	return n;
 }
 
-/* Add one event of a test at a run. */
-static int
-add_event(struct flakyd *d, const struct flaky_alert_test *t, int kind,
-    int64_t run, int64_t run_ms, int64_t passes, int64_t needed, char *err,
-    size_t errlen)
-{
-	const char	*names[FLAKY_NOTIFY_MAX];
-	struct flaky_alert a;
-	size_t		 n;
-	int		 r;
+/* An event found in a run, before it is written. */
+struct found {
+	struct flaky_alert	 a;
+	const char		*test;		/* the window's */
+};
 
-	if ((n = names_for(kind, names)) == 0)
-		return 0;
-	memset(&a, 0, sizeof a);
-	a.test_id = t->test_id;
-	a.kind = kind;
-	a.at_ms = run_ms;
-	a.run_id = run;
-	a.runs = t->runs;
-	a.failures = t->failures;
-	a.passes = passes;
-	a.needed = needed;
-	a.created_ms = flaky_now_ms();
-	if ((r = flaky_store_alert_add(d->store, &a, names, n, err,
-	    errlen)) > 0)
-		log_info("alert: %s %s at run %lld (%lld of %lld runs failed)",
-		    flaky_alert_kind_name(kind), t->test, (long long)run,
-		    (long long)t->failures, (long long)t->runs);
-	return r;
+/* Where each target's evaluation stands: read from the database once,
+ * written with the events of a run (and at exit). After a crash the runs
+ * since the last write are looked at again, which adds nothing twice:
+ * a run that made no event makes none again. */
+struct cursor {
+	int64_t		 target_id, run;
+	int		 dirty;
+};
+static struct cursor	*cursors;
+static size_t		 ncursors, cursors_cap;
+
+/* A target's cursor, read (or started at its newest run) on first use. */
+static struct cursor *
+cursor_get(struct flakyd *d, int64_t target_id, char *err, size_t errlen)
+{
+	struct cursor	*c;
+
+	for (size_t i = 0; i < ncursors; i++)
+		if (cursors[i].target_id == target_id)
+			return &cursors[i];
+	if (flaky_array_grow(&cursors, &cursors_cap, ncursors,
+	    sizeof *cursors) < 0)
+		fatalx("out of memory");
+	c = &cursors[ncursors];
+	memset(c, 0, sizeof *c);
+	c->target_id = target_id;
+	if (flaky_store_alert_cursor(d->store, target_id, &c->run, err,
+	    errlen) < 0)
+		return NULL;
+	ncursors++;
+	return c;
 }
 
-/* The events of one stored run: its tests' tiers over the window, and a
- * quarantined test that passed often enough to leave. */
+/* Keep an event of a test at a run, if a receiver takes its kind. */
+static void
+keep(struct found **v, size_t *n, size_t *cap,
+    const struct flaky_alert_test *t, int kind, int64_t run, int64_t run_ms,
+    int64_t passes, int64_t needed)
+{
+	const char	*names[FLAKY_NOTIFY_MAX];
+	struct flaky_alert *a;
+
+	if (names_for(kind, names) == 0)
+		return;
+	if (flaky_array_grow(v, cap, *n, sizeof **v) < 0)
+		fatalx("out of memory");
+	(*v)[*n].test = t->test;
+	a = &(*v)[(*n)++].a;
+	memset(a, 0, sizeof *a);
+	a->test_id = t->test_id;
+	a->kind = kind;
+	a->at_ms = run_ms;
+	a->run_id = run;
+	a->runs = t->runs;
+	a->failures = t->failures;
+	a->passes = passes;
+	a->needed = needed;
+	a->created_ms = flaky_now_ms();
+}
+
+/* The events of one stored run (reads only): its tests' tiers over the
+ * window, and a quarantined test that passed often enough to leave. */
 static int
-eval_run(struct flakyd *d, int64_t target_id, int64_t run, int64_t run_ms,
+eval_run(struct flakyd *d, const struct flaky_alert_test *v, size_t nv,
+    int64_t run, int64_t run_ms, struct found **ret, size_t *ret_n,
     char *err, size_t errlen)
 {
-	struct flaky_alert_test *v;
-	size_t		 n;
-	int		 window = d->cur->cfg->notify_window, r, kind;
-	int		 min_runs = window < FLAKY_NOTIFY_MIN_RUNS ? window :
-			    FLAKY_NOTIFY_MIN_RUNS;
+	int	 window = d->cur->cfg->notify_window, kind, r;
+	int	 min_runs = window < FLAKY_NOTIFY_MIN_RUNS ? window :
+		    FLAKY_NOTIFY_MIN_RUNS;
+	size_t	 cap = 0;
 
-	if ((r = flaky_store_alert_window(d->store, target_id, run, run_ms,
-	    window, &v, &n, err, errlen)) < 0)
-		return r;
-	for (size_t i = 0; i < n && r >= 0; i++) {
+	for (size_t i = 0; i < nv; i++) {
 		int64_t	 streak;
 		long long need;
 		double	 p;
 
-		if ((kind = flaky_alert_decide(&v[i], min_runs)) >= 0 &&
-		    (r = add_event(d, &v[i], kind, run, run_ms, -1, -1, err,
-		    errlen)) < 0)
-			break;
+		if ((kind = flaky_alert_decide(&v[i], min_runs)) >= 0)
+			keep(ret, ret_n, &cap, &v[i], kind, run, run_ms, -1,
+			    -1);
 		if (!v[i].quarantined || !v[i].passed || v[i].release_told)
 			continue;
 		if ((r = flaky_store_pass_streak(d->store, v[i].test_id,
 		    &streak, err, errlen)) < 0)
-			break;
+			return r;
 		need = flaky_release_after(d->store, v[i].test_id, 0, &p);
 		if (streak >= need)
-			r = add_event(d, &v[i], FLAKY_ALERT_RELEASE, run,
-			    run_ms, streak, need, err, errlen);
+			keep(ret, ret_n, &cap, &v[i], FLAKY_ALERT_RELEASE, run,
+			    run_ms, streak, need);
 	}
-	flaky_alert_tests_free(v, n);
-	if (r < 0)
-		return r;
-	return flaky_store_alert_set_cursor(d->store, target_id, run, err,
-	    errlen);
+	return 0;
 }
 
-/* The next run of a target after its cursor, evaluated in its own short
- * transaction: 1 when one was, 0 when none waits. */
+/* Write a run's events with the cursor, in one short transaction. */
 static int
-eval_next(struct flakyd *d, int64_t target_id, char *err, size_t errlen)
+write_events(struct flakyd *d, struct cursor *c, int64_t run,
+    const struct found *v, size_t n, char *err, size_t errlen)
 {
-	int64_t	 run, run_ms;
-	int	 r, found;
+	const char	*names[FLAKY_NOTIFY_MAX];
+	int		 r = 0;
 
 	if ((r = flaky_store_begin(d->store, err, errlen)) < 0)
 		return r;
-	if ((found = flaky_store_alert_next_run(d->store, target_id, &run,
-	    &run_ms, err, errlen)) < 0 || (found > 0 && (r = eval_run(d,
-	    target_id, run, run_ms, err, errlen)) < 0)) {
+	for (size_t i = 0; i < n && r >= 0; i++)
+		r = flaky_store_alert_add(d->store, &v[i].a, names,
+		    names_for(v[i].a.kind, names), err, errlen);
+	if (r >= 0)
+		r = flaky_store_alert_set_cursor(d->store, c->target_id, run,
+		    err, errlen);
+	if (r < 0) {
 		flaky_store_rollback(d->store);
-		return found < 0 ? found : r;
+		return r;
 	}
 	if ((r = flaky_store_commit(d->store, err, errlen)) < 0)
 		return r;
-	return found;
+	for (size_t i = 0; i < n; i++)
+		log_info("alert: %s %s at run %lld (%lld of %lld runs failed)",
+		    flaky_alert_kind_name(v[i].a.kind), v[i].test,
+		    (long long)run, (long long)v[i].a.failures,
+		    (long long)v[i].a.runs);
+	c->dirty = 0;
+	return 0;
+}
+
+/* The next run of a target after its cursor: 1 when one was looked at,
+ * 0 when none waits. Only a run with events writes. */
+static int
+eval_next(struct flakyd *d, int64_t target_id, char *err, size_t errlen)
+{
+	struct flaky_alert_test *v = NULL;
+	struct found	*ev = NULL;
+	struct cursor	*c;
+	int64_t		 run, run_ms;
+	size_t		 nv = 0, nev = 0;
+	int		 r;
+
+	if ((c = cursor_get(d, target_id, err, errlen)) == NULL)
+		return -1;
+	if ((r = flaky_store_alert_next_run(d->store, target_id, c->run, &run,
+	    &run_ms, err, errlen)) <= 0)
+		return r;
+	if ((r = flaky_store_alert_window(d->store, target_id, run, run_ms,
+	    d->cur->cfg->notify_window, &v, &nv, err, errlen)) == 0 &&
+	    (r = eval_run(d, v, nv, run, run_ms, &ev, &nev, err,
+	    errlen)) == 0 && nev > 0)
+		r = write_events(d, c, run, ev, nev, err, errlen);
+	if (r == 0 && nev == 0)
+		c->dirty = 1;
+	if (r == 0)
+		c->run = run;
+	free(ev);
+	flaky_alert_tests_free(v, nv);
+	return r < 0 ? r : 1;
 }
 
 /* Evaluate what was stored since the last look, a batch at a time, then
@@ -700,11 +769,19 @@ alerts_shutdown(struct flakyd *d)
 	}
 }
 
-/* At exit. */
+/* At exit: where each target's evaluation stands. */
 void
 alerts_free(struct flakyd *d)
 {
-	(void)d;
+	char	 err[512];
+
+	for (size_t i = 0; i < ncursors; i++)
+		if (cursors[i].dirty && flaky_store_alert_set_cursor(d->store,
+		    cursors[i].target_id, cursors[i].run, err, sizeof err) < 0)
+			log_warnx("alerts: %s", err);
+	free(cursors);
+	cursors = NULL;
+	ncursors = cursors_cap = 0;
 	while (!TAILQ_EMPTY(&receivers))
 		receiver_free(TAILQ_FIRST(&receivers));
 	if (eval_ev != NULL)

@@ -133,8 +133,9 @@ done_cb(struct evhttp_request *req, void *arg)
 {
 	struct webhook	*w = arg;
 	char		 tls[200], why[256];
-	int		 code = req != NULL ? evhttp_request_get_response_code(req) :
-			    0;
+	int		 code;
+
+	code = req != NULL ? evhttp_request_get_response_code(req) : 0;
 
 	if (code >= 200 && code < 300) {
 		tell(w, 1, NULL);
@@ -302,7 +303,7 @@ webhook_post(struct event_base *base, const char *url, const char *ca_file,
 		goto fail;
 	if ((w->conn = evhttp_connection_base_bufferevent_new(base, dns,
 	    w->bev, host, (unsigned short)port)) == NULL) {
-		r = flaky_error(err, errlen, ENOMEM, "cannot make a connection");
+		r = flaky_error(err, errlen, ENOMEM, "cannot connect");
 		goto fail;
 	}
 	evhttp_connection_set_timeout_tv(w->conn, &tv);

@@ -119,8 +119,9 @@ parse_events(struct ctx *c, struct flaky_receiver *rv, const yaml_node_t *n)
 		if ((r = cfg_get_text(c, e, "events", "an event name", &v)) < 0)
 			return r;
 		if ((k = flaky_alert_kind_from_name(v)) < 0)
-			return cfg_err(c, e, "events: expected flaky, critical, "
-			    "broken, recovered or release, got %s", GOT(e));
+			return cfg_err(c, e, "events: expected flaky, "
+			    "critical, broken, recovered or release, got %s",
+			    GOT(e));
 		rv->events |= 1u << k;
 	}
 	if (rv->events == 0)

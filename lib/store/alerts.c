@@ -22,27 +22,37 @@
 #define COUNTED "kind != 'alone' AND incomplete IS NULL AND " \
 	"status IN ('done', 'timeout')"
 
-/* The runs of a target the window is made of, newest first: the index
- * runs_by_target, read backwards from the evaluated run. */
+/* The tests of a stored run that could make an event, with their window
+ * (the target's last counted runs up to that run, newest first through
+ * the index runs_by_target): those that failed in the window, have an
+ * open alert (flaky, critical or broken not yet recovered) or are in
+ * quarantine. The others are stable and were never told: nothing to say,
+ * and counting them all costs more than storing the run. */
 const char store_sql_alert_window[] =
     "WITH w(id) AS (SELECT id FROM runs WHERE target_id = ?1 AND "
     "started_ms <= ?4 AND id <= ?2 AND " COUNTED " "
     "ORDER BY started_ms DESC LIMIT ?3), "
+    "i(test_id) AS (SELECT test_id FROM results WHERE run_id IN "
+    "(SELECT id FROM w) AND outcome IN (1, 2) "
+    "UNION SELECT test_id FROM alerts GROUP BY test_id HAVING "
+    "max(CASE WHEN kind != 'release' THEN id END) = "
+    "max(CASE WHEN kind IN ('flaky', 'critical', 'broken') THEN id END) "
+    "UNION SELECT test_id FROM quarantine), "
     "c AS (SELECT r.test_id AS test_id, count(*) AS runs, "
-    "sum(r.outcome IN (1, 2)) AS failures FROM results r "
-    "WHERE r.run_id IN (SELECT id FROM w) AND r.outcome IN (0, 1, 2, 5) "
+    "sum(r.outcome IN (1, 2)) AS failures, "
+    "max(r.run_id = ?2 AND r.outcome IN (1, 2)) AS failed, "
+    "max(r.run_id = ?2 AND r.outcome IN (0, 5)) AS passed, "
+    "max(r.run_id = ?2) AS here FROM results r "
+    "WHERE r.run_id IN (SELECT id FROM w) AND r.test_id IN "
+    "(SELECT test_id FROM i) AND r.outcome IN (0, 1, 2, 5) "
     "GROUP BY r.test_id) "
-    "SELECT cur.test_id, t.name, coalesce(c.runs, 0), "
-    "coalesce(c.failures, 0), max(cur.outcome IN (1, 2)), "
-    "max(cur.outcome IN (0, 5)), "
-    "(SELECT kind FROM alerts a WHERE a.test_id = cur.test_id AND "
+    "SELECT c.test_id, t.name, c.runs, c.failures, c.failed, c.passed, "
+    "(SELECT kind FROM alerts a WHERE a.test_id = c.test_id AND "
     "a.kind != 'release' ORDER BY a.id DESC LIMIT 1), q.added_ms, "
-    "EXISTS (SELECT 1 FROM alerts a WHERE a.test_id = cur.test_id AND "
+    "EXISTS (SELECT 1 FROM alerts a WHERE a.test_id = c.test_id AND "
     "a.kind = 'release' AND a.at_ms >= q.added_ms) "
-    "FROM results cur JOIN tests t ON t.id = cur.test_id "
-    "LEFT JOIN c ON c.test_id = cur.test_id "
-    "LEFT JOIN quarantine q ON q.test_id = cur.test_id "
-    "WHERE cur.run_id = ?2 GROUP BY cur.test_id";
+    "FROM c JOIN tests t ON t.id = c.test_id "
+    "LEFT JOIN quarantine q ON q.test_id = c.test_id WHERE c.here";
 
 /* The event a test's tier calls for, against the last tier event it had:
  * escalations (flaky, critical, broken) each once until it recovers,
@@ -114,7 +124,8 @@ flaky_store_alert_window(struct flaky_store *s, int64_t target_id,
 
 	*ret = NULL;
 	*ret_n = 0;
-	if ((r = store_prepare(s, store_sql_alert_window, &st, err, errlen)) < 0)
+	if ((r = store_prepare(s, store_sql_alert_window, &st, err,
+	    errlen)) < 0)
 		return r;
 	sqlite3_bind_int64(st, 1, target_id);
 	sqlite3_bind_int64(st, 2, run_id);
@@ -142,12 +153,11 @@ out:
 }
 
 int
-flaky_store_alert_next_run(struct flaky_store *s, int64_t target_id,
-    int64_t *ret_run, int64_t *ret_ms, char *err, size_t errlen)
+flaky_store_alert_cursor(struct flaky_store *s, int64_t target_id,
+    int64_t *ret, char *err, size_t errlen)
 {
 	sqlite3_stmt	*st;
-	int64_t		 cursor;
-	int		 r, rc;
+	int		 r;
 
 	/* A target seen for the first time starts at its newest run: alerts
 	 * are about what happens from now on, not the history. */
@@ -160,17 +170,28 @@ flaky_store_alert_next_run(struct flaky_store *s, int64_t target_id,
 	if (sqlite3_step(st) != SQLITE_DONE)
 		r = store_sql_error(s, err, errlen, "starting alerts");
 	sqlite3_finalize(st);
-	if (r < 0 || (r = store_scalar(s, "SELECT run_id FROM alert_cursor "
-	    "WHERE target_id = ?1", target_id, 0, &cursor, err, errlen)) < 0)
+	if (r < 0)
 		return r;
-	/* Not a run still running: the cursor must not pass it. */
+	return store_scalar(s, "SELECT run_id FROM alert_cursor WHERE "
+	    "target_id = ?1", target_id, 0, ret, err, errlen);
+}
+
+int
+flaky_store_alert_next_run(struct flaky_store *s, int64_t target_id,
+    int64_t after, int64_t *ret_run, int64_t *ret_ms, char *err,
+    size_t errlen)
+{
+	sqlite3_stmt	*st;
+	int		 r, rc;
+
+	/* Not past a run still running: it is looked at once stored. */
 	if ((r = store_prepare(s, "SELECT id, started_ms, status = 'running' "
 	    "FROM runs WHERE target_id = ?1 AND id > ?2 AND (status = "
 	    "'running' OR " COUNTED ") ORDER BY id LIMIT 1", &st, err,
 	    errlen)) < 0)
 		return r;
 	sqlite3_bind_int64(st, 1, target_id);
-	sqlite3_bind_int64(st, 2, cursor);
+	sqlite3_bind_int64(st, 2, after);
 	if ((rc = sqlite3_step(st)) == SQLITE_ROW &&
 	    sqlite3_column_int(st, 2) == 0) {
 		*ret_run = sqlite3_column_int64(st, 0);
@@ -215,7 +236,8 @@ add_deliveries(struct flaky_store *s, int64_t id, const char *const *names,
 		sqlite3_bind_int64(st, 1, id);
 		sqlite3_bind_text(st, 2, names[i], -1, SQLITE_STATIC);
 		if (sqlite3_step(st) != SQLITE_DONE)
-			r = store_sql_error(s, err, errlen, "adding a delivery");
+			r = store_sql_error(s, err, errlen,
+			    "adding a delivery");
 		sqlite3_reset(st);
 	}
 	sqlite3_finalize(st);
@@ -392,7 +414,9 @@ list_deliveries(struct flaky_store *s, struct flaky_alert *v, size_t n,
 		sqlite3_bind_int64(st, 1, v[i].id);
 		while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 			struct flaky_alert_delivery *d;
-			const char *e = (const char *)sqlite3_column_text(st, 3);
+			const char *e;
+
+			e = (const char *)sqlite3_column_text(st, 3);
 
 			if (flaky_array_grow(&v[i].d, &cap, v[i].nd,
 			    sizeof *v[i].d) < 0)

@@ -649,9 +649,10 @@ int	 flaky_store_polluter_get(struct flaky_store *, int64_t test_id,
 	    struct flaky_polluter_row *ret, char *err, size_t errlen);
 void	 flaky_polluter_row_clear(struct flaky_polluter_row *);
 
-/* Alerts (alerts.c, docs/alerts.md). A test of a stored run, with its
- * tier's window (its target's last counted runs up to that run) and the
- * last tier event it had (enum flaky_alert_kind, -1: none). */
+/* Alerts (alerts.c, docs/alerts.md). A test of a stored run that could
+ * make an event (it failed in the window, has an open alert or is in
+ * quarantine), with its tier's window (its target's last counted runs up
+ * to that run) and its last tier event (enum flaky_alert_kind, -1: none). */
 struct flaky_alert_test {
 	int64_t		 test_id;
 	char		*test;
@@ -678,10 +679,14 @@ struct flaky_alert {
 };
 /* The event the test's window calls for, -1: none. */
 int	 flaky_alert_decide(const struct flaky_alert_test *, int min_runs);
-/* The target's next counted run after its cursor (set to its newest run
- * when first seen): 1 with *ret_run and its start, 0 when none. */
+/* The run a target's evaluation stands at (its newest run when first
+ * seen), and its next counted run after that: 1 with *ret_run and its
+ * start, 0 when none. */
+int	 flaky_store_alert_cursor(struct flaky_store *, int64_t target_id,
+	    int64_t *ret, char *err, size_t errlen);
 int	 flaky_store_alert_next_run(struct flaky_store *, int64_t target_id,
-	    int64_t *ret_run, int64_t *ret_ms, char *err, size_t errlen);
+	    int64_t after, int64_t *ret_run, int64_t *ret_ms, char *err,
+	    size_t errlen);
 int	 flaky_store_alert_set_cursor(struct flaky_store *, int64_t target_id,
 	    int64_t run_id, char *err, size_t errlen);
 int	 flaky_store_alert_window(struct flaky_store *, int64_t target_id,

@@ -316,7 +316,8 @@ START_TEST(bad_files)
 		    "scan, junit, confirm_budget, until_settled or stress" },
 		{ "bad-unknown-top.yaml", "1:1: unknown key \"databse\", "
 		    "expected database, jobs, socket, timezone, kill_grace, "
-		    "retention, redact, signatures or targets" },
+		    "retention, redact, signatures, targets, notify or "
+		    "notify_window" },
 		{ "bad-utf8.yaml",
 		    "2:14: YAML syntax error: invalid leading UTF-8 octet" },
 	};

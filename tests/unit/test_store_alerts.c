@@ -76,16 +76,18 @@ evaluate(struct flaky_store *s, int64_t tid, char *kinds)
 {
 	static const char *const names[] = { "hook" };
 	struct flaky_alert_test *v;
-	int64_t	 run, ms;
+	int64_t	 run, ms, cursor;
 	size_t	 n;
 	char	 err[512];
 	int	 k;
 
-	while (flaky_store_alert_next_run(s, tid, &run, &ms, err,
+	ck_assert_int_eq(flaky_store_alert_cursor(s, tid, &cursor, err,
+	    sizeof err), 0);
+	while (flaky_store_alert_next_run(s, tid, cursor, &run, &ms, err,
 	    sizeof err) == 1) {
 		ck_assert_int_eq(flaky_store_alert_window(s, tid, run, ms, 5,
 		    &v, &n, err, sizeof err), 0);
-		ck_assert_int_eq(n, 2);
+		ck_assert_int_le(n, 1);	/* never test_steady */
 		for (size_t i = 0; i < n; i++) {
 			struct flaky_alert a = { .test_id = v[i].test_id,
 			    .run_id = run, .at_ms = ms, .runs = v[i].runs,
@@ -104,6 +106,7 @@ evaluate(struct flaky_store *s, int64_t tid, char *kinds)
 		flaky_alert_tests_free(v, n);
 		ck_assert_int_eq(flaky_store_alert_set_cursor(s, tid, run, err,
 		    sizeof err), 0);
+		cursor = run;
 	}
 }
 
@@ -117,10 +120,12 @@ START_TEST(events_once)
 	char	 kinds[256] = "", err[512];
 
 	/* a run stored before alerts first looked is history */
-	flip_run(s, tid, 0, 0);
-	old = 0;
-	ck_assert_int_eq(flaky_store_alert_next_run(s, tid, &old, &old, err,
+	ck_assert_int_eq(flip_run(s, tid, 0, 0), 1);
+	ck_assert_int_eq(flaky_store_alert_cursor(s, tid, &old, err,
 	    sizeof err), 0);
+	ck_assert_int_eq(old, 1);
+	ck_assert_int_eq(flaky_store_alert_next_run(s, tid, old, &old, &old,
+	    err, sizeof err), 0);
 	for (int i = 1; i <= 15; i++) {
 		flip_run(s, tid, i, i >= 6 && i <= 10);
 		evaluate(s, tid, kinds);
