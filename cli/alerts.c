@@ -69,8 +69,8 @@ alerts_json(const struct flaky_alert *v, size_t n)
 		json_string(stdout, v[i].target);
 		printf(", \"test\": ");
 		json_string(stdout, v[i].test);
-		printf(", \"runs\": %lld, \"failures\": %lld, \"run_id\": %lld, "
-		    "\"at\": \"%s\", ", (long long)v[i].runs,
+		printf(", \"runs\": %lld, \"failures\": %lld, "
+		    "\"run_id\": %lld, \"at\": \"%s\", ", (long long)v[i].runs,
 		    (long long)v[i].failures, (long long)v[i].run_id,
 		    flaky_format_time(v[i].at_ms, t, sizeof t));
 		printf("\"created\": \"%s\", \"deliveries\": [",
