@@ -1,6 +1,9 @@
 -- Alerts (issue 17): a test's tier change told to the receivers of
 -- notify: (docs/alerts.md), each event once.
 --
+-- CHECKs are chains of comparisons, not IN lists (0004-checks.sql says
+-- why).
+--
 -- alerts: one row per event. The event's key is the test, its kind and
 -- the time of the run that made the transition (at_ms): a run evaluated
 -- twice adds nothing. run_id is that run; runs and failures are the
@@ -9,8 +12,9 @@
 CREATE TABLE IF NOT EXISTS alerts (
 	id		INTEGER PRIMARY KEY,
 	test_id		INTEGER NOT NULL REFERENCES tests(id),
-	kind		TEXT NOT NULL CHECK (kind IN ('flaky', 'critical',
-			    'broken', 'recovered', 'release')),
+	kind		TEXT NOT NULL CHECK (kind = 'flaky' OR
+			    kind = 'critical' OR kind = 'broken' OR
+			    kind = 'recovered' OR kind = 'release'),
 	at_ms		INTEGER NOT NULL,
 	run_id		INTEGER,
 	tier		TEXT NOT NULL,
@@ -29,8 +33,9 @@ CREATE INDEX IF NOT EXISTS alerts_by_time ON alerts(created_ms);
 CREATE TABLE IF NOT EXISTS alert_deliveries (
 	alert_id	INTEGER NOT NULL REFERENCES alerts(id) ON DELETE CASCADE,
 	receiver	TEXT NOT NULL,
-	state		TEXT NOT NULL DEFAULT 'pending' CHECK (state IN
-			    ('pending', 'delivered', 'failed')),
+	state		TEXT NOT NULL DEFAULT 'pending' CHECK (state =
+			    'pending' OR state = 'delivered' OR
+			    state = 'failed'),
 	attempts	INTEGER NOT NULL DEFAULT 0,
 	next_ms		INTEGER NOT NULL DEFAULT 0,
 	last_error	TEXT,

@@ -364,8 +364,8 @@ START_TEST(migrate)
 	    "%s", err);
 	flaky_store_close(s);
 	ck_assert_int_eq(sqlite3_open(path, &db), SQLITE_OK);
-	snprintf(sql, sizeof sql, "PRAGMA user_version = %d",
-	    flaky_store_schema_version() - 1);
+	/* the version before 0008-perturbation.sql; later ones run too */
+	snprintf(sql, sizeof sql, "PRAGMA user_version = %d", 7);
 	ck_assert_msg(sqlite3_exec(db,
 	    "ALTER TABLE runs DROP COLUMN perturbation;"
 	    "INSERT INTO targets (id, name, created_ms) VALUES (1, 'demo', 0);"
