@@ -52,6 +52,7 @@ struct receiver {
 	/* A result the database did not take yet: written before anything
 	 * is sent again, so a delivered event is never sent twice. */
 	int			 unrecorded;
+	int			 record_failing;	/* said once */
 	TAILQ_ENTRY(receiver)	 entry;
 };
 TAILQ_HEAD(receiverq, receiver);
@@ -358,13 +359,14 @@ record(struct receiver *rv)
 	if (flaky_store_alert_mark(rv->d->store, a->id, rv->def->name, state,
 	    a->attempts + 1, next, rv->ok ? NULL : rv->why, now, err,
 	    sizeof err) < 0) {
-		if (!rv->unrecorded)
+		if (!rv->record_failing)
 			log_warnx("alert %lld to %s: %s; will retry",
 			    (long long)a->id, rv->def->name, err);
-		rv->unrecorded = 1;
+		rv->record_failing = 1;
 		return -1;
 	}
 	rv->unrecorded = 0;
+	rv->record_failing = 0;
 	if (state == 1)
 		log_info("alert %lld (%s %s, target %s) delivered to %s",
 		    (long long)a->id, flaky_alert_kind_name(a->kind), a->test,
