@@ -177,6 +177,7 @@ extern const struct cmd_entry cmd_quarantine_entry;
 extern const struct cmd_entry cmd_gate_entry;
 extern const struct cmd_entry cmd_prune_entry;
 extern const struct cmd_entry cmd_serve_entry;
+extern const struct cmd_entry cmd_alerts_entry;
 extern const struct cmd_entry cmd_stats_entry;
 extern const struct cmd_entry cmd_metrics_entry;
 /* diagnosis (show.c, triage.c, ticket.c, confirm.c) */

@@ -52,6 +52,7 @@ const struct cmd_entry *const cmd_table[] = {
 	&cmd_run_entry,
 	&cmd_reload_entry,
 	&cmd_prune_entry,
+	&cmd_alerts_entry,
 	&cmd_stats_entry,
 	&cmd_serve_entry,
 	&cmd_help_entry,

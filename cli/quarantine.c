@@ -11,12 +11,9 @@
 #include "diagnose/diagnose.h"
 #include "flakyctl.h"
 #include "log.h"
-#include "stats/stats.h"
 #include "store/store.h"
 #include "util/util.h"
 
-#define RELEASE_AFTER	30	/* passes in a row that release a test
-				 * that never failed in its stored runs */
 
 
 /* A word for a POSIX shell, in single quotes. */
@@ -128,32 +125,6 @@ q_export(const char *fmt, const char *target,
 	return EXIT_OK;
 }
 
-/* The passes in a row that release a test: with --release-after the
- * fixed number, else ceil(ln 0.05 / ln(1 - p)) with p its failure rate
- * in its stored runs (the rule of verify; RELEASE_AFTER for a test that
- * never failed). *p gets the rate (-1 when fixed). */
-static long long
-release_after(struct flaky_store *s, long long fixed,
-    const struct flaky_quarantine_row *r, double *p)
-{
-	struct flaky_query q = { INT64_MIN, INT64_MAX, NULL, 0, 0, 0 };
-	struct flaky_diagnosis *d;
-	char	 err[1024];
-	int64_t	 need = -1;
-
-	*p = -1;
-	if (fixed > 0)
-		return fixed;
-	if (flaky_diagnose_test(s, r->test_id, &q, &d, err, sizeof err) < 0)
-		return RELEASE_AFTER;
-	if (d->failures > 0 && d->runs > 0) {
-		*p = (double)d->failures / (double)d->runs;
-		need = flaky_passes_needed(*p, FLAKY_PROOF_ALPHA);
-	}
-	flaky_diagnosis_free(d);
-	return need > 0 ? need : RELEASE_AFTER;
-}
-
 /* quarantine list: each test, READY once it passed often enough. */
 static int
 q_list(struct ctl *ctl, struct flaky_store *s, long long fixed,
@@ -167,7 +138,7 @@ q_list(struct ctl *ctl, struct flaky_store *s, long long fixed,
 	else if (n == 0)
 		printf("no test in quarantine\n");
 	for (size_t i = 0; i < n; i++) {
-		long long need = release_after(s, fixed, &v[i], &p);
+		long long need = flaky_release_after(s, v[i].test_id, fixed, &p);
 		long long more = need > v[i].passes ? need - v[i].passes : 0;
 
 		if (ctl->format == FORMAT_JSON) {

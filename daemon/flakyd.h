@@ -217,6 +217,26 @@ void	 guard_start(void);
 void	 guard_group(pid_t pgid, int alive);
 void	 guard_close(void);
 
+/* alerts.c: tier changes told to the receivers of notify:
+ * (docs/alerts.md). */
+void	 alerts_apply(struct flakyd *);
+void	 alerts_kick(struct flakyd *);
+void	 alerts_shutdown(struct flakyd *);
+void	 alerts_free(struct flakyd *);
+
+/* webhook.c: one POST of an alert, https checked; told once, from the
+ * loop. */
+struct webhook;
+typedef void	(*webhook_cb)(void *arg, int ok, const char *why);
+int	 webhook_post(struct event_base *, const char *url,
+	    const char *ca_file, int64_t timeout_ms, const char *body,
+	    size_t len, webhook_cb, void *arg, struct webhook **ret,
+	    char *err, size_t errlen);
+void	 webhook_free(struct webhook *);
+void	 webhook_shutdown(void);
+char	*webhook_safe_url(const char *url);
+int	 webhook_basic(const char *userinfo, char *buf, size_t len);
+
 /* notify.c: the sd_notify datagram protocol, without libsystemd. */
 void	 notify_init(void);
 void	 notify_send(const char *state);

@@ -152,6 +152,8 @@ flakyd_reload(struct flakyd *d, char *err, size_t errlen)
 		http_reload_check(old, cfg);
 		if ((r = sched_apply(d, cfg, err, errlen)) < 0)
 			flaky_config_free(cfg);
+		else
+			alerts_apply(d);
 	}
 	if (r < 0)
 		log_warnx("reload failed, the old schedule keeps running: %s",
@@ -201,6 +203,7 @@ stop(struct flakyd *d, const char *why)
 	control_close();
 	http_close(d);
 	sched_shutdown(d);
+	alerts_shutdown(d);
 	/* The spawner kills at the grace; this is only a last resort. */
 	ms = d->cur->cfg->kill_grace_ms + 3000;
 	tv.tv_sec = ms / 1000;
@@ -432,6 +435,7 @@ main(int argc, char **argv)
 		if (d.watchdog_ev == NULL || event_add(d.watchdog_ev, &tv) < 0)
 			fatalx("cannot start the watchdog timer");
 	}
+	alerts_apply(&d);
 	sched_catch_up(&d);
 	sched_arm(&d);
 
@@ -451,6 +455,7 @@ main(int argc, char **argv)
 	/* Out of the loop: normally nothing is in flight any more. */
 	control_close();
 	http_close(&d);
+	alerts_free(&d);
 	sched_free(&d);
 	sched_sweep_final(&d);
 	if (flaky_spawner_free(d.sp) == -EBUSY)

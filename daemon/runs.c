@@ -562,6 +562,7 @@ pl_stored(struct flaky_run *run, void *job_arg, void *arg)
 		    flaky_pipeline_waiting(d->pl) == 1 ? "" : "s");
 	d->store_failing = 0;
 	d->store_told_ms = 0;
+	alerts_kick(d);
 	flakyd_maybe_exit(d);
 }
 

@@ -72,11 +72,13 @@ parse_signature(struct ctx *c, const yaml_node_t *n,
 
 static const char *const top_keys[] = {
 	"database", "jobs", "socket", "timezone", "kill_grace", "retention",
-	"redact", "signatures", "targets", "box", "http",
+	"redact", "signatures", "targets", "box", "http", "notify",
+	"notify_window",
 };
 enum {
 	K_DATABASE, K_JOBS, K_SOCKET, K_TIMEZONE, K_KILL_GRACE, K_RETENTION,
-	K_REDACT, K_SIGNATURES, K_TARGETS, K_BOX, K_HTTP, K_NKEYS
+	K_REDACT, K_SIGNATURES, K_TARGETS, K_BOX, K_HTTP, K_NOTIFY,
+	K_NOTIFY_WINDOW, K_NKEYS
 };
 
 /* box: the name every run of this flakyd records (issue 15). */
@@ -172,6 +174,12 @@ parse_top(struct ctx *c, yaml_node_t *root)
 		}
 	}
 	if (v[K_HTTP] != NULL && (r = cfg_parse_http(c, v[K_HTTP])) < 0)
+		return r;
+	if (v[K_NOTIFY_WINDOW] != NULL && (r = cfg_get_int(c,
+	    v[K_NOTIFY_WINDOW], "notify_window", 1, 10000,
+	    &cfg->notify_window)) < 0)
+		return r;
+	if (v[K_NOTIFY] != NULL && (r = cfg_parse_notify(c, v[K_NOTIFY])) < 0)
 		return r;
 	if (v[K_TARGETS] != NULL) {
 		if (cfg_is_null(v[K_TARGETS]))
@@ -325,6 +333,7 @@ flaky_config_parse_buffer(const char *name, const char *buf, size_t len,
 	c.cfg = cfg;
 	cfg->jobs = 1;
 	cfg->kill_grace_ms = 10 * 1000;
+	cfg->notify_window = FLAKY_NOTIFY_WINDOW_DEFAULT;
 	if (!yaml_parser_initialize(&parser)) {
 		r = cfg_nomem(&c);
 		goto out;
@@ -466,6 +475,7 @@ flaky_config_free(struct flaky_config *cfg)
 	for (size_t i = 0; i < cfg->ntargets; i++)
 		cfg_target_free(&cfg->targets[i]);
 	free(cfg->targets);
+	cfg_receivers_free(cfg);
 	free(cfg);
 }
 

@@ -77,6 +77,37 @@ struct flaky_target {
 	int		 line;		/* where the target starts, 1-based */
 };
 
+/* A receiver of alerts (notify:, config_notify.c, docs/alerts.md): a
+ * webhook (url) or a command (argv), never both. */
+#define FLAKY_NOTIFY_MAX		32
+#define FLAKY_NOTIFY_WINDOW_DEFAULT	20	/* runs a tier is judged on */
+#define FLAKY_NOTIFY_MIN_RUNS		5	/* before any tier is told */
+enum flaky_alert_kind {
+	FLAKY_ALERT_FLAKY = 0,		/* tier warning */
+	FLAKY_ALERT_CRITICAL,
+	FLAKY_ALERT_BROKEN,
+	FLAKY_ALERT_RECOVERED,		/* back to stable */
+	FLAKY_ALERT_RELEASE,		/* ready to leave quarantine */
+	FLAKY_ALERT_NKINDS
+};
+const char *flaky_alert_kind_name(int);
+int	 flaky_alert_kind_from_name(const char *);
+
+struct flaky_receiver {
+	char		*name;		/* unique; default from url/argv[0] */
+	char		*url;		/* http:// or https://, or NULL */
+	char		**argv;		/* NULL-terminated, or NULL */
+	size_t		 argc;
+	char		*ca_file;	/* https: trust this CA, not the system's */
+	char		*link;		/* base of the link in each event */
+	unsigned	 events;	/* 1 << enum flaky_alert_kind */
+	int64_t		 timeout_ms;	/* default 10s */
+	int64_t		 retry_ms;	/* first retry, default 30s, doubling */
+	int64_t		 retry_max_ms;	/* default 1h */
+	int64_t		 give_up_ms;	/* default 3d after the event */
+	int		 line;
+};
+
 struct flaky_config {
 	char		*path;		/* the file name as given */
 	char		*database;	/* absolute, or NULL: not set */
@@ -96,6 +127,9 @@ struct flaky_config {
 	size_t		 ntargets;
 	char		*http_listen;	/* http: ADDR:PORT, or NULL: off */
 	char		*http_token_file; /* absolute, or NULL: no token */
+	struct flaky_receiver *receivers;	/* notify: */
+	size_t		 nreceivers;
+	int		 notify_window;	/* runs; default 20 */
 };
 
 /* Read and check a schedule file. Relative paths in it (dir, database,

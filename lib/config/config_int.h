@@ -77,5 +77,9 @@ void	 cfg_target_free(struct flaky_target *t);
 
 /* config_http.c: http: */
 int	 cfg_parse_http(struct ctx *c, const yaml_node_t *n);
+/* config_notify.c: notify: and its receivers. */
+int	 cfg_parse_notify(struct ctx *c, const yaml_node_t *n);
+void	 cfg_receivers_free(struct flaky_config *cfg);
+void	 cfg_receivers_free_one(struct flaky_receiver *rv);
 
 #endif

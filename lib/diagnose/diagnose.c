@@ -6,6 +6,7 @@
 
 #include "classify/classify.h"
 #include "diagnose_int.h"
+#include "stats/stats.h"
 
 /* The name of a test id, or NULL. */
 char *
@@ -330,4 +331,29 @@ flaky_diagnose_test(struct flaky_store *s, int64_t test_id,
     size_t errlen)
 {
 	return flaky_diagnose_tests(s, &test_id, 1, q, ret, err, errlen);
+}
+
+/* The rule of verify applied to quarantine: passes in a row that a test
+ * still failing at its rate p reaches with a chance of at most 5%
+ * (flakyctl quarantine list, flakyd's release alerts). */
+long long
+flaky_release_after(struct flaky_store *s, int64_t test_id, long long fixed,
+    double *p)
+{
+	struct flaky_query q = { INT64_MIN, INT64_MAX, NULL, 0, 0, 0 };
+	struct flaky_diagnosis *d;
+	char	 err[1024];
+	int64_t	 need = -1;
+
+	*p = -1;
+	if (fixed > 0)
+		return fixed;
+	if (flaky_diagnose_test(s, test_id, &q, &d, err, sizeof err) < 0)
+		return FLAKY_RELEASE_AFTER;
+	if (d->failures > 0 && d->runs > 0) {
+		*p = (double)d->failures / (double)d->runs;
+		need = flaky_passes_needed(*p, FLAKY_PROOF_ALPHA);
+	}
+	flaky_diagnosis_free(d);
+	return need > 0 ? need : FLAKY_RELEASE_AFTER;
 }

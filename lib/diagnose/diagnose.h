@@ -240,6 +240,13 @@ int	 flaky_diagnose_tests(struct flaky_store *, const int64_t *ids,
 	    size_t n, const struct flaky_query *, struct flaky_diagnosis **ret,
 	    char *err, size_t errlen);
 void	 flaky_diagnosis_free(struct flaky_diagnosis *);
+/* The passes in a row that release a quarantined test (docs/history.md):
+ * fixed when above 0, else ceil(ln 0.05 / ln(1 - p)) with p its failure
+ * rate in all its stored runs, FLAKY_RELEASE_AFTER for a test that never
+ * failed. *p gets the rate (-1 when fixed or unknown). */
+#define FLAKY_RELEASE_AFTER	30
+long long flaky_release_after(struct flaky_store *, int64_t test_id,
+	    long long fixed, double *p);
 
 /* Folding the evidence of a test's results (pure; also used by tests):
  * revisions, timing, modes and signatures into d. */

@@ -50,6 +50,8 @@ struct flaky_spawn_opts {
 					 * flaky_resolve_command; NULL: now */
 	int		 more;		/* runs that follow soon: their
 					 * TMPDIRs are made meanwhile */
+	int		 stdin_fd;	/* > 2: the child's stdin (the
+					 * caller keeps it); else /dev/null */
 };
 
 /* What a finished process left. */

@@ -535,7 +535,9 @@ flaky_spawn(struct flaky_spawner *sp, const struct flaky_spawn_opts *o,
 		goto out;
 	}
 
-	if ((devnull = sp->devnull) == -1 &&
+	if (o->stdin_fd > 2)
+		devnull = o->stdin_fd;
+	else if ((devnull = sp->devnull) == -1 &&
 	    (devnull = open("/dev/null", O_RDONLY | O_CLOEXEC)) == -1) {
 		r = flaky_error(err, errlen, errno, "/dev/null: %s",
 		    strerror(errno));
@@ -618,7 +620,7 @@ flaky_spawn(struct flaky_spawner *sp, const struct flaky_spawn_opts *o,
 	p = NULL;
 	r = 0;
 out:
-	if (devnull != -1 && devnull != sp->devnull)
+	if (devnull != -1 && devnull != sp->devnull && devnull != o->stdin_fd)
 		close(devnull);
 	for (int i = 0; i < 2; i++) {
 		if (out[i] != -1)

@@ -126,6 +126,13 @@ pass_streak(struct flaky_store *s, int64_t test_id, int64_t *ret, char *err,
 }
 
 int
+flaky_store_pass_streak(struct flaky_store *s, int64_t test_id, int64_t *ret,
+    char *err, size_t errlen)
+{
+	return pass_streak(s, test_id, ret, err, errlen);
+}
+
+int
 flaky_store_quarantine_list(struct flaky_store *s,
     struct flaky_quarantine_row **ret, size_t *ret_n, char *err,
     size_t errlen)

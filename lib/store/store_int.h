@@ -72,6 +72,8 @@ extern const char store_sql_test_stats_rollups[];
 /* The failures of a range of runs, for clusters (cluster.c): read through
  * the partial index results_failed, as its unit test checks. */
 extern const char store_sql_cofail_fails[];
+/* The window of a stored run's tests for alerts (alerts.c). */
+extern const char store_sql_alert_window[];
 
 /* The cached ids (idcache.c); 0 when not cached. */
 void	 store_idcache_clear(struct idcache *);
