@@ -528,8 +528,7 @@ START_TEST(counts_match_stats)
 }
 END_TEST
 
-/* A database that records boxes (runs.box, issue 15) shows them; one
- * that does not has no box column at all. */
+/* The box each run ran on (runs.box, issue 15) is shown, escaped. */
 START_TEST(boxes_when_recorded)
 {
 	struct flaky_web_reply r;
@@ -537,12 +536,9 @@ START_TEST(boxes_when_recorded)
 	char	 p[64], sql[128];
 
 	snprintf(p, sizeof p, "/test/%" PRId64, id_hostile);
-	get(p, NULL, &r);
-	ck_assert_ptr_null(strstr(r.body.data, "<th>box</th>"));
-	flaky_web_reply_free(&r);
 	db = raw_open();
-	snprintf(sql, sizeof sql, "ALTER TABLE runs ADD COLUMN box TEXT; "
-	    "UPDATE runs SET box = 'box<a>' WHERE id = %" PRId64, run_a);
+	snprintf(sql, sizeof sql, "UPDATE runs SET box = 'box<a>' WHERE id = "
+	    "%" PRId64, run_a);
 	ck_assert_int_eq(sqlite3_exec(db, sql, NULL, NULL, NULL), SQLITE_OK);
 	sqlite3_close(db);
 	get(p, NULL, &r);
