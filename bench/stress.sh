@@ -11,10 +11,10 @@
 #   bench/stress.sh [FLAKYCTL] [TRIALS] [CAP] [STRESS] [SLACK]
 set -eu
 FLAKYCTL=${1:-build/cli/flakyctl}
-TRIALS=${2:-9}
-CAP=${3:-60}
-STRESS=${4:-cpu:16}
-DEMO_SLACK=${5:-6}
+TRIALS=${2:-5}
+CAP=${3:-120}
+STRESS=${4:-cpu:12}
+DEMO_SLACK=${5:-24}
 export DEMO_SLACK
 case $FLAKYCTL in /*) ;; *) FLAKYCTL=$PWD/$FLAKYCTL ;; esac
 dir=$(mktemp -d /tmp/flaky-stress.XXXXXX)
