@@ -114,6 +114,7 @@ perturb_check_config(const struct flaky_config *cfg, char *err,
 		if (t->perturb_line == 0)
 			continue;
 		memset(&cmd, 0, sizeof cmd);
+		why[0] = '\0';
 		envp = make_envp(cfg, t);
 		if ((r = flaky_command_complete(t->argv, envp, &co, &cmd, why,
 		    sizeof why)) == 0 && (r = flaky_command_shuffle(&cmd, "1",
@@ -123,12 +124,13 @@ perturb_check_config(const struct flaky_config *cfg, char *err,
 		}
 		flaky_command_clear(&cmd);
 		flaky_command_free_vec(envp);
+		if (r == 0)
+			continue;
 		/* "--shuffle: unittest cannot ..." is analyze's wording */
 		w = strncmp(why, "--shuffle: ", 11) == 0 ? why + 11 : why;
-		if (r < 0)
-			r = flaky_error(err, errlen, EINVAL, "%s:%d:%d: perturb: "
-			    "shuffle: %s", cfg->path, t->perturb_line,
-			    t->perturb_col, w);
+		r = flaky_error(err, errlen, EINVAL, "%s:%d:%d: perturb: "
+		    "shuffle: %s", cfg->path, t->perturb_line, t->perturb_col,
+		    w);
 	}
 	return r;
 }
