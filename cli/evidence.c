@@ -227,12 +227,18 @@ void
 perturb_words(const struct flaky_perturb_row *v, size_t n,
     struct flaky_buf *b)
 {
-	for (size_t i = 0; i < n; i++)
+	for (size_t i = 0; i < n; i++) {
+		const char *p = v[i].perturbation;
+
+		/* "calm", "shuffled", "under cpu:2", "under shuffle+cpu:2" */
 		flaky_buf_printf(b, "%s%.0f%% %s%s (%lld/%lld)", i ? ", " : "",
 		    v[i].runs ? 100.0 * (double)v[i].failures /
-		    (double)v[i].runs : 0.0, v[i].perturbation ? "under " :
-		    "calm", v[i].perturbation ? v[i].perturbation : "",
-		    (long long)v[i].failures, (long long)v[i].runs);
+		    (double)v[i].runs : 0.0, p == NULL ? "calm" :
+		    strcmp(p, FLAKY_PERTURB_SHUFFLE) == 0 ? "shuffled" :
+		    "under ", p == NULL || strcmp(p, FLAKY_PERTURB_SHUFFLE) ==
+		    0 ? "" : p, (long long)v[i].failures,
+		    (long long)v[i].runs);
+	}
 }
 
 /* A JSON array of rates per perturbation. */

@@ -8,8 +8,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/random.h>
-#include <time.h>
 
 #include "flakyctl.h"
 #include "log.h"
@@ -45,21 +43,14 @@ perturb_check(struct perturb *p, const struct flaky_command *cmd)
 	return 0;
 }
 
-/* A fresh seed from 1 to 2^31-1: what Jest, go and pytest all take. */
+/* The next run's seed: --seed's, or a fresh one. */
 static void
 new_seed(struct perturb *p)
 {
-	uint32_t v;
-
-	if (p->fixed_seed == NULL && getrandom(&v, sizeof v, 0) != sizeof v)
-		v = (uint32_t)time(NULL) ^ (p->seeds * 2654435761u);
-	if (p->fixed_seed != NULL) {
+	if (p->fixed_seed != NULL)
 		snprintf(p->seed, sizeof p->seed, "%s", p->fixed_seed);
-		p->seeds++;
-		return;
-	}
-	v &= 0x7fffffff;
-	snprintf(p->seed, sizeof p->seed, "%u", v ? v : 1);
+	else
+		flaky_shuffle_seed(p->seed, sizeof p->seed);
 	p->seeds++;
 }
 
@@ -76,6 +67,10 @@ perturb_job(struct perturb *p, struct flaky_job *job, const char *dir)
 	job->perturbation = p->stress.kinds ? p->stress.name : NULL;
 	if (!p->shuffle)
 		return;
+	/* shuffled runs apart from calm ones: "shuffle", "shuffle+cpu:2" */
+	snprintf(p->name, sizeof p->name, "%s%s%s", FLAKY_PERTURB_SHUFFLE,
+	    p->stress.kinds ? "+" : "", p->stress.kinds ? p->stress.name : "");
+	job->perturbation = p->name;
 	new_seed(p);
 	perturb_started(p);
 	if (flaky_command_shuffle(p->cmd, p->seed, &p->argv, &p->envp, err,

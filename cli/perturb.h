@@ -16,6 +16,7 @@ struct perturb {
 	const struct flaky_command *cmd;
 	char			**argv, **envp;	/* the last shuffled run's */
 	char			 seed[16];
+	char			 name[48];	/* runs.perturbation */
 	unsigned		 seeds;		/* given so far */
 };
 

@@ -64,6 +64,9 @@ struct tstate {
 	struct flaky_last_run	 last;
 	int64_t			 last_failures;
 	unsigned		 fires;		/* risky: every other one */
+	/* perturb: the suite runs started since flakyd started: the next
+	 * run takes step perturbed % nperturb of the cycle */
+	uint64_t		 perturbed;
 	LIST_ENTRY(tstate)	 gone;		/* removed but still active */
 };
 
@@ -79,6 +82,7 @@ struct trigger {
 	const struct flaky_target *def;
 	char			**envp;		/* completed (cfgref) */
 	char			**argv;		/* completed (cfgref) */
+	const struct flaky_command *cmd;	/* cfgref's: shuffled */
 	const char		*runner_version;	/* cfgref's */
 	char			*revision;
 	struct flaky_proc	*revproc;	/* the revision: command */
@@ -114,6 +118,8 @@ struct job {
 	int			 index, of;	/* of 0: a run alone */
 	struct flaky_confirm_test *ctest;	/* the test it runs alone */
 	struct flaky_stress	*stress;	/* beside its run (stress:) */
+	char			**argv, **envp;	/* a shuffled run's */
+	char			 seed[16];
 };
 
 struct flakyd {
@@ -192,6 +198,10 @@ void	 job_free(struct job *);
 /* reload.c: a config made the running schedule (sched_apply), the
  * config's derived data (cfgref_*), target states. */
 void	 tstate_free(struct tstate *);
+/* Can each target's runner shuffle where its perturb: asks? 0, or
+ * -EINVAL with err "FILE:LINE:COL: perturb: ..." */
+int	 perturb_check_config(const struct flaky_config *, char *err,
+	    size_t errlen);
 
 /* main.c */
 int	 flakyd_reload(struct flakyd *, char *err, size_t errlen);

@@ -51,6 +51,11 @@ check_config(const char *path)
 		fprintf(stderr, "%s\n", err);
 		return 1;
 	}
+	if (perturb_check_config(cfg, err, sizeof err) < 0) {
+		fprintf(stderr, "%s\n", err);
+		flaky_config_free(cfg);
+		return 1;
+	}
 	printf("%s: ok, %zu target%s, zone %s\n", path, cfg->ntargets,
 	    cfg->ntargets == 1 ? "" : "s", flaky_tz_name(cfg->tz));
 	for (size_t i = 0; i < cfg->ntargets; i++) {

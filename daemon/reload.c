@@ -95,6 +95,46 @@ cfgref_new(struct flaky_config *cfg)
 	return c;
 }
 
+/* perturb: shuffle needs a runner that shuffles (pytest with
+ * pytest-random-order, Jest, go test): told at the shuffle's place in the
+ * file, before anything of the file is applied. */
+int
+perturb_check_config(const struct flaky_config *cfg, char *err,
+    size_t errlen)
+{
+	const struct flaky_command_opts co = { .keep_jest_cache = 1 };
+	struct flaky_command cmd;
+	char		**envp, **av, **ev, why[256];
+	const char	*w;
+	int		 r = 0;
+
+	for (size_t i = 0; r == 0 && i < cfg->ntargets; i++) {
+		const struct flaky_target *t = &cfg->targets[i];
+
+		if (t->perturb_line == 0)
+			continue;
+		memset(&cmd, 0, sizeof cmd);
+		why[0] = '\0';
+		envp = make_envp(cfg, t);
+		if ((r = flaky_command_complete(t->argv, envp, &co, &cmd, why,
+		    sizeof why)) == 0 && (r = flaky_command_shuffle(&cmd, "1",
+		    &av, &ev, why, sizeof why)) == 0) {
+			flaky_command_free_vec(av);
+			flaky_command_free_vec(ev);
+		}
+		flaky_command_clear(&cmd);
+		flaky_command_free_vec(envp);
+		if (r == 0)
+			continue;
+		/* "--shuffle: unittest cannot ..." is analyze's wording */
+		w = strncmp(why, "--shuffle: ", 11) == 0 ? why + 11 : why;
+		r = flaky_error(err, errlen, EINVAL, "%s:%d:%d: perturb: "
+		    "shuffle: %s", cfg->path, t->perturb_line, t->perturb_col,
+		    w);
+	}
+	return r;
+}
+
 /* Drop a reference; the last frees the config. */
 void
 cfgref_unref(struct cfgref *c)
@@ -186,6 +226,10 @@ sched_apply(struct flakyd *d, struct flaky_config *cfg, char *err,
 	 * anything changed. */
 	if ((r = flaky_classifier_from_config(cfg, &cls, err, errlen)) < 0)
 		return r;
+	if ((r = perturb_check_config(cfg, err, errlen)) < 0) {
+		flaky_classifier_free(cls);
+		return r;
+	}
 	nv = xcalloc(cfg->ntargets + 1, sizeof *nv);
 	/* New targets in one transaction: a thousand rows, one sync. */
 	if ((r = flaky_store_begin(d->store, err, errlen)) < 0) {

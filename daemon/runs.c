@@ -185,6 +185,7 @@ trigger_start(struct flakyd *d, struct trigger *tr)
 			break;
 	tr->envp = d->cur->cmds[i].envp;
 	tr->argv = d->cur->cmds[i].argv;
+	tr->cmd = &d->cur->cmds[i];
 	tr->runner_version = d->cur->versions[i];
 	if (tr->def->scan)
 		trigger_scan(d, tr);
@@ -217,6 +218,8 @@ job_free(struct job *j)
 	if (j == NULL)
 		return;
 	flaky_stress_stop(j->stress);
+	flaky_command_free_vec(j->argv);
+	flaky_command_free_vec(j->envp);
 	free(j->target);
 	free(j->revision);
 	free(j);
@@ -252,18 +255,49 @@ sweep_cb(evutil_socket_t fd, short what, void *arg)
 		d->sweeps = 0;
 }
 
-/* The target's stress: beside the job's run, stopped when the job is
- * freed (its run ended); recorded as the run's perturbation. */
+/* A shuffled run: the runner's own shuffling with a fresh seed, both
+ * recorded (the config was refused if the runner cannot shuffle). */
 static void
-job_stress(struct trigger *tr, struct job *j, struct flaky_job *job,
-    struct flaky_stress_spec *spec)
+job_shuffle(struct trigger *tr, struct job *j, struct flaky_job *job)
 {
 	char	 err[256];
 
-	if (tr->def->stress == NULL)
+	flaky_shuffle_seed(j->seed, sizeof j->seed);
+	if (flaky_command_shuffle(tr->cmd, j->seed, &j->argv, &j->envp, err,
+	    sizeof err) < 0) {
+		log_warnx("target %s: %s (the run is calm)", tr->ts->name,
+		    err);
+		j->seed[0] = '\0';
 		return;
-	if (flaky_stress_parse(tr->def->stress, spec, err, sizeof err) < 0 ||
-	    flaky_stress_start(spec, tr->def->dir, &j->stress, err,
+	}
+	job->spec.argv = j->argv;
+	job->spec.envp = j->envp;
+	job->seed = j->seed;
+	job->perturbation = FLAKY_PERTURB_SHUFFLE;
+}
+
+/* The run's perturbation, recorded with it: the target's stress: beside
+ * every run, or the next step of its perturb: cycle, counted over the
+ * target's suite runs across triggers (docs/stress.md). Stress stops when
+ * the job is freed (its run ended). */
+static void
+job_perturb(struct trigger *tr, struct job *j, struct flaky_job *job,
+    struct flaky_stress_spec *spec)
+{
+	const struct flaky_target *t = tr->def;
+	const char *step = t->stress;
+	char	 err[256];
+
+	if (t->nperturb > 0)
+		step = t->perturb[tr->ts->perturbed++ % t->nperturb];
+	if (step == NULL || strcmp(step, "calm") == 0)
+		return;
+	if (strcmp(step, "shuffle") == 0) {
+		job_shuffle(tr, j, job);
+		return;
+	}
+	if (flaky_stress_parse(step, spec, err, sizeof err) < 0 ||
+	    flaky_stress_start(spec, t->dir, &j->stress, err,
 	    sizeof err) < 0) {
 		log_warnx("target %s: stress: %s (the run is calm)",
 		    tr->ts->name, err);
@@ -452,9 +486,12 @@ job_ended(struct flakyd *d, struct job *j, struct flaky_run *run)
 		confirm_count(tr, j, run);
 	else
 		log_info("target %s run %d/%d: %s, %zu tests, %lld failures, "
-		    "%.2fs%s%s%s%s", j->target, j->index, j->of,
+		    "%.2fs%s%s%s%s%s%s%s%s", j->target, j->index, j->of,
 		    flaky_run_status_name(run->rec.status), run->results.n,
 		    (long long)failures, (double)run->rec.duration_us / 1e6,
+		    run->rec.perturbation ? ", " : "",
+		    run->rec.perturbation ? run->rec.perturbation : "",
+		    j->seed[0] ? " seed " : "", j->seed,
 		    run->rec.error ? ": " : "",
 		    run->rec.error ? run->rec.error : "",
 		    run->rec.incomplete && run->rec.status == FLAKY_RUN_DONE ?
@@ -644,7 +681,7 @@ trigger_next_ev(evutil_socket_t fd, short what, void *arg)
 	job.selected = tr->selected;
 	settle_select(tr, &job);
 	job.arg = j;
-	job_stress(tr, j, &job, &spec);
+	job_perturb(tr, j, &job, &spec);
 	if (job_start(d, tr, j, &job) < 0)
 		trigger_end(tr);
 }

@@ -42,6 +42,9 @@ struct flaky_env {
 	char		*value;
 };
 
+/* perturb: holds at most this many steps */
+#define FLAKY_CONFIG_MAX_PERTURB	64
+
 /* runs: of a target with until_settled: true that gives none */
 #define FLAKY_CONFIG_SETTLE_RUNS	200
 
@@ -74,6 +77,12 @@ struct flaky_target {
 	char		*stress;	/* "cpu:2" beside each run, or NULL */
 	int		 risky;		/* default 0: every other trigger runs
 					 * only the tests with scan findings */
+	/* perturb: a cycle over the target's runs (docs/stress.md): each
+	 * "calm", "shuffle" or a stress as stress: takes it ("cpu:2") */
+	char		**perturb;
+	size_t		 nperturb;	/* 0: no cycle */
+	int		 perturb_line;	/* of its first shuffle, 1-based */
+	int		 perturb_col;
 	int		 line;		/* where the target starts, 1-based */
 };
 

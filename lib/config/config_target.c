@@ -50,40 +50,124 @@ static const char *const target_keys[] = {
 	"jitter", "overlap", "catch_up", "isolate", "revision", "confirm",
 	"scan", "junit", "confirm_budget", "until_settled", "stress",
 	"risky",
+	"perturb",
 };
 enum {
 	T_NAME, T_COMMAND, T_DIR, T_SCHEDULE, T_RUNS, T_TIMEOUT, T_ENV,
 	T_JITTER, T_OVERLAP, T_CATCH_UP, T_ISOLATE, T_REVISION, T_CONFIRM,
 	T_SCAN, T_JUNIT, T_CONFIRM_BUDGET, T_UNTIL_SETTLED, T_STRESS,
 	T_RISKY,
+	T_PERTURB,
 	T_NKEYS
 };
 
-/* stress: cpu, memory, io or all, with :LEVEL (1 to 64) (issue 18; the
- * daemon hands it to flaky_stress_parse, which config cannot use: run
- * depends on config through the store). */
+/* Is s a stress as stress: takes it: cpu, memory, io or all, with
+ * :LEVEL (1 to 64)? (issue 18; the daemon hands it to
+ * flaky_stress_parse, which config cannot use: run depends on config
+ * through the store). */
+static int
+stress_ok(const char *s)
+{
+	static const char *const kinds[] = { "cpu", "memory", "io", "all" };
+	const char	*colon = strchr(s, ':');
+	size_t		 len = colon ? (size_t)(colon - s) : strlen(s);
+	long long	 level;
+	int		 ok = 0;
+
+	for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++)
+		ok |= strlen(kinds[i]) == len && strncmp(s, kinds[i], len) == 0;
+	return ok && (colon == NULL || flaky_parse_int(colon + 1, 1, 64,
+	    &level) == 0);
+}
+
+/* stress: a stress beside every run. */
 static int
 parse_stress(struct ctx *c, struct flaky_target *t, const yaml_node_t *n)
 {
-	static const char *const kinds[] = { "cpu", "memory", "io", "all" };
-	const char	*colon;
-	size_t		 len;
-	long long	 level;
 	char		 gotbuf[80];
-	int		 r, ok = 0;
+	int		 r;
 
 	if ((r = cfg_get_str(c, n, "stress", "cpu, memory, io or all with "
 	    "an optional :LEVEL", &t->stress)) < 0)
 		return r;
-	colon = strchr(t->stress, ':');
-	len = colon ? (size_t)(colon - t->stress) : strlen(t->stress);
-	for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++)
-		ok |= strlen(kinds[i]) == len &&
-		    strncmp(t->stress, kinds[i], len) == 0;
-	if (!ok || (colon != NULL && flaky_parse_int(colon + 1, 1, 64,
-	    &level) < 0))
+	if (!stress_ok(t->stress))
 		return cfg_err(c, n, "stress: expected cpu, memory, io or all, "
 		    "with an optional :LEVEL (1 to 64), got %s", GOT(n));
+	return 0;
+}
+
+#define PERTURB_EXPECT	"calm, shuffle or stress:KIND[:LEVEL] " \
+	"(KIND cpu, memory, io or all, LEVEL 1 to 64)"
+
+/* One step of perturb:, kept as "calm", "shuffle" or the stress
+ * ("cpu:2"). The first shuffle's place is kept: whether the runner can
+ * shuffle is the daemon's check, told at that place. */
+static int
+parse_perturb_step(struct ctx *c, struct flaky_target *t, yaml_node_t *n)
+{
+	const char	*s;
+	char		 gotbuf[80];
+	int		 r;
+
+	if ((r = cfg_get_text(c, n, "perturb", PERTURB_EXPECT, &s)) < 0)
+		return r;
+	if (strncmp(s, "stress:", 7) == 0 && stress_ok(s + 7))
+		s += 7;
+	else if (strcmp(s, "shuffle") == 0) {
+		if (t->perturb_line == 0) {
+			t->perturb_line = (int)n->start_mark.line + 1;
+			t->perturb_col = (int)n->start_mark.column + 1;
+		}
+	} else if (strcmp(s, "calm") != 0)
+		return cfg_err(c, n, "perturb: expected " PERTURB_EXPECT
+		    ", got %s", GOT(n));
+	if ((t->perturb[t->nperturb] = strdup(s)) == NULL)
+		return cfg_nomem(c);
+	t->nperturb++;
+	return 0;
+}
+
+/* perturb: the cycle of calm, shuffled and stressed runs (issue 18). */
+static int
+parse_perturb(struct ctx *c, struct flaky_target *t, const yaml_node_t *n)
+{
+	yaml_node_item_t *items;
+	size_t		 cnt;
+	int		 r;
+
+	if ((r = cfg_get_seq(c, n, "perturb", "a list of " PERTURB_EXPECT,
+	    &items, &cnt)) < 0)
+		return r;
+	if (cnt == 0 || cnt > FLAKY_CONFIG_MAX_PERTURB)
+		return cfg_err(c, n, "perturb: expected 1 to %d steps, got "
+		    "%zu", FLAKY_CONFIG_MAX_PERTURB, cnt);
+	if ((t->perturb = calloc(cnt, sizeof *t->perturb)) == NULL)
+		return cfg_nomem(c);
+	for (size_t i = 0; i < cnt; i++)
+		if ((r = parse_perturb_step(c, t,
+		    yaml_document_get_node(c->doc, items[i]))) < 0)
+			return r;
+	return 0;
+}
+
+/* perturb: beside the keys it cannot go with: stress: (every run
+ * stressed, or a cycle: one or the other) and until_settled: (a tier is
+ * settled on runs alike). */
+static int
+check_perturb(struct ctx *c, const struct flaky_target *t, yaml_node_t **v)
+{
+	if (v[T_PERTURB] == NULL)
+		return 0;
+	if (t->stress != NULL)
+		return cfg_err(c, v[T_PERTURB], "perturb: expected no stress: "
+		    "beside it (line %zu stresses every run; put "
+		    "stress:%s in the cycle instead)",
+		    v[T_STRESS]->start_mark.line + 1, t->stress);
+	if (t->until_settled)
+		return cfg_err(c, v[T_PERTURB], "perturb: expected no "
+		    "until_settled: true beside it (line %zu): a tier is "
+		    "settled on runs alike, not on a cycle of calm and "
+		    "perturbed ones", v[T_UNTIL_SETTLED]->start_mark.line + 1);
 	return 0;
 }
 
@@ -335,6 +419,9 @@ cfg_parse_target(struct ctx *c, const yaml_node_t *n, struct flaky_target *t)
 	if (v[T_RISKY] != NULL && (r = cfg_get_bool(c, v[T_RISKY], "risky",
 	    &t->risky)) < 0)
 		return r;
+	if (v[T_PERTURB] != NULL && ((r = parse_perturb(c, t,
+	    v[T_PERTURB])) < 0 || (r = check_perturb(c, t, v)) < 0))
+		return r;
 
 	if (c->flags & FLAKY_CONFIG_NO_FS_CHECKS)
 		return 0;
@@ -377,4 +464,7 @@ cfg_target_free(struct flaky_target *t)
 	free(t->revision);
 	free(t->junit);
 	free(t->stress);
+	for (size_t i = 0; i < t->nperturb; i++)
+		free(t->perturb[i]);
+	free(t->perturb);
 }

@@ -31,7 +31,9 @@ flaky_stress_sensitive(const struct flaky_perturb_row *v, size_t n,
 		double	 rate = v[i].runs ? (double)v[i].failures /
 		    (double)v[i].runs : 0;
 
-		if (v[i].failures < FLAKY_STRESS_MIN_FAILS ||
+		/* shuffled: order, not stress (order.c tells that) */
+		if (flaky_perturb_is_shuffle(v[i].perturbation) ||
+		    v[i].failures < FLAKY_STRESS_MIN_FAILS ||
 		    rate < FLAKY_STRESS_RATIO * calm)
 			continue;
 		p = flaky_fisher_greater(v[i].failures, v[i].runs,

@@ -198,6 +198,9 @@ char	*flaky_runner_version(const struct flaky_command *, const char *dir);
 int	 flaky_command_shuffle(const struct flaky_command *, const char *seed,
 	    char ***argv, char ***envp, char *err, size_t errlen);
 void	 flaky_command_free_vec(char **);
+/* A fresh order seed, 1 to 2^31-1 (what Jest, go and pytest all take),
+ * from getrandom; buf of at least 12 bytes. */
+void	 flaky_shuffle_seed(char *buf, size_t len);
 
 /* The command of a run of only some tests (issue 18, lib/run/select.c):
  * pytest gets the node ids in place of the paths it was given, unittest

@@ -15,6 +15,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "run/run.h"
@@ -99,6 +101,18 @@ io_worker(void *arg)
 	free(buf);
 	close(fd);
 	return NULL;
+}
+
+void
+flaky_shuffle_seed(char *buf, size_t len)
+{
+	static unsigned	 n;
+	uint32_t	 v;
+
+	if (getrandom(&v, sizeof v, 0) != sizeof v)
+		v = (uint32_t)time(NULL) ^ (++n * 2654435761u);
+	v &= 0x7fffffff;
+	snprintf(buf, len, "%u", v ? v : 1);
 }
 
 int

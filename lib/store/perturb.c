@@ -102,6 +102,13 @@ out:
 	return 0;
 }
 
+int
+flaky_perturb_is_shuffle(const char *perturbation)
+{
+	return perturbation != NULL && strncmp(perturbation,
+	    FLAKY_PERTURB_SHUFFLE, strlen(FLAKY_PERTURB_SHUFFLE)) == 0;
+}
+
 void
 flaky_perturb_rows_free(struct flaky_perturb_row *v, size_t n)
 {

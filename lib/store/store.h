@@ -70,7 +70,8 @@ struct flaky_run_record {
 	size_t		 err_len;
 	const char	*error;		/* why it could not start, warning */
 	const char	*content_hash;	/* ingest: idempotence key */
-	const char	*perturbation;	/* "cpu:2" (issue 18); NULL: calm */
+	const char	*perturbation;	/* "cpu:2", "shuffle" (issue 18);
+					 * NULL: calm */
 	const char	*seed;		/* the order seed given; NULL: the
 					 * one the runner printed, if any */
 	const char	*box;		/* issue 15: the box it ran on;
@@ -240,6 +241,11 @@ int	 flaky_store_alone_stats(struct flaky_store *,
 	    size_t *ret_n, char *err, size_t errlen);
 void	 flaky_alone_rows_free(struct flaky_alone_row *, size_t);
 
+/* runs.perturbation of a run in an order flaky shuffled ("shuffle", or
+ * "shuffle+cpu:2" when stressed too): not a stress, and no evidence of
+ * one. */
+#define FLAKY_PERTURB_SHUFFLE	"shuffle"
+int	 flaky_perturb_is_shuffle(const char *perturbation);
 /* Issue 18: a test's rate per perturbation ("2% calm, 31% under
  * cpu:2"), from the raw results of the window's complete suite runs, for
  * the targets with a perturbed run in the window only (none: no rows, at

@@ -314,7 +314,7 @@ START_TEST(bad_files)
 		    "expected name, command, dir, schedule, runs, timeout, env, "
 		    "jitter, overlap, catch_up, isolate, revision, confirm, "
 		    "scan, junit, confirm_budget, until_settled, stress or "
-		    "risky" },
+		    "risky or perturb" },
 		{ "bad-unknown-top.yaml", "1:1: unknown key \"databse\", "
 		    "expected database, jobs, socket, timezone, kill_grace, "
 		    "retention, redact, signatures, targets, box, http, notify "

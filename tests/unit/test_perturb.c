@@ -196,6 +196,18 @@ START_TEST(stress_evidence)
 	}
 	/* no calm runs: nothing to compare with */
 	ck_assert_int_eq(flaky_stress_sensitive(v + 1, 2, &ev), 0);
+	/* failing shuffled is order, not stress: no RACE from it */
+	{
+		struct flaky_perturb_row w[3] = {
+			{ 1, NULL, 50, 0 }, { 1, (char *)"shuffle", 50, 20 },
+			{ 1, (char *)"shuffle+cpu:2", 50, 25 },
+		};
+
+		ck_assert_int_eq(flaky_stress_sensitive(w, 3, &ev), 0);
+		ck_assert(flaky_perturb_is_shuffle("shuffle+cpu:2"));
+		ck_assert(!flaky_perturb_is_shuffle("cpu:2"));
+		ck_assert(!flaky_perturb_is_shuffle(NULL));
+	}
 	ck_assert_str_eq(flaky_stress_signature("UNKNOWN"), "RACE");
 	ck_assert_str_eq(flaky_stress_signature(NULL), "RACE");
 	ck_assert_str_eq(flaky_stress_signature("TIMEOUT"), "TIMEOUT");
@@ -428,6 +440,68 @@ START_TEST(config_stress)
 }
 END_TEST
 
+/* perturb: a cycle of calm, shuffle and stress:KIND[:LEVEL] steps, kept
+ * in order with duplicates (weights); a bad step, an empty or overlong
+ * cycle, and stress: or until_settled: beside it are refused at their
+ * place. Fresh seeds are numbers from 1 to 2^31-1 and differ. */
+START_TEST(config_perturb)
+{
+	static const char good[] = "targets:\n  - name: a\n"
+	    "    command: [sh]\n"
+	    "    perturb: [calm, stress:cpu, calm, shuffle, stress:io:3]\n";
+	static const struct { const char *yaml, *err; } bad[] = {
+		{ "    perturb: [calm, stress]\n", "x.yaml:4:21: perturb: "
+		    "expected calm, shuffle or stress:KIND[:LEVEL] (KIND cpu, "
+		    "memory, io or all, LEVEL 1 to 64), got \"stress\"" },
+		{ "    perturb: [stress:cpu:0]\n", "x.yaml:4:15: perturb: "
+		    "expected calm, shuffle or stress:KIND" },
+		{ "    perturb: [cpu]\n", "x.yaml:4:15: perturb: expected" },
+		{ "    perturb: []\n", "x.yaml:4:14: perturb: expected 1 to "
+		    "64 steps, got 0" },
+		{ "    perturb: shuffle\n", "x.yaml:4:14: perturb: expected "
+		    "a list of calm" },
+		{ "    stress: cpu:2\n    perturb: [calm, shuffle]\n",
+		    "x.yaml:5:14: perturb: expected no stress: beside it (line "
+		    "4 stresses every run; put stress:cpu:2 in the cycle" },
+		{ "    until_settled: true\n    perturb: [calm]\n",
+		    "x.yaml:5:14: perturb: expected no until_settled: true "
+		    "beside it (line 4)" },
+	};
+	struct flaky_config *cfg;
+	const struct flaky_target *t;
+	char	 buf[512], err[512], s1[16], s2[16];
+	long long v;
+
+	ck_assert_msg(flaky_config_parse_buffer("x.yaml", good,
+	    sizeof good - 1, FLAKY_CONFIG_NO_FS_CHECKS, &cfg, err,
+	    sizeof err) == 0, "%s", err);
+	t = &cfg->targets[0];
+	ck_assert_uint_eq(t->nperturb, 5);
+	ck_assert_str_eq(t->perturb[0], "calm");
+	ck_assert_str_eq(t->perturb[1], "cpu");
+	ck_assert_str_eq(t->perturb[2], "calm");
+	ck_assert_str_eq(t->perturb[3], "shuffle");
+	ck_assert_str_eq(t->perturb[4], "io:3");
+	ck_assert_int_eq(t->perturb_line, 4);
+	ck_assert_int_eq(t->perturb_col, 39);
+	ck_assert_ptr_null(t->stress);
+	flaky_config_free(cfg);
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		snprintf(buf, sizeof buf, "targets:\n  - name: a\n"
+		    "    command: [sh]\n%s", bad[i].yaml);
+		ck_assert_int_eq(flaky_config_parse_buffer("x.yaml", buf,
+		    strlen(buf), FLAKY_CONFIG_NO_FS_CHECKS, &cfg, err,
+		    sizeof err), -EINVAL);
+		ck_assert_msg(strstr(err, bad[i].err) == err, "%s", err);
+	}
+	flaky_shuffle_seed(s1, sizeof s1);
+	flaky_shuffle_seed(s2, sizeof s2);
+	ck_assert_int_eq(flaky_parse_int(s1, 1, 0x7fffffff, &v), 0);
+	ck_assert_int_eq(flaky_parse_int(s2, 1, 0x7fffffff, &v), 0);
+	ck_assert_str_ne(s1, s2);	/* equal: 2^-31 */
+}
+END_TEST
+
 int
 main(void)
 {
@@ -445,6 +519,7 @@ main(void)
 	tcase_add_test(tc, store_rates_and_seeds);
 	tcase_add_test(tc, migrate);
 	tcase_add_test(tc, config_stress);
+	tcase_add_test(tc, config_perturb);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);

@@ -64,6 +64,12 @@ def test_shuffle_finds_the_pair_and_a_seed_replays_it(demo, tmp_path):
     assert len(shuffled) == 30
     assert all(s is not None and s.isdigit() for _, s in shuffled)
     assert len({s for _, s in shuffled}) == 30   # a fresh seed each run
+    # recorded apart from calm runs: the report's rates say "shuffled"
+    con = sqlite3.connect(db)
+    assert [p for p, in con.execute("SELECT perturbation FROM runs WHERE "
+            "id > ? ORDER BY id", (last_calm,))] == ["shuffle"] * 30
+    con.close()
+    assert victim(doc)["by_perturbation"][-1]["perturbation"] == "shuffle"
     out = outcome_by_run(db, VICTIM)
     failing = [s for i, s in shuffled if out[i] == 1]
     passing = [s for i, s in shuffled if out[i] == 0]
