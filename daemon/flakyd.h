@@ -82,7 +82,7 @@ struct trigger {
 	const struct flaky_target *def;
 	char			**envp;		/* completed (cfgref) */
 	char			**argv;		/* completed (cfgref) */
-	const struct flaky_command *cmd;	/* cfgref's: shuffled */
+	const struct flaky_command *cmd;	/* cfgref's: shuffled, selected */
 	const char		*runner_version;	/* cfgref's */
 	char			*revision;
 	struct flaky_proc	*revproc;	/* the revision: command */
@@ -101,8 +101,7 @@ struct trigger {
 	char			**sel_argv, **sel_envp;
 	int			 selected;
 	/* until_settled: true, after the first whole runs: the open tests'
-	 * command for the next run (cmd: the target's, from cref) */
-	const struct flaky_command *cmd;
+	 * command for the next run (made from cmd above) */
 	char			**open_argv, **open_envp;
 	int			 open_told;
 	TAILQ_ENTRY(trigger)	 wait;

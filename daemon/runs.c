@@ -189,7 +189,6 @@ trigger_start(struct flakyd *d, struct trigger *tr)
 	tr->runner_version = d->cur->versions[i];
 	if (tr->def->scan)
 		trigger_scan(d, tr);
-	tr->cmd = &d->cur->cmds[i];
 	trigger_risky(d, tr, tr->cmd);
 	retention(d);
 	if (tr->def->revision != NULL) {

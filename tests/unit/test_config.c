@@ -313,8 +313,8 @@ START_TEST(bad_files)
 		{ "bad-unknown-key.yaml", "3:5: target: unknown key \"comand\", "
 		    "expected name, command, dir, schedule, runs, timeout, env, "
 		    "jitter, overlap, catch_up, isolate, revision, confirm, "
-		    "scan, junit, confirm_budget, until_settled, stress or "
-		    "risky or perturb" },
+		    "scan, junit, confirm_budget, until_settled, stress, risky "
+		    "or perturb" },
 		{ "bad-unknown-top.yaml", "1:1: unknown key \"databse\", "
 		    "expected database, jobs, socket, timezone, kill_grace, "
 		    "retention, redact, signatures, targets, box, http, notify "
