@@ -7,9 +7,7 @@
 #include <string.h>
 
 #include "flakyctl.h"
-#include "log.h"
 #include "output.h"
-#include "stats/stats.h"
 #include "store/store.h"
 #include "util/util.h"
 #include "web/web.h"

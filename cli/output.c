@@ -54,46 +54,10 @@ gate_tripped(const struct flaky_test_row *v, size_t n, int mask)
 	return 0;
 }
 
-/* Rank of a tier in the table: the most urgent first. */
-static int
-tier_rank(int t)
-{
-	switch (t) {
-	case FLAKY_TIER_CRITICAL: return 0;
-	case FLAKY_TIER_WARNING: return 1;
-	case FLAKY_TIER_BROKEN: return 2;
-	case FLAKY_TIER_NOISE: return 3;
-	default: return 4;
-	}
-}
-
-static int
-cmp_rows(const void *a, const void *b)
-{
-	const struct flaky_test_row *x = a, *y = b;
-	int	 tx = tier_rank(flaky_tier(x->failures, x->runs));
-	int	 ty = tier_rank(flaky_tier(y->failures, y->runs));
-	double	 rx, ry;
-	int	 c;
-
-	if (tx != ty)
-		return tx - ty;
-	rx = x->runs ? (double)x->failures / (double)x->runs : 0;
-	ry = y->runs ? (double)y->failures / (double)y->runs : 0;
-	if (rx != ry)
-		return rx > ry ? -1 : 1;
-	if (x->runs != y->runs)
-		return x->runs > y->runs ? -1 : 1;
-	if ((c = strcmp(x->target, y->target)) != 0)
-		return c;
-	return strcmp(x->test, y->test);
-}
-
 void
 sort_rows(struct flaky_test_row *v, size_t n)
 {
-	if (n > 1)
-		qsort(v, n, sizeof *v, cmp_rows);
+	flaky_test_rows_sort(v, n);
 }
 
 /* Most urgent trend first: new, worse, same, better. */
@@ -137,7 +101,7 @@ cmp_rows_by(const void *a, const void *b, void *arg)
 		if (c != 0)
 			return c;
 	}
-	return cmp_rows(a, b);
+	return flaky_test_row_cmp(a, b);
 }
 
 void

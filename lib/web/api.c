@@ -168,7 +168,7 @@ api_tests(struct web_ctx *c, struct flaky_jw *w, const char *query)
 		    "malformed"), 1;
 	if (target[0] != '\0')
 		c->q.target = target;
-	if (web_tests_load(c, &t) < 0) {
+	if (web_tests_load(c, &t, 1) < 0) {
 		web_tests_free(&t);
 		return -1;
 	}
@@ -412,7 +412,18 @@ api_trend(struct web_ctx *c, struct flaky_jw *w, const char *query)
 		flaky_jw_object_begin(w);
 		jw_str(w, "start", flaky_format_day((first + wk * 7) *
 		    FLAKY_DAY_MS, day, sizeof day));
-		jw_rate(w, wf, wr);
+		if (wr > 0)
+			jw_rate(w, wf, wr);
+		else {	/* as trend --format json: no rate without runs */
+			jw_int(w, "runs", 0);
+			jw_int(w, "failures", 0);
+			flaky_jw_key(w, "fail_rate");
+			flaky_jw_null(w);
+			flaky_jw_key(w, "ci_low");
+			flaky_jw_null(w);
+			flaky_jw_key(w, "ci_high");
+			flaky_jw_null(w);
+		}
 		flaky_jw_object_end(w);
 	}
 	flaky_jw_array_end(w);

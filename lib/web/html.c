@@ -11,23 +11,31 @@
 
 #include "web_int.h"
 
+/* Is c written as it is? */
+static int
+plain(unsigned char c)
+{
+	return (c >= 0x20 || c == '\t' || c == '\n') && c != 0x7f && c != '&' &&
+	    c != '<' && c != '>' && c != '"' && c != '\'';
+}
+
 void
 web_escn(struct flaky_buf *b, const char *s, size_t n)
 {
-	for (size_t i = 0; s != NULL && i < n; i++) {
-		unsigned char c = (unsigned char)s[i];
-
-		switch (c) {
+	for (size_t i = 0, j; s != NULL && i < n; i = j + 1) {
+		/* the plain bytes up to the next one to escape, at once */
+		for (j = i; j < n && plain((unsigned char)s[j]); j++)
+			;
+		flaky_buf_add(b, s + i, j - i);
+		if (j == n)
+			break;
+		switch (s[j]) {
 		case '&': flaky_buf_adds(b, "&amp;"); break;
 		case '<': flaky_buf_adds(b, "&lt;"); break;
 		case '>': flaky_buf_adds(b, "&gt;"); break;
 		case '"': flaky_buf_adds(b, "&quot;"); break;
 		case '\'': flaky_buf_adds(b, "&#39;"); break;
-		default:
-			if ((c < 0x20 && c != '\t' && c != '\n') || c == 0x7f)
-				flaky_buf_adds(b, "&#xFFFD;");
-			else
-				flaky_buf_addc(b, (char)c);
+		default: flaky_buf_adds(b, "&#xFFFD;"); break;
 		}
 	}
 }
@@ -162,8 +170,9 @@ static const char script[] =
     "e.preventDefault();flakyFilter()});flakyFilter()}"
     "document.querySelectorAll('button[data-copy]').forEach(function(b){"
     "b.addEventListener('click',function(){var t=document."
-    "getElementById(b.dataset.copy).textContent;if(navigator.clipboard)"
-    "navigator.clipboard.writeText(t);b.textContent='copied'})})});\n"
+    "getElementById(b.dataset.copy).textContent;b.textContent='copied';"
+    "if(navigator.clipboard)navigator.clipboard.writeText(t).catch("
+    "function(){b.textContent='select the text to copy'})})})});\n"
     "</script>\n";
 
 void
@@ -281,4 +290,18 @@ web_window(struct web_ctx *c, int64_t now_ms)
 	memset(&c->q, 0, sizeof c->q);
 	c->q.until_ms = end;
 	c->q.since_ms = end - 30 * FLAKY_DAY_MS;
+}
+
+void
+web_window_words(struct web_ctx *c, struct flaky_buf *b)
+{
+	char	 a[16], e[16];
+
+	flaky_format_day((c->q.until_ms - 1) / FLAKY_DAY_MS * FLAKY_DAY_MS, e,
+	    sizeof e);
+	if (c->q.since_ms == INT64_MIN)
+		flaky_buf_printf(b, "from the first run to %s", e);
+	else
+		flaky_buf_printf(b, "from %s to %s", flaky_format_day(
+		    c->q.since_ms, a, sizeof a), e);
 }

@@ -79,7 +79,7 @@ tests_summary(struct web_ctx *c)
 	size_t	 tiers[FLAKY_TIER_BROKEN + 1] = { 0 }, fresh = 0;
 	int64_t	 week = c->o->now_ms / FLAKY_DAY_MS - 6, wall = 0;
 
-	if (web_tests_load(c, &t) < 0) {
+	if (web_tests_load(c, &t, 0) < 0) {
 		web_tests_free(&t);
 		return -1;
 	}
@@ -117,8 +117,10 @@ tests_summary(struct web_ctx *c)
 	if (fresh == 0)
 		flaky_buf_adds(b, "<li>none</li>\n");
 	flaky_buf_printf(b, "</ul>\n<h2>Rerun budget</h2>\n<p id=\"budget\">"
-	    "%.1f s of wall time went to runs in which a test failed in the "
-	    "last 30 days.</p>\n", wall / 1e6);
+	    "%.1f s of wall time went to runs in which a test failed, ",
+	    wall / 1e6);
+	web_window_words(c, b);
+	flaky_buf_adds(b, ".</p>\n");
 	web_tests_free(&t);
 	return 0;
 }

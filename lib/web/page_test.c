@@ -36,6 +36,8 @@ rate_over_time(struct web_ctx *c, const struct flaky_diagnosis *d)
 		first = d->first_ms / FLAKY_DAY_MS;
 	if (first > last)
 		first = last;
+	if (last - first >= WEB_CHART_DAYS)	/* --since all: the last year */
+		first = last - WEB_CHART_DAYS + 1;
 	nd = last - first + 1;
 	runs = calloc((size_t)nd, sizeof *runs);
 	fails = calloc((size_t)nd, sizeof *fails);
@@ -69,9 +71,11 @@ facts(struct web_ctx *c, const struct flaky_diagnosis *d,
 	fact(b, "target", d->target);
 	flaky_buf_printf(b, "<dt>rate</dt><dd id=\"rate\">%" PRId64 " of %"
 	    PRId64 " runs failed (%.1f%%, 95%% interval %.1f&ndash;%.1f%%), "
-	    "tier %s, last 30 days</dd>\n", d->failures, d->runs, d->runs ?
-	    100.0 * d->failures / d->runs : 0.0, 100 * lo, 100 * hi,
-	    flaky_tier_name(flaky_tier(d->failures, d->runs)));
+	    "tier %s, ", d->failures, d->runs, d->runs ? 100.0 * d->failures /
+	    d->runs : 0.0, 100 * lo, 100 * hi, flaky_tier_name(flaky_tier(
+	    d->failures, d->runs)));
+	web_window_words(c, b);
+	flaky_buf_adds(b, "</dd>\n");
 	fact(b, "verdict", flaky_verdict_name(d->verdict));
 	fact(b, "signature", d->signature);
 	flaky_buf_adds(b, "<dt>evidence</dt><dd>");
@@ -193,9 +197,10 @@ ticket(struct web_ctx *c, const struct flaky_diagnosis *d)
 	flaky_buf_printf(&t, "Flaky test: %s (target %s)\n\n", d->test,
 	    d->target);
 	flaky_buf_printf(&t, "Failure rate: %" PRId64 " of %" PRId64 " runs "
-	    "(%.1f%%, 95%% interval %.1f%%-%.1f%%) in the last 30 days.\n",
-	    d->failures, d->runs, d->runs ? 100.0 * d->failures / d->runs :
-	    0.0, 100 * lo, 100 * hi);
+	    "(%.1f%%, 95%% interval %.1f%%-%.1f%%), ", d->failures, d->runs,
+	    d->runs ? 100.0 * d->failures / d->runs : 0.0, 100 * lo, 100 * hi);
+	web_window_words(c, &t);
+	flaky_buf_adds(&t, ".\n");
 	if (d->signature != NULL)
 		flaky_buf_printf(&t, "Signature: %s\n", d->signature);
 	if (d->polluter != NULL)

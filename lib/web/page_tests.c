@@ -167,7 +167,7 @@ web_page_tests(struct web_ctx *c, const char *query)
 		return web_fail(c, 400, "bad request: a filter (target, tier "
 		    "critical|warning|broken|noise|stable, signature, q) is "
 		    "malformed or too long");
-	if (web_tests_load(c, &t) < 0) {
+	if (web_tests_load(c, &t, 0) < 0) {
 		web_tests_free(&t);
 		return web_fail(c, 500, c->err);
 	}
@@ -179,8 +179,10 @@ web_page_tests(struct web_ctx *c, const char *query)
 	for (size_t i = 0; i < t.n; i++)
 		shown_n += shown(&t, &t.rows[i], &f);
 	flaky_buf_printf(c->b, "<p><span id=\"shown\">%zu</span> of %zu tests "
-	    "in the last 30 days. Rate: failed runs / runs; interval: 95%% "
-	    "Wilson; trend: against the 30 days before, with the daily rate "
+	    "seen ", shown_n, t.n);
+	web_window_words(c, c->b);
+	flaky_buf_printf(c->b, ". Rate: failed runs / runs; interval: 95%% "
+	    "Wilson; trend: against as many days before, with the daily rate "
 	    "(bar height; grey: no runs); budget: wall time of the runs in "
 	    "which the test failed. Click a header to sort.</p>\n"
 	    "<div class=\"scroll\"><table id=\"tests\"><thead><tr>"
@@ -189,7 +191,7 @@ web_page_tests(struct web_ctx *c, const char *query)
 	    "<th data-sort>95%% interval</th><th data-sort>failures/runs</th>"
 	    "<th data-sort>signature</th><th data-sort>trend</th>"
 	    "<th data-sort>budget</th><th data-sort>quarantine</th></tr>"
-	    "</thead>\n<tbody>\n", shown_n, t.n);
+	    "</thead>\n<tbody>\n");
 	for (size_t i = 0; i < t.n; i++)
 		if (shown(&t, &t.rows[i], &f))
 			test_row(c, &t, &t.rows[i]);

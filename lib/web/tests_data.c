@@ -10,39 +10,6 @@
 #include "stats/stats.h"
 #include "web_int.h"
 
-/* Worst first: critical, warning, broken, noise, stable. */
-static int
-tier_order(int t)
-{
-	switch (t) {
-	case FLAKY_TIER_CRITICAL: return 0;
-	case FLAKY_TIER_WARNING: return 1;
-	case FLAKY_TIER_BROKEN: return 2;
-	case FLAKY_TIER_NOISE: return 3;
-	default: return 4;
-	}
-}
-
-/* By tier, then rate, then target and test: the same order every time. */
-static int
-cmp_rank(const void *a, const void *b)
-{
-	const struct flaky_test_row *x = a, *y = b;
-	int	 tx = tier_order(flaky_tier(x->failures, x->runs));
-	int	 ty = tier_order(flaky_tier(y->failures, y->runs));
-	double	 rx = x->runs ? (double)x->failures / x->runs : 0;
-	double	 ry = y->runs ? (double)y->failures / y->runs : 0;
-	int	 c;
-
-	if (tx != ty)
-		return tx - ty;
-	if (rx != ry)
-		return rx > ry ? -1 : 1;
-	if ((c = strcmp(x->target, y->target)) != 0)
-		return c;
-	return strcmp(x->test, y->test);
-}
-
 /* Signatures for the tests that failed above noise; order evidence for
  * the critical and warning ones (as report reads them). */
 static int
@@ -77,17 +44,21 @@ out:
 }
 
 int
-web_tests_load(struct web_ctx *c, struct web_tests *t)
+web_tests_load(struct web_ctx *c, struct web_tests *t, int full)
 {
 	int	 r;
 
 	memset(t, 0, sizeof *t);
-	if ((r = flaky_store_test_stats(c->st, &c->q, &t->rows, &t->n, c->err,
-	    sizeof c->err)) < 0 || (r = flaky_store_history(c->st, &c->q,
+	if (full)
+		r = flaky_store_test_stats(c->st, &c->q, &t->rows, &t->n,
+		    c->err, sizeof c->err);
+	else
+		r = flaky_store_test_counts(c->st, &c->q, &t->rows, &t->n,
+		    c->err, sizeof c->err);
+	if (r < 0 || (r = flaky_store_history(c->st, &c->q,
 	    &t->hist, c->err, sizeof c->err)) < 0)
 		return r;
-	if (t->n > 1)
-		qsort(t->rows, t->n, sizeof *t->rows, cmp_rank);
+	flaky_test_rows_sort(t->rows, t->n);
 	return load_sigs(c, t);
 }
 

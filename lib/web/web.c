@@ -127,7 +127,7 @@ report_tests(struct web_ctx *c)
 	size_t	 k = 0;
 	int	 r = 0;
 
-	if (web_tests_load(c, &t) < 0) {
+	if (web_tests_load(c, &t, 0) < 0) {
 		web_tests_free(&t);
 		return -1;
 	}

@@ -16,6 +16,8 @@
 #define WEB_RUNS	50
 /* How many test pages report --html puts in its file. */
 #define WEB_REPORT_TESTS	100
+/* Days a rate chart shows at most. */
+#define WEB_CHART_DAYS	366
 /* Bytes of a query parameter's value, decoded. */
 #define WEB_PARAM_MAX	256
 
@@ -58,6 +60,8 @@ void	 web_time(struct flaky_buf *, int64_t ms);
 void	 web_dur_us(struct flaky_buf *, int64_t us);
 /* A failed page: the status and a one-line message in the body. */
 int	 web_fail(struct web_ctx *, int status, const char *msg);
+/* "from 2026-10-03 to 2026-11-01": the window's days, for the text. */
+void	 web_window_words(struct web_ctx *, struct flaky_buf *);
 /* The window of rates: 30 whole UTC days up to now. */
 void	 web_window(struct web_ctx *, int64_t now_ms);
 
@@ -91,7 +95,8 @@ struct web_tests {
 	struct flaky_test_sig	*sigs;
 	size_t			 nsigs;
 };
-int	 web_tests_load(struct web_ctx *, struct web_tests *);
+/* full: durations and top messages too (the API); else the counts. */
+int	 web_tests_load(struct web_ctx *, struct web_tests *, int full);
 void	 web_tests_free(struct web_tests *);
 /* A row's signature, or NULL. */
 const char *web_tests_sig(const struct web_tests *, int64_t test_id);

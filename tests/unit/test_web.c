@@ -439,6 +439,9 @@ START_TEST(api)
 	ck_assert_uint_eq(v->len, 2);
 	ck_assert(flaky_json_get_num(&v->items[1], "runs") == 3);
 	ck_assert(flaky_json_get_num(&v->items[1], "failures") == 2);
+	ck_assert(flaky_json_get_num(&v->items[0], "runs") == 0);
+	ck_assert_int_eq(flaky_json_get(&v->items[0], "fail_rate")->type,
+	    FLAKY_JSON_NULL);
 	flaky_json_free(j);
 }
 END_TEST
@@ -488,6 +491,41 @@ START_TEST(report_one_file)
 }
 END_TEST
 
+/* The tests page's counts are test_stats' counts, row for row. */
+START_TEST(counts_match_stats)
+{
+	struct flaky_test_row *a, *b;
+	struct flaky_query q;
+	size_t	 na, nb;
+	char	 err[256];
+
+	memset(&q, 0, sizeof q);
+	q.since_ms = T0 - 7 * FLAKY_DAY_MS;
+	q.until_ms = T0 + FLAKY_DAY_MS;
+	for (int pass = 0; pass < 2; pass++) {
+		q.target = pass ? "web<1>" : NULL;
+		ck_assert_msg(flaky_store_test_stats(st, &q, &a, &na, err,
+		    sizeof err) == 0, "%s", err);
+		ck_assert_msg(flaky_store_test_counts(st, &q, &b, &nb, err,
+		    sizeof err) == 0, "%s", err);
+		ck_assert_uint_eq(na, pass ? 4 : 5);
+		ck_assert_uint_eq(na, nb);
+		flaky_test_rows_sort(a, na);
+		flaky_test_rows_sort(b, nb);
+		for (size_t i = 0; i < na; i++) {
+			ck_assert_int_eq(a[i].test_id, b[i].test_id);
+			ck_assert_str_eq(a[i].test, b[i].test);
+			ck_assert_str_eq(a[i].target, b[i].target);
+			ck_assert_int_eq(a[i].runs, b[i].runs);
+			ck_assert_int_eq(a[i].failures, b[i].failures);
+			ck_assert_int_eq(a[i].skips, b[i].skips);
+		}
+		flaky_test_rows_free(a, na);
+		flaky_test_rows_free(b, nb);
+	}
+}
+END_TEST
+
 static Suite *
 web_suite(void)
 {
@@ -508,6 +546,7 @@ web_suite(void)
 	tcase_add_test(tp, api);
 	tcase_add_test(tp, metrics);
 	tcase_add_test(tp, report_one_file);
+	tcase_add_test(tp, counts_match_stats);
 	suite_add_tcase(s, tp);
 	return s;
 }

@@ -3,12 +3,13 @@ and 400 pixels, links followed, no console error, no dialog, no request
 leaving 127.0.0.1; screenshots kept. The harness is first shown to catch
 each of those on a page made to do them all."""
 import http.server
+import json
 import os
 import threading
 
 import pytest
 
-from conftest import HOSTILE, browse, shots_dir
+from conftest import HOSTILE, browse, get, shots_dir
 
 BAD_PAGE = b"""<!doctype html><html><head><title>bad</title></head><body>
 <p>a page that does everything the dashboard must never do</p>
@@ -148,3 +149,55 @@ def test_hostile_ids_stay_text(serve, tmp_path):
     assert pages, "no page of the hostile test was reached"
     # its failure message (quotes and markup) shows as written too
     assert any(HOSTILE[1] in r["text"] for r in pages)
+
+
+# On a test's page: the chart's dates and legend, the copy button.
+TEST_PAGE_JS = """(() => {
+  const svg = document.getElementById('rate-chart');
+  const dates = [...svg.querySelectorAll('text.date')].map((t) => t.textContent);
+  const legend = svg.querySelector('g.legend').textContent;
+  const b = document.querySelector('button[data-copy]');
+  const ticket = document.getElementById(b.dataset.copy).textContent;
+  b.click();
+  return {dates, legend, ticket, button: b.textContent,
+          svgWidth: svg.getBoundingClientRect().width};
+})()"""
+
+# The rows the server sent for a filter given as query parameters.
+ROWS_JS = """[...document.querySelectorAll('#tests tbody tr')]
+  .filter((r) => !r.hidden).map((r) => r.dataset.tier)"""
+
+
+def test_page_content_in_chromium(serve, tmp_path):
+    """A test's page (chart with dates and legend, ticket, copy), a run's
+    page (its output and order), a filter as query parameters; nothing
+    wider than the window at 400 px but the boxes that scroll."""
+    s = serve()
+    tests = json.loads(get(s.url + "/api/v1/tests")[2])["tests"]
+    t = next(x for x in tests if x["test"].endswith(HOSTILE[0]))
+    runs = json.loads(get(s.url + "/api/v1/runs?limit=1")[2])["runs"]
+    tp, rp = "/test/%d" % t["id"], "/run/%d" % runs[0]["id"]
+    fp = "/tests?tier=" + t["tier"]
+    report = browse({"base": s.url, "pages": [tp, rp, fp],
+                     "shots": shots_dir(tmp_path, "content"),
+                     "actions": [{"path": tp, "js": TEST_PAGE_JS},
+                                 {"path": fp, "js": ROWS_JS}]}, tmp_path)
+    assert_clean(report)
+    for r in report:
+        # tables, charts and output scroll in their boxes, not the page
+        assert r["scrollWidth"] <= r["width"], (r["path"], r["width"],
+                                                r["scrollWidth"])
+    for r in (x for x in report if x["path"] == tp):
+        a = r["actions"][0]
+        assert a["dates"] and all(len(d) == 10 for d in a["dates"]), a
+        assert "daily failure rate" in a["legend"]
+        assert "95% interval" in a["legend"]
+        assert HOSTILE[0] in a["ticket"] and "Failure rate" in a["ticket"]
+        assert a["button"] != "copy"
+        assert a["svgWidth"] > 300
+        assert "runs alone" in r["text"] and "quarantine" in r["text"]
+    run = next(r for r in report if r["path"] == rp)
+    assert "exit code" in run["text"] and "Tests in their order" in run["text"]
+    rows = next(r for r in report if r["path"] == fp)
+    assert rows["actions"][0] and set(rows["actions"][0]) == {t["tier"]}
+    assert len(rows["actions"][0]) < len(tests)
