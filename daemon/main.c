@@ -285,6 +285,29 @@ daemonize(void)
 	}
 }
 
+/* The loop with two priorities: the schedule's timer (0) before
+ * everything else (1), and a look for it after every 16 callbacks of the
+ * rest, so a flood of dashboard clients never makes a trigger late. */
+static struct event_base *
+daemon_base(void)
+{
+	struct event_config *cfg;
+	struct event_base *base = NULL;
+
+	if ((cfg = event_config_new()) != NULL &&
+	    event_config_set_max_dispatch_interval(cfg, NULL, 16, 1) == 0)
+		base = event_base_new_with_config(cfg);
+	if (cfg != NULL)
+		event_config_free(cfg);
+	if (base == NULL && (base = event_base_new()) == NULL)
+		return NULL;
+	if (event_base_priority_init(base, 2) < 0) {
+		event_base_free(base);
+		return NULL;
+	}
+	return base;
+}
+
 /* Options, start-up in order, the loop, and the way out. */
 int
 main(int argc, char **argv)
@@ -410,12 +433,8 @@ main(int argc, char **argv)
 		log_info("%d run%s left running by a process that is gone "
 		    "marked interrupted", r, r == 1 ? "" : "s");
 
-	if ((d.base = event_base_new()) == NULL)
+	if ((d.base = daemon_base()) == NULL)
 		fatalx("event_base_new failed");
-	/* Two priorities: the schedule's timer (0) before everything else
-	 * (1), so a flood of dashboard clients never makes a trigger late. */
-	if (event_base_priority_init(d.base, 2) < 0)
-		fatalx("event_base_priority_init failed");
 	if (flaky_spawner_new(d.base, &d.sp) < 0)
 		fatalx("cannot watch SIGCHLD");
 	d.start_ms = flaky_now_ms();

@@ -125,10 +125,19 @@ static void
 conn_closed(struct evhttp_connection *evcon, void *arg)
 {
 	struct http_conn *c = arg;
+	struct http_job	*j = c->job;
 
 	(void)evcon;
-	if (c->job != NULL)
-		c->job->conn = NULL;
+	if (j != NULL) {
+		/* Still on the connection, evhttp frees the request now;
+		 * taken off it (the client left first), it is ours to free
+		 * (http_job_done). A worker skips a job nobody waits for. */
+		if (j->req != NULL && evhttp_request_get_connection(j->req) !=
+		    NULL)
+			j->req = NULL;
+		j->conn = NULL;
+		http_pool_cancel(c->h, j);
+	}
 	LIST_REMOVE(c, entry);
 	c->h->nconns--;
 	free(c);
@@ -231,7 +240,17 @@ request_cb(struct evhttp_request *req, void *arg)
 	struct http_conn *c;
 	struct http_job	*j;
 
-	if ((c = conn_get(h, req)) == NULL) {
+	if ((c = conn_get(h, req)) != NULL && c->job != NULL &&
+	    c->job->req == req) {
+		/* evhttp calls again with an error on a request a worker
+		 * has: that job's reply goes to nobody, this one answers. */
+		c->job->req = NULL;
+		c->job->conn = NULL;
+		c->job = NULL;
+		send_text(req, 400, "bad request");
+		return;
+	}
+	if (c == NULL) {
 		evhttp_add_header(evhttp_request_get_output_headers(req),
 		    "Connection", "close");
 		send_text(req, 503, "too many connections");
@@ -267,9 +286,8 @@ request_cb(struct evhttp_request *req, void *arg)
 		    "worker");
 		return;
 	}
-	/* Ours until answered: if the client goes, evhttp must not free
-	 * it under the worker's job. */
-	evhttp_request_own(req);
+	/* Not owned (evhttp_request_own): evhttp would then never free it
+	 * when a reply fails half way; conn_closed says who frees it. */
 	j->req = req;
 	j->conn = c;
 	c->job = j;

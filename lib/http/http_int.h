@@ -33,6 +33,7 @@ struct http_job {
 	struct event		*timeout_ev;	/* the render took too long */
 	struct flaky_web_reply	 reply;		/* the worker's */
 	int			 rc;
+	int			 cancelled;	/* under h->mtx */
 };
 TAILQ_HEAD(http_jobq, http_job);
 
@@ -79,6 +80,8 @@ int	 http_pool_start(struct flaky_http *, const char *db_path, int threads,
 /* 0, or -EAGAIN when the queue is full (the caller answers 503). */
 int	 http_pool_submit(struct flaky_http *, struct http_job *);
 void	 http_pool_stop(struct flaky_http *);
+/* Nobody waits for the job any more: a worker need not render it. */
+void	 http_pool_cancel(struct flaky_http *, struct http_job *);
 void	 http_job_free(struct http_job *);
 
 /* accept.c */

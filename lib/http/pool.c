@@ -55,15 +55,16 @@ worker(void *arg)
 		j = TAILQ_FIRST(&h->todo);
 		TAILQ_REMOVE(&h->todo, j, entry);
 		h->ntodo--;
-		pthread_mutex_unlock(&h->mtx);
-
-		memset(&o, 0, sizeof o);
-		o.now_ms = j->now_ms;
-		o.targets = j->targets;
-		o.ntargets = j->ntargets;
-		j->rc = flaky_web_handle(st, &o, j->path, j->query, &j->reply);
-
-		pthread_mutex_lock(&h->mtx);
+		if (!j->cancelled) {
+			pthread_mutex_unlock(&h->mtx);
+			memset(&o, 0, sizeof o);
+			o.now_ms = j->now_ms;
+			o.targets = j->targets;
+			o.ntargets = j->ntargets;
+			j->rc = flaky_web_handle(st, &o, j->path, j->query,
+			    &j->reply);
+			pthread_mutex_lock(&h->mtx);
+		}
 		TAILQ_INSERT_TAIL(&h->done, j, entry);
 		/* A full pipe already holds a wake-up: nothing lost. */
 		if (write(h->wake[1], &c, 1) < 0 && errno != EAGAIN)
@@ -148,6 +149,15 @@ http_pool_submit(struct flaky_http *h, struct http_job *j)
 	}
 	pthread_mutex_unlock(&h->mtx);
 	return r;
+}
+
+/* Its client left: a worker that has not started it skips it. */
+void
+http_pool_cancel(struct flaky_http *h, struct http_job *j)
+{
+	pthread_mutex_lock(&h->mtx);
+	j->cancelled = 1;
+	pthread_mutex_unlock(&h->mtx);
 }
 
 /* Stop the workers (each ends its job first), free what is left. */
