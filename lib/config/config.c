@@ -72,11 +72,11 @@ parse_signature(struct ctx *c, const yaml_node_t *n,
 
 static const char *const top_keys[] = {
 	"database", "jobs", "socket", "timezone", "kill_grace", "retention",
-	"redact", "signatures", "targets",
+	"redact", "signatures", "targets", "fleet",
 };
 enum {
 	K_DATABASE, K_JOBS, K_SOCKET, K_TIMEZONE, K_KILL_GRACE, K_RETENTION,
-	K_REDACT, K_SIGNATURES, K_TARGETS, K_NKEYS
+	K_REDACT, K_SIGNATURES, K_TARGETS, K_FLEET, K_NKEYS
 };
 
 /* The top-level mapping; the zone first, since schedules need it. */
@@ -118,6 +118,8 @@ parse_top(struct ctx *c, yaml_node_t *root)
 	} else if ((r = flaky_tz_load(NULL, &cfg->tz, zerr, sizeof zerr)) < 0)
 		return r == -ENOMEM ? cfg_nomem(c) :
 		    cfg_err(c, root, "timezone: %s", zerr);
+	if (v[K_FLEET] != NULL && (r = cfg_parse_fleet(c, v[K_FLEET])) < 0)
+		return r;
 	if (v[K_KILL_GRACE] != NULL && (r = cfg_get_duration(c, v[K_KILL_GRACE],
 	    "kill_grace", 0, &cfg->kill_grace_ms)) < 0)
 		return r;
@@ -428,6 +430,8 @@ flaky_config_free(struct flaky_config *cfg)
 	free(cfg->database);
 	free(cfg->socket);
 	free(cfg->timezone);
+	free(cfg->fleet_url);
+	free(cfg->fleet_box);
 	flaky_tz_free(cfg->tz);
 	for (size_t i = 0; i < cfg->nredact; i++)
 		regex_free(&cfg->redact[i]);

@@ -75,4 +75,7 @@ int	 cfg_parse_target(struct ctx *c, const yaml_node_t *n,
 	    struct flaky_target *t);
 void	 cfg_target_free(struct flaky_target *t);
 
+/* config_fleet.c: the fleet: mapping. */
+int	 cfg_parse_fleet(struct ctx *c, const yaml_node_t *n);
+
 #endif
