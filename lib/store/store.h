@@ -649,4 +649,48 @@ int	 flaky_store_polluter_get(struct flaky_store *, int64_t test_id,
 	    struct flaky_polluter_row *ret, char *err, size_t errlen);
 void	 flaky_polluter_row_clear(struct flaky_polluter_row *);
 
+/* Shipping finished runs to a fleet's server (ship.c, docs/fleet.md).
+ * A trigger queues each run as it finishes (schema 0009); a shipper reads
+ * a batch from the queue, stores it elsewhere, and only then marks it
+ * shipped. Columns come as text (v[i] NULL: SQL NULL) with their lengths,
+ * in the order of flaky_ship_run_cols and flaky_ship_result_cols; the
+ * output columns (stdout_data, stderr_data) are the stored bytes, deflated
+ * as sqlar has them (raw when length = size), with the content's hash. */
+extern const char *const flaky_ship_run_cols[];
+extern const char *const flaky_ship_result_cols[];
+#define FLAKY_SHIP_RUN_NCOLS	34
+#define FLAKY_SHIP_RESULT_NCOLS	10
+struct flaky_ship_sink {
+	/* A run, then each of its results; non-zero (a negative errno,
+	 * with err filled) stops the read. */
+	int	(*run)(void *arg, const char *const *v, const size_t *len,
+		    char *err, size_t errlen);
+	int	(*result)(void *arg, const char *const *v, const size_t *len,
+		    char *err, size_t errlen);
+	void	*arg;
+};
+struct flaky_ship_batch {
+	int64_t		 last_seq;	/* queue position reached */
+	size_t		 runs, results;
+};
+/* Read queued runs in order, whole, while fewer than max_runs runs and
+ * max_results results were read (at least one run); all in one read
+ * transaction. b->runs 0: the queue is empty. */
+int	 flaky_store_ship_read(struct flaky_store *, size_t max_runs,
+	    size_t max_results, const struct flaky_ship_sink *,
+	    struct flaky_ship_batch *b, char *err, size_t errlen);
+/* The batch is on the server: take its runs off the queue. */
+int	 flaky_store_ship_done(struct flaky_store *,
+	    const struct flaky_ship_batch *, char *err, size_t errlen);
+struct flaky_ship_backlog {
+	int64_t		 runs;		/* finished, not yet shipped */
+	int64_t		 oldest_ms;	/* the oldest's end; 0: none */
+	int64_t		 shipped;	/* runs shipped so far */
+};
+int	 flaky_store_ship_backlog(struct flaky_store *,
+	    struct flaky_ship_backlog *, char *err, size_t errlen);
+/* This database's random claim on its box name (32 hex digits). */
+int	 flaky_store_box_id(struct flaky_store *, char *buf, size_t len,
+	    char *err, size_t errlen);
+
 #endif
