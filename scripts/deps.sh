@@ -7,6 +7,7 @@ set -eu
 cd "$(dirname "$0")/.."
 
 PKGS="build-essential meson ninja-build pkg-config git
+postgresql-15 libpq-dev
 libsqlite3-dev zlib1g-dev libevent-dev libyaml-dev libexpat1-dev check sqlite3 tzdata
 python3 python3-pytest python3-pytest-timeout python3-pytest-random-order python3-yaml
 python3-pytest-xdist python3-numpy python3-scipy python3-sklearn

@@ -1,0 +1,47 @@
+/*
+ * The fleet: flaky's evidence on a PostgreSQL server (docs/fleet.md).
+ *
+ * A connection through libpq, the PostgreSQL schema (schema/pg/NNNN-name.sql,
+ * compiled in) migrated forward in one transaction, and the URI rules:
+ * credentials come from libpq's own mechanisms (~/.pgpass, PGPASSFILE, a
+ * service file, PGPASSWORD), never from the URI, and a URI is shown only
+ * without its userinfo. Like the rest of libflaky, nothing here prints:
+ * 0 or a negative errno, and a message in err.
+ */
+#ifndef FLAKY_FLEET_H
+#define FLAKY_FLEET_H
+
+#include <stddef.h>
+
+struct flaky_fleet;
+struct pg_conn;			/* libpq's PGconn */
+
+/* Whether s names a PostgreSQL database (postgresql:// or postgres://)
+ * rather than a SQLite file. */
+int	 flaky_fleet_is_uri(const char *s);
+
+/* The URI as it may be shown: without userinfo ("user:secret@") and
+ * without a password parameter. Always NUL-terminated, truncated to len. */
+char	*flaky_fleet_redact_uri(const char *uri, char *buf, size_t len);
+
+/* Connect. A URI that carries a password is refused (-EINVAL) before
+ * anything is sent; a server that is down gives -ECONNREFUSED, one that
+ * refuses the credentials -EACCES. libpq's notices are dropped. */
+int	 flaky_fleet_connect(const char *uri, struct flaky_fleet **ret,
+	    char *err, size_t errlen);
+void	 flaky_fleet_close(struct flaky_fleet *);
+
+/* libpq's connection, for the code that speaks SQL to it. */
+struct pg_conn *flaky_fleet_pq(struct flaky_fleet *);
+
+/* Bring the schema forward (all missing migrations, one transaction,
+ * serialized between boxes by an advisory lock). A database of a newer
+ * schema is refused with -EPROTO; one with tables but no schema_version
+ * is not flaky's (-EPROTO). Sets *ret_version (may be NULL). */
+int	 flaky_fleet_migrate(struct flaky_fleet *, int *ret_version,
+	    char *err, size_t errlen);
+
+/* The schema version of this program: the number of schema/pg files. */
+int	 flaky_fleet_schema_latest(void);
+
+#endif

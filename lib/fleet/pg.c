@@ -1,0 +1,291 @@
+/* The fleet's connection to PostgreSQL (libpq) and its schema migrations:
+ * schema/pg/NNNN-name.sql, compiled in by schema/embed.sh. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <libpq-fe.h>
+
+#include "fleet/fleet.h"
+#include "fleet/fleet_int.h"
+#include "util/util.h"
+
+struct flaky_fleet {
+	PGconn		*conn;
+	char		 where[256];	/* the URI, redacted */
+};
+
+/* libpq's messages are shown by their first line: "%.*s", LINE(m). */
+#define LINE(m)		(int)strcspn((m), "\n"), (m)
+
+/* The advisory lock key of migrations: boxes migrating at once wait. */
+#define FLEET_MIGRATE_LOCK	"7046971235"
+
+static const char password_hint[] = "give the password in ~/.pgpass "
+    "(or the file PGPASSFILE names), a service file (PGSERVICEFILE) or "
+    "PGPASSWORD, not in the URI";
+
+int
+flaky_fleet_is_uri(const char *s)
+{
+	return s != NULL && (strncmp(s, "postgresql://", 13) == 0 ||
+	    strncmp(s, "postgres://", 11) == 0);
+}
+
+char *
+flaky_fleet_redact_uri(const char *uri, char *buf, size_t len)
+{
+	const char	*p, *auth, *at, *end;
+	struct flaky_buf b;
+	size_t		 n;
+	char		 sep;
+
+	if (len == 0)
+		return buf;
+	if ((p = strstr(uri, "://")) == NULL) {
+		snprintf(buf, len, "%s", "(a connection string)");
+		return buf;
+	}
+	auth = p + 3;
+	end = auth + strcspn(auth, "/?");
+	if ((at = memchr(auth, '@', (size_t)(end - auth))) != NULL)
+		at++;
+	else
+		at = auth;
+	/* Drop userinfo; then copy the rest without a password parameter. */
+	flaky_buf_init(&b);
+	flaky_buf_add(&b, uri, (size_t)(auth - uri));
+	flaky_buf_add(&b, at, (size_t)(end - at));
+	p = end + strcspn(end, "?");
+	flaky_buf_add(&b, end, (size_t)(p - end));
+	for (sep = '?'; *p != '\0'; p += n) {
+		n = 1 + strcspn(p + 1, "&");
+		if (strncmp(p + 1, "password=", 9) == 0)
+			continue;
+		flaky_buf_addc(&b, sep);
+		flaky_buf_add(&b, p + 1, n - 1);
+		sep = '&';
+	}
+	snprintf(buf, len, "%s", b.oom ? "(out of memory)" :
+	    flaky_buf_cstr(&b));
+	flaky_buf_free(&b);
+	return buf;
+}
+
+/* Drop libpq's notices ("NOTICE: relation exists"): the library never
+ * prints. */
+static void
+no_notices(void *arg, const char *message)
+{
+	(void)arg;
+	(void)message;
+}
+
+/* Refuse a URI with a password in it, and say whether it sets its own
+ * connect_timeout. */
+static int
+check_uri(const char *uri, const char *where, int *has_timeout, char *err,
+    size_t errlen)
+{
+	PQconninfoOption	*opts, *o;
+	char			*msg = NULL;
+	int			 rc = 0;
+
+	if ((opts = PQconninfoParse(uri, &msg)) == NULL) {
+		rc = flaky_error(err, errlen, EINVAL, "fleet: %s: %.*s", where,
+		    LINE(msg ? msg : "out of memory"));
+		PQfreemem(msg);
+		return rc;
+	}
+	*has_timeout = 0;
+	for (o = opts; o->keyword != NULL; o++) {
+		if (o->val == NULL || o->val[0] == '\0')
+			continue;
+		if (strcmp(o->keyword, "password") == 0)
+			rc = flaky_error(err, errlen, EINVAL, "fleet: %s: the "
+			    "URI carries a password: %s", where, password_hint);
+		else if (strcmp(o->keyword, "connect_timeout") == 0)
+			*has_timeout = 1;
+	}
+	PQconninfoFree(opts);
+	return rc;
+}
+
+/* libpq's error of a connection; it never holds the password. */
+static const char *
+pq_error(PGconn *conn)
+{
+	return conn ? PQerrorMessage(conn) : "out of memory";
+}
+
+int
+flaky_fleet_connect(const char *uri, struct flaky_fleet **ret, char *err,
+    size_t errlen)
+{
+	const char	*keys[] = { "dbname", "fallback_application_name",
+			    "connect_timeout", NULL };
+	const char	*vals[] = { uri, "flaky", "10", NULL };
+	struct flaky_fleet *f;
+	int		 has_timeout = 0, rc, code;
+
+	*ret = NULL;
+	if ((f = calloc(1, sizeof *f)) == NULL)
+		return flaky_error(err, errlen, ENOMEM, "fleet: out of memory");
+	flaky_fleet_redact_uri(uri, f->where, sizeof f->where);
+	if ((rc = check_uri(uri, f->where, &has_timeout, err, errlen)) < 0)
+		goto fail;
+	if (has_timeout)
+		keys[2] = NULL;		/* the URI's own wins */
+	f->conn = PQconnectdbParams(keys, vals, 1);
+	if (f->conn == NULL || PQstatus(f->conn) != CONNECTION_OK) {
+		code = ECONNREFUSED;
+		if (f->conn != NULL && (PQconnectionNeedsPassword(f->conn) ||
+		    strstr(PQerrorMessage(f->conn), "authentication") != NULL))
+			code = EACCES;
+		rc = flaky_error(err, errlen, code, "fleet: cannot connect to "
+		    "%s: %.*s%s%s", f->where, LINE(pq_error(f->conn)),
+		    code == EACCES ? "; " : "",
+		    code == EACCES ? password_hint : "");
+		goto fail;
+	}
+	PQsetNoticeProcessor(f->conn, no_notices, NULL);
+	*ret = f;
+	return 0;
+fail:
+	flaky_fleet_close(f);
+	return rc;
+}
+
+void
+flaky_fleet_close(struct flaky_fleet *f)
+{
+	if (f == NULL)
+		return;
+	if (f->conn != NULL)
+		PQfinish(f->conn);
+	free(f);
+}
+
+struct pg_conn *
+flaky_fleet_pq(struct flaky_fleet *f)
+{
+	return f->conn;
+}
+
+int
+flaky_fleet_schema_latest(void)
+{
+	return (int)flaky_pg_schema_count;
+}
+
+/* Run SQL (one or more statements); -EIO with the server's message. */
+static int
+fleet_exec(struct flaky_fleet *f, const char *sql, const char *what,
+    PGresult **ret, char *err, size_t errlen)
+{
+	PGresult	*res = PQexec(f->conn, sql);
+	ExecStatusType	 st = PQresultStatus(res);
+
+	if (st != PGRES_COMMAND_OK && st != PGRES_TUPLES_OK) {
+		flaky_error(err, errlen, EIO, "fleet: %s: %s: %.*s", f->where,
+		    what, LINE(res ? PQresultErrorMessage(res) :
+		    pq_error(f->conn)));
+		PQclear(res);
+		return -EIO;
+	}
+	if (ret != NULL)
+		*ret = res;
+	else
+		PQclear(res);
+	return 0;
+}
+
+/* The version of the database: 0 when empty; refuses a newer one and a
+ * database that is someone else's. Inside the migration's transaction. */
+static int
+read_version(struct flaky_fleet *f, int *ret, char *err, size_t errlen)
+{
+	PGresult	*res;
+	int		 rc, version, foreign;
+
+	if ((rc = fleet_exec(f, "SELECT to_regclass('schema_version') IS NULL,"
+	    " to_regclass('runs') IS NOT NULL", "reading the schema version",
+	    &res, err, errlen)) < 0)
+		return rc;
+	version = strcmp(PQgetvalue(res, 0, 0), "t") == 0 ? -1 : 0;
+	foreign = strcmp(PQgetvalue(res, 0, 1), "t") == 0;
+	PQclear(res);
+	if (version == 0) {
+		if ((rc = fleet_exec(f, "SELECT coalesce(max(version), 0) FROM "
+		    "schema_version", "reading the schema version", &res, err,
+		    errlen)) < 0)
+			return rc;
+		version = atoi(PQgetvalue(res, 0, 0));
+		PQclear(res);
+	}
+	/* schema_version is made by the first migration itself. */
+	if (version < 0 && foreign)
+		return flaky_error(err, errlen, EPROTO, "fleet: %s: not a "
+		    "flaky database (a table runs but no schema_version)",
+		    f->where);
+	if (version > (int)flaky_pg_schema_count)
+		return flaky_error(err, errlen, EPROTO, "fleet: %s: schema "
+		    "version %d is newer than this program understands (%d); "
+		    "upgrade flaky", f->where, version,
+		    (int)flaky_pg_schema_count);
+	*ret = version < 0 ? 0 : version;
+	return 0;
+}
+
+/* Apply migration i (0-based) and record it. */
+static int
+apply(struct flaky_fleet *f, size_t i, char *err, size_t errlen)
+{
+	const char	*vals[2];
+	char		 num[32], what[128];
+	PGresult	*res;
+	int		 rc;
+
+	snprintf(what, sizeof what, "migration %s", flaky_pg_schema_names[i]);
+	if ((rc = fleet_exec(f, flaky_pg_schema_migrations[i], what, NULL,
+	    err, errlen)) < 0)
+		return rc;
+	snprintf(num, sizeof num, "%zu", i + 1);
+	vals[0] = num;
+	vals[1] = flaky_pg_schema_names[i];
+	res = PQexecParams(f->conn, "INSERT INTO schema_version (version, name)"
+	    " VALUES ($1, $2)", 2, NULL, vals, NULL, NULL, 0);
+	if (PQresultStatus(res) != PGRES_COMMAND_OK)
+		rc = flaky_error(err, errlen, EIO, "fleet: %s: %s: %.*s",
+		    f->where, what, LINE(PQresultErrorMessage(res)));
+	PQclear(res);
+	return rc;
+}
+
+int
+flaky_fleet_migrate(struct flaky_fleet *f, int *ret_version, char *err,
+    size_t errlen)
+{
+	size_t	 i;
+	int	 rc, version = 0;
+
+	if ((rc = fleet_exec(f, "BEGIN; SELECT pg_advisory_xact_lock("
+	    FLEET_MIGRATE_LOCK ")", "locking for migration", NULL, err,
+	    errlen)) < 0)
+		return rc;
+	if ((rc = read_version(f, &version, err, errlen)) < 0)
+		goto fail;
+	for (i = (size_t)version; i < flaky_pg_schema_count; i++)
+		if ((rc = apply(f, i, err, errlen)) < 0)
+			goto fail;
+	if ((rc = fleet_exec(f, "COMMIT", "committing the migration", NULL,
+	    err, errlen)) < 0)
+		return rc;
+	if (ret_version != NULL)
+		*ret_version = (int)flaky_pg_schema_count;
+	return 0;
+fail:
+	PQclear(PQexec(f->conn, "ROLLBACK"));
+	return rc;
+}
