@@ -418,6 +418,8 @@ main(int argc, char **argv)
 		if (d.watchdog_ev == NULL || event_add(d.watchdog_ev, &tv) < 0)
 			fatalx("cannot start the watchdog timer");
 	}
+	if (ship_start(&d, d.cur->cfg, err, sizeof err) < 0)
+		fatalx("%s", err);
 	sched_catch_up(&d);
 	sched_arm(&d);
 
@@ -436,6 +438,7 @@ main(int argc, char **argv)
 
 	/* Out of the loop: normally nothing is in flight any more. */
 	control_close();
+	ship_stop();
 	sched_free(&d);
 	sched_sweep_final(&d);
 	if (flaky_spawner_free(d.sp) == -EBUSY)

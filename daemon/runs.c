@@ -489,6 +489,7 @@ pl_stored(struct flaky_run *run, void *job_arg, void *arg)
 		    flaky_pipeline_waiting(d->pl) == 1 ? "" : "s");
 	d->store_failing = 0;
 	d->store_told_ms = 0;
+	ship_wake();
 	flakyd_maybe_exit(d);
 }
 
