@@ -90,6 +90,34 @@ const struct cmd_entry cmd_metrics_entry = {
 	.exec = cmd_metrics,
 };
 
+/* The outbox (docs/fleet.md): finished runs not yet on the fleet's
+ * server, and how long the oldest has waited. Read from the database, so
+ * it is right whether or not flakyd runs. */
+static int
+print_backlog(struct flaky_store *store)
+{
+	struct flaky_ship_backlog b;
+	char	 err[1024];
+
+	if (flaky_store_ship_backlog(store, &b, err, sizeof err) < 0) {
+		fprintf(stderr, "flakyctl metrics: %s\n", err);
+		return -1;
+	}
+	printf("# HELP flaky_fleet_backlog_runs Finished runs not yet shipped "
+	    "to the fleet's server.\n# TYPE flaky_fleet_backlog_runs gauge\n"
+	    "flaky_fleet_backlog_runs %lld\n"
+	    "# HELP flaky_fleet_backlog_oldest_seconds Age of the oldest "
+	    "finished run not yet shipped (0: none).\n"
+	    "# TYPE flaky_fleet_backlog_oldest_seconds gauge\n"
+	    "flaky_fleet_backlog_oldest_seconds %.3f\n"
+	    "# HELP flaky_fleet_shipped_runs Runs shipped so far.\n"
+	    "# TYPE flaky_fleet_shipped_runs counter\n"
+	    "flaky_fleet_shipped_runs %lld\n", (long long)b.runs,
+	    b.oldest_ms > 0 ? (double)(flaky_now_ms() - b.oldest_ms) / 1e3 :
+	    0.0, (long long)b.shipped);
+	return 0;
+}
+
 /* flakyctl metrics: one family per figure, one sample per test. */
 static int
 cmd_metrics(struct ctl *ctl, int argc, char **argv)
@@ -225,6 +253,8 @@ cmd_metrics(struct ctl *ctl, int argc, char **argv)
 			printf(" %.10g\n", v);
 		}
 	}
+	if (print_backlog(store) < 0)
+		goto out;
 	ret = EXIT_OK;
 out:
 	free(groups);

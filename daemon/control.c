@@ -206,6 +206,8 @@ status_fleet(struct flaky_jw *w)
 	flaky_jw_key(w, FLAKY_CTL_F_ERROR);
 	flaky_jw_string(w, st.error[0] != '\0' ? st.error : NULL);
 	add_time(w, FLAKY_CTL_F_SINCE_MS, FLAKY_CTL_F_SINCE, st.since_ms);
+	flaky_jw_key(w, FLAKY_CTL_F_ATTEMPTS);
+	flaky_jw_int(w, st.attempts);
 	flaky_jw_key(w, FLAKY_CTL_F_BACKLOG);
 	flaky_jw_int(w, st.backlog.runs);
 	add_time(w, FLAKY_CTL_F_OLDEST_MS, FLAKY_CTL_F_OLDEST,

@@ -210,6 +210,7 @@ struct ship_status {
 	enum ship_state		 state;
 	char			 error[512];	/* why not up, one line */
 	int64_t			 since_ms;	/* in this state since */
+	int64_t			 attempts;	/* failed in a row, this state */
 	struct flaky_ship_backlog backlog;
 	int64_t			 last_ms;	/* last batch; 0: none */
 	int64_t			 last_runs, last_new;
@@ -217,6 +218,8 @@ struct ship_status {
 int	 ship_start(struct flakyd *, const struct flaky_config *, char *err,
 	    size_t errlen);
 void	 ship_wake(void);
+void	 ship_reload_check(const struct flaky_config *old,
+	    const struct flaky_config *cfg);
 int	 ship_status(struct ship_status *, const char **box,
 	    const char **where);
 const char *ship_state_name(enum ship_state);

@@ -93,8 +93,12 @@ set_state(struct shipper *s, enum ship_state state, const char *err)
 	    strcmp(s->st.error, err) != 0);
 	s->st.state = state;
 	snprintf(s->st.error, sizeof s->st.error, "%s", err ? err : "");
-	if (changed)
+	if (changed) {
 		s->st.since_ms = flaky_now_ms();
+		s->st.attempts = 0;
+	}
+	if (state != SHIP_UP)
+		s->st.attempts++;
 	pthread_mutex_unlock(&s->mu);
 	if (!changed)
 		return;
@@ -312,6 +316,25 @@ ship_start(struct flakyd *d, const struct flaky_config *cfg, char *err,
 	s->started = 1;
 	ship = s;
 	return 0;
+}
+
+/* Whether two optional strings differ. */
+static int
+differ(const char *a, const char *b)
+{
+	return (a == NULL) != (b == NULL) || (a != NULL && strcmp(a, b) != 0);
+}
+
+/* A reload does not move the shipper: say so when fleet: changed. */
+void
+ship_reload_check(const struct flaky_config *old,
+    const struct flaky_config *cfg)
+{
+	if (differ(old->fleet_url, cfg->fleet_url) ||
+	    differ(old->fleet_box, cfg->fleet_box))
+		log_warnx("reload: fleet: changed; that takes a restart "
+		    "(still %s)", ship != NULL ? "shipping as before" :
+		    "not shipping");
 }
 
 /* A run was stored: look at the queue now. */

@@ -17,15 +17,16 @@ CREATE TABLE ship_queue (
 );
 
 -- key: shipped_seq (the high-water mark), shipped_runs (how many),
--- box_id (this database's claim on its box name: random, made once).
+-- box_id (this database's claim on its box name: random, made by the
+-- first shipper, not here: new databases are copies of one image made by
+-- these migrations at build time, and would all share it).
 CREATE TABLE ship_state (
 	key		TEXT PRIMARY KEY,
 	value					-- no affinity: numbers and text as given
 ) WITHOUT ROWID;
 
 INSERT INTO ship_state (key, value) VALUES
-	('shipped_seq', 0), ('shipped_runs', 0),
-	('box_id', lower(hex(randomblob(16))));
+	('shipped_seq', 0), ('shipped_runs', 0);
 
 -- What was finished before this migration ships too, oldest first.
 INSERT INTO ship_queue (run_id)

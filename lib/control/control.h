@@ -102,6 +102,7 @@ int	 flaky_ctl_request_decode(char *line, struct flaky_ctl_request *ret,
 #define FLAKY_CTL_F_SERVER	"server"
 #define FLAKY_CTL_F_SINCE	"since"
 #define FLAKY_CTL_F_SINCE_MS	"since_ms"
+#define FLAKY_CTL_F_ATTEMPTS	"attempts"	/* failed, this state */
 #define FLAKY_CTL_F_BACKLOG	"backlog"
 #define FLAKY_CTL_F_OLDEST	"oldest"
 #define FLAKY_CTL_F_OLDEST_MS	"oldest_ms"

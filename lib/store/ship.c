@@ -221,7 +221,8 @@ flaky_store_ship_backlog(struct flaky_store *s, struct flaky_ship_backlog *ret,
 	return 0;
 }
 
-/* The random id this database claims its box name with. */
+/* The random id this database claims its box name with, made on first
+ * use (a database made from the schema image has none yet). */
 int
 flaky_store_box_id(struct flaky_store *s, char *buf, size_t len, char *err,
     size_t errlen)
@@ -229,15 +230,23 @@ flaky_store_box_id(struct flaky_store *s, char *buf, size_t len, char *err,
 	sqlite3_stmt	*st = NULL;
 	int		 r;
 
-	if ((r = store_prepare(s, "SELECT value FROM ship_state "
-	    "WHERE key = 'box_id'", &st, err, errlen)) < 0)
+	if ((r = flaky_store_begin(s, err, errlen)) < 0)
 		return r;
+	if ((r = store_exec(s, "INSERT OR IGNORE INTO ship_state (key, value) "
+	    "VALUES ('box_id', lower(hex(randomblob(16))))", err,
+	    errlen)) < 0 ||
+	    (r = store_prepare(s, "SELECT value FROM ship_state "
+	    "WHERE key = 'box_id'", &st, err, errlen)) < 0)
+		goto out;
 	if (sqlite3_step(st) == SQLITE_ROW &&
 	    sqlite3_column_text(st, 0) != NULL)
 		snprintf(buf, len, "%s", sqlite3_column_text(st, 0));
 	else
-		r = flaky_error(err, errlen, EPROTO, "%s: no box id in "
-		    "ship_state", flaky_store_path(s));
+		r = store_sql_error(s, err, errlen, "reading the box id");
+out:
 	sqlite3_finalize(st);
+	if (r == 0)
+		return flaky_store_commit(s, err, errlen);
+	flaky_store_rollback(s);
 	return r;
 }
