@@ -212,7 +212,12 @@ flaky_fleet_ship_begin(struct flaky_fleet *f, const char *box,
 	sh->conn = (PGconn *)flaky_fleet_pq(f);
 	flaky_buf_init(&sh->runs);
 	flaky_buf_init(&sh->results);
-	if ((r = exec_ok(sh, "BEGIN", "starting a batch", err, errlen)) < 0 ||
+	/* The box forgets a batch once the server said it committed: that
+	 * must hold through a crash of the server, whatever its default
+	 * (synchronous_commit = off acknowledges before the WAL is written;
+	 * the test of pg_ctl stop -m immediate mid-batch lost batches so). */
+	if ((r = exec_ok(sh, "BEGIN; SET LOCAL synchronous_commit TO on",
+	    "starting a batch", err, errlen)) < 0 ||
 	    (r = exec_ok(sh, fleet_ship_sql_staging, "making the staging "
 	    "tables", err, errlen)) < 0 ||
 	    (r = copy_start(sh, "COPY ship_results FROM STDIN",

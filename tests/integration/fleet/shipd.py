@@ -112,9 +112,9 @@ def make_db(path, runs, results, start_ms=None):
 def server_runs(pg, db, box):
     """(local_id, results on the server) of a box's runs, by local id."""
     return [(int(a), int(b)) for a, b in pg.query(
-        "SELECT r.local_id, (SELECT count(*) FROM results x WHERE "
-        "x.run_id = r.id) FROM runs r WHERE r.box = '%s' ORDER BY "
-        "r.local_id, r.id" % box, db=db)]
+        "SELECT r.local_id, count(x.run_id) FROM runs r LEFT JOIN results x "
+        "ON x.run_id = r.id WHERE r.box = '%s' GROUP BY r.id, r.local_id "
+        "ORDER BY r.local_id, r.id" % box, db=db)]
 
 
 def assert_exactly_once(pg, db, box, daemon):
