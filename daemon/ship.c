@@ -180,13 +180,20 @@ sink_result(void *arg, const char *const *v, const size_t *len, char *err,
 	return flaky_fleet_ship_result(arg, v, len, err, errlen);
 }
 
+static int
+sink_test(void *arg, const char *const *v, const size_t *len, char *err,
+    size_t errlen)
+{
+	return flaky_fleet_ship_test(arg, v, len, err, errlen);
+}
+
 /* One batch from the queue to the server, then off the queue. */
 static int
 ship_batch(struct shipper *s, struct flaky_ship_batch *b, char *err,
     size_t errlen)
 {
 	struct flaky_fleet_ship	*sh;
-	struct flaky_ship_sink	 k = { sink_run, sink_result, NULL };
+	struct flaky_ship_sink	 k = { sink_run, sink_result, sink_test, NULL };
 	long long		 fresh = 0;
 	int			 r;
 

@@ -52,7 +52,7 @@ int	 flaky_fleet_schema_latest(void);
 int	 flaky_fleet_claim(struct flaky_fleet *, const char *box,
 	    const char *claim, char *err, size_t errlen);
 /* One batch, one server transaction: begin, the runs and results in the
- * columns of flaky_ship_run_cols and flaky_ship_result_cols (store.h;
+ * columns of flaky_ship_run_cols, _result_cols and _test_cols (store.h;
  * NULL: SQL NULL), commit (*ret_new: runs the server did not have yet),
  * and abort, which rolls back an uncommitted batch and frees it. */
 struct flaky_fleet_ship;
@@ -61,6 +61,8 @@ int	 flaky_fleet_ship_begin(struct flaky_fleet *, const char *box,
 int	 flaky_fleet_ship_run(struct flaky_fleet_ship *, const char *const *v,
 	    const size_t *len, char *err, size_t errlen);
 int	 flaky_fleet_ship_result(struct flaky_fleet_ship *,
+	    const char *const *v, const size_t *len, char *err, size_t errlen);
+int	 flaky_fleet_ship_test(struct flaky_fleet_ship *,
 	    const char *const *v, const size_t *len, char *err, size_t errlen);
 int	 flaky_fleet_ship_commit(struct flaky_fleet_ship *, long long *ret_new,
 	    char *err, size_t errlen);

@@ -29,6 +29,8 @@ struct flaky_fleet_ship {
 	PGconn			*conn;
 	char			*box;
 	struct flaky_buf	 runs;		/* COPY text of the runs */
+	struct flaky_buf	 tests;		/* ... the batch's tests */
+	struct flaky_buf	 msgs;		/* ... and messages */
 	struct flaky_buf	 results;	/* not yet sent */
 	int			 copying;	/* COPY ship_results open */
 	size_t			 nruns, nresults;
@@ -211,6 +213,8 @@ flaky_fleet_ship_begin(struct flaky_fleet *f, const char *box,
 	sh->f = f;
 	sh->conn = (PGconn *)flaky_fleet_pq(f);
 	flaky_buf_init(&sh->runs);
+	flaky_buf_init(&sh->tests);
+	flaky_buf_init(&sh->msgs);
 	flaky_buf_init(&sh->results);
 	/* The box forgets a batch once the server said it committed: that
 	 * must hold through a crash of the server, whatever its default
@@ -258,6 +262,36 @@ flaky_fleet_ship_result(struct flaky_fleet_ship *sh, const char *const *v,
 	return 0;
 }
 
+/* A test the batch's results name (or a message, local id NULL). */
+int
+flaky_fleet_ship_test(struct flaky_fleet_ship *sh, const char *const *v,
+    const size_t *len, char *err, size_t errlen)
+{
+	int	 r;
+
+	if (v[0] == NULL)
+		r = put_row(&sh->msgs, v + 1, len + 1, 2, NULL);
+	else
+		r = put_row(&sh->tests, v, len, FLEET_SHIP_TEST_NCOLS, NULL);
+	if (r < 0)
+		return flaky_error(err, errlen, ENOMEM, "fleet: out of memory");
+	return 0;
+}
+
+/* COPY a buffer into a staging table. */
+static int
+copy_buf(struct flaky_fleet_ship *sh, const char *sql, struct flaky_buf *b,
+    const char *what, char *err, size_t errlen)
+{
+	int	 r;
+
+	if ((r = copy_start(sh, sql, what, err, errlen)) < 0 ||
+	    (r = copy_send(sh, b, err, errlen)) < 0 ||
+	    (r = copy_end(sh, what, err, errlen)) < 0)
+		return r;
+	return 0;
+}
+
 /* The rows in, then moved into the real tables and committed. Sets
  * *ret_new to the runs the server did not have. */
 int
@@ -271,10 +305,12 @@ flaky_fleet_ship_commit(struct flaky_fleet_ship *sh, long long *ret_new,
 	sh->copying = 0;
 	if ((r = copy_send(sh, &sh->results, err, errlen)) < 0 ||
 	    (r = copy_end(sh, "copying results", err, errlen)) < 0 ||
-	    (r = copy_start(sh, "COPY ship_runs FROM STDIN", "copying runs",
-	    err, errlen)) < 0 ||
-	    (r = copy_send(sh, &sh->runs, err, errlen)) < 0 ||
-	    (r = copy_end(sh, "copying runs", err, errlen)) < 0 ||
+	    (r = copy_buf(sh, "COPY ship_runs FROM STDIN", &sh->runs,
+	    "copying runs", err, errlen)) < 0 ||
+	    (r = copy_buf(sh, "COPY ship_tests FROM STDIN", &sh->tests,
+	    "copying tests", err, errlen)) < 0 ||
+	    (r = copy_buf(sh, "COPY ship_messages FROM STDIN", &sh->msgs,
+	    "copying messages", err, errlen)) < 0 ||
 	    (r = exec_ok(sh, fleet_ship_sql_names, "adding targets and "
 	    "tests", err, errlen)) < 0)
 		return r;
@@ -310,6 +346,8 @@ flaky_fleet_ship_abort(struct flaky_fleet_ship *sh)
 	    PQstatus(sh->conn) == CONNECTION_OK)
 		PQclear(PQexec(sh->conn, "ROLLBACK"));
 	free(sh->runs.data);
+	free(sh->tests.data);
+	free(sh->msgs.data);
 	free(sh->results.data);
 	free(sh->box);
 	free(sh);

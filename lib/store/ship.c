@@ -28,9 +28,15 @@ const char *const flaky_ship_run_cols[FLAKY_SHIP_RUN_NCOLS] = {
 	"stdout_size", "stdout_data", "stderr_hash", "stderr_size",
 	"stderr_data",
 };
+/* Results name their test by its local id: a batch's tests come once
+ * each after its runs, not once per result (most of the bytes, and a text
+ * join on the server for each row). */
 const char *const flaky_ship_result_cols[FLAKY_SHIP_RESULT_NCOLS] = {
-	"local_run", "position", "target", "test", "outcome", "duration_us",
-	"signature", "message", "fingerprint", "normalized",
+	"local_run", "position", "local_test", "outcome", "duration_us",
+	"signature", "message", "fingerprint",
+};
+const char *const flaky_ship_test_cols[FLAKY_SHIP_TEST_NCOLS] = {
+	"local_test", "target", "name",
 };
 
 /* Queued runs from a position on; r.id NULL: pruned since. Column 0 is
@@ -50,13 +56,25 @@ static const char sql_runs[] =
     "ORDER BY q.seq";
 
 /* A run's results in run order: flaky_ship_result_cols but the first
- * (the run) and the third (the target), which come from the run. */
+ * (the run), which comes from the run. */
 static const char sql_results[] =
-    "SELECT res.position, t.name, res.outcome, res.duration_us, "
-    "res.signature, res.message, m.fingerprint, m.normalized "
-    "FROM results res JOIN tests t ON t.id = res.test_id "
-    "LEFT JOIN messages m ON m.id = res.message_id "
+    "SELECT res.position, res.test_id, res.outcome, res.duration_us, "
+    "res.signature, res.message, m.fingerprint "
+    "FROM results res LEFT JOIN messages m ON m.id = res.message_id "
     "WHERE res.run_id = ? ORDER BY res.position";
+
+/* The tests the results of a batch (queue positions ?1 to ?2) name, and
+ * the normalized texts of their messages (fingerprint, text): a message
+ * row rides along as a test row with local_test NULL. */
+static const char sql_tests[] =
+    "SELECT t.id, tg.name, t.name FROM tests t "
+    "JOIN targets tg ON tg.id = t.target_id WHERE t.id IN ("
+    "SELECT res.test_id FROM ship_queue q JOIN results res "
+    "ON res.run_id = q.run_id WHERE q.seq BETWEEN ?1 AND ?2) "
+    "UNION ALL SELECT NULL, m.fingerprint, m.normalized FROM messages m "
+    "WHERE m.id IN (SELECT res.message_id FROM ship_queue q "
+    "JOIN results res ON res.run_id = q.run_id WHERE q.seq BETWEEN ?1 "
+    "AND ?2 AND res.message_id IS NOT NULL)";
 
 /* Column i of st as text into v[o], len[o]. */
 static void
@@ -80,8 +98,8 @@ col(sqlite3_stmt *st, int i, const char **v, size_t *len, size_t o)
 /* One run's results to the sink. */
 static int
 read_results(struct flaky_store *s, sqlite3_stmt *st, const char *run,
-    size_t runlen, const char *target, size_t tlen,
-    const struct flaky_ship_sink *k, size_t *n, char *err, size_t errlen)
+    size_t runlen, const struct flaky_ship_sink *k, size_t *n, char *err,
+    size_t errlen)
 {
 	const char	*v[FLAKY_SHIP_RESULT_NCOLS];
 	size_t		 len[FLAKY_SHIP_RESULT_NCOLS];
@@ -89,12 +107,9 @@ read_results(struct flaky_store *s, sqlite3_stmt *st, const char *run,
 
 	v[0] = run;
 	len[0] = runlen;
-	v[2] = target;
-	len[2] = tlen;
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		col(st, 0, v, len, 1);
-		for (int i = 1; i < 8; i++)
-			col(st, i, v, len, (size_t)i + 2);
+		for (int i = 0; i < FLAKY_SHIP_RESULT_NCOLS - 1; i++)
+			col(st, i, v, len, (size_t)i + 1);
 		if ((r = k->result(k->arg, v, len, err, errlen)) != 0)
 			return r;
 		(*n)++;
@@ -127,14 +142,40 @@ read_batch(struct flaky_store *s, sqlite3_stmt *rs, sqlite3_stmt *xs,
 		b->runs++;
 		sqlite3_reset(xs);
 		sqlite3_bind_int64(xs, 1, sqlite3_column_int64(rs, 1));
-		if ((r = read_results(s, xs, v[0], len[0], v[1], len[1], k,
-		    &b->results, err, errlen)) < 0)
+		if ((r = read_results(s, xs, v[0], len[0], k, &b->results,
+		    err, errlen)) < 0)
 			return r;
 	}
 	if (b->runs < max_runs && (b->runs == 0 || b->results < max_results)
 	    && rc != SQLITE_DONE)
 		return store_sql_error(s, err, errlen, "reading runs to ship");
 	return 0;
+}
+
+/* The tests and messages the batch's results name, to the sink. */
+static int
+read_tests(struct flaky_store *s, int64_t first, int64_t last,
+    const struct flaky_ship_sink *k, char *err, size_t errlen)
+{
+	sqlite3_stmt	*st;
+	const char	*v[FLAKY_SHIP_TEST_NCOLS];
+	size_t		 len[FLAKY_SHIP_TEST_NCOLS];
+	int		 rc, r;
+
+	if ((r = store_prepare(s, sql_tests, &st, err, errlen)) < 0)
+		return r;
+	sqlite3_bind_int64(st, 1, first);
+	sqlite3_bind_int64(st, 2, last);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		for (int i = 0; i < FLAKY_SHIP_TEST_NCOLS; i++)
+			col(st, i, v, len, (size_t)i);
+		if ((r = k->test(k->arg, v, len, err, errlen)) != 0)
+			break;
+	}
+	if (r == 0 && rc != SQLITE_DONE)
+		r = store_sql_error(s, err, errlen, "reading tests to ship");
+	sqlite3_finalize(st);
+	return r;
 }
 
 /* Read a batch of queued runs, whole, for a sink. */
@@ -153,6 +194,8 @@ flaky_store_ship_read(struct flaky_store *s, size_t max_runs,
 	    (r = store_prepare(s, sql_results, &xs, err, errlen)) == 0)
 		r = read_batch(s, rs, xs, max_runs, max_results, k, b, err,
 		    errlen);
+	if (r == 0 && b->runs > 0)
+		r = read_tests(s, 1, b->last_seq, k, err, errlen);
 	sqlite3_finalize(rs);
 	sqlite3_finalize(xs);
 	sqlite3_exec(store_db(s), "COMMIT", NULL, NULL, NULL);

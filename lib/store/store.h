@@ -658,14 +658,19 @@ void	 flaky_polluter_row_clear(struct flaky_polluter_row *);
  * as sqlar has them (raw when length = size), with the content's hash. */
 extern const char *const flaky_ship_run_cols[];
 extern const char *const flaky_ship_result_cols[];
+extern const char *const flaky_ship_test_cols[];
 #define FLAKY_SHIP_RUN_NCOLS	34
-#define FLAKY_SHIP_RESULT_NCOLS	10
+#define FLAKY_SHIP_RESULT_NCOLS	8
+#define FLAKY_SHIP_TEST_NCOLS	3
 struct flaky_ship_sink {
-	/* A run, then each of its results; non-zero (a negative errno,
-	 * with err filled) stops the read. */
+	/* A run, then each of its results (naming its test by local id);
+	 * after the last run, each test the batch's results name. Non-zero
+	 * (a negative errno, with err filled) stops the read. */
 	int	(*run)(void *arg, const char *const *v, const size_t *len,
 		    char *err, size_t errlen);
 	int	(*result)(void *arg, const char *const *v, const size_t *len,
+		    char *err, size_t errlen);
+	int	(*test)(void *arg, const char *const *v, const size_t *len,
 		    char *err, size_t errlen);
 	void	*arg;
 };
