@@ -26,6 +26,7 @@ static const char password_hint[] = "give the password in ~/.pgpass "
     "(or the file PGPASSFILE names), a service file (PGSERVICEFILE) or "
     "PGPASSWORD, not in the URI";
 
+/* A PostgreSQL URI rather than a SQLite path. */
 int
 flaky_fleet_is_uri(const char *s)
 {
@@ -33,6 +34,7 @@ flaky_fleet_is_uri(const char *s)
 	    strncmp(s, "postgres://", 11) == 0);
 }
 
+/* The URI without userinfo and password parameter, for messages. */
 char *
 flaky_fleet_redact_uri(const char *uri, char *buf, size_t len)
 {
@@ -119,6 +121,7 @@ pq_error(PGconn *conn)
 	return conn ? PQerrorMessage(conn) : "out of memory";
 }
 
+/* Connect with libpq's own credentials; refuse a password in the URI. */
 int
 flaky_fleet_connect(const char *uri, struct flaky_fleet **ret, char *err,
     size_t errlen)
@@ -157,6 +160,7 @@ fail:
 	return rc;
 }
 
+/* Close the connection; NULL is fine. */
 void
 flaky_fleet_close(struct flaky_fleet *f)
 {
@@ -167,12 +171,14 @@ flaky_fleet_close(struct flaky_fleet *f)
 	free(f);
 }
 
+/* libpq's connection, for the code that speaks SQL. */
 struct pg_conn *
 flaky_fleet_pq(struct flaky_fleet *f)
 {
 	return f->conn;
 }
 
+/* The number of schema/pg migrations compiled in. */
 int
 flaky_fleet_schema_latest(void)
 {
@@ -263,6 +269,7 @@ apply(struct flaky_fleet *f, size_t i, char *err, size_t errlen)
 	return rc;
 }
 
+/* Apply the missing migrations in one transaction, boxes in turn. */
 int
 flaky_fleet_migrate(struct flaky_fleet *f, int *ret_version, char *err,
     size_t errlen)
@@ -273,7 +280,7 @@ flaky_fleet_migrate(struct flaky_fleet *f, int *ret_version, char *err,
 	if ((rc = fleet_exec(f, "BEGIN; SELECT pg_advisory_xact_lock("
 	    FLEET_MIGRATE_LOCK ")", "locking for migration", NULL, err,
 	    errlen)) < 0)
-		return rc;
+		goto fail;
 	if ((rc = read_version(f, &version, err, errlen)) < 0)
 		goto fail;
 	for (i = (size_t)version; i < flaky_pg_schema_count; i++)

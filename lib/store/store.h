@@ -654,8 +654,8 @@ void	 flaky_polluter_row_clear(struct flaky_polluter_row *);
  * a batch from the queue, stores it elsewhere, and only then marks it
  * shipped. Columns come as text (v[i] NULL: SQL NULL) with their lengths,
  * in the order of flaky_ship_run_cols and flaky_ship_result_cols; the
- * output columns (stdout_data, stderr_data) are the stored bytes, deflated
- * as sqlar has them (raw when length = size), with the content's hash. */
+ * output columns (stdout_data, stderr_data) are the content as kept
+ * (inflated: the server compresses on its own), with its hash. */
 extern const char *const flaky_ship_run_cols[];
 extern const char *const flaky_ship_result_cols[];
 extern const char *const flaky_ship_test_cols[];

@@ -50,7 +50,7 @@ CREATE TABLE runs (
 	failures	integer,		-- failed or errored results
 	summary_total	integer,		-- the runner's own count
 	in_flight	integer,		-- runs at once when it started
-	loadavg		double precision,
+	loadavg		numeric,		-- numeric: round(avg(loadavg), 2) as on SQLite
 	user_us		bigint,
 	sys_us		bigint,
 	maxrss_kb	bigint,
@@ -127,7 +127,8 @@ INSERT INTO outcomes VALUES (0, 'pass'), (1, 'fail'), (2, 'error'),
 -- it is about to insert (nothing is inserted into a missing partition: no
 -- default partition, which would have to be scanned each time one is
 -- added); the migration makes the weeks around now. An advisory lock
--- serializes writers that would add the same partition.
+-- serializes writers that would add the same partition. Weeks that exist
+-- cost a catalog look each.
 CREATE FUNCTION flaky_make_partitions(from_ms bigint, to_ms bigint)
 RETURNS integer LANGUAGE plpgsql AS $$
 DECLARE
@@ -141,7 +142,13 @@ BEGIN
 		name := 'results_' || to_char(to_timestamp(lo / 1000)
 		    AT TIME ZONE 'UTC', 'YYYYMMDD');
 		IF to_regclass(quote_ident(name)) IS NULL THEN
-			EXECUTE format('CREATE TABLE %I PARTITION OF results '
+			-- Made apart, then attached: ATTACH takes a lock that
+			-- readers and writers of results pass (SHARE UPDATE
+			-- EXCLUSIVE), CREATE ... PARTITION OF an exclusive one
+			-- until the batch that called it commits.
+			EXECUTE format('CREATE TABLE %I (LIKE results INCLUDING '
+			    'DEFAULTS INCLUDING CONSTRAINTS)', name);
+			EXECUTE format('ALTER TABLE results ATTACH PARTITION %I '
 			    'FOR VALUES FROM (%s) TO (%s)', name, lo, lo + week);
 			made := made + 1;
 		END IF;

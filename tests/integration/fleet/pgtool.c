@@ -17,9 +17,13 @@ main(int argc, char **argv)
 		fprintf(stderr, "usage: pgtool migrate URI\n");
 		return 2;
 	}
-	if (flaky_fleet_connect(argv[2], &f, err, sizeof err) < 0 ||
-	    flaky_fleet_migrate(f, &version, err, sizeof err) < 0) {
+	if (flaky_fleet_connect(argv[2], &f, err, sizeof err) < 0) {
 		fprintf(stderr, "pgtool: %s\n", err);
+		return 2;
+	}
+	if (flaky_fleet_migrate(f, &version, err, sizeof err) < 0) {
+		fprintf(stderr, "pgtool: %s\n", err);
+		flaky_fleet_close(f);
 		return 2;
 	}
 	flaky_fleet_close(f);

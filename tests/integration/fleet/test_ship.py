@@ -5,6 +5,7 @@ a box name taken, a password where it does not belong."""
 import os
 import sqlite3
 import subprocess
+import zlib
 
 import pytest
 
@@ -39,12 +40,14 @@ def test_runs_results_and_outputs_arrive(pg, pgdb, shipd):
     assert rows == [["t.T.test_one", "0", "f", "f"],
                     ["t.T.test_two", "1", "t", "t"]] * 3
     # The output as kept, the same bytes as the local database has.
-    local = query(shipd.db, "SELECT hex(o.data) FROM runs r JOIN outputs o "
-                  "ON o.id = r.stderr_id ORDER BY r.id")
+    local = [(zlib.decompress(d) if len(d) != n else d).hex().upper()
+             for d, n in query(shipd.db, "SELECT o.data, o.size FROM runs r "
+                               "JOIN outputs o ON o.id = r.stderr_id "
+                               "ORDER BY r.id")]
     remote = pg.query("SELECT upper(encode(o.data, 'hex')) FROM runs r "
                       "JOIN outputs o ON o.id = r.stderr_id ORDER BY "
                       "r.local_id", db=db)
-    assert [r[0] for r in local] == [r[0] for r in remote]
+    assert len(local) == 3 and local == [r[0] for r in remote]
     assert "flakyd: fleet: shipping to postgresql:///%s" % db in \
         shipd.logtext()
 
