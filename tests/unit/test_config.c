@@ -316,7 +316,7 @@ START_TEST(bad_files)
 		    "scan, junit, confirm_budget, until_settled or stress" },
 		{ "bad-unknown-top.yaml", "1:1: unknown key \"databse\", "
 		    "expected database, jobs, socket, timezone, kill_grace, "
-		    "retention, redact, signatures or targets" },
+		    "retention, redact, signatures, targets or fleet" },
 		{ "bad-utf8.yaml",
 		    "2:14: YAML syntax error: invalid leading UTF-8 octet" },
 	};
