@@ -62,8 +62,8 @@ def test_down_at_start_then_up_and_backlog_shown(pg, tmp_path, shipd):
     shipd.configure(url)
     shipd.start()
     shipd.ctl("run", "--runs", "2", "demo", check=0)
-    f = shipd.wait_fleet("two runs waiting, three failed attempts",
-                         lambda f: f["backlog"] == 2 and f["attempts"] >= 3,
+    f = shipd.wait_fleet("two runs waiting, two failed attempts",
+                         lambda f: f["backlog"] == 2 and f["attempts"] >= 2,
                          timeout=30)
     assert f["state"] == "down" and f["oldest_ms"] > 0
     assert "cannot connect" in f["error"]

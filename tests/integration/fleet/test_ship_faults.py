@@ -1,12 +1,11 @@
-"""Shipping through the server's faults, on a cluster of this module's own
-that the tests stop and restart: stopped mid-batch (pg_ctl stop -m
+"""Shipping through the server's faults, on the session's cluster, which
+the tests stop and restart: stopped mid-batch (pg_ctl stop -m
 immediate), restarted under a connected box, and a password refused.
 Nothing is lost and nothing is stored twice; no secret reaches the log."""
 import os
 
 import pytest
 
-from pgcluster import Cluster
 from shipd import ShipDaemon, assert_exactly_once, make_db, server_runs
 
 RIGHT = "right-Pass-7319"
@@ -14,22 +13,18 @@ WRONG = "wrong-Pass-4471"
 
 
 @pytest.fixture(scope="module")
-def pg2():
-    """A cluster that may be stopped; role boxer logs in with a password
-    (scram), everyone else with trust."""
-    c = Cluster()
-    c.start()
-    try:
-        hba = os.path.join(c.data, "pg_hba.conf")
-        with open(hba) as f:
-            rules = f.read()
-        with open(hba, "w") as f:
-            f.write("local all boxer scram-sha-256\n" + rules)
-        c.psql("CREATE ROLE boxer LOGIN SUPERUSER PASSWORD '%s'" % RIGHT)
-        c.pg_ctl("reload")
-        yield c
-    finally:
-        c.stop()
+def pg2(pg):
+    """The session's cluster (one initdb less), with a role boxer that
+    logs in with a password (scram); everyone else keeps trust. Tests
+    that stop it start it again before they end."""
+    hba = os.path.join(pg.data, "pg_hba.conf")
+    with open(hba) as f:
+        rules = f.read()
+    with open(hba, "w") as f:
+        f.write("local all boxer scram-sha-256\n" + rules)
+    pg.psql("CREATE ROLE boxer LOGIN SUPERUSER PASSWORD '%s'" % RIGHT)
+    pg.pg_ctl("reload")
+    return pg
 
 
 @pytest.fixture
@@ -47,7 +42,7 @@ def fresh_db(pg2, name):
 def test_stopped_mid_batch(pg2, shipd):
     db = fresh_db(pg2, "midbatch")
     shipd.configure(pg2.uri(db))
-    make_db(shipd.db, 4000, 40)
+    make_db(shipd.db, 3000, 20)
     shipd.start()
     try:
         shipd.wait_fleet("a first batch on the server",
