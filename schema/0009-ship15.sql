@@ -9,9 +9,10 @@
 -- order, ships a batch in one server transaction, and only after the
 -- server's commit deletes those rows and advances shipped_seq here. A
 -- crash in between ships them again; the server inserts nothing twice
--- (its runs are unique by box and local id).
+-- (its runs are unique by box and local id). Written to run again over
+-- its own result (a database marked older, as tests of migrations do).
 
-CREATE TABLE ship_queue (
+CREATE TABLE IF NOT EXISTS ship_queue (
 	seq		INTEGER PRIMARY KEY AUTOINCREMENT,
 	run_id		INTEGER NOT NULL	-- runs(id); pruned: skipped
 );
@@ -20,25 +21,26 @@ CREATE TABLE ship_queue (
 -- box_id (this database's claim on its box name: random, made by the
 -- first shipper, not here: new databases are copies of one image made by
 -- these migrations at build time, and would all share it).
-CREATE TABLE ship_state (
+CREATE TABLE IF NOT EXISTS ship_state (
 	key		TEXT PRIMARY KEY,
 	value					-- no affinity: numbers and text as given
 ) WITHOUT ROWID;
 
-INSERT INTO ship_state (key, value) VALUES
+INSERT OR IGNORE INTO ship_state (key, value) VALUES
 	('shipped_seq', 0), ('shipped_runs', 0);
 
 -- What was finished before this migration ships too, oldest first.
 INSERT INTO ship_queue (run_id)
-SELECT id FROM runs WHERE status != 'running' ORDER BY id;
+SELECT id FROM runs WHERE status != 'running'
+AND id NOT IN (SELECT run_id FROM ship_queue) ORDER BY id;
 
-CREATE TRIGGER ship_run_ended AFTER UPDATE OF status ON runs
+CREATE TRIGGER IF NOT EXISTS ship_run_ended AFTER UPDATE OF status ON runs
 WHEN OLD.status = 'running' AND NEW.status != 'running'
 BEGIN
 	INSERT INTO ship_queue (run_id) VALUES (NEW.id);
 END;
 
-CREATE TRIGGER ship_run_whole AFTER INSERT ON runs
+CREATE TRIGGER IF NOT EXISTS ship_run_whole AFTER INSERT ON runs
 WHEN NEW.status != 'running'
 BEGIN
 	INSERT INTO ship_queue (run_id) VALUES (NEW.id);

@@ -352,8 +352,8 @@ START_TEST(store_rates_and_seeds)
 }
 END_TEST
 
-/* A database of the version before the migration (the newest one with
- * the column taken out again) keeps its runs, which read as calm. */
+/* A database of the version before the migration (a new one with the
+ * column taken out again) keeps its runs, which read as calm. */
 START_TEST(migrate)
 {
 	struct flaky_store *s;
@@ -364,8 +364,9 @@ START_TEST(migrate)
 	    "%s", err);
 	flaky_store_close(s);
 	ck_assert_int_eq(sqlite3_open(path, &db), SQLITE_OK);
-	snprintf(sql, sizeof sql, "PRAGMA user_version = %d",
-	    flaky_store_schema_version() - 1);
+	/* 7: the version before 0008-perturbation.sql, whatever came
+	 * after it (later migrations run again over their own result). */
+	snprintf(sql, sizeof sql, "PRAGMA user_version = %d", 7);
 	ck_assert_msg(sqlite3_exec(db,
 	    "ALTER TABLE runs DROP COLUMN perturbation;"
 	    "INSERT INTO targets (id, name, created_ms) VALUES (1, 'demo', 0);"
