@@ -254,6 +254,32 @@ num(const struct flaky_json *o, const char *key)
 	return flaky_json_get_num(o, key);
 }
 
+/* status's fleet line: where runs ship, how it goes, what waits. */
+static void
+print_status_fleet(const struct flaky_json *st)
+{
+	const struct flaky_json *f = flaky_json_get(st, FLAKY_CTL_F_FLEET);
+	const char	*err;
+
+	if (f == NULL || f->type != FLAKY_JSON_OBJECT)
+		return;
+	printf("fleet: box %s to %s: %s", str_or(f, FLAKY_CTL_F_BOX, "?"),
+	    str_or(f, FLAKY_CTL_F_SERVER, "?"), str_or(f, FLAKY_CTL_F_STATE,
+	    "?"));
+	if ((err = flaky_json_get_str(f, FLAKY_CTL_F_ERROR)) != NULL) {
+		printf(" since ");
+		print_time(flaky_json_get_str(f, FLAKY_CTL_F_SINCE));
+		printf(" (%s)", err);
+	}
+	printf("; %.0f finished run%s waiting", num(f, FLAKY_CTL_F_BACKLOG),
+	    num(f, FLAKY_CTL_F_BACKLOG) == 1 ? "" : "s");
+	if (flaky_json_get_str(f, FLAKY_CTL_F_OLDEST) != NULL) {
+		printf(", the oldest ended ");
+		print_time(flaky_json_get_str(f, FLAKY_CTL_F_OLDEST));
+	}
+	printf("; %.0f shipped\n", num(f, FLAKY_CTL_F_SHIPPED));
+}
+
 /* status as a table: the daemon, then one line per target. */
 static void
 print_status_table(const struct flaky_json *st)
@@ -276,7 +302,9 @@ print_status_table(const struct flaky_json *st)
 		    num(st, FLAKY_CTL_F_UNSTORED));
 	if (num(st, FLAKY_CTL_F_STOPPING) > 0)
 		printf(", stopping");
-	printf("\n\n");
+	printf("\n");
+	print_status_fleet(st);
+	printf("\n");
 	if (targets == NULL || targets->type != FLAKY_JSON_ARRAY ||
 	    targets->len == 0) {
 		printf("no targets\n");

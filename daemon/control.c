@@ -186,6 +186,39 @@ status_target(struct flaky_jw *w, struct tstate *ts)
 	flaky_jw_object_end(w);
 }
 
+/* status: the shipper's state and backlog, with fleet: in the config. */
+static void
+status_fleet(struct flaky_jw *w)
+{
+	struct ship_status st;
+	const char	*box, *where;
+
+	if (!ship_status(&st, &box, &where))
+		return;
+	flaky_jw_key(w, FLAKY_CTL_F_FLEET);
+	flaky_jw_object_begin(w);
+	flaky_jw_key(w, FLAKY_CTL_F_BOX);
+	flaky_jw_string(w, box);
+	flaky_jw_key(w, FLAKY_CTL_F_SERVER);
+	flaky_jw_string(w, where);
+	flaky_jw_key(w, FLAKY_CTL_F_STATE);
+	flaky_jw_string(w, ship_state_name(st.state));
+	flaky_jw_key(w, FLAKY_CTL_F_ERROR);
+	flaky_jw_string(w, st.error[0] != '\0' ? st.error : NULL);
+	add_time(w, FLAKY_CTL_F_SINCE_MS, FLAKY_CTL_F_SINCE, st.since_ms);
+	flaky_jw_key(w, FLAKY_CTL_F_ATTEMPTS);
+	flaky_jw_int(w, st.attempts);
+	flaky_jw_key(w, FLAKY_CTL_F_BACKLOG);
+	flaky_jw_int(w, st.backlog.runs);
+	add_time(w, FLAKY_CTL_F_OLDEST_MS, FLAKY_CTL_F_OLDEST,
+	    st.backlog.oldest_ms);
+	flaky_jw_key(w, FLAKY_CTL_F_SHIPPED);
+	flaky_jw_int(w, st.backlog.shipped);
+	add_time(w, FLAKY_CTL_F_LAST_SHIP_MS, FLAKY_CTL_F_LAST_SHIP,
+	    st.last_ms);
+	flaky_jw_object_end(w);
+}
+
 /* status: the daemon and every target, one line of JSON. */
 static void
 cmd_status(struct client *c)
@@ -217,6 +250,7 @@ cmd_status(struct client *c)
 	flaky_jw_int(&w, (long long)flaky_pipeline_waiting(d->pl));
 	flaky_jw_key(&w, FLAKY_CTL_F_STOPPING);
 	flaky_jw_bool(&w, d->stopping);
+	status_fleet(&w);
 	flaky_jw_key(&w, FLAKY_CTL_F_TARGETS);
 	flaky_jw_array_begin(&w);
 	for (size_t i = 0; i < d->ntargets; i++)

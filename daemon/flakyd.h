@@ -245,6 +245,32 @@ void	 webhook_free(struct webhook *);
 void	 webhook_shutdown(void);
 char	*webhook_safe_url(const char *url);
 int	 webhook_basic(const char *userinfo, char *buf, size_t len);
+/* ship.c: finished runs to the fleet's server (fleet: in the config), from
+ * a thread of its own; status reads a copy of its state. */
+enum ship_state {
+	SHIP_CONNECTING = 0,	/* not yet tried */
+	SHIP_UP,		/* connected; shipping or nothing to ship */
+	SHIP_DOWN,		/* the server or the connection failed */
+	SHIP_REFUSED,		/* it answered no: credentials, schema, box */
+};
+struct ship_status {
+	enum ship_state		 state;
+	char			 error[512];	/* why not up, one line */
+	int64_t			 since_ms;	/* in this state since */
+	int64_t			 attempts;	/* failed in a row, this state */
+	struct flaky_ship_backlog backlog;
+	int64_t			 last_ms;	/* last batch; 0: none */
+	int64_t			 last_runs, last_new;
+};
+int	 ship_start(struct flakyd *, const struct flaky_config *, char *err,
+	    size_t errlen);
+void	 ship_wake(void);
+void	 ship_reload_check(const struct flaky_config *old,
+	    const struct flaky_config *cfg);
+int	 ship_status(struct ship_status *, const char **box,
+	    const char **where);
+const char *ship_state_name(enum ship_state);
+void	 ship_stop(void);
 
 /* notify.c: the sd_notify datagram protocol, without libsystemd. */
 void	 notify_init(void);

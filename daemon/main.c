@@ -155,6 +155,7 @@ flakyd_reload(struct flakyd *d, char *err, size_t errlen)
 			log_warnx("reload: socket: changed; that takes a "
 			    "restart (still on %s)", d->socket_path);
 		http_reload_check(old, cfg);
+		ship_reload_check(old, cfg);
 		if ((r = sched_apply(d, cfg, err, errlen)) < 0)
 			flaky_config_free(cfg);
 		else
@@ -460,6 +461,8 @@ main(int argc, char **argv)
 			fatalx("cannot start the watchdog timer");
 	}
 	alerts_apply(&d);
+	if (ship_start(&d, d.cur->cfg, err, sizeof err) < 0)
+		fatalx("%s", err);
 	sched_catch_up(&d);
 	sched_arm(&d);
 
@@ -480,6 +483,7 @@ main(int argc, char **argv)
 	control_close();
 	http_close(&d);
 	alerts_free(&d);
+	ship_stop();
 	sched_free(&d);
 	sched_sweep_final(&d);
 	if (flaky_spawner_free(d.sp) == -EBUSY)

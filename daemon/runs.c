@@ -599,6 +599,7 @@ pl_stored(struct flaky_run *run, void *job_arg, void *arg)
 	d->store_failing = 0;
 	d->store_told_ms = 0;
 	alerts_kick(d);
+	ship_wake();
 	flakyd_maybe_exit(d);
 }
 

@@ -73,12 +73,12 @@ parse_signature(struct ctx *c, const yaml_node_t *n,
 static const char *const top_keys[] = {
 	"database", "jobs", "socket", "timezone", "kill_grace", "retention",
 	"redact", "signatures", "targets", "box", "http", "notify",
-	"notify_window",
+	"notify_window", "fleet",
 };
 enum {
 	K_DATABASE, K_JOBS, K_SOCKET, K_TIMEZONE, K_KILL_GRACE, K_RETENTION,
 	K_REDACT, K_SIGNATURES, K_TARGETS, K_BOX, K_HTTP, K_NOTIFY,
-	K_NOTIFY_WINDOW, K_NKEYS
+	K_NOTIFY_WINDOW, K_FLEET, K_NKEYS
 };
 
 /* box: the name every run of this flakyd records (issue 15). */
@@ -137,6 +137,8 @@ parse_top(struct ctx *c, yaml_node_t *root)
 	} else if ((r = flaky_tz_load(NULL, &cfg->tz, zerr, sizeof zerr)) < 0)
 		return r == -ENOMEM ? cfg_nomem(c) :
 		    cfg_err(c, root, "timezone: %s", zerr);
+	if (v[K_FLEET] != NULL && (r = cfg_parse_fleet(c, v[K_FLEET])) < 0)
+		return r;
 	if (v[K_KILL_GRACE] != NULL && (r = cfg_get_duration(c, v[K_KILL_GRACE],
 	    "kill_grace", 0, &cfg->kill_grace_ms)) < 0)
 		return r;
@@ -459,6 +461,8 @@ flaky_config_free(struct flaky_config *cfg)
 	free(cfg->http_token_file);
 	free(cfg->timezone);
 	free(cfg->box);
+	free(cfg->fleet_url);
+	free(cfg->fleet_box);
 	flaky_tz_free(cfg->tz);
 	for (size_t i = 0; i < cfg->nredact; i++)
 		regex_free(&cfg->redact[i]);

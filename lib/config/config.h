@@ -139,6 +139,9 @@ struct flaky_config {
 	struct flaky_receiver *receivers;	/* notify: */
 	size_t		 nreceivers;
 	int		 notify_window;	/* runs; default 20 */
+	char		*fleet_url;	/* fleet: url:, no password; or NULL */
+	char		*fleet_box;	/* fleet: box:, or NULL: the host's */
+	int		 fleet_line;	/* where fleet: starts, 1-based */
 };
 
 /* Read and check a schedule file. Relative paths in it (dir, database,
@@ -152,6 +155,8 @@ int	 flaky_config_parse_buffer(const char *name, const char *buf,
 	    size_t len, unsigned flags, struct flaky_config **ret, char *err,
 	    size_t errlen);
 void	 flaky_config_free(struct flaky_config *);
+/* Whether a box name is one a fleet takes: [A-Za-z0-9._-], 1 to 64. */
+int	 flaky_config_box_ok(const char *name);
 /* The target with this name, or NULL. */
 const struct flaky_target *flaky_config_target(const struct flaky_config *,
 	    const char *name);

@@ -81,5 +81,7 @@ int	 cfg_parse_http(struct ctx *c, const yaml_node_t *n);
 int	 cfg_parse_notify(struct ctx *c, const yaml_node_t *n);
 void	 cfg_receivers_free(struct flaky_config *cfg);
 void	 cfg_receivers_free_one(struct flaky_receiver *rv);
+/* config_fleet.c: the fleet: mapping. */
+int	 cfg_parse_fleet(struct ctx *c, const yaml_node_t *n);
 
 #endif

@@ -94,6 +94,21 @@ int	 flaky_ctl_request_decode(char *line, struct flaky_ctl_request *ret,
 #define FLAKY_CTL_F_FAILURES	"failures"
 /* run */
 #define FLAKY_CTL_F_TARGET	"target"
+/* status, with fleet: in the config (docs/fleet.md): the shipper. Its
+ * state is one of connecting, up, down, refused; backlog is the count of
+ * finished runs not yet on the server, oldest the end of the oldest. */
+#define FLAKY_CTL_F_FLEET	"fleet"
+#define FLAKY_CTL_F_BOX		"box"
+#define FLAKY_CTL_F_SERVER	"server"
+#define FLAKY_CTL_F_SINCE	"since"
+#define FLAKY_CTL_F_SINCE_MS	"since_ms"
+#define FLAKY_CTL_F_ATTEMPTS	"attempts"	/* failed, this state */
+#define FLAKY_CTL_F_BACKLOG	"backlog"
+#define FLAKY_CTL_F_OLDEST	"oldest"
+#define FLAKY_CTL_F_OLDEST_MS	"oldest_ms"
+#define FLAKY_CTL_F_SHIPPED	"shipped"
+#define FLAKY_CTL_F_LAST_SHIP	"last_ship"
+#define FLAKY_CTL_F_LAST_SHIP_MS "last_ship_ms"
 
 /* A target's "state" in status. */
 #define FLAKY_CTL_STATE_IDLE	"idle"

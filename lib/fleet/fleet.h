@@ -44,4 +44,28 @@ int	 flaky_fleet_migrate(struct flaky_fleet *, int *ret_version,
 /* The schema version of this program: the number of schema/pg files. */
 int	 flaky_fleet_schema_latest(void);
 
+/* Shipping a box's finished runs (ship.c, claim.c; docs/fleet.md).
+ * Errors are -ECONNRESET when the connection is lost (reconnect), -EIO
+ * for the server's other errors, with its message in err. */
+/* Claim the name box for this box (claim: its machine's and database's
+ * ids); -EEXIST when another box holds it. */
+int	 flaky_fleet_claim(struct flaky_fleet *, const char *box,
+	    const char *claim, char *err, size_t errlen);
+/* One batch, one server transaction: begin, the runs and results in the
+ * columns of flaky_ship_run_cols, _result_cols and _test_cols (store.h;
+ * NULL: SQL NULL), commit (*ret_new: runs the server did not have yet),
+ * and abort, which rolls back an uncommitted batch and frees it. */
+struct flaky_fleet_ship;
+int	 flaky_fleet_ship_begin(struct flaky_fleet *, const char *box,
+	    struct flaky_fleet_ship **ret, char *err, size_t errlen);
+int	 flaky_fleet_ship_run(struct flaky_fleet_ship *, const char *const *v,
+	    const size_t *len, char *err, size_t errlen);
+int	 flaky_fleet_ship_result(struct flaky_fleet_ship *,
+	    const char *const *v, const size_t *len, char *err, size_t errlen);
+int	 flaky_fleet_ship_test(struct flaky_fleet_ship *,
+	    const char *const *v, const size_t *len, char *err, size_t errlen);
+int	 flaky_fleet_ship_commit(struct flaky_fleet_ship *, long long *ret_new,
+	    char *err, size_t errlen);
+void	 flaky_fleet_ship_abort(struct flaky_fleet_ship *);
+
 #endif

@@ -45,6 +45,13 @@ json_utf8_len(const unsigned char *s, size_t n)
 	return len;
 }
 
+/* json_utf8_len for the rest of the tree (json.h). */
+size_t
+flaky_utf8_len(const unsigned char *s, size_t n)
+{
+	return json_utf8_len(s, n);
+}
+
 /* The one escaping rule of the tree (json.h, docs/json.md). */
 int
 flaky_json_escape(struct flaky_buf *b, const char *str, size_t n)

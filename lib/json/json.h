@@ -19,6 +19,9 @@
  * a valid UTF-8 sequence (overlong forms, surrogates and code points past
  * U+10FFFF included) becomes \ufffd. 0 or -ENOMEM. */
 int	 flaky_json_escape(struct flaky_buf *, const char *s, size_t n);
+/* Length of the valid UTF-8 sequence at s (at most n bytes), or 0: the
+ * rule the escaper judges by, for other writers of text (lib/fleet). */
+size_t	 flaky_utf8_len(const unsigned char *s, size_t n);
 /* The same for a C string; NULL becomes null. */
 int	 flaky_json_escape_str(struct flaky_buf *, const char *s);
 

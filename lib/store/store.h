@@ -768,6 +768,9 @@ void	 flaky_target_views_free(struct flaky_target_view *, size_t);
 /* Alerts: their events and deliveries (alerts.c), declared apart in
  * store_alerts.h, a part of this header, to keep each file short. */
 #include "store/store_alerts.h"
+/* Shipping to a fleet's server (ship.c), apart in store_ship.h, a part of
+ * this header too. */
+#include "store/store_ship.h"
 /* A quarantined test's passing runs in a row (quarantine.c). */
 int	 flaky_store_pass_streak(struct flaky_store *, int64_t test_id,
 	    int64_t *ret, char *err, size_t errlen);

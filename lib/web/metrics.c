@@ -131,6 +131,33 @@ target_families(struct flaky_buf *b, const struct flaky_test_row *rows,
 		}
 }
 
+/* The outbox (docs/fleet.md): finished runs not yet on the fleet's
+ * server, and how long the oldest has waited. Read from the database, so
+ * it is right whether or not flakyd runs. */
+static int
+backlog_families(struct flaky_store *store, struct flaky_buf *b, char *err,
+    size_t errlen)
+{
+	struct flaky_ship_backlog bl;
+
+	if (flaky_store_ship_backlog(store, &bl, err, errlen) < 0)
+		return -1;
+	flaky_buf_printf(b, "# HELP flaky_fleet_backlog_runs Finished runs "
+	    "not yet shipped to the fleet's server.\n"
+	    "# TYPE flaky_fleet_backlog_runs gauge\n"
+	    "flaky_fleet_backlog_runs %lld\n"
+	    "# HELP flaky_fleet_backlog_oldest_seconds Age of the oldest "
+	    "finished run not yet shipped (0: none).\n"
+	    "# TYPE flaky_fleet_backlog_oldest_seconds gauge\n"
+	    "flaky_fleet_backlog_oldest_seconds %.3f\n"
+	    "# HELP flaky_fleet_shipped_runs Runs shipped so far.\n"
+	    "# TYPE flaky_fleet_shipped_runs counter\n"
+	    "flaky_fleet_shipped_runs %lld\n", (long long)bl.runs,
+	    bl.oldest_ms > 0 ? (double)(flaky_now_ms() - bl.oldest_ms) / 1e3 :
+	    0.0, (long long)bl.shipped);
+	return 0;
+}
+
 /* Per unstable test, one family at a time. */
 static void
 test_families(struct flaky_buf *b, const struct flaky_test_row *rows,
@@ -206,6 +233,8 @@ flaky_web_metrics(struct flaky_store *store, const struct flaky_query *q,
 		goto out;
 	target_families(b, rows, groups, ng);
 	test_families(b, rows, nrows, &hist);
+	if (backlog_families(store, b, err, errlen) < 0)
+		goto out;
 	r = b->oom ? flaky_error(err, errlen, ENOMEM, "out of memory") : 0;
 out:
 	free(groups);

@@ -317,8 +317,8 @@ START_TEST(bad_files)
 		    "or perturb" },
 		{ "bad-unknown-top.yaml", "1:1: unknown key \"databse\", "
 		    "expected database, jobs, socket, timezone, kill_grace, "
-		    "retention, redact, signatures, targets, box, http, notify "
-		    "or notify_window" },
+		    "retention, redact, signatures, targets, box, http, notify, "
+		    "notify_window or fleet" },
 		{ "bad-utf8.yaml",
 		    "2:14: YAML syntax error: invalid leading UTF-8 octet" },
 	};

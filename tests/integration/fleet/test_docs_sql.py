@@ -174,11 +174,11 @@ def test_same_names_as_sqlite(pg, both):
     """Every table and view of the SQLite schema is on PostgreSQL with
     every column, in the same order (PostgreSQL may add its own after
     them: runs.box, a view's box), so ad-hoc SQL written for one runs on
-    the other."""
+    the other. The box's outbox (ship_queue, ship_state) is its own."""
     con, db = both
     names = [r[0] for r in con.execute(
         "SELECT name FROM sqlite_schema WHERE type IN ('table', 'view') "
-        "AND name NOT LIKE 'sqlite_%'")]
+        "AND name NOT LIKE 'sqlite_%' AND name NOT LIKE 'ship_%'")]
     assert len(names) >= 20
     ours = {}
     for table, col in pg_rows(pg, db, "SELECT table_name, column_name "

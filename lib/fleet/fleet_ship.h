@@ -1,0 +1,21 @@
+/* Internal to lib/fleet: the server side of shipping (ship.c, claim.c).
+ * The staging tables' columns are those of flaky_ship_run_cols,
+ * flaky_ship_result_cols and flaky_ship_test_cols (lib/store/ship.c), in
+ * that order: the daemon hands the store's rows to ship.c as they are. A
+ * test row with no local id is a message: fingerprint, normalized text. */
+#ifndef FLAKY_FLEET_SHIP_H
+#define FLAKY_FLEET_SHIP_H
+
+#define FLEET_SHIP_RUN_NCOLS	34
+#define FLEET_SHIP_RESULT_NCOLS	8
+#define FLEET_SHIP_TEST_NCOLS	3
+/* The bytea columns of a run. */
+#define FLEET_RUN_STDOUT_DATA	30
+#define FLEET_RUN_STDERR_DATA	33
+
+extern const char fleet_ship_sql_staging[];
+extern const char fleet_ship_sql_names[];
+extern const char fleet_ship_sql_runs[];	/* $1: the box */
+extern const char fleet_ship_sql_results[];
+
+#endif

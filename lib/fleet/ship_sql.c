@@ -1,0 +1,96 @@
+/* The SQL of a batch on the server (ship.c): the staging tables, then
+ * names, runs and results moved into the real tables. */
+#include "buildconf.h"
+
+#include "fleet_ship.h"
+
+/* Temporary, emptied at each commit: a batch sees only its own rows. */
+const char fleet_ship_sql_staging[] =
+    "CREATE TEMP TABLE IF NOT EXISTS ship_runs (local_id bigint, "
+    "target text, status text, kind text, trigger text, started_ms bigint, "
+    "ended_ms bigint, duration_us bigint, exit_code integer, "
+    "signal integer, revision text, runner text, runner_version text, "
+    "seed text, tests integer, failures integer, summary_total integer, "
+    "in_flight integer, loadavg double precision, user_us bigint, "
+    "sys_us bigint, maxrss_kb bigint, output_bytes bigint, "
+    "output_dropped bigint, error text, content_hash text, "
+    "incomplete text, perturbation text, stdout_hash bigint, "
+    "stdout_size bigint, stdout_data bytea, stderr_hash bigint, "
+    "stderr_size bigint, stderr_data bytea) ON COMMIT DELETE ROWS;"
+    "CREATE TEMP TABLE IF NOT EXISTS ship_results (local_run bigint, "
+    "position integer, local_test bigint, outcome smallint, "
+    "duration_us bigint, signature text, message text, "
+    "fingerprint bigint) ON COMMIT DELETE ROWS;"
+    "CREATE TEMP TABLE IF NOT EXISTS ship_tests (local_test bigint, "
+    "target text, name text) ON COMMIT DELETE ROWS;"
+    "CREATE TEMP TABLE IF NOT EXISTS ship_messages (fingerprint bigint, "
+    "normalized text) ON COMMIT DELETE ROWS;"
+    "CREATE TEMP TABLE IF NOT EXISTS ship_testmap (local_test bigint, "
+    "id bigint) ON COMMIT DELETE ROWS;"
+    "CREATE TEMP TABLE IF NOT EXISTS ship_new (id bigint, "
+    "local_id bigint, started_ms bigint) ON COMMIT DELETE ROWS";
+
+/* Names first, each in one order (boxes wait, never deadlock); tests
+ * already there are not inserted again (no speculative insertion for
+ * each). The partitions of the batch's weeks are made only when one is
+ * missing: flaky_make_partitions locks until the commit. */
+const char fleet_ship_sql_names[] =
+    "INSERT INTO targets (name, created_ms) SELECT target, "
+    "min(started_ms) FROM ship_runs GROUP BY target ORDER BY target "
+    "ON CONFLICT (name) DO NOTHING;"
+    "INSERT INTO tests (target_id, name) SELECT tg.id, st.name "
+    "FROM ship_tests st JOIN targets tg ON tg.name = st.target "
+    "WHERE NOT EXISTS (SELECT 1 FROM tests t WHERE t.target_id = tg.id "
+    "AND t.name = st.name) ORDER BY 1, 2 "
+    "ON CONFLICT (target_id, name) DO NOTHING;"
+    "INSERT INTO ship_testmap SELECT st.local_test, t.id "
+    "FROM ship_tests st JOIN targets tg ON tg.name = st.target "
+    "JOIN tests t ON t.target_id = tg.id AND t.name = st.name;"
+    "INSERT INTO messages (fingerprint, normalized) "
+    "SELECT fingerprint, normalized FROM ship_messages "
+    "ORDER BY fingerprint ON CONFLICT (fingerprint) DO NOTHING;"
+    "INSERT INTO outputs (hash, size, data) "
+    "SELECT DISTINCT ON (h) h, sz, d FROM ("
+    "SELECT stdout_hash h, stdout_size sz, stdout_data d FROM ship_runs "
+    "WHERE stdout_hash IS NOT NULL UNION ALL "
+    "SELECT stderr_hash, stderr_size, stderr_data FROM ship_runs "
+    "WHERE stderr_hash IS NOT NULL) x ORDER BY h "
+    "ON CONFLICT (hash) DO NOTHING;"
+    "SELECT flaky_make_partitions(a, b) FROM (SELECT min(started_ms) a, "
+    "max(started_ms) b FROM ship_runs) m WHERE a IS NOT NULL AND EXISTS ("
+    "SELECT 1 FROM generate_series(a - ((a % 604800000) + 604800000) "
+    "% 604800000, b, 604800000) w WHERE to_regclass('results_' || "
+    "to_char(to_timestamp(w / 1000) AT TIME ZONE 'UTC', 'YYYYMMDD')) "
+    "IS NULL)";
+
+/* Runs new to the server, by (box, local_id); their server ids kept in
+ * ship_new for their results. */
+const char fleet_ship_sql_runs[] =
+    "WITH ins AS (INSERT INTO runs (box, local_id, target_id, status, "
+    "kind, trigger, started_ms, ended_ms, duration_us, exit_code, signal, "
+    "revision, runner, runner_version, seed, tests, failures, "
+    "summary_total, in_flight, loadavg, user_us, sys_us, maxrss_kb, "
+    "output_bytes, output_dropped, error, content_hash, incomplete, "
+    "perturbation, stdout_id, stderr_id) "
+    "SELECT $1, s.local_id, tg.id, s.status, s.kind, s.trigger, "
+    "s.started_ms, s.ended_ms, s.duration_us, s.exit_code, s.signal, "
+    "s.revision, s.runner, s.runner_version, s.seed, s.tests, s.failures, "
+    "s.summary_total, s.in_flight, s.loadavg, s.user_us, s.sys_us, "
+    "s.maxrss_kb, s.output_bytes, s.output_dropped, s.error, "
+    "s.content_hash, s.incomplete, s.perturbation, o.id, e.id "
+    "FROM ship_runs s JOIN targets tg ON tg.name = s.target "
+    "LEFT JOIN outputs o ON o.hash = s.stdout_hash "
+    "LEFT JOIN outputs e ON e.hash = s.stderr_hash "
+    "ORDER BY s.local_id ON CONFLICT DO NOTHING "
+    "RETURNING id, local_id, started_ms) "
+    "INSERT INTO ship_new SELECT id, local_id, started_ms FROM ins";
+
+/* The results of the new runs only. */
+const char fleet_ship_sql_results[] =
+    "INSERT INTO results (started_ms, run_id, duration_us, test_id, "
+    "position, message_id, outcome, signature, message) "
+    "SELECT n.started_ms, n.id, r.duration_us, tm.id, r.position, m.id, "
+    "r.outcome, r.signature, r.message FROM ship_results r "
+    "JOIN ship_new n ON n.local_id = r.local_run "
+    "JOIN ship_testmap tm ON tm.local_test = r.local_test "
+    "LEFT JOIN messages m ON m.fingerprint = r.fingerprint";

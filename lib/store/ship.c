@@ -1,0 +1,296 @@
+/* The outbox of a box in a fleet: finished runs queued by the triggers of
+ * schema 0009, read in batches for flakyd's shipper and taken off the
+ * queue once the server has committed them (docs/fleet.md). Reads happen
+ * on the shipper's own connection, in one read transaction per batch, so
+ * the daemon's writes never wait for them; the one write, taking a batch
+ * off the queue, is a short BEGIN IMMEDIATE like every other. */
+#include "buildconf.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <sqlite3.h>
+
+#include "util/util.h"
+#include "store/store.h"
+#include "store_int.h"
+
+/* The order of the columns handed to a sink (and of the server's staging
+ * tables, lib/fleet/ship.c). */
+const char *const flaky_ship_run_cols[FLAKY_SHIP_RUN_NCOLS] = {
+	"local_id", "target", "status", "kind", "trigger", "started_ms",
+	"ended_ms", "duration_us", "exit_code", "signal", "revision",
+	"runner", "runner_version", "seed", "tests", "failures",
+	"summary_total", "in_flight", "loadavg", "user_us", "sys_us",
+	"maxrss_kb", "output_bytes", "output_dropped", "error",
+	"content_hash", "incomplete", "perturbation", "stdout_hash",
+	"stdout_size", "stdout_data", "stderr_hash", "stderr_size",
+	"stderr_data",
+};
+/* Results name their test by its local id: a batch's tests come once
+ * each after its runs, not once per result (most of the bytes, and a text
+ * join on the server for each row). */
+const char *const flaky_ship_result_cols[FLAKY_SHIP_RESULT_NCOLS] = {
+	"local_run", "position", "local_test", "outcome", "duration_us",
+	"signature", "message", "fingerprint",
+};
+const char *const flaky_ship_test_cols[FLAKY_SHIP_TEST_NCOLS] = {
+	"local_test", "target", "name",
+};
+
+/* Queued runs from a position on; r.id NULL: pruned since. Column 0 is
+ * the queue's seq, then flaky_ship_run_cols. */
+static const char sql_runs[] =
+    "SELECT q.seq, r.id, tg.name, r.status, r.kind, r.trigger, "
+    "r.started_ms, r.ended_ms, r.duration_us, r.exit_code, r.signal, "
+    "r.revision, r.runner, r.runner_version, r.seed, r.tests, r.failures, "
+    "r.summary_total, r.in_flight, r.loadavg, r.user_us, r.sys_us, "
+    "r.maxrss_kb, r.output_bytes, r.output_dropped, r.error, "
+    "r.content_hash, r.incomplete, r.perturbation, o.hash, o.size, "
+    "sqlar_uncompress(o.data, o.size), e.hash, e.size, "
+    "sqlar_uncompress(e.data, e.size) FROM ship_queue q "
+    "LEFT JOIN runs r ON r.id = q.run_id "
+    "LEFT JOIN targets tg ON tg.id = r.target_id "
+    "LEFT JOIN outputs o ON o.id = r.stdout_id "
+    "LEFT JOIN outputs e ON e.id = r.stderr_id "
+    "ORDER BY q.seq";
+
+/* A run's results in run order: flaky_ship_result_cols but the first
+ * (the run), which comes from the run. */
+static const char sql_results[] =
+    "SELECT res.position, res.test_id, res.outcome, res.duration_us, "
+    "res.signature, res.message, m.fingerprint "
+    "FROM results res LEFT JOIN messages m ON m.id = res.message_id "
+    "WHERE res.run_id = ? ORDER BY res.position";
+
+/* The tests the results of a batch (queue positions ?1 to ?2) name, and
+ * the normalized texts of their messages (fingerprint, text): a message
+ * row rides along as a test row with local_test NULL. */
+static const char sql_tests[] =
+    "SELECT t.id, tg.name, t.name FROM tests t "
+    "JOIN targets tg ON tg.id = t.target_id WHERE t.id IN ("
+    "SELECT res.test_id FROM ship_queue q JOIN results res "
+    "ON res.run_id = q.run_id WHERE q.seq BETWEEN ?1 AND ?2) "
+    "UNION ALL SELECT NULL, m.fingerprint, m.normalized FROM messages m "
+    "WHERE m.id IN (SELECT res.message_id FROM ship_queue q "
+    "JOIN results res ON res.run_id = q.run_id WHERE q.seq BETWEEN ?1 "
+    "AND ?2 AND res.message_id IS NOT NULL)";
+
+/* Column i of st as text into v[o], len[o]. */
+static void
+col(sqlite3_stmt *st, int i, const char **v, size_t *len, size_t o)
+{
+	if (sqlite3_column_type(st, i) == SQLITE_NULL) {
+		v[o] = NULL;
+		len[o] = 0;
+		return;
+	}
+	/* Blobs as they are: the sink knows which columns are bytes. */
+	if (sqlite3_column_type(st, i) == SQLITE_BLOB)
+		v[o] = sqlite3_column_blob(st, i);
+	else
+		v[o] = (const char *)sqlite3_column_text(st, i);
+	len[o] = (size_t)sqlite3_column_bytes(st, i);
+	if (v[o] == NULL)
+		v[o] = "";
+}
+
+/* One run's results to the sink. */
+static int
+read_results(struct flaky_store *s, sqlite3_stmt *st, const char *run,
+    size_t runlen, const struct flaky_ship_sink *k, size_t *n, char *err,
+    size_t errlen)
+{
+	const char	*v[FLAKY_SHIP_RESULT_NCOLS];
+	size_t		 len[FLAKY_SHIP_RESULT_NCOLS];
+	int		 rc, r;
+
+	v[0] = run;
+	len[0] = runlen;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		for (int i = 0; i < FLAKY_SHIP_RESULT_NCOLS - 1; i++)
+			col(st, i, v, len, (size_t)i + 1);
+		if ((r = k->result(k->arg, v, len, err, errlen)) != 0)
+			return r;
+		(*n)++;
+	}
+	if (rc != SQLITE_DONE)
+		return store_sql_error(s, err, errlen, "reading results to "
+		    "ship");
+	return 0;
+}
+
+/* The batch under the open read transaction. */
+static int
+read_batch(struct flaky_store *s, sqlite3_stmt *rs, sqlite3_stmt *xs,
+    size_t max_runs, size_t max_results, const struct flaky_ship_sink *k,
+    struct flaky_ship_batch *b, char *err, size_t errlen)
+{
+	const char	*v[FLAKY_SHIP_RUN_NCOLS];
+	size_t		 len[FLAKY_SHIP_RUN_NCOLS];
+	int		 rc = SQLITE_DONE, r;
+
+	while (b->runs < max_runs && (b->runs == 0 || b->results <
+	    max_results) && (rc = sqlite3_step(rs)) == SQLITE_ROW) {
+		b->last_seq = sqlite3_column_int64(rs, 0);
+		if (sqlite3_column_type(rs, 1) == SQLITE_NULL)
+			continue;	/* pruned before it shipped */
+		for (int i = 0; i < FLAKY_SHIP_RUN_NCOLS; i++)
+			col(rs, i + 1, v, len, (size_t)i);
+		if ((r = k->run(k->arg, v, len, err, errlen)) != 0)
+			return r;
+		b->runs++;
+		sqlite3_reset(xs);
+		sqlite3_bind_int64(xs, 1, sqlite3_column_int64(rs, 1));
+		if ((r = read_results(s, xs, v[0], len[0], k, &b->results,
+		    err, errlen)) < 0)
+			return r;
+	}
+	if (b->runs < max_runs && (b->runs == 0 || b->results < max_results)
+	    && rc != SQLITE_DONE)
+		return store_sql_error(s, err, errlen, "reading runs to ship");
+	return 0;
+}
+
+/* The tests and messages the batch's results name, to the sink. */
+static int
+read_tests(struct flaky_store *s, int64_t first, int64_t last,
+    const struct flaky_ship_sink *k, char *err, size_t errlen)
+{
+	sqlite3_stmt	*st;
+	const char	*v[FLAKY_SHIP_TEST_NCOLS];
+	size_t		 len[FLAKY_SHIP_TEST_NCOLS];
+	int		 rc, r;
+
+	if ((r = store_prepare(s, sql_tests, &st, err, errlen)) < 0)
+		return r;
+	sqlite3_bind_int64(st, 1, first);
+	sqlite3_bind_int64(st, 2, last);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		for (int i = 0; i < FLAKY_SHIP_TEST_NCOLS; i++)
+			col(st, i, v, len, (size_t)i);
+		if ((r = k->test(k->arg, v, len, err, errlen)) != 0)
+			break;
+	}
+	if (r == 0 && rc != SQLITE_DONE)
+		r = store_sql_error(s, err, errlen, "reading tests to ship");
+	sqlite3_finalize(st);
+	return r;
+}
+
+/* Read a batch of queued runs, whole, for a sink. */
+int
+flaky_store_ship_read(struct flaky_store *s, size_t max_runs,
+    size_t max_results, const struct flaky_ship_sink *k,
+    struct flaky_ship_batch *b, char *err, size_t errlen)
+{
+	sqlite3_stmt	*rs = NULL, *xs = NULL;
+	int		 r;
+
+	memset(b, 0, sizeof *b);
+	if ((r = store_exec(s, "BEGIN", err, errlen)) < 0)
+		return r;
+	if ((r = store_prepare(s, sql_runs, &rs, err, errlen)) == 0 &&
+	    (r = store_prepare(s, sql_results, &xs, err, errlen)) == 0)
+		r = read_batch(s, rs, xs, max_runs, max_results, k, b, err,
+		    errlen);
+	if (r == 0 && b->runs > 0)
+		r = read_tests(s, 1, b->last_seq, k, err, errlen);
+	sqlite3_finalize(rs);
+	sqlite3_finalize(xs);
+	sqlite3_exec(store_db(s), "COMMIT", NULL, NULL, NULL);
+	if (r < 0)
+		memset(b, 0, sizeof *b);
+	return r;
+}
+
+/* Take a shipped batch off the queue and move the high-water mark. */
+int
+flaky_store_ship_done(struct flaky_store *s, const struct flaky_ship_batch *b,
+    char *err, size_t errlen)
+{
+	sqlite3_stmt	*st = NULL;
+	int		 r;
+
+	if (b->last_seq <= 0)
+		return 0;
+	if ((r = flaky_store_begin(s, err, errlen)) < 0)
+		return r;
+	if ((r = store_prepare(s, "DELETE FROM ship_queue WHERE seq <= ?1",
+	    &st, err, errlen)) < 0)
+		goto out;
+	sqlite3_bind_int64(st, 1, b->last_seq);
+	if (sqlite3_step(st) != SQLITE_DONE) {
+		r = store_sql_error(s, err, errlen, "taking shipped runs off "
+		    "the queue");
+		goto out;
+	}
+	sqlite3_finalize(st);
+	if ((r = store_prepare(s, "UPDATE ship_state SET value = CASE key "
+	    "WHEN 'shipped_seq' THEN max(value, ?1) ELSE value + ?2 END "
+	    "WHERE key IN ('shipped_seq', 'shipped_runs')", &st, err,
+	    errlen)) < 0)
+		goto out;
+	sqlite3_bind_int64(st, 1, b->last_seq);
+	sqlite3_bind_int64(st, 2, (int64_t)b->runs);
+	if (sqlite3_step(st) != SQLITE_DONE)
+		r = store_sql_error(s, err, errlen, "saving the shipped mark");
+out:
+	sqlite3_finalize(st);
+	if (r == 0)
+		return flaky_store_commit(s, err, errlen);
+	flaky_store_rollback(s);
+	return r;
+}
+
+/* How many finished runs wait, the oldest's end, and how many shipped. */
+int
+flaky_store_ship_backlog(struct flaky_store *s, struct flaky_ship_backlog *ret,
+    char *err, size_t errlen)
+{
+	int	 r;
+
+	memset(ret, 0, sizeof *ret);
+	if ((r = store_scalar(s, "SELECT count(*) FROM ship_queue", 0, 0,
+	    &ret->runs, err, errlen)) < 0 ||
+	    (r = store_scalar(s, "SELECT coalesce(r.ended_ms, r.started_ms) "
+	    "FROM ship_queue q JOIN runs r ON r.id = q.run_id "
+	    "ORDER BY q.seq LIMIT 1", 0, 0, &ret->oldest_ms, err,
+	    errlen)) < 0 ||
+	    (r = store_scalar(s, "SELECT value FROM ship_state "
+	    "WHERE key = 'shipped_runs'", 0, 0, &ret->shipped, err,
+	    errlen)) < 0)
+		return r;
+	return 0;
+}
+
+/* The random id this database claims its box name with, made on first
+ * use (a database made from the schema image has none yet). */
+int
+flaky_store_box_id(struct flaky_store *s, char *buf, size_t len, char *err,
+    size_t errlen)
+{
+	sqlite3_stmt	*st = NULL;
+	int		 r;
+
+	if ((r = flaky_store_begin(s, err, errlen)) < 0)
+		return r;
+	if ((r = store_exec(s, "INSERT OR IGNORE INTO ship_state (key, value) "
+	    "VALUES ('box_id', lower(hex(randomblob(16))))", err,
+	    errlen)) < 0 ||
+	    (r = store_prepare(s, "SELECT value FROM ship_state "
+	    "WHERE key = 'box_id'", &st, err, errlen)) < 0)
+		goto out;
+	if (sqlite3_step(st) == SQLITE_ROW &&
+	    sqlite3_column_text(st, 0) != NULL)
+		snprintf(buf, len, "%s", sqlite3_column_text(st, 0));
+	else
+		r = store_sql_error(s, err, errlen, "reading the box id");
+out:
+	sqlite3_finalize(st);
+	if (r == 0)
+		return flaky_store_commit(s, err, errlen);
+	flaky_store_rollback(s);
+	return r;
+}
