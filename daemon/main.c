@@ -416,9 +416,9 @@ main(int argc, char **argv)
 			fatalx("%s", err);
 	/* Every run records its box (issue 15); read at start, as the
 	 * database is. */
-	if ((r = flaky_box_resolve(NULL, cfg->box, box, sizeof box, err,
-	    sizeof err)) < 0 || (r = flaky_store_set_box(d.store, box, err,
-	    sizeof err)) < 0)
+	if ((r = flaky_box_resolve(NULL, cfg->box ? cfg->box : cfg->fleet_box,
+	    box, sizeof box, err, sizeof err)) < 0 ||
+	    (r = flaky_store_set_box(d.store, box, err, sizeof err)) < 0)
 		fatalx("%s", err);
 	/* The event loop must not wait long on another writer: a write
 	 * that stays busy past this bound fails and is retried later. */

@@ -53,20 +53,6 @@ struct shipper {
 
 static struct shipper	*ship;
 
-/* This host's name as a box name, or NULL. */
-static char *
-host_box(void)
-{
-	char	 host[256], *dot;
-
-	if (gethostname(host, sizeof host) == -1)
-		return NULL;
-	host[sizeof host - 1] = '\0';
-	if ((dot = strchr(host, '.')) != NULL && dot != host)
-		*dot = '\0';
-	return flaky_config_box_ok(host) ? xstrdup(host) : NULL;
-}
-
 /* The machine's identity, or "" (/etc/machine-id, one line). */
 static void
 machine_id(char *buf, size_t len)
@@ -299,14 +285,9 @@ ship_start(struct flakyd *d, const struct flaky_config *cfg, char *err,
 	if (cfg->fleet_url == NULL)
 		return 0;
 	s = xcalloc(1, sizeof *s);
-	s->box = cfg->fleet_box ? xstrdup(cfg->fleet_box) : host_box();
-	if (s->box == NULL) {
-		free(s);
-		snprintf(err, errlen, "%s:%d: fleet: box: not given, and the "
-		    "host name is no box name (1 to 64 letters, digits, '.', "
-		    "'_' or '-'); give one", cfg->path, cfg->fleet_line);
-		return -1;
-	}
+	/* The box the runs record (fleet: box:, box:, $FLAKY_BOX or the
+	 * host name; main.c), so the server files them as the box does. */
+	s->box = xstrdup(flaky_store_box(d->store));
 	s->url = xstrdup(cfg->fleet_url);
 	s->where = xstrdup(flaky_fleet_redact_uri(s->url, where,
 	    sizeof where));

@@ -112,6 +112,11 @@ cfg_parse_fleet(struct ctx *c, const yaml_node_t *n)
 		return cfg_err(c, v[1], "fleet: box: expected 1 to %d letters, "
 		    "digits, '.', '_' or '-', got %s", FLAKY_CONFIG_MAX_NAME,
 		    GOT(v[1]));
+	/* One box per flakyd: its runs record it and the server files
+	 * them under it (box: is read before fleet:). */
+	if (cfg->box != NULL && strcmp(cfg->box, cfg->fleet_box) != 0)
+		return cfg_err(c, v[1], "fleet: box: expected the box of box: "
+		    "(%s) or none, got %s", cfg->box, GOT(v[1]));
 	return 0;
 }
 
