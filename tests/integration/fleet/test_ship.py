@@ -175,3 +175,23 @@ def test_bad_fleet_config(tmp_path, fleet, expect):
                        capture_output=True, text=True, timeout=30)
     assert p.returncode == 2 and expect in p.stderr
     assert "hunter2" not in p.stderr
+
+
+def test_fleet_box_is_the_box_of_the_runs(tmp_path):
+    """One box per flakyd: fleet: box: other than the top-level box: is
+    refused, as the runs would record one name and the server another."""
+    cfg = tmp_path / "flaky.yaml"
+    cfg.write_text("database: %s/f.db\nsocket: %s/s\nbox: box-b\nfleet:\n"
+                   "  url: postgresql:///x\n  box: box-a\n"
+                   % (tmp_path, tmp_path))
+    p = subprocess.run([FLAKYD, "--config", str(cfg), "--check-config"],
+                       capture_output=True, text=True)
+    assert p.returncode == 1
+    assert "%s:6:8: fleet: box: expected the box of box: (box-b) or none, " \
+        "got \"box-a\"" % cfg in p.stderr, p.stderr
+    cfg.write_text("database: %s/f.db\nsocket: %s/s\nbox: box-a\nfleet:\n"
+                   "  url: postgresql:///x\n  box: box-a\n"
+                   % (tmp_path, tmp_path))
+    p = subprocess.run([FLAKYD, "--config", str(cfg), "--check-config"],
+                       capture_output=True, text=True)
+    assert p.returncode == 0, p.stderr
