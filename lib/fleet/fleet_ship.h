@@ -6,7 +6,7 @@
 #ifndef FLAKY_FLEET_SHIP_H
 #define FLAKY_FLEET_SHIP_H
 
-#define FLEET_SHIP_RUN_NCOLS	34
+#define FLEET_SHIP_RUN_NCOLS	35	/* FLAKY_SHIP_RUN_NCOLS */
 #define FLEET_SHIP_RESULT_NCOLS	8
 #define FLEET_SHIP_TEST_NCOLS	3
 /* The bytea columns of a run. */

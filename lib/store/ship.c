@@ -26,7 +26,7 @@ const char *const flaky_ship_run_cols[FLAKY_SHIP_RUN_NCOLS] = {
 	"maxrss_kb", "output_bytes", "output_dropped", "error",
 	"content_hash", "incomplete", "perturbation", "stdout_hash",
 	"stdout_size", "stdout_data", "stderr_hash", "stderr_size",
-	"stderr_data",
+	"stderr_data", "selected",
 };
 /* Results name their test by its local id: a batch's tests come once
  * each after its runs, not once per result (most of the bytes, and a text
@@ -49,7 +49,7 @@ static const char sql_runs[] =
     "r.maxrss_kb, r.output_bytes, r.output_dropped, r.error, "
     "r.content_hash, r.incomplete, r.perturbation, o.hash, o.size, "
     "sqlar_uncompress(o.data, o.size), e.hash, e.size, "
-    "sqlar_uncompress(e.data, e.size) FROM ship_queue q "
+    "sqlar_uncompress(e.data, e.size), r.selected FROM ship_queue q "
     "LEFT JOIN runs r ON r.id = q.run_id "
     "LEFT JOIN targets tg ON tg.id = r.target_id "
     "LEFT JOIN outputs o ON o.id = r.stdout_id "

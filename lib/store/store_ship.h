@@ -18,7 +18,7 @@ struct flaky_store;
 extern const char *const flaky_ship_run_cols[];
 extern const char *const flaky_ship_result_cols[];
 extern const char *const flaky_ship_test_cols[];
-#define FLAKY_SHIP_RUN_NCOLS	34
+#define FLAKY_SHIP_RUN_NCOLS	35
 #define FLAKY_SHIP_RESULT_NCOLS	8
 #define FLAKY_SHIP_TEST_NCOLS	3
 struct flaky_ship_sink {

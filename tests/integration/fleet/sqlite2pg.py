@@ -31,8 +31,13 @@ def _rows(con, table, cols):
     their run's start, outputs their content itself (PostgreSQL keeps it
     raw and compresses it on its own)."""
     if table == "runs":
-        cols = cols + ["box", "local_id"]
-        sql = "SELECT *, 'box-a', id FROM runs"
+        # runs.box (NULL: stored before boxes were recorded) on SQLite,
+        # never NULL on the server
+        sel = ["coalesce(box, 'box-a')" if c == "box" else c for c in cols]
+        if "box" not in cols:
+            cols, sel = cols + ["box"], sel + ["'box-a'"]
+        cols, sel = cols + ["local_id"], sel + ["id"]
+        sql = "SELECT %s FROM runs" % ", ".join(sel)
     elif table == "results":
         cols = ["started_ms"] + cols
         sql = ("SELECT r.started_ms, res.* FROM results res "
