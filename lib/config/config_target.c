@@ -168,6 +168,13 @@ check_perturb(struct ctx *c, const struct flaky_target *t, yaml_node_t **v)
 		    "until_settled: true beside it (line %zu): a tier is "
 		    "settled on runs alike, not on a cycle of calm and "
 		    "perturbed ones", v[T_UNTIL_SETTLED]->start_mark.line + 1);
+	/* A shuffled or stressed run is made from the whole command: on a
+	 * risky trigger it would rerun the whole suite, not the risky tests. */
+	if (t->risky)
+		return cfg_err(c, v[T_PERTURB], "perturb: expected no risky: "
+		    "true beside it (line %zu): a perturbed run reruns the "
+		    "whole suite, not the risky tests",
+		    v[T_RISKY]->start_mark.line + 1);
 	return 0;
 }
 

@@ -442,7 +442,7 @@ END_TEST
 
 /* perturb: a cycle of calm, shuffle and stress:KIND[:LEVEL] steps, kept
  * in order with duplicates (weights); a bad step, an empty or overlong
- * cycle, and stress: or until_settled: beside it are refused at their
+ * cycle, and stress:, until_settled: or risky: beside it are refused at their
  * place. Fresh seeds are numbers from 1 to 2^31-1 and differ. */
 START_TEST(config_perturb)
 {
@@ -466,6 +466,9 @@ START_TEST(config_perturb)
 		{ "    until_settled: true\n    perturb: [calm]\n",
 		    "x.yaml:5:14: perturb: expected no until_settled: true "
 		    "beside it (line 4)" },
+		{ "    risky: true\n    perturb: [calm, shuffle]\n",
+		    "x.yaml:5:14: perturb: expected no risky: true beside it "
+		    "(line 4)" },
 	};
 	struct flaky_config *cfg;
 	const struct flaky_target *t;
