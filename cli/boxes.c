@@ -99,17 +99,6 @@ diag_box_words(const struct flaky_diagnosis *d, struct flaky_buf *b)
 }
 
 void
-diag_box_evidence(const struct flaky_diagnosis *d, struct flaky_buf *b)
-{
-	const struct flaky_box_evidence *e = &d->box;
-
-	flaky_buf_printf(b, "fails on %s in %lld of %lld runs, never on the "
-	    "other box%s (0 of %lld runs; Fisher p = %.2g)", e->box,
-	    (long long)e->failures, (long long)e->runs,
-	    e->other_boxes == 1 ? "" : "es", (long long)e->other_runs, e->p);
-}
-
-void
 diag_json_boxes(FILE *f, const struct flaky_diagnosis *d)
 {
 	const struct flaky_box_evidence *e = &d->box;

@@ -67,7 +67,7 @@ cluster_ticket_body(const struct flaky_cluster *c, size_t nclusters,
 	    "- cause: %s\n- first patch: %s\n- one cause, one fix: once it "
 	    "is in, `flakyctl clusters` should no longer list these tests "
 	    "together; `flakyctl ticket TEST` gives each test's own "
-	    "evidence.\n", diag_cause(sig), diag_patch(sig));
+	    "evidence.\n", flaky_sig_cause(sig), flaky_sig_patch(sig));
 	flaky_buf_free(&h);
 }
 

@@ -136,267 +136,6 @@ diag_resolve_among(const struct flaky_test_ref *refs, size_t n,
 	return diag_pick(refs, n, cmd, target, query, what, ret);
 }
 
-/* The triage table, from DESIGN.md "Failure signatures". */
-static const struct {
-	const char	*sig, *cause, *patch;
-} table[] = {
-	{ "TIMEOUT", "too little wall-clock allowance, slow I/O",
-	  "raise the limit with a justified bound, or wait on the event "
-	  "instead of the clock" },
-	{ "RACE", "shared mutable state between threads or async tasks",
-	  "serialize the shared resource for the test" },
-	{ "ORDER_DEPENDENT", "a test leaks state into another",
-	  "reset state at test start, not end; name the polluter" },
-	{ "INFRA", "network or service flake",
-	  "mock the external service in this test" },
-	{ "UNKNOWN", "nondeterministic algorithm or unseeded randomness",
-	  "capture the seed and reproduce offline" },
-};
-
-/* Most likely cause of a signature (the triage table). */
-const char *
-diag_cause(const char *sig)
-{
-	for (size_t i = 0; sig && i < FLAKY_ARRAY_SIZE(table); i++)
-		if (strcmp(sig, table[i].sig) == 0)
-			return table[i].cause;
-	return "what your signature describes";
-}
-
-/* First patch to try for a signature (the triage table). */
-const char *
-diag_patch(const char *sig)
-{
-	for (size_t i = 0; sig && i < FLAKY_ARRAY_SIZE(table); i++)
-		if (strcmp(sig, table[i].sig) == 0)
-			return table[i].patch;
-	return "the fix your team wrote down for this signature";
-}
-
-/* Most likely cause for one test (triage, ticket, JSON). */
-const char *
-diag_test_cause(const struct flaky_diagnosis *d)
-{
-	if (d->verdict == FLAKY_VERDICT_BROKEN)
-		return "the test or the code under test is broken, not flaky";
-	if (d->depends_on != NULL || d->fails_alone)
-		return "the test relies on state another test creates";
-	if (d->box_infra)
-		return "something of that one box: its image, packages, "
-		    "network or hardware";
-	return diag_cause(d->signature);
-}
-
-/* First patch to try for one test, naming the test the order points at. */
-void
-diag_test_patch(const struct flaky_diagnosis *d, struct flaky_buf *b)
-{
-	if (d->verdict == FLAKY_VERDICT_BROKEN)
-		flaky_buf_adds(b, "fix it like any failing test; rerunning "
-		    "will not help");
-	else if (d->depends_on != NULL)
-		flaky_buf_printf(b, "make the test create its own state (a "
-		    "fixture) instead of relying on %s running first",
-		    d->depends_on);
-	else if (d->fails_alone)
-		flaky_buf_adds(b, "make the test create its own state (a "
-		    "fixture) instead of relying on a test that runs before "
-		    "it");
-	else if (d->box_infra)
-		flaky_buf_printf(b, "compare %s with the boxes where it "
-		    "passes (image, packages, network, disk), and take it out "
-		    "of the pool until they agree", d->box.box);
-	else {
-		flaky_buf_adds(b, diag_patch(d->signature));
-		if (d->polluter != NULL)
-			flaky_buf_printf(b, "; the polluter is %s",
-			    d->polluter);
-	}
-}
-
-/* The first line of s, at most max bytes (not splitting a character). */
-static void
-add_first_line(struct flaky_buf *b, const char *s, size_t max)
-{
-	size_t	 n;
-
-	if (s == NULL)
-		return;
-	/* the first line with something on it, without its indent */
-	s += strspn(s, " \t\r\n");
-	n = strcspn(s, "\n");
-	if (n > max) {
-		n = max;
-		while (n > 0 && ((unsigned char)s[n] & 0xc0) == 0x80)
-			n--;
-		flaky_buf_add(b, s, n);
-		flaky_buf_adds(b, "...");
-		return;
-	}
-	flaky_buf_add(b, s, n);
-}
-
-/* The timing of failures against passes in one phrase. */
-void
-diag_timing_words(const struct flaky_diagnosis *d, struct flaky_buf *b)
-{
-	const struct flaky_timing *t = &d->timing;
-	char	 f[32], p[32];
-
-	if (t->n_fail == 0)
-		return;
-	fmt_ms(t->p90_fail, f, sizeof f);
-	fmt_ms(t->median_pass, p, sizeof p);
-	if (t->early)
-		flaky_buf_printf(b, "fails early: within %s (p90 of %lld "
-		    "failures), while passing takes ~%s", f,
-		    (long long)t->n_fail, p);
-	else if (t->near_limit) {
-		fmt_ms(t->median_fail, f, sizeof f);
-		flaky_buf_printf(b, "failures cluster at one duration, ~%s "
-		    "(a time limit?)", f);
-		if (t->n_pass > 0) {
-			fmt_ms(t->p90_pass, p, sizeof p);
-			flaky_buf_printf(b, ", while 90%% of passes take at "
-			    "most %s", p);
-		}
-	} else {
-		fmt_ms(t->median_fail, f, sizeof f);
-		flaky_buf_printf(b, "failing runs take ~%s (median)", f);
-		if (t->n_pass > 0)
-			flaky_buf_printf(b, ", passing runs ~%s", p);
-	}
-}
-
-/* The newest revision with runs, or NULL. */
-static const struct flaky_rev_stat *
-latest_rev(const struct flaky_diagnosis *d)
-{
-	return d->nrevs > 0 ? &d->revs[d->nrevs - 1] : NULL;
-}
-
-/* The latest revision's evidence in one phrase. */
-void
-diag_revision_words(const struct flaky_diagnosis *d, struct flaky_buf *b)
-{
-	const struct flaky_rev_stat *r = latest_rev(d);
-
-	if (r == NULL)
-		return;
-	flaky_buf_printf(b, "%lld/%lld at %s", (long long)r->failures,
-	    (long long)r->runs, r->revision ? r->revision :
-	    "an unrecorded revision");
-	if (r->failures == 0)
-		flaky_buf_printf(b, ", at most %.0f%% at 95%%",
-		    100 * r->ci_high);
-	else if (r->failures == r->runs)
-		flaky_buf_printf(b, ": fails every run (broken, not flaky)");
-	else
-		flaky_buf_printf(b, " (%.0f%%-%.0f%% at 95%%)",
-		    100 * r->ci_low, 100 * r->ci_high);
-	if (r->transition != FLAKY_TRANS_NONE)
-		flaky_buf_printf(b, ", %s since %s",
-		    flaky_transition_name(r->transition),
-		    d->nrevs > 1 && d->revs[d->nrevs - 2].revision ?
-		    d->revs[d->nrevs - 2].revision : "the revision before");
-}
-
-/* RACE from timing in words, p as a p-value is usually written. */
-void
-diag_race_words(const struct flaky_timing *t, struct flaky_buf *b)
-{
-	char	 f[32], p[32];
-
-	fmt_ms(t->median_fail, f, sizeof f);
-	fmt_ms(t->median_pass, p, sizeof p);
-	flaky_buf_printf(b, "outcome varies with timing: fails in a median "
-	    "of %s, passes in a median of %s, Mann-Whitney p=%.1g (%lld "
-	    "failures, %lld passes)", f, p, t->mw_p, (long long)t->n_fail,
-	    (long long)t->n_pass);
-}
-
-/* The evidence behind the signature in one sentence. */
-void
-diag_evidence(const struct flaky_diagnosis *d, struct flaky_buf *b)
-{
-	const char *sig = d->signature;
-	int64_t	 n = 0;
-
-	if (sig == NULL) {
-		flaky_buf_printf(b, "no failure in %lld run%s",
-		    (long long)d->runs, d->runs == 1 ? "" : "s");
-		return;
-	}
-	if (d->passes_alone && d->polluter == NULL) {
-		flaky_buf_printf(b, "passes alone (0 of %lld runs), fails in "
-		    "the suite (%lld of %lld)", (long long)d->alone_runs,
-		    (long long)d->suite_failures, (long long)d->suite_runs);
-		return;
-	}
-	if (d->fails_alone && d->depends_on == NULL) {
-		flaky_buf_printf(b, "fails alone (%lld of %lld runs), passes in "
-		    "the suite (%lld of %lld): relies on a test that runs "
-		    "before it", (long long)d->alone_failures,
-		    (long long)d->alone_runs, (long long)(d->suite_runs -
-		    d->suite_failures), (long long)d->suite_runs);
-		return;
-	}
-	if (d->polluter != NULL) {
-		flaky_buf_printf(b, "fails in %lld of %lld runs where %s ran "
-		    "before it, %lld of %lld where it did not",
-		    (long long)d->order.k_before, (long long)d->order.n_before,
-		    d->polluter, (long long)d->order.k_without,
-		    (long long)d->order.n_without);
-		return;
-	}
-	if (d->box_infra) {
-		diag_box_evidence(d, b);
-		return;
-	}
-	if (d->stress_race) {
-		flaky_buf_printf(b, "fails in %lld of %lld runs under %s "
-		    "stress, %lld of %lld calm (Fisher p = %.2g)",
-		    (long long)d->stress.failures, (long long)d->stress.runs,
-		    d->stress.perturbation, (long long)d->stress.calm_failures,
-		    (long long)d->stress.calm_runs, d->stress.p);
-		return;
-	}
-	if (d->depends_on != NULL) {
-		flaky_buf_printf(b, "fails in %lld of %lld runs where %s did "
-		    "not run before it, %lld of %lld where it did",
-		    (long long)d->order.k_without,
-		    (long long)d->order.n_without, d->depends_on,
-		    (long long)d->order.k_before,
-		    (long long)d->order.n_before);
-		return;
-	}
-	if (d->race_timing) {
-		diag_race_words(&d->timing, b);
-		return;
-	}
-	for (size_t i = 0; i < d->nsigs; i++)
-		if (strcmp(d->sigs[i].name, sig) == 0)
-			n = d->sigs[i].count;
-	if (strcmp(sig, "UNKNOWN") == 0) {
-		flaky_buf_printf(b, "no known pattern in %lld failure%s "
-		    "(%zu distinct message%s)", (long long)d->failures,
-		    d->failures == 1 ? "" : "s", d->nmodes,
-		    d->nmodes == 1 ? "" : "s");
-		return;
-	}
-	flaky_buf_printf(b, "%lld of %lld failures read as %s", (long long)n,
-	    (long long)d->failures, sig);
-	for (size_t i = 0; i < d->nmodes; i++)
-		if (d->modes[i].signature != NULL &&
-		    strcmp(d->modes[i].signature, sig) == 0) {
-			flaky_buf_adds(b, ": \"");
-			add_first_line(b, d->modes[i].example ?
-			    d->modes[i].example : d->modes[i].normalized, 120);
-			flaky_buf_adds(b, "\"");
-			break;
-		}
-}
-
 /* A string member. */
 static void
 json_key(FILE *f, const char *k, const char *v)
@@ -485,17 +224,17 @@ diag_json(FILE *f, const struct flaky_diagnosis *d, int with_failures)
 	    d->fails_alone ? "true" : "false");
 	json_double(f, d->alone_pass_p);
 	fprintf(f, "}");
-	diag_evidence(d, &b);
+	flaky_evidence_words(d, &b);
 	json_key(f, "evidence", flaky_buf_cstr(&b));
 	evidence_json_race_timing(f, d->race_timing ? &d->timing : NULL);
 	json_key(f, "cause", d->verdict == FLAKY_VERDICT_BROKEN ?
 	    "the test or the code under test is broken" :
-	    diag_test_cause(d));
+	    flaky_test_cause(d));
 	flaky_buf_reset(&b);
 	if (d->verdict == FLAKY_VERDICT_BROKEN || d->depends_on != NULL)
-		diag_test_patch(d, &b);
+		flaky_test_patch(d, &b);
 	else
-		flaky_buf_adds(&b, diag_patch(d->signature));
+		flaky_buf_adds(&b, flaky_sig_patch(d->signature));
 	json_key(f, "patch", flaky_buf_cstr(&b));
 	fprintf(f, ",\n  \"timing\": {\"passes\": %lld, \"failures\": %lld",
 	    (long long)d->timing.n_pass, (long long)d->timing.n_fail);
@@ -526,7 +265,7 @@ diag_json(FILE *f, const struct flaky_diagnosis *d, int with_failures)
 	}
 	fprintf(f, "]");
 	flaky_buf_reset(&b);
-	diag_revision_words(d, &b);
+	flaky_revision_words(d, &b);
 	json_key(f, "revision_summary", b.len ? flaky_buf_cstr(&b) : NULL);
 	fprintf(f, ",\n  \"modes\": [");
 	for (size_t i = 0; i < d->nmodes; i++) {

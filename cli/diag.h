@@ -46,48 +46,6 @@ int	 diag_resolve_among(const struct flaky_test_ref *refs, size_t n,
 	    const char *cmd, const char *target, const char *query,
 	    const char *what, size_t *ret);
 
-/* The triage table (DESIGN.md): most likely cause and first patch. */
-const char *diag_cause(const char *signature);
-const char *diag_patch(const char *signature);
-/* The same for one test: broken, or relying on a set-up test, first. */
-const char *diag_test_cause(const struct flaky_diagnosis *);
-void	 diag_test_patch(const struct flaky_diagnosis *, struct flaky_buf *);
-/* One sentence of evidence for the signature. */
-void	 diag_evidence(const struct flaky_diagnosis *, struct flaky_buf *);
-/* "outcome varies with timing: fails in a median of ..." (RACE). */
-void	 diag_race_words(const struct flaky_timing *, struct flaky_buf *);
-/* The timing in words ("fails within 3 ms, passes in ~120 ms"), or "". */
-void	 diag_timing_words(const struct flaky_diagnosis *, struct flaky_buf *);
-/* "0/60 at abc123, at most 6% at 95%" for the latest revision. */
-void	 diag_revision_words(const struct flaky_diagnosis *, struct flaky_buf *);
-/* A shell command that reproduces the failure: the runner's selection of
- * this one test (pytest node id, unittest id, Jest file and -t, go -run),
- * the suite's command for TAP and JUnit (repro.c). */
-void	 diag_repro(const struct flaky_diagnosis *, const char *isolate,
-	    struct flaky_buf *);
-/* "Checkout › talks to slow API: TIMEOUT flake (js), 4/15 runs, median
- * duration 2.3 s" */
-void	 diag_title(const struct flaky_diagnosis *, struct flaky_buf *);
-/* The runner of a test (the runs' record, else guessed from the command):
- * pytest, unittest, jest, gotest, tap, junit or NULL. */
-const char *repro_runner(const char *runner, const char *command);
-/* The target's command up to its runner's own word ("python3 -m
- * pytest"), or dflt when the command does not show it plainly. */
-void	 repro_runner_prefix(const char *runner, const char *command,
-	    const char *dflt, struct flaky_buf *);
-/* The smallest polluter flakyctl polluter stored for a test, as lines
- * for triage (markdown 0) or a ticket's section (1); nothing if none. */
-void	 polluter_words(struct flaky_store *, const struct flaky_diagnosis *,
-	    int markdown, struct flaky_buf *);
-/* s for sh, quoted when it needs it. */
-void	 repro_sh_quote(struct flaky_buf *, const char *s);
-/* The test id without its file, module or package. */
-const char *repro_short_name(const char *runner, const char *id);
-/* Jest's full name of a test id ("describe title"), regex-escaped. */
-void	 repro_jest_name(struct flaky_buf *, const char *id);
-/* Go's -run/-skip pattern of a test id ("^TestX$/^sub$"); -1: not Go's. */
-int	 repro_go_pattern(struct flaky_buf *, const char *id);
-
 /* The diagnosis as one JSON object (without the trailing newline). */
 void	 diag_json(FILE *, const struct flaky_diagnosis *, int with_failures);
 

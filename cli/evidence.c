@@ -102,35 +102,6 @@ evidence_risks(const struct report_evidence *ev,
 }
 
 void
-evidence_risk_words(const struct flaky_risk *k, struct flaky_buf *b)
-{
-	flaky_buf_printf(b, "approximate assertion at %s:%d%s%s%s, %s",
-	    k->path, k->line, k->tolerance ? " (" : "",
-	    k->tolerance ? k->tolerance : "", k->tolerance ? ")" : "",
-	    k->seeded ? "seeded" : "unseeded");
-}
-
-int
-risks_lines(struct flaky_store *st, const char *target, const char *test,
-    const char *prefix, struct flaky_buf *out)
-{
-	struct flaky_risk *v = NULL;
-	size_t	 n = 0, first, k;
-	char	 err[256];
-
-	if (flaky_store_risks(st, target, &v, &n, err, sizeof err) < 0)
-		return -1;
-	k = flaky_risks_find(v, n, target, test, &first);
-	for (size_t i = first; i < first + k; i++) {
-		flaky_buf_adds(out, prefix);
-		evidence_risk_words(&v[i], out);
-		flaky_buf_addc(out, '\n');
-	}
-	flaky_risks_free(v, n);
-	return (int)k;
-}
-
-void
 evidence_json_sig(FILE *f, const struct flaky_test_sig *t)
 {
 	fprintf(f, ", \"signature\": ");

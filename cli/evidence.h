@@ -38,12 +38,6 @@ const struct flaky_test_sig *evidence_sig(const struct report_evidence *,
 /* A row's findings: how many, from *first on. */
 size_t	 evidence_risks(const struct report_evidence *,
 	    const struct flaky_test_row *, size_t *first);
-/* "approximate assertion at FILE:LINE (tol), unseeded" */
-void	 evidence_risk_words(const struct flaky_risk *, struct flaky_buf *);
-/* "approximate assertion at ..." lines of a test's static scan findings,
- * each after prefix; how many, or -1 when the store cannot say. */
-int	 risks_lines(struct flaky_store *, const char *target,
-	    const char *test, const char *prefix, struct flaky_buf *);
 
 /* The JSON members signature, signatures, polluter, depends_on and
  * race_timing of a report row. */
@@ -96,7 +90,6 @@ void	 evidence_json_boxes(FILE *, const struct report_evidence *,
 /* A diagnosis' rates per box (nothing on one box), the sentence of its
  * INFRA evidence, and its JSON members boxes and box_evidence. */
 void	 diag_box_words(const struct flaky_diagnosis *, struct flaky_buf *);
-void	 diag_box_evidence(const struct flaky_diagnosis *, struct flaky_buf *);
 void	 diag_json_boxes(FILE *, const struct flaky_diagnosis *);
 
 #endif

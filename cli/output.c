@@ -156,20 +156,6 @@ sparkline(struct flaky_buf *b, const uint32_t *runs,
 	}
 }
 
-void
-fmt_ms(double ms, char *buf, size_t len)
-{
-	if (isnan(ms))
-		snprintf(buf, len, "?");
-	else if (ms < 1000)
-		snprintf(buf, len, "%.0f ms", ms);
-	else if (ms < 60000)
-		snprintf(buf, len, "%.1f s", ms / 1000);
-	else
-		snprintf(buf, len, "%dm%02ds", (int)(ms / 60000),
-		    (int)fmod(ms / 1000, 60));
-}
-
 /* The first line of a message, cut to len bytes (never inside a UTF-8
  * character). */
 void

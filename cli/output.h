@@ -64,8 +64,6 @@ void	 sparkline(struct flaky_buf *, const uint32_t *runs,
 /* report --html: one self-contained file (html.c). */
 int	 html_report(const char *path, const struct report_head *,
 	    const struct flaky_query *, char *err, size_t errlen);
-/* "35 ms", "2.3 s", "2m05s", "?" */
-void	 fmt_ms(double ms, char *buf, size_t len);
 /* The first line of a message, at most len - 1 bytes ("..." when cut). */
 void	 msg_first_line(const char *, char *buf, size_t len);
 /* The ranked table for a person (report_table.c). */

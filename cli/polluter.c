@@ -72,10 +72,10 @@ polluter_command(const struct polluter *p, const size_t *idx, size_t n,
 	flaky_buf_printf(b, "%s %s", p->prefix, polluter_flags(p->runner));
 	for (size_t i = 0; i < n; i++) {
 		flaky_buf_addc(b, ' ');
-		repro_sh_quote(b, p->names[idx[i]]);
+		flaky_sh_quote(b, p->names[idx[i]]);
 	}
 	flaky_buf_addc(b, ' ');
-	repro_sh_quote(b, p->victim);
+	flaky_sh_quote(b, p->victim);
 }
 
 /* Run idx[0..n) and the victim once: 1 the victim failed, 0 it passed,
@@ -449,7 +449,7 @@ polluter_options_parse(struct cmd_getopt *g, struct diag_opts *o,
 static int
 polluter_runner(const struct flaky_diagnosis *d, struct polluter *p)
 {
-	const char *runner = repro_runner(d->runner, d->command);
+	const char *runner = flaky_repro_runner(d->runner, d->command);
 
 	if (runner != NULL && strcmp(runner, "pytest") == 0) {
 		p->runner = "pytest";
@@ -470,7 +470,7 @@ polluter_runner(const struct flaky_diagnosis *d, struct polluter *p)
 		struct flaky_buf b;
 
 		flaky_buf_init(&b);
-		repro_runner_prefix(p->runner, d->command, p->prefix, &b);
+		flaky_repro_runner_prefix(p->runner, d->command, p->prefix, &b);
 		free(p->prefix);
 		p->prefix = xstrdup(flaky_buf_cstr(&b));
 		flaky_buf_free(&b);
@@ -547,54 +547,3 @@ out:
 	return ret;
 }
 
-/* What flakyctl polluter stored for a test, for triage (markdown 0) and
- * ticket (1); nothing when none was stored. */
-void
-polluter_words(struct flaky_store *s, const struct flaky_diagnosis *d,
-    int markdown, struct flaky_buf *b)
-{
-	struct flaky_polluter_row row;
-	const char	*fence;
-	char		 err[1024];
-	size_t		 n = 1;
-
-	if (flaky_store_polluter_get(s, d->test_id, &row, err,
-	    sizeof err) != 1)
-		return;
-	for (const char *c = row.members; *c; c++)
-		n += *c == '\n';
-	if (!markdown) {
-		flaky_buf_printf(b, "  polluters:   ");
-		for (const char *c = row.members; *c; c++) {
-			if (*c == '\n')
-				flaky_buf_adds(b, ", ");
-			else
-				flaky_buf_addc(b, *c);
-		}
-		flaky_buf_printf(b, " (%s%zu of %lld before it, %lld reruns: "
-		    "flakyctl polluter)\n  reproduce:   cd ", row.minimal ?
-		    "smallest set, " : "", n, (long long)row.candidates,
-		    (long long)row.reruns);
-		repro_sh_quote(b, d->dir ? d->dir : ".");
-		flaky_buf_printf(b, " && %s\n", row.command);
-		flaky_polluter_row_clear(&row);
-		return;
-	}
-	flaky_buf_printf(b, "\n### Smallest polluter\n\nRun before it, %s "
-	    "make%s it fail (%s, found by `flakyctl polluter` in %lld reruns "
-	    "over the %lld tests that ran before it in run %lld):\n\n",
-	    n == 1 ? "this test" : "these tests", n == 1 ? "s" : "",
-	    row.minimal ? "none of them can be left out" : "the rerun budget "
-	    "ran out: maybe not the smallest set", (long long)row.reruns,
-	    (long long)row.candidates, (long long)row.from_run_id);
-	for (char *c = row.members, *e; c != NULL && *c; c = e) {
-		if ((e = strchr(c, '\n')) != NULL)
-			*e++ = '\0';
-		flaky_buf_printf(b, "- %s\n", c);
-	}
-	fence = strstr(row.command, "```") ? "~~~~" : "```";
-	flaky_buf_printf(b, "\n%ssh\ncd ", fence);
-	repro_sh_quote(b, d->dir ? d->dir : ".");
-	flaky_buf_printf(b, "\n%s\n%s\n", row.command, fence);
-	flaky_polluter_row_clear(&row);
-}

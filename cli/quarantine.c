@@ -98,7 +98,7 @@ q_export(const char *fmt, const char *target,
 		} else if (strcmp(fmt, "go") == 0) {
 			if (k > 0)
 				flaky_buf_addc(&b, '|');
-			if (repro_go_pattern(&b, v[i].test) < 0) {
+			if (flaky_repro_go_pattern(&b, v[i].test) < 0) {
 				fprintf(stderr, "flakyctl quarantine: export "
 				    "--format go: '%s' names no Go test\n",
 				    v[i].test);
@@ -107,7 +107,7 @@ q_export(const char *fmt, const char *target,
 			}
 		} else {
 			flaky_buf_adds(&b, k ? "|" : "^(?!(?:");
-			repro_jest_name(&b, v[i].test);
+			flaky_repro_jest_name(&b, v[i].test);
 		}
 		k++;
 	}

@@ -236,8 +236,8 @@ put_details(struct table *t, const struct flaky_test_row *r)
 	history_pieces(t, r, &p);
 	if (tier != FLAKY_TIER_BROKEN && !isnan(r->median_ms_fail) &&
 	    !isnan(r->median_ms_pass)) {
-		fmt_ms(r->median_ms_fail, fm, sizeof fm);
-		fmt_ms(r->median_ms_pass, pm, sizeof pm);
+		flaky_format_ms(r->median_ms_fail, fm, sizeof fm);
+		flaky_format_ms(r->median_ms_pass, pm, sizeof pm);
 		flaky_buf_printf(&p, "\037fails in ~%s, passes in ~%s", fm,
 		    pm);
 	}
@@ -318,7 +318,7 @@ put_risks(struct table *t, const struct flaky_test_row *r)
 	flaky_buf_init(&b);
 	for (size_t i = first; i < first + n && i < first + 2; i++) {
 		flaky_buf_reset(&b);
-		evidence_risk_words(&t->ev->risks[i], &b);
+		flaky_risk_words(&t->ev->risks[i], &b);
 		put_note(t, flaky_buf_cstr(&b));
 	}
 	flaky_buf_free(&b);
@@ -419,7 +419,7 @@ put_head(struct table *t)
 
 	flaky_buf_init(&s);
 	if (h->command != NULL) {
-		fmt_ms((double)h->wall_us / 1000.0, d, sizeof d);
+		flaky_format_ms((double)h->wall_us / 1000.0, d, sizeof d);
 		flaky_buf_printf(&s, "%lld run%s of %s (target %s) in %s",
 		    (long long)h->runs.runs, plural(h->runs.runs), h->command,
 		    h->target, d);

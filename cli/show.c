@@ -51,16 +51,16 @@ print_show(const struct flaky_diagnosis *d, int full)
 	if (d->signature != NULL)
 		printf(", signature %s", d->signature);
 	printf("\n");
-	diag_revision_words(d, &b);
+	flaky_revision_words(d, &b);
 	if (b.len > 0)
 		printf("revision: %s\n", flaky_buf_cstr(&b));
 	flaky_buf_reset(&b);
-	diag_timing_words(d, &b);
+	flaky_timing_words(d, &b);
 	if (b.len > 0)
 		printf("timing: %s\n", flaky_buf_cstr(&b));
 	if (d->polluter != NULL || d->depends_on != NULL || d->race_timing) {
 		flaky_buf_reset(&b);
-		diag_evidence(d, &b);
+		flaky_evidence_words(d, &b);
 		printf("%s: %s\n", d->race_timing ? "race" : "order",
 		    flaky_buf_cstr(&b));
 	}
@@ -77,9 +77,9 @@ print_show(const struct flaky_diagnosis *d, int full)
 	for (size_t i = 0; i < d->nfailed; i++) {
 		const struct flaky_result_row *x = &d->failed[i];
 
-		fmt_ms(x->duration_us < 0 ? NAN :
+		flaky_format_ms(x->duration_us < 0 ? NAN :
 		    (double)x->duration_us / 1000.0, dur, sizeof dur);
-		fmt_ms(x->run_duration_us < 0 ? NAN :
+		flaky_format_ms(x->run_duration_us < 0 ? NAN :
 		    (double)x->run_duration_us / 1000.0, rd, sizeof rd);
 		printf("\nrun %lld  %s  revision %s  exit %s%d  run %s  "
 		    "test %s  position %lld", (long long)x->run_id,

@@ -26,14 +26,14 @@ print_triage(const struct flaky_diagnosis *d)
 	    (long long)d->failures, (long long)d->runs,
 	    d->runs ? 100.0 * (double)d->failures / (double)d->runs : 0.0,
 	    flaky_verdict_name(d->verdict), d->target);
-	diag_evidence(d, &b);
+	flaky_evidence_words(d, &b);
 	printf("  evidence:    %s\n", flaky_buf_cstr(&b));
 	flaky_buf_reset(&b);
-	diag_revision_words(d, &b);
+	flaky_revision_words(d, &b);
 	if (b.len > 0)
 		printf("  revision:    %s\n", flaky_buf_cstr(&b));
 	flaky_buf_reset(&b);
-	diag_timing_words(d, &b);
+	flaky_timing_words(d, &b);
 	if (b.len > 0)
 		printf("  timing:      %s\n", flaky_buf_cstr(&b));
 	flaky_buf_reset(&b);
@@ -47,9 +47,9 @@ print_triage(const struct flaky_diagnosis *d)
 	if (d->nmodes > 1)
 		printf("  modes:       %zu distinct failures (most common "
 		    "%lld times)\n", d->nmodes, (long long)d->modes[0].count);
-	printf("  likely:      %s\n", diag_test_cause(d));
+	printf("  likely:      %s\n", flaky_test_cause(d));
 	flaky_buf_reset(&b);
-	diag_test_patch(d, &b);
+	flaky_test_patch(d, &b);
 	printf("  first patch: %s\n", flaky_buf_cstr(&b));
 	flaky_buf_free(&b);
 }
@@ -207,8 +207,8 @@ cmd_triage(struct ctl *ctl, int argc, char **argv)
 				struct flaky_buf rb;
 
 				flaky_buf_init(&rb);
-				polluter_words(store, diags[i], 0, &rb);
-				risks_lines(store, diags[i]->target,
+				flaky_polluter_words(store, diags[i], 0, &rb);
+				flaky_risks_lines(store, diags[i]->target,
 				    diags[i]->test, "  static risk: ", &rb);
 				fputs(flaky_buf_cstr(&rb), stdout);
 				flaky_buf_free(&rb);

@@ -415,4 +415,76 @@ int	 flaky_minimize(size_t ncand, size_t max_calls,
 	    flaky_minimize_oracle, void *arg, struct flaky_minimize *ret);
 void	 flaky_minimize_free(struct flaky_minimize *);
 
+
+/* The words of a diagnosis (words.c), shared by flakyctl show, triage and
+ * ticket and the dashboard. The triage table (DESIGN.md): most likely
+ * cause and first patch of a signature. */
+const char *flaky_sig_cause(const char *signature);
+const char *flaky_sig_patch(const char *signature);
+/* The same for one test: broken, or relying on a set-up test, first. */
+const char *flaky_test_cause(const struct flaky_diagnosis *);
+void	 flaky_test_patch(const struct flaky_diagnosis *, struct flaky_buf *);
+/* One sentence of evidence for the signature. */
+void	 flaky_evidence_words(const struct flaky_diagnosis *,
+	    struct flaky_buf *);
+/* "fails on box-3 in 4 of 9 runs, never on the other boxes (...)" */
+void	 flaky_box_evidence_words(const struct flaky_diagnosis *,
+	    struct flaky_buf *);
+/* "outcome varies with timing: fails in a median of ..." (RACE). */
+void	 flaky_race_words(const struct flaky_timing *, struct flaky_buf *);
+/* The timing in words ("fails within 3 ms, passes in ~120 ms"), or "". */
+void	 flaky_timing_words(const struct flaky_diagnosis *,
+	    struct flaky_buf *);
+/* "0/60 at abc123, at most 6% at 95%" for the latest revision. */
+void	 flaky_revision_words(const struct flaky_diagnosis *,
+	    struct flaky_buf *);
+
+/* A test as its runner names and selects it (repro.c). A shell command
+ * that reproduces the failure: the runner's selection of this one test
+ * (pytest node id, unittest id, Jest file and -t, go -run), or isolate
+ * (a target's isolate: template, {test} replaced) when not NULL; the
+ * suite's command for TAP and JUnit. */
+void	 flaky_repro(const struct flaky_diagnosis *, const char *isolate,
+	    struct flaky_buf *);
+/* The runner of a test (the runs' record, else guessed from the command):
+ * pytest, unittest, jest, gotest, tap, junit or NULL. */
+const char *flaky_repro_runner(const char *runner, const char *command);
+/* The target's command up to its runner's own word ("python3 -m
+ * pytest"), or dflt when the command does not show it plainly. */
+void	 flaky_repro_runner_prefix(const char *runner, const char *command,
+	    const char *dflt, struct flaky_buf *);
+/* s for sh, quoted when it needs it. */
+void	 flaky_sh_quote(struct flaky_buf *, const char *s);
+/* The test id without its file, module or package. */
+const char *flaky_repro_short_name(const char *runner, const char *id);
+/* Jest's full name of a test id ("describe title"), regex-escaped. */
+void	 flaky_repro_jest_name(struct flaky_buf *, const char *id);
+/* Go's -run/-skip pattern of a test id ("^TestX$/^sub$"); -1: not Go's. */
+int	 flaky_repro_go_pattern(struct flaky_buf *, const char *id);
+
+/* A test's ticket (ticket.c), the one text flakyctl ticket prints and the
+ * dashboard's test page shows. Its title: "Checkout › talks to slow API:
+ * TIMEOUT flake (js), 4/15 runs, median duration 2.3 s". */
+void	 flaky_ticket_title(const struct flaky_diagnosis *, struct flaky_buf *);
+/* Its Markdown body after the title, with the smallest polluter and the
+ * static scan's findings st holds for the test; isolate as flaky_repro's
+ * (NULL: no "Alone:" command). 0, or -ENOMEM. */
+int	 flaky_ticket_body(struct flaky_store *st,
+	    const struct flaky_diagnosis *, const char *isolate,
+	    struct flaky_buf *);
+/* The whole ticket: "## title", a blank line and the body. */
+int	 flaky_ticket_markdown(struct flaky_store *st,
+	    const struct flaky_diagnosis *, const char *isolate,
+	    struct flaky_buf *);
+/* The smallest polluter flakyctl polluter stored for a test, as lines
+ * for triage (markdown 0) or a ticket's section (1); nothing if none. */
+void	 flaky_polluter_words(struct flaky_store *,
+	    const struct flaky_diagnosis *, int markdown, struct flaky_buf *);
+/* "approximate assertion at FILE:LINE (tol), unseeded" */
+void	 flaky_risk_words(const struct flaky_risk *, struct flaky_buf *);
+/* A test's static scan findings, one line each after prefix: how many,
+ * or -1 when the store cannot say. */
+int	 flaky_risks_lines(struct flaky_store *, const char *target,
+	    const char *test, const char *prefix, struct flaky_buf *);
+
 #endif

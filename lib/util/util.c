@@ -332,6 +332,21 @@ flaky_format_time(int64_t ms, char *buf, size_t len)
 }
 
 char *
+flaky_format_ms(double ms, char *buf, size_t len)
+{
+	if (ms != ms)	/* NAN, without libm */
+		snprintf(buf, len, "?");
+	else if (ms < 1000)
+		snprintf(buf, len, "%.0f ms", ms);
+	else if (ms < 60000)
+		snprintf(buf, len, "%.1f s", ms / 1000);
+	else
+		snprintf(buf, len, "%dm%02ds", (int)(ms / 60000),
+		    (int)((long long)(ms / 1000) % 60));
+	return buf;
+}
+
+char *
 flaky_format_day(int64_t ms, char *buf, size_t len)
 {
 	struct tm	 tm;

@@ -60,6 +60,8 @@ int	 flaky_parse_time(const char *, int64_t *ret_ms);
 char	*flaky_format_time(int64_t ms, char *buf, size_t len);
 /* unix ms -> "2026-11-01"; buf needs 11 bytes. */
 char	*flaky_format_day(int64_t ms, char *buf, size_t len);
+/* milliseconds -> "35 ms", "2.3 s", "2m05s", "?" for NAN. */
+char	*flaky_format_ms(double ms, char *buf, size_t len);
 
 /* Decimal integer in [min, max]; 0 or -EINVAL / -ERANGE. */
 int	 flaky_parse_int(const char *, long long min, long long max,

@@ -1,6 +1,7 @@
 /* /test/N: one test's rate over time with its band, its newest runs, its
  * failures by fingerprint, its signature and the evidence for it, the
- * verdict of its runs alone, its quarantine and a ticket to copy. */
+ * verdict of its runs alone, its quarantine and flakyctl ticket's ticket
+ * to copy. */
 #include "buildconf.h"
 
 #include <errno.h>
@@ -192,39 +193,27 @@ modes_table(struct web_ctx *c, const struct flaky_diagnosis *d)
 	flaky_buf_adds(b, "</tbody></table></div>\n");
 }
 
-/* A ticket to paste into a tracker, in a pre with a copy button. */
-static void
+/* The ticket flakyctl ticket prints (without a config: no isolate:
+ * template), in a pre with a copy button. */
+static int
 ticket(struct web_ctx *c, const struct flaky_diagnosis *d)
 {
 	struct flaky_buf t, *b = c->b;
-	double	 lo, hi;
+	int	 r;
 
 	flaky_buf_init(&t);
-	flaky_wilson(d->failures, d->runs, FLAKY_Z95, &lo, &hi);
-	flaky_buf_printf(&t, "Flaky test: %s (target %s)\n\n", d->test,
-	    d->target);
-	flaky_buf_printf(&t, "Failure rate: %" PRId64 " of %" PRId64 " runs "
-	    "(%.1f%%, 95%% interval %.1f%%-%.1f%%), ", d->failures, d->runs,
-	    d->runs ? 100.0 * d->failures / d->runs : 0.0, 100 * lo, 100 * hi);
-	web_window_words(c, &t);
-	flaky_buf_adds(&t, ".\n");
-	if (d->signature != NULL)
-		flaky_buf_printf(&t, "Signature: %s\n", d->signature);
-	if (d->polluter != NULL)
-		flaky_buf_printf(&t, "Fails after: %s\n", d->polluter);
-	if (d->nmodes > 0)
-		flaky_buf_printf(&t, "\nMost common failure (%" PRId64
-		    " times):\n%s\n", d->modes[0].count, d->modes[0].example ?
-		    d->modes[0].example : d->modes[0].normalized);
-	flaky_buf_printf(&t, "\nflakyctl show --target %s %s\n", d->target,
-	    d->test);
-	flaky_buf_printf(b, "<h2>Ticket</h2>\n<button type=\"button\" "
-	    "data-copy=\"ticket-%" PRId64 "\">copy</button>\n<pre "
-	    "id=\"ticket-%" PRId64 "\" class=\"ticket\">", d->test_id,
-	    d->test_id);
-	web_escn(b, t.data, t.len);
-	flaky_buf_adds(b, "</pre>\n");
+	if ((r = flaky_ticket_markdown(c->st, d, NULL, &t)) == 0) {
+		flaky_buf_printf(b, "<h2>Ticket</h2>\n<p>What <code>flakyctl "
+		    "ticket</code> prints, to paste into a tracker.</p>\n"
+		    "<button type=\"button\" data-copy=\"ticket-%" PRId64
+		    "\">copy</button>\n<pre id=\"ticket-%" PRId64 "\" "
+		    "class=\"ticket\">", d->test_id, d->test_id);
+		web_escn(b, t.data, t.len);
+		flaky_buf_adds(b, "</pre>\n");
+	} else
+		snprintf(c->err, sizeof c->err, "the ticket: out of memory");
 	flaky_buf_free(&t);
+	return r;
 }
 
 /* The quarantine row of a test, if any (rows is the caller's). */
@@ -259,8 +248,8 @@ web_page_test(struct web_ctx *c, int64_t id)
 	facts(c, d, quarantine_of(qv, nq, id));
 	if ((r = rate_over_time(c, d)) == 0 && (r = runs_table(c, d)) == 0) {
 		modes_table(c, d);
-		ticket(c, d);
-		web_page_end(c);
+		if ((r = ticket(c, d)) == 0)
+			web_page_end(c);
 	}
 	flaky_quarantine_rows_free(qv, nq);
 	flaky_diagnosis_free(d);

@@ -12,6 +12,7 @@
 
 #include <sqlite3.h>
 
+#include "diagnose/diagnose.h"
 #include "json/json.h"
 #include "parse/parse.h"
 #include "store/store.h"
@@ -344,6 +345,83 @@ START_TEST(page_test)
 }
 END_TEST
 
+/* The HTML text of s up to the next '<' with web_escn's entities
+ * decoded. */
+static void
+unescape(struct flaky_buf *b, const char *s)
+{
+	static const struct {
+		const char	*ent, *c;
+	} ents[] = {
+		{ "&amp;", "&" }, { "&lt;", "<" }, { "&gt;", ">" },
+		{ "&quot;", "\"" }, { "&#39;", "'" },
+		{ "&#xFFFD;", "\xef\xbf\xbd" },
+	};
+	size_t	 i;
+
+	while (*s != '\0' && *s != '<') {
+		for (i = 0; i < FLAKY_ARRAY_SIZE(ents); i++)
+			if (strncmp(s, ents[i].ent, strlen(ents[i].ent)) == 0)
+				break;
+		if (i == FLAKY_ARRAY_SIZE(ents)) {
+			ck_assert_msg(*s != '&', "an entity the escaper does "
+			    "not write: %.10s", s);
+			flaky_buf_addc(b, *s++);
+			continue;
+		}
+		flaky_buf_adds(b, ents[i].c);
+		s += strlen(ents[i].ent);
+	}
+	ck_assert_int_eq(*s, '<');
+}
+
+/* The ticket on a test's page is flakyctl ticket's, byte for byte once
+ * unescaped: the one function writes both, with the smallest polluter the
+ * store holds. */
+START_TEST(page_ticket_is_flakyctls)
+{
+	struct flaky_web_reply r;
+	struct flaky_polluter_row pr = { 0 };
+	struct flaky_diagnosis *d = NULL;
+	struct flaky_buf want, got;
+	struct web_ctx c = { 0 };
+	const char *pre;
+	char	 p[64], err[256];
+
+	pr.test_id = id_hostile;
+	pr.from_run_id = run_a;
+	pr.candidates = 1;
+	pr.members = QUOTES;
+	pr.reruns = 4;
+	pr.minimal = 1;
+	pr.command = "pytest '" HOSTILE "'";
+	ck_assert_msg(flaky_store_polluter_put(st, &pr, err, sizeof err) == 0,
+	    "%s", err);
+	web_window(&c, opts.now_ms);
+	ck_assert_msg(flaky_diagnose_test(st, id_hostile, &c.q, &d, err,
+	    sizeof err) == 0, "%s", err);
+	flaky_buf_init(&want);
+	flaky_buf_init(&got);
+	ck_assert_int_eq(flaky_ticket_markdown(st, d, NULL, &want), 0);
+	ck_assert_ptr_nonnull(strstr(flaky_buf_cstr(&want),
+	    "### Smallest polluter"));
+	ck_assert_ptr_nonnull(strstr(want.data, "### Reproduce"));
+
+	snprintf(p, sizeof p, "/test/%" PRId64, id_hostile);
+	get(p, NULL, &r);
+	ck_assert_int_eq(r.status, 200);
+	assert_clean(r.body.data);
+	pre = strstr(r.body.data, "class=\"ticket\">");
+	ck_assert_ptr_nonnull(pre);
+	unescape(&got, strchr(pre, '>') + 1);
+	ck_assert_str_eq(flaky_buf_cstr(&got), want.data);
+	flaky_web_reply_free(&r);
+	flaky_buf_free(&want);
+	flaky_buf_free(&got);
+	flaky_diagnosis_free(d);
+}
+END_TEST
+
 START_TEST(page_run)
 {
 	struct flaky_web_reply r;
@@ -569,6 +647,7 @@ web_suite(void)
 	tcase_add_test(tp, page_overview);
 	tcase_add_test(tp, page_tests_filters);
 	tcase_add_test(tp, page_test);
+	tcase_add_test(tp, page_ticket_is_flakyctls);
 	tcase_add_test(tp, page_run);
 	tcase_add_test(tp, api);
 	tcase_add_test(tp, metrics);

@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "diag.h"
+#include "diagnose/diagnose.h"
 
 #define WORDS_MAX	64
 #define GOMOD_MAX	(64 * 1024)
@@ -19,7 +19,7 @@ static const char jest_sep[] = " \xe2\x80\xba ";	/* " › " */
 
 /* The runner of a test: the one its runs recorded, else the command's. */
 const char *
-repro_runner(const char *runner, const char *command)
+flaky_repro_runner(const char *runner, const char *command)
 {
 	static const struct {
 		const char	*word, *name;
@@ -67,7 +67,7 @@ go_test_part(const char *id)
 
 /* The test without its file, module or package, as a title names it. */
 const char *
-repro_short_name(const char *runner, const char *id)
+flaky_repro_short_name(const char *runner, const char *id)
 {
 	const char *p;
 
@@ -92,14 +92,14 @@ repro_short_name(const char *runner, const char *id)
 /* A ticket title: "Checkout › talks to slow API: TIMEOUT flake (js),
  * 4/15 runs, median duration 2.3 s". */
 void
-diag_title(const struct flaky_diagnosis *d, struct flaky_buf *b)
+flaky_ticket_title(const struct flaky_diagnosis *d, struct flaky_buf *b)
 {
-	const char *runner = repro_runner(d->runner, d->command);
+	const char *runner = flaky_repro_runner(d->runner, d->command);
 	char	 ms[32];
 	double	 med = d->timing.n_fail > 0 ? d->timing.median_fail :
 	    d->timing.median_pass;
 
-	flaky_buf_printf(b, "%s: ", repro_short_name(runner, d->test));
+	flaky_buf_printf(b, "%s: ", flaky_repro_short_name(runner, d->test));
 	if (d->signature == NULL)
 		flaky_buf_printf(b, "no failure (%s), %lld runs", d->target,
 		    (long long)d->runs);
@@ -110,7 +110,7 @@ diag_title(const struct flaky_diagnosis *d, struct flaky_buf *b)
 		    "failure" : "flake", d->target, (long long)d->failures,
 		    (long long)d->runs);
 	if (!isnan(med)) {
-		fmt_ms(med, ms, sizeof ms);
+		flaky_format_ms(med, ms, sizeof ms);
 		flaky_buf_printf(b, ", median duration %s", ms);
 	}
 }
@@ -157,7 +157,7 @@ regex_escape(struct flaky_buf *b, const char *s, size_t n)
  * "file › describe › title": drop the file and the " #2" we give a second
  * test of one name, join with blanks, and escape. */
 void
-repro_jest_name(struct flaky_buf *b, const char *id)
+flaky_repro_jest_name(struct flaky_buf *b, const char *id)
 {
 	const char	*p = strstr(id, jest_sep), *end;
 
@@ -343,7 +343,7 @@ repro_jest(const struct flaky_diagnosis *d, struct flaky_buf *b)
 	if (sep != NULL) {
 		flaky_buf_reset(&pat);
 		flaky_buf_addc(&pat, '^');
-		repro_jest_name(&pat, d->test);
+		flaky_repro_jest_name(&pat, d->test);
 		flaky_buf_addc(&pat, '$');
 		flaky_buf_adds(b, " -t ");
 		sh_quote_always(b, flaky_buf_cstr(&pat));
@@ -389,7 +389,7 @@ go_package(struct flaky_buf *b, const char *dir, const char *pkg, size_t n)
 /* Go's -run or -skip pattern of one test: each level of its name anchored
  * ("^TestX$/^sub$"); -1 when the id names no Go test. */
 int
-repro_go_pattern(struct flaky_buf *b, const char *id)
+flaky_repro_go_pattern(struct flaky_buf *b, const char *id)
 {
 	const char *t = go_test_part(id);
 
@@ -416,7 +416,7 @@ repro_go(const struct flaky_diagnosis *d, struct flaky_buf *b)
 	const char *t = go_test_part(d->test);
 
 	flaky_buf_init(&pat);
-	if (repro_go_pattern(&pat, d->test) < 0) {
+	if (flaky_repro_go_pattern(&pat, d->test) < 0) {
 		flaky_buf_adds(b, d->command ? d->command : "go test ./...");
 		flaky_buf_free(&pat);
 		return;
@@ -470,10 +470,10 @@ add_cd(const struct flaky_diagnosis *d, struct flaky_buf *b)
  * runner not in the command) may set up what the test needs: the suite's
  * command follows then. */
 void
-diag_repro(const struct flaky_diagnosis *d, const char *isolate,
+flaky_repro(const struct flaky_diagnosis *d, const char *isolate,
     struct flaky_buf *b)
 {
-	const char *runner = repro_runner(d->runner, d->command);
+	const char *runner = flaky_repro_runner(d->runner, d->command);
 	char	 copy[4096], *w[WORDS_MAX];
 	int	 n;
 
@@ -522,7 +522,7 @@ diag_repro(const struct flaky_diagnosis *d, const char *isolate,
 /* The target's command up to its runner's word, for running tests in a
  * given order (polluter.c); dflt when the command does not show it. */
 void
-repro_runner_prefix(const char *runner, const char *command,
+flaky_repro_runner_prefix(const char *runner, const char *command,
     const char *dflt, struct flaky_buf *b)
 {
 	char	 copy[4096], *w[WORDS_MAX];
@@ -533,7 +533,7 @@ repro_runner_prefix(const char *runner, const char *command,
 
 /* Append s for sh, quoted when it needs it. */
 void
-repro_sh_quote(struct flaky_buf *b, const char *s)
+flaky_sh_quote(struct flaky_buf *b, const char *s)
 {
 	sh_quote(b, s);
 }
