@@ -93,22 +93,22 @@ flaky_alert_tests_free(struct flaky_alert_test *v, size_t n)
 
 /* One row of sql_window. */
 static int
-window_row(sqlite3_stmt *st, struct flaky_alert_test *t)
+window_row(struct sql_stmt *st, struct flaky_alert_test *t)
 {
-	const char *kind = (const char *)sqlite3_column_text(st, 6);
+	const char *kind = (const char *)sql_column_text(st, 6);
 
 	memset(t, 0, sizeof *t);
-	t->test_id = sqlite3_column_int64(st, 0);
-	if ((t->test = strdup((const char *)sqlite3_column_text(st, 1))) ==
+	t->test_id = sql_column_int64(st, 0);
+	if ((t->test = strdup((const char *)sql_column_text(st, 1))) ==
 	    NULL)
 		return -ENOMEM;
-	t->runs = sqlite3_column_int64(st, 2);
-	t->failures = sqlite3_column_int64(st, 3);
-	t->failed = sqlite3_column_int(st, 4);
-	t->passed = sqlite3_column_int(st, 5) && !t->failed;
+	t->runs = sql_column_int64(st, 2);
+	t->failures = sql_column_int64(st, 3);
+	t->failed = sql_column_int(st, 4);
+	t->passed = sql_column_int(st, 5) && !t->failed;
 	t->last_kind = kind != NULL ? flaky_alert_kind_from_name(kind) : -1;
-	t->quarantined = sqlite3_column_type(st, 7) != SQLITE_NULL;
-	t->release_told = sqlite3_column_int(st, 8);
+	t->quarantined = sql_column_type(st, 7) != SQL_NULL;
+	t->release_told = sql_column_int(st, 8);
 	return 0;
 }
 
@@ -118,7 +118,7 @@ flaky_store_alert_window(struct flaky_store *s, int64_t target_id,
     struct flaky_alert_test **ret, size_t *ret_n, char *err, size_t errlen)
 {
 	struct flaky_alert_test *v = NULL;
-	sqlite3_stmt	*st;
+	struct sql_stmt	*st;
 	size_t		 n = 0, cap = 0;
 	int		 r, rc;
 
@@ -127,11 +127,11 @@ flaky_store_alert_window(struct flaky_store *s, int64_t target_id,
 	if ((r = store_prepare(s, store_sql_alert_window, &st, err,
 	    errlen)) < 0)
 		return r;
-	sqlite3_bind_int64(st, 1, target_id);
-	sqlite3_bind_int64(st, 2, run_id);
-	sqlite3_bind_int(st, 3, window);
-	sqlite3_bind_int64(st, 4, run_ms);
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+	sql_bind_int64(st, 1, target_id);
+	sql_bind_int64(st, 2, run_id);
+	sql_bind_int(st, 3, window);
+	sql_bind_int64(st, 4, run_ms);
+	while ((rc = sql_step(st)) == SQL_ROW) {
 		if (flaky_array_grow(&v, &cap, n, sizeof *v) < 0 ||
 		    window_row(st, &v[n]) < 0) {
 			r = flaky_error(err, errlen, ENOMEM, "out of memory");
@@ -139,10 +139,10 @@ flaky_store_alert_window(struct flaky_store *s, int64_t target_id,
 		}
 		n++;
 	}
-	if (rc != SQLITE_DONE)
+	if (rc != SQL_DONE)
 		r = store_sql_error(s, err, errlen, "reading a test's window");
 out:
-	sqlite3_finalize(st);
+	sql_finalize(st);
 	if (r < 0) {
 		flaky_alert_tests_free(v, n);
 		return r;
@@ -156,7 +156,7 @@ int
 flaky_store_alert_cursor(struct flaky_store *s, int64_t target_id,
     int64_t *ret, char *err, size_t errlen)
 {
-	sqlite3_stmt	*st;
+	struct sql_stmt	*st;
 	int		 r;
 
 	/* A target seen for the first time starts at its newest run: alerts
@@ -166,10 +166,10 @@ flaky_store_alert_cursor(struct flaky_store *s, int64_t target_id,
 	    "target_id = ?1 ON CONFLICT (target_id) DO NOTHING", &st, err,
 	    errlen)) < 0)
 		return r;
-	sqlite3_bind_int64(st, 1, target_id);
-	if (sqlite3_step(st) != SQLITE_DONE)
+	sql_bind_int64(st, 1, target_id);
+	if (sql_step(st) != SQL_DONE)
 		r = store_sql_error(s, err, errlen, "starting alerts");
-	sqlite3_finalize(st);
+	sql_finalize(st);
 	if (r < 0)
 		return r;
 	return store_scalar(s, "SELECT run_id FROM alert_cursor WHERE "
@@ -181,7 +181,7 @@ flaky_store_alert_next_run(struct flaky_store *s, int64_t target_id,
     int64_t after, int64_t *ret_run, int64_t *ret_ms, char *err,
     size_t errlen)
 {
-	sqlite3_stmt	*st;
+	struct sql_stmt	*st;
 	int		 r, rc;
 
 	/* Not past a run still running: it is looked at once stored. */
@@ -190,16 +190,16 @@ flaky_store_alert_next_run(struct flaky_store *s, int64_t target_id,
 	    "'running' OR " COUNTED ") ORDER BY id LIMIT 1", &st, err,
 	    errlen)) < 0)
 		return r;
-	sqlite3_bind_int64(st, 1, target_id);
-	sqlite3_bind_int64(st, 2, after);
-	if ((rc = sqlite3_step(st)) == SQLITE_ROW &&
-	    sqlite3_column_int(st, 2) == 0) {
-		*ret_run = sqlite3_column_int64(st, 0);
-		*ret_ms = sqlite3_column_int64(st, 1);
+	sql_bind_int64(st, 1, target_id);
+	sql_bind_int64(st, 2, after);
+	if ((rc = sql_step(st)) == SQL_ROW &&
+	    sql_column_int(st, 2) == 0) {
+		*ret_run = sql_column_int64(st, 0);
+		*ret_ms = sql_column_int64(st, 1);
 		r = 1;
-	} else if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+	} else if (rc != SQL_ROW && rc != SQL_DONE)
 		r = store_sql_error(s, err, errlen, "reading runs for alerts");
-	sqlite3_finalize(st);
+	sql_finalize(st);
 	return r;
 }
 
@@ -207,17 +207,17 @@ int
 flaky_store_alert_set_cursor(struct flaky_store *s, int64_t target_id,
     int64_t run_id, char *err, size_t errlen)
 {
-	sqlite3_stmt	*st;
+	struct sql_stmt	*st;
 	int		 r;
 
 	if ((r = store_prepare(s, "UPDATE alert_cursor SET run_id = ?2 "
 	    "WHERE target_id = ?1", &st, err, errlen)) < 0)
 		return r;
-	sqlite3_bind_int64(st, 1, target_id);
-	sqlite3_bind_int64(st, 2, run_id);
-	if (sqlite3_step(st) != SQLITE_DONE)
+	sql_bind_int64(st, 1, target_id);
+	sql_bind_int64(st, 2, run_id);
+	if (sql_step(st) != SQL_DONE)
 		r = store_sql_error(s, err, errlen, "moving the alert cursor");
-	sqlite3_finalize(st);
+	sql_finalize(st);
 	return r;
 }
 
@@ -226,21 +226,21 @@ static int
 add_deliveries(struct flaky_store *s, int64_t id, const char *const *names,
     size_t n, char *err, size_t errlen)
 {
-	sqlite3_stmt	*st;
+	struct sql_stmt	*st;
 	int		 r;
 
 	if ((r = store_prepare(s, "INSERT OR IGNORE INTO alert_deliveries "
 	    "(alert_id, receiver) VALUES (?1, ?2)", &st, err, errlen)) < 0)
 		return r;
 	for (size_t i = 0; i < n && r == 0; i++) {
-		sqlite3_bind_int64(st, 1, id);
-		sqlite3_bind_text(st, 2, names[i], -1, SQLITE_STATIC);
-		if (sqlite3_step(st) != SQLITE_DONE)
+		sql_bind_int64(st, 1, id);
+		sql_bind_text(st, 2, names[i], -1, SQL_STATIC);
+		if (sql_step(st) != SQL_DONE)
 			r = store_sql_error(s, err, errlen,
 			    "adding a delivery");
-		sqlite3_reset(st);
+		sql_reset(st);
 	}
-	sqlite3_finalize(st);
+	sql_finalize(st);
 	return r;
 }
 
@@ -249,7 +249,7 @@ flaky_store_alert_add(struct flaky_store *s, const struct flaky_alert *a,
     const char *const *receivers, size_t nreceivers, char *err,
     size_t errlen)
 {
-	sqlite3_stmt	*st;
+	struct sql_stmt	*st;
 	int64_t		 id = 0;
 	int		 r;
 
@@ -258,25 +258,25 @@ flaky_store_alert_add(struct flaky_store *s, const struct flaky_alert *a,
 	    "(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10) ON CONFLICT DO NOTHING",
 	    &st, err, errlen)) < 0)
 		return r;
-	sqlite3_bind_int64(st, 1, a->test_id);
-	sqlite3_bind_text(st, 2, flaky_alert_kind_name(a->kind), -1,
-	    SQLITE_STATIC);
-	sqlite3_bind_int64(st, 3, a->at_ms);
-	sqlite3_bind_int64(st, 4, a->run_id);
-	sqlite3_bind_text(st, 5, flaky_tier_name(flaky_tier(a->failures,
-	    a->runs)), -1, SQLITE_STATIC);
-	sqlite3_bind_int64(st, 6, a->runs);
-	sqlite3_bind_int64(st, 7, a->failures);
+	sql_bind_int64(st, 1, a->test_id);
+	sql_bind_text(st, 2, flaky_alert_kind_name(a->kind), -1,
+	    SQL_STATIC);
+	sql_bind_int64(st, 3, a->at_ms);
+	sql_bind_int64(st, 4, a->run_id);
+	sql_bind_text(st, 5, flaky_tier_name(flaky_tier(a->failures,
+	    a->runs)), -1, SQL_STATIC);
+	sql_bind_int64(st, 6, a->runs);
+	sql_bind_int64(st, 7, a->failures);
 	if (a->kind == FLAKY_ALERT_RELEASE) {
-		sqlite3_bind_int64(st, 8, a->passes);
-		sqlite3_bind_int64(st, 9, a->needed);
+		sql_bind_int64(st, 8, a->passes);
+		sql_bind_int64(st, 9, a->needed);
 	}
-	sqlite3_bind_int64(st, 10, a->created_ms);
-	if (sqlite3_step(st) != SQLITE_DONE)
+	sql_bind_int64(st, 10, a->created_ms);
+	if (sql_step(st) != SQL_DONE)
 		r = store_sql_error(s, err, errlen, "adding an alert");
-	else if (sqlite3_changes(store_db(s)) > 0)
-		id = sqlite3_last_insert_rowid(store_db(s));
-	sqlite3_finalize(st);
+	else if (sql_changes(store_db(s)) > 0)
+		id = sql_last_insert_rowid(store_db(s));
+	sql_finalize(st);
 	if (r < 0 || id == 0)
 		return r;
 	if ((r = add_deliveries(s, id, receivers, nreceivers, err,
@@ -293,22 +293,22 @@ flaky_store_alert_add(struct flaky_store *s, const struct flaky_alert *a,
 
 /* An event from the row of ALERT_COLS. */
 static int
-alert_row(sqlite3_stmt *st, struct flaky_alert *a)
+alert_row(struct sql_stmt *st, struct flaky_alert *a)
 {
 	memset(a, 0, sizeof *a);
-	a->id = sqlite3_column_int64(st, 0);
-	a->test_id = sqlite3_column_int64(st, 1);
+	a->id = sql_column_int64(st, 0);
+	a->test_id = sql_column_int64(st, 1);
 	a->kind = flaky_alert_kind_from_name(
-	    (const char *)sqlite3_column_text(st, 2));
-	a->at_ms = sqlite3_column_int64(st, 3);
-	a->run_id = sqlite3_column_int64(st, 4);
-	a->runs = sqlite3_column_int64(st, 5);
-	a->failures = sqlite3_column_int64(st, 6);
-	a->passes = sqlite3_column_int64(st, 7);
-	a->needed = sqlite3_column_int64(st, 8);
-	a->created_ms = sqlite3_column_int64(st, 9);
-	a->test = strdup((const char *)sqlite3_column_text(st, 10));
-	a->target = strdup((const char *)sqlite3_column_text(st, 11));
+	    (const char *)sql_column_text(st, 2));
+	a->at_ms = sql_column_int64(st, 3);
+	a->run_id = sql_column_int64(st, 4);
+	a->runs = sql_column_int64(st, 5);
+	a->failures = sql_column_int64(st, 6);
+	a->passes = sql_column_int64(st, 7);
+	a->needed = sql_column_int64(st, 8);
+	a->created_ms = sql_column_int64(st, 9);
+	a->test = strdup((const char *)sql_column_text(st, 10));
+	a->target = strdup((const char *)sql_column_text(st, 11));
 	return a->test == NULL || a->target == NULL ? -ENOMEM : 0;
 }
 
@@ -331,7 +331,7 @@ int
 flaky_store_alert_next(struct flaky_store *s, const char *receiver,
     struct flaky_alert *a, char *err, size_t errlen)
 {
-	sqlite3_stmt	*st;
+	struct sql_stmt	*st;
 	int		 r, rc;
 
 	memset(a, 0, sizeof *a);
@@ -343,19 +343,19 @@ flaky_store_alert_next(struct flaky_store *s, const char *receiver,
 	    "WHERE d.receiver = ?1 AND d.state = 'pending' "
 	    "ORDER BY d.alert_id LIMIT 1", &st, err, errlen)) < 0)
 		return r;
-	sqlite3_bind_text(st, 1, receiver, -1, SQLITE_STATIC);
-	if ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+	sql_bind_text(st, 1, receiver, -1, SQL_STATIC);
+	if ((rc = sql_step(st)) == SQL_ROW) {
 		if (alert_row(st, a) < 0) {
 			flaky_alert_clear(a);
 			r = flaky_error(err, errlen, ENOMEM, "out of memory");
 		} else {
-			a->attempts = sqlite3_column_int64(st, ALERT_NCOLS);
-			a->next_ms = sqlite3_column_int64(st, ALERT_NCOLS + 1);
+			a->attempts = sql_column_int64(st, ALERT_NCOLS);
+			a->next_ms = sql_column_int64(st, ALERT_NCOLS + 1);
 			r = 1;
 		}
-	} else if (rc != SQLITE_DONE)
+	} else if (rc != SQL_DONE)
 		r = store_sql_error(s, err, errlen, "reading alerts");
-	sqlite3_finalize(st);
+	sql_finalize(st);
 	return r;
 }
 
@@ -366,7 +366,7 @@ flaky_store_alert_mark(struct flaky_store *s, int64_t alert_id,
 {
 	static const char *const states[] = { "pending", "delivered",
 	    "failed" };
-	sqlite3_stmt	*st;
+	struct sql_stmt	*st;
 	int		 r;
 
 	if ((r = store_prepare(s, "UPDATE alert_deliveries SET state = ?3, "
@@ -374,17 +374,17 @@ flaky_store_alert_mark(struct flaky_store *s, int64_t alert_id,
 	    "CASE WHEN ?3 = 'pending' THEN NULL ELSE ?7 END "
 	    "WHERE alert_id = ?1 AND receiver = ?2", &st, err, errlen)) < 0)
 		return r;
-	sqlite3_bind_int64(st, 1, alert_id);
-	sqlite3_bind_text(st, 2, receiver, -1, SQLITE_STATIC);
-	sqlite3_bind_text(st, 3, states[state], -1, SQLITE_STATIC);
-	sqlite3_bind_int64(st, 4, attempts);
-	sqlite3_bind_int64(st, 5, next_ms);
+	sql_bind_int64(st, 1, alert_id);
+	sql_bind_text(st, 2, receiver, -1, SQL_STATIC);
+	sql_bind_text(st, 3, states[state], -1, SQL_STATIC);
+	sql_bind_int64(st, 4, attempts);
+	sql_bind_int64(st, 5, next_ms);
 	if (error != NULL)
-		sqlite3_bind_text(st, 6, error, -1, SQLITE_STATIC);
-	sqlite3_bind_int64(st, 7, now_ms);
-	if (sqlite3_step(st) != SQLITE_DONE)
+		sql_bind_text(st, 6, error, -1, SQL_STATIC);
+	sql_bind_int64(st, 7, now_ms);
+	if (sql_step(st) != SQL_DONE)
 		r = store_sql_error(s, err, errlen, "recording a delivery");
-	sqlite3_finalize(st);
+	sql_finalize(st);
 	return r;
 }
 
@@ -401,7 +401,7 @@ static int
 list_deliveries(struct flaky_store *s, struct flaky_alert *v, size_t n,
     char *err, size_t errlen)
 {
-	sqlite3_stmt	*st;
+	struct sql_stmt	*st;
 	int		 r, rc;
 
 	if ((r = store_prepare(s, "SELECT receiver, state, attempts, "
@@ -411,12 +411,12 @@ list_deliveries(struct flaky_store *s, struct flaky_alert *v, size_t n,
 	for (size_t i = 0; i < n && r == 0; i++) {
 		size_t	 cap = 0;
 
-		sqlite3_bind_int64(st, 1, v[i].id);
-		while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		sql_bind_int64(st, 1, v[i].id);
+		while ((rc = sql_step(st)) == SQL_ROW) {
 			struct flaky_alert_delivery *d;
 			const char *e;
 
-			e = (const char *)sqlite3_column_text(st, 3);
+			e = (const char *)sql_column_text(st, 3);
 
 			if (flaky_array_grow(&v[i].d, &cap, v[i].nd,
 			    sizeof *v[i].d) < 0)
@@ -425,22 +425,22 @@ list_deliveries(struct flaky_store *s, struct flaky_alert *v, size_t n,
 			d = &v[i].d[v[i].nd++];
 			memset(d, 0, sizeof *d);
 			d->receiver = strdup((const char *)
-			    sqlite3_column_text(st, 0));
+			    sql_column_text(st, 0));
 			d->state = state_code((const char *)
-			    sqlite3_column_text(st, 1));
-			d->attempts = sqlite3_column_int64(st, 2);
+			    sql_column_text(st, 1));
+			d->attempts = sql_column_int64(st, 2);
 			d->error = e != NULL ? strdup(e) : NULL;
-			d->done_ms = sqlite3_column_int64(st, 4);
+			d->done_ms = sql_column_int64(st, 4);
 			if (d->receiver == NULL || (e != NULL &&
 			    d->error == NULL))
-				rc = SQLITE_NOMEM;
+				rc = SQL_NOMEM;
 		}
-		if (rc != SQLITE_DONE)
+		if (rc != SQL_DONE)
 			r = store_sql_error(s, err, errlen,
 			    "reading deliveries");
-		sqlite3_reset(st);
+		sql_reset(st);
 	}
-	sqlite3_finalize(st);
+	sql_finalize(st);
 	return r;
 }
 
@@ -449,7 +449,7 @@ flaky_store_alerts_list(struct flaky_store *s, int64_t since_ms,
     struct flaky_alert **ret, size_t *ret_n, char *err, size_t errlen)
 {
 	struct flaky_alert *v = NULL;
-	sqlite3_stmt	*st;
+	struct sql_stmt	*st;
 	size_t		 n = 0, cap = 0;
 	int		 r, rc;
 
@@ -460,17 +460,17 @@ flaky_store_alerts_list(struct flaky_store *s, int64_t since_ms,
 	    "JOIN targets tg ON tg.id = t.target_id "
 	    "WHERE a.created_ms >= ?1 ORDER BY a.id", &st, err, errlen)) < 0)
 		return r;
-	sqlite3_bind_int64(st, 1, since_ms);
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+	sql_bind_int64(st, 1, since_ms);
+	while ((rc = sql_step(st)) == SQL_ROW) {
 		if (flaky_array_grow(&v, &cap, n, sizeof *v) < 0 ||
 		    alert_row(st, &v[n++]) < 0) {
 			r = flaky_error(err, errlen, ENOMEM, "out of memory");
 			break;
 		}
 	}
-	if (r == 0 && rc != SQLITE_DONE)
+	if (r == 0 && rc != SQL_DONE)
 		r = store_sql_error(s, err, errlen, "reading alerts");
-	sqlite3_finalize(st);
+	sql_finalize(st);
 	if (r == 0)
 		r = list_deliveries(s, v, n, err, errlen);
 	if (r < 0) {

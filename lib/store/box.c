@@ -94,18 +94,18 @@ ids_json(const int64_t *ids, size_t n)
 
 /* The statement's row at the end of *v. */
 static int
-add_row(sqlite3_stmt *st, struct flaky_box_row **v, size_t *cap, size_t *n)
+add_row(struct sql_stmt *st, struct flaky_box_row **v, size_t *cap, size_t *n)
 {
 	struct flaky_box_row *row;
 
 	if (flaky_array_grow(v, cap, *n, sizeof **v) < 0)
 		return -ENOMEM;
 	row = &(*v)[(*n)++];
-	row->test_id = sqlite3_column_int64(st, 0);
+	row->test_id = sql_column_int64(st, 0);
 	snprintf(row->box, sizeof row->box, "%s",
-	    (const char *)sqlite3_column_text(st, 1));
-	row->runs = sqlite3_column_int64(st, 2);
-	row->failures = sqlite3_column_int64(st, 3);
+	    (const char *)sql_column_text(st, 1));
+	row->runs = sql_column_int64(st, 2);
+	row->failures = sql_column_int64(st, 3);
 	return 0;
 }
 
@@ -115,7 +115,7 @@ flaky_store_box_stats(struct flaky_store *s, const struct flaky_query *q,
     struct flaky_box_row **ret, size_t *ret_n, char *err, size_t errlen)
 {
 	struct flaky_box_row *v = NULL;
-	sqlite3_stmt	*st = NULL;
+	struct sql_stmt	*st = NULL;
 	char		*sql = NULL, *list = NULL;
 	size_t		 n = 0, cap = 0;
 	int		 rc, r = 0;
@@ -129,22 +129,22 @@ flaky_store_box_stats(struct flaky_store *s, const struct flaky_query *q,
 		r = -ENOMEM;
 		goto out;
 	}
-	if (sqlite3_prepare_v2(store_db(s), sql, -1, &st, NULL) != SQLITE_OK) {
+	if (sql_prepare_v2(store_db(s), sql, -1, &st, NULL) != SQL_OK) {
 		r = store_sql_error(s, err, errlen, "reading boxes");
 		goto out;
 	}
 	store_bind_window(st, q);
-	sqlite3_bind_text(st, 6, flaky_store_box(s), -1, SQLITE_STATIC);
-	sqlite3_bind_text(st, 7, list, -1, SQLITE_STATIC);
-	sqlite3_bind_int64(st, 8, budget);
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW)
-		if (sqlite3_column_int64(st, 2) > 0 &&
+	sql_bind_text(st, 6, flaky_store_box(s), -1, SQL_STATIC);
+	sql_bind_text(st, 7, list, -1, SQL_STATIC);
+	sql_bind_int64(st, 8, budget);
+	while ((rc = sql_step(st)) == SQL_ROW)
+		if (sql_column_int64(st, 2) > 0 &&
 		    (r = add_row(st, &v, &cap, &n)) < 0)
 			goto out;
-	if (rc != SQLITE_DONE)
+	if (rc != SQL_DONE)
 		r = store_sql_error(s, err, errlen, "reading boxes");
 out:
-	sqlite3_finalize(st);
+	sql_finalize(st);
 	free(sql);
 	free(list);
 	if (r < 0) {

@@ -46,9 +46,9 @@ static const char sql_name[] =
 
 /* A text column copied (NULL stays NULL); -ENOMEM on failure. */
 static int
-dup_col(sqlite3_stmt *st, int i, char **ret)
+dup_col(struct sql_stmt *st, int i, char **ret)
 {
-	const unsigned char *t = sqlite3_column_text(st, i);
+	const unsigned char *t = sql_column_text(st, i);
 
 	*ret = NULL;
 	if (t != NULL && (*ret = strdup((const char *)t)) == NULL)
@@ -126,34 +126,34 @@ static int
 read_runs(struct flaky_store *s, const struct flaky_query *q,
     size_t max_runs, struct flaky_cofail *c)
 {
-	sqlite3_stmt	*st;
+	struct sql_stmt	*st;
 	size_t		 cap = 0;
 	int		 rc;
 
-	if (sqlite3_prepare_v2(store_db(s), sql_runs, -1, &st, NULL) !=
-	    SQLITE_OK)
+	if (sql_prepare_v2(store_db(s), sql_runs, -1, &st, NULL) !=
+	    SQL_OK)
 		return -EIO;
 	if (q->target != NULL)
-		sqlite3_bind_text(st, 1, q->target, -1, SQLITE_STATIC);
-	sqlite3_bind_int64(st, 2, q->since_ms);
-	sqlite3_bind_int64(st, 3, q->until_ms);
-	sqlite3_bind_int64(st, 4, q->first_run_id > 0 ? q->first_run_id : 0);
-	sqlite3_bind_int64(st, 5, q->last_run_id > 0 ? q->last_run_id :
+		sql_bind_text(st, 1, q->target, -1, SQL_STATIC);
+	sql_bind_int64(st, 2, q->since_ms);
+	sql_bind_int64(st, 3, q->until_ms);
+	sql_bind_int64(st, 4, q->first_run_id > 0 ? q->first_run_id : 0);
+	sql_bind_int64(st, 5, q->last_run_id > 0 ? q->last_run_id :
 	    INT64_MAX);
-	sqlite3_bind_int64(st, 6, max_runs > 0 ? (int64_t)max_runs : -1);
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+	sql_bind_int64(st, 6, max_runs > 0 ? (int64_t)max_runs : -1);
+	while ((rc = sql_step(st)) == SQL_ROW) {
 		if (flaky_array_grow(&c->runs, &cap, c->nruns,
 		    sizeof *c->runs) < 0) {
-			sqlite3_finalize(st);
+			sql_finalize(st);
 			return -ENOMEM;
 		}
-		c->runs[c->nruns].id = sqlite3_column_int64(st, 0);
-		c->runs[c->nruns].target_id = sqlite3_column_int64(st, 1);
-		c->runs[c->nruns].started_ms = sqlite3_column_int64(st, 2);
+		c->runs[c->nruns].id = sql_column_int64(st, 0);
+		c->runs[c->nruns].target_id = sql_column_int64(st, 1);
+		c->runs[c->nruns].started_ms = sql_column_int64(st, 2);
 		c->nruns++;
 	}
-	sqlite3_finalize(st);
-	if (rc != SQLITE_DONE)
+	sql_finalize(st);
+	if (rc != SQL_DONE)
 		return -EIO;
 	for (size_t i = 0; i < c->nruns / 2; i++) {
 		struct flaky_cofail_run t = c->runs[i];
@@ -184,7 +184,7 @@ settle_test(struct flaky_cofail *c, size_t *cap,
 
 /* Add one failure row to the test being read. */
 static int
-add_fail(struct flaky_cofail_test *t, size_t *cap, sqlite3_stmt *st,
+add_fail(struct flaky_cofail_test *t, size_t *cap, struct sql_stmt *st,
     uint32_t run)
 {
 	struct flaky_cofail_fail *f;
@@ -196,7 +196,7 @@ add_fail(struct flaky_cofail_test *t, size_t *cap, sqlite3_stmt *st,
 	f = &t->fails[t->nfails++];
 	memset(f, 0, sizeof *f);
 	f->run = run;
-	f->fingerprint = sqlite3_column_int64(st, 2);
+	f->fingerprint = sql_column_int64(st, 2);
 	if (dup_col(st, 3, &f->normalized) < 0 ||
 	    dup_col(st, 4, &f->signature) < 0)
 		return -ENOMEM;
@@ -210,18 +210,18 @@ read_fails(struct flaky_store *s, int64_t min_failures,
     struct flaky_cofail *c)
 {
 	struct flaky_cofail_test cur = { 0 };
-	sqlite3_stmt	*st;
+	struct sql_stmt	*st;
 	size_t		 tcap = 0, fcap = 0;
 	int		 rc, r = 0;
 
-	if (sqlite3_prepare_v2(store_db(s), store_sql_cofail_fails, -1, &st,
-	    NULL) != SQLITE_OK)
+	if (sql_prepare_v2(store_db(s), store_sql_cofail_fails, -1, &st,
+	    NULL) != SQL_OK)
 		return -EIO;
-	sqlite3_bind_int64(st, 1, c->runs[0].id);
-	sqlite3_bind_int64(st, 2, c->runs[c->nruns - 1].id);
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		int64_t	 id = sqlite3_column_int64(st, 0);
-		long	 run = run_index(c, sqlite3_column_int64(st, 1));
+	sql_bind_int64(st, 1, c->runs[0].id);
+	sql_bind_int64(st, 2, c->runs[c->nruns - 1].id);
+	while ((rc = sql_step(st)) == SQL_ROW) {
+		int64_t	 id = sql_column_int64(st, 0);
+		long	 run = run_index(c, sql_column_int64(st, 1));
 
 		if (run < 0)
 			continue;
@@ -235,8 +235,8 @@ read_fails(struct flaky_store *s, int64_t min_failures,
 		if ((r = add_fail(&cur, &fcap, st, (uint32_t)run)) < 0)
 			break;
 	}
-	sqlite3_finalize(st);
-	if (r == 0 && rc != SQLITE_DONE)
+	sql_finalize(st);
+	if (r == 0 && rc != SQL_DONE)
 		r = -EIO;
 	if (r == 0)
 		r = settle_test(c, &tcap, &cur, min_failures);
@@ -248,27 +248,27 @@ read_fails(struct flaky_store *s, int64_t min_failures,
 static int
 read_names(struct flaky_store *s, struct flaky_cofail *c)
 {
-	sqlite3_stmt	*st;
+	struct sql_stmt	*st;
 	int		 r = 0;
 
-	if (sqlite3_prepare_v2(store_db(s), sql_name, -1, &st, NULL) !=
-	    SQLITE_OK)
+	if (sql_prepare_v2(store_db(s), sql_name, -1, &st, NULL) !=
+	    SQL_OK)
 		return -EIO;
 	for (size_t i = 0; i < c->ntests && r == 0; i++) {
 		struct flaky_cofail_test *t = &c->tests[i];
 
-		sqlite3_reset(st);
-		sqlite3_bind_int64(st, 1, t->test_id);
-		if (sqlite3_step(st) != SQLITE_ROW) {
+		sql_reset(st);
+		sql_bind_int64(st, 1, t->test_id);
+		if (sql_step(st) != SQL_ROW) {
 			r = -EIO;
 			break;
 		}
-		t->target_id = sqlite3_column_int64(st, 1);
+		t->target_id = sql_column_int64(st, 1);
 		if (dup_col(st, 0, &t->name) < 0 ||
 		    dup_col(st, 2, &t->target) < 0)
 			r = -ENOMEM;
 	}
-	sqlite3_finalize(st);
+	sql_finalize(st);
 	return r;
 }
 
@@ -299,26 +299,26 @@ static int
 read_ran(struct flaky_store *s, struct flaky_cofail *c, size_t *caps)
 {
 	struct flaky_cofail_test *t;
-	sqlite3_stmt	*st;
+	struct sql_stmt	*st;
 	int32_t		*slot;
 	int64_t		 max, last_id = -1, id;
 	long		 run = -1;
 	int		 rc, r = 0;
 
-	if (sqlite3_prepare_v2(store_db(s), sql_ran, -1, &st, NULL) !=
-	    SQLITE_OK)
+	if (sql_prepare_v2(store_db(s), sql_ran, -1, &st, NULL) !=
+	    SQL_OK)
 		return -EIO;
 	slot = test_slots(c, &max);
-	sqlite3_bind_int64(st, 1, c->runs[0].id);
-	sqlite3_bind_int64(st, 2, c->runs[c->nruns - 1].id);
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		if ((id = sqlite3_column_int64(st, 0)) != last_id) {
+	sql_bind_int64(st, 1, c->runs[0].id);
+	sql_bind_int64(st, 2, c->runs[c->nruns - 1].id);
+	while ((rc = sql_step(st)) == SQL_ROW) {
+		if ((id = sql_column_int64(st, 0)) != last_id) {
 			last_id = id;
 			run = run_index(c, id);
 		}
 		if (run < 0)
 			continue;
-		id = sqlite3_column_int64(st, 1);
+		id = sql_column_int64(st, 1);
 		if (slot != NULL)
 			t = id >= 0 && id <= max && slot[id] >= 0 ?
 			    &c->tests[slot[id]] : NULL;
@@ -335,9 +335,9 @@ read_ran(struct flaky_store *s, struct flaky_cofail *c, size_t *caps)
 		}
 		t->ran[t->nran++] = (uint32_t)run;
 	}
-	sqlite3_finalize(st);
+	sql_finalize(st);
 	free(slot);
-	if (r == 0 && rc != SQLITE_DONE)
+	if (r == 0 && rc != SQL_DONE)
 		r = -EIO;
 	return r;
 }

@@ -27,26 +27,26 @@ int
 flaky_store_last_fire(struct flaky_store *s, int64_t target_id,
     int64_t *ret_ms, char *err, size_t errlen)
 {
-	sqlite3		*db = store_db(s);
-	sqlite3_stmt	*st = NULL;
+	struct sql	*db = store_db(s);
+	struct sql_stmt	*st = NULL;
 	int		 r = 0;
 
 	*ret_ms = FLAKY_NO_FIRE;
-	if (sqlite3_prepare_v2(db, "SELECT last_fire_ms FROM targets "
-	    "WHERE id = ?", -1, &st, NULL) != SQLITE_OK)
+	if (sql_prepare_v2(db, "SELECT last_fire_ms FROM targets "
+	    "WHERE id = ?", -1, &st, NULL) != SQL_OK)
 		return store_sql_error(s, err, errlen, "reading last_fire_ms");
-	sqlite3_bind_int64(st, 1, target_id);
-	switch (sqlite3_step(st)) {
-	case SQLITE_ROW:
-		if (sqlite3_column_type(st, 0) != SQLITE_NULL)
-			*ret_ms = sqlite3_column_int64(st, 0);
+	sql_bind_int64(st, 1, target_id);
+	switch (sql_step(st)) {
+	case SQL_ROW:
+		if (sql_column_type(st, 0) != SQL_NULL)
+			*ret_ms = sql_column_int64(st, 0);
 		break;
-	case SQLITE_DONE:
+	case SQL_DONE:
 		break;
 	default:
 		r = store_sql_error(s, err, errlen, "reading last_fire_ms");
 	}
-	sqlite3_finalize(st);
+	sql_finalize(st);
 	return r;
 }
 
@@ -55,18 +55,18 @@ int
 flaky_store_set_last_fire(struct flaky_store *s, int64_t target_id,
     int64_t ms, char *err, size_t errlen)
 {
-	sqlite3		*db = store_db(s);
-	sqlite3_stmt	*st = NULL;
+	struct sql	*db = store_db(s);
+	struct sql_stmt	*st = NULL;
 	int		 r = 0;
 
-	if (sqlite3_prepare_v2(db, "UPDATE targets SET last_fire_ms = ? "
-	    "WHERE id = ?", -1, &st, NULL) != SQLITE_OK)
+	if (sql_prepare_v2(db, "UPDATE targets SET last_fire_ms = ? "
+	    "WHERE id = ?", -1, &st, NULL) != SQL_OK)
 		return store_sql_error(s, err, errlen, "saving last_fire_ms");
-	sqlite3_bind_int64(st, 1, ms);
-	sqlite3_bind_int64(st, 2, target_id);
-	if (sqlite3_step(st) != SQLITE_DONE)
+	sql_bind_int64(st, 1, ms);
+	sql_bind_int64(st, 2, target_id);
+	if (sql_step(st) != SQL_DONE)
 		r = store_sql_error(s, err, errlen, "saving last_fire_ms");
-	sqlite3_finalize(st);
+	sql_finalize(st);
 	return r;
 }
 
@@ -76,30 +76,30 @@ int
 flaky_store_last_run(struct flaky_store *s, int64_t target_id,
     struct flaky_last_run *ret, char *err, size_t errlen)
 {
-	sqlite3		*db = store_db(s);
-	sqlite3_stmt	*st = NULL;
+	struct sql	*db = store_db(s);
+	struct sql_stmt	*st = NULL;
 	int		 r = 0, rc;
 
 	memset(ret, 0, sizeof *ret);
 	ret->target_id = target_id;
 	/* runs_by_target (target_id, started_ms) finds the newest rows. */
-	if (sqlite3_prepare_v2(db, "SELECT id, status, started_ms, "
+	if (sql_prepare_v2(db, "SELECT id, status, started_ms, "
 	    "ended_ms, tests, failures FROM runs WHERE target_id = ? AND "
 	    "status != 'running' AND kind != 'alone' "
 	    "ORDER BY started_ms DESC, id DESC LIMIT 1",
-	    -1, &st, NULL) != SQLITE_OK)
+	    -1, &st, NULL) != SQL_OK)
 		return store_sql_error(s, err, errlen, "reading the last run");
-	sqlite3_bind_int64(st, 1, target_id);
-	if ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		ret->run_id = sqlite3_column_int64(st, 0);
+	sql_bind_int64(st, 1, target_id);
+	if ((rc = sql_step(st)) == SQL_ROW) {
+		ret->run_id = sql_column_int64(st, 0);
 		ret->status = flaky_run_status_parse(
-		    (const char *)sqlite3_column_text(st, 1));
-		ret->started_ms = sqlite3_column_int64(st, 2);
-		ret->ended_ms = sqlite3_column_int64(st, 3);
-		ret->tests = sqlite3_column_int64(st, 4);
-		ret->failures = sqlite3_column_int64(st, 5);
-	} else if (rc != SQLITE_DONE)
+		    (const char *)sql_column_text(st, 1));
+		ret->started_ms = sql_column_int64(st, 2);
+		ret->ended_ms = sql_column_int64(st, 3);
+		ret->tests = sql_column_int64(st, 4);
+		ret->failures = sql_column_int64(st, 5);
+	} else if (rc != SQL_DONE)
 		r = store_sql_error(s, err, errlen, "reading the last run");
-	sqlite3_finalize(st);
+	sql_finalize(st);
 	return r;
 }

@@ -14,21 +14,21 @@
 
 /* The window's run-id bounds as the queries bind them. */
 static void
-bind_window(sqlite3_stmt *st, int first, const struct flaky_query *q)
+bind_window(struct sql_stmt *st, int first, const struct flaky_query *q)
 {
-	sqlite3_bind_int64(st, first, q->since_ms);
-	sqlite3_bind_int64(st, first + 1, q->until_ms);
-	sqlite3_bind_int64(st, first + 2, q->first_run_id > 0 ?
+	sql_bind_int64(st, first, q->since_ms);
+	sql_bind_int64(st, first + 1, q->until_ms);
+	sql_bind_int64(st, first + 2, q->first_run_id > 0 ?
 	    q->first_run_id : 0);
-	sqlite3_bind_int64(st, first + 3, q->last_run_id > 0 ?
+	sql_bind_int64(st, first + 3, q->last_run_id > 0 ?
 	    q->last_run_id : INT64_MAX);
 }
 
 /* A text column copied, or NULL when it is NULL; *oom set on failure. */
 static char *
-col_text(sqlite3_stmt *st, int i, int *oom)
+col_text(struct sql_stmt *st, int i, int *oom)
 {
-	const unsigned char *t = sqlite3_column_text(st, i);
+	const unsigned char *t = sql_column_text(st, i);
 	char	*s;
 
 	if (t == NULL)
@@ -57,25 +57,25 @@ flaky_store_tests(struct flaky_store *s, const char *target,
     struct flaky_test_ref **ret, size_t *ret_n, char *err, size_t errlen)
 {
 	struct flaky_test_ref *v = NULL;
-	sqlite3_stmt	*st = NULL;
+	struct sql_stmt	*st = NULL;
 	size_t		 n = 0, cap = 0;
 	int		 rc, r = 0, oom = 0;
 
-	if (sqlite3_prepare_v2(store_db(s),
+	if (sql_prepare_v2(store_db(s),
 	    "SELECT t.id, tg.id, tg.name, t.name FROM tests t "
 	    "JOIN targets tg ON tg.id = t.target_id "
 	    "WHERE ?1 IS NULL OR tg.name = ?1 ORDER BY tg.name, t.name",
-	    -1, &st, NULL) != SQLITE_OK)
+	    -1, &st, NULL) != SQL_OK)
 		return store_sql_error(s, err, errlen, "listing tests");
 	if (target != NULL)
-		sqlite3_bind_text(st, 1, target, -1, SQLITE_STATIC);
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		sql_bind_text(st, 1, target, -1, SQL_STATIC);
+	while ((rc = sql_step(st)) == SQL_ROW) {
 		if (flaky_array_grow(&v, &cap, n, sizeof *v) < 0) {
 			r = -ENOMEM;
 			goto out;
 		}
-		v[n].id = sqlite3_column_int64(st, 0);
-		v[n].target_id = sqlite3_column_int64(st, 1);
+		v[n].id = sql_column_int64(st, 0);
+		v[n].target_id = sql_column_int64(st, 1);
 		v[n].target = col_text(st, 2, &oom);
 		v[n].name = col_text(st, 3, &oom);
 		n++;
@@ -84,10 +84,10 @@ flaky_store_tests(struct flaky_store *s, const char *target,
 			goto out;
 		}
 	}
-	if (rc != SQLITE_DONE)
+	if (rc != SQL_DONE)
 		r = store_sql_error(s, err, errlen, "listing tests");
 out:
-	sqlite3_finalize(st);
+	sql_finalize(st);
 	if (r < 0) {
 		flaky_test_refs_free(v, n);
 		return r;
@@ -102,15 +102,15 @@ int
 flaky_store_target_names(struct flaky_store *s, char ***ret, size_t *ret_n,
     char *err, size_t errlen)
 {
-	sqlite3_stmt	*st = NULL;
+	struct sql_stmt	*st = NULL;
 	char		**v = NULL;
 	size_t		 n = 0, cap = 0;
 	int		 rc, r = 0, oom = 0;
 
-	if (sqlite3_prepare_v2(store_db(s), "SELECT name FROM targets "
-	    "ORDER BY name", -1, &st, NULL) != SQLITE_OK)
+	if (sql_prepare_v2(store_db(s), "SELECT name FROM targets "
+	    "ORDER BY name", -1, &st, NULL) != SQL_OK)
 		return store_sql_error(s, err, errlen, "listing targets");
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+	while ((rc = sql_step(st)) == SQL_ROW) {
 		if (flaky_array_grow(&v, &cap, n + 1, sizeof *v) < 0) {
 			r = -ENOMEM;
 			goto out;
@@ -122,12 +122,12 @@ flaky_store_target_names(struct flaky_store *s, char ***ret, size_t *ret_n,
 			goto out;
 		}
 	}
-	if (rc != SQLITE_DONE)
+	if (rc != SQL_DONE)
 		r = store_sql_error(s, err, errlen, "listing targets");
 	if (r == 0 && v == NULL && (v = calloc(1, sizeof *v)) == NULL)
 		r = -ENOMEM;
 out:
-	sqlite3_finalize(st);
+	sql_finalize(st);
 	if (r < 0) {
 		flaky_store_names_free(v);
 		return r;
@@ -150,28 +150,28 @@ int
 flaky_store_target_info(struct flaky_store *s, int64_t target_id,
     char **command, char **dir, char *err, size_t errlen)
 {
-	sqlite3_stmt	*st = NULL;
+	struct sql_stmt	*st = NULL;
 	int		 rc, oom = 0;
 
 	*command = *dir = NULL;
-	if (sqlite3_prepare_v2(store_db(s),
+	if (sql_prepare_v2(store_db(s),
 	    "SELECT command, dir FROM targets WHERE id = ?", -1, &st,
-	    NULL) != SQLITE_OK)
+	    NULL) != SQL_OK)
 		return store_sql_error(s, err, errlen, "reading the target");
-	sqlite3_bind_int64(st, 1, target_id);
-	rc = sqlite3_step(st);
-	if (rc == SQLITE_ROW) {
+	sql_bind_int64(st, 1, target_id);
+	rc = sql_step(st);
+	if (rc == SQL_ROW) {
 		*command = col_text(st, 0, &oom);
 		*dir = col_text(st, 1, &oom);
 	}
-	sqlite3_finalize(st);
+	sql_finalize(st);
 	if (oom) {
 		free(*command);
 		free(*dir);
 		*command = *dir = NULL;
 		return -ENOMEM;
 	}
-	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+	if (rc != SQL_ROW && rc != SQL_DONE)
 		return store_sql_error(s, err, errlen, "reading the target");
 	return 0;
 }
@@ -204,7 +204,7 @@ cmp_i64(const void *a, const void *b)
 
 /* The normalized text of a message id, through a one-entry cache. */
 static int
-message_text(struct flaky_store *s, sqlite3_stmt **st, int64_t id,
+message_text(struct flaky_store *s, struct sql_stmt **st, int64_t id,
     int64_t *last, int64_t *fp, char **norm)
 {
 	const unsigned char *t;
@@ -215,15 +215,15 @@ message_text(struct flaky_store *s, sqlite3_stmt **st, int64_t id,
 	*norm = NULL;
 	*fp = 0;
 	*last = id;
-	if (*st == NULL && sqlite3_prepare_v2(store_db(s),
+	if (*st == NULL && sql_prepare_v2(store_db(s),
 	    "SELECT fingerprint, normalized FROM messages WHERE id = ?", -1,
-	    st, NULL) != SQLITE_OK)
+	    st, NULL) != SQL_OK)
 		return -EIO;
-	sqlite3_reset(*st);
-	sqlite3_bind_int64(*st, 1, id);
-	if (sqlite3_step(*st) == SQLITE_ROW) {
-		*fp = sqlite3_column_int64(*st, 0);
-		if ((t = sqlite3_column_text(*st, 1)) != NULL &&
+	sql_reset(*st);
+	sql_bind_int64(*st, 1, id);
+	if (sql_step(*st) == SQL_ROW) {
+		*fp = sql_column_int64(*st, 0);
+		if ((t = sql_column_text(*st, 1)) != NULL &&
 		    (*norm = strdup((const char *)t)) == NULL)
 			return -ENOMEM;
 	}
@@ -238,13 +238,13 @@ flaky_store_scan_target(struct flaky_store *s, int64_t target_id,
     char *err, size_t errlen)
 {
 	struct flaky_scan_row x;
-	sqlite3_stmt	*st = NULL, *msg = NULL;
+	struct sql_stmt	*st = NULL, *msg = NULL;
 	int64_t		 last_msg = -1, last_fp = 0;
 	char		*norm = NULL;
 	int		 rc, r = 0;
 
 	/* +target_id: walk runs by id (the rows come in order, no sort) */
-	if (sqlite3_prepare_v2(store_db(s),
+	if (sql_prepare_v2(store_db(s),
 	    "SELECT ru.id, ru.started_ms, ru.duration_us, ru.status, "
 	    "ru.exit_code, ru.signal, ru.revision, ru.seed, ru.runner, "
 	    "ru.trigger, r.test_id, r.position, r.outcome, r.duration_us, "
@@ -253,49 +253,49 @@ flaky_store_scan_target(struct flaky_store *s, int64_t target_id,
 	    "WHERE +ru.target_id = ?1 AND ru.started_ms >= ?2 "
 	    "AND ru.started_ms < ?3 AND ru.id BETWEEN ?4 AND ?5 "
 	    "AND ru.status IN ('done', 'timeout') AND ru.incomplete IS NULL "
-	    "ORDER BY ru.id, r.position", -1, &st, NULL) != SQLITE_OK)
+	    "ORDER BY ru.id, r.position", -1, &st, NULL) != SQL_OK)
 		return store_sql_error(s, err, errlen, "reading results");
-	sqlite3_bind_int64(st, 1, target_id);
+	sql_bind_int64(st, 1, target_id);
 	bind_window(st, 2, q);
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+	while ((rc = sql_step(st)) == SQL_ROW) {
 		const unsigned char *t;
 
 		memset(&x, 0, sizeof x);
-		x.r.run_id = sqlite3_column_int64(st, 0);
-		x.r.started_ms = sqlite3_column_int64(st, 1);
-		x.r.run_duration_us = sqlite3_column_type(st, 2) ==
-		    SQLITE_NULL ? -1 : sqlite3_column_int64(st, 2);
-		x.test_id = sqlite3_column_int64(st, 10);
-		x.r.position = sqlite3_column_int64(st, 11);
-		x.r.outcome = sqlite3_column_int(st, 12);
-		x.r.duration_us = sqlite3_column_type(st, 13) == SQLITE_NULL ?
-		    -1 : sqlite3_column_int64(st, 13);
+		x.r.run_id = sql_column_int64(st, 0);
+		x.r.started_ms = sql_column_int64(st, 1);
+		x.r.run_duration_us = sql_column_type(st, 2) ==
+		    SQL_NULL ? -1 : sql_column_int64(st, 2);
+		x.test_id = sql_column_int64(st, 10);
+		x.r.position = sql_column_int64(st, 11);
+		x.r.outcome = sql_column_int(st, 12);
+		x.r.duration_us = sql_column_type(st, 13) == SQL_NULL ?
+		    -1 : sql_column_int64(st, 13);
 		x.wanted = bsearch(&x.test_id, wanted, nwanted,
 		    sizeof *wanted, cmp_i64) != NULL;
 		if (x.wanted) {
-			if ((t = sqlite3_column_text(st, 3)) != NULL)
+			if ((t = sql_column_text(st, 3)) != NULL)
 				snprintf(x.r.status, sizeof x.r.status, "%s",
 				    t);
-			if ((t = sqlite3_column_text(st, 9)) != NULL)
+			if ((t = sql_column_text(st, 9)) != NULL)
 				snprintf(x.r.trigger, sizeof x.r.trigger, "%s",
 				    t);
-			t = sqlite3_column_text(st, 17);
+			t = sql_column_text(st, 17);
 			x.r.kind = t == NULL ? FLAKY_KIND_SUITE :
 			    strcmp((const char *)t, "alone") == 0 ?
 			    FLAKY_KIND_ALONE : strcmp((const char *)t,
 			    "ingested") == 0 ? FLAKY_KIND_INGESTED :
 			    FLAKY_KIND_SUITE;
-			x.r.exit_code = sqlite3_column_type(st, 4) ==
-			    SQLITE_NULL ? -1 : sqlite3_column_int(st, 4);
-			x.r.signal = sqlite3_column_int(st, 5);
-			x.r.revision = (char *)sqlite3_column_text(st, 6);
-			x.r.seed = (char *)sqlite3_column_text(st, 7);
-			x.r.runner = (char *)sqlite3_column_text(st, 8);
-			x.r.signature = (char *)sqlite3_column_text(st, 15);
-			x.r.message = (char *)sqlite3_column_text(st, 16);
-			if (sqlite3_column_type(st, 14) != SQLITE_NULL) {
+			x.r.exit_code = sql_column_type(st, 4) ==
+			    SQL_NULL ? -1 : sql_column_int(st, 4);
+			x.r.signal = sql_column_int(st, 5);
+			x.r.revision = (char *)sql_column_text(st, 6);
+			x.r.seed = (char *)sql_column_text(st, 7);
+			x.r.runner = (char *)sql_column_text(st, 8);
+			x.r.signature = (char *)sql_column_text(st, 15);
+			x.r.message = (char *)sql_column_text(st, 16);
+			if (sql_column_type(st, 14) != SQL_NULL) {
 				r = message_text(s, &msg,
-				    sqlite3_column_int64(st, 14), &last_msg,
+				    sql_column_int64(st, 14), &last_msg,
 				    &last_fp, &norm);
 				if (r == -EIO) {
 					r = store_sql_error(s, err, errlen,
@@ -311,12 +311,12 @@ flaky_store_scan_target(struct flaky_store *s, int64_t target_id,
 		if ((r = fn(&x, arg)) < 0)
 			goto out;
 	}
-	if (rc != SQLITE_DONE)
+	if (rc != SQL_DONE)
 		r = store_sql_error(s, err, errlen, "reading results");
 out:
 	free(norm);
-	sqlite3_finalize(msg);
-	sqlite3_finalize(st);
+	sql_finalize(msg);
+	sql_finalize(st);
 	return r;
 }
 
@@ -325,24 +325,24 @@ static int
 first_of_newest(struct flaky_store *s, int64_t target_id,
     const struct flaky_query *q, size_t max_runs, int64_t *ret)
 {
-	sqlite3_stmt	*st = NULL;
+	struct sql_stmt	*st = NULL;
 	int		 rc;
 
 	*ret = 0;
-	if (sqlite3_prepare_v2(store_db(s),
+	if (sql_prepare_v2(store_db(s),
 	    "SELECT id FROM runs WHERE target_id = ?1 AND started_ms >= ?2 "
 	    "AND started_ms < ?3 AND id BETWEEN ?4 AND ?5 "
 	    "AND status IN ('done', 'timeout') AND incomplete IS NULL "
-	    "ORDER BY id DESC LIMIT 1 OFFSET ?6", -1, &st, NULL) != SQLITE_OK)
+	    "ORDER BY id DESC LIMIT 1 OFFSET ?6", -1, &st, NULL) != SQL_OK)
 		return -EIO;
-	sqlite3_bind_int64(st, 1, target_id);
+	sql_bind_int64(st, 1, target_id);
 	bind_window(st, 2, q);
-	sqlite3_bind_int64(st, 6, (int64_t)max_runs - 1);
-	rc = sqlite3_step(st);
-	if (rc == SQLITE_ROW)
-		*ret = sqlite3_column_int64(st, 0);
-	sqlite3_finalize(st);
-	return rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : -EIO;
+	sql_bind_int64(st, 6, (int64_t)max_runs - 1);
+	rc = sql_step(st);
+	if (rc == SQL_ROW)
+		*ret = sql_column_int64(st, 0);
+	sql_finalize(st);
+	return rc == SQL_ROW || rc == SQL_DONE ? 0 : -EIO;
 }
 
 /* Run orders of a target, one callback per run. */
@@ -353,7 +353,7 @@ flaky_store_run_orders(struct flaky_store *s, int64_t target_id,
     char *err, size_t errlen)
 {
 	struct flaky_run_order o = { 0 };
-	sqlite3_stmt	*st = NULL;
+	struct sql_stmt	*st = NULL;
 	size_t		 cap = 0;
 	int64_t		 first = 0;
 	int		 rc, r = 0;
@@ -361,20 +361,20 @@ flaky_store_run_orders(struct flaky_store *s, int64_t target_id,
 	if (max_runs > 0 && first_of_newest(s, target_id, q, max_runs,
 	    &first) < 0)
 		return store_sql_error(s, err, errlen, "reading run orders");
-	if (sqlite3_prepare_v2(store_db(s),
+	if (sql_prepare_v2(store_db(s),
 	    "SELECT ru.id, r.test_id, r.outcome "
 	    "FROM runs ru CROSS JOIN results r ON r.run_id = ru.id "
 	    "WHERE +ru.target_id = ?1 AND ru.started_ms >= ?2 "
 	    "AND ru.started_ms < ?3 AND ru.id BETWEEN ?4 AND ?5 "
 	    "AND ru.id >= ?6 AND ru.status IN ('done', 'timeout') "
 	    "AND ru.incomplete IS NULL "
-	    "ORDER BY ru.id, r.position", -1, &st, NULL) != SQLITE_OK)
+	    "ORDER BY ru.id, r.position", -1, &st, NULL) != SQL_OK)
 		return store_sql_error(s, err, errlen, "reading run orders");
-	sqlite3_bind_int64(st, 1, target_id);
+	sql_bind_int64(st, 1, target_id);
 	bind_window(st, 2, q);
-	sqlite3_bind_int64(st, 6, first);
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		int64_t	 run = sqlite3_column_int64(st, 0);
+	sql_bind_int64(st, 6, first);
+	while ((rc = sql_step(st)) == SQL_ROW) {
+		int64_t	 run = sql_column_int64(st, 0);
 
 		if (o.n > 0 && run != o.run_id) {
 			if ((r = fn(&o, arg)) < 0)
@@ -400,18 +400,18 @@ flaky_store_run_orders(struct flaky_store *s, int64_t target_id,
 			o.outcomes = p2;
 			cap = c;
 		}
-		o.test_ids[o.n] = sqlite3_column_int64(st, 1);
-		o.outcomes[o.n] = sqlite3_column_int(st, 2);
+		o.test_ids[o.n] = sql_column_int64(st, 1);
+		o.outcomes[o.n] = sql_column_int(st, 2);
 		o.n++;
 	}
-	if (rc != SQLITE_DONE) {
+	if (rc != SQL_DONE) {
 		r = store_sql_error(s, err, errlen, "reading run orders");
 		goto out;
 	}
 	if (o.n > 0)
 		r = fn(&o, arg);
 out:
-	sqlite3_finalize(st);
+	sql_finalize(st);
 	free(o.test_ids);
 	free(o.outcomes);
 	return r;
@@ -426,7 +426,7 @@ flaky_store_durations(struct flaky_store *s, int64_t target_id,
     size_t nwanted, int (*fn)(int64_t, int, int64_t, void *), void *arg,
     char *err, size_t errlen)
 {
-	sqlite3_stmt	*st = NULL;
+	struct sql_stmt	*st = NULL;
 	int64_t		 first = 0;
 	int		 rc, r = 0;
 
@@ -435,7 +435,7 @@ flaky_store_durations(struct flaky_store *s, int64_t target_id,
 	if (max_runs > 0 && first_of_newest(s, target_id, q, max_runs,
 	    &first) < 0)
 		return store_sql_error(s, err, errlen, "reading durations");
-	if (sqlite3_prepare_v2(store_db(s),
+	if (sql_prepare_v2(store_db(s),
 	    "SELECT r.test_id, r.outcome, r.duration_us "
 	    "FROM runs ru CROSS JOIN results r ON r.run_id = ru.id "
 	    "WHERE +ru.target_id = ?1 AND ru.started_ms >= ?2 "
@@ -443,25 +443,25 @@ flaky_store_durations(struct flaky_store *s, int64_t target_id,
 	    "AND ru.id >= ?6 AND ru.status IN ('done', 'timeout') "
 	    "AND ru.incomplete IS NULL "
 	    "AND r.outcome IN (0, 1, 2, 5) AND r.duration_us >= 0", -1, &st,
-	    NULL) != SQLITE_OK)
+	    NULL) != SQL_OK)
 		return store_sql_error(s, err, errlen, "reading durations");
-	sqlite3_bind_int64(st, 1, target_id);
+	sql_bind_int64(st, 1, target_id);
 	bind_window(st, 2, q);
-	sqlite3_bind_int64(st, 6, first);
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		int64_t	 id = sqlite3_column_int64(st, 0);
+	sql_bind_int64(st, 6, first);
+	while ((rc = sql_step(st)) == SQL_ROW) {
+		int64_t	 id = sql_column_int64(st, 0);
 
 		if (bsearch(&id, wanted, nwanted, sizeof *wanted,
 		    cmp_i64) == NULL)
 			continue;
-		if ((r = fn(id, sqlite3_column_int(st, 1),
-		    sqlite3_column_int64(st, 2), arg)) < 0)
+		if ((r = fn(id, sql_column_int(st, 1),
+		    sql_column_int64(st, 2), arg)) < 0)
 			goto out;
 	}
-	if (rc != SQLITE_DONE)
+	if (rc != SQL_DONE)
 		r = store_sql_error(s, err, errlen, "reading durations");
 out:
-	sqlite3_finalize(st);
+	sql_finalize(st);
 	return r;
 }
 
@@ -483,38 +483,38 @@ flaky_store_signature_counts(struct flaky_store *s, int64_t test_id,
     size_t *ret_n, char *err, size_t errlen)
 {
 	struct flaky_sig_count *v = NULL;
-	sqlite3_stmt	*st = NULL;
+	struct sql_stmt	*st = NULL;
 	size_t		 n = 0, cap = 0;
 	int		 rc, r = 0, oom = 0;
 
-	if (sqlite3_prepare_v2(store_db(s),
+	if (sql_prepare_v2(store_db(s),
 	    "SELECT coalesce(r.signature, 'UNKNOWN'), count(*) "
 	    "FROM results r JOIN runs ru ON ru.id = r.run_id "
 	    "WHERE r.test_id = ?1 AND r.outcome IN (1, 2) "
 	    "AND ru.started_ms >= ?2 AND ru.started_ms < ?3 "
 	    "AND ru.id BETWEEN ?4 AND ?5 "
-	    "GROUP BY 1 ORDER BY 2 DESC, 1", -1, &st, NULL) != SQLITE_OK)
+	    "GROUP BY 1 ORDER BY 2 DESC, 1", -1, &st, NULL) != SQL_OK)
 		return store_sql_error(s, err, errlen, "counting signatures");
-	sqlite3_bind_int64(st, 1, test_id);
+	sql_bind_int64(st, 1, test_id);
 	bind_window(st, 2, q);
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+	while ((rc = sql_step(st)) == SQL_ROW) {
 		if (flaky_array_grow(&v, &cap, n, sizeof *v) < 0) {
 			r = -ENOMEM;
 			goto out;
 		}
 		v[n].test_id = test_id;
 		v[n].signature = col_text(st, 0, &oom);
-		v[n].count = sqlite3_column_int64(st, 1);
+		v[n].count = sql_column_int64(st, 1);
 		n++;
 		if (oom) {
 			r = -ENOMEM;
 			goto out;
 		}
 	}
-	if (rc != SQLITE_DONE)
+	if (rc != SQL_DONE)
 		r = store_sql_error(s, err, errlen, "counting signatures");
 out:
-	sqlite3_finalize(st);
+	sql_finalize(st);
 	if (r < 0) {
 		flaky_sig_counts_free(v, n);
 		return r;
@@ -528,21 +528,21 @@ int
 flaky_store_order_varies(struct flaky_store *s, int64_t target_id,
     const struct flaky_query *q, char *err, size_t errlen)
 {
-	sqlite3_stmt	*st;
+	struct sql_stmt	*st;
 	int		 r;
 
-	if (sqlite3_prepare_v2(store_db(s),
+	if (sql_prepare_v2(store_db(s),
 	    "SELECT count(*) FROM (SELECT DISTINCT seed FROM runs "
 	    "WHERE target_id = ?1 AND seed IS NOT NULL AND started_ms >= ?2 "
-	    "AND started_ms < ?3 LIMIT 2)", -1, &st, NULL) != SQLITE_OK)
+	    "AND started_ms < ?3 LIMIT 2)", -1, &st, NULL) != SQL_OK)
 		return store_sql_error(s, err, errlen, "reading run orders");
-	sqlite3_bind_int64(st, 1, target_id);
-	sqlite3_bind_int64(st, 2, q->since_ms);
-	sqlite3_bind_int64(st, 3, q->until_ms);
-	if (sqlite3_step(st) == SQLITE_ROW)
-		r = sqlite3_column_int(st, 0) >= 2;
+	sql_bind_int64(st, 1, target_id);
+	sql_bind_int64(st, 2, q->since_ms);
+	sql_bind_int64(st, 3, q->until_ms);
+	if (sql_step(st) == SQL_ROW)
+		r = sql_column_int(st, 0) >= 2;
 	else
 		r = store_sql_error(s, err, errlen, "reading run orders");
-	sqlite3_finalize(st);
+	sql_finalize(st);
 	return r;
 }

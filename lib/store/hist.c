@@ -93,7 +93,7 @@ hist_result(sqlite3_context *ctx, const uint64_t *counts)
 		out[n++] = (unsigned char)i;
 		n += hist_put(out + n, counts[i]);
 	}
-	sqlite3_result_blob(ctx, out, (int)n, SQLITE_TRANSIENT);
+	sqlite3_result_blob(ctx, out, (int)n, SQL_TRANSIENT);
 }
 
 /* The sum of two histograms, in canonical form. */
@@ -103,7 +103,7 @@ hist_sum(sqlite3_context *ctx, sqlite3_value *a, sqlite3_value *b)
 	uint64_t	 counts[FLAKY_HIST_BUCKETS];
 
 	memset(counts, 0, sizeof counts);
-	if (sqlite3_value_type(a) == SQLITE_BLOB)
+	if (sqlite3_value_type(a) == SQL_BLOB)
 		flaky_hist_merge(sqlite3_value_blob(a),
 		    (size_t)sqlite3_value_bytes(a), counts);
 	flaky_hist_merge(sqlite3_value_blob(b), (size_t)sqlite3_value_bytes(b),
@@ -124,14 +124,14 @@ sql_hist_add(sqlite3_context *ctx, int argc, sqlite3_value **argv)
 	int		 b;
 
 	(void)argc;
-	if (sqlite3_value_type(argv[1]) == SQLITE_NULL) {
-		if (sqlite3_value_type(argv[0]) == SQLITE_NULL)
+	if (sqlite3_value_type(argv[1]) == SQL_NULL) {
+		if (sqlite3_value_type(argv[0]) == SQL_NULL)
 			sqlite3_result_null(ctx);
 		else
 			sqlite3_result_value(ctx, argv[0]);
 		return;
 	}
-	if (sqlite3_value_type(argv[1]) == SQLITE_BLOB) {
+	if (sqlite3_value_type(argv[1]) == SQL_BLOB) {
 		const unsigned char *h = sqlite3_value_blob(argv[1]);
 		int	 hn = sqlite3_value_bytes(argv[1]);
 
@@ -142,21 +142,21 @@ sql_hist_add(sqlite3_context *ctx, int argc, sqlite3_value **argv)
 		b = h[0];
 	} else
 		b = flaky_hist_bucket(sqlite3_value_int64(argv[1]));
-	if (sqlite3_value_type(argv[0]) == SQLITE_NULL) {
+	if (sqlite3_value_type(argv[0]) == SQL_NULL) {
 		out[0] = (unsigned char)b;
 		out[1] = 1;
-		sqlite3_result_blob(ctx, out, 2, SQLITE_TRANSIENT);
+		sqlite3_result_blob(ctx, out, 2, SQL_TRANSIENT);
 		return;
 	}
-	if (sqlite3_value_type(argv[0]) == SQLITE_BLOB &&
+	if (sqlite3_value_type(argv[0]) == SQL_BLOB &&
 	    (n = hist_add_fast(sqlite3_value_blob(argv[0]),
 	    (size_t)sqlite3_value_bytes(argv[0]), b, out, sizeof out)) > 0) {
-		sqlite3_result_blob(ctx, out, (int)n, SQLITE_TRANSIENT);
+		sqlite3_result_blob(ctx, out, (int)n, SQL_TRANSIENT);
 		return;
 	}
 	/* Anything else is decoded and written back in canonical form. */
 	memset(counts, 0, sizeof counts);
-	if (sqlite3_value_type(argv[0]) == SQLITE_BLOB)
+	if (sqlite3_value_type(argv[0]) == SQL_BLOB)
 		flaky_hist_merge(sqlite3_value_blob(argv[0]),
 		    (size_t)sqlite3_value_bytes(argv[0]), counts);
 	counts[b]++;

@@ -146,7 +146,7 @@ static int
 history_tests(struct flaky_store *s, const char *target,
     struct flaky_history *h, char *err, size_t errlen)
 {
-	sqlite3_stmt	*st;
+	struct sql_stmt	*st;
 	size_t		 cap = 0;
 	int		 r, rc;
 
@@ -156,8 +156,8 @@ history_tests(struct flaky_store *s, const char *target,
 	    errlen)) < 0)
 		return r;
 	if (target != NULL)
-		sqlite3_bind_text(st, 1, target, -1, SQLITE_STATIC);
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		sql_bind_text(st, 1, target, -1, SQL_STATIC);
+	while ((rc = sql_step(st)) == SQL_ROW) {
 		struct flaky_history_row *row;
 
 		if (h->n == cap) {
@@ -177,12 +177,12 @@ history_tests(struct flaky_store *s, const char *target,
 		}
 		row = &h->v[h->n];
 		memset(row, 0, sizeof *row);
-		row->test_id = sqlite3_column_int64(st, 0);
+		row->test_id = sql_column_int64(st, 0);
 		row->change_day = -1;
 		h->names[h->nnames] = strdup((const char *)
-		    sqlite3_column_text(st, 1));
+		    sql_column_text(st, 1));
 		h->names[h->nnames + 1] = strdup((const char *)
-		    sqlite3_column_text(st, 2));
+		    sql_column_text(st, 2));
 		h->nnames += 2;
 		if (h->names[h->nnames - 1] == NULL ||
 		    h->names[h->nnames - 2] == NULL) {
@@ -193,10 +193,10 @@ history_tests(struct flaky_store *s, const char *target,
 		row->test = h->names[h->nnames - 1];
 		h->n++;
 	}
-	if (rc != SQLITE_DONE)
+	if (rc != SQL_DONE)
 		r = store_sql_error(s, err, errlen, "reading the tests");
 out:
-	sqlite3_finalize(st);
+	sql_finalize(st);
 	return r;
 }
 
@@ -242,7 +242,7 @@ history_budget(struct flaky_store *s, struct flaky_history *h, char *err,
     size_t errlen)
 {
 	struct run_cost	*rv = NULL, *run;
-	sqlite3_stmt	*st = NULL;
+	struct sql_stmt	*st = NULL;
 	size_t		 n = 0, cap = 0;
 	int64_t		 from = h->first_day - h->ndays;
 	int64_t		 to = h->first_day + h->ndays;
@@ -253,9 +253,9 @@ history_budget(struct flaky_store *s, struct flaky_history *h, char *err,
 	    "WHERE started_ms >= ?1 AND started_ms < ?2", &st, err,
 	    errlen)) < 0)
 		return r;
-	sqlite3_bind_int64(st, 1, from * FLAKY_DAY_MS);
-	sqlite3_bind_int64(st, 2, to * FLAKY_DAY_MS);
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+	sql_bind_int64(st, 1, from * FLAKY_DAY_MS);
+	sql_bind_int64(st, 2, to * FLAKY_DAY_MS);
+	while ((rc = sql_step(st)) == SQL_ROW) {
 		if (n == cap) {
 			size_t	 nc = cap ? cap * 2 : 1024;
 			void	*p = reallocarray(rv, nc, sizeof *rv);
@@ -268,17 +268,17 @@ history_budget(struct flaky_store *s, struct flaky_history *h, char *err,
 			rv = p;
 			cap = nc;
 		}
-		rv[n].id = sqlite3_column_int64(st, 0);
-		rv[n].day = sqlite3_column_int64(st, 1) / FLAKY_DAY_MS;
-		rv[n].wall_us = sqlite3_column_int64(st, 2);
-		rv[n].cpu_us = sqlite3_column_int64(st, 3);
+		rv[n].id = sql_column_int64(st, 0);
+		rv[n].day = sql_column_int64(st, 1) / FLAKY_DAY_MS;
+		rv[n].wall_us = sql_column_int64(st, 2);
+		rv[n].cpu_us = sql_column_int64(st, 3);
 		n++;
 	}
-	if (rc != SQLITE_DONE) {
+	if (rc != SQL_DONE) {
 		r = store_sql_error(s, err, errlen, "reading the runs");
 		goto out;
 	}
-	sqlite3_finalize(st);
+	sql_finalize(st);
 	st = NULL;
 	if (n > 1)
 		qsort(rv, n, sizeof *rv, cmp_run_cost);
@@ -291,56 +291,56 @@ history_budget(struct flaky_store *s, struct flaky_history *h, char *err,
 		    "WHERE outcome IN (1, 2) AND +run_id BETWEEN ?1 AND ?2",
 		    &st, err, errlen)) < 0)
 			goto out;
-		sqlite3_bind_int64(st, 1, rv[0].id);
-		sqlite3_bind_int64(st, 2, rv[n - 1].id);
-		while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		sql_bind_int64(st, 1, rv[0].id);
+		sql_bind_int64(st, 2, rv[n - 1].id);
+		while ((rc = sql_step(st)) == SQL_ROW) {
 			struct run_cost key;
 
-			key.id = sqlite3_column_int64(st, 1);
+			key.id = sql_column_int64(st, 1);
 			run = bsearch(&key, rv, n, sizeof *rv, cmp_run_cost);
 			if (run != NULL)
-				budget_add(h, sqlite3_column_int64(st, 0),
+				budget_add(h, sql_column_int64(st, 0),
 				    run->day, 1, run->wall_us, run->cpu_us);
 		}
-		if (rc != SQLITE_DONE) {
+		if (rc != SQL_DONE) {
 			r = store_sql_error(s, err, errlen,
 			    "reading the failures");
 			goto out;
 		}
-		sqlite3_finalize(st);
+		sql_finalize(st);
 		st = NULL;
 	}
 	if ((r = store_prepare(s, "SELECT day, test_id, runs, wall_us, cpu_us "
 	    "FROM budget WHERE day >= ?1 AND day < ?2", &st, err,
 	    errlen)) < 0)
 		goto out;
-	sqlite3_bind_int64(st, 1, from);
-	sqlite3_bind_int64(st, 2, to);
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW)
-		budget_add(h, sqlite3_column_int64(st, 1),
-		    sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 2),
-		    sqlite3_column_int64(st, 3), sqlite3_column_int64(st, 4));
-	if (rc != SQLITE_DONE) {
+	sql_bind_int64(st, 1, from);
+	sql_bind_int64(st, 2, to);
+	while ((rc = sql_step(st)) == SQL_ROW)
+		budget_add(h, sql_column_int64(st, 1),
+		    sql_column_int64(st, 0), sql_column_int64(st, 2),
+		    sql_column_int64(st, 3), sql_column_int64(st, 4));
+	if (rc != SQL_DONE) {
 		r = store_sql_error(s, err, errlen, "reading the budget");
 		goto out;
 	}
-	sqlite3_finalize(st);
+	sql_finalize(st);
 	st = NULL;
 	if ((r = store_prepare(s, "SELECT test_id FROM quarantine", &st, err,
 	    errlen)) < 0)
 		goto out;
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		int64_t	 id = sqlite3_column_int64(st, 0);
+	while ((rc = sql_step(st)) == SQL_ROW) {
+		int64_t	 id = sql_column_int64(st, 0);
 		struct flaky_history_row *row;
 
 		row = bsearch(&id, h->v, h->n, sizeof *h->v, cmp_row_id);
 		if (row != NULL)
 			row->quarantined = 1;
 	}
-	if (rc != SQLITE_DONE)
+	if (rc != SQL_DONE)
 		r = store_sql_error(s, err, errlen, "reading the quarantine");
 out:
-	sqlite3_finalize(st);
+	sql_finalize(st);
 	free(rv);
 	return r;
 }
@@ -348,7 +348,7 @@ out:
 /* One test's days of both windows, oldest first, into runs[2 nd] and
  * fails[2 nd]: one seek per day (the rollups are keyed by day, test). */
 static int
-history_days(struct flaky_store *s, sqlite3_stmt *st,
+history_days(struct flaky_store *s, struct sql_stmt *st,
     const struct flaky_history *h, int64_t id, uint32_t *runs,
     uint32_t *fails, char *err, size_t errlen)
 {
@@ -357,17 +357,17 @@ history_days(struct flaky_store *s, sqlite3_stmt *st,
 
 	memset(runs, 0, 2 * (size_t)h->ndays * sizeof *runs);
 	memset(fails, 0, 2 * (size_t)h->ndays * sizeof *fails);
-	sqlite3_reset(st);
-	sqlite3_bind_int64(st, 1, id);
-	sqlite3_bind_int64(st, 2, from);
-	sqlite3_bind_int64(st, 3, h->first_day + h->ndays);
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		int64_t	 d = sqlite3_column_int64(st, 0) - from;
+	sql_reset(st);
+	sql_bind_int64(st, 1, id);
+	sql_bind_int64(st, 2, from);
+	sql_bind_int64(st, 3, h->first_day + h->ndays);
+	while ((rc = sql_step(st)) == SQL_ROW) {
+		int64_t	 d = sql_column_int64(st, 0) - from;
 
-		runs[d] = (uint32_t)sqlite3_column_int64(st, 1);
-		fails[d] = (uint32_t)sqlite3_column_int64(st, 2);
+		runs[d] = (uint32_t)sql_column_int64(st, 1);
+		fails[d] = (uint32_t)sql_column_int64(st, 2);
 	}
-	if (rc != SQLITE_DONE)
+	if (rc != SQL_DONE)
 		return store_sql_error(s, err, errlen, "reading the rollups");
 	return 0;
 }
@@ -376,7 +376,7 @@ int
 flaky_store_history(struct flaky_store *s, const struct flaky_query *q,
     struct flaky_history *h, char *err, size_t errlen)
 {
-	sqlite3_stmt	*st = NULL;
+	struct sql_stmt	*st = NULL;
 	uint32_t	*chain = NULL;
 	int64_t		 from, to, nd;
 	size_t		 keep = 0;
@@ -446,11 +446,11 @@ flaky_store_history(struct flaky_store *s, const struct flaky_query *q,
 		    (size_t)(2 * nd))) >= 0)
 			row->change_day = from - nd + cp;
 	}
-	sqlite3_finalize(st);
+	sql_finalize(st);
 	free(chain);
 	return 0;
 fail:
-	sqlite3_finalize(st);
+	sql_finalize(st);
 	free(chain);
 	flaky_history_free(h);
 	return r;
@@ -460,7 +460,7 @@ int
 flaky_store_find_test(struct flaky_store *s, const char *target,
     const char *test, int64_t *ret_id, char *err, size_t errlen)
 {
-	sqlite3_stmt	*st;
+	struct sql_stmt	*st;
 	int		 r, rc, n = 0;
 
 	/* Targets first: each is one seek in tests' (target_id, name). */
@@ -468,14 +468,14 @@ flaky_store_find_test(struct flaky_store *s, const char *target,
 	    "CROSS JOIN tests t ON t.target_id = tg.id AND t.name = ?1 WHERE "
 	    "?2 IS NULL OR tg.name = ?2 LIMIT 2", &st, err, errlen)) < 0)
 		return r;
-	sqlite3_bind_text(st, 1, test, -1, SQLITE_STATIC);
+	sql_bind_text(st, 1, test, -1, SQL_STATIC);
 	if (target != NULL)
-		sqlite3_bind_text(st, 2, target, -1, SQLITE_STATIC);
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		sql_bind_text(st, 2, target, -1, SQL_STATIC);
+	while ((rc = sql_step(st)) == SQL_ROW) {
 		if (n++ == 0)
-			*ret_id = sqlite3_column_int64(st, 0);
+			*ret_id = sql_column_int64(st, 0);
 	}
-	if (rc != SQLITE_DONE)
+	if (rc != SQL_DONE)
 		r = store_sql_error(s, err, errlen, "finding the test");
 	else if (n == 0)
 		r = flaky_error(err, errlen, ENOENT, "no test named '%s'%s%s",
@@ -483,7 +483,7 @@ flaky_store_find_test(struct flaky_store *s, const char *target,
 	else if (n > 1)
 		r = flaky_error(err, errlen, EEXIST, "test '%s' is in more "
 		    "than one target: name one with --target", test);
-	sqlite3_finalize(st);
+	sql_finalize(st);
 	return r;
 }
 
@@ -492,7 +492,7 @@ flaky_store_test_days(struct flaky_store *s, int64_t test_id,
     int64_t first_day, int64_t ndays, uint32_t *runs, uint32_t *failures,
     char *err, size_t errlen)
 {
-	sqlite3_stmt	*st;
+	struct sql_stmt	*st;
 	int		 r, rc;
 
 	memset(runs, 0, (size_t)ndays * sizeof *runs);
@@ -504,18 +504,18 @@ flaky_store_test_days(struct flaky_store *s, int64_t test_id,
 	    "r.failures FROM d JOIN rollups r ON r.day = d.x AND "
 	    "r.test_id = ?1", &st, err, errlen)) < 0)
 		return r;
-	sqlite3_bind_int64(st, 1, test_id);
-	sqlite3_bind_int64(st, 2, first_day);
-	sqlite3_bind_int64(st, 3, first_day + ndays);
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		int64_t	 d = sqlite3_column_int64(st, 0) - first_day;
+	sql_bind_int64(st, 1, test_id);
+	sql_bind_int64(st, 2, first_day);
+	sql_bind_int64(st, 3, first_day + ndays);
+	while ((rc = sql_step(st)) == SQL_ROW) {
+		int64_t	 d = sql_column_int64(st, 0) - first_day;
 
-		runs[d] = (uint32_t)sqlite3_column_int64(st, 1);
-		failures[d] = (uint32_t)sqlite3_column_int64(st, 2);
+		runs[d] = (uint32_t)sql_column_int64(st, 1);
+		failures[d] = (uint32_t)sql_column_int64(st, 2);
 	}
-	if (rc != SQLITE_DONE)
+	if (rc != SQL_DONE)
 		r = store_sql_error(s, err, errlen, "reading the rollups");
-	sqlite3_finalize(st);
+	sql_finalize(st);
 	return r;
 }
 
@@ -523,20 +523,20 @@ int
 flaky_store_run_by_hash(struct flaky_store *s, const char *hash,
     int64_t *ret_id, char *err, size_t errlen)
 {
-	sqlite3_stmt	*st;
+	struct sql_stmt	*st;
 	int		 r, rc;
 
 	if ((r = store_prepare(s, "SELECT id FROM runs WHERE content_hash = ?1",
 	    &st, err, errlen)) < 0)
 		return r;
-	sqlite3_bind_text(st, 1, hash, -1, SQLITE_STATIC);
-	rc = sqlite3_step(st);
-	if (rc == SQLITE_ROW) {
-		*ret_id = sqlite3_column_int64(st, 0);
+	sql_bind_text(st, 1, hash, -1, SQL_STATIC);
+	rc = sql_step(st);
+	if (rc == SQL_ROW) {
+		*ret_id = sql_column_int64(st, 0);
 		r = 1;
-	} else if (rc != SQLITE_DONE)
+	} else if (rc != SQL_DONE)
 		r = store_sql_error(s, err, errlen, "looking up the hash");
-	sqlite3_finalize(st);
+	sql_finalize(st);
 	return r;
 }
 
@@ -545,7 +545,7 @@ flaky_store_add_attempts(struct flaky_store *s, int64_t run_id,
     const struct flaky_results *res, const struct flaky_junit_extra *x,
     char *err, size_t errlen)
 {
-	sqlite3_stmt	*st;
+	struct sql_stmt	*st;
 	int		 r;
 
 	if (x == NULL || x->nattempts == 0)
@@ -559,22 +559,22 @@ flaky_store_add_attempts(struct flaky_store *s, int64_t run_id,
 
 		if (a->result >= res->n)
 			continue;
-		sqlite3_reset(st);
-		sqlite3_bind_int64(st, 1, run_id);
-		sqlite3_bind_int64(st, 2, res->v[a->result].position);
-		sqlite3_bind_int(st, 3, a->attempt);
-		sqlite3_bind_int(st, 4, a->outcome);
+		sql_reset(st);
+		sql_bind_int64(st, 1, run_id);
+		sql_bind_int64(st, 2, res->v[a->result].position);
+		sql_bind_int(st, 3, a->attempt);
+		sql_bind_int(st, 4, a->outcome);
 		if (a->message != NULL)
-			sqlite3_bind_text(st, 5, a->message, -1,
-			    SQLITE_STATIC);
+			sql_bind_text(st, 5, a->message, -1,
+			    SQL_STATIC);
 		else
-			sqlite3_bind_null(st, 5);
-		if (sqlite3_step(st) != SQLITE_DONE) {
+			sql_bind_null(st, 5);
+		if (sql_step(st) != SQL_DONE) {
 			r = store_sql_error(s, err, errlen,
 			    "adding an attempt");
 			break;
 		}
 	}
-	sqlite3_finalize(st);
+	sql_finalize(st);
 	return r;
 }

@@ -74,8 +74,8 @@ struct is_row {
 
 struct flaky_store_ingest {
 	struct flaky_store	*s;
-	sqlite3			*db;
-	sqlite3_stmt		*st[IS_COUNT];
+	struct sql		*db;
+	struct sql_stmt		*st[IS_COUNT];
 	int64_t			 run_id;
 	int64_t			 target_id;
 	int64_t			 tests;
@@ -85,50 +85,50 @@ struct flaky_store_ingest {
 	struct flaky_buf	 name;		/* a test id with its " #N" */
 	struct flaky_buf	 msg;		/* a redacted message */
 	struct flaky_buf	 norm;		/* its normalized form */
-	sqlite3_stmt		*many;		/* IS_BATCH rows of results */
+	struct sql_stmt		*many;		/* IS_BATCH rows of results */
 	struct is_row		 rows[IS_BATCH];
 	size_t			 nrows;
 	struct flaky_buf	 text;		/* their messages, signatures */
 };
 
 /* A statement, reset and unbound, prepared on first use. */
-static sqlite3_stmt *
+static struct sql_stmt *
 is_stmt(struct flaky_store_ingest *w, int which)
 {
-	sqlite3_stmt	*st = w->st[which];
+	struct sql_stmt	*st = w->st[which];
 
 	if (st == NULL) {
-		if (sqlite3_prepare_v2(w->db, is_sql[which], -1, &st,
-		    NULL) != SQLITE_OK)
+		if (sql_prepare_v2(w->db, is_sql[which], -1, &st,
+		    NULL) != SQL_OK)
 			return NULL;
 		w->st[which] = st;
 		return st;
 	}
-	sqlite3_reset(st);
-	sqlite3_clear_bindings(st);
+	sql_reset(st);
+	sql_clear_bindings(st);
 	return st;
 }
 
 /* Run a statement that gives no row; 0 or -EIO with err filled. */
 static int
-is_done(struct flaky_store_ingest *w, sqlite3_stmt *st, const char *what,
+is_done(struct flaky_store_ingest *w, struct sql_stmt *st, const char *what,
     char *err, size_t errlen)
 {
-	if (sqlite3_step(st) == SQLITE_DONE)
+	if (sql_step(st) == SQL_DONE)
 		return 0;
 	return store_sql_error(w->s, err, errlen, what);
 }
 
 /* The id a statement finds (its first column), 0 when it finds none. */
 static int64_t
-is_find(sqlite3_stmt *st)
+is_find(struct sql_stmt *st)
 {
 	int64_t	 id = 0;
 
-	if (sqlite3_step(st) == SQLITE_ROW)
-		id = sqlite3_column_int64(st, 0);
+	if (sql_step(st) == SQL_ROW)
+		id = sql_column_int64(st, 0);
 	/* a statement left on a row holds a read transaction open */
-	sqlite3_reset(st);
+	sql_reset(st);
 	return id;
 }
 
@@ -138,7 +138,7 @@ flaky_store_ingest_start(struct flaky_store *s, int64_t target_id,
     char *err, size_t errlen)
 {
 	struct flaky_store_ingest *w;
-	sqlite3_stmt	*st;
+	struct sql_stmt	*st;
 	int		 r;
 
 	*ret = NULL;
@@ -155,9 +155,9 @@ flaky_store_ingest_start(struct flaky_store *s, int64_t target_id,
 	flaky_buf_init(&w->msg);
 	flaky_buf_init(&w->norm);
 	flaky_buf_init(&w->text);
-	if (sqlite3_exec(w->db, "CREATE TEMP TABLE IF NOT EXISTS ingest_seen "
+	if (sql_exec(w->db, "CREATE TEMP TABLE IF NOT EXISTS ingest_seen "
 	    "(test_id INTEGER PRIMARY KEY, n INTEGER NOT NULL); "
-	    "DELETE FROM temp.ingest_seen", NULL, NULL, NULL) != SQLITE_OK) {
+	    "DELETE FROM temp.ingest_seen", NULL, NULL, NULL) != SQL_OK) {
 		r = store_sql_error(s, err, errlen, "making the seen table");
 		goto fail;
 	}
@@ -165,12 +165,12 @@ flaky_store_ingest_start(struct flaky_store *s, int64_t target_id,
 		r = store_sql_error(s, err, errlen, "preparing");
 		goto fail;
 	}
-	sqlite3_bind_int64(st, 1, target_id);
-	sqlite3_bind_int64(st, 2, started_ms);
-	sqlite3_bind_text(st, 3, flaky_store_box(s), -1, SQLITE_STATIC);
+	sql_bind_int64(st, 1, target_id);
+	sql_bind_int64(st, 2, started_ms);
+	sql_bind_text(st, 3, flaky_store_box(s), -1, SQL_STATIC);
 	if ((r = is_done(w, st, "adding the run", err, errlen)) < 0)
 		goto fail;
-	w->run_id = sqlite3_last_insert_rowid(w->db);
+	w->run_id = sql_last_insert_rowid(w->db);
 	*ret = w;
 	return 0;
 fail:
@@ -189,21 +189,21 @@ static int
 is_test(struct flaky_store_ingest *w, const char *name, int64_t *ret,
     char *err, size_t errlen)
 {
-	sqlite3_stmt	*st;
+	struct sql_stmt	*st;
 
 	if ((st = is_stmt(w, IS_TEST_FIND)) == NULL)
 		return store_sql_error(w->s, err, errlen, "preparing");
-	sqlite3_bind_int64(st, 1, w->target_id);
-	sqlite3_bind_text(st, 2, name, -1, SQLITE_STATIC);
+	sql_bind_int64(st, 1, w->target_id);
+	sql_bind_text(st, 2, name, -1, SQL_STATIC);
 	if ((*ret = is_find(st)) != 0)
 		return 0;
 	if ((st = is_stmt(w, IS_TEST_ADD)) == NULL)
 		return store_sql_error(w->s, err, errlen, "preparing");
-	sqlite3_bind_int64(st, 1, w->target_id);
-	sqlite3_bind_text(st, 2, name, -1, SQLITE_STATIC);
-	if (sqlite3_step(st) != SQLITE_DONE)
+	sql_bind_int64(st, 1, w->target_id);
+	sql_bind_text(st, 2, name, -1, SQL_STATIC);
+	if (sql_step(st) != SQL_DONE)
 		return store_sql_error(w->s, err, errlen, "adding a test");
-	*ret = sqlite3_last_insert_rowid(w->db);
+	*ret = sql_last_insert_rowid(w->db);
 	return 0;
 }
 
@@ -242,7 +242,7 @@ static int
 is_unique_test(struct flaky_store_ingest *w, const char *name,
     int64_t *ret, char *err, size_t errlen)
 {
-	sqlite3_stmt	*st;
+	struct sql_stmt	*st;
 	int64_t		 n = 0;
 	int		 r, seen;
 
@@ -254,11 +254,11 @@ is_unique_test(struct flaky_store_ingest *w, const char *name,
 		return flaky_error(err, errlen, ENOMEM, "out of memory");
 	if ((st = is_stmt(w, IS_SEEN)) == NULL)
 		return store_sql_error(w->s, err, errlen, "preparing");
-	sqlite3_bind_int64(st, 1, *ret);
-	sqlite3_bind_int(st, 2, seen == 1 ? 2 : 1);
-	if (sqlite3_step(st) == SQLITE_ROW)
-		n = sqlite3_column_int64(st, 0);
-	if (sqlite3_step(st) != SQLITE_DONE || n < 1)
+	sql_bind_int64(st, 1, *ret);
+	sql_bind_int(st, 2, seen == 1 ? 2 : 1);
+	if (sql_step(st) == SQL_ROW)
+		n = sql_column_int64(st, 0);
+	if (sql_step(st) != SQL_DONE || n < 1)
 		return store_sql_error(w->s, err, errlen, "counting a test");
 	if (n == 1)
 		return 0;
@@ -274,7 +274,7 @@ static int
 is_message(struct flaky_store_ingest *w, const char *msg, int64_t *ret,
     char *err, size_t errlen)
 {
-	sqlite3_stmt	*st;
+	struct sql_stmt	*st;
 	int64_t		 fp;
 
 	flaky_buf_reset(&w->norm);
@@ -283,16 +283,16 @@ is_message(struct flaky_store_ingest *w, const char *msg, int64_t *ret,
 	fp = flaky_fingerprint(flaky_buf_cstr(&w->norm), w->norm.len);
 	if ((st = is_stmt(w, IS_MSG_FIND)) == NULL)
 		return store_sql_error(w->s, err, errlen, "preparing");
-	sqlite3_bind_int64(st, 1, fp);
+	sql_bind_int64(st, 1, fp);
 	if ((*ret = is_find(st)) != 0)
 		return 0;
 	if ((st = is_stmt(w, IS_MSG_ADD)) == NULL)
 		return store_sql_error(w->s, err, errlen, "preparing");
-	sqlite3_bind_int64(st, 1, fp);
-	sqlite3_bind_text(st, 2, flaky_buf_cstr(&w->norm), -1, SQLITE_STATIC);
-	if (sqlite3_step(st) != SQLITE_DONE)
+	sql_bind_int64(st, 1, fp);
+	sql_bind_text(st, 2, flaky_buf_cstr(&w->norm), -1, SQL_STATIC);
+	if (sql_step(st) != SQL_DONE)
 		return store_sql_error(w->s, err, errlen, "adding a message");
-	*ret = sqlite3_last_insert_rowid(w->db);
+	*ret = sql_last_insert_rowid(w->db);
 	return 0;
 }
 
@@ -301,19 +301,19 @@ static int
 is_attempts(struct flaky_store_ingest *w, unsigned pos,
     const struct flaky_attempt *a, size_t na, char *err, size_t errlen)
 {
-	sqlite3_stmt	*st;
+	struct sql_stmt	*st;
 	int		 r;
 
 	for (size_t i = 0; i < na; i++) {
 		if ((st = is_stmt(w, IS_ATTEMPT)) == NULL)
 			return store_sql_error(w->s, err, errlen, "preparing");
-		sqlite3_bind_int64(st, 1, w->run_id);
-		sqlite3_bind_int64(st, 2, pos);
-		sqlite3_bind_int(st, 3, a[i].attempt);
-		sqlite3_bind_int(st, 4, a[i].outcome);
+		sql_bind_int64(st, 1, w->run_id);
+		sql_bind_int64(st, 2, pos);
+		sql_bind_int(st, 3, a[i].attempt);
+		sql_bind_int(st, 4, a[i].outcome);
 		if (a[i].message != NULL)
-			sqlite3_bind_text(st, 5, a[i].message, -1,
-			    SQLITE_STATIC);
+			sql_bind_text(st, 5, a[i].message, -1,
+			    SQL_STATIC);
 		if ((r = is_done(w, st, "adding an attempt", err,
 		    errlen)) < 0)
 			return r;
@@ -335,34 +335,34 @@ is_keep(struct flaky_store_ingest *w, const char *s)
 
 /* Bind a waiting result's columns from index i. */
 static void
-is_bind_row(struct flaky_store_ingest *w, sqlite3_stmt *st, int i,
+is_bind_row(struct flaky_store_ingest *w, struct sql_stmt *st, int i,
     const struct is_row *row)
 {
-	sqlite3_bind_int64(st, i, w->run_id);
-	sqlite3_bind_int64(st, i + 1, row->position);
-	sqlite3_bind_int64(st, i + 2, row->tid);
-	sqlite3_bind_int(st, i + 3, row->outcome);
+	sql_bind_int64(st, i, w->run_id);
+	sql_bind_int64(st, i + 1, row->position);
+	sql_bind_int64(st, i + 2, row->tid);
+	sql_bind_int(st, i + 3, row->outcome);
 	if (row->dur >= 0)
-		sqlite3_bind_int64(st, i + 4, row->dur);
+		sql_bind_int64(st, i + 4, row->dur);
 	if (row->mid != 0)
-		sqlite3_bind_int64(st, i + 5, row->mid);
+		sql_bind_int64(st, i + 5, row->mid);
 	if (row->sig >= 0)
-		sqlite3_bind_text(st, i + 6, w->text.data + row->sig, -1,
-		    SQLITE_STATIC);
+		sql_bind_text(st, i + 6, w->text.data + row->sig, -1,
+		    SQL_STATIC);
 	if (row->msg >= 0)
-		sqlite3_bind_text(st, i + 7, w->text.data + row->msg, -1,
-		    SQLITE_STATIC);
+		sql_bind_text(st, i + 7, w->text.data + row->msg, -1,
+		    SQL_STATIC);
 }
 
 /* The statement of a full batch: IS_BATCH rows of IS_RESULT. */
-static sqlite3_stmt *
+static struct sql_stmt *
 is_many(struct flaky_store_ingest *w)
 {
 	struct flaky_buf b;
 
 	if (w->many != NULL) {
-		sqlite3_reset(w->many);
-		sqlite3_clear_bindings(w->many);
+		sql_reset(w->many);
+		sql_clear_bindings(w->many);
 		return w->many;
 	}
 	flaky_buf_init(&b);
@@ -371,8 +371,8 @@ is_many(struct flaky_store_ingest *w)
 	for (int i = 0; i < IS_BATCH; i++)
 		flaky_buf_adds(&b, i ? ", (?, ?, ?, ?, ?, ?, ?, ?)" :
 		    "(?, ?, ?, ?, ?, ?, ?, ?)");
-	if (!b.oom && sqlite3_prepare_v2(w->db, flaky_buf_cstr(&b), -1,
-	    &w->many, NULL) != SQLITE_OK)
+	if (!b.oom && sql_prepare_v2(w->db, flaky_buf_cstr(&b), -1,
+	    &w->many, NULL) != SQL_OK)
 		w->many = NULL;
 	flaky_buf_free(&b);
 	return w->many;
@@ -383,7 +383,7 @@ is_many(struct flaky_store_ingest *w)
 static int
 is_flush(struct flaky_store_ingest *w, char *err, size_t errlen)
 {
-	sqlite3_stmt	*st = NULL;
+	struct sql_stmt	*st = NULL;
 	int		 full = w->nrows == IS_BATCH, r = 0;
 
 	if (w->text.oom)
@@ -402,8 +402,8 @@ is_flush(struct flaky_store_ingest *w, char *err, size_t errlen)
 		r = is_done(w, st, "adding results", err, errlen);
 	/* nothing may point into the text once it is reused */
 	if (st != NULL) {
-		sqlite3_reset(st);
-		sqlite3_clear_bindings(st);
+		sql_reset(st);
+		sql_clear_bindings(st);
 	}
 	w->nrows = 0;
 	flaky_buf_reset(&w->text);
@@ -451,19 +451,19 @@ int
 flaky_store_ingest_resign(struct flaky_store_ingest *w, const char *sig,
     char *err, size_t errlen)
 {
-	sqlite3_stmt	*st;
+	struct sql_stmt	*st;
 	int		 r;
 
 	if ((r = is_flush(w, err, errlen)) < 0)
 		return r;
-	if (sqlite3_prepare_v2(w->db, "UPDATE results SET signature = ?2 "
+	if (sql_prepare_v2(w->db, "UPDATE results SET signature = ?2 "
 	    "WHERE run_id = ?1 AND signature IS NOT NULL", -1, &st,
-	    NULL) != SQLITE_OK)
+	    NULL) != SQL_OK)
 		return store_sql_error(w->s, err, errlen, "preparing");
-	sqlite3_bind_int64(st, 1, w->run_id);
-	sqlite3_bind_text(st, 2, sig, -1, SQLITE_STATIC);
+	sql_bind_int64(st, 1, w->run_id);
+	sql_bind_text(st, 2, sig, -1, SQL_STATIC);
 	r = is_done(w, st, "classifying the run", err, errlen);
-	sqlite3_finalize(st);
+	sql_finalize(st);
 	return r;
 }
 
@@ -475,10 +475,10 @@ static int
 is_rollups(struct flaky_store_ingest *w, int64_t day, char *err,
     size_t errlen)
 {
-	sqlite3_stmt	*st;
+	struct sql_stmt	*st;
 	int		 r;
 
-	if (sqlite3_prepare_v2(w->db,
+	if (sql_prepare_v2(w->db,
 	    "INSERT INTO rollups (test_id, day, runs, failures, skips, "
 	    "pass_us, fail_us, pass_hist, fail_hist) "
 	    "SELECT test_id, ?2, c, f, 1 - c, "
@@ -498,12 +498,12 @@ is_rollups(struct flaky_store_ingest *w, int64_t day, char *err,
 	    "ELSE flaky_hist_add(pass_hist, excluded.pass_hist) END, "
 	    "fail_hist = CASE WHEN excluded.fail_hist IS NULL THEN fail_hist "
 	    "ELSE flaky_hist_add(fail_hist, excluded.fail_hist) END", -1, &st,
-	    NULL) != SQLITE_OK)
+	    NULL) != SQL_OK)
 		return store_sql_error(w->s, err, errlen, "preparing");
-	sqlite3_bind_int64(st, 1, w->run_id);
-	sqlite3_bind_int64(st, 2, day);
+	sql_bind_int64(st, 1, w->run_id);
+	sql_bind_int64(st, 2, day);
 	r = is_done(w, st, "updating the rollups", err, errlen);
-	sqlite3_finalize(st);
+	sql_finalize(st);
 	return r;
 }
 
@@ -513,7 +513,7 @@ flaky_store_ingest_finish(struct flaky_store_ingest *w,
     char *err, size_t errlen)
 {
 	struct flaky_results none;
-	sqlite3_stmt	*st;
+	struct sql_stmt	*st;
 	int		 r;
 
 	/* The row as flaky_store_run_finish completes any run, with no
@@ -527,14 +527,14 @@ flaky_store_ingest_finish(struct flaky_store_ingest *w,
 	rec->target_id = w->target_id;
 	if ((r = flaky_store_run_finish(w->s, rec, &none, err, errlen)) < 0)
 		return r;
-	if (sqlite3_prepare_v2(w->db, "UPDATE runs SET tests = ?2, "
-	    "failures = ?3 WHERE id = ?1", -1, &st, NULL) != SQLITE_OK)
+	if (sql_prepare_v2(w->db, "UPDATE runs SET tests = ?2, "
+	    "failures = ?3 WHERE id = ?1", -1, &st, NULL) != SQL_OK)
 		return store_sql_error(w->s, err, errlen, "preparing");
-	sqlite3_bind_int64(st, 1, w->run_id);
-	sqlite3_bind_int64(st, 2, w->tests);
-	sqlite3_bind_int64(st, 3, w->failures);
+	sql_bind_int64(st, 1, w->run_id);
+	sql_bind_int64(st, 2, w->tests);
+	sql_bind_int64(st, 3, w->failures);
 	r = is_done(w, st, "completing the run", err, errlen);
-	sqlite3_finalize(st);
+	sql_finalize(st);
 	/* Rates count complete runs, as flaky_store_run_finish has it. */
 	if (r < 0 || rec->kind == FLAKY_KIND_ALONE || rec->incomplete != NULL)
 		return r;
@@ -547,8 +547,8 @@ flaky_store_ingest_free(struct flaky_store_ingest *w)
 	if (w == NULL)
 		return;
 	for (size_t i = 0; i < IS_COUNT; i++)
-		sqlite3_finalize(w->st[i]);
-	sqlite3_finalize(w->many);
+		sql_finalize(w->st[i]);
+	sql_finalize(w->many);
 	flaky_buf_free(&w->text);
 	flaky_buf_free(&w->name);
 	flaky_buf_free(&w->msg);

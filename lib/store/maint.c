@@ -22,20 +22,20 @@ static int
 exec2(struct flaky_store *s, const char *sql, int64_t a, int64_t b,
     int64_t *ret, char *err, size_t errlen)
 {
-	sqlite3_stmt	*st;
+	struct sql_stmt	*st;
 	int		 r;
 
 	if ((r = store_prepare(s, sql, &st, err, errlen)) < 0)
 		return r;
-	if (sqlite3_bind_parameter_count(st) >= 1)
-		sqlite3_bind_int64(st, 1, a);
-	if (sqlite3_bind_parameter_count(st) >= 2)
-		sqlite3_bind_int64(st, 2, b);
-	if (sqlite3_step(st) != SQLITE_DONE)
+	if (sql_bind_parameter_count(st) >= 1)
+		sql_bind_int64(st, 1, a);
+	if (sql_bind_parameter_count(st) >= 2)
+		sql_bind_int64(st, 2, b);
+	if (sql_step(st) != SQL_DONE)
 		r = store_sql_error(s, err, errlen, "pruning");
 	else if (ret != NULL)
-		*ret += sqlite3_changes(store_db(s));
-	sqlite3_finalize(st);
+		*ret += sql_changes(store_db(s));
+	sql_finalize(st);
 	return r;
 }
 
@@ -43,7 +43,7 @@ int
 flaky_store_prune(struct flaky_store *s, int64_t before_ms,
     struct flaky_prune_stats *ps, char *err, size_t errlen)
 {
-	sqlite3_stmt	*st = NULL;
+	struct sql_stmt	*st = NULL;
 	int64_t		 ids[PRUNE_BATCH], after = 0, dummy;
 	int		 r = 0, rc, n;
 
@@ -56,14 +56,14 @@ flaky_store_prune(struct flaky_store *s, int64_t before_ms,
 		    "WHERE run_id = runs.id)) ORDER BY id LIMIT 50", &st, err,
 		    errlen)) < 0)
 			return r;
-		sqlite3_bind_int64(st, 1, after);
-		sqlite3_bind_int64(st, 2, before_ms);
+		sql_bind_int64(st, 1, after);
+		sql_bind_int64(st, 2, before_ms);
 		n = 0;
-		while ((rc = sqlite3_step(st)) == SQLITE_ROW && n < PRUNE_BATCH)
-			ids[n++] = sqlite3_column_int64(st, 0);
-		if (rc != SQLITE_DONE && rc != SQLITE_ROW)
+		while ((rc = sql_step(st)) == SQL_ROW && n < PRUNE_BATCH)
+			ids[n++] = sql_column_int64(st, 0);
+		if (rc != SQL_DONE && rc != SQL_ROW)
 			r = store_sql_error(s, err, errlen, "pruning");
-		sqlite3_finalize(st);
+		sql_finalize(st);
 		if (r < 0 || n == 0)
 			break;
 		if ((r = flaky_store_begin(s, err, errlen)) < 0)

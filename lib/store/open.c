@@ -16,9 +16,12 @@
 
 #include <sqlite3.h>
 
+#include "fleet/fleet.h"
 #include "util/util.h"
 #include "store/store.h"
 #include "store_int.h"
+
+static int lite_open(const char *, int, struct sql **, char *, size_t);
 
 extern const char *const flaky_schema_migrations[];
 extern const size_t flaky_schema_count;
@@ -33,20 +36,20 @@ flaky_store_schema_version(void)
 static int
 read_version(struct flaky_store *s, int *ret, char *err, size_t errlen)
 {
-	sqlite3_stmt	*st;
+	struct sql_stmt	*st;
 	int		 version;
 
-	if (sqlite3_prepare_v2(s->db, "PRAGMA user_version", -1, &st, NULL) !=
-	    SQLITE_OK)
+	if (sql_prepare_v2(s->db, "PRAGMA user_version", -1, &st, NULL) !=
+	    SQL_OK)
 		return store_sql_error(s, err, errlen,
 		    "reading the schema version");
-	if (sqlite3_step(st) != SQLITE_ROW) {
-		sqlite3_finalize(st);
+	if (sql_step(st) != SQL_ROW) {
+		sql_finalize(st);
 		return store_sql_error(s, err, errlen,
 		    "reading the schema version");
 	}
-	version = sqlite3_column_int(st, 0);
-	sqlite3_finalize(st);
+	version = sql_column_int(st, 0);
+	sql_finalize(st);
 	if (version > (int)flaky_schema_count)
 		return flaky_error(err, errlen, EPROTO,
 		    "%s: schema version %d is newer than this program "
@@ -71,21 +74,21 @@ check_version(struct flaky_store *s, char *err, size_t errlen)
 static int
 check_ours(struct flaky_store *s, char *err, size_t errlen)
 {
-	sqlite3_stmt	*st;
+	struct sql_stmt	*st;
 	int		 rc, tables = 0, version;
 
-	rc = sqlite3_prepare_v2(s->db, "SELECT count(*) FROM sqlite_schema",
+	rc = sql_prepare_v2(s->db, "SELECT count(*) FROM sqlite_schema",
 	    -1, &st, NULL);
-	if (rc == SQLITE_OK && (rc = sqlite3_step(st)) == SQLITE_ROW) {
-		tables = sqlite3_column_int(st, 0);
-		rc = SQLITE_OK;
+	if (rc == SQL_OK && (rc = sql_step(st)) == SQL_ROW) {
+		tables = sql_column_int(st, 0);
+		rc = SQL_OK;
 	}
-	sqlite3_finalize(st);
-	if ((rc & 0xff) == SQLITE_NOTADB ||
-	    (sqlite3_extended_errcode(s->db) & 0xff) == SQLITE_NOTADB)
+	sql_finalize(st);
+	if ((rc & 0xff) == SQL_NOTADB ||
+	    (sql_extended_errcode(s->db) & 0xff) == SQL_NOTADB)
 		return flaky_error(err, errlen, EINVAL, "%s: not a flaky "
 		    "database", s->path);
-	if (rc != SQLITE_OK)
+	if (rc != SQL_OK)
 		return store_sql_error(s, err, errlen, "reading the schema");
 	if ((rc = read_version(s, &version, err, errlen)) < 0)
 		return rc;
@@ -101,18 +104,18 @@ check_ours(struct flaky_store *s, char *err, size_t errlen)
 static int
 bump_schema_version(struct flaky_store *s, char *err, size_t errlen)
 {
-	sqlite3_stmt	*st;
+	struct sql_stmt	*st;
 	long long	 v;
 	char		 sql[64];
 
-	if (sqlite3_prepare_v2(s->db, "PRAGMA schema_version", -1, &st,
-	    NULL) != SQLITE_OK || sqlite3_step(st) != SQLITE_ROW) {
-		sqlite3_finalize(st);
+	if (sql_prepare_v2(s->db, "PRAGMA schema_version", -1, &st,
+	    NULL) != SQL_OK || sql_step(st) != SQL_ROW) {
+		sql_finalize(st);
 		return store_sql_error(s, err, errlen,
 		    "reading schema_version");
 	}
-	v = sqlite3_column_int64(st, 0);
-	sqlite3_finalize(st);
+	v = sql_column_int64(st, 0);
+	sql_finalize(st);
 	snprintf(sql, sizeof sql, "PRAGMA schema_version = %lld", v + 1);
 	return store_exec(s, sql, err, errlen);
 }
@@ -122,18 +125,18 @@ bump_schema_version(struct flaky_store *s, char *err, size_t errlen)
 static int
 foreign_key_check(struct flaky_store *s, char *err, size_t errlen)
 {
-	sqlite3_stmt	*st;
+	struct sql_stmt	*st;
 	int		 rc;
 
-	if (sqlite3_prepare_v2(s->db, "PRAGMA foreign_key_check", -1, &st,
-	    NULL) != SQLITE_OK)
+	if (sql_prepare_v2(s->db, "PRAGMA foreign_key_check", -1, &st,
+	    NULL) != SQL_OK)
 		return store_sql_error(s, err, errlen, "checking foreign keys");
-	rc = sqlite3_step(st);
-	sqlite3_finalize(st);
-	if (rc == SQLITE_ROW)
+	rc = sql_step(st);
+	sql_finalize(st);
+	if (rc == SQL_ROW)
 		return flaky_error(err, errlen, EPROTO, "%s: migrating left "
 		    "a foreign key dangling; nothing changed", s->path);
-	if (rc != SQLITE_DONE)
+	if (rc != SQL_DONE)
 		return store_sql_error(s, err, errlen, "checking foreign keys");
 	return 0;
 }
@@ -142,7 +145,7 @@ foreign_key_check(struct flaky_store *s, char *err, size_t errlen)
 static int
 migrate(struct flaky_store *s, char *err, size_t errlen)
 {
-	sqlite3_stmt	*st;
+	struct sql_stmt	*st;
 	int		 version, r;
 	char		 sql[64];
 
@@ -176,10 +179,10 @@ migrate(struct flaky_store *s, char *err, size_t errlen)
 	if ((r = store_exec(s, "BEGIN IMMEDIATE", err, errlen)) < 0)
 		goto out;
 	/* Another process may have migrated while we waited. */
-	if (sqlite3_prepare_v2(s->db, "PRAGMA user_version", -1, &st, NULL) ==
-	    SQLITE_OK && sqlite3_step(st) == SQLITE_ROW)
-		version = sqlite3_column_int(st, 0);
-	sqlite3_finalize(st);
+	if (sql_prepare_v2(s->db, "PRAGMA user_version", -1, &st, NULL) ==
+	    SQL_OK && sql_step(st) == SQL_ROW)
+		version = sql_column_int(st, 0);
+	sql_finalize(st);
 	/* A migration may edit sqlite_schema in place (0004): connections,
 	 * this one too, reread the schema only when its cookie moves. It
 	 * moves after each one, so the next (0005 rebuilds runs) sees the
@@ -201,9 +204,9 @@ migrate(struct flaky_store *s, char *err, size_t errlen)
 	r = 0;
 	goto out;
 fail:
-	sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+	sql_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
 out:
-	sqlite3_exec(s->db, "PRAGMA foreign_keys = ON", NULL, NULL, NULL);
+	sql_exec(s->db, "PRAGMA foreign_keys = ON", NULL, NULL, NULL);
 	return r;
 }
 
@@ -267,14 +270,11 @@ flaky_store_build(const char *path, char *err, size_t errlen)
 	memset(&t, 0, sizeof t);
 	if ((t.path = strdup(path)) == NULL)
 		return -ENOMEM;
-	if (sqlite3_open_v2(path, &t.db, SQLITE_OPEN_READWRITE |
-	    SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK) {
-		r = t.db == NULL ? -ENOMEM : store_sql_error(&t, err, errlen,
-		    "creating");
+	if ((r = lite_open(path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE |
+	    SQLITE_OPEN_NOMUTEX, &t.db, err, errlen)) < 0)
 		goto out;
-	}
 	/* 0006 moves output with sqlar_compress */
-	if (store_output_register(t.db) != SQLITE_OK) {
+	if (store_output_register(sql_sqlite(t.db)) != SQL_OK) {
 		r = store_sql_error(&t, err, errlen, "registering functions");
 		goto out;
 	}
@@ -286,8 +286,7 @@ flaky_store_build(const char *path, char *err, size_t errlen)
 		goto out;
 	r = 0;
 out:
-	if (t.db != NULL && sqlite3_close(t.db) != SQLITE_OK && r == 0)
-		r = flaky_error(err, errlen, EIO, "%s: cannot close", path);
+	sql_close(t.db);
 	free(t.path);
 	return r;
 }
@@ -354,7 +353,7 @@ out:
 /* SQLite's busy handler: wait for another writer with exponential backoff
  * (1 ms doubling up to 64 ms, each sleep jittered by +-50% so that writers
  * that collided do not wake in step and collide again), until busy_ms have
- * passed since this wait began; then the statement fails with SQLITE_BUSY
+ * passed since this wait began; then the statement fails with SQL_BUSY
  * (-EBUSY from the store). SQLite's own handler sleeps a fixed ladder and
  * is not bounded by the clock. */
 static int
@@ -401,6 +400,51 @@ flaky_store_orphans_marked(const struct flaky_store *s)
 	return s->orphans;
 }
 
+/* Open a SQLite file, wrapped; the error names path. */
+static int
+lite_open(const char *path, int oflags, struct sql **ret, char *err,
+    size_t errlen)
+{
+	sqlite3	*db = NULL;
+	int	 r;
+
+	*ret = NULL;
+	if (sqlite3_open_v2(path, &db, oflags, NULL) != SQLITE_OK) {
+		if (db == NULL)
+			return -ENOMEM;
+		r = flaky_error(err, errlen, EACCES, "%s: cannot open: %s",
+		    path, sqlite3_errmsg(db));
+		sqlite3_close(db);
+		return r;
+	}
+	sqlite3_extended_result_codes(db, 1);
+	if ((*ret = sql_wrap_sqlite(db)) == NULL)
+		return -ENOMEM;
+	return 0;
+}
+
+/* A PostgreSQL database (docs/fleet.md): connected through lib/fleet,
+ * which keeps credentials out of the URI, and its schema brought forward
+ * (the first command against a new database creates it). Rows left
+ * running are not marked here: the processes that own them live on the
+ * boxes. */
+static int
+pg_open(struct flaky_store *s, char *err, size_t errlen)
+{
+	struct flaky_fleet	*f;
+	int			 r;
+
+	if ((r = flaky_fleet_connect(s->path, &f, err, errlen)) < 0)
+		return r;
+	if ((r = flaky_fleet_migrate(f, NULL, err, errlen)) < 0) {
+		flaky_fleet_close(f);
+		return r;
+	}
+	if ((s->db = sql_wrap_pg(f)) == NULL)
+		return -ENOMEM;
+	return 0;
+}
+
 /* Before SQLite starts: no memory statistics (we never read them), which
  * take a global mutex around each of SQLite's allocations, some 11,000 in
  * benchmark (a). */
@@ -430,6 +474,15 @@ flaky_store_open(const char *path, int flags, struct flaky_store **ret,
 	}
 	if ((r = flaky_redactor_new(&s->redact)) < 0)
 		goto fail;
+	s->busy_ms = FLAKY_BUSY_TIMEOUT_MS;
+	s->rnd = ((uint64_t)flaky_mono_us() * 0x9e3779b97f4a7c15ULL ^
+	    (uint64_t)getpid() << 32) | 1;
+	if (flaky_fleet_is_uri(path)) {
+		if ((r = pg_open(s, err, errlen)) < 0)
+			goto fail;
+		*ret = s;
+		return 0;
+	}
 	if (flags & FLAKY_STORE_READONLY) {
 		if (stat(path, &st) == -1) {
 			r = flaky_error(err, errlen, errno, "%s: %s", path,
@@ -446,20 +499,9 @@ flaky_store_open(const char *path, int flags, struct flaky_store **ret,
 			store_create(path);
 	}
 	oflags |= SQLITE_OPEN_NOMUTEX;
-	if (sqlite3_open_v2(path, &s->db, oflags, NULL) != SQLITE_OK) {
-		if (s->db == NULL) {
-			r = -ENOMEM;
-			goto fail;
-		}
-		r = flaky_error(err, errlen, EACCES, "%s: cannot open: %s",
-		    path, sqlite3_errmsg(s->db));
+	if ((r = lite_open(path, oflags, &s->db, err, errlen)) < 0)
 		goto fail;
-	}
-	sqlite3_extended_result_codes(s->db, 1);
-	s->busy_ms = FLAKY_BUSY_TIMEOUT_MS;
-	s->rnd = ((uint64_t)flaky_mono_us() * 0x9e3779b97f4a7c15ULL ^
-	    (uint64_t)getpid() << 32) | 1;
-	sqlite3_busy_handler(s->db, busy_wait, s);
+	sqlite3_busy_handler(sql_sqlite(s->db), busy_wait, s);
 	/* The first read tells a corrupt file or a foreign one. */
 	if ((r = check_ours(s, err, errlen)) < 0)
 		goto fail;
@@ -471,7 +513,7 @@ flaky_store_open(const char *path, int flags, struct flaky_store **ret,
 		/* SQLite opens a file we may not write read-only without a
 		 * word (and WAL then stays as it is): refuse here, not at the
 		 * first write. */
-		if (sqlite3_db_readonly(s->db, "main") == 1) {
+		if (sqlite3_db_readonly(sql_sqlite(s->db), "main") == 1) {
 			r = flaky_error(err, errlen, EACCES, "%s: cannot open "
 			    "for writing (read-only file or directory)", path);
 			goto fail;
@@ -490,8 +532,8 @@ flaky_store_open(const char *path, int flags, struct flaky_store **ret,
 	}
 	if ((r = store_exec(s, "PRAGMA foreign_keys = ON", err, errlen)) < 0)
 		goto fail;
-	if (store_hist_register(s->db) != SQLITE_OK ||
-	    store_output_register(s->db) != SQLITE_OK) {
+	if (store_hist_register(sql_sqlite(s->db)) != SQL_OK ||
+	    store_output_register(sql_sqlite(s->db)) != SQL_OK) {
 		r = store_sql_error(s, err, errlen, "registering functions");
 		goto fail;
 	}
@@ -520,12 +562,12 @@ flaky_store_close(struct flaky_store *s)
 	if (s == NULL)
 		return;
 	for (int i = 0; i < ST_COUNT; i++)
-		sqlite3_finalize(s->st[i]);
+		sql_finalize(s->st[i]);
 	store_output_finalize(&s->output);
 	if (s->db != NULL) {
 		if (s->in_tx)
-			sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
-		sqlite3_close(s->db);
+			sql_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+		sql_close(s->db);
 	}
 	store_idcache_clear(&s->tests);
 	store_idcache_clear(&s->msgs);

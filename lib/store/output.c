@@ -37,7 +37,7 @@ sql_sqlar_compress(sqlite3_context *ctx, int argc, sqlite3_value **argv)
 	uLongf		 m;
 
 	(void)argc;
-	if (sqlite3_value_type(argv[0]) != SQLITE_BLOB) {
+	if (sqlite3_value_type(argv[0]) != SQL_BLOB) {
 		sqlite3_result_value(ctx, argv[0]);
 		return;
 	}
@@ -94,7 +94,7 @@ sql_output_hash(sqlite3_context *ctx, int argc, sqlite3_value **argv)
 	const void	*p;
 
 	(void)argc;
-	if (sqlite3_value_type(argv[0]) == SQLITE_NULL)
+	if (sqlite3_value_type(argv[0]) == SQL_NULL)
 		return;
 	p = sqlite3_value_blob(argv[0]);
 	sqlite3_result_int64(ctx, output_hash(p ? p : "",
@@ -109,35 +109,35 @@ store_output_register(sqlite3 *db)
 	int	 rc;
 
 	if ((rc = sqlite3_create_function(db, "sqlar_compress", 1, f, NULL,
-	    sql_sqlar_compress, NULL, NULL)) != SQLITE_OK ||
+	    sql_sqlar_compress, NULL, NULL)) != SQL_OK ||
 	    (rc = sqlite3_create_function(db, "sqlar_uncompress", 2, f, NULL,
-	    sql_sqlar_uncompress, NULL, NULL)) != SQLITE_OK ||
+	    sql_sqlar_uncompress, NULL, NULL)) != SQL_OK ||
 	    (rc = sqlite3_create_function(db, "flaky_output_hash", 1, f, NULL,
-	    sql_output_hash, NULL, NULL)) != SQLITE_OK)
+	    sql_output_hash, NULL, NULL)) != SQL_OK)
 		return rc;
-	return SQLITE_OK;
+	return SQL_OK;
 }
 
 /* The cached statements go with their connection. */
 void
 store_output_finalize(struct store_output *o)
 {
-	sqlite3_finalize(o->find);
-	sqlite3_finalize(o->add);
+	sql_finalize(o->find);
+	sql_finalize(o->add);
 	o->find = o->add = NULL;
 }
 
 /* A cached statement, reset and unbound; NULL when it does not prepare. */
-static sqlite3_stmt *
-output_stmt(sqlite3 *db, sqlite3_stmt **st, const char *sql)
+static struct sql_stmt *
+output_stmt(struct sql *db, struct sql_stmt **st, const char *sql)
 {
 	if (*st == NULL) {
-		if (sqlite3_prepare_v3(db, sql, -1, SQLITE_PREPARE_PERSISTENT,
-		    st, NULL) != SQLITE_OK)
+		if (sql_prepare_v3(db, sql, -1, SQL_PREPARE_PERSISTENT,
+		    st, NULL) != SQL_OK)
 			return NULL;
 	} else {
-		sqlite3_reset(*st);
-		sqlite3_clear_bindings(*st);
+		sql_reset(*st);
+		sql_clear_bindings(*st);
 	}
 	return *st;
 }
@@ -145,11 +145,11 @@ output_stmt(sqlite3 *db, sqlite3_stmt **st, const char *sql)
 /* Does the outputs row under st (columns size, data) hold exactly these
  * bytes? 1 yes, 0 no (a hash collision), -ENOMEM. */
 static int
-output_equal(sqlite3_stmt *st, const void *data, size_t len)
+output_equal(struct sql_stmt *st, const void *data, size_t len)
 {
-	sqlite3_int64	 size = sqlite3_column_int64(st, 1);
-	const void	*z = sqlite3_column_blob(st, 2);
-	size_t		 zlen = (size_t)sqlite3_column_bytes(st, 2);
+	sqlite3_int64	 size = sql_column_int64(st, 1);
+	const void	*z = sql_column_blob(st, 2);
+	size_t		 zlen = (size_t)sql_column_bytes(st, 2);
 	unsigned char	*buf;
 	uLongf		 m = (uLongf)len;
 	int		 r;
@@ -216,10 +216,10 @@ sql_failed(const char **what, const char *step)
 
 /* The id of the row holding this output, added when new. */
 int
-store_output_put(sqlite3 *db, struct store_output *o,
+store_output_put(struct sql *db, struct store_output *o,
     const struct store_packed *p, int64_t *ret, const char **what)
 {
-	sqlite3_stmt	*st;
+	struct sql_stmt	*st;
 	int		 r, rc, collision = 0;
 
 	if (o->memo_valid && o->memo_len == p->len &&
@@ -234,42 +234,42 @@ store_output_put(sqlite3 *db, struct store_output *o,
 		r = sql_failed(what, "preparing");
 		goto out;
 	}
-	sqlite3_bind_int64(st, 1, p->hash);
-	if ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+	sql_bind_int64(st, 1, p->hash);
+	if ((rc = sql_step(st)) == SQL_ROW) {
 		if ((r = output_equal(st, p->data, p->len)) < 0) {
 			r = -ENOMEM;
 			goto out;
 		}
 		if (r == 1) {
-			*ret = sqlite3_column_int64(st, 0);
+			*ret = sql_column_int64(st, 0);
 			r = 0;
 			goto memo;
 		}
 		/* Two contents, one hash: this one is kept without it. */
 		collision = 1;
-	} else if (rc != SQLITE_DONE) {
+	} else if (rc != SQL_DONE) {
 		r = sql_failed(what, "looking up output");
 		goto out;
 	}
-	sqlite3_reset(st);
+	sql_reset(st);
 	if ((st = output_stmt(db, &o->add, "INSERT INTO outputs (hash, size, "
 	    "data) VALUES (?, ?, ?)")) == NULL) {
 		r = sql_failed(what, "preparing");
 		goto out;
 	}
 	if (!collision)
-		sqlite3_bind_int64(st, 1, p->hash);
-	sqlite3_bind_int64(st, 2, (sqlite3_int64)p->len);
+		sql_bind_int64(st, 1, p->hash);
+	sql_bind_int64(st, 2, (sqlite3_int64)p->len);
 	/* p->data is never NULL: a NULL pointer would bind NULL, not x'' */
 	if (p->z != NULL)
-		sqlite3_bind_blob(st, 3, p->z, (int)p->zlen, SQLITE_STATIC);
+		sql_bind_blob(st, 3, p->z, (int)p->zlen, SQL_STATIC);
 	else
-		sqlite3_bind_blob(st, 3, p->data, (int)p->len, SQLITE_STATIC);
-	if (sqlite3_step(st) != SQLITE_DONE) {
+		sql_bind_blob(st, 3, p->data, (int)p->len, SQL_STATIC);
+	if (sql_step(st) != SQL_DONE) {
 		r = sql_failed(what, "adding output");
 		goto out;
 	}
-	*ret = sqlite3_last_insert_rowid(db);
+	*ret = sql_last_insert_rowid(db);
 	r = 0;
 memo:
 	if (p->len <= STORE_OUTPUT_MEMO) {
@@ -281,9 +281,9 @@ memo:
 out:
 	/* nothing bound may outlive this call */
 	if (o->add != NULL)
-		sqlite3_reset(o->add);
+		sql_reset(o->add);
 	if (o->find != NULL)
-		sqlite3_reset(o->find);
+		sql_reset(o->find);
 	return r;
 }
 

@@ -131,7 +131,7 @@ collect(struct flaky_store *s, int64_t target_id, int mine_too,
     int64_t **ret, size_t *ret_n, char *err, size_t errlen)
 {
 	struct store_owner me;
-	sqlite3_stmt	*st = NULL;
+	struct sql_stmt	*st = NULL;
 	int64_t		*v = NULL;
 	size_t		 n = 0, cap = 0;
 	int		 rc, r = 0, mine;
@@ -140,31 +140,31 @@ collect(struct flaky_store *s, int64_t target_id, int mine_too,
 	*ret_n = 0;
 	store_owner_self(&me);
 	/* runs_running holds only the running rows */
-	if (sqlite3_prepare_v2(store_db(s), "SELECT id, owner_boot, "
+	if (sql_prepare_v2(store_db(s), "SELECT id, owner_boot, "
 	    "owner_pid, owner_start FROM runs INDEXED BY runs_running "
 	    "WHERE status = 'running' AND (?1 = 0 OR target_id = ?1)", -1,
-	    &st, NULL) != SQLITE_OK)
+	    &st, NULL) != SQL_OK)
 		return store_sql_error(s, err, errlen,
 		    "looking for interrupted runs");
-	sqlite3_bind_int64(st, 1, target_id);
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		const char *boot = (const char *)sqlite3_column_text(st, 1);
+	sql_bind_int64(st, 1, target_id);
+	while ((rc = sql_step(st)) == SQL_ROW) {
+		const char *boot = (const char *)sql_column_text(st, 1);
 
-		if (!owner_gone(&me, boot, sqlite3_column_type(st, 2) ==
-		    SQLITE_NULL ? 0 : sqlite3_column_int64(st, 2),
-		    sqlite3_column_int64(st, 3), &mine) && !(mine && mine_too))
+		if (!owner_gone(&me, boot, sql_column_type(st, 2) ==
+		    SQL_NULL ? 0 : sql_column_int64(st, 2),
+		    sql_column_int64(st, 3), &mine) && !(mine && mine_too))
 			continue;
 		if (flaky_array_grow(&v, &cap, n, sizeof *v) < 0) {
 			r = -ENOMEM;
 			goto out;
 		}
-		v[n++] = sqlite3_column_int64(st, 0);
+		v[n++] = sql_column_int64(st, 0);
 	}
-	if (rc != SQLITE_DONE)
+	if (rc != SQL_DONE)
 		r = store_sql_error(s, err, errlen,
 		    "looking for interrupted runs");
 out:
-	sqlite3_finalize(st);
+	sql_finalize(st);
 	if (r < 0) {
 		free(v);
 		return r;
@@ -180,35 +180,35 @@ static int
 mark(struct flaky_store *s, const int64_t *ids, size_t n, char *err,
     size_t errlen)
 {
-	sqlite3_stmt	*st = NULL;
+	struct sql_stmt	*st = NULL;
 	int		 r, own = !store_in_tx(s), changed = 0;
 
 	if (own && (r = flaky_store_begin(s, err, errlen)) < 0)
 		return r;
-	if (sqlite3_prepare_v2(store_db(s), "UPDATE runs SET status = "
+	if (sql_prepare_v2(store_db(s), "UPDATE runs SET status = "
 	    "'interrupted', error = coalesce(error, 'interrupted: the run "
 	    "did not finish') WHERE id = ?1 AND status = 'running'", -1, &st,
-	    NULL) != SQLITE_OK) {
+	    NULL) != SQL_OK) {
 		r = store_sql_error(s, err, errlen, "marking interrupted runs");
 		goto fail;
 	}
 	for (size_t i = 0; i < n; i++) {
-		sqlite3_reset(st);
-		sqlite3_bind_int64(st, 1, ids[i]);
-		if (sqlite3_step(st) != SQLITE_DONE) {
+		sql_reset(st);
+		sql_bind_int64(st, 1, ids[i]);
+		if (sql_step(st) != SQL_DONE) {
 			r = store_sql_error(s, err, errlen,
 			    "marking interrupted runs");
 			goto fail;
 		}
-		changed += sqlite3_changes(store_db(s));
+		changed += sql_changes(store_db(s));
 	}
-	sqlite3_finalize(st);
+	sql_finalize(st);
 	st = NULL;
 	if (own && (r = flaky_store_commit(s, err, errlen)) < 0)
 		return r;
 	return changed;
 fail:
-	sqlite3_finalize(st);
+	sql_finalize(st);
 	if (own)
 		flaky_store_rollback(s);
 	return r;

@@ -13,9 +13,9 @@
 
 /* A column's text, copied; NULL for NULL. *oom set when a copy fails. */
 static char *
-col_text(sqlite3_stmt *st, int i, int *oom)
+col_text(struct sql_stmt *st, int i, int *oom)
 {
-	const unsigned char *t = sqlite3_column_text(st, i);
+	const unsigned char *t = sql_column_text(st, i);
 	char	*c;
 
 	if (t == NULL)
@@ -26,15 +26,15 @@ col_text(sqlite3_stmt *st, int i, int *oom)
 }
 
 void
-store_bind_window(sqlite3_stmt *st, const struct flaky_query *q)
+store_bind_window(struct sql_stmt *st, const struct flaky_query *q)
 {
-	sqlite3_bind_int64(st, 1, q->first_run_id > 0 ? q->first_run_id : 0);
-	sqlite3_bind_int64(st, 2, q->last_run_id > 0 ? q->last_run_id :
+	sql_bind_int64(st, 1, q->first_run_id > 0 ? q->first_run_id : 0);
+	sql_bind_int64(st, 2, q->last_run_id > 0 ? q->last_run_id :
 	    INT64_MAX);
 	if (q->target != NULL)
-		sqlite3_bind_text(st, 3, q->target, -1, SQLITE_STATIC);
-	sqlite3_bind_int64(st, 4, q->since_ms);
-	sqlite3_bind_int64(st, 5, q->until_ms);
+		sql_bind_text(st, 3, q->target, -1, SQL_STATIC);
+	sql_bind_int64(st, 4, q->since_ms);
+	sql_bind_int64(st, 5, q->until_ms);
 }
 
 /* The perturbed targets of the window come first (a scan of runs, not of
@@ -61,36 +61,36 @@ flaky_store_perturb_stats(struct flaky_store *s, const struct flaky_query *q,
     int64_t test_id, struct flaky_perturb_row **ret, size_t *ret_n, char *err, size_t errlen)
 {
 	struct flaky_perturb_row *v = NULL, *row;
-	sqlite3_stmt	*st = NULL;
+	struct sql_stmt	*st = NULL;
 	size_t		 n = 0, cap = 0;
 	int		 rc, r = 0, oom = 0;
 
 	*ret = NULL;
 	*ret_n = 0;
-	if (sqlite3_prepare_v2(store_db(s), PERTURB_SQL, -1, &st, NULL) !=
-	    SQLITE_OK)
+	if (sql_prepare_v2(store_db(s), PERTURB_SQL, -1, &st, NULL) !=
+	    SQL_OK)
 		return store_sql_error(s, err, errlen, "reading perturbations");
 	store_bind_window(st, q);
-	sqlite3_bind_int64(st, 6, test_id > 0 ? test_id : 0);
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		if (sqlite3_column_int64(st, 2) == 0)
+	sql_bind_int64(st, 6, test_id > 0 ? test_id : 0);
+	while ((rc = sql_step(st)) == SQL_ROW) {
+		if (sql_column_int64(st, 2) == 0)
 			continue;
 		if ((r = flaky_array_grow(&v, &cap, n, sizeof *v)) < 0)
 			goto out;
 		row = &v[n++];
-		row->test_id = sqlite3_column_int64(st, 0);
+		row->test_id = sql_column_int64(st, 0);
 		row->perturbation = col_text(st, 1, &oom);
-		row->runs = sqlite3_column_int64(st, 2);
-		row->failures = sqlite3_column_int64(st, 3);
+		row->runs = sql_column_int64(st, 2);
+		row->failures = sql_column_int64(st, 3);
 		if (oom) {
 			r = -ENOMEM;
 			goto out;
 		}
 	}
-	if (rc != SQLITE_DONE)
+	if (rc != SQL_DONE)
 		r = store_sql_error(s, err, errlen, "reading perturbations");
 out:
-	sqlite3_finalize(st);
+	sql_finalize(st);
 	if (r < 0) {
 		if (r == -ENOMEM)
 			flaky_error(err, errlen, ENOMEM, "out of memory");
@@ -123,41 +123,41 @@ flaky_store_failing_seeds(struct flaky_store *s, const struct flaky_query *q,
     char *err, size_t errlen)
 {
 	struct flaky_seed_row *v = NULL, *row;
-	sqlite3_stmt	*st = NULL;
+	struct sql_stmt	*st = NULL;
 	size_t		 n = 0, cap = 0;
 	int		 rc, r = 0, oom = 0;
 
 	*ret = NULL;
 	*ret_n = 0;
 	/* the test's results by the results_test index, newest run first */
-	if (sqlite3_prepare_v2(store_db(s),
+	if (sql_prepare_v2(store_db(s),
 	    "SELECT ru.id, ru.seed, ru.perturbation, ru.started_ms "
 	    "FROM results r JOIN runs ru ON ru.id = r.run_id "
 	    "WHERE r.test_id = ?6 AND r.outcome IN (1, 2) "
 	    "AND ru.seed IS NOT NULL AND ru.id BETWEEN ?1 AND ?2 "
 	    "AND ru.started_ms >= ?4 AND ru.started_ms < ?5 "
-	    "ORDER BY ru.id DESC LIMIT ?7", -1, &st, NULL) != SQLITE_OK)
+	    "ORDER BY ru.id DESC LIMIT ?7", -1, &st, NULL) != SQL_OK)
 		return store_sql_error(s, err, errlen, "reading seeds");
 	store_bind_window(st, q);
-	sqlite3_bind_int64(st, 6, test_id);
-	sqlite3_bind_int64(st, 7, (int64_t)max);
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+	sql_bind_int64(st, 6, test_id);
+	sql_bind_int64(st, 7, (int64_t)max);
+	while ((rc = sql_step(st)) == SQL_ROW) {
 		if ((r = flaky_array_grow(&v, &cap, n, sizeof *v)) < 0)
 			goto out;
 		row = &v[n++];
-		row->run_id = sqlite3_column_int64(st, 0);
+		row->run_id = sql_column_int64(st, 0);
 		row->seed = col_text(st, 1, &oom);
 		row->perturbation = col_text(st, 2, &oom);
-		row->started_ms = sqlite3_column_int64(st, 3);
+		row->started_ms = sql_column_int64(st, 3);
 		if (oom) {
 			r = -ENOMEM;
 			goto out;
 		}
 	}
-	if (rc != SQLITE_DONE)
+	if (rc != SQL_DONE)
 		r = store_sql_error(s, err, errlen, "reading seeds");
 out:
-	sqlite3_finalize(st);
+	sql_finalize(st);
 	if (r < 0) {
 		if (r == -ENOMEM)
 			flaky_error(err, errlen, ENOMEM, "out of memory");

@@ -15,7 +15,7 @@ int
 flaky_store_polluter_put(struct flaky_store *s,
     const struct flaky_polluter_row *p, char *err, size_t errlen)
 {
-	sqlite3_stmt	*st;
+	struct sql_stmt	*st;
 	int		 r;
 
 	if ((r = store_prepare(s, "INSERT OR REPLACE INTO polluters (test_id, "
@@ -23,25 +23,25 @@ flaky_store_polluter_put(struct flaky_store *s,
 	    "made_ms) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)", &st, err,
 	    errlen)) < 0)
 		return r;
-	sqlite3_bind_int64(st, 1, p->test_id);
-	sqlite3_bind_int64(st, 2, p->from_run_id);
-	sqlite3_bind_int64(st, 3, p->candidates);
-	sqlite3_bind_text(st, 4, p->members, -1, SQLITE_STATIC);
-	sqlite3_bind_int64(st, 5, p->reruns);
-	sqlite3_bind_int(st, 6, p->minimal != 0);
-	sqlite3_bind_text(st, 7, p->command, -1, SQLITE_STATIC);
-	sqlite3_bind_int64(st, 8, p->made_ms);
-	if (sqlite3_step(st) != SQLITE_DONE)
+	sql_bind_int64(st, 1, p->test_id);
+	sql_bind_int64(st, 2, p->from_run_id);
+	sql_bind_int64(st, 3, p->candidates);
+	sql_bind_text(st, 4, p->members, -1, SQL_STATIC);
+	sql_bind_int64(st, 5, p->reruns);
+	sql_bind_int(st, 6, p->minimal != 0);
+	sql_bind_text(st, 7, p->command, -1, SQL_STATIC);
+	sql_bind_int64(st, 8, p->made_ms);
+	if (sql_step(st) != SQL_DONE)
 		r = store_sql_error(s, err, errlen, "storing the polluter");
-	sqlite3_finalize(st);
+	sql_finalize(st);
 	return r;
 }
 
 /* A column's text copied (NULL stays NULL); -ENOMEM. */
 static int
-polluter_text(sqlite3_stmt *st, int col, char **ret)
+polluter_text(struct sql_stmt *st, int col, char **ret)
 {
-	const unsigned char *t = sqlite3_column_text(st, col);
+	const unsigned char *t = sql_column_text(st, col);
 
 	*ret = NULL;
 	if (t != NULL && (*ret = strdup((const char *)t)) == NULL)
@@ -53,7 +53,7 @@ int
 flaky_store_polluter_get(struct flaky_store *s, int64_t test_id,
     struct flaky_polluter_row *p, char *err, size_t errlen)
 {
-	sqlite3_stmt	*st;
+	struct sql_stmt	*st;
 	int		 r, rc;
 
 	memset(p, 0, sizeof *p);
@@ -61,23 +61,23 @@ flaky_store_polluter_get(struct flaky_store *s, int64_t test_id,
 	    "reruns, minimal, command, made_ms FROM polluters WHERE "
 	    "test_id = ?1", &st, err, errlen)) < 0)
 		return r;
-	sqlite3_bind_int64(st, 1, test_id);
-	if ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+	sql_bind_int64(st, 1, test_id);
+	if ((rc = sql_step(st)) == SQL_ROW) {
 		p->test_id = test_id;
-		p->from_run_id = sqlite3_column_int64(st, 0);
-		p->candidates = sqlite3_column_int64(st, 1);
-		p->reruns = sqlite3_column_int64(st, 3);
-		p->minimal = sqlite3_column_int(st, 4);
-		p->made_ms = sqlite3_column_int64(st, 6);
+		p->from_run_id = sql_column_int64(st, 0);
+		p->candidates = sql_column_int64(st, 1);
+		p->reruns = sql_column_int64(st, 3);
+		p->minimal = sql_column_int(st, 4);
+		p->made_ms = sql_column_int64(st, 6);
 		if (polluter_text(st, 2, &p->members) < 0 ||
 		    polluter_text(st, 5, &p->command) < 0) {
 			flaky_polluter_row_clear(p);
 			r = flaky_error(err, errlen, ENOMEM, "out of memory");
 		} else
 			r = 1;
-	} else if (rc != SQLITE_DONE)
+	} else if (rc != SQL_DONE)
 		r = store_sql_error(s, err, errlen, "reading the polluter");
-	sqlite3_finalize(st);
+	sql_finalize(st);
 	return r;
 }
 

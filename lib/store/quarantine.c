@@ -16,7 +16,7 @@ flaky_store_quarantine_add(struct flaky_store *s, int64_t test_id,
     const char *reason, const char *ticket, int64_t now_ms, char *err,
     size_t errlen)
 {
-	sqlite3_stmt	*st;
+	struct sql_stmt	*st;
 	int		 r;
 
 	if ((r = store_prepare(s, "INSERT INTO quarantine (test_id, reason, "
@@ -24,14 +24,14 @@ flaky_store_quarantine_add(struct flaky_store *s, int64_t test_id,
 	    "DO UPDATE SET reason = ?2, ticket = coalesce(?3, ticket)", &st,
 	    err, errlen)) < 0)
 		return r;
-	sqlite3_bind_int64(st, 1, test_id);
-	sqlite3_bind_text(st, 2, reason, -1, SQLITE_STATIC);
+	sql_bind_int64(st, 1, test_id);
+	sql_bind_text(st, 2, reason, -1, SQL_STATIC);
 	if (ticket != NULL)
-		sqlite3_bind_text(st, 3, ticket, -1, SQLITE_STATIC);
-	sqlite3_bind_int64(st, 4, now_ms);
-	if (sqlite3_step(st) != SQLITE_DONE)
+		sql_bind_text(st, 3, ticket, -1, SQL_STATIC);
+	sql_bind_int64(st, 4, now_ms);
+	if (sql_step(st) != SQL_DONE)
 		r = store_sql_error(s, err, errlen, "quarantining");
-	sqlite3_finalize(st);
+	sql_finalize(st);
 	return r;
 }
 
@@ -39,19 +39,19 @@ int
 flaky_store_quarantine_remove(struct flaky_store *s, int64_t test_id,
     char *err, size_t errlen)
 {
-	sqlite3_stmt	*st;
+	struct sql_stmt	*st;
 	int		 r;
 
 	if ((r = store_prepare(s, "DELETE FROM quarantine WHERE test_id = ?1",
 	    &st, err, errlen)) < 0)
 		return r;
-	sqlite3_bind_int64(st, 1, test_id);
-	if (sqlite3_step(st) != SQLITE_DONE)
+	sql_bind_int64(st, 1, test_id);
+	if (sql_step(st) != SQL_DONE)
 		r = store_sql_error(s, err, errlen, "releasing");
-	else if (sqlite3_changes(store_db(s)) == 0)
+	else if (sql_changes(store_db(s)) == 0)
 		r = flaky_error(err, errlen, ENOENT, "the test is not in "
 		    "quarantine");
-	sqlite3_finalize(st);
+	sql_finalize(st);
 	return r;
 }
 
@@ -77,7 +77,7 @@ static int
 pass_streak(struct flaky_store *s, int64_t test_id, int64_t *ret, char *err,
     size_t errlen)
 {
-	sqlite3_stmt	*st;
+	struct sql_stmt	*st;
 	int64_t		 last, day, tail = 0, end;
 	int		 r;
 
@@ -98,14 +98,14 @@ pass_streak(struct flaky_store *s, int64_t test_id, int64_t *ret, char *err,
 		    "run_id > ?1 AND run_id <= ?2 AND test_id = ?3 AND "
 		    "outcome IN (0, 5)", &st, err, errlen)) < 0)
 			return r;
-		sqlite3_bind_int64(st, 1, last);
-		sqlite3_bind_int64(st, 2, end);
-		sqlite3_bind_int64(st, 3, test_id);
-		if (sqlite3_step(st) == SQLITE_ROW)
-			tail = sqlite3_column_int64(st, 0);
+		sql_bind_int64(st, 1, last);
+		sql_bind_int64(st, 2, end);
+		sql_bind_int64(st, 3, test_id);
+		if (sql_step(st) == SQL_ROW)
+			tail = sql_column_int64(st, 0);
 		else
 			r = store_sql_error(s, err, errlen, "counting passes");
-		sqlite3_finalize(st);
+		sql_finalize(st);
 		if (r < 0)
 			return r;
 	} else if ((r = store_scalar(s, "SELECT max(day) FROM rollups WHERE "
@@ -115,13 +115,13 @@ pass_streak(struct flaky_store *s, int64_t test_id, int64_t *ret, char *err,
 	if ((r = store_prepare(s, "SELECT coalesce(sum(runs), 0) FROM rollups "
 	    "WHERE test_id = ?1 AND day > ?2", &st, err, errlen)) < 0)
 		return r;
-	sqlite3_bind_int64(st, 1, test_id);
-	sqlite3_bind_int64(st, 2, day);
-	if (sqlite3_step(st) == SQLITE_ROW)
-		*ret = tail + sqlite3_column_int64(st, 0);
+	sql_bind_int64(st, 1, test_id);
+	sql_bind_int64(st, 2, day);
+	if (sql_step(st) == SQL_ROW)
+		*ret = tail + sql_column_int64(st, 0);
 	else
 		r = store_sql_error(s, err, errlen, "counting passes");
-	sqlite3_finalize(st);
+	sql_finalize(st);
 	return r;
 }
 
@@ -138,7 +138,7 @@ flaky_store_quarantine_list(struct flaky_store *s,
     size_t errlen)
 {
 	struct flaky_quarantine_row *v = NULL, *row;
-	sqlite3_stmt	*st;
+	struct sql_stmt	*st;
 	size_t		 n = 0, cap = 0;
 	int		 r, rc;
 
@@ -152,9 +152,9 @@ flaky_store_quarantine_list(struct flaky_store *s,
 	    "JOIN targets tg ON tg.id = t.target_id "
 	    "ORDER BY tg.name, t.name", &st, err, errlen)) < 0)
 		return r;
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		const char *tk = (const char *)sqlite3_column_text(st, 4);
-		const char *rn = (const char *)sqlite3_column_text(st, 6);
+	while ((rc = sql_step(st)) == SQL_ROW) {
+		const char *tk = (const char *)sql_column_text(st, 4);
+		const char *rn = (const char *)sql_column_text(st, 6);
 
 		if (flaky_array_grow(&v, &cap, n, sizeof *v) < 0) {
 			r = -ENOMEM;
@@ -162,12 +162,12 @@ flaky_store_quarantine_list(struct flaky_store *s,
 		}
 		row = &v[n++];
 		memset(row, 0, sizeof *row);
-		row->test_id = sqlite3_column_int64(st, 0);
-		row->target = strdup((const char *)sqlite3_column_text(st, 1));
-		row->test = strdup((const char *)sqlite3_column_text(st, 2));
-		row->reason = strdup((const char *)sqlite3_column_text(st, 3));
+		row->test_id = sql_column_int64(st, 0);
+		row->target = strdup((const char *)sql_column_text(st, 1));
+		row->test = strdup((const char *)sql_column_text(st, 2));
+		row->reason = strdup((const char *)sql_column_text(st, 3));
 		row->ticket = tk ? strdup(tk) : NULL;
-		row->added_ms = sqlite3_column_int64(st, 5);
+		row->added_ms = sql_column_int64(st, 5);
 		row->runner = rn ? strdup(rn) : NULL;
 		if (row->target == NULL || row->test == NULL ||
 		    row->reason == NULL || (tk != NULL && row->ticket == NULL) ||
@@ -176,7 +176,7 @@ flaky_store_quarantine_list(struct flaky_store *s,
 			goto out;
 		}
 	}
-	if (rc != SQLITE_DONE) {
+	if (rc != SQL_DONE) {
 		r = store_sql_error(s, err, errlen, "reading the quarantine");
 		goto out;
 	}
@@ -185,7 +185,7 @@ flaky_store_quarantine_list(struct flaky_store *s,
 		    errlen)) < 0)
 			goto out;
 out:
-	sqlite3_finalize(st);
+	sql_finalize(st);
 	if (r < 0) {
 		if (r == -ENOMEM)
 			flaky_error(err, errlen, ENOMEM, "out of memory");

@@ -110,9 +110,9 @@ rows_add(struct rows *r)
 }
 
 static char *
-col_strdup(sqlite3_stmt *st, int i)
+col_strdup(struct sql_stmt *st, int i)
 {
-	const unsigned char *t = sqlite3_column_text(st, i);
+	const unsigned char *t = sql_column_text(st, i);
 
 	return strdup(t ? (const char *)t : "");
 }
@@ -123,8 +123,8 @@ col_strdup(sqlite3_stmt *st, int i)
  * the failed results are counted from the index alone, without looking
  * each one's run up. */
 struct topq {
-	sqlite3_stmt	*count;
-	sqlite3_stmt	*msg;
+	struct sql_stmt	*count;
+	struct sql_stmt	*msg;
 	int64_t		 lo, hi;	/* run ids; lo > hi: no runs */
 	int		 exact;		/* [lo, hi] holds only window runs */
 	int		 ready;
@@ -134,8 +134,8 @@ struct topq {
 static void
 topq_free(struct topq *t)
 {
-	sqlite3_finalize(t->count);
-	sqlite3_finalize(t->msg);
+	sql_finalize(t->count);
+	sql_finalize(t->msg);
 	memset(t, 0, sizeof *t);
 }
 
@@ -143,7 +143,7 @@ topq_free(struct topq *t)
 static int
 topq_init(struct flaky_store *s, const struct flaky_query *q, struct topq *t)
 {
-	sqlite3_stmt	*st;
+	struct sql_stmt	*st;
 	int64_t		 n = 0, m = -1;
 	int		 rc;
 	char		 sql[1024], runs[320];
@@ -154,32 +154,32 @@ topq_init(struct flaky_store *s, const struct flaky_query *q, struct topq *t)
 	snprintf(sql, sizeof sql, "SELECT min(id), max(id), count(*) FROM "
 	    "runs ru WHERE started_ms >= ?1 AND started_ms < ?2 AND id "
 	    "BETWEEN ?3 AND ?4 AND %s", runs);
-	if (sqlite3_prepare_v2(store_db(s), sql, -1, &st, NULL) != SQLITE_OK)
+	if (sql_prepare_v2(store_db(s), sql, -1, &st, NULL) != SQL_OK)
 		return -EIO;
-	sqlite3_bind_int64(st, 1, q->since_ms);
-	sqlite3_bind_int64(st, 2, q->until_ms);
-	sqlite3_bind_int64(st, 3, q->first_run_id > 0 ? q->first_run_id : 0);
-	sqlite3_bind_int64(st, 4, q->last_run_id > 0 ? q->last_run_id :
+	sql_bind_int64(st, 1, q->since_ms);
+	sql_bind_int64(st, 2, q->until_ms);
+	sql_bind_int64(st, 3, q->first_run_id > 0 ? q->first_run_id : 0);
+	sql_bind_int64(st, 4, q->last_run_id > 0 ? q->last_run_id :
 	    INT64_MAX);
-	if ((rc = sqlite3_step(st)) == SQLITE_ROW &&
-	    sqlite3_column_type(st, 0) != SQLITE_NULL) {
-		t->lo = sqlite3_column_int64(st, 0);
-		t->hi = sqlite3_column_int64(st, 1);
-		n = sqlite3_column_int64(st, 2);
+	if ((rc = sql_step(st)) == SQL_ROW &&
+	    sql_column_type(st, 0) != SQL_NULL) {
+		t->lo = sql_column_int64(st, 0);
+		t->hi = sql_column_int64(st, 1);
+		n = sql_column_int64(st, 2);
 	}
-	sqlite3_finalize(st);
-	if (rc != SQLITE_ROW)
+	sql_finalize(st);
+	if (rc != SQL_ROW)
 		return -EIO;
 	if (t->lo > t->hi)
 		return 0;
-	if (sqlite3_prepare_v2(store_db(s), "SELECT count(*) FROM runs "
-	    "WHERE id BETWEEN ?1 AND ?2", -1, &st, NULL) != SQLITE_OK)
+	if (sql_prepare_v2(store_db(s), "SELECT count(*) FROM runs "
+	    "WHERE id BETWEEN ?1 AND ?2", -1, &st, NULL) != SQL_OK)
 		return -EIO;
-	sqlite3_bind_int64(st, 1, t->lo);
-	sqlite3_bind_int64(st, 2, t->hi);
-	if (sqlite3_step(st) == SQLITE_ROW)
-		m = sqlite3_column_int64(st, 0);
-	sqlite3_finalize(st);
+	sql_bind_int64(st, 1, t->lo);
+	sql_bind_int64(st, 2, t->hi);
+	if (sql_step(st) == SQL_ROW)
+		m = sql_column_int64(st, 0);
+	sql_finalize(st);
 	/* exact: every run in [lo, hi] is one the query counts */
 	t->exact = m == n;
 	snprintf(sql, sizeof sql, "SELECT r.message_id, count(*) AS c, "
@@ -189,17 +189,17 @@ topq_init(struct flaky_store *s, const struct flaky_query *q, struct topq *t)
 	    "AND r.run_id BETWEEN ?4 AND ?5 AND %s "
 	    "GROUP BY r.message_id ORDER BY c DESC, r.message_id LIMIT 1",
 	    runs);
-	if (sqlite3_prepare_v2(store_db(s), t->exact ?
+	if (sql_prepare_v2(store_db(s), t->exact ?
 	    "SELECT message_id, count(*) AS c, max(run_id) FROM results "
 	    "WHERE test_id = ?1 AND outcome IN (1, 2) "
 	    "AND run_id BETWEEN ?4 AND ?5 "
 	    "GROUP BY message_id ORDER BY c DESC, message_id LIMIT 1" : sql,
-	    -1, &t->count, NULL) != SQLITE_OK)
+	    -1, &t->count, NULL) != SQL_OK)
 		return -EIO;
-	if (sqlite3_prepare_v2(store_db(s),
+	if (sql_prepare_v2(store_db(s),
 	    "SELECT message FROM results WHERE test_id = ? AND "
 	    "message_id = ? AND outcome IN (1, 2) AND run_id <= ? "
-	    "ORDER BY run_id DESC LIMIT 1", -1, &t->msg, NULL) != SQLITE_OK)
+	    "ORDER BY run_id DESC LIMIT 1", -1, &t->msg, NULL) != SQL_OK)
 		return -EIO;
 	return 0;
 }
@@ -210,33 +210,33 @@ static int
 top_message(struct topq *t, const struct flaky_query *q,
     struct flaky_test_row *row)
 {
-	sqlite3_stmt	*st = t->count, *m = t->msg;
+	struct sql_stmt	*st = t->count, *m = t->msg;
 	const unsigned char *text;
 	int64_t		 mid, run;
 
 	if (t->lo > t->hi)
 		return 0;
-	sqlite3_reset(st);
-	sqlite3_bind_int64(st, 1, row->test_id);
+	sql_reset(st);
+	sql_bind_int64(st, 1, row->test_id);
 	if (!t->exact) {
-		sqlite3_bind_int64(st, 2, q->since_ms);
-		sqlite3_bind_int64(st, 3, q->until_ms);
+		sql_bind_int64(st, 2, q->since_ms);
+		sql_bind_int64(st, 3, q->until_ms);
 	}
-	sqlite3_bind_int64(st, 4, t->lo);
-	sqlite3_bind_int64(st, 5, t->hi);
-	if (sqlite3_step(st) != SQLITE_ROW)
+	sql_bind_int64(st, 4, t->lo);
+	sql_bind_int64(st, 5, t->hi);
+	if (sql_step(st) != SQL_ROW)
 		return 0;
-	row->top_message_count = sqlite3_column_int64(st, 1);
-	if (sqlite3_column_type(st, 0) == SQLITE_NULL)
+	row->top_message_count = sql_column_int64(st, 1);
+	if (sql_column_type(st, 0) == SQL_NULL)
 		return 0;
-	mid = sqlite3_column_int64(st, 0);
-	run = sqlite3_column_int64(st, 2);
-	sqlite3_reset(m);
-	sqlite3_bind_int64(m, 1, row->test_id);
-	sqlite3_bind_int64(m, 2, mid);
-	sqlite3_bind_int64(m, 3, run);
-	if (sqlite3_step(m) == SQLITE_ROW &&
-	    (text = sqlite3_column_text(m, 0)) != NULL &&
+	mid = sql_column_int64(st, 0);
+	run = sql_column_int64(st, 2);
+	sql_reset(m);
+	sql_bind_int64(m, 1, row->test_id);
+	sql_bind_int64(m, 2, mid);
+	sql_bind_int64(m, 3, run);
+	if (sql_step(m) == SQL_ROW &&
+	    (text = sql_column_text(m, 0)) != NULL &&
 	    (row->top_message = strdup((const char *)text)) == NULL)
 		return -ENOMEM;
 	return 0;
@@ -275,22 +275,22 @@ stats_rollups(struct flaky_store *s, const struct flaky_query *q,
     struct rows *rows, char *err, size_t errlen)
 {
 	uint64_t	 ph[FLAKY_HIST_BUCKETS], fh[FLAKY_HIST_BUCKETS];
-	sqlite3_stmt	*st = NULL;
+	struct sql_stmt	*st = NULL;
 	struct flaky_test_row *row = NULL;
 	int64_t		 from, to;
 	int		 rc, r = 0;
 
 	window_days(q, &from, &to);
-	if (sqlite3_prepare_v2(store_db(s), store_sql_test_stats_rollups, -1,
-	    &st, NULL) != SQLITE_OK)
+	if (sql_prepare_v2(store_db(s), store_sql_test_stats_rollups, -1,
+	    &st, NULL) != SQL_OK)
 		return store_sql_error(s, err, errlen, "reading the rollups");
-	sqlite3_bind_int64(st, 1, from);
-	sqlite3_bind_int64(st, 2, to);
+	sql_bind_int64(st, 1, from);
+	sql_bind_int64(st, 2, to);
 	if (q->target != NULL)
-		sqlite3_bind_text(st, 3, q->target, -1, SQLITE_STATIC);
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		int64_t	 tid = sqlite3_column_int64(st, 0);
-		int64_t	 day = sqlite3_column_int64(st, 3);
+		sql_bind_text(st, 3, q->target, -1, SQL_STATIC);
+	while ((rc = sql_step(st)) == SQL_ROW) {
+		int64_t	 tid = sql_column_int64(st, 0);
+		int64_t	 day = sql_column_int64(st, 3);
 
 		if (row == NULL || row->test_id != tid) {
 			if (row != NULL)
@@ -311,24 +311,24 @@ stats_rollups(struct flaky_store *s, const struct flaky_query *q,
 			row->first_ms = day * DAY_MS;
 		}
 		row->last_ms = day * DAY_MS;
-		row->runs += sqlite3_column_int64(st, 4);
-		row->failures += sqlite3_column_int64(st, 5);
-		row->skips += sqlite3_column_int64(st, 6);
-		if (sqlite3_column_type(st, 7) == SQLITE_BLOB)
-			flaky_hist_merge(sqlite3_column_blob(st, 7),
-			    (size_t)sqlite3_column_bytes(st, 7), ph);
-		if (sqlite3_column_type(st, 8) == SQLITE_BLOB)
-			flaky_hist_merge(sqlite3_column_blob(st, 8),
-			    (size_t)sqlite3_column_bytes(st, 8), fh);
+		row->runs += sql_column_int64(st, 4);
+		row->failures += sql_column_int64(st, 5);
+		row->skips += sql_column_int64(st, 6);
+		if (sql_column_type(st, 7) == SQL_BLOB)
+			flaky_hist_merge(sql_column_blob(st, 7),
+			    (size_t)sql_column_bytes(st, 7), ph);
+		if (sql_column_type(st, 8) == SQL_BLOB)
+			flaky_hist_merge(sql_column_blob(st, 8),
+			    (size_t)sql_column_bytes(st, 8), fh);
 	}
-	if (rc != SQLITE_DONE) {
+	if (rc != SQL_DONE) {
 		r = store_sql_error(s, err, errlen, "reading the rollups");
 		goto out;
 	}
 	if (row != NULL)
 		hist_finish(row, ph, fh);
 out:
-	sqlite3_finalize(st);
+	sql_finalize(st);
 	return r;
 }
 
@@ -388,7 +388,7 @@ static int
 stats_raw(struct flaky_store *s, const struct flaky_query *q,
     struct rows *rows, char *err, size_t errlen)
 {
-	sqlite3_stmt	*st = NULL;
+	struct sql_stmt	*st = NULL;
 	struct durs	*pass = NULL, *fail = NULL;
 	int		 rc, r = 0;
 	size_t		 cap = 0;
@@ -416,22 +416,22 @@ stats_raw(struct flaky_store *s, const struct flaky_query *q,
 	    byid ? "results r CROSS JOIN runs ru NOT INDEXED" :
 	    "runs ru CROSS JOIN results r", byid ? "r.run_id" : "+ru.id",
 	    store_runs_sql(s, q, runs, sizeof runs));
-	if (sqlite3_prepare_v2(store_db(s), sql, -1, &st, NULL) != SQLITE_OK)
+	if (sql_prepare_v2(store_db(s), sql, -1, &st, NULL) != SQL_OK)
 		return store_sql_error(s, err, errlen, "reading the results");
-	sqlite3_bind_int64(st, 1, q->first_run_id > 0 ? q->first_run_id : 0);
-	sqlite3_bind_int64(st, 2, q->last_run_id > 0 ? q->last_run_id :
+	sql_bind_int64(st, 1, q->first_run_id > 0 ? q->first_run_id : 0);
+	sql_bind_int64(st, 2, q->last_run_id > 0 ? q->last_run_id :
 	    INT64_MAX);
 	if (q->target != NULL)
-		sqlite3_bind_text(st, 3, q->target, -1, SQLITE_STATIC);
-	sqlite3_bind_int64(st, 4, q->since_ms);
-	sqlite3_bind_int64(st, 5, q->until_ms);
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		sql_bind_text(st, 3, q->target, -1, SQL_STATIC);
+	sql_bind_int64(st, 4, q->since_ms);
+	sql_bind_int64(st, 5, q->until_ms);
+	while ((rc = sql_step(st)) == SQL_ROW) {
 		struct flaky_test_row *row;
-		int64_t	 tid = sqlite3_column_int64(st, 0);
-		int	 o = sqlite3_column_int(st, 3);
-		int	 known = sqlite3_column_type(st, 4) != SQLITE_NULL;
-		int64_t	 us = sqlite3_column_int64(st, 4);
-		int64_t	 t = sqlite3_column_int64(st, 5);
+		int64_t	 tid = sql_column_int64(st, 0);
+		int	 o = sql_column_int(st, 3);
+		int	 known = sql_column_type(st, 4) != SQL_NULL;
+		int64_t	 us = sql_column_int64(st, 4);
+		int64_t	 t = sql_column_int64(st, 5);
 		size_t	 i;
 
 		if (rows->n == 0 || rows->v[rows->n - 1].test_id != tid) {
@@ -492,7 +492,7 @@ stats_raw(struct flaky_store *s, const struct flaky_query *q,
 		} else
 			row->skips++;
 	}
-	if (rc != SQLITE_DONE) {
+	if (rc != SQL_DONE) {
 		r = store_sql_error(s, err, errlen, "reading the results");
 		goto out;
 	}
@@ -517,7 +517,7 @@ out:
 	}
 	free(pass);
 	free(fail);
-	sqlite3_finalize(st);
+	sql_finalize(st);
 	return r;
 }
 
@@ -561,15 +561,15 @@ flaky_alone_rows_free(struct flaky_alone_row *v, size_t n)
 /* ?1 to ?5 of a windowed statement: since, until, first and last run id,
  * and the target (NULL: every target). */
 static void
-bind_window(sqlite3_stmt *st, const struct flaky_query *q)
+bind_window(struct sql_stmt *st, const struct flaky_query *q)
 {
-	sqlite3_bind_int64(st, 1, q->since_ms);
-	sqlite3_bind_int64(st, 2, q->until_ms);
-	sqlite3_bind_int64(st, 3, q->first_run_id > 0 ? q->first_run_id : 0);
-	sqlite3_bind_int64(st, 4, q->last_run_id > 0 ? q->last_run_id :
+	sql_bind_int64(st, 1, q->since_ms);
+	sql_bind_int64(st, 2, q->until_ms);
+	sql_bind_int64(st, 3, q->first_run_id > 0 ? q->first_run_id : 0);
+	sql_bind_int64(st, 4, q->last_run_id > 0 ? q->last_run_id :
 	    INT64_MAX);
 	if (q->target != NULL)
-		sqlite3_bind_text(st, 5, q->target, -1, SQLITE_STATIC);
+		sql_bind_text(st, 5, q->target, -1, SQL_STATIC);
 }
 
 int
@@ -577,7 +577,7 @@ flaky_store_alone_stats(struct flaky_store *s, const struct flaky_query *q,
     struct flaky_alone_row **ret, size_t *ret_n, char *err, size_t errlen)
 {
 	struct flaky_alone_row *v = NULL, *row;
-	sqlite3_stmt	*st = NULL;
+	struct sql_stmt	*st = NULL;
 	size_t		 n = 0, cap = 0;
 	int		 rc, r = 0;
 
@@ -587,7 +587,7 @@ flaky_store_alone_stats(struct flaky_store *s, const struct flaky_query *q,
 	 * by a range of ids, which the planner would carry over to a scan
 	 * of the results); their results are neighbours (the primary key
 	 * starts with the run id) */
-	if (sqlite3_prepare_v2(store_db(s),
+	if (sql_prepare_v2(store_db(s),
 	    "SELECT r.test_id, t.name, tg.name, "
 	    "sum(r.outcome IN (0, 1, 2, 5)), sum(r.outcome IN (1, 2)), "
 	    "max(ru.started_ms) FROM runs ru "
@@ -598,31 +598,31 @@ flaky_store_alone_stats(struct flaky_store *s, const struct flaky_query *q,
 	    "AND ru.started_ms >= ?1 AND ru.started_ms < ?2 "
 	    "AND +ru.id BETWEEN ?3 AND ?4 AND (?5 IS NULL OR tg.name = ?5) "
 	    "GROUP BY r.test_id ORDER BY r.test_id", -1, &st, NULL) !=
-	    SQLITE_OK)
+	    SQL_OK)
 		return store_sql_error(s, err, errlen, "reading runs alone");
 	bind_window(st, q);
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+	while ((rc = sql_step(st)) == SQL_ROW) {
 		if (flaky_array_grow(&v, &cap, n, sizeof *v) < 0) {
 			r = -ENOMEM;
 			goto out;
 		}
 		row = &v[n++];
 		memset(row, 0, sizeof *row);
-		row->test_id = sqlite3_column_int64(st, 0);
+		row->test_id = sql_column_int64(st, 0);
 		row->test = col_strdup(st, 1);
 		row->target = col_strdup(st, 2);
-		row->runs = sqlite3_column_int64(st, 3);
-		row->failures = sqlite3_column_int64(st, 4);
-		row->last_ms = sqlite3_column_int64(st, 5);
+		row->runs = sql_column_int64(st, 3);
+		row->failures = sql_column_int64(st, 4);
+		row->last_ms = sql_column_int64(st, 5);
 		if (row->test == NULL || row->target == NULL) {
 			r = -ENOMEM;
 			goto out;
 		}
 	}
-	if (rc != SQLITE_DONE)
+	if (rc != SQL_DONE)
 		r = store_sql_error(s, err, errlen, "reading runs alone");
 out:
-	sqlite3_finalize(st);
+	sql_finalize(st);
 	if (r < 0) {
 		if (r == -ENOMEM)
 			flaky_error(err, errlen, ENOMEM, "out of memory");
@@ -687,7 +687,7 @@ int
 flaky_store_run_counts(struct flaky_store *s, const struct flaky_query *q,
     struct flaky_run_counts *c, char *err, size_t errlen)
 {
-	sqlite3_stmt	*st;
+	struct sql_stmt	*st;
 	int		 rc;
 	char		 sql[640], box[2 * FLAKY_BOX_MAX + 64];
 
@@ -703,17 +703,17 @@ flaky_store_run_counts(struct flaky_store *s, const struct flaky_query *q,
 	    "ru.started_ms < ?2 AND ru.id BETWEEN ?3 AND ?4 AND "
 	    "(?5 IS NULL OR tg.name = ?5)%s GROUP BY ru.status, ru.kind, "
 	    "ru.incomplete IS NOT NULL", box);
-	if (sqlite3_prepare_v2(store_db(s), sql, -1, &st, NULL) != SQLITE_OK)
+	if (sql_prepare_v2(store_db(s), sql, -1, &st, NULL) != SQL_OK)
 		return store_sql_error(s, err, errlen, "counting runs");
 	bind_window(st, q);
 	c->first_ms = INT64_MAX;
 	c->last_ms = INT64_MIN;
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		const char *status = (const char *)sqlite3_column_text(st, 0);
-		int64_t	 n = sqlite3_column_int64(st, 1);
-		int64_t	 lo = sqlite3_column_int64(st, 2);
-		int64_t	 hi = sqlite3_column_int64(st, 3);
-		const char *kn = (const char *)sqlite3_column_text(st, 4);
+	while ((rc = sql_step(st)) == SQL_ROW) {
+		const char *status = (const char *)sql_column_text(st, 0);
+		int64_t	 n = sql_column_int64(st, 1);
+		int64_t	 lo = sql_column_int64(st, 2);
+		int64_t	 hi = sql_column_int64(st, 3);
+		const char *kn = (const char *)sql_column_text(st, 4);
 		int	 kind = FLAKY_KIND_SUITE;
 
 		if (kn != NULL && strcmp(kn, "alone") == 0)
@@ -729,7 +729,7 @@ flaky_store_run_counts(struct flaky_store *s, const struct flaky_query *q,
 		if (!(kinds & FLAKY_KIND_MASK(kind)))
 			continue;
 		c->runs += n;
-		if (sqlite3_column_int(st, 5))
+		if (sql_column_int(st, 5))
 			c->incomplete += n;
 		if (strcmp(status, "done") == 0)
 			c->done += n;
@@ -748,8 +748,8 @@ flaky_store_run_counts(struct flaky_store *s, const struct flaky_query *q,
 		if (hi > c->last_ms)
 			c->last_ms = hi;
 	}
-	sqlite3_finalize(st);
-	if (rc != SQLITE_DONE)
+	sql_finalize(st);
+	if (rc != SQL_DONE)
 		return store_sql_error(s, err, errlen, "counting runs");
 	return 0;
 }

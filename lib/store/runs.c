@@ -26,9 +26,9 @@
 
 /* A text column, copied; NULL stays NULL. -ENOMEM sticks in *r. */
 static char *
-dup_col(sqlite3_stmt *st, int i, int *r)
+dup_col(struct sql_stmt *st, int i, int *r)
 {
-	const char	*t = (const char *)sqlite3_column_text(st, i);
+	const char	*t = (const char *)sql_column_text(st, i);
 	char		*c;
 
 	if (t == NULL)
@@ -40,18 +40,18 @@ dup_col(sqlite3_stmt *st, int i, int *r)
 
 /* An integer column, or def for NULL. */
 static int64_t
-int_col(sqlite3_stmt *st, int i, int64_t def)
+int_col(struct sql_stmt *st, int i, int64_t def)
 {
-	if (sqlite3_column_type(st, i) == SQLITE_NULL)
+	if (sql_column_type(st, i) == SQL_NULL)
 		return def;
-	return sqlite3_column_int64(st, i);
+	return sql_column_int64(st, i);
 }
 
 /* A short text column into a fixed field. */
 static void
-word_col(sqlite3_stmt *st, int i, char *buf, size_t len)
+word_col(struct sql_stmt *st, int i, char *buf, size_t len)
 {
-	const unsigned char *t = sqlite3_column_text(st, i);
+	const unsigned char *t = sql_column_text(st, i);
 
 	snprintf(buf, len, "%s", t != NULL ? (const char *)t : "");
 }
@@ -79,13 +79,13 @@ box_column(struct flaky_store *s, const char *col)
 
 /* One row of RUN_COLUMNS into v. */
 static int
-view_fill(sqlite3_stmt *st, struct flaky_run_view *v)
+view_fill(struct sql_stmt *st, struct flaky_run_view *v)
 {
 	int	 r = 0;
 
 	memset(v, 0, sizeof *v);
-	v->id = sqlite3_column_int64(st, 0);
-	v->target_id = sqlite3_column_int64(st, 1);
+	v->id = sql_column_int64(st, 0);
+	v->target_id = sql_column_int64(st, 1);
 	v->target = dup_col(st, 2, &r);
 	word_col(st, 3, v->status, sizeof v->status);
 	word_col(st, 4, v->kind, sizeof v->kind);
@@ -106,8 +106,8 @@ view_fill(sqlite3_stmt *st, struct flaky_run_view *v)
 	v->user_us = int_col(st, 19, -1);
 	v->sys_us = int_col(st, 20, -1);
 	v->maxrss_kb = int_col(st, 21, -1);
-	v->loadavg = sqlite3_column_type(st, 22) == SQLITE_NULL ? -1 :
-	    sqlite3_column_double(st, 22);
+	v->loadavg = sql_column_type(st, 22) == SQL_NULL ? -1 :
+	    sql_column_double(st, 22);
 	v->output_bytes = int_col(st, 23, 0);
 	v->output_dropped = int_col(st, 24, 0);
 	v->box = dup_col(st, 25, &r);
@@ -147,19 +147,19 @@ static int
 view_output(struct flaky_store *s, struct flaky_run_view *v, char *err,
     size_t errlen)
 {
-	sqlite3_stmt	*st;
+	struct sql_stmt	*st;
 	int		 rc, r = 0;
 
 	if (store_prepare(s, "SELECT stdout, stderr FROM run_output "
 	    "WHERE run_id = ?", &st, err, errlen) < 0)
 		return -EIO;
-	sqlite3_bind_int64(st, 1, v->id);
-	if ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+	sql_bind_int64(st, 1, v->id);
+	if ((rc = sql_step(st)) == SQL_ROW) {
 		v->out = dup_col(st, 0, &r);
 		v->err = dup_col(st, 1, &r);
-	} else if (rc != SQLITE_DONE)
+	} else if (rc != SQL_DONE)
 		r = store_sql_error(s, err, errlen, "reading a run's output");
-	sqlite3_finalize(st);
+	sql_finalize(st);
 	if (r == -ENOMEM)
 		flaky_error(err, errlen, ENOMEM, "out of memory");
 	return r;
@@ -170,7 +170,7 @@ flaky_store_run_view(struct flaky_store *s, int64_t id,
     struct flaky_run_view *ret, char *err, size_t errlen)
 {
 	char		 sql[1024];
-	sqlite3_stmt	*st;
+	struct sql_stmt	*st;
 	int		 rc, r;
 
 	memset(ret, 0, sizeof *ret);
@@ -179,16 +179,16 @@ flaky_store_run_view(struct flaky_store *s, int64_t id,
 	    box_column(s, "r.box"));
 	if (store_prepare(s, sql, &st, err, errlen) < 0)
 		return -EIO;
-	sqlite3_bind_int64(st, 1, id);
-	rc = sqlite3_step(st);
-	if (rc == SQLITE_ROW)
+	sql_bind_int64(st, 1, id);
+	rc = sql_step(st);
+	if (rc == SQL_ROW)
 		r = view_fill(st, ret);
-	else if (rc == SQLITE_DONE)
+	else if (rc == SQL_DONE)
 		r = flaky_error(err, errlen, ENOENT, "no run %lld",
 		    (long long)id);
 	else
 		r = store_sql_error(s, err, errlen, "reading a run");
-	sqlite3_finalize(st);
+	sql_finalize(st);
 	if (r == 0)
 		r = view_output(s, ret, err, errlen);
 	if (r < 0)
@@ -202,7 +202,7 @@ flaky_store_runs_recent(struct flaky_store *s, int64_t target_id, size_t max,
 {
 	struct flaky_run_view *v = NULL;
 	char		 sql[1024];
-	sqlite3_stmt	*st;
+	struct sql_stmt	*st;
 	size_t		 n = 0, cap = 0;
 	int		 rc, r = 0;
 
@@ -214,16 +214,16 @@ flaky_store_runs_recent(struct flaky_store *s, int64_t target_id, size_t max,
 	    box_column(s, "r.box"));
 	if (store_prepare(s, sql, &st, err, errlen) < 0)
 		return -EIO;
-	sqlite3_bind_int64(st, 1, target_id);
-	sqlite3_bind_int64(st, 2, (int64_t)max);
-	while (r == 0 && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+	sql_bind_int64(st, 1, target_id);
+	sql_bind_int64(st, 2, (int64_t)max);
+	while (r == 0 && (rc = sql_step(st)) == SQL_ROW) {
 		if ((r = flaky_array_grow(&v, &cap, n + 1, sizeof *v)) < 0)
 			break;
 		r = view_fill(st, &v[n++]);
 	}
-	if (r == 0 && rc != SQLITE_DONE)
+	if (r == 0 && rc != SQL_DONE)
 		r = store_sql_error(s, err, errlen, "reading runs");
-	sqlite3_finalize(st);
+	sql_finalize(st);
 	if (r == -ENOMEM)
 		flaky_error(err, errlen, ENOMEM, "out of memory");
 	if (r < 0) {
@@ -252,7 +252,7 @@ flaky_store_run_results(struct flaky_store *s, int64_t run_id,
     struct flaky_run_result **ret, size_t *ret_n, char *err, size_t errlen)
 {
 	struct flaky_run_result *v = NULL, *x;
-	sqlite3_stmt	*st;
+	struct sql_stmt	*st;
 	size_t		 n = 0, cap = 0;
 	int		 rc, r = 0;
 
@@ -264,23 +264,23 @@ flaky_store_run_results(struct flaky_store *s, int64_t run_id,
 	    "WHERE res.run_id = ? ORDER BY res.position", &st, err,
 	    errlen) < 0)
 		return -EIO;
-	sqlite3_bind_int64(st, 1, run_id);
-	while (r == 0 && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+	sql_bind_int64(st, 1, run_id);
+	while (r == 0 && (rc = sql_step(st)) == SQL_ROW) {
 		if ((r = flaky_array_grow(&v, &cap, n + 1, sizeof *v)) < 0)
 			break;
 		x = &v[n++];
 		memset(x, 0, sizeof *x);
-		x->position = sqlite3_column_int64(st, 0);
-		x->test_id = sqlite3_column_int64(st, 1);
+		x->position = sql_column_int64(st, 0);
+		x->test_id = sql_column_int64(st, 1);
 		x->test = dup_col(st, 2, &r);
-		x->outcome = sqlite3_column_int(st, 3);
+		x->outcome = sql_column_int(st, 3);
 		x->duration_us = int_col(st, 4, -1);
 		x->signature = dup_col(st, 5, &r);
 		x->message = dup_col(st, 6, &r);
 	}
-	if (r == 0 && rc != SQLITE_DONE)
+	if (r == 0 && rc != SQL_DONE)
 		r = store_sql_error(s, err, errlen, "reading a run's results");
-	sqlite3_finalize(st);
+	sql_finalize(st);
 	if (r == -ENOMEM)
 		flaky_error(err, errlen, ENOMEM, "out of memory");
 	if (r < 0) {
@@ -294,26 +294,26 @@ flaky_store_run_results(struct flaky_store *s, int64_t run_id,
 
 /* One row of a test's results (flaky_store_test_results) into x. */
 static int
-result_fill(sqlite3_stmt *st, struct flaky_result_row *x, char **box)
+result_fill(struct sql_stmt *st, struct flaky_result_row *x, char **box)
 {
 	const char *kind;
 	int	 r = 0;
 
 	memset(x, 0, sizeof *x);
-	x->run_id = sqlite3_column_int64(st, 0);
-	x->started_ms = sqlite3_column_int64(st, 1);
+	x->run_id = sql_column_int64(st, 0);
+	x->started_ms = sql_column_int64(st, 1);
 	x->run_duration_us = int_col(st, 2, -1);
 	word_col(st, 3, x->status, sizeof x->status);
 	word_col(st, 4, x->trigger, sizeof x->trigger);
-	kind = (const char *)sqlite3_column_text(st, 5);
+	kind = (const char *)sql_column_text(st, 5);
 	x->kind = kind == NULL ? FLAKY_KIND_SUITE : strcmp(kind, "alone") ==
 	    0 ? FLAKY_KIND_ALONE : strcmp(kind, "ingested") == 0 ?
 	    FLAKY_KIND_INGESTED : FLAKY_KIND_SUITE;
 	x->exit_code = (int)int_col(st, 6, -1);
 	x->revision = dup_col(st, 7, &r);
 	x->runner = dup_col(st, 8, &r);
-	x->position = sqlite3_column_int64(st, 9);
-	x->outcome = sqlite3_column_int(st, 10);
+	x->position = sql_column_int64(st, 9);
+	x->outcome = sql_column_int(st, 10);
 	x->duration_us = int_col(st, 11, -1);
 	x->signature = dup_col(st, 12, &r);
 	x->message = dup_col(st, 13, &r);
@@ -340,7 +340,7 @@ flaky_store_test_results(struct flaky_store *s, int64_t test_id, size_t max,
 {
 	struct flaky_result_row *v = NULL;
 	char		**bx = NULL, sql[1024];
-	sqlite3_stmt	*st;
+	struct sql_stmt	*st;
 	size_t		 n = 0, cap = 0, bcap = 0;
 	int		 rc, r = 0;
 
@@ -361,9 +361,9 @@ flaky_store_test_results(struct flaky_store *s, int64_t test_id, size_t max,
 	    "LIMIT ?2", box_column(s, "ru.box"));
 	if (store_prepare(s, sql, &st, err, errlen) < 0)
 		return -EIO;
-	sqlite3_bind_int64(st, 1, test_id);
-	sqlite3_bind_int64(st, 2, (int64_t)max);
-	while (r == 0 && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+	sql_bind_int64(st, 1, test_id);
+	sql_bind_int64(st, 2, (int64_t)max);
+	while (r == 0 && (rc = sql_step(st)) == SQL_ROW) {
 		if ((r = flaky_array_grow(&v, &cap, n + 1, sizeof *v)) < 0 ||
 		    (boxes != NULL && (r = flaky_array_grow(&bx, &bcap, n + 1,
 		    sizeof *bx)) < 0))
@@ -371,9 +371,9 @@ flaky_store_test_results(struct flaky_store *s, int64_t test_id, size_t max,
 		r = result_fill(st, &v[n], boxes != NULL ? &bx[n] : NULL);
 		n++;
 	}
-	if (r == 0 && rc != SQLITE_DONE)
+	if (r == 0 && rc != SQL_DONE)
 		r = store_sql_error(s, err, errlen, "reading a test's results");
-	sqlite3_finalize(st);
+	sql_finalize(st);
 	if (r == -ENOMEM)
 		flaky_error(err, errlen, ENOMEM, "out of memory");
 	if (r < 0) {
@@ -404,7 +404,7 @@ flaky_store_target_views(struct flaky_store *s,
     struct flaky_target_view **ret, size_t *ret_n, char *err, size_t errlen)
 {
 	struct flaky_target_view *v = NULL, *x;
-	sqlite3_stmt	*st;
+	struct sql_stmt	*st;
 	size_t		 n = 0, cap = 0;
 	int		 rc, r = 0;
 
@@ -413,19 +413,19 @@ flaky_store_target_views(struct flaky_store *s,
 	if (store_prepare(s, "SELECT id, name, command, last_fire_ms "
 	    "FROM targets ORDER BY name", &st, err, errlen) < 0)
 		return -EIO;
-	while (r == 0 && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+	while (r == 0 && (rc = sql_step(st)) == SQL_ROW) {
 		if ((r = flaky_array_grow(&v, &cap, n + 1, sizeof *v)) < 0)
 			break;
 		x = &v[n++];
 		memset(x, 0, sizeof *x);
-		x->id = sqlite3_column_int64(st, 0);
+		x->id = sql_column_int64(st, 0);
 		x->name = dup_col(st, 1, &r);
 		x->command = dup_col(st, 2, &r);
 		x->last_fire_ms = int_col(st, 3, FLAKY_NO_FIRE);
 	}
-	if (r == 0 && rc != SQLITE_DONE)
+	if (r == 0 && rc != SQL_DONE)
 		r = store_sql_error(s, err, errlen, "reading targets");
-	sqlite3_finalize(st);
+	sql_finalize(st);
 	if (r == -ENOMEM)
 		flaky_error(err, errlen, ENOMEM, "out of memory");
 	if (r < 0) {
@@ -487,7 +487,7 @@ counts_sum(struct flaky_store *s, const struct flaky_query *q,
     struct flaky_test_row **v, size_t *n, uint32_t *at, int64_t max_id,
     char *err, size_t errlen)
 {
-	sqlite3_stmt	*st;
+	struct sql_stmt	*st;
 	size_t		 cap = 0;
 	int		 rc, r = 0;
 
@@ -496,13 +496,13 @@ counts_sum(struct flaky_store *s, const struct flaky_query *q,
 	    errlen) < 0)
 		return -EIO;
 	/* whole days, as test_stats counts them */
-	sqlite3_bind_int64(st, 1, q->since_ms >= 0 ? q->since_ms /
+	sql_bind_int64(st, 1, q->since_ms >= 0 ? q->since_ms /
 	    FLAKY_DAY_MS : -((-q->since_ms + FLAKY_DAY_MS - 1) / FLAKY_DAY_MS));
-	sqlite3_bind_int64(st, 2, q->until_ms > 0 ? (q->until_ms - 1) /
+	sql_bind_int64(st, 2, q->until_ms > 0 ? (q->until_ms - 1) /
 	    FLAKY_DAY_MS + 1 : 0);
-	while (r == 0 && (rc = sqlite3_step(st)) == SQLITE_ROW) {
-		int64_t	 id = sqlite3_column_int64(st, 0);
-		int64_t	 day = sqlite3_column_int64(st, 1);
+	while (r == 0 && (rc = sql_step(st)) == SQL_ROW) {
+		int64_t	 id = sql_column_int64(st, 0);
+		int64_t	 day = sql_column_int64(st, 1);
 		struct flaky_test_row *x;
 
 		if (id < 1 || id > max_id)
@@ -520,14 +520,14 @@ counts_sum(struct flaky_store *s, const struct flaky_query *q,
 			at[id] = (uint32_t)*n;
 		}
 		x = &(*v)[at[id] - 1];
-		x->runs += sqlite3_column_int64(st, 2);
-		x->failures += sqlite3_column_int64(st, 3);
-		x->skips += sqlite3_column_int64(st, 4);
+		x->runs += sql_column_int64(st, 2);
+		x->failures += sql_column_int64(st, 3);
+		x->skips += sql_column_int64(st, 4);
 		x->last_ms = day * FLAKY_DAY_MS;
 	}
-	if (r == 0 && rc != SQLITE_DONE)
+	if (r == 0 && rc != SQL_DONE)
 		r = store_sql_error(s, err, errlen, "reading the rollups");
-	sqlite3_finalize(st);
+	sql_finalize(st);
 	return r;
 }
 
@@ -538,7 +538,7 @@ counts_names(struct flaky_store *s, const struct flaky_query *q,
     struct flaky_test_row *v, size_t *n, const uint32_t *at, int64_t max_id,
     char *err, size_t errlen)
 {
-	sqlite3_stmt	*st;
+	struct sql_stmt	*st;
 	size_t		 k = 0;
 	int		 rc, r = 0;
 
@@ -547,9 +547,9 @@ counts_names(struct flaky_store *s, const struct flaky_query *q,
 	    "WHERE ?1 IS NULL OR tg.name = ?1", &st, err, errlen) < 0)
 		return -EIO;
 	if (q->target != NULL)
-		sqlite3_bind_text(st, 1, q->target, -1, SQLITE_STATIC);
-	while (r == 0 && (rc = sqlite3_step(st)) == SQLITE_ROW) {
-		int64_t	 id = sqlite3_column_int64(st, 0);
+		sql_bind_text(st, 1, q->target, -1, SQL_STATIC);
+	while (r == 0 && (rc = sql_step(st)) == SQL_ROW) {
+		int64_t	 id = sql_column_int64(st, 0);
 		struct flaky_test_row *x;
 
 		if (id < 1 || id > max_id || at[id] == 0)
@@ -558,9 +558,9 @@ counts_names(struct flaky_store *s, const struct flaky_query *q,
 		x->test = dup_col(st, 1, &r);
 		x->target = dup_col(st, 2, &r);
 	}
-	if (r == 0 && rc != SQLITE_DONE)
+	if (r == 0 && rc != SQL_DONE)
 		r = store_sql_error(s, err, errlen, "reading tests");
-	sqlite3_finalize(st);
+	sql_finalize(st);
 	/* keep the named rows, in order */
 	for (size_t i = 0; i < *n; i++) {
 		if (v[i].test == NULL || v[i].target == NULL) {

@@ -59,17 +59,17 @@ test_ids(const char *rel, const char *classes, const char *test,
 }
 
 static void
-bind_opt(sqlite3_stmt *st, int i, const char *s)
+bind_opt(struct sql_stmt *st, int i, const char *s)
 {
 	if (s == NULL || *s == '\0')
-		sqlite3_bind_null(st, i);
+		sql_bind_null(st, i);
 	else
-		sqlite3_bind_text(st, i, s, -1, SQLITE_TRANSIENT);
+		sql_bind_text(st, i, s, -1, SQL_TRANSIENT);
 }
 
 /* Store one file's findings. */
 static int
-store_file(struct flaky_store *s, sqlite3_stmt *ins, int64_t target_id,
+store_file(struct flaky_store *s, struct sql_stmt *ins, int64_t target_id,
     int64_t now, const char *rel, const struct flaky_scan_result *res,
     struct flaky_scan_summary *sum, char *err, size_t errlen)
 {
@@ -85,23 +85,23 @@ store_file(struct flaky_store *s, sqlite3_stmt *ins, int64_t target_id,
 		if (has_test && (r = test_ids(rel, f->classes, f->test, &pid,
 		    &uid)) < 0)
 			break;
-		sqlite3_reset(ins);
-		sqlite3_bind_int64(ins, 1, target_id);
-		sqlite3_bind_int64(ins, 2, now);
-		sqlite3_bind_text(ins, 3, rel, -1, SQLITE_TRANSIENT);
-		sqlite3_bind_int(ins, 4, f->line);
-		sqlite3_bind_text(ins, 5,
+		sql_reset(ins);
+		sql_bind_int64(ins, 1, target_id);
+		sql_bind_int64(ins, 2, now);
+		sql_bind_text(ins, 3, rel, -1, SQL_TRANSIENT);
+		sql_bind_int(ins, 4, f->line);
+		sql_bind_text(ins, 5,
 		    flaky_finding_category_name(f->category), -1,
-		    SQLITE_STATIC);
+		    SQL_STATIC);
 		bind_opt(ins, 6, f->classes);
 		bind_opt(ins, 7, f->function);
 		bind_opt(ins, 8, f->test);
 		bind_opt(ins, 9, f->tolerance);
 		bind_opt(ins, 10, f->source);
-		sqlite3_bind_int(ins, 11, f->seeded != 0);
+		sql_bind_int(ins, 11, f->seeded != 0);
 		bind_opt(ins, 12, has_test ? flaky_buf_cstr(&pid) : NULL);
 		bind_opt(ins, 13, has_test ? flaky_buf_cstr(&uid) : NULL);
-		if (sqlite3_step(ins) != SQLITE_DONE) {
+		if (sql_step(ins) != SQL_DONE) {
 			r = store_sql_error(s, err, errlen, "storing findings");
 			break;
 		}
@@ -118,7 +118,7 @@ flaky_store_scan(struct flaky_store *s, int64_t target_id, const char *dir,
     char *const *paths, size_t npaths, flaky_scan_skip_cb skip_cb, void *arg,
     struct flaky_scan_summary *sum, char *err, size_t errlen)
 {
-	sqlite3_stmt	*del = NULL, *ins = NULL;
+	struct sql_stmt	*del = NULL, *ins = NULL;
 	char		 dirreal[PATH_MAX], ferr[256];
 	const char	*dr = NULL;
 	int64_t		 now = flaky_now_ms();
@@ -129,18 +129,18 @@ flaky_store_scan(struct flaky_store *s, int64_t target_id, const char *dir,
 		dr = dirreal;
 	if ((r = flaky_store_begin(s, err, errlen)) < 0)
 		return r;
-	if (sqlite3_prepare_v2(store_db(s),
+	if (sql_prepare_v2(store_db(s),
 	    "DELETE FROM scan_findings WHERE target_id = ?", -1, &del,
-	    NULL) != SQLITE_OK || sqlite3_prepare_v2(store_db(s),
+	    NULL) != SQL_OK || sql_prepare_v2(store_db(s),
 	    "INSERT INTO scan_findings (target_id, scanned_ms, path, line, "
 	    "category, classes, function, test, tolerance, source, seeded, "
 	    "pytest_id, unittest_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
-	    "?, ?)", -1, &ins, NULL) != SQLITE_OK) {
+	    "?, ?)", -1, &ins, NULL) != SQL_OK) {
 		r = store_sql_error(s, err, errlen, "storing findings");
 		goto fail;
 	}
-	sqlite3_bind_int64(del, 1, target_id);
-	if (sqlite3_step(del) != SQLITE_DONE) {
+	sql_bind_int64(del, 1, target_id);
+	if (sql_step(del) != SQL_DONE) {
 		r = store_sql_error(s, err, errlen, "replacing findings");
 		goto fail;
 	}
@@ -183,12 +183,12 @@ flaky_store_scan(struct flaky_store *s, int64_t target_id, const char *dir,
 		}
 		flaky_pyscan_paths_free(files, nfiles);
 	}
-	sqlite3_finalize(del);
-	sqlite3_finalize(ins);
+	sql_finalize(del);
+	sql_finalize(ins);
 	return flaky_store_commit(s, err, errlen);
 fail:
-	sqlite3_finalize(del);
-	sqlite3_finalize(ins);
+	sql_finalize(del);
+	sql_finalize(ins);
 	flaky_store_rollback(s);
 	return r;
 }
@@ -197,22 +197,22 @@ int
 flaky_store_target_dir(struct flaky_store *s, int64_t target_id,
     const char *fallback, char **ret, char *err, size_t errlen)
 {
-	sqlite3_stmt	*st;
+	struct sql_stmt	*st;
 	const unsigned char *d;
 	int		 r = 0;
 
 	*ret = NULL;
-	if (sqlite3_prepare_v2(store_db(s),
+	if (sql_prepare_v2(store_db(s),
 	    "UPDATE targets SET dir = coalesce(dir, ?2) WHERE id = ?1 "
-	    "RETURNING dir", -1, &st, NULL) != SQLITE_OK)
+	    "RETURNING dir", -1, &st, NULL) != SQL_OK)
 		return store_sql_error(s, err, errlen, "reading the target");
-	sqlite3_bind_int64(st, 1, target_id);
-	sqlite3_bind_text(st, 2, fallback, -1, SQLITE_STATIC);
-	if (sqlite3_step(st) == SQLITE_ROW &&
-	    (d = sqlite3_column_text(st, 0)) != NULL &&
+	sql_bind_int64(st, 1, target_id);
+	sql_bind_text(st, 2, fallback, -1, SQL_STATIC);
+	if (sql_step(st) == SQL_ROW &&
+	    (d = sql_column_text(st, 0)) != NULL &&
 	    (*ret = strdup((const char *)d)) == NULL)
 		r = -ENOMEM;
-	sqlite3_finalize(st);
+	sql_finalize(st);
 	if (r == 0 && *ret == NULL)
 		r = store_sql_error(s, err, errlen, "reading the target");
 	return r;
@@ -234,9 +234,9 @@ flaky_risks_free(struct flaky_risk *v, size_t n)
 }
 
 static char *
-col_dup(sqlite3_stmt *st, int i)
+col_dup(struct sql_stmt *st, int i)
 {
-	const unsigned char *t = sqlite3_column_text(st, i);
+	const unsigned char *t = sql_column_text(st, i);
 
 	return t != NULL ? strdup((const char *)t) : NULL;
 }
@@ -260,7 +260,7 @@ int
 flaky_store_risks(struct flaky_store *s, const char *target,
     struct flaky_risk **ret, size_t *ret_n, char *err, size_t errlen)
 {
-	sqlite3_stmt	*st;
+	struct sql_stmt	*st;
 	struct flaky_risk *v = NULL;
 	size_t		 n = 0, cap = 0;
 	int		 rc;
@@ -268,16 +268,16 @@ flaky_store_risks(struct flaky_store *s, const char *target,
 	*ret = NULL;
 	*ret_n = 0;
 	/* An old database opened read-only has no such table: no findings. */
-	if (sqlite3_prepare_v2(store_db(s),
+	if (sql_prepare_v2(store_db(s),
 	    "SELECT tg.name, f.pytest_id, f.unittest_id, f.path, f.line, "
 	    "f.category, f.tolerance, f.seeded FROM scan_findings f "
 	    "JOIN targets tg ON tg.id = f.target_id "
 	    "WHERE f.pytest_id IS NOT NULL AND (?1 IS NULL OR tg.name = ?1)",
-	    -1, &st, NULL) != SQLITE_OK)
+	    -1, &st, NULL) != SQL_OK)
 		return 0;
 	if (target != NULL)
-		sqlite3_bind_text(st, 1, target, -1, SQLITE_STATIC);
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		sql_bind_text(st, 1, target, -1, SQL_STATIC);
+	while ((rc = sql_step(st)) == SQL_ROW) {
 		for (int k = 1; k <= 2; k++) {
 			struct flaky_risk *r;
 
@@ -295,17 +295,17 @@ flaky_store_risks(struct flaky_store *s, const char *target,
 			r->target = col_dup(st, 0);
 			r->key = col_dup(st, k);
 			r->path = col_dup(st, 3);
-			r->line = sqlite3_column_int(st, 4);
+			r->line = sql_column_int(st, 4);
 			r->category = col_dup(st, 5);
 			r->tolerance = col_dup(st, 6);
-			r->seeded = sqlite3_column_int(st, 7);
+			r->seeded = sql_column_int(st, 7);
 			if (r->target == NULL || r->key == NULL ||
 			    r->path == NULL || r->category == NULL)
 				goto oom;
 		}
 	}
-	sqlite3_finalize(st);
-	if (rc != SQLITE_DONE) {
+	sql_finalize(st);
+	if (rc != SQL_DONE) {
 		flaky_risks_free(v, n);
 		return store_sql_error(s, err, errlen, "reading findings");
 	}
@@ -315,7 +315,7 @@ flaky_store_risks(struct flaky_store *s, const char *target,
 	*ret_n = n;
 	return 0;
 oom:
-	sqlite3_finalize(st);
+	sql_finalize(st);
 	flaky_risks_free(v, n);
 	return -ENOMEM;
 }

@@ -79,26 +79,26 @@ static const char sql_tests[] =
 
 /* Column i of st as text into v[o], len[o]. */
 static void
-col(sqlite3_stmt *st, int i, const char **v, size_t *len, size_t o)
+col(struct sql_stmt *st, int i, const char **v, size_t *len, size_t o)
 {
-	if (sqlite3_column_type(st, i) == SQLITE_NULL) {
+	if (sql_column_type(st, i) == SQL_NULL) {
 		v[o] = NULL;
 		len[o] = 0;
 		return;
 	}
 	/* Blobs as they are: the sink knows which columns are bytes. */
-	if (sqlite3_column_type(st, i) == SQLITE_BLOB)
-		v[o] = sqlite3_column_blob(st, i);
+	if (sql_column_type(st, i) == SQL_BLOB)
+		v[o] = sql_column_blob(st, i);
 	else
-		v[o] = (const char *)sqlite3_column_text(st, i);
-	len[o] = (size_t)sqlite3_column_bytes(st, i);
+		v[o] = (const char *)sql_column_text(st, i);
+	len[o] = (size_t)sql_column_bytes(st, i);
 	if (v[o] == NULL)
 		v[o] = "";
 }
 
 /* One run's results to the sink. */
 static int
-read_results(struct flaky_store *s, sqlite3_stmt *st, const char *run,
+read_results(struct flaky_store *s, struct sql_stmt *st, const char *run,
     size_t runlen, const struct flaky_ship_sink *k, size_t *n, char *err,
     size_t errlen)
 {
@@ -108,14 +108,14 @@ read_results(struct flaky_store *s, sqlite3_stmt *st, const char *run,
 
 	v[0] = run;
 	len[0] = runlen;
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+	while ((rc = sql_step(st)) == SQL_ROW) {
 		for (int i = 0; i < FLAKY_SHIP_RESULT_NCOLS - 1; i++)
 			col(st, i, v, len, (size_t)i + 1);
 		if ((r = k->result(k->arg, v, len, err, errlen)) != 0)
 			return r;
 		(*n)++;
 	}
-	if (rc != SQLITE_DONE)
+	if (rc != SQL_DONE)
 		return store_sql_error(s, err, errlen, "reading results to "
 		    "ship");
 	return 0;
@@ -123,32 +123,32 @@ read_results(struct flaky_store *s, sqlite3_stmt *st, const char *run,
 
 /* The batch under the open read transaction. */
 static int
-read_batch(struct flaky_store *s, sqlite3_stmt *rs, sqlite3_stmt *xs,
+read_batch(struct flaky_store *s, struct sql_stmt *rs, struct sql_stmt *xs,
     size_t max_runs, size_t max_results, const struct flaky_ship_sink *k,
     struct flaky_ship_batch *b, char *err, size_t errlen)
 {
 	const char	*v[FLAKY_SHIP_RUN_NCOLS];
 	size_t		 len[FLAKY_SHIP_RUN_NCOLS];
-	int		 rc = SQLITE_DONE, r;
+	int		 rc = SQL_DONE, r;
 
 	while (b->runs < max_runs && (b->runs == 0 || b->results <
-	    max_results) && (rc = sqlite3_step(rs)) == SQLITE_ROW) {
-		b->last_seq = sqlite3_column_int64(rs, 0);
-		if (sqlite3_column_type(rs, 1) == SQLITE_NULL)
+	    max_results) && (rc = sql_step(rs)) == SQL_ROW) {
+		b->last_seq = sql_column_int64(rs, 0);
+		if (sql_column_type(rs, 1) == SQL_NULL)
 			continue;	/* pruned before it shipped */
 		for (int i = 0; i < FLAKY_SHIP_RUN_NCOLS; i++)
 			col(rs, i + 1, v, len, (size_t)i);
 		if ((r = k->run(k->arg, v, len, err, errlen)) != 0)
 			return r;
 		b->runs++;
-		sqlite3_reset(xs);
-		sqlite3_bind_int64(xs, 1, sqlite3_column_int64(rs, 1));
+		sql_reset(xs);
+		sql_bind_int64(xs, 1, sql_column_int64(rs, 1));
 		if ((r = read_results(s, xs, v[0], len[0], k, &b->results,
 		    err, errlen)) < 0)
 			return r;
 	}
 	if (b->runs < max_runs && (b->runs == 0 || b->results < max_results)
-	    && rc != SQLITE_DONE)
+	    && rc != SQL_DONE)
 		return store_sql_error(s, err, errlen, "reading runs to ship");
 	return 0;
 }
@@ -158,24 +158,24 @@ static int
 read_tests(struct flaky_store *s, int64_t first, int64_t last,
     const struct flaky_ship_sink *k, char *err, size_t errlen)
 {
-	sqlite3_stmt	*st;
+	struct sql_stmt	*st;
 	const char	*v[FLAKY_SHIP_TEST_NCOLS];
 	size_t		 len[FLAKY_SHIP_TEST_NCOLS];
 	int		 rc, r;
 
 	if ((r = store_prepare(s, sql_tests, &st, err, errlen)) < 0)
 		return r;
-	sqlite3_bind_int64(st, 1, first);
-	sqlite3_bind_int64(st, 2, last);
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+	sql_bind_int64(st, 1, first);
+	sql_bind_int64(st, 2, last);
+	while ((rc = sql_step(st)) == SQL_ROW) {
 		for (int i = 0; i < FLAKY_SHIP_TEST_NCOLS; i++)
 			col(st, i, v, len, (size_t)i);
 		if ((r = k->test(k->arg, v, len, err, errlen)) != 0)
 			break;
 	}
-	if (r == 0 && rc != SQLITE_DONE)
+	if (r == 0 && rc != SQL_DONE)
 		r = store_sql_error(s, err, errlen, "reading tests to ship");
-	sqlite3_finalize(st);
+	sql_finalize(st);
 	return r;
 }
 
@@ -185,7 +185,7 @@ flaky_store_ship_read(struct flaky_store *s, size_t max_runs,
     size_t max_results, const struct flaky_ship_sink *k,
     struct flaky_ship_batch *b, char *err, size_t errlen)
 {
-	sqlite3_stmt	*rs = NULL, *xs = NULL;
+	struct sql_stmt	*rs = NULL, *xs = NULL;
 	int		 r;
 
 	memset(b, 0, sizeof *b);
@@ -197,9 +197,9 @@ flaky_store_ship_read(struct flaky_store *s, size_t max_runs,
 		    errlen);
 	if (r == 0 && b->runs > 0)
 		r = read_tests(s, 1, b->last_seq, k, err, errlen);
-	sqlite3_finalize(rs);
-	sqlite3_finalize(xs);
-	sqlite3_exec(store_db(s), "COMMIT", NULL, NULL, NULL);
+	sql_finalize(rs);
+	sql_finalize(xs);
+	sql_exec(store_db(s), "COMMIT", NULL, NULL, NULL);
 	if (r < 0)
 		memset(b, 0, sizeof *b);
 	return r;
@@ -210,7 +210,7 @@ int
 flaky_store_ship_done(struct flaky_store *s, const struct flaky_ship_batch *b,
     char *err, size_t errlen)
 {
-	sqlite3_stmt	*st = NULL;
+	struct sql_stmt	*st = NULL;
 	int		 r;
 
 	if (b->last_seq <= 0)
@@ -220,24 +220,24 @@ flaky_store_ship_done(struct flaky_store *s, const struct flaky_ship_batch *b,
 	if ((r = store_prepare(s, "DELETE FROM ship_queue WHERE seq <= ?1",
 	    &st, err, errlen)) < 0)
 		goto out;
-	sqlite3_bind_int64(st, 1, b->last_seq);
-	if (sqlite3_step(st) != SQLITE_DONE) {
+	sql_bind_int64(st, 1, b->last_seq);
+	if (sql_step(st) != SQL_DONE) {
 		r = store_sql_error(s, err, errlen, "taking shipped runs off "
 		    "the queue");
 		goto out;
 	}
-	sqlite3_finalize(st);
+	sql_finalize(st);
 	if ((r = store_prepare(s, "UPDATE ship_state SET value = CASE key "
 	    "WHEN 'shipped_seq' THEN max(value, ?1) ELSE value + ?2 END "
 	    "WHERE key IN ('shipped_seq', 'shipped_runs')", &st, err,
 	    errlen)) < 0)
 		goto out;
-	sqlite3_bind_int64(st, 1, b->last_seq);
-	sqlite3_bind_int64(st, 2, (int64_t)b->runs);
-	if (sqlite3_step(st) != SQLITE_DONE)
+	sql_bind_int64(st, 1, b->last_seq);
+	sql_bind_int64(st, 2, (int64_t)b->runs);
+	if (sql_step(st) != SQL_DONE)
 		r = store_sql_error(s, err, errlen, "saving the shipped mark");
 out:
-	sqlite3_finalize(st);
+	sql_finalize(st);
 	if (r == 0)
 		return flaky_store_commit(s, err, errlen);
 	flaky_store_rollback(s);
@@ -271,7 +271,7 @@ int
 flaky_store_box_id(struct flaky_store *s, char *buf, size_t len, char *err,
     size_t errlen)
 {
-	sqlite3_stmt	*st = NULL;
+	struct sql_stmt	*st = NULL;
 	int		 r;
 
 	if ((r = flaky_store_begin(s, err, errlen)) < 0)
@@ -282,13 +282,13 @@ flaky_store_box_id(struct flaky_store *s, char *buf, size_t len, char *err,
 	    (r = store_prepare(s, "SELECT value FROM ship_state "
 	    "WHERE key = 'box_id'", &st, err, errlen)) < 0)
 		goto out;
-	if (sqlite3_step(st) == SQLITE_ROW &&
-	    sqlite3_column_text(st, 0) != NULL)
-		snprintf(buf, len, "%s", sqlite3_column_text(st, 0));
+	if (sql_step(st) == SQL_ROW &&
+	    sql_column_text(st, 0) != NULL)
+		snprintf(buf, len, "%s", sql_column_text(st, 0));
 	else
 		r = store_sql_error(s, err, errlen, "reading the box id");
 out:
-	sqlite3_finalize(st);
+	sql_finalize(st);
 	if (r == 0)
 		return flaky_store_commit(s, err, errlen);
 	flaky_store_rollback(s);

@@ -13,7 +13,7 @@
 #include "store/store.h"
 #include "store_int.h"
 
-sqlite3 *
+struct sql *
 store_db(struct flaky_store *s)
 {
 	return s->db;
@@ -80,23 +80,23 @@ flaky_run_kind_name(int k)
 static int
 sql_error(struct flaky_store *s, char *err, size_t errlen, const char *what)
 {
-	int	 rc = sqlite3_extended_errcode(s->db);
+	int	 rc = sql_extended_errcode(s->db);
 	int	 code = EIO;
 
-	if ((rc & 0xff) == SQLITE_BUSY || (rc & 0xff) == SQLITE_LOCKED)
+	if ((rc & 0xff) == SQL_BUSY || (rc & 0xff) == SQL_LOCKED)
 		return flaky_error(err, errlen, EBUSY, "%s: %s: busy: another "
 		    "writer held the database for longer than this one waits "
 		    "(%d ms); try again",
 		    s->path, what, s->busy_ms);
-	else if ((rc & 0xff) == SQLITE_READONLY || (rc & 0xff) == SQLITE_PERM
-	    || (rc & 0xff) == SQLITE_CANTOPEN)
+	else if ((rc & 0xff) == SQL_READONLY || (rc & 0xff) == SQL_PERM
+	    || (rc & 0xff) == SQL_CANTOPEN)
 		code = EACCES;
-	else if ((rc & 0xff) == SQLITE_FULL)
+	else if ((rc & 0xff) == SQL_FULL)
 		code = ENOSPC;
-	else if ((rc & 0xff) == SQLITE_NOMEM)
+	else if ((rc & 0xff) == SQL_NOMEM)
 		code = ENOMEM;
 	return flaky_error(err, errlen, code, "%s: %s: %s", s->path, what,
-	    sqlite3_errmsg(s->db));
+	    sql_errmsg(s->db));
 }
 
 int
@@ -109,17 +109,17 @@ store_sql_error(struct flaky_store *s, char *err, size_t errlen,
 int
 store_exec(struct flaky_store *s, const char *sql, char *err, size_t errlen)
 {
-	if (sqlite3_exec(s->db, sql, NULL, NULL, NULL) != SQLITE_OK)
+	if (sql_exec(s->db, sql, NULL, NULL, NULL) != SQL_OK)
 		return sql_error(s, err, errlen, sql);
 	return 0;
 }
 
 /* Prepare, or fill err. */
 int
-store_prepare(struct flaky_store *s, const char *sql, sqlite3_stmt **st,
+store_prepare(struct flaky_store *s, const char *sql, struct sql_stmt **st,
     char *err, size_t errlen)
 {
-	if (sqlite3_prepare_v2(store_db(s), sql, -1, st, NULL) != SQLITE_OK) {
+	if (sql_prepare_v2(store_db(s), sql, -1, st, NULL) != SQL_OK) {
 		*st = NULL;
 		return store_sql_error(s, err, errlen, "preparing a query");
 	}
@@ -131,20 +131,20 @@ int
 store_scalar(struct flaky_store *s, const char *sql, int64_t bind, int64_t def,
     int64_t *ret, char *err, size_t errlen)
 {
-	sqlite3_stmt	*st;
+	struct sql_stmt	*st;
 	int		 r, rc;
 
 	if ((r = store_prepare(s, sql, &st, err, errlen)) < 0)
 		return r;
-	if (sqlite3_bind_parameter_count(st) > 0)
-		sqlite3_bind_int64(st, 1, bind);
+	if (sql_bind_parameter_count(st) > 0)
+		sql_bind_int64(st, 1, bind);
 	*ret = def;
-	rc = sqlite3_step(st);
-	if (rc == SQLITE_ROW && sqlite3_column_type(st, 0) != SQLITE_NULL)
-		*ret = sqlite3_column_int64(st, 0);
-	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+	rc = sql_step(st);
+	if (rc == SQL_ROW && sql_column_type(st, 0) != SQL_NULL)
+		*ret = sql_column_int64(st, 0);
+	if (rc != SQL_ROW && rc != SQL_DONE)
 		r = store_sql_error(s, err, errlen, "reading");
-	sqlite3_finalize(st);
+	sql_finalize(st);
 	return r;
 }
 
@@ -157,14 +157,14 @@ flaky_store_add_redaction(struct flaky_store *s, const char *regex,
 
 /* Reset every cached statement: one left on a row holds a read
  * transaction open, and a connection whose read snapshot is older than
- * another writer's commit can never take the write lock (SQLITE_BUSY at
+ * another writer's commit can never take the write lock (SQL_BUSY at
  * once, whatever the busy timeout). Done around every transaction. */
 static void
 stmts_reset(struct flaky_store *s)
 {
 	for (size_t i = 0; i < ST_COUNT; i++)
 		if (s->st[i] != NULL)
-			sqlite3_reset(s->st[i]);
+			sql_reset(s->st[i]);
 }
 
 int
@@ -206,7 +206,7 @@ flaky_store_rollback(struct flaky_store *s)
 	if (!s->in_tx)
 		return;
 	stmts_reset(s);
-	sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+	sql_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
 	s->in_tx = 0;
 	/* Ids handed out inside the transaction are gone. */
 	store_idcache_clear(&s->tests);

@@ -10,6 +10,8 @@
 
 #include <sqlite3.h>
 
+#include "sql.h"
+
 #include "store/store.h"
 #include "util/util.h"
 
@@ -46,13 +48,13 @@ struct idcache {
 	size_t		 n, cap;	/* cap: a power of two */
 };
 
-sqlite3	*store_db(struct flaky_store *);
+struct sql	*store_db(struct flaky_store *);
 /* An error from SQLite, naming the database. */
 int	 store_sql_error(struct flaky_store *, char *, size_t, const char *);
 /* Run sql; an error from SQLite names it. */
 int	 store_exec(struct flaky_store *, const char *sql, char *, size_t);
 /* Prepare sql, or fill err (and set *st to NULL). */
-int	 store_prepare(struct flaky_store *, const char *sql, sqlite3_stmt **st,
+int	 store_prepare(struct flaky_store *, const char *sql, struct sql_stmt **st,
 	    char *, size_t);
 /* A statement's only integer (bound to bind when it takes a parameter),
  * or def when it gives no row or NULL. */
@@ -103,8 +105,8 @@ int64_t	 store_owner_start_time(pid_t);
 #define STORE_OUTPUT_MEMO	256	/* bytes: the last small output */
 
 struct store_output {
-	sqlite3_stmt	*find;
-	sqlite3_stmt	*add;
+	struct sql_stmt	*find;
+	struct sql_stmt	*add;
 	/* The last small output stored in this transaction and its id: most
 	 * runs repeat it (an empty stderr), and the runs of one grouped
 	 * commit save two statements each. Forgotten at the commit (another
@@ -145,7 +147,7 @@ void	store_output_packed_free(struct store_packed *);
  * row holds it yet. In the open transaction. 0, -ENOMEM, or -EIO for an
  * SQLite error of the step *what names: the connection has its code and
  * message (the store, which knows its path and bounds, words it). */
-int	store_output_put(sqlite3 *, struct store_output *,
+int	store_output_put(struct sql *, struct store_output *,
 	    const struct store_packed *, int64_t *ret_id, const char **what);
 /* Finalize the statements; the struct may be used again. */
 void	store_output_finalize(struct store_output *);
@@ -162,7 +164,7 @@ void	 store_box_sql(struct flaky_store *, const struct flaky_query *,
 
 /* Bind a window as perturb.c and box.c read it: ?1 ?2 run ids, ?3
  * target, ?4 ?5 times. */
-void	 store_bind_window(sqlite3_stmt *, const struct flaky_query *);
+void	 store_bind_window(struct sql_stmt *, const struct flaky_query *);
 /* The SQL of flaky_store_box_stats (box.c), for its plan in the tests;
  * NULL: no memory. */
 char	*store_box_stats_sql(struct flaky_store *, const struct flaky_query *);
@@ -170,7 +172,7 @@ char	*store_box_stats_sql(struct flaky_store *, const struct flaky_query *);
 /* The handle: made by flaky_store_open (open.c), its transactions in
  * store.c, its cached statements and ids used by the writes (write.c). */
 struct flaky_store {
-	sqlite3			*db;
+	struct sql		*db;
 	char			*path;
 	int			 flags;
 	int			 in_tx;
@@ -178,7 +180,7 @@ struct flaky_store {
 	int			 orphans;	/* marked by the open */
 	int64_t			 busy_start_us;	/* this wait's start */
 	uint64_t		 rnd;		/* backoff jitter */
-	sqlite3_stmt		*st[ST_COUNT];
+	struct sql_stmt		*st[ST_COUNT];
 	struct idcache		 tests, msgs;
 	struct flaky_redactor	*redact;
 	struct store_output	 output;

@@ -136,7 +136,7 @@ many_sql(int which)
 }
 
 /* A cached prepared statement, reset and unbound. */
-static sqlite3_stmt *
+static struct sql_stmt *
 stmt(struct flaky_store *s, int which)
 {
 	if (s->st[which] == NULL) {
@@ -145,34 +145,34 @@ stmt(struct flaky_store *s, int which)
 
 		if (stmt_sql[which] == NULL && sql == NULL)
 			return NULL;
-		rc = sqlite3_prepare_v3(s->db, sql ? sql : stmt_sql[which], -1,
-		    SQLITE_PREPARE_PERSISTENT, &s->st[which], NULL);
+		rc = sql_prepare_v3(s->db, sql ? sql : stmt_sql[which], -1,
+		    SQL_PREPARE_PERSISTENT, &s->st[which], NULL);
 		free(sql);
-		if (rc != SQLITE_OK)
+		if (rc != SQL_OK)
 			return NULL;
 	} else {
-		sqlite3_reset(s->st[which]);
-		sqlite3_clear_bindings(s->st[which]);
+		sql_reset(s->st[which]);
+		sql_clear_bindings(s->st[which]);
 	}
 	return s->st[which];
 }
 
 static void
-bind_text(sqlite3_stmt *st, int i, const char *s)
+bind_text(struct sql_stmt *st, int i, const char *s)
 {
 	if (s == NULL)
-		sqlite3_bind_null(st, i);
+		sql_bind_null(st, i);
 	else
-		sqlite3_bind_text(st, i, s, -1, SQLITE_STATIC);
+		sql_bind_text(st, i, s, -1, SQL_STATIC);
 }
 
 static void
-bind_int_or_null(sqlite3_stmt *st, int i, int64_t v, int null)
+bind_int_or_null(struct sql_stmt *st, int i, int64_t v, int null)
 {
 	if (null)
-		sqlite3_bind_null(st, i);
+		sql_bind_null(st, i);
 	else
-		sqlite3_bind_int64(st, i, v);
+		sql_bind_int64(st, i, v);
 }
 
 int
@@ -180,7 +180,7 @@ flaky_store_target(struct flaky_store *s, const char *name,
     const char *command, const char *dir, int64_t *ret_id, char *err,
     size_t errlen)
 {
-	sqlite3_stmt	*st = NULL;
+	struct sql_stmt	*st = NULL;
 	int		 r = 0;
 
 	/* On its own, the target's row is committed without a sync of its
@@ -189,25 +189,25 @@ flaky_store_target(struct flaky_store *s, const char *name,
 	 * power cut in between loses a target with no runs. One sync fewer
 	 * per analyze call. */
 	if (!s->in_tx && !(s->flags & FLAKY_STORE_BULK))
-		sqlite3_exec(s->db, "PRAGMA synchronous = NORMAL", NULL, NULL,
+		sql_exec(s->db, "PRAGMA synchronous = NORMAL", NULL, NULL,
 		    NULL);
-	if (sqlite3_prepare_v2(s->db,
+	if (sql_prepare_v2(s->db,
 	    "INSERT INTO targets (name, command, dir, created_ms) "
 	    "VALUES (?1, ?2, ?3, ?4) ON CONFLICT (name) DO UPDATE SET "
 	    "command = coalesce(?2, command), dir = coalesce(?3, dir) "
-	    "RETURNING id", -1, &st, NULL) != SQLITE_OK)
+	    "RETURNING id", -1, &st, NULL) != SQL_OK)
 		return store_sql_error(s, err, errlen, "saving the target");
 	bind_text(st, 1, name);
 	bind_text(st, 2, command);
 	bind_text(st, 3, dir);
-	sqlite3_bind_int64(st, 4, flaky_now_ms());
-	if (sqlite3_step(st) != SQLITE_ROW)
+	sql_bind_int64(st, 4, flaky_now_ms());
+	if (sql_step(st) != SQL_ROW)
 		r = store_sql_error(s, err, errlen, "saving the target");
 	else
-		*ret_id = sqlite3_column_int64(st, 0);
-	sqlite3_finalize(st);
+		*ret_id = sql_column_int64(st, 0);
+	sql_finalize(st);
 	if (!s->in_tx && !(s->flags & FLAKY_STORE_BULK))
-		sqlite3_exec(s->db, "PRAGMA synchronous = FULL", NULL, NULL,
+		sql_exec(s->db, "PRAGMA synchronous = FULL", NULL, NULL,
 		    NULL);
 	return r;
 }
@@ -217,7 +217,7 @@ flaky_store_run_start(struct flaky_store *s, struct flaky_run_record *rec,
     char *err, size_t errlen)
 {
 	struct store_owner me;
-	sqlite3_stmt	*st;
+	struct sql_stmt	*st;
 	int		 r, own = !s->in_tx;
 
 	if (rec->kind < FLAKY_KIND_SUITE || rec->kind > FLAKY_KIND_INGESTED)
@@ -229,30 +229,30 @@ flaky_store_run_start(struct flaky_store *s, struct flaky_run_record *rec,
 		r = store_sql_error(s, err, errlen, "preparing");
 		goto fail;
 	}
-	sqlite3_bind_int64(st, 1, rec->target_id);
+	sql_bind_int64(st, 1, rec->target_id);
 	bind_text(st, 2, flaky_run_status_name(FLAKY_RUN_RUNNING));
 	bind_text(st, 3, rec->trigger);
-	sqlite3_bind_int64(st, 4, rec->started_ms);
+	sql_bind_int64(st, 4, rec->started_ms);
 	bind_text(st, 5, rec->revision);
-	sqlite3_bind_int(st, 6, rec->in_flight);
+	sql_bind_int(st, 6, rec->in_flight);
 	if (rec->loadavg >= 0)
-		sqlite3_bind_double(st, 7, rec->loadavg);
+		sql_bind_double(st, 7, rec->loadavg);
 	bind_text(st, 8, flaky_run_kind_name(rec->kind));
 	/* the owner, so that no other writer takes the row for abandoned
 	 * while this process lives */
 	if (store_owner_self(&me) == 0) {
-		sqlite3_bind_text(st, 9, me.boot, -1, SQLITE_TRANSIENT);
-		sqlite3_bind_int64(st, 10, me.pid);
-		sqlite3_bind_int64(st, 11, me.start);
+		sql_bind_text(st, 9, me.boot, -1, SQL_TRANSIENT);
+		sql_bind_int64(st, 10, me.pid);
+		sql_bind_int64(st, 11, me.start);
 	}
 	bind_text(st, 12, rec->perturbation);
 	bind_text(st, 13, rec->seed);
 	bind_text(st, 14, rec->box ? rec->box : flaky_store_box(s));
-	if (sqlite3_step(st) != SQLITE_DONE) {
+	if (sql_step(st) != SQL_DONE) {
 		r = store_sql_error(s, err, errlen, "recording the run start");
 		goto fail;
 	}
-	rec->id = sqlite3_last_insert_rowid(s->db);
+	rec->id = sql_last_insert_rowid(s->db);
 	if (own && (r = flaky_store_commit(s, err, errlen)) < 0) {
 		/* rolled back: a retry inserts the row again */
 		rec->id = 0;
@@ -271,27 +271,27 @@ test_id(struct flaky_store *s, int64_t target, const char *name,
     int64_t *ret, char *err, size_t errlen)
 {
 	uint64_t	 h = flaky_hash64(name, strlen(name), (uint64_t)target);
-	sqlite3_stmt	*st;
+	struct sql_stmt	*st;
 	int64_t		 id;
 
 	if ((id = store_idcache_get(&s->tests, h, target, name)) != 0)
 		goto done;
 	if ((st = stmt(s, ST_TEST_FIND)) == NULL)
 		return store_sql_error(s, err, errlen, "preparing");
-	sqlite3_bind_int64(st, 1, target);
+	sql_bind_int64(st, 1, target);
 	bind_text(st, 2, name);
-	if (sqlite3_step(st) == SQLITE_ROW)
-		id = sqlite3_column_int64(st, 0);
+	if (sql_step(st) == SQL_ROW)
+		id = sql_column_int64(st, 0);
 	/* a statement left on a row holds a read transaction open */
-	sqlite3_reset(st);
+	sql_reset(st);
 	if (id == 0) {
 		if ((st = stmt(s, ST_TEST_ADD)) == NULL)
 			return store_sql_error(s, err, errlen, "preparing");
-		sqlite3_bind_int64(st, 1, target);
+		sql_bind_int64(st, 1, target);
 		bind_text(st, 2, name);
-		if (sqlite3_step(st) != SQLITE_DONE)
+		if (sql_step(st) != SQL_DONE)
 			return store_sql_error(s, err, errlen, "adding a test");
-		id = sqlite3_last_insert_rowid(s->db);
+		id = sql_last_insert_rowid(s->db);
 	}
 	if (store_idcache_put(&s->tests, h, target, name, id) < 0)
 		return -ENOMEM;
@@ -306,7 +306,7 @@ message_id(struct flaky_store *s, const char *msg, int64_t *ret, char *err,
     size_t errlen)
 {
 	struct flaky_buf norm;
-	sqlite3_stmt	*st;
+	struct sql_stmt	*st;
 	int64_t		 fp, id;
 	int		 r = 0;
 
@@ -320,22 +320,22 @@ message_id(struct flaky_store *s, const char *msg, int64_t *ret, char *err,
 		r = store_sql_error(s, err, errlen, "preparing");
 		goto out;
 	}
-	sqlite3_bind_int64(st, 1, fp);
-	if (sqlite3_step(st) == SQLITE_ROW)
-		id = sqlite3_column_int64(st, 0);
-	sqlite3_reset(st);
+	sql_bind_int64(st, 1, fp);
+	if (sql_step(st) == SQL_ROW)
+		id = sql_column_int64(st, 0);
+	sql_reset(st);
 	if (id == 0) {
 		if ((st = stmt(s, ST_MSG_ADD)) == NULL) {
 			r = store_sql_error(s, err, errlen, "preparing");
 			goto out;
 		}
-		sqlite3_bind_int64(st, 1, fp);
+		sql_bind_int64(st, 1, fp);
 		bind_text(st, 2, flaky_buf_cstr(&norm));
-		if (sqlite3_step(st) != SQLITE_DONE) {
+		if (sql_step(st) != SQL_DONE) {
 			r = store_sql_error(s, err, errlen, "adding a message");
 			goto out;
 		}
-		id = sqlite3_last_insert_rowid(s->db);
+		id = sql_last_insert_rowid(s->db);
 	}
 	if (store_idcache_put(&s->msgs, (uint64_t)fp, fp, NULL, id) < 0) {
 		r = -ENOMEM;
@@ -378,20 +378,20 @@ struct pending {
 
 /* Bind one result's columns from index i (results, without the run id). */
 static void
-bind_result(sqlite3_stmt *st, int i, const struct pending *p, const char *msg)
+bind_result(struct sql_stmt *st, int i, const struct pending *p, const char *msg)
 {
 	const struct flaky_result *res = p->res;
 	int		 failed = FLAKY_FAILED(res->outcome);
 
-	sqlite3_bind_int64(st, i, res->position);
-	sqlite3_bind_int64(st, i + 1, p->tid);
-	sqlite3_bind_int(st, i + 2, res->outcome);
+	sql_bind_int64(st, i, res->position);
+	sql_bind_int64(st, i + 1, p->tid);
+	sql_bind_int(st, i + 2, res->outcome);
 	bind_int_or_null(st, i + 3, res->duration_us, res->duration_us < 0);
 	bind_int_or_null(st, i + 4, p->mid, p->mid == 0);
 	if (failed)
 		bind_text(st, i + 5, res->signature);
 	if (msg != NULL)
-		sqlite3_bind_text(st, i + 6, msg, -1, SQLITE_TRANSIENT);
+		sql_bind_text(st, i + 6, msg, -1, SQL_TRANSIENT);
 }
 
 /* The one-entry histograms {bucket, count 1}, bound as they are: the
@@ -409,28 +409,28 @@ static const unsigned char hist_one[FLAKY_HIST_BUCKETS][2] = {
 
 /* Bind the one-entry histogram of a duration at index i. */
 static void
-bind_hist(sqlite3_stmt *st, int i, int64_t us)
+bind_hist(struct sql_stmt *st, int i, int64_t us)
 {
-	sqlite3_bind_blob(st, i, hist_one[flaky_hist_bucket(us)], 2,
-	    SQLITE_STATIC);
+	sql_bind_blob(st, i, hist_one[flaky_hist_bucket(us)], 2,
+	    SQL_STATIC);
 }
 
 /* Bind one result's rollup deltas from index i: runs, failures, skips,
  * pass_us, fail_us, pass and fail histogram of this one (NULL: none). */
 static void
-bind_rollup(sqlite3_stmt *st, int i, const struct flaky_result *res)
+bind_rollup(struct sql_stmt *st, int i, const struct flaky_result *res)
 {
 	int		 failed = FLAKY_FAILED(res->outcome);
 	int		 counted = res->outcome == FLAKY_PASS ||
 			    res->outcome == FLAKY_XPASS || failed;
 	int		 known = res->duration_us >= 0;
 
-	sqlite3_bind_int(st, i, counted);
-	sqlite3_bind_int(st, i + 1, failed);
-	sqlite3_bind_int(st, i + 2, !counted);
-	sqlite3_bind_int64(st, i + 3, counted && !failed && known ?
+	sql_bind_int(st, i, counted);
+	sql_bind_int(st, i + 1, failed);
+	sql_bind_int(st, i + 2, !counted);
+	sql_bind_int64(st, i + 3, counted && !failed && known ?
 	    res->duration_us : 0);
-	sqlite3_bind_int64(st, i + 4, failed && known ? res->duration_us : 0);
+	sql_bind_int64(st, i + 4, failed && known ? res->duration_us : 0);
 	if (counted && !failed && known)
 		bind_hist(st, i + 5, res->duration_us);
 	if (failed && known)
@@ -443,17 +443,17 @@ static int
 rollup_one(struct flaky_store *s, int64_t day, const struct pending *p,
     char *err, size_t errlen)
 {
-	sqlite3_stmt	*st;
+	struct sql_stmt	*st;
 
 	for (int which = ST_ROLLUP_UPDATE; which <= ST_ROLLUP; which++) {
 		if ((st = stmt(s, which)) == NULL)
 			return store_sql_error(s, err, errlen, "preparing");
-		sqlite3_bind_int64(st, 1, p->tid);
-		sqlite3_bind_int64(st, 2, day);
+		sql_bind_int64(st, 1, p->tid);
+		sql_bind_int64(st, 2, day);
 		bind_rollup(st, 3, p->res);
-		if (sqlite3_step(st) != SQLITE_DONE)
+		if (sql_step(st) != SQL_DONE)
 			break;
-		if (which == ST_ROLLUP || sqlite3_changes(s->db) > 0)
+		if (which == ST_ROLLUP || sql_changes(s->db) > 0)
 			return 0;
 	}
 	return store_sql_error(s, err, errlen, "updating the rollups");
@@ -467,13 +467,13 @@ add_results(struct flaky_store *s, int64_t run_id, int64_t target,
     struct flaky_buf *tmp, char *err, size_t errlen)
 {
 	struct pending	 p[CHUNK];
-	sqlite3_stmt	*st = NULL;
+	struct sql_stmt	*st = NULL;
 	int		 many = n == CHUNK, r;
 
 	if (many) {
 		if ((st = stmt(s, ST_RESULT_MANY)) == NULL)
 			return store_sql_error(s, err, errlen, "preparing");
-		sqlite3_bind_int64(st, 1, run_id);
+		sql_bind_int64(st, 1, run_id);
 	}
 	for (size_t i = 0; i < n; i++) {
 		const char *msg = NULL;
@@ -499,15 +499,15 @@ add_results(struct flaky_store *s, int64_t run_id, int64_t target,
 			if ((st = stmt(s, ST_RESULT_ADD)) == NULL)
 				return store_sql_error(s, err, errlen,
 				    "preparing");
-			sqlite3_bind_int64(st, 1, run_id);
+			sql_bind_int64(st, 1, run_id);
 		}
 		bind_result(st, many ? 2 + (int)i * RESULT_COLS : 2, &p[i],
 		    msg);
-		if (!many && sqlite3_step(st) != SQLITE_DONE)
+		if (!many && sql_step(st) != SQL_DONE)
 			return store_sql_error(s, err, errlen,
 			    "adding a result");
 	}
-	if (many && sqlite3_step(st) != SQLITE_DONE)
+	if (many && sql_step(st) != SQL_DONE)
 		return store_sql_error(s, err, errlen, "adding results");
 	if (day < 0)
 		return 0;
@@ -517,14 +517,14 @@ add_results(struct flaky_store *s, int64_t run_id, int64_t target,
 	if (many) {
 		if ((st = stmt(s, ST_ROLLUP_MANY)) == NULL)
 			return store_sql_error(s, err, errlen, "preparing");
-		sqlite3_bind_int64(st, 1, day);
+		sql_bind_int64(st, 1, day);
 		for (size_t i = 0; i < n; i++) {
 			int	 k = 2 + (int)i * ROLLUP_COLS;
 
-			sqlite3_bind_int64(st, k, p[i].tid);
+			sql_bind_int64(st, k, p[i].tid);
 			bind_rollup(st, k + 1, p[i].res);
 		}
-		if (sqlite3_step(st) != SQLITE_DONE)
+		if (sql_step(st) != SQL_DONE)
 			return store_sql_error(s, err, errlen,
 			    "updating the rollups");
 		return 0;
@@ -542,17 +542,17 @@ static int
 store_selected(struct flaky_store *s, const struct flaky_run_record *rec,
     char *err, size_t errlen)
 {
-	sqlite3_stmt	*st;
+	struct sql_stmt	*st;
 	int		 rc;
 
-	if (sqlite3_prepare_v2(s->db, "UPDATE runs SET selected = ?1 WHERE "
-	    "id = ?2", -1, &st, NULL) != SQLITE_OK)
+	if (sql_prepare_v2(s->db, "UPDATE runs SET selected = ?1 WHERE "
+	    "id = ?2", -1, &st, NULL) != SQL_OK)
 		return store_sql_error(s, err, errlen, "preparing");
-	sqlite3_bind_int(st, 1, rec->selected);
-	sqlite3_bind_int64(st, 2, rec->id);
-	rc = sqlite3_step(st);
-	sqlite3_finalize(st);
-	if (rc != SQLITE_DONE)
+	sql_bind_int(st, 1, rec->selected);
+	sql_bind_int64(st, 2, rec->id);
+	rc = sql_step(st);
+	sql_finalize(st);
+	if (rc != SQL_DONE)
 		return store_sql_error(s, err, errlen, "recording the tests "
 		    "a run selected");
 	return 0;
@@ -563,7 +563,7 @@ flaky_store_run_finish(struct flaky_store *s, struct flaky_run_record *rec,
     const struct flaky_results *res, char *err, size_t errlen)
 {
 	struct flaky_buf out, errb, tmp, msg;
-	sqlite3_stmt	*st;
+	struct sql_stmt	*st;
 	const char	*o, *e, *error, *what = NULL;
 	size_t		 olen = 0, elen = 0;
 	struct store_packed po = { 0 }, pe = { 0 };
@@ -613,8 +613,8 @@ flaky_store_run_finish(struct flaky_store *s, struct flaky_run_record *rec,
 		goto fail;
 	}
 	bind_text(st, 1, flaky_run_status_name(rec->status));
-	sqlite3_bind_int64(st, 2, rec->ended_ms);
-	sqlite3_bind_int64(st, 3, rec->duration_us);
+	sql_bind_int64(st, 2, rec->ended_ms);
+	sql_bind_int64(st, 3, rec->duration_us);
 	bind_int_or_null(st, 4, rec->exit_code, rec->exit_code < 0 ||
 	    rec->status == FLAKY_RUN_ERROR || rec->status == FLAKY_RUN_SKIPPED);
 	bind_int_or_null(st, 5, rec->signal, rec->signal == 0);
@@ -624,35 +624,35 @@ flaky_store_run_finish(struct flaky_store *s, struct flaky_run_record *rec,
 	bind_text(st, 8, res ? res->version : NULL);
 	/* the seed we gave wins over one the runner printed */
 	bind_text(st, 9, rec->seed ? rec->seed : res ? res->seed : NULL);
-	sqlite3_bind_int64(st, 10, res ? (int64_t)res->n : 0);
-	sqlite3_bind_int64(st, 11, failures);
+	sql_bind_int64(st, 10, res ? (int64_t)res->n : 0);
+	sql_bind_int64(st, 11, failures);
 	bind_int_or_null(st, 12, res ? res->summary_total : -1,
 	    res == NULL || res->summary_total < 0);
 	bind_int_or_null(st, 13, rec->in_flight, rec->in_flight <= 0);
 	if (rec->loadavg >= 0)
-		sqlite3_bind_double(st, 14, rec->loadavg);
-	sqlite3_bind_int64(st, 15, rec->user_us);
-	sqlite3_bind_int64(st, 16, rec->sys_us);
-	sqlite3_bind_int64(st, 17, rec->maxrss_kb);
-	sqlite3_bind_int64(st, 18, (int64_t)rec->output_bytes);
-	sqlite3_bind_int64(st, 19, (int64_t)rec->output_dropped);
+		sql_bind_double(st, 14, rec->loadavg);
+	sql_bind_int64(st, 15, rec->user_us);
+	sql_bind_int64(st, 16, rec->sys_us);
+	sql_bind_int64(st, 17, rec->maxrss_kb);
+	sql_bind_int64(st, 18, (int64_t)rec->output_bytes);
+	sql_bind_int64(st, 19, (int64_t)rec->output_dropped);
 	bind_int_or_null(st, 20, out_id, o == NULL);
 	bind_int_or_null(st, 21, err_id, e == NULL);
 	bind_text(st, 22, error);
 	bind_text(st, 23, rec->content_hash);
-	sqlite3_bind_int64(st, 24, rec->started_ms);
+	sql_bind_int64(st, 24, rec->started_ms);
 	bind_text(st, 25, rec->trigger);
 	bind_text(st, 26, flaky_run_kind_name(rec->kind));
 	bind_text(st, 27, rec->incomplete);
 	bind_text(st, 28, rec->perturbation);
 	bind_text(st, 29, rec->box ? rec->box : flaky_store_box(s));
-	sqlite3_bind_int64(st, 30, rec->id == 0 ? rec->target_id : rec->id);
-	if (sqlite3_step(st) != SQLITE_DONE) {
+	sql_bind_int64(st, 30, rec->id == 0 ? rec->target_id : rec->id);
+	if (sql_step(st) != SQL_DONE) {
 		r = store_sql_error(s, err, errlen, "completing the run");
 		goto fail;
 	}
 	if (rec->id == 0) {
-		rec->id = sqlite3_last_insert_rowid(s->db);
+		rec->id = sql_last_insert_rowid(s->db);
 		inserted = 1;
 	}
 	if (rec->selected > 0 && (r = store_selected(s, rec, err,

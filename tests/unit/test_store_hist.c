@@ -67,7 +67,7 @@ START_TEST(sql_add)
 	snprintf(path, sizeof path, "%s/flaky.db", dir);
 	ck_assert_msg(flaky_store_open(path, 0, &s, err, sizeof err) == 0,
 	    "%s", err);
-	db = store_db(s);
+	db = sql_sqlite(store_db(s));
 	/* a first duration, one more, a new bucket before and after */
 	tu_rows_eq(db, "SELECT hex(flaky_hist_add(NULL, 1000)), "
 	    "hex(flaky_hist_add(x'0101', 1000)), "

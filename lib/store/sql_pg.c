@@ -1,0 +1,444 @@
+/* The store's statements on PostgreSQL (sql.h): libpq, one PQexecParams
+ * per execution, its rows read as text. The store's SQL is SQLite's; the
+ * few phrases PostgreSQL spells otherwise are translated once, at prepare
+ * (sql_pg_translate); the rest of the dialect is kept to what both
+ * understand, or given PostgreSQL functions of the same name in
+ * schema/pg. */
+#include "buildconf.h"
+
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include <libpq-fe.h>
+
+#include "fleet/fleet.h"
+#include "sql.h"
+
+#define OID_BOOL	16
+#define OID_BYTEA	17
+#define OID_INT8	20
+#define OID_INT2	21
+#define OID_INT4	23
+#define OID_OID		26
+#define OID_FLOAT4	700
+#define OID_FLOAT8	701
+#define OID_NUMERIC	1700
+
+struct sql *
+sql_wrap_pg(struct flaky_fleet *f)
+{
+	struct sql	*c;
+
+	if ((c = calloc(1, sizeof *c)) == NULL) {
+		flaky_fleet_close(f);
+		return NULL;
+	}
+	c->fleet = f;
+	return c;
+}
+
+void
+sql_pg_close(struct sql *c)
+{
+	flaky_fleet_close(c->fleet);
+}
+
+static PGconn *
+conn(struct sql *c)
+{
+	return (PGconn *)flaky_fleet_pq(c->fleet);
+}
+
+/* Is the word w (letters, one space between words) at s, case aside, and
+ * not followed by a letter, digit or '_'? Its length, or 0. */
+static size_t
+word_at(const char *s, const char *w)
+{
+	size_t	 n = strlen(w);
+
+	if (strncasecmp(s, w, n) != 0)
+		return 0;
+	if (isalnum((unsigned char)s[n]) || s[n] == '_')
+		return 0;
+	return n;
+}
+
+/* The phrases of SQLite's dialect the store uses, and PostgreSQL's. */
+static const struct phrase {
+	const char	*lite;
+	const char	*pg;
+} phrases[] = {
+	{ "BEGIN IMMEDIATE", "BEGIN" },
+	{ "BEGIN EXCLUSIVE", "BEGIN" },
+	{ "AS REAL", "AS double precision" },
+	{ "AS INTEGER", "AS bigint" },
+	{ "LIMIT -1", "LIMIT ALL" },
+	{ "WITHOUT ROWID", "" },
+	{ "json_each", "flaky_json_each" },
+};
+
+char *
+sql_pg_translate(const char *in)
+{
+	const char	*p = in;
+	char		*out, *o, *ret;
+	size_t		 cap, n;
+	int		 maxp = 0, ignore = 0;
+	char		 quote = 0;
+
+	while (isspace((unsigned char)*p))
+		p++;
+	if (word_at(p, "PRAGMA"))
+		return strdup("");
+	cap = strlen(in) * 4 + 64;
+	if ((out = o = malloc(cap)) == NULL)
+		return NULL;
+	while (*p != '\0') {
+		if (quote != 0) {
+			if (*p == quote)
+				quote = 0;
+			*o++ = *p++;
+			continue;
+		}
+		if (*p == '\'' || *p == '"') {
+			quote = *p;
+			*o++ = *p++;
+			continue;
+		}
+		if (*p == '?') {
+			int	 k;
+
+			p++;
+			if (isdigit((unsigned char)*p)) {
+				k = (int)strtol(p, (char **)&p, 10);
+			} else
+				k = maxp + 1;
+			if (k > maxp)
+				maxp = k;
+			o += sprintf(o, "$%d", k);
+			continue;
+		}
+		if (p == in || !(isalnum((unsigned char)p[-1]) ||
+		    p[-1] == '_')) {
+			size_t	 i;
+
+			if ((n = word_at(p, "INSERT OR IGNORE")) != 0) {
+				o += sprintf(o, "INSERT");
+				p += n;
+				ignore = 1;
+				continue;
+			}
+			for (i = 0; i < sizeof phrases / sizeof phrases[0];
+			    i++)
+				if ((n = word_at(p, phrases[i].lite)) != 0)
+					break;
+			if (i < sizeof phrases / sizeof phrases[0]) {
+				o += sprintf(o, "%s", phrases[i].pg);
+				p += n;
+				continue;
+			}
+		}
+		*o++ = *p++;
+	}
+	while (o > out && (isspace((unsigned char)o[-1]) || o[-1] == ';'))
+		o--;
+	*o = '\0';
+	if (!ignore)
+		return out;
+	/* ON CONFLICT DO NOTHING, before a RETURNING clause */
+	if ((ret = malloc(strlen(out) + 32)) == NULL) {
+		free(out);
+		return NULL;
+	}
+	{
+		char	*r = NULL;
+
+		for (char *q = out; (q = strcasestr(q, "RETURNING")) != NULL;
+		    q++)
+			if (q > out && isspace((unsigned char)q[-1]))
+				r = q;
+		if (r != NULL)
+			sprintf(ret, "%.*sON CONFLICT DO NOTHING %s",
+			    (int)(r - out), out, r);
+		else
+			sprintf(ret, "%s ON CONFLICT DO NOTHING", out);
+	}
+	free(out);
+	return ret;
+}
+
+/* Word PostgreSQL's error as SQLite's code and a one-line message. */
+static int
+pg_error(struct sql *c, const PGresult *res)
+{
+	const char	*state = NULL, *msg = NULL;
+	int		 code = SQL_ERROR;
+	size_t		 n;
+
+	if (res != NULL) {
+		state = PQresultErrorField(res, PG_DIAG_SQLSTATE);
+		msg = PQresultErrorField(res, PG_DIAG_MESSAGE_PRIMARY);
+	}
+	if (msg == NULL)
+		msg = PQerrorMessage(conn(c));
+	if (state == NULL || PQstatus(conn(c)) != CONNECTION_OK)
+		code = SQL_IOERR;
+	else if (strncmp(state, "23", 2) == 0)
+		code = SQL_CONSTRAINT;
+	else if (strcmp(state, "40001") == 0 || strcmp(state, "40P01") == 0 ||
+	    strcmp(state, "55P03") == 0)
+		code = SQL_BUSY;
+	else if (strcmp(state, "53100") == 0)
+		code = SQL_FULL;
+	else if (strcmp(state, "53200") == 0)
+		code = SQL_NOMEM;
+	else if (strcmp(state, "42501") == 0)
+		code = SQL_PERM;
+	else if (strcmp(state, "25006") == 0)
+		code = SQL_READONLY;
+	else if (strncmp(state, "08", 2) == 0)
+		code = SQL_IOERR;
+	snprintf(c->errmsg, sizeof c->errmsg, "%s", msg != NULL && *msg ?
+	    msg : "PostgreSQL: unknown error");
+	n = strcspn(c->errmsg, "\n");
+	c->errmsg[n] = '\0';
+	c->errcode = code;
+	return code;
+}
+
+int
+sql_pg_prepare(struct sql *c, const char *text, struct sql_stmt *st)
+{
+	const char	*p;
+	int		 n = 0;
+
+	if ((st->text = sql_pg_translate(text)) == NULL)
+		return SQL_NOMEM;
+	for (p = st->text; (p = strchr(p, '$')) != NULL; p++)
+		if (isdigit((unsigned char)p[1]) && atoi(p + 1) > n)
+			n = atoi(p + 1);
+	st->nparam = n;
+	if (n > 0) {
+		st->val = calloc((size_t)n, sizeof *st->val);
+		st->len = calloc((size_t)n, sizeof *st->len);
+		st->fmt = calloc((size_t)n, sizeof *st->fmt);
+		st->type = calloc((size_t)n, sizeof *st->type);
+		if (st->val == NULL || st->len == NULL || st->fmt == NULL ||
+		    st->type == NULL)
+			return SQL_NOMEM;
+	}
+	(void)c;
+	return SQL_OK;
+}
+
+int
+sql_pg_bind(struct sql_stmt *st, int i, const void *v, int len, int fmt,
+    unsigned int type)
+{
+	char	*copy = NULL;
+
+	if (i < 1 || i > st->nparam)
+		return SQLITE_RANGE;
+	if (v != NULL) {
+		if (len < 0)
+			len = (int)strlen(v);
+		if ((copy = malloc((size_t)len + 1)) == NULL)
+			return SQL_NOMEM;
+		memcpy(copy, v, (size_t)len);
+		copy[len] = '\0';
+	}
+	free(st->val[i - 1]);
+	st->val[i - 1] = copy;
+	st->len[i - 1] = len;
+	st->fmt[i - 1] = fmt;
+	st->type[i - 1] = v != NULL ? type : 0;
+	return SQL_OK;
+}
+
+static void
+blobs_free(struct sql_stmt *st)
+{
+	if (st->blob == NULL)
+		return;
+	for (int i = 0; i < st->ncols; i++) {
+		PQfreemem(st->blob[i]);
+		st->blob[i] = NULL;
+	}
+}
+
+void
+sql_pg_reset(struct sql_stmt *st)
+{
+	blobs_free(st);
+	free(st->blob);
+	free(st->bloblen);
+	st->blob = NULL;
+	st->bloblen = NULL;
+	PQclear(st->res);
+	st->res = NULL;
+	st->state = 0;
+}
+
+void
+sql_pg_free(struct sql_stmt *st)
+{
+	sql_pg_reset(st);
+	for (int i = 0; i < st->nparam && st->val != NULL; i++)
+		free(st->val[i]);
+	free(st->val);
+	free(st->len);
+	free(st->fmt);
+	free(st->type);
+	free(st->text);
+}
+
+int
+sql_pg_step(struct sql_stmt *st)
+{
+	struct sql	*c = st->db;
+	PGresult	*res;
+
+	if (st->state == 2)
+		return SQL_DONE;
+	if (st->state == 1) {
+		blobs_free(st);
+		if (++st->row < st->nrows)
+			return SQL_ROW;
+		st->state = 2;
+		return SQL_DONE;
+	}
+	if (st->text[0] == '\0') {	/* nothing for PostgreSQL */
+		st->state = 2;
+		return SQL_DONE;
+	}
+	res = PQexecParams(conn(c), st->text, st->nparam, st->type,
+	    (const char *const *)st->val, st->len, st->fmt, 0);
+	switch (PQresultStatus(res)) {
+	case PGRES_COMMAND_OK:
+		c->changes = strtoll(PQcmdTuples(res), NULL, 10);
+		PQclear(res);
+		st->state = 2;
+		return SQL_DONE;
+	case PGRES_TUPLES_OK:
+		c->changes = strtoll(PQcmdTuples(res), NULL, 10);
+		st->res = res;
+		st->nrows = PQntuples(res);
+		st->ncols = PQnfields(res);
+		st->row = 0;
+		st->blob = calloc((size_t)st->ncols + 1, sizeof *st->blob);
+		st->bloblen = calloc((size_t)st->ncols + 1,
+		    sizeof *st->bloblen);
+		if (st->blob == NULL || st->bloblen == NULL)
+			return SQL_NOMEM;
+		if (st->nrows == 0) {
+			st->state = 2;
+			return SQL_DONE;
+		}
+		st->state = 1;
+		return SQL_ROW;
+	default:
+		pg_error(c, res);
+		PQclear(res);
+		st->state = 2;
+		return c->errcode;
+	}
+}
+
+static int
+on_row(struct sql_stmt *st, int i)
+{
+	return st->state == 1 && st->res != NULL && i >= 0 && i < st->ncols &&
+	    st->row < st->nrows;
+}
+
+int
+sql_pg_column_type(struct sql_stmt *st, int i)
+{
+	if (!on_row(st, i) || PQgetisnull(st->res, st->row, i))
+		return SQL_NULL;
+	switch (PQftype(st->res, i)) {
+	case OID_BOOL:
+	case OID_INT2:
+	case OID_INT4:
+	case OID_INT8:
+	case OID_OID:
+		return SQL_INTEGER;
+	case OID_FLOAT4:
+	case OID_FLOAT8:
+	case OID_NUMERIC:
+		return SQL_FLOAT;
+	case OID_BYTEA:
+		return SQL_BLOB;
+	default:
+		return SQL_TEXT;
+	}
+}
+
+const unsigned char *
+sql_pg_column_text(struct sql_stmt *st, int i)
+{
+	if (!on_row(st, i) || PQgetisnull(st->res, st->row, i))
+		return NULL;
+	return (const unsigned char *)PQgetvalue(st->res, st->row, i);
+}
+
+const void *
+sql_pg_column_blob(struct sql_stmt *st, int i, int *ret_len)
+{
+	if (ret_len != NULL)
+		*ret_len = 0;
+	if (!on_row(st, i) || PQgetisnull(st->res, st->row, i))
+		return NULL;
+	if (PQftype(st->res, i) != OID_BYTEA) {
+		if (ret_len != NULL)
+			*ret_len = PQgetlength(st->res, st->row, i);
+		return PQgetvalue(st->res, st->row, i);
+	}
+	if (st->blob[i] == NULL) {
+		st->blob[i] = PQunescapeBytea((const unsigned char *)
+		    PQgetvalue(st->res, st->row, i), &st->bloblen[i]);
+		if (st->blob[i] == NULL)
+			return NULL;
+	}
+	if (ret_len != NULL)
+		*ret_len = (int)st->bloblen[i];
+	return st->blob[i];
+}
+
+int
+sql_pg_exec(struct sql *c, const char *text)
+{
+	PGresult	*res;
+	char		*t;
+	int		 rc = SQL_OK;
+
+	if ((t = sql_pg_translate(text)) == NULL)
+		return SQL_NOMEM;
+	if (t[0] != '\0') {
+		res = PQexec(conn(c), t);
+		if (PQresultStatus(res) != PGRES_COMMAND_OK &&
+		    PQresultStatus(res) != PGRES_TUPLES_OK)
+			rc = pg_error(c, res);
+		else
+			c->changes = strtoll(PQcmdTuples(res), NULL, 10);
+		PQclear(res);
+	}
+	free(t);
+	return rc;
+}
+
+int64_t
+sql_pg_last_id(struct sql *c)
+{
+	PGresult	*res;
+	int64_t		 id = 0;
+
+	res = PQexec(conn(c), "SELECT lastval()");
+	if (PQresultStatus(res) == PGRES_TUPLES_OK && PQntuples(res) == 1)
+		id = strtoll(PQgetvalue(res, 0, 0), NULL, 10);
+	PQclear(res);
+	return id;
+}
