@@ -42,7 +42,7 @@ store_box_sql(struct flaky_store *s, const struct flaky_query *q, char *buf,
 	"JOIN targets tg ON tg.id = ru.target_id " \
 	"WHERE ru.id BETWEEN ?1 AND ?2 " \
 	"AND ru.started_ms >= ?4 AND ru.started_ms < ?5 " \
-	"AND (?3 IS NULL OR tg.name = ?3) AND %s " \
+	"AND (tg.name = ?3 OR ?3 IS NULL) AND %s " \
 	"GROUP BY ru.target_id HAVING count(DISTINCT coalesce(ru.box, ?6)) > 1), " \
 	"wr(id) AS (SELECT id FROM (SELECT ru.id, bt.k, row_number() OVER " \
 	"(PARTITION BY ru.target_id ORDER BY ru.started_ms DESC, ru.id DESC) " \

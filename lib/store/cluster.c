@@ -20,7 +20,7 @@
 static const char sql_runs[] =
     "SELECT ru.id, ru.target_id, ru.started_ms FROM runs ru "
     "JOIN targets tg ON tg.id = ru.target_id "
-    "WHERE (?1 IS NULL OR tg.name = ?1) AND ru.started_ms >= ?2 "
+    "WHERE (tg.name = ?1 OR ?1 IS NULL) AND ru.started_ms >= ?2 "
     "AND ru.started_ms < ?3 AND ru.id BETWEEN ?4 AND ?5 "
     "AND ru.status IN ('done', 'timeout') AND ru.incomplete IS NULL "
     "AND ru.kind != 'alone' AND ru.selected IS NULL "

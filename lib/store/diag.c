@@ -64,7 +64,7 @@ flaky_store_tests(struct flaky_store *s, const char *target,
 	if (sql_prepare_v2(store_db(s),
 	    "SELECT t.id, tg.id, tg.name, t.name FROM tests t "
 	    "JOIN targets tg ON tg.id = t.target_id "
-	    "WHERE ?1 IS NULL OR tg.name = ?1 ORDER BY tg.name, t.name",
+	    "WHERE tg.name = ?1 OR ?1 IS NULL ORDER BY tg.name, t.name",
 	    -1, &st, NULL) != SQL_OK)
 		return store_sql_error(s, err, errlen, "listing tests");
 	if (target != NULL)

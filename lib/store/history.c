@@ -152,7 +152,7 @@ history_tests(struct flaky_store *s, const char *target,
 
 	if ((r = store_prepare(s, "SELECT t.id, tg.name, t.name FROM tests t "
 	    "JOIN targets tg ON tg.id = t.target_id "
-	    "WHERE ?1 IS NULL OR tg.name = ?1 ORDER BY t.id", &st, err,
+	    "WHERE tg.name = ?1 OR ?1 IS NULL ORDER BY t.id", &st, err,
 	    errlen)) < 0)
 		return r;
 	if (target != NULL)
@@ -466,7 +466,7 @@ flaky_store_find_test(struct flaky_store *s, const char *target,
 	/* Targets first: each is one seek in tests' (target_id, name). */
 	if ((r = store_prepare(s, "SELECT t.id FROM targets tg "
 	    "CROSS JOIN tests t ON t.target_id = tg.id AND t.name = ?1 WHERE "
-	    "?2 IS NULL OR tg.name = ?2 LIMIT 2", &st, err, errlen)) < 0)
+	    "tg.name = ?2 OR ?2 IS NULL LIMIT 2", &st, err, errlen)) < 0)
 		return r;
 	sql_bind_text(st, 1, test, -1, SQL_STATIC);
 	if (target != NULL)

@@ -91,6 +91,31 @@ struct flaky_store_ingest {
 	struct flaky_buf	 text;		/* their messages, signatures */
 };
 
+/* Prepare sql; on PostgreSQL the results go to the temporary table
+ * ingest_results until the run is final (is_pg_move). */
+static int
+is_prepare(struct flaky_store_ingest *w, const char *sql,
+    struct sql_stmt **st)
+{
+	struct flaky_buf b;
+	const char	*p;
+	int		 rc;
+
+	if (!sql_is_pg(w->db) || (p = strstr(sql, " results ")) == NULL)
+		return sql_prepare_v2(w->db, sql, -1, st, NULL);
+	flaky_buf_init(&b);
+	flaky_buf_add(&b, sql, (size_t)(p - sql));
+	flaky_buf_adds(&b, " ingest_results ");
+	flaky_buf_adds(&b, p + strlen(" results "));
+	if (b.oom) {
+		flaky_buf_free(&b);
+		return SQL_NOMEM;
+	}
+	rc = sql_prepare_v2(w->db, flaky_buf_cstr(&b), -1, st, NULL);
+	flaky_buf_free(&b);
+	return rc;
+}
+
 /* A statement, reset and unbound, prepared on first use. */
 static struct sql_stmt *
 is_stmt(struct flaky_store_ingest *w, int which)
@@ -98,8 +123,7 @@ is_stmt(struct flaky_store_ingest *w, int which)
 	struct sql_stmt	*st = w->st[which];
 
 	if (st == NULL) {
-		if (sql_prepare_v2(w->db, is_sql[which], -1, &st,
-		    NULL) != SQL_OK)
+		if (is_prepare(w, is_sql[which], &st) != SQL_OK)
 			return NULL;
 		w->st[which] = st;
 		return st;
@@ -157,7 +181,11 @@ flaky_store_ingest_start(struct flaky_store *s, int64_t target_id,
 	flaky_buf_init(&w->text);
 	if (sql_exec(w->db, "CREATE TEMP TABLE IF NOT EXISTS ingest_seen "
 	    "(test_id INTEGER PRIMARY KEY, n INTEGER NOT NULL); "
-	    "DELETE FROM temp.ingest_seen", NULL, NULL, NULL) != SQL_OK) {
+	    "DELETE FROM temp.ingest_seen", NULL, NULL, NULL) != SQL_OK ||
+	    (sql_is_pg(w->db) && sql_exec(w->db, "CREATE TEMP TABLE IF NOT "
+	    "EXISTS ingest_results AS SELECT * FROM results LIMIT 0; "
+	    "DELETE FROM "
+	    "temp.ingest_results", NULL, NULL, NULL) != SQL_OK)) {
 		r = store_sql_error(s, err, errlen, "making the seen table");
 		goto fail;
 	}
@@ -371,8 +399,7 @@ is_many(struct flaky_store_ingest *w)
 	for (int i = 0; i < IS_BATCH; i++)
 		flaky_buf_adds(&b, i ? ", (?, ?, ?, ?, ?, ?, ?, ?)" :
 		    "(?, ?, ?, ?, ?, ?, ?, ?)");
-	if (!b.oom && sql_prepare_v2(w->db, flaky_buf_cstr(&b), -1,
-	    &w->many, NULL) != SQL_OK)
+	if (!b.oom && is_prepare(w, flaky_buf_cstr(&b), &w->many) != SQL_OK)
 		w->many = NULL;
 	flaky_buf_free(&b);
 	return w->many;
@@ -456,9 +483,8 @@ flaky_store_ingest_resign(struct flaky_store_ingest *w, const char *sig,
 
 	if ((r = is_flush(w, err, errlen)) < 0)
 		return r;
-	if (sql_prepare_v2(w->db, "UPDATE results SET signature = ?2 "
-	    "WHERE run_id = ?1 AND signature IS NOT NULL", -1, &st,
-	    NULL) != SQL_OK)
+	if (is_prepare(w, "UPDATE results SET signature = ?2 "
+	    "WHERE run_id = ?1 AND signature IS NOT NULL", &st) != SQL_OK)
 		return store_sql_error(w->s, err, errlen, "preparing");
 	sql_bind_int64(st, 1, w->run_id);
 	sql_bind_text(st, 2, sig, -1, SQL_STATIC);
@@ -507,6 +533,25 @@ is_rollups(struct flaky_store_ingest *w, int64_t day, char *err,
 	return r;
 }
 
+/* PostgreSQL: the run is final, its results go over in one statement,
+ * whose trigger adds them to the rollups (schema/pg/0002). */
+static int
+is_pg_move(struct flaky_store_ingest *w, int64_t started_ms, char *err,
+    size_t errlen)
+{
+	int	 r;
+
+	if ((r = store_pg_week(w->s, started_ms, err, errlen)) < 0)
+		return r;
+	if (sql_exec(w->db, "INSERT INTO results (run_id, position, test_id, "
+	    "outcome, duration_us, message_id, signature, message) SELECT "
+	    "run_id, position, test_id, outcome, duration_us, message_id, "
+	    "signature, message FROM temp.ingest_results ORDER BY position; "
+	    "DELETE FROM temp.ingest_results", NULL, NULL, NULL) != SQL_OK)
+		return store_sql_error(w->s, err, errlen, "adding the results");
+	return 0;
+}
+
 int
 flaky_store_ingest_finish(struct flaky_store_ingest *w,
     struct flaky_run_record *rec, const struct flaky_results *meta,
@@ -535,6 +580,8 @@ flaky_store_ingest_finish(struct flaky_store_ingest *w,
 	sql_bind_int64(st, 3, w->failures);
 	r = is_done(w, st, "completing the run", err, errlen);
 	sql_finalize(st);
+	if (r == 0 && sql_is_pg(w->db))
+		return is_pg_move(w, rec->started_ms, err, errlen);
 	/* Rates count complete runs, as flaky_store_run_finish has it. */
 	if (r < 0 || rec->kind == FLAKY_KIND_ALONE || rec->incomplete != NULL)
 		return r;

@@ -44,7 +44,7 @@ store_bind_window(struct sql_stmt *st, const struct flaky_query *q)
 	"JOIN targets tg ON tg.id = ru.target_id " \
 	"WHERE ru.perturbation IS NOT NULL AND ru.id BETWEEN ?1 AND ?2 " \
 	"AND ru.started_ms >= ?4 AND ru.started_ms < ?5 " \
-	"AND (?3 IS NULL OR tg.name = ?3)) " \
+	"AND (tg.name = ?3 OR ?3 IS NULL)) " \
 	"SELECT r.test_id, ru.perturbation, " \
 	"sum(r.outcome IN (0, 1, 2, 5)), sum(r.outcome IN (1, 2)) " \
 	"FROM pt CROSS JOIN runs ru ON ru.target_id = pt.id " \

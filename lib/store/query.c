@@ -266,7 +266,7 @@ const char store_sql_test_stats_rollups[] =
     "FROM rollups ru JOIN tests t ON t.id = ru.test_id "
     "JOIN targets tg ON tg.id = t.target_id "
     "WHERE ru.day >= ?1 AND ru.day < ?2 "
-    "AND (?3 IS NULL OR tg.name = ?3) "
+    "AND (tg.name = ?3 OR ?3 IS NULL) "
     "ORDER BY ru.test_id";
 
 /* From the rollups: one row per (test, day), folded per test. */
@@ -411,7 +411,7 @@ stats_raw(struct flaky_store *s, const struct flaky_query *q,
 	    "CROSS JOIN tests t ON t.id = r.test_id "
 	    "CROSS JOIN targets tg ON tg.id = t.target_id "
 	    "WHERE %s BETWEEN ?1 AND ?2 AND ru.started_ms >= ?4 "
-	    "AND ru.started_ms < ?5 AND (?3 IS NULL OR tg.name = ?3) "
+	    "AND ru.started_ms < ?5 AND (tg.name = ?3 OR ?3 IS NULL) "
 	    "AND %s ORDER BY r.test_id",
 	    byid ? "results r CROSS JOIN runs ru NOT INDEXED" :
 	    "runs ru CROSS JOIN results r", byid ? "r.run_id" : "+ru.id",
@@ -596,8 +596,9 @@ flaky_store_alone_stats(struct flaky_store *s, const struct flaky_query *q,
 	    "CROSS JOIN targets tg ON tg.id = t.target_id "
 	    "WHERE ru.kind = 'alone' AND ru.incomplete IS NULL "
 	    "AND ru.started_ms >= ?1 AND ru.started_ms < ?2 "
-	    "AND +ru.id BETWEEN ?3 AND ?4 AND (?5 IS NULL OR tg.name = ?5) "
-	    "GROUP BY r.test_id ORDER BY r.test_id", -1, &st, NULL) !=
+	    "AND +ru.id BETWEEN ?3 AND ?4 AND (tg.name = ?5 OR ?5 IS NULL) "
+	    "GROUP BY r.test_id, t.name, tg.name ORDER BY r.test_id", -1,
+	    &st, NULL) !=
 	    SQL_OK)
 		return store_sql_error(s, err, errlen, "reading runs alone");
 	bind_window(st, q);
@@ -701,7 +702,7 @@ flaky_store_run_counts(struct flaky_store *s, const struct flaky_query *q,
 	    "FROM runs ru JOIN targets tg "
 	    "ON tg.id = ru.target_id WHERE ru.started_ms >= ?1 AND "
 	    "ru.started_ms < ?2 AND ru.id BETWEEN ?3 AND ?4 AND "
-	    "(?5 IS NULL OR tg.name = ?5)%s GROUP BY ru.status, ru.kind, "
+	    "(tg.name = ?5 OR ?5 IS NULL)%s GROUP BY ru.status, ru.kind, "
 	    "ru.incomplete IS NOT NULL", box);
 	if (sql_prepare_v2(store_db(s), sql, -1, &st, NULL) != SQL_OK)
 		return store_sql_error(s, err, errlen, "counting runs");

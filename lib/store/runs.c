@@ -544,7 +544,7 @@ counts_names(struct flaky_store *s, const struct flaky_query *q,
 
 	if (store_prepare(s, "SELECT t.id, t.name, tg.name FROM tests t "
 	    "JOIN targets tg ON tg.id = t.target_id "
-	    "WHERE ?1 IS NULL OR tg.name = ?1", &st, err, errlen) < 0)
+	    "WHERE tg.name = ?1 OR ?1 IS NULL", &st, err, errlen) < 0)
 		return -EIO;
 	if (q->target != NULL)
 		sql_bind_text(st, 1, q->target, -1, SQL_STATIC);

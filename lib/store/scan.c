@@ -272,7 +272,7 @@ flaky_store_risks(struct flaky_store *s, const char *target,
 	    "SELECT tg.name, f.pytest_id, f.unittest_id, f.path, f.line, "
 	    "f.category, f.tolerance, f.seeded FROM scan_findings f "
 	    "JOIN targets tg ON tg.id = f.target_id "
-	    "WHERE f.pytest_id IS NOT NULL AND (?1 IS NULL OR tg.name = ?1)",
+	    "WHERE f.pytest_id IS NOT NULL AND (tg.name = ?1 OR ?1 IS NULL)",
 	    -1, &st, NULL) != SQL_OK)
 		return 0;
 	if (target != NULL)

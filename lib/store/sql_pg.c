@@ -61,7 +61,8 @@ word_at(const char *s, const char *w)
 
 	if (strncasecmp(s, w, n) != 0)
 		return 0;
-	if (isalnum((unsigned char)s[n]) || s[n] == '_')
+	if (isalnum((unsigned char)w[n - 1]) &&
+	    (isalnum((unsigned char)s[n]) || s[n] == '_'))
 		return 0;
 	return n;
 }
@@ -78,6 +79,9 @@ static const struct phrase {
 	{ "LIMIT -1", "LIMIT ALL" },
 	{ "WITHOUT ROWID", "" },
 	{ "json_each", "flaky_json_each" },
+	{ "NOT INDEXED", "" },		/* SQLite's planner hints */
+	{ "CROSS JOIN", "JOIN" },	/* SQLite's "keep this order": ON */
+	{ "temp.", "pg_temp." },
 };
 
 char *
@@ -125,6 +129,14 @@ sql_pg_translate(const char *in)
 		    p[-1] == '_')) {
 			size_t	 i;
 
+			if ((n = word_at(p, "INDEXED BY")) != 0) {
+				p += n;
+				while (isspace((unsigned char)*p))
+					p++;
+				while (isalnum((unsigned char)*p) || *p == '_')
+					p++;
+				continue;
+			}
 			if ((n = word_at(p, "INSERT OR IGNORE")) != 0) {
 				o += sprintf(o, "INSERT");
 				p += n;

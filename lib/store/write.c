@@ -194,7 +194,8 @@ flaky_store_target(struct flaky_store *s, const char *name,
 	if (sql_prepare_v2(s->db,
 	    "INSERT INTO targets (name, command, dir, created_ms) "
 	    "VALUES (?1, ?2, ?3, ?4) ON CONFLICT (name) DO UPDATE SET "
-	    "command = coalesce(?2, command), dir = coalesce(?3, dir) "
+	    "command = coalesce(?2, targets.command), "
+	    "dir = coalesce(?3, targets.dir) "
 	    "RETURNING id", -1, &st, NULL) != SQL_OK)
 		return store_sql_error(s, err, errlen, "saving the target");
 	bind_text(st, 1, name);
@@ -509,7 +510,8 @@ add_results(struct flaky_store *s, int64_t run_id, int64_t target,
 	}
 	if (many && sql_step(st) != SQL_DONE)
 		return store_sql_error(s, err, errlen, "adding results");
-	if (day < 0)
+	/* PostgreSQL's rollups are its trigger's (schema/pg/0002) */
+	if (day < 0 || sql_is_pg(s->db))
 		return 0;
 
 	/* One UPSERT for the chunk's rollup rows (a test twice in a chunk,
@@ -533,6 +535,32 @@ add_results(struct flaky_store *s, int64_t run_id, int64_t target,
 		if ((r = rollup_one(s, day, &p[i], err, errlen)) < 0)
 			return r;
 	}
+	return 0;
+}
+
+/* On PostgreSQL a result row carries its run's start, the partition key
+ * (schema/pg/0005-store.sql takes it from flaky.started_ms), and the
+ * week's partition must be there: made only when missing, since making
+ * one locks out other writers until the commit. */
+int
+store_pg_week(struct flaky_store *s, int64_t started_ms, char *err,
+    size_t errlen)
+{
+	struct sql_stmt	*st;
+	int		 rc;
+
+	if (sql_prepare_v2(s->db, "SELECT set_config('flaky.started_ms', "
+	    "?1::text, true), CASE WHEN to_regclass('results_' || "
+	    "to_char(to_timestamp((?1 - ?1 % 604800000) / 1000) AT TIME ZONE "
+	    "'UTC', 'YYYYMMDD')) IS NULL THEN flaky_make_partitions(?1, ?1) "
+	    "END", -1, &st, NULL) != SQL_OK)
+		return store_sql_error(s, err, errlen, "preparing");
+	sql_bind_int64(st, 1, started_ms);
+	rc = sql_step(st);
+	sql_finalize(st);
+	if (rc != SQL_ROW)
+		return store_sql_error(s, err, errlen, "making the week's "
+		    "partition of results");
 	return 0;
 }
 
@@ -663,6 +691,9 @@ flaky_store_run_finish(struct flaky_store *s, struct flaky_run_record *rec,
 	 * rollups. */
 	day = rec->kind == FLAKY_KIND_ALONE || rec->incomplete != NULL ? -1 :
 	    rec->started_ms / 86400000;
+	if (res != NULL && res->n > 0 && sql_is_pg(s->db) &&
+	    (r = store_pg_week(s, rec->started_ms, err, errlen)) < 0)
+		goto fail;
 	for (size_t i = 0; res != NULL && i < res->n; i += CHUNK) {
 		r = add_results(s, rec->id, rec->target_id, day, &res->v[i],
 		    res->n - i < CHUNK ? res->n - i : CHUNK, &tmp,

@@ -1,0 +1,187 @@
+"""Every command on either backend (issue 15, item 2): the same evidence
+ingested by flakyctl into a SQLite file and into a PostgreSQL database
+(--db postgresql://..., $FLAKY_DB), then the commands that read it run on
+both. The JSON of report, trend and triage must be identical; the other
+readers must agree too, or differ only where the backends do by design
+(stats: sizes)."""
+import datetime
+import json
+import os
+import subprocess
+
+import pytest
+
+from conftest import FLAKYCTL
+
+RUNS = 40
+TESTS = ("test_ok", "test_rare", "test_third", "test_boxa", "test_broken",
+         "test_skip", "test_slow")
+
+
+def outcome(test, i):
+    """Run i of a test: 'pass', 'fail' or 'skip'; deterministic."""
+    box_a = i % 2 == 1
+    if test == "test_rare":
+        return "fail" if i in (7, 23) else "pass"
+    if test == "test_third":
+        return "fail" if (i * 7) % 10 < 3 else "pass"
+    if test == "test_boxa":
+        return "fail" if box_a and i % 4 == 1 else "pass"
+    if test == "test_broken":
+        return "fail"
+    if test == "test_skip":
+        return "skip"
+    return "pass"
+
+
+def junit(i, when):
+    cases = []
+    for k, t in enumerate(TESTS):
+        o = outcome(t, i)
+        dur = 0.001 * (1 + (i * 13 + k * 7) % 50) + (2.5 if t == "test_slow"
+                                                        else 0)
+        body = ""
+        if o == "fail":
+            body = ('<failure message="AssertionError: assert %d == 4">'
+                    'E   AssertionError: assert %d == 4\nat line %d'
+                    '</failure>' % (i % 3, i % 3, 10 + k))
+        elif o == "skip":
+            body = '<skipped message="needs a GPU"/>'
+        cases.append('<testcase classname="tests.test_mod" name="%s" '
+                     'time="%.3f">%s</testcase>' % (t, dur, body))
+    fails = sum(outcome(t, i) == "fail" for t in TESTS)
+    return ('<?xml version="1.0" encoding="utf-8"?>\n<testsuites>'
+            '<testsuite name="pytest" tests="%d" failures="%d" errors="0" '
+            'skipped="1" timestamp="%s">%s</testsuite></testsuites>\n' %
+            (len(TESTS), fails, when, "".join(cases)))
+
+
+def ctl(db, *args, check=True, env=None):
+    p = subprocess.run([FLAKYCTL, "--db", db] + list(args),
+                       capture_output=True, text=True, timeout=120, env=env)
+    if check:
+        assert p.returncode in (0, 1), (args, p.stderr)
+        assert p.stderr == "" or "warning" not in p.stderr, p.stderr
+    return p
+
+
+@pytest.fixture(scope="module")
+def stores(pg, tmp_path_factory):
+    """(SQLite path, PostgreSQL URI) holding the same evidence: RUNS runs
+    of a target on two boxes, an hour apart, ending a day ago."""
+    d = tmp_path_factory.mktemp("backends")
+    start = (datetime.datetime.now(datetime.timezone.utc).replace(
+        minute=0, second=0, microsecond=0) - datetime.timedelta(days=3))
+    files = {"box-a": [], "box-b": []}
+    for i in range(RUNS):
+        when = (start + datetime.timedelta(hours=i - RUNS)).strftime(
+            "%Y-%m-%dT%H:%M:%S")
+        f = d / ("run%02d.xml" % i)
+        f.write_text(junit(i, when))
+        files["box-a" if i % 2 else "box-b"].append(str(f))
+    lite = str(d / "flaky.db")
+    uri = pg.createdb("backends")
+    for db in (lite, uri):
+        for box, fs in sorted(files.items()):
+            p = ctl(db, "ingest", "--target", "ci", "--box", box, *fs)
+            assert p.returncode == 0, p.stderr
+    return lite, uri
+
+
+def both(stores, *args):
+    """The JSON a command prints on each backend."""
+    out = []
+    for db in stores:
+        p = ctl(db, "--format", "json", *args)
+        out.append(json.loads(p.stdout))
+    return out
+
+
+@pytest.mark.parametrize("args", [
+    ("report",),
+    ("report", "--since", "30d"),
+    ("report", "--box", "box-a"),
+    ("report", "--since", "all"),
+    ("triage",),
+    ("trend", "tests.test_mod::test_third"),
+    ("trend", "tests.test_mod::test_boxa", "--weeks", "4"),
+])
+def test_json_identical(stores, args):
+    lite, pgj = both(stores, *args)
+    assert lite == pgj
+
+
+def test_report_has_the_evidence(stores):
+    """Not two empty answers: the report names the unstable tests with
+    the rates of the evidence, and the per-box split."""
+    lite, _ = both(stores, "report")
+    text = json.dumps(lite)
+    for t in ("test_rare", "test_third", "test_boxa", "test_broken"):
+        assert t in text, t
+
+
+@pytest.mark.parametrize("args", [
+    ("show", "tests.test_mod::test_third"),
+    ("ticket", "tests.test_mod::test_boxa"),
+    ("gate", "--since", "30d", "--max-broken", "0"),
+    ("quarantine", "list"),
+    ("clusters",),
+])
+def test_readers_agree(stores, args):
+    """The other readers print the same text on both backends."""
+    outs = []
+    for db in stores:
+        p = ctl(db, *args)
+        outs.append((p.returncode, p.stdout.replace(db, "DB")))
+    assert outs[0] == outs[1]
+
+
+def test_metrics_and_stats(stores):
+    lite, uri = stores
+    m = [ctl(db, "metrics").stdout for db in stores]
+    assert m[0] == m[1]
+    s = json.loads(ctl(uri, "--format", "json", "stats").stdout)
+    assert s["runs"] == RUNS
+
+
+def test_html_report(stores, tmp_path):
+    pages = []
+    for k, db in enumerate(stores):
+        out = tmp_path / ("r%d.html" % k)
+        ctl(db, "report", "--html", str(out))
+        pages.append(out.read_text())
+    assert pages[0] == pages[1]
+    assert "test_third" in pages[0]
+
+
+def test_env_and_config(stores, tmp_path):
+    """$FLAKY_DB and database: in the YAML take a URI as they take a
+    path."""
+    _, uri = stores
+    env = dict(os.environ, FLAKY_DB=uri)
+    p = subprocess.run([FLAKYCTL, "--format", "json", "report"],
+                       capture_output=True, text=True, timeout=60, env=env,
+                       cwd=tmp_path)
+    assert p.returncode in (0, 1), p.stderr
+    assert "test_third" in p.stdout
+    conf = tmp_path / "flaky.yaml"
+    conf.write_text("database: \"%s\"\ntargets: []\n" % uri)
+    p = subprocess.run([FLAKYCTL, "--config", str(conf), "--format", "json",
+                        "report"], capture_output=True, text=True,
+                       timeout=60, cwd=tmp_path)
+    assert p.returncode in (0, 1), p.stderr
+    assert "test_third" in p.stdout
+
+
+def test_prune_on_server(pg, tmp_path):
+    """prune deletes old raw results on the server too, rollups stay."""
+    uri = pg.createdb("prune")
+    f = tmp_path / "old.xml"
+    f.write_text(junit(7, "2026-01-05T10:00:00"))
+    assert ctl(uri, "ingest", "--target", "ci", str(f)).returncode == 0
+    n = lambda q: int(pg.query(q, db="prune")[0][0])
+    assert n("SELECT count(*) FROM results") == len(TESTS)
+    p = ctl(uri, "prune", "--older-than", "30d")
+    assert p.returncode == 0, p.stderr
+    assert n("SELECT count(*) FROM results") == 0
+    assert n("SELECT count(*) FROM rollups") > 0
