@@ -363,7 +363,7 @@ config_value(const char *path, const char *key, char *buf, size_t len)
 			v++;
 		}
 		if (*v != '\0' && *v != '/' && strrchr(path, '/') != NULL &&
-		    strcmp(key, "box") != 0)
+		    strcmp(key, "box") != 0 && !flaky_store_is_server(v))
 			snprintf(buf, len, "%.*s/%s",
 			    (int)(strrchr(path, '/') - path), path, v);
 		else

@@ -395,6 +395,12 @@ main(int argc, char **argv)
 	    DEFAULT_DATABASE);
 	d.socket_path = xstrdup(cfg->socket ? cfg->socket :
 	    FLAKY_DEFAULT_SOCKET);
+	/* flakyd writes a local file, its outbox when fleet: ships to a
+	 * server: an outage of the server must not stop the runs. */
+	if (flaky_store_is_server(d.db_path))
+		fatalx("%s: database: flakyd writes a local SQLite file; to "
+		    "store its runs on PostgreSQL, name the server in fleet: "
+		    "{url: ..., box: ...} (docs/fleet.md)", config);
 	take_lock(d.db_path);
 	/* Before any thread, the database and the socket, and before we are
 	 * a subreaper: the runs die with us even on kill -9 (guard.c). */

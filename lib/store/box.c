@@ -48,7 +48,7 @@ store_box_sql(struct flaky_store *s, const struct flaky_query *q, char *buf,
 	"(PARTITION BY ru.target_id ORDER BY ru.started_ms DESC, ru.id DESC) " \
 	"AS n FROM bt CROSS JOIN runs ru ON ru.target_id = bt.id " \
 	"WHERE %s AND +ru.id BETWEEN ?1 AND ?2 " \
-	"AND ru.started_ms >= ?4 AND ru.started_ms < ?5) " \
+	"AND ru.started_ms >= ?4 AND ru.started_ms < ?5) AS w " \
 	"WHERE ?8 <= 0 OR n <= k) " \
 	"SELECT r.test_id, coalesce(ru.box, ?6) AS b, " \
 	"sum(r.outcome IN (0, 1, 2, 5)), sum(r.outcome IN (1, 2)) " \

@@ -534,7 +534,7 @@ flaky_store_order_varies(struct flaky_store *s, int64_t target_id,
 	if (sql_prepare_v2(store_db(s),
 	    "SELECT count(*) FROM (SELECT DISTINCT seed FROM runs "
 	    "WHERE target_id = ?1 AND seed IS NOT NULL AND started_ms >= ?2 "
-	    "AND started_ms < ?3 LIMIT 2)", -1, &st, NULL) != SQL_OK)
+	    "AND started_ms < ?3 LIMIT 2) AS s", -1, &st, NULL) != SQL_OK)
 		return store_sql_error(s, err, errlen, "reading run orders");
 	sql_bind_int64(st, 1, target_id);
 	sql_bind_int64(st, 2, q->since_ms);

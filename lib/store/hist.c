@@ -5,6 +5,7 @@
 
 #include <math.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <sqlite3.h>
@@ -223,6 +224,54 @@ flaky_hist_quantile(const uint64_t *counts, double q)
 			return flaky_hist_value_ms(i);
 	}
 	return NAN;
+}
+
+/* PostgreSQL's integer[] (schema/pg/0002): "{c1,c2,NULL,...}" or
+ * "[lo:hi]={...}", element i the count of bucket i - 1. */
+static void
+hist_merge_array(const char *t, uint64_t *counts)
+{
+	long	 i = 1;
+	char	*end;
+
+	if (*t == '[') {
+		i = strtol(t + 1, &end, 10);
+		if ((t = strchr(end, '=')) == NULL)
+			return;
+		t++;
+	}
+	if (*t++ != '{')
+		return;
+	for (; *t != '\0' && *t != '}'; i++) {
+		if (strncmp(t, "NULL", 4) == 0)
+			t += 4;
+		else {
+			long long v = strtoll(t, &end, 10);
+
+			if (end == t)
+				return;
+			if (i >= 1 && i <= FLAKY_HIST_BUCKETS && v > 0)
+				counts[i - 1] += (uint64_t)v;
+			t = end;
+		}
+		if (*t == ',')
+			t++;
+	}
+}
+
+void
+store_hist_merge_col(struct sql_stmt *st, int col, uint64_t *counts)
+{
+	switch (sql_column_type(st, col)) {
+	case SQL_BLOB:
+		flaky_hist_merge(sql_column_blob(st, col),
+		    (size_t)sql_column_bytes(st, col), counts);
+		break;
+	case SQL_TEXT:
+		hist_merge_array((const char *)sql_column_text(st, col),
+		    counts);
+		break;
+	}
 }
 
 int

@@ -78,9 +78,9 @@ flaky_store_prune(struct flaky_store *s, int64_t before_ms,
 			    "0)) FROM results res JOIN runs r ON r.id = "
 			    "res.run_id WHERE res.run_id = ?1 AND res.outcome "
 			    "IN (1, 2) GROUP BY 1, 2 ON CONFLICT (day, test_id) "
-			    "DO UPDATE SET runs = runs + excluded.runs, "
-			    "wall_us = wall_us + excluded.wall_us, "
-			    "cpu_us = cpu_us + excluded.cpu_us", ids[i], 0,
+			    "DO UPDATE SET runs = budget.runs + excluded.runs, "
+			    "wall_us = budget.wall_us + excluded.wall_us, "
+			    "cpu_us = budget.cpu_us + excluded.cpu_us", ids[i], 0,
 			    NULL, err, errlen)) < 0 ||
 			    (r = exec2(s, "DELETE FROM results WHERE run_id = ?1",
 			    ids[i], 0, &ps->results, err, errlen)) < 0 ||
@@ -95,7 +95,8 @@ flaky_store_prune(struct flaky_store *s, int64_t before_ms,
 		if (r == 0)
 			r = exec2(s, "INSERT INTO store_meta (key, value) VALUES "
 			    "('pruned_before_ms', ?1) ON CONFLICT (key) DO UPDATE "
-			    "SET value = max(value, ?1)", before_ms, 0, NULL, err,
+			    "SET value = max(store_meta.value, ?1)", before_ms, 0,
+			    NULL, err,
 			    errlen);
 		if (r < 0) {
 			flaky_store_rollback(s);
@@ -121,7 +122,8 @@ flaky_store_prune(struct flaky_store *s, int64_t before_ms,
 	    &dummy, err, errlen)) < 0 ||
 	    (r = exec2(s, "INSERT INTO store_meta (key, value) VALUES "
 	    "('pruned_before_ms', ?1) ON CONFLICT (key) DO UPDATE SET "
-	    "value = max(value, ?1)", before_ms, 0, &dummy, err, errlen)) < 0) {
+	    "value = max(store_meta.value, ?1)", before_ms, 0, &dummy, err,
+	    errlen)) < 0) {
 		flaky_store_rollback(s);
 		return r;
 	}
@@ -186,6 +188,17 @@ flaky_store_db_stats(struct flaky_store *s, struct flaky_db_stats *d,
 			d->schema_version = (int)v;
 		else
 			*(int64_t *)(void *)((char *)d + q[i].off) = v;
+	}
+	if (sql_is_pg(store_db(s))) {
+		/* the server's database and its own schema version
+		 * (schema/pg); no pages of SQLite's */
+		if ((r = store_scalar(s, "SELECT pg_database_size("
+		    "current_database())", 0, 0, &d->file_bytes, err,
+		    errlen)) < 0 || (r = store_scalar(s, "SELECT max(version) "
+		    "FROM schema_version", 0, -1, &v, err, errlen)) < 0)
+			return r;
+		d->schema_version = (int)v;
+		return 0;
 	}
 	d->file_bytes = file_size(flaky_store_path(s), "");
 	d->wal_bytes = file_size(flaky_store_path(s), "-wal");

@@ -267,7 +267,7 @@ const char store_sql_test_stats_rollups[] =
     "JOIN targets tg ON tg.id = t.target_id "
     "WHERE ru.day >= ?1 AND ru.day < ?2 "
     "AND (tg.name = ?3 OR ?3 IS NULL) "
-    "ORDER BY ru.test_id";
+    "ORDER BY ru.test_id, ru.day";
 
 /* From the rollups: one row per (test, day), folded per test. */
 static int
@@ -314,12 +314,8 @@ stats_rollups(struct flaky_store *s, const struct flaky_query *q,
 		row->runs += sql_column_int64(st, 4);
 		row->failures += sql_column_int64(st, 5);
 		row->skips += sql_column_int64(st, 6);
-		if (sql_column_type(st, 7) == SQL_BLOB)
-			flaky_hist_merge(sql_column_blob(st, 7),
-			    (size_t)sql_column_bytes(st, 7), ph);
-		if (sql_column_type(st, 8) == SQL_BLOB)
-			flaky_hist_merge(sql_column_blob(st, 8),
-			    (size_t)sql_column_bytes(st, 8), fh);
+		store_hist_merge_col(st, 7, ph);
+		store_hist_merge_col(st, 8, fh);
 	}
 	if (rc != SQL_DONE) {
 		r = store_sql_error(s, err, errlen, "reading the rollups");

@@ -115,6 +115,7 @@ struct sql_stmt {
 	int		*len;
 	int		*fmt;		/* 1: binary (blobs) */
 	unsigned int	*type;		/* an Oid, 0: the server's guess */
+	char		*used;		/* does the text use $i + 1? */
 	void		*res;		/* PGresult */
 	int		 row, nrows, ncols;
 	int		 state;		/* 0: not run, 1: rows, 2: done */

@@ -238,9 +238,18 @@ sql_pg_prepare(struct sql *c, const char *text, struct sql_stmt *st)
 		st->len = calloc((size_t)n, sizeof *st->len);
 		st->fmt = calloc((size_t)n, sizeof *st->fmt);
 		st->type = calloc((size_t)n, sizeof *st->type);
+		st->used = calloc((size_t)n, 1);
 		if (st->val == NULL || st->len == NULL || st->fmt == NULL ||
-		    st->type == NULL)
+		    st->type == NULL || st->used == NULL)
 			return SQL_NOMEM;
+		/* A parameter the text does not use (SQLite's ?4 without ?2)
+		 * still needs a type: text. */
+		for (p = st->text; (p = strchr(p, '$')) != NULL; p++)
+			if (isdigit((unsigned char)p[1]))
+				st->used[atoi(p + 1) - 1] = 1;
+		for (int i = 0; i < n; i++)
+			if (!st->used[i])
+				st->type[i] = 25;
 	}
 	(void)c;
 	return SQL_OK;
@@ -266,7 +275,7 @@ sql_pg_bind(struct sql_stmt *st, int i, const void *v, int len, int fmt,
 	st->val[i - 1] = copy;
 	st->len[i - 1] = len;
 	st->fmt[i - 1] = fmt;
-	st->type[i - 1] = v != NULL ? type : 0;
+	st->type[i - 1] = !st->used[i - 1] ? 25 : v != NULL ? type : 0;
 	return SQL_OK;
 }
 
@@ -304,6 +313,7 @@ sql_pg_free(struct sql_stmt *st)
 	free(st->len);
 	free(st->fmt);
 	free(st->type);
+	free(st->used);
 	free(st->text);
 }
 

@@ -9,6 +9,7 @@
 
 #include <sqlite3.h>
 
+#include "fleet/fleet.h"
 #include "util/util.h"
 #include "store/store.h"
 #include "store_int.h"
@@ -23,6 +24,12 @@ int
 store_in_tx(const struct flaky_store *s)
 {
 	return s->in_tx;
+}
+
+int
+flaky_store_is_server(const char *path)
+{
+	return flaky_fleet_is_uri(path);
 }
 
 const char *

@@ -80,8 +80,12 @@ struct flaky_run_record {
 					 * (issue 18); 0: the whole suite */
 };
 
+/* path: a SQLite file, or a PostgreSQL connection URI (postgresql:// or
+ * postgres://; docs/fleet.md), which the same calls read and write. */
 int	 flaky_store_open(const char *path, int flags,
 	    struct flaky_store **ret, char *err, size_t errlen);
+/* Does path name a PostgreSQL database rather than a file? */
+int	 flaky_store_is_server(const char *path);
 void	 flaky_store_close(struct flaky_store *);
 const char *flaky_store_path(const struct flaky_store *);
 /* The box (issue 15) this store records with every run written that

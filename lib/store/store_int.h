@@ -91,6 +91,9 @@ int	 store_idcache_put(struct idcache *, uint64_t hash, int64_t key,
 /* flaky_hist_add(hist, duration_us) on a connection (hist.c); returns an
  * SQLite result code. */
 int	 store_hist_register(sqlite3 *);
+/* Add the histogram in a column (SQLite's blob, PostgreSQL's array) to
+ * counts[FLAKY_HIST_BUCKETS]. */
+void	 store_hist_merge_col(struct sql_stmt *, int, uint64_t *);
 
 /* The process that writes a running row (owner.c). */
 struct store_owner {

@@ -22,3 +22,9 @@ LANGUAGE sql IMMUTABLE AS $$
 	SELECT CASE WHEN b IS NULL THEN s ELSE coalesce(s, 0) + b::integer END
 $$;
 CREATE AGGREGATE sum(boolean) (SFUNC = flaky_sum_bool, STYPE = bigint);
+
+-- SQLite's max(a, b) and min(a, b) of two values.
+CREATE FUNCTION max(a numeric, b numeric) RETURNS numeric
+LANGUAGE sql IMMUTABLE AS $$ SELECT greatest(a, b) $$;
+CREATE FUNCTION min(a numeric, b numeric) RETURNS numeric
+LANGUAGE sql IMMUTABLE AS $$ SELECT least(a, b) $$;
