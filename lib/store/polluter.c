@@ -18,10 +18,12 @@ flaky_store_polluter_put(struct flaky_store *s,
 	struct sql_stmt	*st;
 	int		 r;
 
-	if ((r = store_prepare(s, "INSERT OR REPLACE INTO polluters (test_id, "
+	if ((r = store_prepare(s, "INSERT INTO polluters (test_id, "
 	    "from_run_id, candidates, members, reruns, minimal, command, "
-	    "made_ms) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)", &st, err,
-	    errlen)) < 0)
+	    "made_ms) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8) "
+	    "ON CONFLICT (test_id) DO UPDATE SET from_run_id = ?2, "
+	    "candidates = ?3, members = ?4, reruns = ?5, minimal = ?6, "
+	    "command = ?7, made_ms = ?8", &st, err, errlen)) < 0)
 		return r;
 	sql_bind_int64(st, 1, p->test_id);
 	sql_bind_int64(st, 2, p->from_run_id);

@@ -21,8 +21,9 @@ flaky_store_quarantine_add(struct flaky_store *s, int64_t test_id,
 
 	if ((r = store_prepare(s, "INSERT INTO quarantine (test_id, reason, "
 	    "ticket, added_ms) VALUES (?1, ?2, ?3, ?4) ON CONFLICT (test_id) "
-	    "DO UPDATE SET reason = ?2, ticket = coalesce(?3, ticket)", &st,
-	    err, errlen)) < 0)
+	    "DO UPDATE SET reason = ?2, "
+	    "ticket = coalesce(?3, quarantine.ticket)", &st, err,
+	    errlen)) < 0)
 		return r;
 	sql_bind_int64(st, 1, test_id);
 	sql_bind_text(st, 2, reason, -1, SQL_STATIC);

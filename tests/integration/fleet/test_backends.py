@@ -192,3 +192,49 @@ def test_prune_on_server(pg, tmp_path):
     assert p.returncode == 0, p.stderr
     assert n("SELECT count(*) FROM results") == 0
     assert n("SELECT count(*) FROM rollups") > 0
+
+
+# A test that fails on every other run, counted in a file: deterministic.
+FLIP = ("import os\n"
+        "def test_flip():\n"
+        "    n = int(open('n').read()) if os.path.exists('n') else 0\n"
+        "    open('n', 'w').write(str(n + 1))\n"
+        "    assert n % 2 == 0\n"
+        "def test_fine():\n"
+        "    pass\n")
+
+
+def test_analyze_and_confirm_write_to_the_server(pg, tmp_path):
+    """analyze and confirm store their runs on the server directly; what
+    they print is what the server then holds."""
+    uri = pg.createdb("analyze")
+    (tmp_path / "test_flip.py").write_text(FLIP)
+    (tmp_path / "flaky.yaml").write_text(
+        "targets:\n  - name: flip\n"
+        "    command: /usr/bin/pytest -p no:random_order -v test_flip.py\n"
+        "    schedule: every 1h\n"
+        "    isolate: /usr/bin/pytest -p no:random_order -v {test}\n")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("FLAKY_")}
+    p = subprocess.run([FLAKYCTL, "--db", uri, "--format", "json",
+                        "analyze", "--runs", "6", "--target", "flip", "--",
+                        "/usr/bin/pytest", "-p", "no:random_order", "-v",
+                        "test_flip.py"], cwd=tmp_path, env=env,
+                       capture_output=True, text=True, timeout=300)
+    assert p.returncode in (0, 1), p.stderr
+    flip = [t for t in json.loads(p.stdout)["tests"]
+            if t["test"] == "test_flip.py::test_flip"][0]
+    assert (flip["runs"], flip["failures"]) == (6, 3)
+    q = lambda sql: pg.query(sql, db="analyze")[0][0]
+    assert q("SELECT count(*) FROM runs WHERE kind = 'suite' AND "
+             "status = 'done'") == "6"
+    assert q("SELECT count(*) FROM results") == "12"
+    assert q("SELECT sum(failures) FROM rollups") == "3"
+    p = subprocess.run([FLAKYCTL, "--db", uri, "--config",
+                        str(tmp_path / "flaky.yaml"), "confirm",
+                        "--max-runs", "4", "--budget", "2m"], cwd=tmp_path,
+                       env=env, capture_output=True, text=True, timeout=300)
+    assert p.returncode in (0, 1), p.stderr
+    alone = int(q("SELECT count(*) FROM runs WHERE kind = 'alone'"))
+    assert 1 <= alone <= 4, p.stdout
+    # runs alone stay out of the rates, as on SQLite
+    assert q("SELECT sum(runs) FROM rollups") == "12"
