@@ -48,6 +48,16 @@ flaky_store_prune(struct flaky_store *s, int64_t before_ms,
 	int		 r = 0, rc, n;
 
 	memset(ps, 0, sizeof *ps);
+	/* On PostgreSQL the weeks wholly before the horizon go first, a
+	 * partition at a time (schema/pg/0002: their budget moved as below);
+	 * the runs of the week it cuts are pruned one by one. */
+	if (sql_is_pg(store_db(s)) && ((r = flaky_store_begin(s, err,
+	    errlen)) < 0 || (r = store_scalar(s, "SELECT "
+	    "flaky_drop_partitions(?1)", before_ms, 0, &dummy, err,
+	    errlen)) < 0 || (r = flaky_store_commit(s, err, errlen)) < 0)) {
+		flaky_store_rollback(s);
+		return r;
+	}
 	for (;;) {
 		/* The next batch of runs that still hold raw data. */
 		if ((r = store_prepare(s, "SELECT id FROM runs WHERE id > ?1 "
