@@ -102,6 +102,7 @@ struct sql {
 	sqlite3		*lite;		/* or NULL: PostgreSQL */
 	struct flaky_fleet *fleet;
 	int64_t		 changes;	/* the last statement's rows */
+	unsigned int	 nprepared;	/* names of prepared statements */
 	int		 errcode;	/* an SQL_ code */
 	char		 errmsg[512];
 };
@@ -116,6 +117,9 @@ struct sql_stmt {
 	int		*fmt;		/* 1: binary (blobs) */
 	unsigned int	*type;		/* an Oid, 0: the server's guess */
 	char		*used;		/* does the text use $i + 1? */
+	unsigned int	*ptype;		/* the types it was prepared with */
+	unsigned int	 execs;
+	char		 name[24];	/* prepared on the server; "": not */
 	void		*res;		/* PGresult */
 	int		 row, nrows, ncols;
 	int		 state;		/* 0: not run, 1: rows, 2: done */

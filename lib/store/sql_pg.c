@@ -306,7 +306,14 @@ sql_pg_reset(struct sql_stmt *st)
 void
 sql_pg_free(struct sql_stmt *st)
 {
+	char	 q[64];
+
 	sql_pg_reset(st);
+	if (st->name[0] != '\0') {
+		snprintf(q, sizeof q, "DEALLOCATE %s", st->name);
+		PQclear(PQexec(conn(st->db), q));
+	}
+	free(st->ptype);
 	for (int i = 0; i < st->nparam && st->val != NULL; i++)
 		free(st->val[i]);
 	free(st->val);
@@ -315,6 +322,42 @@ sql_pg_free(struct sql_stmt *st)
 	free(st->type);
 	free(st->used);
 	free(st->text);
+}
+
+/* A statement run a second time (a cached one: the writes, ingest's) is
+ * prepared on the server, which then parses and plans it once; one run
+ * once (most reads) is not, which would cost two more round trips. Not
+ * transactional: a prepared statement outlives a rollback. */
+static void
+pg_prepare(struct sql_stmt *st)
+{
+	struct sql	*c = st->db;
+	PGresult	*res;
+	char		 name[sizeof st->name];
+
+	if (st->nparam > 0 && (st->ptype = malloc((size_t)st->nparam *
+	    sizeof *st->ptype)) == NULL)
+		return;
+	if (st->nparam > 0)
+		memcpy(st->ptype, st->type, (size_t)st->nparam *
+		    sizeof *st->ptype);
+	snprintf(name, sizeof name, "flaky%u", ++c->nprepared);
+	res = PQprepare(conn(c), name, st->text, st->nparam, st->type);
+	if (PQresultStatus(res) == PGRES_COMMAND_OK)
+		memcpy(st->name, name, sizeof name);
+	PQclear(res);
+}
+
+/* Do this execution's parameters fit the types it was prepared with?
+ * (A value where the server guessed the type from a NULL, or of another
+ * type: sent unprepared.) */
+static int
+pg_types_fit(const struct sql_stmt *st)
+{
+	for (int i = 0; i < st->nparam; i++)
+		if (st->val[i] != NULL && st->type[i] != st->ptype[i])
+			return 0;
+	return 1;
 }
 
 int
@@ -336,8 +379,14 @@ sql_pg_step(struct sql_stmt *st)
 		st->state = 2;
 		return SQL_DONE;
 	}
-	res = PQexecParams(conn(c), st->text, st->nparam, st->type,
-	    (const char *const *)st->val, st->len, st->fmt, 0);
+	if (st->execs++ == 1)
+		pg_prepare(st);
+	if (st->name[0] != '\0' && pg_types_fit(st))
+		res = PQexecPrepared(conn(c), st->name, st->nparam,
+		    (const char *const *)st->val, st->len, st->fmt, 0);
+	else
+		res = PQexecParams(conn(c), st->text, st->nparam, st->type,
+		    (const char *const *)st->val, st->len, st->fmt, 0);
 	switch (PQresultStatus(res)) {
 	case PGRES_COMMAND_OK:
 		c->changes = strtoll(PQcmdTuples(res), NULL, 10);
