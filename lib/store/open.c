@@ -425,9 +425,7 @@ lite_open(const char *path, int oflags, struct sql **ret, char *err,
 
 /* A PostgreSQL database (docs/fleet.md): connected through lib/fleet,
  * which keeps credentials out of the URI, and its schema brought forward
- * (the first command against a new database creates it). Rows left
- * running are not marked here: the processes that own them live on the
- * boxes. */
+ * (the first command against a new database creates it). */
 static int
 pg_open(struct flaky_store *s, char *err, size_t errlen)
 {
@@ -480,8 +478,7 @@ flaky_store_open(const char *path, int flags, struct flaky_store **ret,
 	if (flaky_fleet_is_uri(path)) {
 		if ((r = pg_open(s, err, errlen)) < 0)
 			goto fail;
-		*ret = s;
-		return 0;
+		goto opened;
 	}
 	if (flags & FLAKY_STORE_READONLY) {
 		if (stat(path, &st) == -1) {
@@ -539,6 +536,7 @@ flaky_store_open(const char *path, int flags, struct flaky_store **ret,
 	}
 	if ((r = migrate(s, err, errlen)) < 0)
 		goto fail;
+opened:
 	/* Rows left running by a process that is gone can never finish:
 	 * any writer that opens the database says so. Cheap when there are
 	 * none (a read of a partial index, no lock). Best effort: a busy

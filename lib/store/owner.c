@@ -100,11 +100,15 @@ store_owner_self(struct store_owner *ret)
  * one can finish them. mine: the owner is this very process. */
 static int
 owner_gone(const struct store_owner *me, const char *boot, int64_t pid,
-    int64_t start, int *mine)
+    int64_t start, int shared, int *mine)
 {
 	int64_t	 st;
 
 	*mine = 0;
+	/* On a server many machines write: another boot id is another
+	 * machine, whose processes this one cannot see. */
+	if (shared && (boot == NULL || strcmp(boot, me->boot) != 0))
+		return 0;
 	if (boot == NULL || pid <= 0 || me->pid == 0)
 		return 1;
 	if (strcmp(boot, me->boot) != 0)
@@ -152,7 +156,8 @@ collect(struct flaky_store *s, int64_t target_id, int mine_too,
 
 		if (!owner_gone(&me, boot, sql_column_type(st, 2) ==
 		    SQL_NULL ? 0 : sql_column_int64(st, 2),
-		    sql_column_int64(st, 3), &mine) && !(mine && mine_too))
+		    sql_column_int64(st, 3), sql_is_pg(store_db(s)), &mine) &&
+		    !(mine && mine_too))
 			continue;
 		if (flaky_array_grow(&v, &cap, n, sizeof *v) < 0) {
 			r = -ENOMEM;

@@ -238,3 +238,39 @@ def test_analyze_and_confirm_write_to_the_server(pg, tmp_path):
     assert 1 <= alone <= 4, p.stdout
     # runs alone stay out of the rates, as on SQLite
     assert q("SELECT sum(runs) FROM rollups") == "12"
+
+
+def test_interrupted_runs_on_a_shared_server(pg, tmp_path):
+    """A writer marks the running rows of its own machine's dead
+    processes interrupted, as on SQLite, and leaves another machine's
+    (another boot id) alone: it cannot see that machine's processes."""
+    import signal
+    import time
+    uri = pg.createdb("orphans")
+    (tmp_path / "test_s.py").write_text(
+        "import time\ndef test_slow():\n    time.sleep(60)\n")
+    proc = subprocess.Popen([FLAKYCTL, "--db", uri, "analyze", "--runs", "1",
+                             "--", "/usr/bin/pytest", "-v", "test_s.py"],
+                            cwd=tmp_path, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL, start_new_session=True)
+    q = lambda sql: pg.query(sql, db="orphans")
+    try:
+        deadline = time.monotonic() + 60
+        while (pg.query("SELECT to_regclass('runs') IS NOT NULL",
+                        db="orphans")[0][0] != "t" or
+               q("SELECT count(*) FROM runs WHERE status = 'running'")[0][0]
+               == "0"):
+            assert proc.poll() is None
+            assert time.monotonic() < deadline, "no running row in 60 s"
+            time.sleep(0.05)
+    finally:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+    q("INSERT INTO runs (target_id, status, trigger, started_ms, kind, "
+      "owner_boot, owner_pid, owner_start, box) SELECT target_id, "
+      "'running', 'manual', started_ms, 'suite', 'another-machine', 1, 1, "
+      "'box-z' FROM runs LIMIT 1")
+    p = ctl(uri, "prune", "--older-than", "999d")
+    assert p.returncode == 0, p.stderr
+    rows = q("SELECT status, coalesce(box, '') FROM runs ORDER BY id")
+    assert rows == [["interrupted", rows[0][1]], ["running", "box-z"]], rows
