@@ -12,8 +12,9 @@
 
 /* Global options: every command takes them, so no entry repeats them. */
 const struct cmd_option cmd_global_options[] = {
-	{ "db", 0, CTL_OPT_DB, "PATH", "the database (default $FLAKY_DB, "
-	    "the config's database:, then ./flaky.db)" },
+	{ "db", 0, CTL_OPT_DB, "PATH", "the database, a file or a "
+	    "postgresql:// URI (default $FLAKY_DB, the config's database:, "
+	    "then ./flaky.db)" },
 	{ "config", 0, CTL_OPT_CONFIG, "FILE", "the configuration file "
 	    "(default $FLAKY_CONFIG, then /etc/flaky/flaky.yaml)" },
 	{ "socket", 0, CTL_OPT_SOCKET, "PATH", "flakyd's control socket "
