@@ -28,6 +28,12 @@ uri_rest(const char *url)
 	return NULL;
 }
 
+int
+cfg_is_uri(const char *s)
+{
+	return uri_rest(s) != NULL;
+}
+
 /* Whether the query string (after '?') names a password parameter. */
 static int
 query_has_password(const char *q)

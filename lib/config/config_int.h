@@ -60,6 +60,8 @@ int	 cfg_get_bool(struct ctx *c, const yaml_node_t *n, const char *key,
 	    int *ret);
 int	 cfg_get_duration(struct ctx *c, const yaml_node_t *n,
 	    const char *key, int64_t min_ms, int64_t *ret);
+/* Does s start with postgresql:// or postgres:// (config_fleet.c)? */
+int	 cfg_is_uri(const char *s);
 int	 cfg_get_path(struct ctx *c, const yaml_node_t *n, const char *key,
 	    const char *expect, char **ret);
 int	 cfg_get_regex(struct ctx *c, const yaml_node_t *n, const char *key,

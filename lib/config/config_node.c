@@ -215,7 +215,8 @@ cfg_get_duration(struct ctx *c, const yaml_node_t *n, const char *key,
 	return 0;
 }
 
-/* A relative path becomes one under the file's directory. */
+/* A relative path becomes one under the file's directory; a PostgreSQL
+ * URI (database: for flakyctl, docs/fleet.md) stays as written. */
 int
 cfg_get_path(struct ctx *c, const yaml_node_t *n, const char *key,
     const char *expect, char **ret)
@@ -227,7 +228,7 @@ cfg_get_path(struct ctx *c, const yaml_node_t *n, const char *key,
 		return r;
 	free(*ret);
 	*ret = NULL;
-	if (v[0] == '/')
+	if (v[0] == '/' || cfg_is_uri(v))
 		*ret = strdup(v);
 	else if (strcmp(v, ".") == 0)
 		*ret = strdup(c->basedir);

@@ -11,7 +11,7 @@ import subprocess
 
 import pytest
 
-from conftest import FLAKYCTL
+from conftest import FLAKYCTL, FLAKYD
 
 RUNS = 40
 TESTS = ("test_ok", "test_rare", "test_third", "test_boxa", "test_broken",
@@ -274,3 +274,19 @@ def test_interrupted_runs_on_a_shared_server(pg, tmp_path):
     assert p.returncode == 0, p.stderr
     rows = q("SELECT status, coalesce(box, '') FROM runs ORDER BY id")
     assert rows == [["interrupted", rows[0][1]], ["running", "box-z"]], rows
+
+
+def test_flakyd_refuses_a_server_as_its_database(tmp_path):
+    """flakyd writes a local outbox; a URI as database: is refused at
+    start with the way to the server (fleet:), before anything runs."""
+    conf = tmp_path / "flaky.yaml"
+    conf.write_text("database: \"postgresql:///x?host=/nonexistent\"\n"
+                    "socket: %s\ntargets:\n  - name: t\n    command: "
+                    "/bin/true\n    schedule: every 1h\n" %
+                    (tmp_path / "s.sock"))
+    p = subprocess.run([FLAKYD, "--config", str(conf), "--foreground"],
+                       capture_output=True, text=True, timeout=30,
+                       cwd=tmp_path)
+    assert p.returncode != 0
+    assert "fleet:" in p.stderr and "local SQLite file" in p.stderr, p.stderr
+    assert not list(tmp_path.glob("postgresql*")), "a lock file was made"
