@@ -290,3 +290,31 @@ def test_flakyd_refuses_a_server_as_its_database(tmp_path):
     assert p.returncode != 0
     assert "fleet:" in p.stderr and "local SQLite file" in p.stderr, p.stderr
     assert not list(tmp_path.glob("postgresql*")), "a lock file was made"
+
+
+def test_dashboard_api_on_both(stores):
+    """flakyctl serve reads the server through its worker threads' own
+    connections: the API's JSON is the same on both backends."""
+    import signal
+    import urllib.request
+    got = []
+    for db in stores:
+        proc = subprocess.Popen([FLAKYCTL, "--db", db, "serve", "--listen",
+                                 "127.0.0.1:0"], stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, text=True)
+        try:
+            line = proc.stdout.readline()
+            assert line.startswith("serving "), (line, proc.stderr.read())
+            url = line.split()[-1].rstrip("/")
+            get = lambda path: json.loads(urllib.request.urlopen(
+                url + path, timeout=30).read())
+            pages = [get("/api/v1/tests"), get("/api/v1/runs")]
+            third = [t["id"] for t in pages[0]["tests"]
+                     if t["test"].endswith("::test_third")][0]
+            pages.append(get("/api/v1/test/%d" % third))
+            got.append(pages)
+        finally:
+            proc.send_signal(signal.SIGTERM)
+            proc.wait(timeout=15)
+    assert got[0] == got[1]
+    assert any(t["test"].endswith("test_third") for t in got[0][0]["tests"])
