@@ -12,7 +12,8 @@
 # the rollup trigger runs as it does for a shipping batch). ROUNDS (5)
 # timings of each query; the medians and their ratio are printed, with
 # EXPLAIN ANALYZE of both. Exits 1 when the report takes 0.5 s or more.
-# TESTS, RUNS, DAYS change the size (defaults 1000, 27000, 30).
+# TESTS, RUNS, DAYS change the size (defaults 1000, 27000, 30). FLAKYCTL
+# (build/cli/flakyctl) is the command timed.
 set -eu
 cd "$(dirname "$0")/.."
 
@@ -24,11 +25,14 @@ base=1790812800000	# 2026-10-01T00:00:00Z: figures that repeat
 day=86400000
 
 dir=$(mktemp -d /tmp/flakypg.XXXXXXXX)
-trap 'scripts/pgtmp.sh stop "$dir" >/dev/null 2>&1 || true' EXIT INT TERM
+# KEEP=1: leave the cluster running (its URI is printed), to look into.
+[ -n "${KEEP:-}" ] ||
+    trap 'scripts/pgtmp.sh stop "$dir" >/dev/null 2>&1 || true' EXIT INT TERM
 uri=$(PG_SHARED_BUFFERS=${PG_SHARED_BUFFERS:-1GB} nice -n 10 \
     scripts/pgtmp.sh start "$dir")
 sql() { psql -X -q -A -t -v ON_ERROR_STOP=1 -d "$uri" "$@"; }
 
+[ -z "${KEEP:-}" ] || echo "cluster: $uri (stop: scripts/pgtmp.sh stop $dir)" >&2
 for f in schema/pg/[0-9]*.sql; do
 	sql -1 -f "$f" >/dev/null
 	sql -c "INSERT INTO schema_version (version, name) VALUES

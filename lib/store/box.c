@@ -55,6 +55,8 @@ store_box_sql(struct flaky_store *s, const struct flaky_query *q, char *buf,
 	"FROM wr CROSS JOIN runs ru ON ru.id = wr.id " \
 	"CROSS JOIN results r ON r.run_id = ru.id " \
 	"WHERE r.test_id IN (SELECT value FROM json_each(?7)) " \
+	"AND r.run_id BETWEEN (SELECT min(id) FROM wr) " \
+	"AND (SELECT max(id) FROM wr) " \
 	"GROUP BY r.test_id, b ORDER BY r.test_id, b"
 
 /* The SQL of flaky_store_box_stats, for its query plan in the tests. */
@@ -73,9 +75,8 @@ store_box_stats_sql(struct flaky_store *s, const struct flaky_query *q)
 	return sql;
 }
 
-/* ids as a JSON array for json_each. */
-static char *
-ids_json(const int64_t *ids, size_t n)
+char *
+store_ids_json(const int64_t *ids, size_t n)
 {
 	struct flaky_buf b;
 
@@ -125,7 +126,7 @@ flaky_store_box_stats(struct flaky_store *s, const struct flaky_query *q,
 	if (nids == 0)
 		return 0;
 	if ((sql = store_box_stats_sql(s, q)) == NULL ||
-	    (list = ids_json(ids, nids)) == NULL) {
+	    (list = store_ids_json(ids, nids)) == NULL) {
 		r = -ENOMEM;
 		goto out;
 	}

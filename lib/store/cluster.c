@@ -35,10 +35,16 @@ const char store_sql_cofail_fails[] =
     "WHERE r.outcome IN (1, 2) AND r.run_id BETWEEN ?1 AND ?2 "
     "ORDER BY r.test_id, r.run_id";
 
-/* Who ran in a range of runs: the results' own order (run, position). */
+/* Who ran in a range of runs: the results' own order (run, position).
+ * On PostgreSQL only the kept tests' rows (?3), which are a few of the
+ * suite's: every row there crosses the network. */
 static const char sql_ran[] =
     "SELECT run_id, test_id FROM results "
     "WHERE run_id BETWEEN ?1 AND ?2 AND outcome IN (0, 1, 2, 5)";
+static const char sql_ran_kept[] =
+    "SELECT run_id, test_id FROM results "
+    "WHERE run_id BETWEEN ?1 AND ?2 AND outcome IN (0, 1, 2, 5) "
+    "AND test_id IN (SELECT value FROM json_each(?3))";
 
 static const char sql_name[] =
     "SELECT t.name, tg.id, tg.name FROM tests t "
@@ -305,12 +311,31 @@ read_ran(struct flaky_store *s, struct flaky_cofail *c, size_t *caps)
 	long		 run = -1;
 	int		 rc, r = 0;
 
-	if (sql_prepare_v2(store_db(s), sql_ran, -1, &st, NULL) !=
-	    SQL_OK)
+	int		 pg = sql_is_pg(store_db(s));
+	char		*kept = NULL;
+
+	if (pg) {
+		int64_t	*ids = calloc(c->ntests + 1, sizeof *ids);
+
+		if (ids == NULL)
+			return -ENOMEM;
+		for (size_t i = 0; i < c->ntests; i++)
+			ids[i] = c->tests[i].test_id;
+		kept = store_ids_json(ids, c->ntests);
+		free(ids);
+		if (kept == NULL)
+			return -ENOMEM;
+	}
+	if (sql_prepare_v2(store_db(s), pg ? sql_ran_kept : sql_ran, -1, &st,
+	    NULL) != SQL_OK) {
+		free(kept);
 		return -EIO;
+	}
 	slot = test_slots(c, &max);
 	sql_bind_int64(st, 1, c->runs[0].id);
 	sql_bind_int64(st, 2, c->runs[c->nruns - 1].id);
+	if (kept != NULL)
+		sql_bind_text(st, 3, kept, -1, SQL_STATIC);
 	while ((rc = sql_step(st)) == SQL_ROW) {
 		if ((id = sql_column_int64(st, 0)) != last_id) {
 			last_id = id;
@@ -337,6 +362,7 @@ read_ran(struct flaky_store *s, struct flaky_cofail *c, size_t *caps)
 	}
 	sql_finalize(st);
 	free(slot);
+	free(kept);
 	if (r == 0 && rc != SQL_DONE)
 		r = -EIO;
 	return r;

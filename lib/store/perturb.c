@@ -56,6 +56,28 @@ store_bind_window(struct sql_stmt *st, const struct flaky_query *q)
 	"GROUP BY r.test_id, ru.perturbation " \
 	"ORDER BY r.test_id, ru.perturbation IS NOT NULL, ru.perturbation"
 
+/* Has the window a perturbed run? 1, 0, or an error. */
+static int
+perturbed(struct flaky_store *s, const struct flaky_query *q, char *err,
+    size_t errlen)
+{
+	struct sql_stmt	*st;
+	int		 rc;
+
+	if (sql_prepare_v2(store_db(s), "SELECT 1 FROM runs ru JOIN targets "
+	    "tg ON tg.id = ru.target_id WHERE ru.perturbation IS NOT NULL "
+	    "AND ru.id BETWEEN ?1 AND ?2 AND ru.started_ms >= ?4 AND "
+	    "ru.started_ms < ?5 AND (tg.name = ?3 OR ?3 IS NULL) LIMIT 1", -1,
+	    &st, NULL) != SQL_OK)
+		return store_sql_error(s, err, errlen, "reading perturbations");
+	store_bind_window(st, q);
+	rc = sql_step(st);
+	sql_finalize(st);
+	if (rc != SQL_ROW && rc != SQL_DONE)
+		return store_sql_error(s, err, errlen, "reading perturbations");
+	return rc == SQL_ROW;
+}
+
 int
 flaky_store_perturb_stats(struct flaky_store *s, const struct flaky_query *q,
     int64_t test_id, struct flaky_perturb_row **ret, size_t *ret_n, char *err, size_t errlen)
@@ -67,6 +89,10 @@ flaky_store_perturb_stats(struct flaky_store *s, const struct flaky_query *q,
 
 	*ret = NULL;
 	*ret_n = 0;
+	/* Most windows have no perturbed run: then no results are read
+	 * (PostgreSQL's planner, not knowing pt empty, would scan them). */
+	if ((r = perturbed(s, q, err, errlen)) <= 0)
+		return r;
 	if (sql_prepare_v2(store_db(s), PERTURB_SQL, -1, &st, NULL) !=
 	    SQL_OK)
 		return store_sql_error(s, err, errlen, "reading perturbations");

@@ -173,6 +173,8 @@ const char *store_runs_sql(struct flaky_store *, const struct flaky_query *,
 void	 store_box_sql(struct flaky_store *, const struct flaky_query *,
 	    char *buf, size_t len);
 
+/* ids as a JSON array, for json_each(?) (box.c); NULL: no memory. */
+char	*store_ids_json(const int64_t *ids, size_t n);
 /* Bind a window as perturb.c and box.c read it: ?1 ?2 run ids, ?3
  * target, ?4 ?5 times. */
 void	 store_bind_window(struct sql_stmt *, const struct flaky_query *);
