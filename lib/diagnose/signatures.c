@@ -256,6 +256,23 @@ timing_unknown(struct flaky_timing *t)
 	t->min_fail = t->max_fail = t->mw_p = NAN;
 }
 
+/* The first of the counts (by test id) of test id, or n. */
+static size_t
+sig_first(const struct flaky_sig_count *c, size_t n, int64_t id)
+{
+	size_t	 lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t	 mid = lo + (hi - lo) / 2;
+
+		if (c[mid].test_id < id)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
 /* Signatures of the tests asked about, polluters of the victims. */
 int
 flaky_test_signatures(struct flaky_store *s, const struct flaky_query *q,
@@ -272,22 +289,23 @@ flaky_test_signatures(struct flaky_store *s, const struct flaky_query *q,
 
 	if ((v = calloc(nids ? nids : 1, sizeof *v)) == NULL)
 		goto oom;
+	if ((r = flaky_store_signature_counts(s, ids, nids, q, &c, &nc, err,
+	    errlen)) < 0)
+		goto fail;
 	for (size_t i = 0; i < nids; i++) {
 		struct flaky_test_sig *t = &v[n++];
+		size_t	 k = sig_first(c, nc, ids[i]);
 
 		t->test_id = ids[i];
-		if ((r = flaky_store_signature_counts(s, ids[i], q, &c, &nc,
-		    err, errlen)) < 0)
-			goto fail;
-		for (size_t k = 0; k < nc; k++)
+		for (; k < nc && c[k].test_id == ids[i]; k++)
 			if (diag_tally_add(&t->sigs, &t->nsigs, c[k].signature,
 			    c[k].count) < 0)
 				goto oom;
-		flaky_sig_counts_free(c, nc);
-		c = NULL;
-		nc = 0;
 		t->signature = t->nsigs > 0 ? t->sigs[0].name : NULL;
 	}
+	flaky_sig_counts_free(c, nc);
+	c = NULL;
+	nc = 0;
 	if (n > 1)
 		qsort(v, n, sizeof *v, cmp_sig_id);
 	for (size_t i = 0; i < n; i++) {

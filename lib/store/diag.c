@@ -476,35 +476,46 @@ flaky_sig_counts_free(struct flaky_sig_count *v, size_t n)
 	free(v);
 }
 
-/* Stored signatures of one test's failures, through the partial index. */
+/* Stored signatures of some tests' failures, through the partial index:
+ * one statement for all (on a server, one round trip, not one a test). */
 int
-flaky_store_signature_counts(struct flaky_store *s, int64_t test_id,
-    const struct flaky_query *q, struct flaky_sig_count **ret,
+flaky_store_signature_counts(struct flaky_store *s, const int64_t *ids,
+    size_t nids, const struct flaky_query *q, struct flaky_sig_count **ret,
     size_t *ret_n, char *err, size_t errlen)
 {
 	struct flaky_sig_count *v = NULL;
 	struct sql_stmt	*st = NULL;
 	size_t		 n = 0, cap = 0;
+	char		*list;
 	int		 rc, r = 0, oom = 0;
 
+	*ret = NULL;
+	*ret_n = 0;
+	if (nids == 0)
+		return 0;
+	if ((list = store_ids_json(ids, nids)) == NULL)
+		return flaky_error(err, errlen, ENOMEM, "out of memory");
 	if (sql_prepare_v2(store_db(s),
-	    "SELECT coalesce(r.signature, 'UNKNOWN'), count(*) "
+	    "SELECT r.test_id, coalesce(r.signature, 'UNKNOWN'), count(*) "
 	    "FROM results r JOIN runs ru ON ru.id = r.run_id "
-	    "WHERE r.test_id = ?1 AND r.outcome IN (1, 2) "
+	    "WHERE r.test_id IN (SELECT value FROM json_each(?1)) "
+	    "AND r.outcome IN (1, 2) "
 	    "AND ru.started_ms >= ?2 AND ru.started_ms < ?3 "
 	    "AND ru.id BETWEEN ?4 AND ?5 "
-	    "GROUP BY 1 ORDER BY 2 DESC, 1", -1, &st, NULL) != SQL_OK)
+	    "GROUP BY 1, 2 ORDER BY 1, 3 DESC, 2", -1, &st, NULL) != SQL_OK) {
+		free(list);
 		return store_sql_error(s, err, errlen, "counting signatures");
-	sql_bind_int64(st, 1, test_id);
+	}
+	sql_bind_text(st, 1, list, -1, SQL_STATIC);
 	bind_window(st, 2, q);
 	while ((rc = sql_step(st)) == SQL_ROW) {
 		if (flaky_array_grow(&v, &cap, n, sizeof *v) < 0) {
 			r = -ENOMEM;
 			goto out;
 		}
-		v[n].test_id = test_id;
-		v[n].signature = col_text(st, 0, &oom);
-		v[n].count = sql_column_int64(st, 1);
+		v[n].test_id = sql_column_int64(st, 0);
+		v[n].signature = col_text(st, 1, &oom);
+		v[n].count = sql_column_int64(st, 2);
 		n++;
 		if (oom) {
 			r = -ENOMEM;
@@ -515,6 +526,7 @@ flaky_store_signature_counts(struct flaky_store *s, int64_t test_id,
 		r = store_sql_error(s, err, errlen, "counting signatures");
 out:
 	sql_finalize(st);
+	free(list);
 	if (r < 0) {
 		flaky_sig_counts_free(v, n);
 		return r;

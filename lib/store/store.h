@@ -460,8 +460,10 @@ struct flaky_sig_count {
  * more distinct random-order seeds)? 1, 0, or a negative errno. */
 int	 flaky_store_order_varies(struct flaky_store *, int64_t target_id,
 	    const struct flaky_query *, char *err, size_t errlen);
-int	 flaky_store_signature_counts(struct flaky_store *, int64_t test_id,
-	    const struct flaky_query *, struct flaky_sig_count **ret,
+/* The stored signatures of the failures of tests ids in the window: by
+ * test id, then most first, then by name (UNKNOWN for none). */
+int	 flaky_store_signature_counts(struct flaky_store *, const int64_t *ids,
+	    size_t nids, const struct flaky_query *, struct flaky_sig_count **ret,
 	    size_t *ret_n, char *err, size_t errlen);
 void	 flaky_sig_counts_free(struct flaky_sig_count *, size_t);
 

@@ -431,12 +431,12 @@ START_TEST(signatures_and_order)
 	struct flaky_sig_count *v;
 	struct flaky_query q = all;
 	size_t		 n;
-	int64_t		 t, u, bb;
+	int64_t		 t, u, bb, ids[2];
 
 	fixture(&t, &u);
 	bb = test_id("t", "b");
-	ck_assert_int_eq(flaky_store_signature_counts(st, bb, &all, &v, &n,
-	    err, sizeof err), 0);
+	ck_assert_int_eq(flaky_store_signature_counts(st, &bb, 1, &all, &v,
+	    &n, err, sizeof err), 0);
 	ck_assert_uint_eq(n, 3);
 	ck_assert_str_eq(v[0].signature, "VALUE");
 	ck_assert_int_eq(v[0].count, 2);
@@ -447,16 +447,27 @@ START_TEST(signatures_and_order)
 	ck_assert_int_eq(v[0].test_id, bb);
 	flaky_sig_counts_free(v, n);
 	q.since_ms = T0 + 2 * HOUR;
-	ck_assert_int_eq(flaky_store_signature_counts(st, bb, &q, &v, &n,
-	    err, sizeof err), 0);
+	ck_assert_int_eq(flaky_store_signature_counts(st, &bb, 1, &q, &v,
+	    &n, err, sizeof err), 0);
 	ck_assert_uint_eq(n, 2);
 	ck_assert_str_eq(v[0].signature, "TIMEOUT");
 	ck_assert_str_eq(v[1].signature, "UNKNOWN");
 	flaky_sig_counts_free(v, n);
-	ck_assert_int_eq(flaky_store_signature_counts(st,
-	    test_id("t", "a"), &all, &v, &n, err, sizeof err), 0);
+	ids[0] = bb;
+	ids[1] = test_id("t", "a");
+	ck_assert_int_eq(flaky_store_signature_counts(st, &ids[1], 1, &all,
+	    &v, &n, err, sizeof err), 0);
 	ck_assert_uint_eq(n, 1);
 	ck_assert_str_eq(v[0].signature, "ASSERT");
+	flaky_sig_counts_free(v, n);
+	/* both at once: by test id, each most first */
+	ck_assert_int_eq(flaky_store_signature_counts(st, ids, 2, &all, &v,
+	    &n, err, sizeof err), 0);
+	ck_assert_uint_eq(n, 4);
+	for (size_t i = 0; i < n; i++)
+		ck_assert_int_eq(v[i].test_id, ids[1] < bb ? (i == 0 ? ids[1] :
+		    bb) : (i < 3 ? bb : ids[1]));
+	ck_assert_str_eq(v[ids[1] < bb ? 1 : 0].signature, "VALUE");
 	flaky_sig_counts_free(v, n);
 
 	/* seeds 7, 7, 42 (and 9): two orders; the first two hours: one */
