@@ -33,10 +33,13 @@ teardown(void)
 	tu_rmdir(dir);
 }
 
-/* What a sink saw: run ids in order, results, tests, messages. */
+/* What a sink saw: run ids in order, results, tests, messages, and the
+ * attempts as "run:position:attempt:outcome:message " each. */
 struct seen {
 	char	 runs[256];
 	int	 results, tests, msgs;
+	char	 attempts[256];
+	char	 polluters[256];	/* "victim:run:made " each */
 };
 
 static int
@@ -84,6 +87,37 @@ on_test(void *arg, const char *const *v, const size_t *len, char *err,
 	return 0;
 }
 
+static int
+on_attempt(void *arg, const char *const *v, const size_t *len, char *err,
+    size_t errlen)
+{
+	struct seen *s = arg;
+	size_t	 n = strlen(s->attempts);
+
+	(void)len;
+	(void)err;
+	(void)errlen;
+	snprintf(s->attempts + n, sizeof s->attempts - n, "%s:%s:%s:%s:%s ",
+	    v[0], v[1], v[2], v[3], v[4] != NULL ? v[4] : "-");
+	return 0;
+}
+
+static int
+on_polluter(void *arg, const char *const *v, const size_t *len, char *err,
+    size_t errlen)
+{
+	struct seen *s = arg;
+	size_t	 n = strlen(s->polluters);
+
+	(void)len;
+	(void)err;
+	(void)errlen;
+	ck_assert_str_eq(v[3], "a\n");
+	snprintf(s->polluters + n, sizeof s->polluters - n, "%s:%s:%s ",
+	    v[0], v[1], v[7]);
+	return 0;
+}
+
 /* A finished run of two tests, one failed. */
 static void
 finish(struct flaky_store *st, struct flaky_run_record *rec)
@@ -113,7 +147,8 @@ static void
 read_batch(struct flaky_store *st, size_t max_runs, struct seen *s,
     struct flaky_ship_batch *b)
 {
-	struct flaky_ship_sink k = { on_run, on_result, on_test, s };
+	struct flaky_ship_sink k = { on_run, on_result, on_test, on_attempt,
+	    on_polluter, s };
 	char	 err[256];
 
 	memset(s, 0, sizeof *s);
@@ -174,6 +209,124 @@ START_TEST(test_queue_order_and_done)
 }
 END_TEST
 
+/* A rerun's attempts (as ingest stores them) go with their run, in
+ * order, and a run without attempts brings none. */
+START_TEST(test_attempts_ride_with_their_run)
+{
+	struct flaky_store *st;
+	struct flaky_run_record a, b;
+	struct flaky_ship_batch batch;
+	struct flaky_attempt att[2];
+	struct flaky_junit_extra ex;
+	struct flaky_result rv[2];
+	struct flaky_results res;
+	struct seen s;
+	char	 err[256];
+	int64_t	 target;
+
+	ck_assert_int_eq(flaky_store_open(path, 0, &st, err, sizeof err), 0);
+	ck_assert_int_eq(flaky_store_target(st, "t", "true", "/", &target,
+	    err, sizeof err), 0);
+	memset(&a, 0, sizeof a);
+	a.target_id = target;
+	a.started_ms = T0;
+	b = a;
+	ck_assert_int_eq(flaky_store_run_start(st, &a, err, sizeof err), 0);
+	finish(st, &a);
+	ck_assert_int_eq(flaky_store_run_start(st, &b, err, sizeof err), 0);
+	finish(st, &b);
+	/* b's test at position 1 failed, then passed on its rerun. */
+	memset(att, 0, sizeof att);
+	memset(rv, 0, sizeof rv);
+	memset(&res, 0, sizeof res);
+	rv[1].position = 1;
+	res.v = rv;
+	res.n = 2;
+	att[0].result = 1;
+	att[0].outcome = FLAKY_FAIL;
+	att[0].message = "AssertionError: 1 != 2";
+	att[1].result = 1;
+	att[1].attempt = 1;
+	att[1].outcome = FLAKY_PASS;
+	ex.timestamp_ms = -1;
+	ex.attempts = att;
+	ex.nattempts = ex.cap = 2;
+	ck_assert_int_eq(flaky_store_begin(st, err, sizeof err), 0);
+	ck_assert_int_eq(flaky_store_add_attempts(st, b.id, &res, &ex, err,
+	    sizeof err), 0);
+	ck_assert_int_eq(flaky_store_commit(st, err, sizeof err), 0);
+	read_batch(st, 10, &s, &batch);
+	ck_assert_str_eq(s.runs, "1 2 ");
+	ck_assert_int_eq(batch.attempts, 2);
+	ck_assert_str_eq(s.attempts, "2:1:0:1:AssertionError: 1 != 2 "
+	    "2:1:1:0:- ");
+	flaky_store_close(st);
+}
+END_TEST
+
+/* A polluter found (flakyctl polluter) rides with the next batch of
+ * runs, once; found again, it is queued again; without runs, it waits. */
+START_TEST(test_polluters_ride_with_runs)
+{
+	struct flaky_store *st;
+	struct flaky_run_record a;
+	struct flaky_ship_batch batch;
+	struct flaky_polluter_row p;
+	struct seen s;
+	char	 err[256];
+	int64_t	 target;
+
+	ck_assert_int_eq(flaky_store_open(path, 0, &st, err, sizeof err), 0);
+	ck_assert_int_eq(flaky_store_target(st, "t", "true", "/", &target,
+	    err, sizeof err), 0);
+	memset(&a, 0, sizeof a);
+	a.target_id = target;
+	a.started_ms = T0;
+	ck_assert_int_eq(flaky_store_run_start(st, &a, err, sizeof err), 0);
+	finish(st, &a);
+	/* b (test 2) fails after a, as run 1 showed. */
+	memset(&p, 0, sizeof p);
+	p.test_id = 2;
+	p.from_run_id = a.id;
+	p.candidates = 1;
+	p.members = "a\n";
+	p.reruns = 4;
+	p.minimal = 1;
+	p.command = "python3 -m pytest a b";
+	p.made_ms = T0 + 5000;
+	ck_assert_int_eq(flaky_store_polluter_put(st, &p, err, sizeof err),
+	    0);
+	read_batch(st, 10, &s, &batch);
+	ck_assert_str_eq(s.polluters, "2:1:1793534405000 ");
+	ck_assert_int_eq(batch.polluters, 1);
+	ck_assert_int_eq(flaky_store_ship_done(st, &batch, err, sizeof err),
+	    0);
+	/* Found again: queued again, but no batch without a run. */
+	p.made_ms += 1000;
+	ck_assert_int_eq(flaky_store_polluter_put(st, &p, err, sizeof err),
+	    0);
+	read_batch(st, 10, &s, &batch);
+	ck_assert_int_eq(batch.runs, 0);
+	ck_assert_str_eq(s.polluters, "");
+	a.id = 0;
+	ck_assert_int_eq(flaky_store_run_start(st, &a, err, sizeof err), 0);
+	finish(st, &a);
+	read_batch(st, 10, &s, &batch);
+	ck_assert_str_eq(s.polluters, "2:1:1793534406000 ");
+	/* The victim, named by results too, comes once among the tests. */
+	ck_assert_int_eq(s.tests, 2);
+	ck_assert_int_eq(flaky_store_ship_done(st, &batch, err, sizeof err),
+	    0);
+	a.id = 0;
+	ck_assert_int_eq(flaky_store_run_start(st, &a, err, sizeof err), 0);
+	finish(st, &a);
+	read_batch(st, 10, &s, &batch);
+	ck_assert_int_eq(batch.runs, 1);
+	ck_assert_str_eq(s.polluters, "");
+	flaky_store_close(st);
+}
+END_TEST
+
 START_TEST(test_box_id_per_database)
 {
 	struct flaky_store *st;
@@ -206,6 +359,8 @@ suite(void)
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_set_timeout(tc, 30);
 	tcase_add_test(tc, test_queue_order_and_done);
+	tcase_add_test(tc, test_attempts_ride_with_their_run);
+	tcase_add_test(tc, test_polluters_ride_with_runs);
 	tcase_add_test(tc, test_box_id_per_database);
 	suite_add_tcase(s, tc);
 	return s;
