@@ -10,12 +10,18 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <sqlite3.h>
+
 #include "parse/parse.h"
 #include "store/store.h"
 #include "util/util.h"
 #include "test_helper.h"
 
 #define T0	1793534400000LL
+
+extern const char *const flaky_schema_migrations[];
+extern int store_hist_register(sqlite3 *);
+extern int store_output_register(sqlite3 *);
 
 static char	 dir[64];
 static char	 path[128];
@@ -327,6 +333,54 @@ START_TEST(test_polluters_ride_with_runs)
 }
 END_TEST
 
+/* A database from before polluters shipped: what was found ships too,
+ * once, also when the migration runs again over its own result. */
+START_TEST(test_polluters_found_before_ship)
+{
+	struct flaky_store *st;
+	struct flaky_ship_batch batch;
+	struct seen s;
+	sqlite3	*db;
+	char	 sql[64], err[256];
+	int	 from = 0;
+
+	while (from < flaky_store_schema_version() && strstr(
+	    flaky_schema_migrations[from], "TABLE IF NOT EXISTS "
+	    "ship_polluters") == NULL)
+		from++;
+	ck_assert_int_lt(from, flaky_store_schema_version());
+	ck_assert_int_eq(sqlite3_open(path, &db), SQLITE_OK);
+	ck_assert_int_eq(store_hist_register(db), SQLITE_OK);
+	ck_assert_int_eq(store_output_register(db), SQLITE_OK);
+	for (int i = 0; i < from; i++)
+		ck_assert_int_eq(sqlite3_exec(db, flaky_schema_migrations[i],
+		    NULL, NULL, NULL), SQLITE_OK);
+	ck_assert_msg(sqlite3_exec(db,
+	    "INSERT INTO targets (id, name, created_ms) VALUES (1, 't', 0);"
+	    "INSERT INTO tests (id, target_id, name) VALUES (2, 1, 'b');"
+	    "INSERT INTO runs (id, target_id, status, trigger, started_ms, "
+	    "  kind) VALUES (5, 1, 'done', 'schedule', 1, 'suite');"
+	    "INSERT INTO polluters (test_id, from_run_id, candidates, members, "
+	    "  reruns, minimal, command, made_ms) VALUES (2, 5, 1, 'a' || "
+	    "  char(10), 3, 1, 'pytest a b', 7);",
+	    NULL, NULL, NULL) == SQLITE_OK, "%s", sqlite3_errmsg(db));
+	for (int pass = 0; pass < 2; pass++) {
+		snprintf(sql, sizeof sql, "PRAGMA user_version = %d", from);
+		ck_assert_int_eq(sqlite3_exec(db, sql, NULL, NULL, NULL),
+		    SQLITE_OK);
+		ck_assert_msg(flaky_store_open(path, 0, &st, err,
+		    sizeof err) == 0, "%s", err);
+		flaky_store_close(st);
+	}
+	sqlite3_close(db);
+	ck_assert_int_eq(flaky_store_open(path, 0, &st, err, sizeof err), 0);
+	read_batch(st, 10, &s, &batch);
+	ck_assert_str_eq(s.runs, "5 ");
+	ck_assert_str_eq(s.polluters, "2:5:7 ");
+	flaky_store_close(st);
+}
+END_TEST
+
 START_TEST(test_box_id_per_database)
 {
 	struct flaky_store *st;
@@ -361,6 +415,7 @@ suite(void)
 	tcase_add_test(tc, test_queue_order_and_done);
 	tcase_add_test(tc, test_attempts_ride_with_their_run);
 	tcase_add_test(tc, test_polluters_ride_with_runs);
+	tcase_add_test(tc, test_polluters_found_before_ship);
 	tcase_add_test(tc, test_box_id_per_database);
 	suite_add_tcase(s, tc);
 	return s;
