@@ -150,27 +150,6 @@ fail:
 	return NULL;
 }
 
-static int
-sink_run(void *arg, const char *const *v, const size_t *len, char *err,
-    size_t errlen)
-{
-	return flaky_fleet_ship_run(arg, v, len, err, errlen);
-}
-
-static int
-sink_result(void *arg, const char *const *v, const size_t *len, char *err,
-    size_t errlen)
-{
-	return flaky_fleet_ship_result(arg, v, len, err, errlen);
-}
-
-static int
-sink_test(void *arg, const char *const *v, const size_t *len, char *err,
-    size_t errlen)
-{
-	return flaky_fleet_ship_test(arg, v, len, err, errlen);
-}
-
 /* A box ships its whole queue, batch after batch, as flakyd's shipper. */
 static void *
 ship(void *arg)
@@ -179,7 +158,9 @@ ship(void *arg)
 	struct flaky_store *s = NULL;
 	struct flaky_fleet *f = NULL;
 	struct flaky_fleet_ship *sh;
-	struct flaky_ship_sink k = { sink_run, sink_result, sink_test, NULL };
+	struct flaky_ship_sink k = { flaky_fleet_ship_run,
+	    flaky_fleet_ship_result, flaky_fleet_ship_test,
+	    flaky_fleet_ship_attempt, flaky_fleet_ship_polluter, NULL };
 	struct flaky_ship_batch batch;
 	char		 box[16], claim[32];
 	long long	 fresh;

@@ -152,34 +152,15 @@ connect_server(struct shipper *s, char *err, size_t errlen)
 	return r;
 }
 
-static int
-sink_run(void *arg, const char *const *v, const size_t *len, char *err,
-    size_t errlen)
-{
-	return flaky_fleet_ship_run(arg, v, len, err, errlen);
-}
-
-static int
-sink_result(void *arg, const char *const *v, const size_t *len, char *err,
-    size_t errlen)
-{
-	return flaky_fleet_ship_result(arg, v, len, err, errlen);
-}
-
-static int
-sink_test(void *arg, const char *const *v, const size_t *len, char *err,
-    size_t errlen)
-{
-	return flaky_fleet_ship_test(arg, v, len, err, errlen);
-}
-
 /* One batch from the queue to the server, then off the queue. */
 static int
 ship_batch(struct shipper *s, struct flaky_ship_batch *b, char *err,
     size_t errlen)
 {
 	struct flaky_fleet_ship	*sh;
-	struct flaky_ship_sink	 k = { sink_run, sink_result, sink_test, NULL };
+	struct flaky_ship_sink	 k = { flaky_fleet_ship_run,
+	    flaky_fleet_ship_result, flaky_fleet_ship_test,
+	    flaky_fleet_ship_attempt, flaky_fleet_ship_polluter, NULL };
 	long long		 fresh = 0;
 	int			 r;
 
@@ -202,8 +183,9 @@ ship_batch(struct shipper *s, struct flaky_ship_batch *b, char *err,
 	s->st.last_runs = (int64_t)b->runs;
 	s->st.last_new = fresh;
 	pthread_mutex_unlock(&s->mu);
-	log_debug("fleet: shipped %zu runs (%lld new), %zu results", b->runs,
-	    fresh, b->results);
+	log_debug("fleet: shipped %zu runs (%lld new), %zu results, %zu "
+	    "attempts, %zu polluters", b->runs, fresh, b->results,
+	    b->attempts, b->polluters);
 	return 0;
 }
 

@@ -51,19 +51,26 @@ int	 flaky_fleet_schema_latest(void);
  * ids); -EEXIST when another box holds it. */
 int	 flaky_fleet_claim(struct flaky_fleet *, const char *box,
 	    const char *claim, char *err, size_t errlen);
-/* One batch, one server transaction: begin, the runs and results in the
- * columns of flaky_ship_run_cols, _result_cols and _test_cols (store.h;
- * NULL: SQL NULL), commit (*ret_new: runs the server did not have yet),
- * and abort, which rolls back an uncommitted batch and frees it. */
+/* One batch, one server transaction: begin, the rows of the batch in the
+ * columns of flaky_ship_run_cols, _result_cols, _test_cols, _attempt_cols
+ * and _polluter_cols (store.h; NULL: SQL NULL), commit (*ret_new: runs
+ * the server did not have yet), and abort, which rolls back an
+ * uncommitted batch and frees it. The row functions take the batch as
+ * void * so that they are a struct flaky_ship_sink's callbacks as they
+ * are (the sink's arg: the batch). */
 struct flaky_fleet_ship;
 int	 flaky_fleet_ship_begin(struct flaky_fleet *, const char *box,
 	    struct flaky_fleet_ship **ret, char *err, size_t errlen);
-int	 flaky_fleet_ship_run(struct flaky_fleet_ship *, const char *const *v,
+int	 flaky_fleet_ship_run(void *sh, const char *const *v,
 	    const size_t *len, char *err, size_t errlen);
-int	 flaky_fleet_ship_result(struct flaky_fleet_ship *,
-	    const char *const *v, const size_t *len, char *err, size_t errlen);
-int	 flaky_fleet_ship_test(struct flaky_fleet_ship *,
-	    const char *const *v, const size_t *len, char *err, size_t errlen);
+int	 flaky_fleet_ship_result(void *sh, const char *const *v,
+	    const size_t *len, char *err, size_t errlen);
+int	 flaky_fleet_ship_test(void *sh, const char *const *v,
+	    const size_t *len, char *err, size_t errlen);
+int	 flaky_fleet_ship_attempt(void *sh, const char *const *v,
+	    const size_t *len, char *err, size_t errlen);
+int	 flaky_fleet_ship_polluter(void *sh, const char *const *v,
+	    const size_t *len, char *err, size_t errlen);
 int	 flaky_fleet_ship_commit(struct flaky_fleet_ship *, long long *ret_new,
 	    char *err, size_t errlen);
 void	 flaky_fleet_ship_abort(struct flaky_fleet_ship *);

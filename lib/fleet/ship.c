@@ -31,9 +31,11 @@ struct flaky_fleet_ship {
 	struct flaky_buf	 runs;		/* COPY text of the runs */
 	struct flaky_buf	 tests;		/* ... the batch's tests */
 	struct flaky_buf	 msgs;		/* ... and messages */
+	struct flaky_buf	 attempts;	/* ... the runs' attempts */
+	struct flaky_buf	 polluters;	/* ... polluters found */
 	struct flaky_buf	 results;	/* not yet sent */
 	int			 copying;	/* COPY ship_results open */
-	size_t			 nruns, nresults;
+	size_t			 nruns, nresults, nattempts, npolluters;
 };
 
 /* libpq's message, first line. */
@@ -215,6 +217,8 @@ flaky_fleet_ship_begin(struct flaky_fleet *f, const char *box,
 	flaky_buf_init(&sh->runs);
 	flaky_buf_init(&sh->tests);
 	flaky_buf_init(&sh->msgs);
+	flaky_buf_init(&sh->attempts);
+	flaky_buf_init(&sh->polluters);
 	flaky_buf_init(&sh->results);
 	/* The box forgets a batch once the server said it committed: that
 	 * must hold through a crash of the server, whatever its default
@@ -236,9 +240,10 @@ flaky_fleet_ship_begin(struct flaky_fleet *f, const char *box,
 
 /* A run of the batch, in the columns of flaky_ship_run_cols. */
 int
-flaky_fleet_ship_run(struct flaky_fleet_ship *sh, const char *const *v,
-    const size_t *len, char *err, size_t errlen)
+flaky_fleet_ship_run(void *arg, const char *const *v, const size_t *len,
+    char *err, size_t errlen)
 {
+	struct flaky_fleet_ship *sh = arg;
 	static const unsigned char bytes[FLEET_SHIP_RUN_NCOLS] = {
 		[FLEET_RUN_STDOUT_DATA] = 1, [FLEET_RUN_STDERR_DATA] = 1,
 	};
@@ -251,9 +256,10 @@ flaky_fleet_ship_run(struct flaky_fleet_ship *sh, const char *const *v,
 
 /* A result of the batch, in the columns of flaky_ship_result_cols. */
 int
-flaky_fleet_ship_result(struct flaky_fleet_ship *sh, const char *const *v,
-    const size_t *len, char *err, size_t errlen)
+flaky_fleet_ship_result(void *arg, const char *const *v, const size_t *len,
+    char *err, size_t errlen)
 {
+	struct flaky_fleet_ship *sh = arg;
 	if (put_row(&sh->results, v, len, FLEET_SHIP_RESULT_NCOLS, NULL) < 0)
 		return flaky_error(err, errlen, ENOMEM, "fleet: out of memory");
 	sh->nresults++;
@@ -264,9 +270,10 @@ flaky_fleet_ship_result(struct flaky_fleet_ship *sh, const char *const *v,
 
 /* A test the batch's results name (or a message, local id NULL). */
 int
-flaky_fleet_ship_test(struct flaky_fleet_ship *sh, const char *const *v,
-    const size_t *len, char *err, size_t errlen)
+flaky_fleet_ship_test(void *arg, const char *const *v, const size_t *len,
+    char *err, size_t errlen)
 {
+	struct flaky_fleet_ship *sh = arg;
 	int	 r;
 
 	if (v[0] == NULL)
@@ -278,18 +285,66 @@ flaky_fleet_ship_test(struct flaky_fleet_ship *sh, const char *const *v,
 	return 0;
 }
 
-/* COPY a buffer into a staging table. */
+/* An earlier attempt of a result, in the columns of
+ * flaky_ship_attempt_cols. */
+int
+flaky_fleet_ship_attempt(void *arg, const char *const *v, const size_t *len,
+    char *err, size_t errlen)
+{
+	struct flaky_fleet_ship *sh = arg;
+	if (put_row(&sh->attempts, v, len, FLEET_SHIP_ATTEMPT_NCOLS, NULL) < 0)
+		return flaky_error(err, errlen, ENOMEM, "fleet: out of memory");
+	sh->nattempts++;
+	return 0;
+}
+
+/* A polluter found on the box, in the columns of
+ * flaky_ship_polluter_cols. */
+int
+flaky_fleet_ship_polluter(void *arg, const char *const *v, const size_t *len,
+    char *err, size_t errlen)
+{
+	struct flaky_fleet_ship *sh = arg;
+	if (put_row(&sh->polluters, v, len, FLEET_SHIP_POLLUTER_NCOLS,
+	    NULL) < 0)
+		return flaky_error(err, errlen, ENOMEM, "fleet: out of memory");
+	sh->npolluters++;
+	return 0;
+}
+
+/* COPY a buffer into a staging table; an empty one costs no round trip
+ * (most runs have no attempts). */
 static int
 copy_buf(struct flaky_fleet_ship *sh, const char *sql, struct flaky_buf *b,
     const char *what, char *err, size_t errlen)
 {
 	int	 r;
 
+	if (b->len == 0)
+		return 0;
 	if ((r = copy_start(sh, sql, what, err, errlen)) < 0 ||
 	    (r = copy_send(sh, b, err, errlen)) < 0 ||
 	    (r = copy_end(sh, what, err, errlen)) < 0)
 		return r;
 	return 0;
+}
+
+/* Run sql with the box as $1; *ret_rows (may be NULL): rows it changed. */
+static int
+exec_box(struct flaky_fleet_ship *sh, const char *sql, const char *what,
+    long long *ret_rows, char *err, size_t errlen)
+{
+	PGresult	*res;
+	int		 r = 0;
+
+	res = PQexecParams(sh->conn, sql, 1, NULL,
+	    (const char *const []){ sh->box }, NULL, NULL, 0);
+	if (PQresultStatus(res) != PGRES_COMMAND_OK)
+		r = pq_fail(sh, res, what, err, errlen);
+	else if (ret_rows != NULL)
+		*ret_rows = atoll(PQcmdTuples(res));
+	PQclear(res);
+	return r;
 }
 
 /* The rows in, then moved into the real tables and committed. Sets
@@ -298,7 +353,6 @@ int
 flaky_fleet_ship_commit(struct flaky_fleet_ship *sh, long long *ret_new,
     char *err, size_t errlen)
 {
-	PGresult	*res;
 	int		 r;
 
 	*ret_new = 0;
@@ -311,20 +365,21 @@ flaky_fleet_ship_commit(struct flaky_fleet_ship *sh, long long *ret_new,
 	    "copying tests", err, errlen)) < 0 ||
 	    (r = copy_buf(sh, "COPY ship_messages FROM STDIN", &sh->msgs,
 	    "copying messages", err, errlen)) < 0 ||
+	    (r = copy_buf(sh, "COPY ship_attempts FROM STDIN", &sh->attempts,
+	    "copying attempts", err, errlen)) < 0 ||
+	    (r = copy_buf(sh, "COPY ship_polluters FROM STDIN",
+	    &sh->polluters, "copying polluters", err, errlen)) < 0 ||
 	    (r = exec_ok(sh, fleet_ship_sql_names, "adding targets and "
 	    "tests", err, errlen)) < 0)
 		return r;
-	res = PQexecParams(sh->conn, fleet_ship_sql_runs, 1, NULL,
-	    (const char *const []){ sh->box }, NULL, NULL, 0);
-	if (PQresultStatus(res) != PGRES_COMMAND_OK) {
-		r = pq_fail(sh, res, "adding runs", err, errlen);
-		PQclear(res);
-		return r;
-	}
-	*ret_new = atoll(PQcmdTuples(res));
-	PQclear(res);
-	if ((r = exec_ok(sh, fleet_ship_sql_results, "adding results", err,
+	if ((r = exec_box(sh, fleet_ship_sql_runs, "adding runs", ret_new,
+	    err, errlen)) < 0 ||
+	    (r = exec_ok(sh, fleet_ship_sql_results, "adding results", err,
 	    errlen)) < 0 ||
+	    (sh->nattempts > 0 && (r = exec_box(sh, fleet_ship_sql_attempts,
+	    "adding attempts", NULL, err, errlen)) < 0) ||
+	    (sh->npolluters > 0 && (r = exec_box(sh, fleet_ship_sql_polluters,
+	    "adding polluters", NULL, err, errlen)) < 0) ||
 	    (r = exec_ok(sh, "COMMIT", "committing the batch", err,
 	    errlen)) < 0)
 		return r;
@@ -348,6 +403,8 @@ flaky_fleet_ship_abort(struct flaky_fleet_ship *sh)
 	free(sh->runs.data);
 	free(sh->tests.data);
 	free(sh->msgs.data);
+	free(sh->attempts.data);
+	free(sh->polluters.data);
 	free(sh->results.data);
 	free(sh->box);
 	free(sh);

@@ -26,6 +26,13 @@ const char fleet_ship_sql_staging[] =
     "target text, name text) ON COMMIT DELETE ROWS;"
     "CREATE TEMP TABLE IF NOT EXISTS ship_messages (fingerprint bigint, "
     "normalized text) ON COMMIT DELETE ROWS;"
+    "CREATE TEMP TABLE IF NOT EXISTS ship_attempts (local_run bigint, "
+    "position integer, attempt integer, outcome smallint, message text) "
+    "ON COMMIT DELETE ROWS;"
+    "CREATE TEMP TABLE IF NOT EXISTS ship_polluters (local_test bigint, "
+    "local_run bigint, candidates integer, members text, reruns integer, "
+    "minimal integer, command text, made_ms bigint) "
+    "ON COMMIT DELETE ROWS;"
     "CREATE TEMP TABLE IF NOT EXISTS ship_testmap (local_test bigint, "
     "id bigint) ON COMMIT DELETE ROWS;"
     "CREATE TEMP TABLE IF NOT EXISTS ship_new (id bigint, "
@@ -96,3 +103,33 @@ const char fleet_ship_sql_results[] =
     "JOIN ship_new n ON n.local_id = r.local_run "
     "JOIN ship_testmap tm ON tm.local_test = r.local_test "
     "LEFT JOIN messages m ON m.fingerprint = r.fingerprint";
+
+/* The attempts of the batch's runs on the server ($1: the box), keyed by
+ * the server's run id: an attempt there already is not stored again (a
+ * batch sent twice), one missing is (a run shipped before attempts were,
+ * queued again on its box). */
+const char fleet_ship_sql_attempts[] =
+    "INSERT INTO attempts (run_id, position, attempt, outcome, message) "
+    "SELECT r.id, a.position, a.attempt, a.outcome, a.message "
+    "FROM ship_attempts a JOIN runs r ON r.box = $1 "
+    "AND r.local_id = a.local_run ORDER BY 1, 2, 3 "
+    "ON CONFLICT DO NOTHING";
+
+/* A box's polluters under the server's test ids ($1: the box); the run
+ * narrowed is the server's id of the box's run, NULL while that run has
+ * not arrived. The newest finding of a test is kept, whichever box made
+ * it: an older one (sent again, or from a box whose finding is stale)
+ * changes nothing. */
+const char fleet_ship_sql_polluters[] =
+    "INSERT INTO polluters AS p (test_id, from_run_id, candidates, "
+    "members, reruns, minimal, command, made_ms) "
+    "SELECT DISTINCT ON (tm.id) tm.id, r.id, s.candidates, s.members, "
+    "s.reruns, s.minimal, s.command, s.made_ms FROM ship_polluters s "
+    "JOIN ship_testmap tm ON tm.local_test = s.local_test "
+    "LEFT JOIN runs r ON r.box = $1 AND r.local_id = s.local_run "
+    "ORDER BY tm.id, s.made_ms DESC "
+    "ON CONFLICT (test_id) DO UPDATE SET "
+    "from_run_id = excluded.from_run_id, candidates = excluded.candidates, "
+    "members = excluded.members, reruns = excluded.reruns, "
+    "minimal = excluded.minimal, command = excluded.command, "
+    "made_ms = excluded.made_ms WHERE p.made_ms < excluded.made_ms";

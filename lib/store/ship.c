@@ -1,6 +1,7 @@
 /* The outbox of a box in a fleet: finished runs queued by the triggers of
- * schema 0009, read in batches for flakyd's shipper and taken off the
- * queue once the server has committed them (docs/fleet.md). Reads happen
+ * schema 0012 (polluters by those of 0013), read in batches for flakyd's
+ * shipper and taken off the queues once the server has committed them
+ * (docs/fleet.md). Reads happen
  * on the shipper's own connection, in one read transaction per batch, so
  * the daemon's writes never wait for them; the one write, taking a batch
  * off the queue, is a short BEGIN IMMEDIATE like every other. */
@@ -38,6 +39,17 @@ const char *const flaky_ship_result_cols[FLAKY_SHIP_RESULT_NCOLS] = {
 const char *const flaky_ship_test_cols[FLAKY_SHIP_TEST_NCOLS] = {
 	"local_test", "target", "name",
 };
+/* A rerun's earlier attempts of a result (ingest of JUnit, pytest), keyed
+ * on the server by its run id there, mapped from (box, local_run). */
+const char *const flaky_ship_attempt_cols[FLAKY_SHIP_ATTEMPT_NCOLS] = {
+	"local_run", "position", "attempt", "outcome", "message",
+};
+/* A polluter found on this box: its victim and the run it narrowed by
+ * local id, the server maps both. */
+const char *const flaky_ship_polluter_cols[FLAKY_SHIP_POLLUTER_NCOLS] = {
+	"local_test", "local_run", "candidates", "members", "reruns",
+	"minimal", "command", "made_ms",
+};
 
 /* Queued runs from a position on; r.id NULL: pruned since. Column 0 is
  * the queue's seq, then flaky_ship_run_cols. */
@@ -64,18 +76,32 @@ static const char sql_results[] =
     "FROM results res LEFT JOIN messages m ON m.id = res.message_id "
     "WHERE res.run_id = ? ORDER BY res.position";
 
-/* The tests the results of a batch (queue positions ?1 to ?2) name, and
- * the normalized texts of their messages (fingerprint, text): a message
- * row rides along as a test row with local_test NULL. */
+/* A run's attempts: flaky_ship_attempt_cols but the first. */
+static const char sql_attempts[] =
+    "SELECT position, attempt, outcome, message FROM attempts "
+    "WHERE run_id = ? ORDER BY position, attempt";
+
+/* The tests the results of a batch (queue positions ?1 to ?2) and its
+ * polluters (positions to ?3) name, and the normalized texts of their
+ * messages (fingerprint, text): a message row rides along as a test row
+ * with local_test NULL. */
 static const char sql_tests[] =
     "SELECT t.id, tg.name, t.name FROM tests t "
     "JOIN targets tg ON tg.id = t.target_id WHERE t.id IN ("
     "SELECT res.test_id FROM ship_queue q JOIN results res "
-    "ON res.run_id = q.run_id WHERE q.seq BETWEEN ?1 AND ?2) "
+    "ON res.run_id = q.run_id WHERE q.seq BETWEEN ?1 AND ?2 "
+    "UNION SELECT test_id FROM ship_polluters WHERE seq <= ?3) "
     "UNION ALL SELECT NULL, m.fingerprint, m.normalized FROM messages m "
     "WHERE m.id IN (SELECT res.message_id FROM ship_queue q "
     "JOIN results res ON res.run_id = q.run_id WHERE q.seq BETWEEN ?1 "
     "AND ?2 AND res.message_id IS NOT NULL)";
+
+/* The polluters queued up to position ?1, as they are now (a finding
+ * made twice goes once, the newer). */
+static const char sql_polluters[] =
+    "SELECT p.test_id, p.from_run_id, p.candidates, p.members, p.reruns, "
+    "p.minimal, p.command, p.made_ms FROM polluters p WHERE p.test_id IN ("
+    "SELECT test_id FROM ship_polluters WHERE seq <= ?1) ORDER BY p.test_id";
 
 /* Column i of st as text into v[o], len[o]. */
 static void
@@ -96,36 +122,68 @@ col(struct sql_stmt *st, int i, const char **v, size_t *len, size_t o)
 		v[o] = "";
 }
 
-/* One run's results to the sink. */
+/* The widest row handed to a sink but a run. */
+#define SHIP_ROW_NCOLS	FLAKY_SHIP_RESULT_NCOLS
+_Static_assert(FLAKY_SHIP_ATTEMPT_NCOLS <= SHIP_ROW_NCOLS &&
+    FLAKY_SHIP_TEST_NCOLS <= SHIP_ROW_NCOLS &&
+    FLAKY_SHIP_POLLUTER_NCOLS <= SHIP_ROW_NCOLS, "read_rows' arrays");
+typedef int (*ship_fn)(void *, const char *const *, const size_t *, char *,
+    size_t);
+
+/* The rows of st to fn, ncols columns each: with run, the run's local id
+ * and then st's first ncols - 1 columns (a run's results, attempts);
+ * without, st's ncols columns. */
 static int
-read_results(struct flaky_store *s, struct sql_stmt *st, const char *run,
-    size_t runlen, const struct flaky_ship_sink *k, size_t *n, char *err,
-    size_t errlen)
+read_rows(struct flaky_store *s, struct sql_stmt *st, const char *run,
+    size_t runlen, ship_fn fn, void *arg, int ncols, size_t *n,
+    const char *what, char *err, size_t errlen)
 {
-	const char	*v[FLAKY_SHIP_RESULT_NCOLS];
-	size_t		 len[FLAKY_SHIP_RESULT_NCOLS];
-	int		 rc, r;
+	const char	*v[SHIP_ROW_NCOLS];
+	size_t		 len[SHIP_ROW_NCOLS];
+	int		 rc, r, o = run != NULL;
 
 	v[0] = run;
 	len[0] = runlen;
 	while ((rc = sql_step(st)) == SQL_ROW) {
-		for (int i = 0; i < FLAKY_SHIP_RESULT_NCOLS - 1; i++)
-			col(st, i, v, len, (size_t)i + 1);
-		if ((r = k->result(k->arg, v, len, err, errlen)) != 0)
+		for (int i = 0; i < ncols - o; i++)
+			col(st, i, v, len, (size_t)(i + o));
+		if ((r = fn(arg, v, len, err, errlen)) != 0)
 			return r;
 		(*n)++;
 	}
 	if (rc != SQL_DONE)
-		return store_sql_error(s, err, errlen, "reading results to "
-		    "ship");
+		return store_sql_error(s, err, errlen, what);
 	return 0;
+}
+
+/* One run's results, then its attempts, to the sink. */
+static int
+read_run(struct flaky_store *s, struct sql_stmt *xs, struct sql_stmt *as,
+    int64_t id, const char *run, size_t runlen,
+    const struct flaky_ship_sink *k, struct flaky_ship_batch *b, char *err,
+    size_t errlen)
+{
+	int	 r;
+
+	sql_reset(xs);
+	sql_bind_int64(xs, 1, id);
+	if ((r = read_rows(s, xs, run, runlen, k->result, k->arg,
+	    FLAKY_SHIP_RESULT_NCOLS, &b->results, "reading results to ship",
+	    err, errlen)) != 0 || k->attempt == NULL)
+		return r;
+	sql_reset(as);
+	sql_bind_int64(as, 1, id);
+	return read_rows(s, as, run, runlen, k->attempt, k->arg,
+	    FLAKY_SHIP_ATTEMPT_NCOLS, &b->attempts, "reading attempts to ship",
+	    err, errlen);
 }
 
 /* The batch under the open read transaction. */
 static int
 read_batch(struct flaky_store *s, struct sql_stmt *rs, struct sql_stmt *xs,
-    size_t max_runs, size_t max_results, const struct flaky_ship_sink *k,
-    struct flaky_ship_batch *b, char *err, size_t errlen)
+    struct sql_stmt *as, size_t max_runs, size_t max_results,
+    const struct flaky_ship_sink *k, struct flaky_ship_batch *b, char *err,
+    size_t errlen)
 {
 	const char	*v[FLAKY_SHIP_RUN_NCOLS];
 	size_t		 len[FLAKY_SHIP_RUN_NCOLS];
@@ -141,10 +199,8 @@ read_batch(struct flaky_store *s, struct sql_stmt *rs, struct sql_stmt *xs,
 		if ((r = k->run(k->arg, v, len, err, errlen)) != 0)
 			return r;
 		b->runs++;
-		sql_reset(xs);
-		sql_bind_int64(xs, 1, sql_column_int64(rs, 1));
-		if ((r = read_results(s, xs, v[0], len[0], k, &b->results,
-		    err, errlen)) < 0)
+		if ((r = read_run(s, xs, as, sql_column_int64(rs, 1), v[0],
+		    len[0], k, b, err, errlen)) != 0)
 			return r;
 	}
 	if (b->runs < max_runs && (b->runs == 0 || b->results < max_results)
@@ -153,28 +209,36 @@ read_batch(struct flaky_store *s, struct sql_stmt *rs, struct sql_stmt *xs,
 	return 0;
 }
 
-/* The tests and messages the batch's results name, to the sink. */
+/* The tests and messages the batch's results and polluters name, then
+ * its polluters, to the sink. */
 static int
-read_tests(struct flaky_store *s, int64_t first, int64_t last,
-    const struct flaky_ship_sink *k, char *err, size_t errlen)
+read_names(struct flaky_store *s, const struct flaky_ship_sink *k,
+    struct flaky_ship_batch *b, char *err, size_t errlen)
 {
 	struct sql_stmt	*st;
-	const char	*v[FLAKY_SHIP_TEST_NCOLS];
-	size_t		 len[FLAKY_SHIP_TEST_NCOLS];
-	int		 rc, r;
+	size_t		 n = 0;
+	int		 r;
 
+	if (k->polluter != NULL && (r = store_scalar(s, "SELECT "
+	    "coalesce(max(seq), 0) FROM ship_polluters", 0, 0,
+	    &b->polluter_seq, err, errlen)) < 0)
+		return r;
 	if ((r = store_prepare(s, sql_tests, &st, err, errlen)) < 0)
 		return r;
-	sql_bind_int64(st, 1, first);
-	sql_bind_int64(st, 2, last);
-	while ((rc = sql_step(st)) == SQL_ROW) {
-		for (int i = 0; i < FLAKY_SHIP_TEST_NCOLS; i++)
-			col(st, i, v, len, (size_t)i);
-		if ((r = k->test(k->arg, v, len, err, errlen)) != 0)
-			break;
-	}
-	if (r == 0 && rc != SQL_DONE)
-		r = store_sql_error(s, err, errlen, "reading tests to ship");
+	sql_bind_int64(st, 1, 1);
+	sql_bind_int64(st, 2, b->last_seq);
+	sql_bind_int64(st, 3, b->polluter_seq);
+	r = read_rows(s, st, NULL, 0, k->test, k->arg, FLAKY_SHIP_TEST_NCOLS,
+	    &n, "reading tests to ship", err, errlen);
+	sql_finalize(st);
+	if (r != 0 || b->polluter_seq == 0)
+		return r;
+	if ((r = store_prepare(s, sql_polluters, &st, err, errlen)) < 0)
+		return r;
+	sql_bind_int64(st, 1, b->polluter_seq);
+	r = read_rows(s, st, NULL, 0, k->polluter, k->arg,
+	    FLAKY_SHIP_POLLUTER_NCOLS, &b->polluters,
+	    "reading polluters to ship", err, errlen);
 	sql_finalize(st);
 	return r;
 }
@@ -185,63 +249,72 @@ flaky_store_ship_read(struct flaky_store *s, size_t max_runs,
     size_t max_results, const struct flaky_ship_sink *k,
     struct flaky_ship_batch *b, char *err, size_t errlen)
 {
-	struct sql_stmt	*rs = NULL, *xs = NULL;
+	struct sql_stmt	*rs = NULL, *xs = NULL, *as = NULL;
 	int		 r;
 
 	memset(b, 0, sizeof *b);
 	if ((r = store_exec(s, "BEGIN", err, errlen)) < 0)
 		return r;
 	if ((r = store_prepare(s, sql_runs, &rs, err, errlen)) == 0 &&
-	    (r = store_prepare(s, sql_results, &xs, err, errlen)) == 0)
-		r = read_batch(s, rs, xs, max_runs, max_results, k, b, err,
-		    errlen);
+	    (r = store_prepare(s, sql_results, &xs, err, errlen)) == 0 &&
+	    (r = store_prepare(s, sql_attempts, &as, err, errlen)) == 0)
+		r = read_batch(s, rs, xs, as, max_runs, max_results, k, b,
+		    err, errlen);
 	if (r == 0 && b->runs > 0)
-		r = read_tests(s, 1, b->last_seq, k, err, errlen);
+		r = read_names(s, k, b, err, errlen);
 	sql_finalize(rs);
 	sql_finalize(xs);
+	sql_finalize(as);
 	sql_exec(store_db(s), "COMMIT", NULL, NULL, NULL);
 	if (r < 0)
 		memset(b, 0, sizeof *b);
 	return r;
 }
 
-/* Take a shipped batch off the queue and move the high-water mark. */
+/* Run sql with ?1 (and ?2, when it has one) bound. */
+static int
+ship_exec(struct flaky_store *s, const char *sql, int64_t a1, int64_t a2,
+    const char *what, char *err, size_t errlen)
+{
+	struct sql_stmt	*st;
+	int		 r;
+
+	if ((r = store_prepare(s, sql, &st, err, errlen)) < 0)
+		return r;
+	sql_bind_int64(st, 1, a1);
+	if (strstr(sql, "?2") != NULL)
+		sql_bind_int64(st, 2, a2);
+	if (sql_step(st) != SQL_DONE)
+		r = store_sql_error(s, err, errlen, what);
+	sql_finalize(st);
+	return r;
+}
+
+/* Take a shipped batch off the queues and move the high-water mark. */
 int
 flaky_store_ship_done(struct flaky_store *s, const struct flaky_ship_batch *b,
     char *err, size_t errlen)
 {
-	struct sql_stmt	*st = NULL;
-	int		 r;
+	int	 r;
 
 	if (b->last_seq <= 0)
 		return 0;
 	if ((r = flaky_store_begin(s, err, errlen)) < 0)
 		return r;
-	if ((r = store_prepare(s, "DELETE FROM ship_queue WHERE seq <= ?1",
-	    &st, err, errlen)) < 0)
-		goto out;
-	sql_bind_int64(st, 1, b->last_seq);
-	if (sql_step(st) != SQL_DONE) {
-		r = store_sql_error(s, err, errlen, "taking shipped runs off "
-		    "the queue");
-		goto out;
-	}
-	sql_finalize(st);
-	if ((r = store_prepare(s, "UPDATE ship_state SET value = CASE key "
+	if ((r = ship_exec(s, "DELETE FROM ship_queue WHERE seq <= ?1",
+	    b->last_seq, 0, "taking shipped runs off the queue", err,
+	    errlen)) < 0 ||
+	    (r = ship_exec(s, "UPDATE ship_state SET value = CASE key "
 	    "WHEN 'shipped_seq' THEN max(value, ?1) ELSE value + ?2 END "
-	    "WHERE key IN ('shipped_seq', 'shipped_runs')", &st, err,
-	    errlen)) < 0)
-		goto out;
-	sql_bind_int64(st, 1, b->last_seq);
-	sql_bind_int64(st, 2, (int64_t)b->runs);
-	if (sql_step(st) != SQL_DONE)
-		r = store_sql_error(s, err, errlen, "saving the shipped mark");
-out:
-	sql_finalize(st);
-	if (r == 0)
-		return flaky_store_commit(s, err, errlen);
-	flaky_store_rollback(s);
-	return r;
+	    "WHERE key IN ('shipped_seq', 'shipped_runs')", b->last_seq,
+	    (int64_t)b->runs, "saving the shipped mark", err, errlen)) < 0 ||
+	    (b->polluter_seq > 0 && (r = ship_exec(s, "DELETE FROM "
+	    "ship_polluters WHERE seq <= ?1", b->polluter_seq, 0,
+	    "taking shipped polluters off the queue", err, errlen)) < 0)) {
+		flaky_store_rollback(s);
+		return r;
+	}
+	return flaky_store_commit(s, err, errlen);
 }
 
 /* How many finished runs wait, the oldest's end, and how many shipped. */

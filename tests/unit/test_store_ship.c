@@ -10,12 +10,18 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <sqlite3.h>
+
 #include "parse/parse.h"
 #include "store/store.h"
 #include "util/util.h"
 #include "test_helper.h"
 
 #define T0	1793534400000LL
+
+extern const char *const flaky_schema_migrations[];
+extern int store_hist_register(sqlite3 *);
+extern int store_output_register(sqlite3 *);
 
 static char	 dir[64];
 static char	 path[128];
@@ -33,10 +39,13 @@ teardown(void)
 	tu_rmdir(dir);
 }
 
-/* What a sink saw: run ids in order, results, tests, messages. */
+/* What a sink saw: run ids in order, results, tests, messages, and the
+ * attempts as "run:position:attempt:outcome:message " each. */
 struct seen {
 	char	 runs[256];
 	int	 results, tests, msgs;
+	char	 attempts[256];
+	char	 polluters[256];	/* "victim:run:made " each */
 };
 
 static int
@@ -84,6 +93,37 @@ on_test(void *arg, const char *const *v, const size_t *len, char *err,
 	return 0;
 }
 
+static int
+on_attempt(void *arg, const char *const *v, const size_t *len, char *err,
+    size_t errlen)
+{
+	struct seen *s = arg;
+	size_t	 n = strlen(s->attempts);
+
+	(void)len;
+	(void)err;
+	(void)errlen;
+	snprintf(s->attempts + n, sizeof s->attempts - n, "%s:%s:%s:%s:%s ",
+	    v[0], v[1], v[2], v[3], v[4] != NULL ? v[4] : "-");
+	return 0;
+}
+
+static int
+on_polluter(void *arg, const char *const *v, const size_t *len, char *err,
+    size_t errlen)
+{
+	struct seen *s = arg;
+	size_t	 n = strlen(s->polluters);
+
+	(void)len;
+	(void)err;
+	(void)errlen;
+	ck_assert_str_eq(v[3], "a\n");
+	snprintf(s->polluters + n, sizeof s->polluters - n, "%s:%s:%s ",
+	    v[0], v[1], v[7]);
+	return 0;
+}
+
 /* A finished run of two tests, one failed. */
 static void
 finish(struct flaky_store *st, struct flaky_run_record *rec)
@@ -113,7 +153,8 @@ static void
 read_batch(struct flaky_store *st, size_t max_runs, struct seen *s,
     struct flaky_ship_batch *b)
 {
-	struct flaky_ship_sink k = { on_run, on_result, on_test, s };
+	struct flaky_ship_sink k = { on_run, on_result, on_test, on_attempt,
+	    on_polluter, s };
 	char	 err[256];
 
 	memset(s, 0, sizeof *s);
@@ -174,6 +215,172 @@ START_TEST(test_queue_order_and_done)
 }
 END_TEST
 
+/* A rerun's attempts (as ingest stores them) go with their run, in
+ * order, and a run without attempts brings none. */
+START_TEST(test_attempts_ride_with_their_run)
+{
+	struct flaky_store *st;
+	struct flaky_run_record a, b;
+	struct flaky_ship_batch batch;
+	struct flaky_attempt att[2];
+	struct flaky_junit_extra ex;
+	struct flaky_result rv[2];
+	struct flaky_results res;
+	struct seen s;
+	char	 err[256];
+	int64_t	 target;
+
+	ck_assert_int_eq(flaky_store_open(path, 0, &st, err, sizeof err), 0);
+	ck_assert_int_eq(flaky_store_target(st, "t", "true", "/", &target,
+	    err, sizeof err), 0);
+	memset(&a, 0, sizeof a);
+	a.target_id = target;
+	a.started_ms = T0;
+	b = a;
+	ck_assert_int_eq(flaky_store_run_start(st, &a, err, sizeof err), 0);
+	finish(st, &a);
+	ck_assert_int_eq(flaky_store_run_start(st, &b, err, sizeof err), 0);
+	finish(st, &b);
+	/* b's test at position 1 failed, then passed on its rerun. */
+	memset(att, 0, sizeof att);
+	memset(rv, 0, sizeof rv);
+	memset(&res, 0, sizeof res);
+	rv[1].position = 1;
+	res.v = rv;
+	res.n = 2;
+	att[0].result = 1;
+	att[0].outcome = FLAKY_FAIL;
+	att[0].message = "AssertionError: 1 != 2";
+	att[1].result = 1;
+	att[1].attempt = 1;
+	att[1].outcome = FLAKY_PASS;
+	ex.timestamp_ms = -1;
+	ex.attempts = att;
+	ex.nattempts = ex.cap = 2;
+	ck_assert_int_eq(flaky_store_begin(st, err, sizeof err), 0);
+	ck_assert_int_eq(flaky_store_add_attempts(st, b.id, &res, &ex, err,
+	    sizeof err), 0);
+	ck_assert_int_eq(flaky_store_commit(st, err, sizeof err), 0);
+	read_batch(st, 10, &s, &batch);
+	ck_assert_str_eq(s.runs, "1 2 ");
+	ck_assert_int_eq(batch.attempts, 2);
+	ck_assert_str_eq(s.attempts, "2:1:0:1:AssertionError: 1 != 2 "
+	    "2:1:1:0:- ");
+	flaky_store_close(st);
+}
+END_TEST
+
+/* A polluter found (flakyctl polluter) rides with the next batch of
+ * runs, once; found again, it is queued again; without runs, it waits. */
+START_TEST(test_polluters_ride_with_runs)
+{
+	struct flaky_store *st;
+	struct flaky_run_record a;
+	struct flaky_ship_batch batch;
+	struct flaky_polluter_row p;
+	struct seen s;
+	char	 err[256];
+	int64_t	 target;
+
+	ck_assert_int_eq(flaky_store_open(path, 0, &st, err, sizeof err), 0);
+	ck_assert_int_eq(flaky_store_target(st, "t", "true", "/", &target,
+	    err, sizeof err), 0);
+	memset(&a, 0, sizeof a);
+	a.target_id = target;
+	a.started_ms = T0;
+	ck_assert_int_eq(flaky_store_run_start(st, &a, err, sizeof err), 0);
+	finish(st, &a);
+	/* b (test 2) fails after a, as run 1 showed. */
+	memset(&p, 0, sizeof p);
+	p.test_id = 2;
+	p.from_run_id = a.id;
+	p.candidates = 1;
+	p.members = "a\n";
+	p.reruns = 4;
+	p.minimal = 1;
+	p.command = "python3 -m pytest a b";
+	p.made_ms = T0 + 5000;
+	ck_assert_int_eq(flaky_store_polluter_put(st, &p, err, sizeof err),
+	    0);
+	read_batch(st, 10, &s, &batch);
+	ck_assert_str_eq(s.polluters, "2:1:1793534405000 ");
+	ck_assert_int_eq(batch.polluters, 1);
+	ck_assert_int_eq(flaky_store_ship_done(st, &batch, err, sizeof err),
+	    0);
+	/* Found again: queued again, but no batch without a run. */
+	p.made_ms += 1000;
+	ck_assert_int_eq(flaky_store_polluter_put(st, &p, err, sizeof err),
+	    0);
+	read_batch(st, 10, &s, &batch);
+	ck_assert_int_eq(batch.runs, 0);
+	ck_assert_str_eq(s.polluters, "");
+	a.id = 0;
+	ck_assert_int_eq(flaky_store_run_start(st, &a, err, sizeof err), 0);
+	finish(st, &a);
+	read_batch(st, 10, &s, &batch);
+	ck_assert_str_eq(s.polluters, "2:1:1793534406000 ");
+	/* The victim, named by results too, comes once among the tests. */
+	ck_assert_int_eq(s.tests, 2);
+	ck_assert_int_eq(flaky_store_ship_done(st, &batch, err, sizeof err),
+	    0);
+	a.id = 0;
+	ck_assert_int_eq(flaky_store_run_start(st, &a, err, sizeof err), 0);
+	finish(st, &a);
+	read_batch(st, 10, &s, &batch);
+	ck_assert_int_eq(batch.runs, 1);
+	ck_assert_str_eq(s.polluters, "");
+	flaky_store_close(st);
+}
+END_TEST
+
+/* A database from before polluters shipped: what was found ships too,
+ * once, also when the migration runs again over its own result. */
+START_TEST(test_polluters_found_before_ship)
+{
+	struct flaky_store *st;
+	struct flaky_ship_batch batch;
+	struct seen s;
+	sqlite3	*db;
+	char	 sql[64], err[256];
+	int	 from = 0;
+
+	while (from < flaky_store_schema_version() && strstr(
+	    flaky_schema_migrations[from], "TABLE IF NOT EXISTS "
+	    "ship_polluters") == NULL)
+		from++;
+	ck_assert_int_lt(from, flaky_store_schema_version());
+	ck_assert_int_eq(sqlite3_open(path, &db), SQLITE_OK);
+	ck_assert_int_eq(store_hist_register(db), SQLITE_OK);
+	ck_assert_int_eq(store_output_register(db), SQLITE_OK);
+	for (int i = 0; i < from; i++)
+		ck_assert_int_eq(sqlite3_exec(db, flaky_schema_migrations[i],
+		    NULL, NULL, NULL), SQLITE_OK);
+	ck_assert_msg(sqlite3_exec(db,
+	    "INSERT INTO targets (id, name, created_ms) VALUES (1, 't', 0);"
+	    "INSERT INTO tests (id, target_id, name) VALUES (2, 1, 'b');"
+	    "INSERT INTO runs (id, target_id, status, trigger, started_ms, "
+	    "  kind) VALUES (5, 1, 'done', 'schedule', 1, 'suite');"
+	    "INSERT INTO polluters (test_id, from_run_id, candidates, members, "
+	    "  reruns, minimal, command, made_ms) VALUES (2, 5, 1, 'a' || "
+	    "  char(10), 3, 1, 'pytest a b', 7);",
+	    NULL, NULL, NULL) == SQLITE_OK, "%s", sqlite3_errmsg(db));
+	for (int pass = 0; pass < 2; pass++) {
+		snprintf(sql, sizeof sql, "PRAGMA user_version = %d", from);
+		ck_assert_int_eq(sqlite3_exec(db, sql, NULL, NULL, NULL),
+		    SQLITE_OK);
+		ck_assert_msg(flaky_store_open(path, 0, &st, err,
+		    sizeof err) == 0, "%s", err);
+		flaky_store_close(st);
+	}
+	sqlite3_close(db);
+	ck_assert_int_eq(flaky_store_open(path, 0, &st, err, sizeof err), 0);
+	read_batch(st, 10, &s, &batch);
+	ck_assert_str_eq(s.runs, "5 ");
+	ck_assert_str_eq(s.polluters, "2:5:7 ");
+	flaky_store_close(st);
+}
+END_TEST
+
 START_TEST(test_box_id_per_database)
 {
 	struct flaky_store *st;
@@ -206,6 +413,9 @@ suite(void)
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_set_timeout(tc, 30);
 	tcase_add_test(tc, test_queue_order_and_done);
+	tcase_add_test(tc, test_attempts_ride_with_their_run);
+	tcase_add_test(tc, test_polluters_ride_with_runs);
+	tcase_add_test(tc, test_polluters_found_before_ship);
 	tcase_add_test(tc, test_box_id_per_database);
 	suite_add_tcase(s, tc);
 	return s;

@@ -195,3 +195,144 @@ def test_fleet_box_is_the_box_of_the_runs(tmp_path):
     p = subprocess.run([FLAKYD, "--config", str(cfg), "--check-config"],
                        capture_output=True, text=True)
     assert p.returncode == 0, p.stderr
+
+
+FIXTURES = os.path.join(os.path.dirname(__file__), "..", "..", "fixtures")
+
+
+def attempts_local(daemon):
+    """The local attempts as the server names them: (local run id,
+    position, attempt, outcome, message)."""
+    return sorted(tuple("" if c is None else str(c) for c in r)
+                  for r in query(daemon.db, "SELECT run_id, position, "
+                                 "attempt, outcome, message FROM attempts"))
+
+
+def attempts_server(pg, db, box):
+    return sorted(tuple(r) for r in pg.query(
+        "SELECT r.local_id, a.position, a.attempt, a.outcome, "
+        "coalesce(a.message, '') FROM attempts a JOIN runs r ON r.id = "
+        "a.run_id WHERE r.box = '%s'" % box, db=db))
+
+
+def test_attempts_ship_with_their_runs(pg, pgdb, shipd, tmp_path):
+    """A rerun's earlier attempts (Surefire's flakyFailure and
+    rerunFailure, as ingest stores them) arrive with their runs; a batch
+    sent again after a restart adds none."""
+    db = dbname(pgdb)
+    shipd.configure(pgdb)
+    src = open(os.path.join(FIXTURES, "junit", "surefire-flaky.xml")).read()
+    for i in range(3):
+        # Three files (ingest skips one it has seen), among runs without.
+        xml = tmp_path / ("surefire-%d.xml" % i)
+        xml.write_text(src.replace('time="1.234"', 'time="1.%d"' % i))
+        subprocess.run([FLAKYCTL, "--db", shipd.db, "ingest", "--target",
+                        "java", str(xml)], check=True, capture_output=True)
+        if i == 0:
+            make_db(shipd.db, 5, 3)
+    local = attempts_local(shipd)
+    assert len(local) >= 6 and len({r[0] for r in local}) == 3, local
+    shipd.start()
+    n = len(shipd.finished())
+    shipd.wait_fleet("all shipped", lambda f: f["backlog"] == 0 and
+                     f["shipped"] == n)
+    assert_exactly_once(pg, db, "box-a", shipd)
+    assert attempts_server(pg, db, "box-a") == local
+    # What a crash between the server's commit and the local mark leaves:
+    # every run queued again, shipped again after a restart.
+    shipd.stop()
+    con = sqlite3.connect(shipd.db)
+    con.execute("INSERT INTO ship_queue (run_id) SELECT id FROM runs")
+    con.commit()
+    con.close()
+    shipd.start()
+    shipd.wait_fleet("all shipped again", lambda f: f["backlog"] == 0 and
+                     f["shipped"] == 2 * n)
+    assert attempts_server(pg, db, "box-a") == local
+    assert pg.query("SELECT count(*) FROM attempts", db=db) == \
+        [[str(len(local))]]
+    # A run on the server without its attempts (shipped by a flakyd from
+    # before attempts shipped) gets them when its box queues it again.
+    pg.psql("DELETE FROM attempts", db=db)
+    con = sqlite3.connect(shipd.db)
+    con.execute("INSERT INTO ship_queue (run_id) SELECT DISTINCT run_id "
+                "FROM attempts")
+    con.commit()
+    con.close()
+    shipd.wait_fleet("queued again, shipped", lambda f: f["backlog"] == 0
+                     and f["shipped"] == 2 * n + 3)
+    assert attempts_server(pg, db, "box-a") == local
+    assert_exactly_once(pg, db, "box-a", shipd)
+
+
+def put_polluter(daemon, victim, made_ms, members):
+    """A polluter as flakyctl polluter stores it: for the test named
+    victim, narrowed from the newest local run."""
+    con = sqlite3.connect(daemon.db)
+    con.execute(
+        "INSERT INTO polluters (test_id, from_run_id, candidates, members, "
+        "reruns, minimal, command, made_ms) SELECT t.id, (SELECT max(id) "
+        "FROM runs), 20, ?, 7, 1, 'pytest ' || t.name, ? FROM tests t "
+        "WHERE t.name = ? ON CONFLICT (test_id) DO UPDATE SET "
+        "members = excluded.members, made_ms = excluded.made_ms",
+        (members, made_ms, victim))
+    con.commit()
+    con.close()
+
+
+def polluters_server(pg, db):
+    """(victim's name, box and local id of the run narrowed, members
+    with ; for each newline, made_ms) of the server's polluters."""
+    return [tuple(r) for r in pg.query(
+        "SELECT t.name, coalesce(r.box, '-'), coalesce(r.local_id::text, "
+        "'-'), replace(p.members, chr(10), ';'), p.made_ms FROM polluters p JOIN tests t ON "
+        "t.id = p.test_id LEFT JOIN runs r ON r.id = p.from_run_id "
+        "ORDER BY t.name", db=db)]
+
+
+def test_polluters_ship_newest_wins(pg, pgdb, shipd):
+    """A polluter found on the box arrives under the server's test and run
+    ids with the next batch of runs; found again, it replaces the older
+    finding; an older finding (sent again, or another box's stale one)
+    replaces nothing."""
+    db = dbname(pgdb)
+    shipd.configure(pgdb)
+    make_db(shipd.db, 3, 5)
+    # The server numbers tests differently from the box: a test id
+    # copied instead of mapped would name another test. (Any flakyctl
+    # command creates the schema.)
+    subprocess.run([FLAKYCTL, "--db", pgdb, "stats"], check=True,
+                   capture_output=True)
+    pg.psql("INSERT INTO targets (name, created_ms) VALUES ('other', 0); "
+            "INSERT INTO tests (target_id, name) SELECT id, 'x' || g FROM "
+            "targets, generate_series(1, 7) g", db=db)
+    victim = "pkg/test_mod.py::test_0003"
+    put_polluter(shipd, victim, 1000, "pkg/test_mod.py::test_0001\n")
+    lid = str(max(shipd.finished()))
+    shipd.start()
+    n = len(shipd.finished())
+    shipd.wait_fleet("all shipped", lambda f: f["backlog"] == 0 and
+                     f["shipped"] == n)
+    assert polluters_server(pg, db) == [
+        (victim, "box-a", lid, "pkg/test_mod.py::test_0001;", "1000")]
+    assert query(shipd.db, "SELECT count(*) FROM ship_polluters") == [(0,)]
+
+    def ship_with_a_run(k):
+        """Polluters go with a batch of runs: one more run, shipped."""
+        shipd.ctl("run", "demo", check=0)
+        shipd.wait_fleet("run shipped", lambda f: f["backlog"] == 0 and
+                         f["shipped"] == n + k)
+
+    # Found again, later: replaces.
+    put_polluter(shipd, victim, 2000, "pkg/test_mod.py::test_0002\n")
+    ship_with_a_run(1)
+    assert polluters_server(pg, db)[0][3:] == (
+        "pkg/test_mod.py::test_0002;", "2000")
+    # Another box found it later still; this box's older finding, made
+    # again, changes nothing there.
+    pg.psql("UPDATE polluters SET made_ms = 5000, members = 'other'",
+            db=db)
+    put_polluter(shipd, victim, 3000, "pkg/test_mod.py::test_0000\n")
+    ship_with_a_run(2)
+    assert polluters_server(pg, db)[0][3:] == ("other", "5000")
+    assert pg.query("SELECT count(*) FROM polluters", db=db) == [["1"]]
