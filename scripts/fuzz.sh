@@ -16,57 +16,29 @@
 # entities: an input that expands, nests or holds past its bound is a
 # finding, not a slow test.
 #
+# The builds run at once and the targets FUZZ_JOBS at a time (default:
+# one per CPU), each still one seeded process: every target runs the same
+# inputs as one after the other, only sooner. The targets' lines are
+# printed in a fixed order once all have ended.
+#
 # usage: scripts/fuzz.sh [SECONDS cap per target]    (default 120)
+#        scripts/fuzz.sh --run TARGET SECONDS        (one target, built)
 set -eu
-secs=${1:-120}
 scale=${SCALE:-1}
 src=$(cd "$(dirname "$0")/.." && pwd)
 out=${FUZZ_OUT:-/tmp/flaky-fuzz}
-mkdir -p "$out/inc"
-printf '#pragma once\n#define FLAKY_VERSION "fuzz"\n' >"$out/inc/buildconf.h"
-cflags="-g -O1 -fsanitize=fuzzer,address,undefined
-    -fno-sanitize-recover=undefined -D_GNU_SOURCE -I$out/inc -iquote $src/lib"
-# Every parser: a new lib/parse/NAME.c is fuzzed without a change here.
-parse="$src/lib/parse/*.c $src/lib/util/util.c"
+# The longest first (the config's), so the others fill the other CPUs.
+targets="fuzz_config fuzz_parse fuzz_junit fuzz_pyscan fuzz_control"
 
-build() {
-	name=$1; shift
-	mkdir -p "$out/$name/corpus"
-	# shellcheck disable=SC2086
-	clang $cflags -o "$out/$name/fuzz" "$src/tests/fuzz/$name.c" "$@"
-}
-build fuzz_parse $parse -lexpat
-build fuzz_junit $parse -lexpat
-# Every part of the config: a new lib/config/*.c needs no change here.
-build fuzz_config "$src"/lib/config/*.c \
-    "$src/lib/sched/sched.c" "$src/lib/sched/tz.c" "$src/lib/util/util.c" \
-    "$src/lib/util/path.c" "$src/lib/util/box.c" -lyaml
-# The scanner's codec table is generated, as meson generates it.
-python3 "$src/lib/scan/gen-codecs.py" "$src/lib/scan/codecs.txt" \
-    "$out/inc/scan-codecs.c"
-build fuzz_pyscan "$src"/lib/scan/*.c "$out/inc/scan-codecs.c" "$src/lib/util/util.c"
-build fuzz_control "$src/lib/json/json.c" "$src/lib/json/json_read.c" \
-    "$src/lib/control/control.c" "$src/lib/util/util.c"
-
-# The control target's seeds: replies as flakyd writes them, and requests.
-c="$out/fuzz_control/corpus"
-printf '{"ok":true,"pid":1,"version":"0.1.0","started_ms":1,"started":"2026-11-30T03:00:00+01:00","targets":[{"name":"a","schedule":null,"next_fire_ms":null,"next_fire":null,"state":"idle","queued":false,"last":{"run_id":1,"status":"done","tests":2,"failures":0}}]}' >"$c/status.json"
-printf '{"ok":false,"error":"no target named \\"x\\" \\u00e9\\ud83d\\ude00 \\ufffd"}' >"$c/error.json"
-printf '[1,-0.5e-3,true,false,null,"\\/\\b\\f\\n\\r\\t",{},[]]' >"$c/types.json"
-printf 'run manual 3' >"$c/run.txt"
-printf 'status' >"$c/status.txt"
-
+# Up to 200 seed files of the given folders.
 seed() {
 	find "$@" -type f -size -256k 2>/dev/null | head -200
 }
-status=0
-# ASan keeps 256 MB of freed memory in quarantine by default, and that
-# counts in -rss_limit_mb: with a grown corpus the config fuzzer stood at
-# 516 MB before its first new input. 16 MB keeps use-after-free checks
-# while the limits below measure the parsers, not the quarantine.
-ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}quarantine_size_mb=16"
-export ASAN_OPTIONS
-for t in fuzz_parse fuzz_junit fuzz_config fuzz_pyscan fuzz_control; do
+# One built target: its seeds, the inputs that once failed, then the
+# seeded run. Prints what it found; non-zero on a finding.
+run_target() {
+	t=$1
+	secs=$2
 	case $t in
 	fuzz_parse) seeds=$(seed "$src/tests/fixtures/pytest" \
 	    "$src/tests/fixtures/unittest" "$src/tests/fixtures/jest" \
@@ -96,8 +68,7 @@ for t in fuzz_parse fuzz_junit fuzz_config fuzz_pyscan fuzz_control; do
 	if ! (cd "$out/$t" && ./fuzz $limits "$src"/tests/fuzz/regress/* >regress.log 2>&1); then
 		tail -20 "$out/$t/regress.log"
 		echo "fuzz: $t FAILED on tests/fuzz/regress"
-		status=1
-		continue
+		return 1
 	fi
 	echo "fuzz: $t, $runs inputs (seed 1, at most ${secs}s)"
 	# shellcheck disable=SC2086
@@ -107,9 +78,74 @@ for t in fuzz_parse fuzz_junit fuzz_config fuzz_pyscan fuzz_control; do
 	    >log 2>&1); then
 		tail -40 "$out/$t/log"
 		echo "fuzz: $t FAILED (input in $out/$t)"
-		status=1
-	else
-		grep -E "stat::number_of_executed_units" "$out/$t/log" || true
+		return 1
 	fi
+	grep -E "stat::number_of_executed_units" "$out/$t/log" || true
+}
+
+if [ "${1-}" = --run ]; then
+	run_target "$2" "$3"
+	exit
+fi
+secs=${1:-120}
+mkdir -p "$out/inc"
+printf '#pragma once\n#define FLAKY_VERSION "fuzz"\n' >"$out/inc/buildconf.h"
+cflags="-g -O1 -fsanitize=fuzzer,address,undefined
+    -fno-sanitize-recover=undefined -D_GNU_SOURCE -I$out/inc -iquote $src/lib"
+# Every parser: a new lib/parse/NAME.c is fuzzed without a change here.
+parse="$src/lib/parse/*.c $src/lib/util/util.c"
+
+build() {
+	name=$1; shift
+	mkdir -p "$out/$name/corpus"
+	# shellcheck disable=SC2086
+	clang $cflags -o "$out/$name/fuzz" "$src/tests/fuzz/$name.c" "$@"
+}
+# Each build is a clang process of its own: all at once.
+pids=
+# shellcheck disable=SC2086
+build fuzz_parse $parse -lexpat & pids="$pids $!"
+# shellcheck disable=SC2086
+build fuzz_junit $parse -lexpat & pids="$pids $!"
+# Every part of the config: a new lib/config/*.c needs no change here.
+build fuzz_config "$src"/lib/config/*.c \
+    "$src/lib/sched/sched.c" "$src/lib/sched/tz.c" "$src/lib/util/util.c" \
+    "$src/lib/util/path.c" "$src/lib/util/box.c" -lyaml & pids="$pids $!"
+# The scanner's codec table is generated, as meson generates it.
+python3 "$src/lib/scan/gen-codecs.py" "$src/lib/scan/codecs.txt" \
+    "$out/inc/scan-codecs.c"
+build fuzz_pyscan "$src"/lib/scan/*.c "$out/inc/scan-codecs.c" \
+    "$src/lib/util/util.c" & pids="$pids $!"
+build fuzz_control "$src/lib/json/json.c" "$src/lib/json/json_read.c" \
+    "$src/lib/control/control.c" "$src/lib/util/util.c" & pids="$pids $!"
+built=0
+for p in $pids; do
+	wait "$p" || built=1
+done
+[ $built -eq 0 ] || { echo "fuzz: a target did not build (above)"; exit 1; }
+
+# The control target's seeds: replies as flakyd writes them, and requests.
+c="$out/fuzz_control/corpus"
+printf '{"ok":true,"pid":1,"version":"0.1.0","started_ms":1,"started":"2026-11-30T03:00:00+01:00","targets":[{"name":"a","schedule":null,"next_fire_ms":null,"next_fire":null,"state":"idle","queued":false,"last":{"run_id":1,"status":"done","tests":2,"failures":0}}]}' >"$c/status.json"
+printf '{"ok":false,"error":"no target named \\"x\\" \\u00e9\\ud83d\\ude00 \\ufffd"}' >"$c/error.json"
+printf '[1,-0.5e-3,true,false,null,"\\/\\b\\f\\n\\r\\t",{},[]]' >"$c/types.json"
+printf 'run manual 3' >"$c/run.txt"
+printf 'status' >"$c/status.txt"
+
+status=0
+# ASan keeps 256 MB of freed memory in quarantine by default, and that
+# counts in -rss_limit_mb: with a grown corpus the config fuzzer stood at
+# 516 MB before its first new input. 16 MB keeps use-after-free checks
+# while the limits below measure the parsers, not the quarantine.
+ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}quarantine_size_mb=16"
+export ASAN_OPTIONS
+# Each target's lines go to its report, printed below in order.
+jobs=${FUZZ_JOBS:-$(nproc)}
+# shellcheck disable=SC2086,SC2016
+printf '%s\n' $targets | xargs -P "$jobs" -I{} \
+    sh -c '"$0" --run "$1" "$2" >"$3/$1/report" 2>&1' \
+    "$src/scripts/fuzz.sh" {} "$secs" "$out" || status=1
+for t in $targets; do
+	cat "$out/$t/report"
 done
 exit $status

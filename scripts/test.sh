@@ -20,17 +20,31 @@ count() {
 	failed=$((failed + bad))
 }
 
+# Seconds each phase took, printed at the end: what CI's time goes to
+# (docs/performance.md, "CI time").
+times=
+t0=$(date +%s)
+lap() {
+	t1=$(date +%s)
+	times="$times $1 $((t1 - t0))s"
+	t0=$t1
+}
+
 status=0
 ninja -C build
+lap build
 meson test -C build --print-errorlogs --num-processes 2 >build/test.out 2>&1 || status=1
 cat build/test.out | grep -vE '^ *$' | tail -40
 count build/test.out
+lap test
 
 ninja -C build-asan
+lap build-asan
 meson test -C build-asan --setup=asan --print-errorlogs --num-processes 2 \
     >build-asan/test.out 2>&1 || status=1
 tail -40 build-asan/test.out
 count build-asan/test.out
+lap test-asan
 
 # Bounded, seeded fuzzing of every parser of untrusted text.
 if command -v clang >/dev/null 2>&1; then
@@ -40,6 +54,7 @@ if command -v clang >/dev/null 2>&1; then
 		failed=$((failed + 1))
 		status=1
 	fi
+	lap fuzz
 fi
 
 # The Debian package, built from a clean copy of the tree (-Dtests=false
@@ -57,6 +72,7 @@ case $deb_status in
 	failed=$((failed + 1))
 	status=1 ;;
 esac
+lap deb
 
 # The layout figures (issue 13) are a gate: no file over 800 lines, no
 # cycle between files or folders, programs on public headers only, no
@@ -69,5 +85,7 @@ else
 	status=1
 fi
 
+lap layout
+echo "time:$times"
 echo "$passed passed, $failed failed"
 exit $status

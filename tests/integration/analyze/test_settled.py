@@ -73,9 +73,14 @@ def test_max_runs_lists_open(demo, tmp_path):
 def test_budget(demo, tmp_path):
     d = demo("demo-settled")
     db = str(tmp_path / "f.db")
-    # 22 runs of pytest take 5 s or more (over 0.25 s each on an idle
-    # machine); a budget of 4 s ends first, yet leaves room for at least
-    # one whole run on a loaded machine (1.8 s was seen)
+    # Settling takes 22 runs. A run of pytest took 0.15 s on a quiet
+    # machine, so 22 fit in 4 s there; a conftest that holds each run
+    # 0.3 s makes them 6.6 s at least, whatever the machine. A budget of
+    # 4 s ends first, yet leaves room for at least one whole run on a
+    # loaded machine (1.8 s was seen, 2.1 s with the hold).
+    with open(os.path.join(d, "conftest.py"), "w") as f:
+        f.write("import time\n\n\ndef pytest_configure(config):\n"
+                "    time.sleep(0.3)\n")
     p = run(["--db", db, "--format", "json", "analyze", "--until-settled",
              "--budget", "4s", "--"] + SUITE, cwd=d, env=env(tmp_path),
             check=0)
