@@ -35,6 +35,8 @@
 
 enum {
 	IS_RUN,
+	IS_TEST_FIND,
+	IS_TEST_ADD,
 	IS_SEEN,
 	IS_MSG_FIND,
 	IS_MSG_ADD,
@@ -47,6 +49,9 @@ static const char *const is_sql[IS_COUNT] = {
 	[IS_RUN] = "INSERT INTO runs (target_id, status, trigger, "
 	    "started_ms, kind, box) VALUES (?1, 'running', 'ingest', ?2, "
 	    "'ingested', ?3)",
+	[IS_TEST_FIND] = "SELECT id FROM tests WHERE target_id = ?1 AND "
+	    "name = ?2",
+	[IS_TEST_ADD] = "INSERT INTO tests (target_id, name) VALUES (?1, ?2)",
 	/* ?2: 2 when the bitmap says it is the second time */
 	[IS_SEEN] = "INSERT INTO temp.ingest_seen (test_id, n) VALUES (?1, ?2) "
 	    "ON CONFLICT (test_id) DO UPDATE SET n = n + 1 RETURNING n",
@@ -207,13 +212,27 @@ flaky_store_ingest_run(const struct flaky_store_ingest *w)
 	return w->run_id;
 }
 
-/* The id of a test of the target, added on first sight; cached in the
- * store, so the files of one ingest look each test up once. */
+/* The id of a test of the target, added on first sight. */
 static int
 is_test(struct flaky_store_ingest *w, const char *name, int64_t *ret,
     char *err, size_t errlen)
 {
-	return store_test_id(w->s, w->target_id, name, ret, err, errlen);
+	struct sql_stmt	*st;
+
+	if ((st = is_stmt(w, IS_TEST_FIND)) == NULL)
+		return store_sql_error(w->s, err, errlen, "preparing");
+	sql_bind_int64(st, 1, w->target_id);
+	sql_bind_text(st, 2, name, -1, SQL_STATIC);
+	if ((*ret = is_find(st)) != 0)
+		return 0;
+	if ((st = is_stmt(w, IS_TEST_ADD)) == NULL)
+		return store_sql_error(w->s, err, errlen, "preparing");
+	sql_bind_int64(st, 1, w->target_id);
+	sql_bind_text(st, 2, name, -1, SQL_STATIC);
+	if (sql_step(st) != SQL_DONE)
+		return store_sql_error(w->s, err, errlen, "adding a test");
+	*ret = sql_last_insert_rowid(w->db);
+	return 0;
 }
 
 /* Has the run met test id before? 1, 0, or -1 when the bitmap does not

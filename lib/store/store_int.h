@@ -65,10 +65,6 @@ int	 store_scalar(struct flaky_store *, const char *sql, int64_t bind,
 struct flaky_buf;
 const char *store_redacted(struct flaky_store *, const char *t, size_t len,
 	    struct flaky_buf *b, size_t *ret_len);
-/* The id of a test of a target, added on first sight, cached in the
- * store (write.c; ingest.c too). */
-int	 store_test_id(struct flaky_store *, int64_t target, const char *name,
-	    int64_t *ret, char *, size_t);
 /* PostgreSQL: the results the transaction inserts next start at
  * started_ms, and that week's partition is there (write.c). */
 int	 store_pg_week(struct flaky_store *, int64_t started_ms, char *,

@@ -266,8 +266,9 @@ fail:
 	return r;
 }
 
-int
-store_test_id(struct flaky_store *s, int64_t target, const char *name,
+/* The id of a test, created on first sight. */
+static int
+test_id(struct flaky_store *s, int64_t target, const char *name,
     int64_t *ret, char *err, size_t errlen)
 {
 	uint64_t	 h = flaky_hash64(name, strlen(name), (uint64_t)target);
@@ -483,7 +484,7 @@ add_results(struct flaky_store *s, int64_t run_id, int64_t target,
 		if (res[i].test == NULL)
 			return flaky_error(err, errlen, EINVAL, "%s: result "
 			    "%zu of the run has no test id", s->path, i);
-		if ((r = store_test_id(s, target, res[i].test, &p[i].tid, err,
+		if ((r = test_id(s, target, res[i].test, &p[i].tid, err,
 		    errlen)) < 0)
 			return r;
 		if (FLAKY_FAILED(res[i].outcome) && res[i].message != NULL) {
