@@ -15,6 +15,7 @@
 #include <libpq-fe.h>
 
 #include "fleet/fleet.h"
+#include "util/util.h"
 #include "sql.h"
 
 #define OID_BOOL	16
@@ -87,9 +88,9 @@ static const struct phrase {
 char *
 sql_pg_translate(const char *in)
 {
+	struct flaky_buf b;
 	const char	*p = in;
-	char		*out, *o, *ret;
-	size_t		 cap, n;
+	size_t		 n, at = SIZE_MAX;	/* where a RETURNING starts */
 	int		 maxp = 0, ignore = 0;
 	char		 quote = 0;
 
@@ -97,32 +98,21 @@ sql_pg_translate(const char *in)
 		p++;
 	if (word_at(p, "PRAGMA"))
 		return strdup("");
-	cap = strlen(in) * 4 + 64;
-	if ((out = o = malloc(cap)) == NULL)
-		return NULL;
+	flaky_buf_init(&b);
 	while (*p != '\0') {
-		if (quote != 0) {
-			if (*p == quote)
-				quote = 0;
-			*o++ = *p++;
-			continue;
-		}
-		if (*p == '\'' || *p == '"') {
-			quote = *p;
-			*o++ = *p++;
+		if (quote != 0 || *p == '\'' || *p == '"') {
+			quote = quote == 0 ? *p : *p == quote ? 0 : quote;
+			flaky_buf_addc(&b, *p++);
 			continue;
 		}
 		if (*p == '?') {
-			int	 k;
+			int	 k = maxp + 1;
 
-			p++;
-			if (isdigit((unsigned char)*p)) {
+			if (isdigit((unsigned char)*++p))
 				k = (int)strtol(p, (char **)&p, 10);
-			} else
-				k = maxp + 1;
 			if (k > maxp)
 				maxp = k;
-			o += sprintf(o, "$%d", k);
+			flaky_buf_printf(&b, "$%d", k);
 			continue;
 		}
 		if (p == in || !(isalnum((unsigned char)p[-1]) ||
@@ -138,48 +128,48 @@ sql_pg_translate(const char *in)
 				continue;
 			}
 			if ((n = word_at(p, "INSERT OR IGNORE")) != 0) {
-				o += sprintf(o, "INSERT");
+				flaky_buf_adds(&b, "INSERT");
 				p += n;
 				ignore = 1;
 				continue;
 			}
-			for (i = 0; i < sizeof phrases / sizeof phrases[0];
-			    i++)
+			/* ON CONFLICT DO NOTHING goes before RETURNING */
+			if (word_at(p, "RETURNING"))
+				at = b.len;
+			for (i = 0; i < FLAKY_ARRAY_SIZE(phrases); i++)
 				if ((n = word_at(p, phrases[i].lite)) != 0)
 					break;
-			if (i < sizeof phrases / sizeof phrases[0]) {
-				o += sprintf(o, "%s", phrases[i].pg);
+			if (i < FLAKY_ARRAY_SIZE(phrases)) {
+				flaky_buf_adds(&b, phrases[i].pg);
 				p += n;
 				continue;
 			}
 		}
-		*o++ = *p++;
+		flaky_buf_addc(&b, *p++);
 	}
-	while (o > out && (isspace((unsigned char)o[-1]) || o[-1] == ';'))
-		o--;
-	*o = '\0';
-	if (!ignore)
-		return out;
-	/* ON CONFLICT DO NOTHING, before a RETURNING clause */
-	if ((ret = malloc(strlen(out) + 32)) == NULL) {
-		free(out);
+	if (b.oom) {
+		flaky_buf_free(&b);
 		return NULL;
 	}
-	{
-		char	*r = NULL;
+	while (b.len > 0 && (isspace((unsigned char)b.data[b.len - 1]) ||
+	    b.data[b.len - 1] == ';'))
+		b.data[--b.len] = '\0';
+	if (ignore) {
+		char	*t = flaky_buf_steal(&b);
+		size_t	 len;
 
-		for (char *q = out; (q = strcasestr(q, "RETURNING")) != NULL;
-		    q++)
-			if (q > out && isspace((unsigned char)q[-1]))
-				r = q;
-		if (r != NULL)
-			sprintf(ret, "%.*sON CONFLICT DO NOTHING %s",
-			    (int)(r - out), out, r);
-		else
-			sprintf(ret, "%s ON CONFLICT DO NOTHING", out);
+		if (t == NULL)
+			return NULL;
+		len = strlen(t);
+		if (at > len)
+			at = len;
+		flaky_buf_init(&b);
+		flaky_buf_printf(&b, "%.*s%sON CONFLICT DO NOTHING%s%s",
+		    (int)at, t, at == len ? " " : "", at == len ? "" : " ",
+		    t + at);
+		free(t);
 	}
-	free(out);
-	return ret;
+	return flaky_buf_steal(&b);
 }
 
 /* Word PostgreSQL's error as SQLite's code and a one-line message. */
