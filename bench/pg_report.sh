@@ -55,7 +55,9 @@ SELECT i, 'box-' || (i % 8), i / 8 + 1, 1, 'done', 'schedule',
        60000000, 0, $tests, 0, 'suite'
 FROM generate_series(1, $runs) i;
 SQL
-# One statement a day: as many rows as a day of shipping batches.
+# One statement a day: as many rows as a day of shipping batches, in the
+# order they arrive (a run's results together, as a box ships them and a
+# command writes them), which the BRIN index on run_id relies on.
 d=0
 while [ $d -lt "$days" ]; do
 	sql >/dev/null <<SQL
@@ -69,7 +71,8 @@ FROM runs r CROSS JOIN generate_series(1, $tests) t
 CROSS JOIN LATERAL (SELECT (r.id * 31 + t * 17) % 100 <
     CASE WHEN t % 100 = 0 THEN 30 WHEN t % 10 = 0 THEN 3 ELSE 0 END) x(f)
 WHERE r.started_ms >= $base + $d * $day::bigint
-  AND r.started_ms < $base + ($d + 1) * $day::bigint;
+  AND r.started_ms < $base + ($d + 1) * $day::bigint
+ORDER BY r.id, t;
 SQL
 	d=$((d + 1))
 done
