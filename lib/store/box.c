@@ -1,9 +1,11 @@
 /* The box as a dimension (issue 15): the condition that keeps a query to
  * one box's runs, and a test's rate per box ("30% on box-a (9/30), 0% on
- * box-b (0/30)") for the tests a report lists, in one grouped query. */
+ * box-b (0/30)") for the tests a report lists, in one grouped query: from
+ * box_rollups for a window of whole days, else from the results. */
 #include "buildconf.h"
 
 #include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -59,6 +61,37 @@ store_box_sql(struct flaky_store *s, const struct flaky_query *q, char *buf,
 	"AND (SELECT max(id) FROM wr) " \
 	"GROUP BY r.test_id, b ORDER BY r.test_id, b"
 
+/* The same from box_rollups (schema/0014-boxrollups15.sql) over the
+ * window's whole days ?9 to ?10, as the report's rates are counted: the
+ * targets of more than one box in those days, then one seek per (day,
+ * test) of the listed tests into the rollups' primary key. */
+#define BOX_ROLLUP_SQL \
+	"WITH RECURSIVE d(x) AS (SELECT ?9 UNION ALL SELECT x + 1 FROM d " \
+	"WHERE x + 1 < ?10), " \
+	"bt(id) AS (SELECT ru.target_id FROM runs ru " \
+	"JOIN targets tg ON tg.id = ru.target_id " \
+	"WHERE ru.started_ms >= ?9 * 86400000 " \
+	"AND ru.started_ms < ?10 * 86400000 " \
+	"AND (tg.name = ?3 OR ?3 IS NULL) AND %s " \
+	"GROUP BY ru.target_id HAVING count(DISTINCT coalesce(ru.box, ?6)) > 1), " \
+	"k(id) AS (SELECT t.id FROM tests t JOIN bt ON bt.id = t.target_id " \
+	"WHERE t.id IN (SELECT value FROM json_each(?7))) " \
+	"SELECT b.test_id, coalesce(nullif(b.box, ''), ?6) AS bx, " \
+	"sum(b.runs), sum(b.failures) " \
+	"FROM d CROSS JOIN k ON true CROSS JOIN box_rollups b " \
+	"ON b.day = d.x AND b.test_id = k.id " \
+	"GROUP BY b.test_id, bx ORDER BY b.test_id, bx"
+
+/* Do box_rollups hold q's window? As the rollups do (runs.c): q's whole
+ * days, of the default kinds and not some runs by id. */
+static int
+box_rollups_hold(const struct flaky_query *q)
+{
+	return q->first_run_id <= 0 && q->last_run_id <= 0 &&
+	    flaky_query_kinds(q) == FLAKY_KINDS_DEFAULT &&
+	    q->since_ms != INT64_MIN && q->until_ms != INT64_MAX;
+}
+
 /* The SQL of flaky_store_box_stats, for its query plan in the tests. */
 char *
 store_box_stats_sql(struct flaky_store *s, const struct flaky_query *q)
@@ -66,13 +99,16 @@ store_box_stats_sql(struct flaky_store *s, const struct flaky_query *q)
 	struct flaky_query all = *q;
 	char	 runs[320];
 	char	*sql;
+	int	 n;
 
 	/* the breakdown is across boxes, whatever box q is kept to */
 	all.box = NULL;
 	store_runs_sql(s, &all, runs, sizeof runs);
-	if (asprintf(&sql, BOX_SQL, runs, runs) < 0)
-		return NULL;
-	return sql;
+	if (box_rollups_hold(q))
+		n = asprintf(&sql, BOX_ROLLUP_SQL, runs);
+	else
+		n = asprintf(&sql, BOX_SQL, runs, runs);
+	return n < 0 ? NULL : sql;
 }
 
 char *
@@ -137,7 +173,15 @@ flaky_store_box_stats(struct flaky_store *s, const struct flaky_query *q,
 	store_bind_window(st, q);
 	sql_bind_text(st, 6, flaky_store_box(s), -1, SQL_STATIC);
 	sql_bind_text(st, 7, list, -1, SQL_STATIC);
-	sql_bind_int64(st, 8, budget);
+	if (box_rollups_hold(q)) {
+		/* whole days, as flaky_store_test_counts has them */
+		sql_bind_int64(st, 9, q->since_ms >= 0 ? q->since_ms /
+		    FLAKY_DAY_MS : -((-q->since_ms + FLAKY_DAY_MS - 1) /
+		    FLAKY_DAY_MS));
+		sql_bind_int64(st, 10, q->until_ms > 0 ? (q->until_ms - 1) /
+		    FLAKY_DAY_MS + 1 : 0);
+	} else
+		sql_bind_int64(st, 8, budget);
 	while ((rc = sql_step(st)) == SQL_ROW)
 		if (sql_column_int64(st, 2) > 0 &&
 		    (r = add_row(st, &v, &cap, &n)) < 0)

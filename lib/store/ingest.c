@@ -530,6 +530,15 @@ is_rollups(struct flaky_store_ingest *w, int64_t day, char *err,
 	sql_bind_int64(st, 2, day);
 	r = is_done(w, st, "updating the rollups", err, errlen);
 	sql_finalize(st);
+	if (r < 0)
+		return r;
+	if (sql_prepare_v2(w->db, store_sql_box_rollup, -1, &st, NULL) !=
+	    SQL_OK)
+		return store_sql_error(w->s, err, errlen, "preparing");
+	sql_bind_int64(st, 1, w->run_id);
+	sql_bind_int64(st, 2, day);
+	r = is_done(w, st, "updating the rollups per box", err, errlen);
+	sql_finalize(st);
 	return r;
 }
 

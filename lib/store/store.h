@@ -267,12 +267,14 @@ int	 flaky_store_perturb_stats(struct flaky_store *,
 	    size_t *ret_n, char *err, size_t errlen);
 void	 flaky_perturb_rows_free(struct flaky_perturb_row *, size_t);
 /* Issue 15: the listed tests' rates per box ("30% on box-a (9/30), 0%
- * on box-b (0/30)"), from the raw results of the window's complete runs
- * of q's kinds, of every box whatever q->box, in one grouped query; only
- * for the targets with runs of more than one box in the window (none: no
- * rows, at the cost of one look at the runs). budget > 0: of each such
- * target only its newest runs that hold about budget results (20 to 500
- * runs), so that a report over a long window stays fast; 0: every run.
+ * on box-b (0/30)") in the window's complete runs of q's kinds, of every
+ * box whatever q->box, in one grouped query; only for the targets with
+ * runs of more than one box in the window (none: no rows, at the cost of
+ * one look at the runs). A window the rollups hold (whole days, default
+ * kinds, no run ids: what flaky_store_test_counts reads from the rollups)
+ * is read whole from box_rollups. Any other window is read from the raw
+ * results: budget > 0 keeps each such target to its newest runs that
+ * hold about budget results (20 to 500 runs); 0: every run.
  * runs.box NULL counts as the store's box. Sorted by test id, then box;
  * free(3) the array. */
 struct flaky_box_row {

@@ -15,6 +15,21 @@
 #include "store/store.h"
 #include "store_int.h"
 
+/* A run's counts per test and box (schema/0014-boxrollups15.sql), read
+ * back from its results once they are all in: neighbours in the table, a
+ * sort of one run's rows, and one UPSERT into today's pages. The box is
+ * the run's as stored ('' for none: the store's own). */
+const char store_sql_box_rollup[] =
+    "INSERT INTO box_rollups (day, test_id, box, runs, failures) "
+    "SELECT ?2, r.test_id, coalesce(ru.box, ''), count(*), "
+    "sum(r.outcome IN (1, 2)) FROM runs ru "
+    "JOIN results r ON r.run_id = ru.id "
+    "WHERE ru.id = ?1 AND r.outcome IN (0, 1, 2, 5) "
+    "GROUP BY r.test_id, ru.box "
+    "ON CONFLICT (day, test_id, box) DO UPDATE SET "
+    "runs = box_rollups.runs + excluded.runs, "
+    "failures = box_rollups.failures + excluded.failures";
+
 static const char *const stmt_sql[ST_COUNT] = {
 	[ST_RUN_START] =
 	    "INSERT INTO runs (target_id, status, trigger, started_ms, "
@@ -75,6 +90,7 @@ static const char *const stmt_sql[ST_COUNT] = {
 	    "ELSE flaky_hist_add(pass_hist, ?8) END, "
 	    "fail_hist = CASE WHEN ?9 IS NULL THEN fail_hist "
 	    "ELSE flaky_hist_add(fail_hist, ?9) END",
+	[ST_BOX_ROLLUP] = store_sql_box_rollup,
 };
 
 /* Results are written CHUNK at a time with one statement each for the rows
@@ -538,6 +554,23 @@ add_results(struct flaky_store *s, int64_t run_id, int64_t target,
 	return 0;
 }
 
+/* The run's rows of box_rollups, once its results are in. */
+static int
+box_rollup(struct flaky_store *s, int64_t run_id, int64_t day, char *err,
+    size_t errlen)
+{
+	struct sql_stmt	*st;
+
+	if ((st = stmt(s, ST_BOX_ROLLUP)) == NULL)
+		return store_sql_error(s, err, errlen, "preparing");
+	sql_bind_int64(st, 1, run_id);
+	sql_bind_int64(st, 2, day);
+	if (sql_step(st) != SQL_DONE)
+		return store_sql_error(s, err, errlen,
+		    "updating the rollups per box");
+	return 0;
+}
+
 /* On PostgreSQL a result row carries its run's start, the partition key
  * (schema/pg/0005-store.sql takes it from flaky.started_ms), and the
  * week's partition must be there: made only when missing, since making
@@ -701,6 +734,10 @@ flaky_store_run_finish(struct flaky_store *s, struct flaky_run_record *rec,
 		if (r < 0)
 			goto fail;
 	}
+	/* PostgreSQL's are its trigger's, as its rollups */
+	if (res != NULL && res->n > 0 && day >= 0 && !sql_is_pg(s->db) &&
+	    (r = box_rollup(s, rec->id, day, err, errlen)) < 0)
+		goto fail;
 	if (own && (r = flaky_store_commit(s, err, errlen)) < 0)
 		goto undo;
 	r = 0;

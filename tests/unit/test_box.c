@@ -245,7 +245,14 @@ START_TEST(migrate)
 	ck_assert_msg(sqlite3_exec(db,
 	    "INSERT INTO targets (id, name, created_ms) VALUES (1, 'demo', 0);"
 	    "INSERT INTO runs (id, target_id, status, trigger, started_ms, "
-	    "  kind) VALUES (5, 1, 'done', 'schedule', 1, 'suite');",
+	    "  kind) VALUES (5, 1, 'done', 'schedule', 1, 'suite');"
+	    "INSERT INTO runs (id, target_id, status, trigger, started_ms, "
+	    "  kind) VALUES (6, 1, 'done', 'schedule', 2, 'alone');"
+	    "INSERT INTO tests (id, target_id, name) VALUES (1, 1, 'x'), "
+	    "  (2, 1, 'y'), (3, 1, 'z');"
+	    "INSERT INTO results (run_id, position, test_id, outcome) "
+	    "  VALUES (5, 0, 1, 1), (5, 1, 2, 0), (5, 2, 3, 3), "
+	    "  (6, 0, 1, 1);",
 	    NULL, NULL, NULL) == SQLITE_OK, "%s", sqlite3_errmsg(db));
 	ck_assert_int_eq(sqlite3_exec(db, sql, NULL, NULL, NULL), SQLITE_OK);
 	sqlite3_close(db);
@@ -265,7 +272,13 @@ START_TEST(migrate)
 	ck_assert_int_eq(sqlite3_open(path, &db), SQLITE_OK);
 	snprintf(sql, sizeof sql, "%d\n", flaky_store_schema_version());
 	tu_rows_eq(db, "PRAGMA user_version", sql);
-	tu_rows_eq(db, "SELECT id, box FROM runs", "5|NULL\n");
+	tu_rows_eq(db, "SELECT id, box FROM runs ORDER BY id",
+	    "5|NULL\n6|NULL\n");
+	/* box_rollups made from the results of before: the suite run's
+	 * counted outcomes, under '' (the store's box); the skip and the
+	 * run alone are not counted, as in the rollups */
+	tu_rows_eq(db, "SELECT day, test_id, box, runs, failures FROM "
+	    "box_rollups ORDER BY test_id", "0|1||1|1\n0|2||1|0\n");
 	tu_rows_eq(db, "PRAGMA integrity_check", "ok\n");
 	sqlite3_close(db);
 }
@@ -435,6 +448,85 @@ START_TEST(breakdown)
 }
 END_TEST
 
+/* A window of whole days is read from box_rollups: the same rows as the
+ * results give with every run counted, by one seek per day and test, no
+ * result read; and the rollups per box add up to the rollups. */
+START_TEST(breakdown_rollups)
+{
+	struct flaky_store *s;
+	struct flaky_box_row *v, *w;
+	struct flaky_query q = { INT64_MIN, INT64_MAX, NULL, 0, 0, 0, NULL };
+	struct flaky_query raw;
+	sqlite3	*db;
+	int64_t	 tid, one, ids[3], day = T0 / 86400000;
+	size_t	 n, m;
+	char	 err[512];
+
+	ck_assert_msg(flaky_store_open(path, 0, &s, err, sizeof err) == 0,
+	    "%s", err);
+	fill(s, &tid, &one);
+	ck_assert_int_eq(sqlite3_open(path, &db), SQLITE_OK);
+	ids[0] = tu_q1(db, "SELECT id FROM tests WHERE target_id = 1 AND "
+	    "name = 'a'");
+	ids[1] = tu_q1(db, "SELECT id FROM tests WHERE target_id = 1 AND "
+	    "name = 'b'");
+	ids[2] = tu_q1(db, "SELECT id FROM tests WHERE target_id = 2 AND "
+	    "name = 'a'");
+	tu_rows_eq(db, "SELECT count(*) FROM (SELECT day, test_id, "
+	    "sum(runs) AS r, sum(failures) AS f FROM box_rollups "
+	    "GROUP BY day, test_id) b FULL JOIN rollups ru USING (day, "
+	    "test_id) WHERE coalesce(b.r, 0) IS NOT ru.runs "
+	    "OR coalesce(b.f, 0) IS NOT ru.failures",
+	    "0\n");
+	tu_rows_eq(db, "SELECT count(*) FROM box_rollups", "6\n");
+	q.since_ms = day * 86400000;
+	q.until_ms = (day + 1) * 86400000;
+	for (int pass = 0; pass < 2; pass++) {
+		char	*sql = store_box_stats_sql(s, &q), *plan, ex[4096];
+
+		ck_assert_ptr_nonnull(sql);
+		snprintf(ex, sizeof ex, "EXPLAIN QUERY PLAN %s", sql);
+		plan = tu_rows(db, ex);
+		ck_assert_msg(strstr(plan, "SEARCH b USING PRIMARY KEY "
+		    "(day=? AND test_id=?)") != NULL, "%s", plan);
+		ck_assert_msg(strstr(plan, "results") == NULL &&
+		    strstr(plan, "SCAN b") == NULL, "%s", plan);
+		free(plan);
+		free(sql);
+		ck_assert_int_eq(sqlite3_exec(db, "ANALYZE", NULL, NULL, NULL),
+		    SQLITE_OK);
+	}
+	sqlite3_close(db);
+	/* the same window from the results: a run id range keeps it there */
+	raw = q;
+	raw.first_run_id = 1;
+	ck_assert_msg(flaky_store_box_stats(s, &q, ids, 3, 1, &v, &n, err,
+	    sizeof err) == 0, "%s", err);
+	ck_assert_msg(flaky_store_box_stats(s, &raw, ids, 3, 0, &w, &m, err,
+	    sizeof err) == 0, "%s", err);
+	ck_assert_uint_eq(n, 4);
+	ck_assert_uint_eq(m, n);
+	for (size_t i = 0; i < n; i++) {
+		ck_assert_int_eq(v[i].test_id, w[i].test_id);
+		ck_assert_str_eq(v[i].box, w[i].box);
+		ck_assert_int_eq(v[i].runs, w[i].runs);
+		ck_assert_int_eq(v[i].failures, w[i].failures);
+	}
+	ck_assert_int_eq(row_of(v, n, ids[0], "box-a")->failures, 10);
+	ck_assert_int_eq(row_of(v, n, ids[0], "box-b")->runs, 20);
+	free(v);
+	free(w);
+	/* a window of the day before: no box, no rows */
+	q.since_ms -= 86400000;
+	q.until_ms -= 86400000;
+	ck_assert_int_eq(flaky_store_box_stats(s, &q, ids, 3, 0, &v, &n, err,
+	    sizeof err), 0);
+	ck_assert_uint_eq(n, 0);
+	free(v);
+	flaky_store_close(s);
+}
+END_TEST
+
 /* The rule: fails on one box, never on the others, with enough runs on
  * both sides and Fisher p below the threshold. */
 START_TEST(infra_rule)
@@ -557,6 +649,7 @@ box_suite(void)
 	tcase_add_test(tc, store_writes_box);
 	tcase_add_test(tc, migrate);
 	tcase_add_test(tc, breakdown);
+	tcase_add_test(tc, breakdown_rollups);
 	tcase_add_test(tc, infra_rule);
 	tcase_add_test(tc, diagnose_infra);
 	suite_add_tcase(s, tc);

@@ -129,6 +129,27 @@ def test_every_example_same_rows(pg, both):
     assert nonempty >= len(blocks) - 2
 
 
+def test_box_rollups_made_by_the_trigger(pg, both):
+    """The server's trigger made the same box_rollups as the SQLite store
+    wrote run by run, and a test's boxes add up to its rollups row (a
+    day of skips only has none)."""
+    con, db = both
+    q = "SELECT day, test_id, box, runs, failures FROM box_rollups"
+    lite = sorted(tuple(r) for r in con.execute(q))
+    assert lite, "no box_rollups on SQLite"
+    ours = sorted(tuple(int(x) if x.lstrip("-").isdigit() else x
+                        for x in r) for r in pg_rows(pg, db, q))
+    assert ours == lite
+    add = ("SELECT count(*) FROM (SELECT day, test_id, sum(runs) AS r, "
+           "sum(failures) AS f FROM box_rollups GROUP BY day, test_id) b "
+           "FULL JOIN rollups ru USING (day, test_id) "
+           "WHERE coalesce(b.r, 0) IS DISTINCT FROM ru.runs "
+           "OR coalesce(b.f, 0) IS DISTINCT FROM ru.failures")
+    assert con.execute(add.replace("IS DISTINCT FROM", "IS NOT"))\
+        .fetchone()[0] == 0
+    assert pg_rows(pg, db, add) == [["0"]]
+
+
 def test_rollups_made_by_the_trigger(pg, both):
     """The server's trigger made from the copied results the rollups that
     the SQLite store wrote run by run: counts, sums and histograms."""

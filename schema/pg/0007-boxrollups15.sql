@@ -1,0 +1,74 @@
+-- Rollups per box (schema/0014-boxrollups15.sql, docs/schema.md): a
+-- test's runs and failures per day and box, kept by the rollup trigger
+-- for the same rows as rollups, so that a report's rates per box cover
+-- its whole window from a few rows instead of reading results.
+
+CREATE TABLE box_rollups (
+	day		integer NOT NULL,	-- days since 1970-01-01 UTC
+	test_id		bigint NOT NULL REFERENCES tests(id),
+	box		text NOT NULL,
+	runs		integer NOT NULL DEFAULT 0,
+	failures	integer NOT NULL DEFAULT 0,
+	PRIMARY KEY (day, test_id, box)
+);
+
+-- The evidence already on the server, under the migration's lock.
+INSERT INTO box_rollups (day, test_id, box, runs, failures)
+SELECT (n.started_ms / 86400000)::integer, n.test_id, coalesce(r.box, ''),
+       count(*), count(*) FILTER (WHERE n.outcome IN (1, 2))
+FROM results n JOIN runs r ON r.id = n.run_id
+WHERE r.kind <> 'alone' AND r.incomplete IS NULL
+  AND n.outcome IN (0, 1, 2, 5)
+GROUP BY 1, 2, 3;
+
+CREATE OR REPLACE FUNCTION flaky_rollup_results() RETURNS trigger
+LANGUAGE plpgsql AS $$
+BEGIN
+	INSERT INTO rollups AS ru (day, test_id, runs, failures, skips,
+	    pass_us, fail_us, pass_hist, fail_hist)
+	SELECT day, test_id, sum(runs), sum(failures), sum(skips),
+	    sum(pass_us), sum(fail_us),
+	    flaky_hist_agg(bucket, n) FILTER (WHERE pf = 'p'),
+	    flaky_hist_agg(bucket, n) FILTER (WHERE pf = 'f')
+	FROM (SELECT (n.started_ms / 86400000)::integer AS day, n.test_id,
+		  CASE WHEN n.outcome IN (1, 2) THEN 'f'
+		       WHEN n.outcome IN (0, 5) THEN 'p' END AS pf,
+		  flaky_hist_bucket(n.duration_us) AS bucket,
+		  count(n.duration_us) AS n,
+		  count(*) FILTER (WHERE n.outcome IN (0, 1, 2, 5)) AS runs,
+		  count(*) FILTER (WHERE n.outcome IN (1, 2)) AS failures,
+		  count(*) FILTER (WHERE n.outcome IN (3, 4)) AS skips,
+		  coalesce(sum(n.duration_us) FILTER (WHERE n.outcome IN
+		      (0, 5)), 0) AS pass_us,
+		  coalesce(sum(n.duration_us) FILTER (WHERE n.outcome IN
+		      (1, 2)), 0) AS fail_us
+	      FROM new_results n JOIN runs r ON r.id = n.run_id
+	      WHERE r.kind <> 'alone' AND r.incomplete IS NULL
+	      GROUP BY 1, 2, 3, 4) g
+	GROUP BY day, test_id
+	ORDER BY day, test_id
+	ON CONFLICT (day, test_id) DO UPDATE SET
+	    runs = ru.runs + excluded.runs,
+	    failures = ru.failures + excluded.failures,
+	    skips = ru.skips + excluded.skips,
+	    pass_us = ru.pass_us + excluded.pass_us,
+	    fail_us = ru.fail_us + excluded.fail_us,
+	    pass_hist = flaky_hist_add(ru.pass_hist, excluded.pass_hist),
+	    fail_hist = flaky_hist_add(ru.fail_hist, excluded.fail_hist);
+	-- box_rollups: the same runs' counts per box, after the rollups
+	-- and in one order too; a batch is of one box, so two batches meet
+	-- here only when two boxes share a name (lib/fleet/claim.c).
+	INSERT INTO box_rollups AS b (day, test_id, box, runs, failures)
+	SELECT (n.started_ms / 86400000)::integer, n.test_id,
+	    coalesce(r.box, ''), count(*),
+	    count(*) FILTER (WHERE n.outcome IN (1, 2))
+	FROM new_results n JOIN runs r ON r.id = n.run_id
+	WHERE r.kind <> 'alone' AND r.incomplete IS NULL
+	  AND n.outcome IN (0, 1, 2, 5)
+	GROUP BY 1, 2, 3
+	ORDER BY 1, 2, 3
+	ON CONFLICT (day, test_id, box) DO UPDATE SET
+	    runs = b.runs + excluded.runs,
+	    failures = b.failures + excluded.failures;
+	RETURN NULL;
+END $$;
