@@ -46,9 +46,10 @@ static const char sql_ran_kept[] =
     "WHERE run_id BETWEEN ?1 AND ?2 AND outcome IN (0, 1, 2, 5) "
     "AND test_id IN (SELECT value FROM json_each(?3))";
 
-static const char sql_name[] =
-    "SELECT t.name, tg.id, tg.name FROM tests t "
-    "JOIN targets tg ON tg.id = t.target_id WHERE t.id = ?";
+static const char sql_names[] =
+    "SELECT t.id, t.name, tg.id, tg.name FROM tests t "
+    "JOIN targets tg ON tg.id = t.target_id "
+    "WHERE t.id IN (SELECT value FROM json_each(?1)) ORDER BY t.id";
 
 /* A text column copied (NULL stays NULL); -ENOMEM on failure. */
 static int
@@ -250,31 +251,50 @@ read_fails(struct flaky_store *s, int64_t min_failures,
 	return r;
 }
 
-/* The names of the tests kept. */
+/* The names of the tests kept (sorted by id), in one statement. */
 static int
 read_names(struct flaky_store *s, struct flaky_cofail *c)
 {
-	struct sql_stmt	*st;
-	int		 r = 0;
+	struct sql_stmt	*st = NULL;
+	int64_t		*ids;
+	char		*list;
+	size_t		 i = 0, named = 0;
+	int		 rc, r = 0;
 
-	if (sql_prepare_v2(store_db(s), sql_name, -1, &st, NULL) !=
-	    SQL_OK)
+	if ((ids = calloc(c->ntests, sizeof *ids)) == NULL)
+		return -ENOMEM;
+	for (size_t k = 0; k < c->ntests; k++)
+		ids[k] = c->tests[k].test_id;
+	list = store_ids_json(ids, c->ntests);
+	free(ids);
+	if (list == NULL)
+		return -ENOMEM;
+	if (sql_prepare_v2(store_db(s), sql_names, -1, &st, NULL) !=
+	    SQL_OK) {
+		free(list);
 		return -EIO;
-	for (size_t i = 0; i < c->ntests && r == 0; i++) {
-		struct flaky_cofail_test *t = &c->tests[i];
-
-		sql_reset(st);
-		sql_bind_int64(st, 1, t->test_id);
-		if (sql_step(st) != SQL_ROW) {
-			r = -EIO;
-			break;
-		}
-		t->target_id = sql_column_int64(st, 1);
-		if (dup_col(st, 0, &t->name) < 0 ||
-		    dup_col(st, 2, &t->target) < 0)
-			r = -ENOMEM;
 	}
+	sql_bind_text(st, 1, list, -1, SQL_STATIC);
+	while (r == 0 && (rc = sql_step(st)) == SQL_ROW) {
+		int64_t	 id = sql_column_int64(st, 0);
+		struct flaky_cofail_test *t;
+
+		while (i < c->ntests && c->tests[i].test_id < id)
+			i++;
+		if (i == c->ntests || c->tests[i].test_id != id)
+			continue;
+		t = &c->tests[i];
+		t->target_id = sql_column_int64(st, 2);
+		if (dup_col(st, 1, &t->name) < 0 ||
+		    dup_col(st, 3, &t->target) < 0)
+			r = -ENOMEM;
+		named++;
+	}
+	/* every kept test has its row */
+	if (r == 0 && (rc != SQL_DONE || named != c->ntests))
+		r = -EIO;
 	sql_finalize(st);
+	free(list);
 	return r;
 }
 

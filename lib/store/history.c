@@ -345,38 +345,101 @@ out:
 	return r;
 }
 
-/* One test's days of both windows, oldest first, into runs[2 nd] and
- * fails[2 nd]: one seek per day (the rollups are keyed by day, test). */
-static int
-history_days(struct flaky_store *s, struct sql_stmt *st,
-    const struct flaky_history *h, int64_t id, uint32_t *runs,
-    uint32_t *fails, char *err, size_t errlen)
+/* The days of both windows of every kept test in one statement (a
+ * statement per test was a round trip each on a server), by test id as
+ * h->v is sorted: one seek per day and test (the rollups are keyed by
+ * day, test). */
+static const char history_sql[] =
+    "WITH RECURSIVE d(x) AS (SELECT ?2 UNION ALL SELECT x + 1 FROM d "
+    "WHERE x + 1 < ?3), k(id) AS (SELECT value FROM json_each(?1)) "
+    "SELECT r.test_id, r.day, r.runs, r.failures FROM k "
+    "CROSS JOIN d ON true CROSS JOIN rollups r "
+    "ON r.day = d.x AND r.test_id = k.id ORDER BY r.test_id, r.day";
+
+/* A row's series, counts, trend and change point from its days of both
+ * windows, oldest first: runs in chain[2 nd], failures in chain + 2 nd. */
+static void
+history_row(struct flaky_history *h, struct flaky_history_row *row,
+    const uint32_t *chain)
 {
-	int64_t	 from = h->first_day - h->ndays;
-	int	 rc;
+	int64_t	 nd = h->ndays;
+	long	 cp;
 
-	memset(runs, 0, 2 * (size_t)h->ndays * sizeof *runs);
-	memset(fails, 0, 2 * (size_t)h->ndays * sizeof *fails);
-	sql_reset(st);
-	sql_bind_int64(st, 1, id);
+	memcpy(row->day_runs, chain + nd, nd * sizeof *chain);
+	memcpy(row->day_failures, chain + 3 * nd, nd * sizeof *chain);
+	for (int64_t d = 0; d < nd; d++) {
+		row->prev_runs += chain[d];
+		row->prev_failures += chain[2 * nd + d];
+		row->runs += chain[nd + d];
+		row->failures += chain[3 * nd + d];
+	}
+	row->trend = flaky_trend(row->failures, row->runs,
+	    row->prev_failures, row->prev_runs);
+	row->change_day = -1;
+	if (row->failures > 0 &&
+	    (cp = flaky_change_point(chain, chain + 2 * nd,
+	    (size_t)(2 * nd))) >= 0)
+		row->change_day = h->first_day - nd + cp;
+}
+
+/* Every kept row's days, read in one statement. */
+static int
+history_days(struct flaky_store *s, struct flaky_history *h, uint32_t *chain,
+    char *err, size_t errlen)
+{
+	struct sql_stmt	*st = NULL;
+	int64_t		*ids, nd = h->ndays, from = h->first_day - nd;
+	char		*list;
+	size_t		 i = 0;
+	int		 rc, r;
+
+	if ((ids = calloc(h->n, sizeof *ids)) == NULL)
+		return flaky_error(err, errlen, ENOMEM, "out of memory");
+	for (size_t k = 0; k < h->n; k++)
+		ids[k] = h->v[k].test_id;
+	list = store_ids_json(ids, h->n);
+	free(ids);
+	if (list == NULL)
+		return flaky_error(err, errlen, ENOMEM, "out of memory");
+	if ((r = store_prepare(s, history_sql, &st, err, errlen)) < 0) {
+		free(list);
+		return r;
+	}
+	sql_bind_text(st, 1, list, -1, SQL_STATIC);
 	sql_bind_int64(st, 2, from);
-	sql_bind_int64(st, 3, h->first_day + h->ndays);
+	sql_bind_int64(st, 3, h->first_day + nd);
+	memset(chain, 0, 4 * (size_t)nd * sizeof *chain);
 	while ((rc = sql_step(st)) == SQL_ROW) {
-		int64_t	 d = sql_column_int64(st, 0) - from;
+		int64_t	 id = sql_column_int64(st, 0);
+		int64_t	 d = sql_column_int64(st, 1) - from;
 
-		runs[d] = (uint32_t)sql_column_int64(st, 1);
-		fails[d] = (uint32_t)sql_column_int64(st, 2);
+		/* the rows before this one's test are complete */
+		for (; i < h->n && h->v[i].test_id < id; i++) {
+			history_row(h, &h->v[i], chain);
+			memset(chain, 0, 4 * (size_t)nd * sizeof *chain);
+		}
+		if (i == h->n || h->v[i].test_id != id || d < 0 ||
+		    d >= 2 * nd)
+			continue;
+		chain[d] = (uint32_t)sql_column_int64(st, 2);
+		chain[2 * nd + d] = (uint32_t)sql_column_int64(st, 3);
 	}
 	if (rc != SQL_DONE)
-		return store_sql_error(s, err, errlen, "reading the rollups");
-	return 0;
+		r = store_sql_error(s, err, errlen, "reading the rollups");
+	else
+		for (; i < h->n; i++) {
+			history_row(h, &h->v[i], chain);
+			memset(chain, 0, 4 * (size_t)nd * sizeof *chain);
+		}
+	sql_finalize(st);
+	free(list);
+	return r;
 }
 
 int
 flaky_store_history(struct flaky_store *s, const struct flaky_query *q,
     struct flaky_history *h, char *err, size_t errlen)
 {
-	struct sql_stmt	*st = NULL;
 	uint32_t	*chain = NULL;
 	int64_t		 from, to, nd;
 	size_t		 keep = 0;
@@ -416,41 +479,15 @@ flaky_store_history(struct flaky_store *s, const struct flaky_query *q,
 		r = flaky_error(err, errlen, ENOMEM, "out of memory");
 		goto fail;
 	}
-	if ((r = store_prepare(s, "WITH RECURSIVE d(x) AS (SELECT ?2 UNION ALL "
-	    "SELECT x + 1 FROM d WHERE x + 1 < ?3) SELECT r.day, r.runs, "
-	    "r.failures FROM d JOIN rollups r ON r.day = d.x AND "
-	    "r.test_id = ?1", &st, err, errlen)) < 0)
-		goto fail;
 	for (size_t i = 0; i < h->n; i++) {
-		struct flaky_history_row *row = &h->v[i];
-		long	 cp;
-
-		row->day_runs = h->days + i * 2 * (size_t)nd;
-		row->day_failures = row->day_runs + nd;
-		if ((r = history_days(s, st, h, row->test_id, chain,
-		    chain + 2 * nd, err, errlen)) < 0)
-			goto fail;
-		memcpy(row->day_runs, chain + nd, nd * sizeof *chain);
-		memcpy(row->day_failures, chain + 3 * nd, nd * sizeof *chain);
-		for (int64_t d = 0; d < nd; d++) {
-			row->prev_runs += chain[d];
-			row->prev_failures += chain[2 * nd + d];
-			row->runs += chain[nd + d];
-			row->failures += chain[3 * nd + d];
-		}
-		row->trend = flaky_trend(row->failures, row->runs,
-		    row->prev_failures, row->prev_runs);
-		row->change_day = -1;
-		if (row->failures > 0 &&
-		    (cp = flaky_change_point(chain, chain + 2 * nd,
-		    (size_t)(2 * nd))) >= 0)
-			row->change_day = from - nd + cp;
+		h->v[i].day_runs = h->days + i * 2 * (size_t)nd;
+		h->v[i].day_failures = h->v[i].day_runs + nd;
 	}
-	sql_finalize(st);
+	if ((r = history_days(s, h, chain, err, errlen)) < 0)
+		goto fail;
 	free(chain);
 	return 0;
 fail:
-	sql_finalize(st);
 	free(chain);
 	flaky_history_free(h);
 	return r;

@@ -117,39 +117,42 @@ col_strdup(struct sql_stmt *st, int i)
 	return strdup(t ? (const char *)t : "");
 }
 
-/* The statements of top_message, prepared once per query. The window's
- * runs are first turned into a range of run ids; when no run outside the
- * window has an id inside that range (the usual case: ids grow with time),
- * the failed results are counted from the index alone, without looking
- * each one's run up. */
-struct topq {
-	struct sql_stmt	*count;
-	struct sql_stmt	*msg;
-	int64_t		 lo, hi;	/* run ids; lo > hi: no runs */
-	int		 exact;		/* [lo, hi] holds only window runs */
-	int		 ready;
-};
+/* The most common failure of each failing test of rows in the window and
+ * one real message of that kind (its newest), in one statement for all of
+ * them: a statement per test was most of a report's time on a server, a
+ * round trip each. The window's runs are first turned into a range of run
+ * ids; when no run outside the window has an id inside that range (the
+ * usual case: ids grow with time), the failed results are counted from
+ * the index alone, without looking each one's run up. A tie goes to the
+ * lower message id, none (NULL) first, on either backend. */
+#define TOP_SQL \
+	"SELECT g.test_id, g.message_id, g.c, (SELECT m.message " \
+	"FROM results m WHERE m.test_id = g.test_id " \
+	"AND m.message_id = g.message_id AND m.outcome IN (1, 2) " \
+	"AND m.run_id <= g.mr ORDER BY m.run_id DESC LIMIT 1) " \
+	"FROM (SELECT r.test_id, r.message_id, count(*) AS c, " \
+	"max(r.run_id) AS mr, row_number() OVER (PARTITION BY r.test_id " \
+	"ORDER BY count(*) DESC, r.message_id IS NOT NULL, r.message_id) " \
+	"AS k FROM results r %s " \
+	"WHERE r.test_id IN (SELECT value FROM json_each(?6)) " \
+	"AND r.outcome IN (1, 2) AND r.run_id BETWEEN ?4 AND ?5 %s " \
+	"GROUP BY r.test_id, r.message_id) AS g " \
+	"WHERE g.k = 1 ORDER BY g.test_id"
 
-/* Finalize the statements of a topq; it may be half made. */
-static void
-topq_free(struct topq *t)
-{
-	sql_finalize(t->count);
-	sql_finalize(t->msg);
-	memset(t, 0, sizeof *t);
-}
-
-/* Find the run-id range of the window and prepare the statements. */
+/* The window's run ids [*lo, *hi] (lo > hi: none) and whether every run
+ * in them is one the query counts. */
 static int
-topq_init(struct flaky_store *s, const struct flaky_query *q, struct topq *t)
+top_range(struct flaky_store *s, const struct flaky_query *q, int64_t *lo,
+    int64_t *hi, int *exact)
 {
 	struct sql_stmt	*st;
 	int64_t		 n = 0, m = -1;
 	int		 rc;
 	char		 sql[1024], runs[320];
 
-	memset(t, 0, sizeof *t);
-	t->lo = 1;
+	*lo = 1;
+	*hi = 0;
+	*exact = 0;
 	store_runs_sql(s, q, runs, sizeof runs);
 	snprintf(sql, sizeof sql, "SELECT min(id), max(id), count(*) FROM "
 	    "runs ru WHERE started_ms >= ?1 AND started_ms < ?2 AND id "
@@ -163,83 +166,93 @@ topq_init(struct flaky_store *s, const struct flaky_query *q, struct topq *t)
 	    INT64_MAX);
 	if ((rc = sql_step(st)) == SQL_ROW &&
 	    sql_column_type(st, 0) != SQL_NULL) {
-		t->lo = sql_column_int64(st, 0);
-		t->hi = sql_column_int64(st, 1);
+		*lo = sql_column_int64(st, 0);
+		*hi = sql_column_int64(st, 1);
 		n = sql_column_int64(st, 2);
 	}
 	sql_finalize(st);
 	if (rc != SQL_ROW)
 		return -EIO;
-	if (t->lo > t->hi)
+	if (*lo > *hi)
 		return 0;
 	if (sql_prepare_v2(store_db(s), "SELECT count(*) FROM runs "
 	    "WHERE id BETWEEN ?1 AND ?2", -1, &st, NULL) != SQL_OK)
 		return -EIO;
-	sql_bind_int64(st, 1, t->lo);
-	sql_bind_int64(st, 2, t->hi);
+	sql_bind_int64(st, 1, *lo);
+	sql_bind_int64(st, 2, *hi);
 	if (sql_step(st) == SQL_ROW)
 		m = sql_column_int64(st, 0);
 	sql_finalize(st);
 	/* exact: every run in [lo, hi] is one the query counts */
-	t->exact = m == n;
-	snprintf(sql, sizeof sql, "SELECT r.message_id, count(*) AS c, "
-	    "max(r.run_id) FROM results r JOIN runs ru ON ru.id = r.run_id "
-	    "WHERE r.test_id = ?1 AND r.outcome IN (1, 2) "
-	    "AND ru.started_ms >= ?2 AND ru.started_ms < ?3 "
-	    "AND r.run_id BETWEEN ?4 AND ?5 AND %s "
-	    "GROUP BY r.message_id ORDER BY c DESC, r.message_id LIMIT 1",
-	    runs);
-	if (sql_prepare_v2(store_db(s), t->exact ?
-	    "SELECT message_id, count(*) AS c, max(run_id) FROM results "
-	    "WHERE test_id = ?1 AND outcome IN (1, 2) "
-	    "AND run_id BETWEEN ?4 AND ?5 "
-	    "GROUP BY message_id ORDER BY c DESC, message_id LIMIT 1" : sql,
-	    -1, &t->count, NULL) != SQL_OK)
-		return -EIO;
-	if (sql_prepare_v2(store_db(s),
-	    "SELECT message FROM results WHERE test_id = ? AND "
-	    "message_id = ? AND outcome IN (1, 2) AND run_id <= ? "
-	    "ORDER BY run_id DESC LIMIT 1", -1, &t->msg, NULL) != SQL_OK)
-		return -EIO;
+	*exact = m == n;
 	return 0;
 }
 
-/* The most common failure of a test in the window and one real message of
- * that kind. */
+/* top_message and top_message_count of the rows (sorted by test id) that
+ * have failures. */
 static int
-top_message(struct topq *t, const struct flaky_query *q,
-    struct flaky_test_row *row)
+top_messages(struct flaky_store *s, const struct flaky_query *q,
+    struct rows *rows)
 {
-	struct sql_stmt	*st = t->count, *m = t->msg;
-	const unsigned char *text;
-	int64_t		 mid, run;
+	struct sql_stmt	*st = NULL;
+	int64_t		*ids = NULL, lo, hi;
+	size_t		 n = 0, i = 0;
+	char		*sql = NULL, *list = NULL, runs[320], cond[400];
+	int		 exact, rc, r;
 
-	if (t->lo > t->hi)
-		return 0;
-	sql_reset(st);
-	sql_bind_int64(st, 1, row->test_id);
-	if (!t->exact) {
+	if ((ids = calloc(rows->n + 1, sizeof *ids)) == NULL)
+		return -ENOMEM;
+	for (size_t k = 0; k < rows->n; k++)
+		if (rows->v[k].failures > 0)
+			ids[n++] = rows->v[k].test_id;
+	if (n == 0 || (r = top_range(s, q, &lo, &hi, &exact)) < 0 ||
+	    lo > hi) {
+		free(ids);
+		return n == 0 ? 0 : r;
+	}
+	store_runs_sql(s, q, runs, sizeof runs);
+	snprintf(cond, sizeof cond, "AND ru.started_ms >= ?2 "
+	    "AND ru.started_ms < ?3 AND %s", runs);
+	r = -ENOMEM;
+	if ((list = store_ids_json(ids, n)) == NULL ||
+	    asprintf(&sql, TOP_SQL, exact ? "" :
+	    "JOIN runs ru ON ru.id = r.run_id", exact ? "" : cond) < 0) {
+		sql = NULL;
+		goto out;
+	}
+	r = -EIO;
+	if (sql_prepare_v2(store_db(s), sql, -1, &st, NULL) != SQL_OK)
+		goto out;
+	if (!exact) {
 		sql_bind_int64(st, 2, q->since_ms);
 		sql_bind_int64(st, 3, q->until_ms);
 	}
-	sql_bind_int64(st, 4, t->lo);
-	sql_bind_int64(st, 5, t->hi);
-	if (sql_step(st) != SQL_ROW)
-		return 0;
-	row->top_message_count = sql_column_int64(st, 1);
-	if (sql_column_type(st, 0) == SQL_NULL)
-		return 0;
-	mid = sql_column_int64(st, 0);
-	run = sql_column_int64(st, 2);
-	sql_reset(m);
-	sql_bind_int64(m, 1, row->test_id);
-	sql_bind_int64(m, 2, mid);
-	sql_bind_int64(m, 3, run);
-	if (sql_step(m) == SQL_ROW &&
-	    (text = sql_column_text(m, 0)) != NULL &&
-	    (row->top_message = strdup((const char *)text)) == NULL)
-		return -ENOMEM;
-	return 0;
+	sql_bind_int64(st, 4, lo);
+	sql_bind_int64(st, 5, hi);
+	sql_bind_text(st, 6, list, -1, SQL_STATIC);
+	r = 0;
+	while (r == 0 && (rc = sql_step(st)) == SQL_ROW) {
+		int64_t	 id = sql_column_int64(st, 0);
+		const unsigned char *text = sql_column_text(st, 3);
+
+		while (i < rows->n && rows->v[i].test_id < id)
+			i++;
+		if (i == rows->n || rows->v[i].test_id != id)
+			continue;
+		rows->v[i].top_message_count = sql_column_int64(st, 2);
+		if (text != NULL && sql_column_type(st, 1) != SQL_NULL &&
+		    (rows->v[i].top_message = strdup((const char *)text)) ==
+		    NULL)
+			r = -ENOMEM;
+	}
+	if (r == 0 && rc != SQL_DONE)
+		r = -EIO;
+out:
+	sql_finalize(st);
+	free(sql);
+	free(list);
+	free(ids);
+	return r;
 }
 
 /* A test's quantiles and counts of known durations from its histograms. */
@@ -636,10 +649,8 @@ flaky_store_test_stats(struct flaky_store *s, const struct flaky_query *q,
     struct flaky_test_row **ret, size_t *ret_n, char *err, size_t errlen)
 {
 	struct rows	 rows = { 0 };
-	struct topq	 top;
 	int		 r;
 
-	memset(&top, 0, sizeof top);
 	/* The rollups hold exactly the complete suite and ingested runs,
 	 * of every box. */
 	if (q->first_run_id > 0 || q->last_run_id > 0 || q->box != NULL ||
@@ -653,29 +664,19 @@ flaky_store_test_stats(struct flaky_store *s, const struct flaky_query *q,
 		qsort(rows.v, rows.n, sizeof *rows.v, cmp_test_id);
 	if ((r = add_alone(s, q, &rows, err, errlen)) < 0)
 		goto fail;
-	for (size_t i = 0; i < rows.n; i++) {
-		if (rows.v[i].failures == 0)
-			continue;
-		if (!top.ready) {
-			r = topq_init(s, q, &top);
-			top.ready = 1;
-		}
-		if (r == 0)
-			r = top_message(&top, q, &rows.v[i]);
-		if (r == -ENOMEM)
-			goto fail;
-		if (r < 0) {
-			r = store_sql_error(s, err, errlen,
-			    "reading failure messages");
-			goto fail;
-		}
+	if ((r = top_messages(s, q, &rows)) == -ENOMEM) {
+		r = flaky_error(err, errlen, ENOMEM, "out of memory");
+		goto fail;
 	}
-	topq_free(&top);
+	if (r < 0) {
+		r = store_sql_error(s, err, errlen,
+		    "reading failure messages");
+		goto fail;
+	}
 	*ret = rows.v;
 	*ret_n = rows.n;
 	return 0;
 fail:
-	topq_free(&top);
 	flaky_test_rows_free(rows.v, rows.n);
 	return r;
 }
