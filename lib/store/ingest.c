@@ -532,8 +532,18 @@ is_rollups(struct flaky_store_ingest *w, int64_t day, char *err,
 	sql_finalize(st);
 	if (r < 0)
 		return r;
-	if (sql_prepare_v2(w->db, store_sql_box_rollup, -1, &st, NULL) !=
-	    SQL_OK)
+	/* and per box (schema/0014-boxrollups15.sql): the run's box as
+	 * stored, a row for each test it had, as for the rollups */
+	if (sql_prepare_v2(w->db,
+	    "INSERT INTO box_rollups (day, test_id, box, runs, failures) "
+	    "SELECT ?2, r.test_id, coalesce(ru.box, ''), "
+	    "sum(r.outcome IN (0, 1, 2, 5)), sum(r.outcome IN (1, 2)) "
+	    "FROM runs ru JOIN results r ON r.run_id = ru.id "
+	    "WHERE ru.id = ?1 GROUP BY r.test_id, ru.box "
+	    "ON CONFLICT (day, test_id, box) DO UPDATE SET "
+	    "runs = box_rollups.runs + excluded.runs, "
+	    "failures = box_rollups.failures + excluded.failures", -1, &st,
+	    NULL) != SQL_OK)
 		return store_sql_error(w->s, err, errlen, "preparing");
 	sql_bind_int64(st, 1, w->run_id);
 	sql_bind_int64(st, 2, day);

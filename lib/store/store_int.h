@@ -32,6 +32,7 @@ enum {
 	ST_BOX_ROLLUP,
 	ST_RESULT_MANY,		/* built by many_sql() */
 	ST_ROLLUP_MANY,
+	ST_BOX_ROLLUP_MANY,
 	ST_COUNT
 };
 
@@ -79,9 +80,6 @@ extern const char store_sql_test_stats_rollups[];
 /* The failures of a range of runs, for clusters (cluster.c): read through
  * the partial index results_failed, as its unit test checks. */
 extern const char store_sql_cofail_fails[];
-/* A finished run's rows of box_rollups (write.c, ingest.c): ?1 the run,
- * ?2 its day. */
-extern const char store_sql_box_rollup[];
 /* The window of a stored run's tests for alerts (alerts.c). */
 extern const char store_sql_alert_window[];
 

@@ -15,21 +15,6 @@
 #include "store/store.h"
 #include "store_int.h"
 
-/* A run's counts per test and box (schema/0014-boxrollups15.sql), read
- * back from its results once they are all in: neighbours in the table, a
- * sort of one run's rows, and one UPSERT into today's pages. The box is
- * the run's as stored ('' for none: the store's own). */
-const char store_sql_box_rollup[] =
-    "INSERT INTO box_rollups (day, test_id, box, runs, failures) "
-    "SELECT ?2, r.test_id, coalesce(ru.box, ''), count(*), "
-    "sum(r.outcome IN (1, 2)) FROM runs ru "
-    "JOIN results r ON r.run_id = ru.id "
-    "WHERE ru.id = ?1 AND r.outcome IN (0, 1, 2, 5) "
-    "GROUP BY r.test_id, ru.box "
-    "ON CONFLICT (day, test_id, box) DO UPDATE SET "
-    "runs = box_rollups.runs + excluded.runs, "
-    "failures = box_rollups.failures + excluded.failures";
-
 static const char *const stmt_sql[ST_COUNT] = {
 	[ST_RUN_START] =
 	    "INSERT INTO runs (target_id, status, trigger, started_ms, "
@@ -90,7 +75,12 @@ static const char *const stmt_sql[ST_COUNT] = {
 	    "ELSE flaky_hist_add(pass_hist, ?8) END, "
 	    "fail_hist = CASE WHEN ?9 IS NULL THEN fail_hist "
 	    "ELSE flaky_hist_add(fail_hist, ?9) END",
-	[ST_BOX_ROLLUP] = store_sql_box_rollup,
+	[ST_BOX_ROLLUP] =
+	    "INSERT INTO box_rollups (day, test_id, box, runs, failures) "
+	    "VALUES (?1, ?3, ?2, ?4, ?5) "
+	    "ON CONFLICT (day, test_id, box) DO UPDATE SET "
+	    "runs = runs + excluded.runs, "
+	    "failures = failures + excluded.failures",
 };
 
 /* Results are written CHUNK at a time with one statement each for the rows
@@ -99,9 +89,11 @@ static const char *const stmt_sql[ST_COUNT] = {
 #define CHUNK		64
 #define RESULT_COLS	7	/* without the run id */
 #define ROLLUP_COLS	8	/* test id, then ?3.. of ST_ROLLUP */
+#define BOX_COLS	3	/* test id, runs, failures */
 
 /* The statements that write CHUNK results or rollup rows at once:
- * ?1 the run id (results) or the day (rollups), then each row's values. */
+ * ?1 the run id (results) or the day (rollups; box_rollups, with ?2 the
+ * box), then each row's values. */
 static char *
 many_sql(int which)
 {
@@ -109,7 +101,17 @@ many_sql(int which)
 	int		 k = 2;
 
 	flaky_buf_init(&b);
-	if (which == ST_RESULT_MANY)
+	if (which == ST_BOX_ROLLUP_MANY) {
+		flaky_buf_adds(&b, "INSERT INTO box_rollups (day, test_id, box, "
+		    "runs, failures) VALUES ");
+		k = 3;
+		for (int i = 0; i < CHUNK; i++, k += BOX_COLS)
+			flaky_buf_printf(&b, "%s(?1,?%d,?2,?%d,?%d)",
+			    i ? "," : "", k, k + 1, k + 2);
+		flaky_buf_adds(&b, " ON CONFLICT (day, test_id, box) DO UPDATE "
+		    "SET runs = runs + excluded.runs, "
+		    "failures = failures + excluded.failures");
+	} else if (which == ST_RESULT_MANY)
 		flaky_buf_adds(&b, "INSERT INTO results (run_id, position, "
 		    "test_id, outcome, duration_us, message_id, signature, "
 		    "message) VALUES ");
@@ -117,7 +119,7 @@ many_sql(int which)
 		flaky_buf_adds(&b, "INSERT INTO rollups (test_id, day, runs, "
 		    "failures, skips, pass_us, fail_us, pass_hist, fail_hist) "
 		    "VALUES ");
-	for (int i = 0; i < CHUNK; i++) {
+	for (int i = 0; i < CHUNK && which != ST_BOX_ROLLUP_MANY; i++) {
 		if (which == ST_RESULT_MANY) {
 			flaky_buf_printf(&b, "%s(?1", i ? "," : "");
 			for (int j = 0; j < RESULT_COLS; j++)
@@ -454,6 +456,19 @@ bind_rollup(struct sql_stmt *st, int i, const struct flaky_result *res)
 		bind_hist(st, i + 6, res->duration_us);
 }
 
+/* Bind one result's row of box_rollups from index i: test id, runs and
+ * failures (a skip adds a row of none, as it adds one to the rollups). */
+static void
+bind_box_rollup(struct sql_stmt *st, int i, const struct pending *p)
+{
+	int		 failed = FLAKY_FAILED(p->res->outcome);
+
+	sql_bind_int64(st, i, p->tid);
+	sql_bind_int(st, i + 1, p->res->outcome == FLAKY_PASS ||
+	    p->res->outcome == FLAKY_XPASS || failed);
+	sql_bind_int(st, i + 2, failed);
+}
+
 /* The rollup rows of results one at a time: UPDATE first (the day's row
  * exists after a test's first run of the day), INSERT when it did not. */
 static int
@@ -477,10 +492,11 @@ rollup_one(struct flaky_store *s, int64_t day, const struct pending *p,
 }
 
 /* Look up the ids of n results and write their rows: CHUNK of them with
- * one statement, fewer one by one; and their rollups, unless day is -1. */
+ * one statement, fewer one by one; and their rollups and box's rollups
+ * (the run's box as stored), unless day is -1. */
 static int
 add_results(struct flaky_store *s, int64_t run_id, int64_t target,
-    int64_t day, const struct flaky_result *res, size_t n,
+    int64_t day, const char *box, const struct flaky_result *res, size_t n,
     struct flaky_buf *tmp, char *err, size_t errlen)
 {
 	struct pending	 p[CHUNK];
@@ -545,29 +561,29 @@ add_results(struct flaky_store *s, int64_t run_id, int64_t target,
 		if (sql_step(st) != SQL_DONE)
 			return store_sql_error(s, err, errlen,
 			    "updating the rollups");
+		if ((st = stmt(s, ST_BOX_ROLLUP_MANY)) == NULL)
+			return store_sql_error(s, err, errlen, "preparing");
+		sql_bind_int64(st, 1, day);
+		bind_text(st, 2, box ? box : "");
+		for (size_t i = 0; i < n; i++)
+			bind_box_rollup(st, 3 + (int)i * BOX_COLS, &p[i]);
+		if (sql_step(st) != SQL_DONE)
+			return store_sql_error(s, err, errlen,
+			    "updating the rollups per box");
 		return 0;
 	}
 	for (size_t i = 0; i < n; i++) {
 		if ((r = rollup_one(s, day, &p[i], err, errlen)) < 0)
 			return r;
+		if ((st = stmt(s, ST_BOX_ROLLUP)) == NULL)
+			return store_sql_error(s, err, errlen, "preparing");
+		sql_bind_int64(st, 1, day);
+		bind_text(st, 2, box ? box : "");
+		bind_box_rollup(st, 3, &p[i]);
+		if (sql_step(st) != SQL_DONE)
+			return store_sql_error(s, err, errlen,
+			    "updating the rollups per box");
 	}
-	return 0;
-}
-
-/* The run's rows of box_rollups, once its results are in. */
-static int
-box_rollup(struct flaky_store *s, int64_t run_id, int64_t day, char *err,
-    size_t errlen)
-{
-	struct sql_stmt	*st;
-
-	if ((st = stmt(s, ST_BOX_ROLLUP)) == NULL)
-		return store_sql_error(s, err, errlen, "preparing");
-	sql_bind_int64(st, 1, run_id);
-	sql_bind_int64(st, 2, day);
-	if (sql_step(st) != SQL_DONE)
-		return store_sql_error(s, err, errlen,
-		    "updating the rollups per box");
 	return 0;
 }
 
@@ -728,16 +744,13 @@ flaky_store_run_finish(struct flaky_store *s, struct flaky_run_record *rec,
 	    (r = store_pg_week(s, rec->started_ms, err, errlen)) < 0)
 		goto fail;
 	for (size_t i = 0; res != NULL && i < res->n; i += CHUNK) {
-		r = add_results(s, rec->id, rec->target_id, day, &res->v[i],
+		r = add_results(s, rec->id, rec->target_id, day,
+		    rec->box ? rec->box : flaky_store_box(s), &res->v[i],
 		    res->n - i < CHUNK ? res->n - i : CHUNK, &tmp,
 		    err, errlen);
 		if (r < 0)
 			goto fail;
 	}
-	/* PostgreSQL's are its trigger's, as its rollups */
-	if (res != NULL && res->n > 0 && day >= 0 && !sql_is_pg(s->db) &&
-	    (r = box_rollup(s, rec->id, day, err, errlen)) < 0)
-		goto fail;
 	if (own && (r = flaky_store_commit(s, err, errlen)) < 0)
 		goto undo;
 	r = 0;

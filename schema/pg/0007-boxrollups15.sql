@@ -1,7 +1,8 @@
 -- Rollups per box (schema/0014-boxrollups15.sql, docs/schema.md): a
 -- test's runs and failures per day and box, kept by the rollup trigger
--- for the same rows as rollups, so that a report's rates per box cover
--- its whole window from a few rows instead of reading results.
+-- for the same rows as rollups (a row where rollups have one), so that a
+-- report's rates per box cover its whole window from a few rows instead
+-- of reading results.
 
 CREATE TABLE box_rollups (
 	day		integer NOT NULL,	-- days since 1970-01-01 UTC
@@ -15,10 +16,10 @@ CREATE TABLE box_rollups (
 -- The evidence already on the server, under the migration's lock.
 INSERT INTO box_rollups (day, test_id, box, runs, failures)
 SELECT (n.started_ms / 86400000)::integer, n.test_id, coalesce(r.box, ''),
-       count(*), count(*) FILTER (WHERE n.outcome IN (1, 2))
+       count(*) FILTER (WHERE n.outcome IN (0, 1, 2, 5)),
+       count(*) FILTER (WHERE n.outcome IN (1, 2))
 FROM results n JOIN runs r ON r.id = n.run_id
 WHERE r.kind <> 'alone' AND r.incomplete IS NULL
-  AND n.outcome IN (0, 1, 2, 5)
 GROUP BY 1, 2, 3;
 
 CREATE OR REPLACE FUNCTION flaky_rollup_results() RETURNS trigger
@@ -60,11 +61,11 @@ BEGIN
 	-- here only when two boxes share a name (lib/fleet/claim.c).
 	INSERT INTO box_rollups AS b (day, test_id, box, runs, failures)
 	SELECT (n.started_ms / 86400000)::integer, n.test_id,
-	    coalesce(r.box, ''), count(*),
+	    coalesce(r.box, ''),
+	    count(*) FILTER (WHERE n.outcome IN (0, 1, 2, 5)),
 	    count(*) FILTER (WHERE n.outcome IN (1, 2))
 	FROM new_results n JOIN runs r ON r.id = n.run_id
 	WHERE r.kind <> 'alone' AND r.incomplete IS NULL
-	  AND n.outcome IN (0, 1, 2, 5)
 	GROUP BY 1, 2, 3
 	ORDER BY 1, 2, 3
 	ON CONFLICT (day, test_id, box) DO UPDATE SET

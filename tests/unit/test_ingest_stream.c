@@ -298,6 +298,8 @@ dump(const char *name)
 		"SELECT id, fingerprint, normalized FROM messages",
 		"SELECT test_id, day, runs, failures, skips, pass_us, fail_us, "
 		"hex(pass_hist), hex(fail_hist) FROM rollups ORDER BY test_id",
+		"SELECT day, test_id, box, runs, failures FROM box_rollups "
+		"ORDER BY day, test_id, box",
 		"SELECT * FROM attempts",
 	};
 
