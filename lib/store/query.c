@@ -139,21 +139,18 @@ col_strdup(struct sql_stmt *st, int i)
 	"GROUP BY r.test_id, r.message_id) AS g " \
 	"WHERE g.k = 1 ORDER BY g.test_id"
 
-/* The window's run ids [*lo, *hi] (lo > hi: none) and whether every run
- * in them is one the query counts. */
-static int
-top_range(struct flaky_store *s, const struct flaky_query *q, int64_t *lo,
-    int64_t *hi, int *exact)
+int
+store_run_range(struct flaky_store *s, const struct flaky_query *q,
+    const char *runs, int64_t *lo, int64_t *hi, int *exact)
 {
 	struct sql_stmt	*st;
 	int64_t		 n = 0, m = -1;
 	int		 rc;
-	char		 sql[1024], runs[320];
+	char		 sql[1024];
 
 	*lo = 1;
 	*hi = 0;
 	*exact = 0;
-	store_runs_sql(s, q, runs, sizeof runs);
 	snprintf(sql, sizeof sql, "SELECT min(id), max(id), count(*) FROM "
 	    "runs ru WHERE started_ms >= ?1 AND started_ms < ?2 AND id "
 	    "BETWEEN ?3 AND ?4 AND %s", runs);
@@ -205,12 +202,12 @@ top_messages(struct flaky_store *s, const struct flaky_query *q,
 	for (size_t k = 0; k < rows->n; k++)
 		if (rows->v[k].failures > 0)
 			ids[n++] = rows->v[k].test_id;
-	if (n == 0 || (r = top_range(s, q, &lo, &hi, &exact)) < 0 ||
-	    lo > hi) {
+	store_runs_sql(s, q, runs, sizeof runs);
+	if (n == 0 || (r = store_run_range(s, q, runs, &lo, &hi, &exact)) <
+	    0 || lo > hi) {
 		free(ids);
 		return n == 0 ? 0 : r;
 	}
-	store_runs_sql(s, q, runs, sizeof runs);
 	snprintf(cond, sizeof cond, "AND ru.started_ms >= ?2 "
 	    "AND ru.started_ms < ?3 AND %s", runs);
 	r = -ENOMEM;

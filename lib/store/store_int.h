@@ -74,6 +74,12 @@ int	 store_pg_week(struct flaky_store *, int64_t started_ms, char *,
 /* Is a transaction open (flaky_store_begin)? */
 int	 store_in_tx(const struct flaky_store *);
 
+/* The run ids [*lo, *hi] of q's window (its times and run ids) and the
+ * runs condition runs (on runs ru; lo > hi: none), and whether every run
+ * in them is of the window: then a run-id range of results is exactly
+ * the window's, and needs no look at each result's run. -EIO on error. */
+int	 store_run_range(struct flaky_store *, const struct flaky_query *,
+	    const char *runs, int64_t *lo, int64_t *hi, int *exact);
 /* The statement flaky_store_test_stats reads the rollups with (query.c):
  * its unit test checks the plan of this very text. */
 extern const char store_sql_test_stats_rollups[];
