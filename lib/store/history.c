@@ -232,11 +232,13 @@ budget_add(struct flaky_history *h, int64_t id, int64_t day, int64_t n,
 	}
 }
 
-/* The retained failed results of both windows, each added with its
- * run's cost: on SQLite the partial index of failures joined in memory
- * to the runs of both windows. */
+/* The budget of the window, and which tests failed in it or in the one
+ * before: the retained failed results (the partial index of failures,
+ * joined in memory to the runs of both windows) and the budget table of
+ * pruned runs. Tests that never failed in both windows have nothing to
+ * tell (trend same, no change point, no budget) and are not marked. */
 static int
-budget_failures(struct flaky_store *s, struct flaky_history *h, char *err,
+history_budget(struct flaky_store *s, struct flaky_history *h, char *err,
     size_t errlen)
 {
 	struct run_cost	*rv = NULL, *run;
@@ -244,7 +246,7 @@ budget_failures(struct flaky_store *s, struct flaky_history *h, char *err,
 	size_t		 n = 0, cap = 0;
 	int64_t		 from = h->first_day - h->ndays;
 	int64_t		 to = h->first_day + h->ndays;
-	int		 r = 0, rc;
+	int		 r, rc;
 
 	if ((r = store_prepare(s, "SELECT id, started_ms, duration_us, "
 	    "coalesce(user_us, 0) + coalesce(sys_us, 0) FROM runs "
@@ -278,89 +280,36 @@ budget_failures(struct flaky_store *s, struct flaky_history *h, char *err,
 	}
 	sql_finalize(st);
 	st = NULL;
-	if (n == 0)
-		goto out;
 	if (n > 1)
 		qsort(rv, n, sizeof *rv, cmp_run_cost);
-	/* Every retained failure, from the covering partial index, within
-	 * the run ids of the two windows. The "+" keeps the planner off the
-	 * primary key: a run-id range there is every result of those runs,
-	 * not only the failed ones. */
-	if ((r = store_prepare(s, "SELECT test_id, run_id FROM results "
-	    "WHERE outcome IN (1, 2) AND +run_id BETWEEN ?1 AND ?2",
-	    &st, err, errlen)) < 0)
-		goto out;
-	sql_bind_int64(st, 1, rv[0].id);
-	sql_bind_int64(st, 2, rv[n - 1].id);
-	while ((rc = sql_step(st)) == SQL_ROW) {
-		struct run_cost key;
+	if (n > 0) {
+		/* Every retained failure, from the covering partial index,
+		 * within the run ids of the two windows. The "+" keeps the
+		 * planner off the primary key: a run-id range there is every
+		 * result of those runs, not only the failed ones. */
+		if ((r = store_prepare(s, "SELECT test_id, run_id FROM results "
+		    "WHERE outcome IN (1, 2) AND +run_id BETWEEN ?1 AND ?2",
+		    &st, err, errlen)) < 0)
+			goto out;
+		sql_bind_int64(st, 1, rv[0].id);
+		sql_bind_int64(st, 2, rv[n - 1].id);
+		while ((rc = sql_step(st)) == SQL_ROW) {
+			struct run_cost key;
 
-		key.id = sql_column_int64(st, 1);
-		run = bsearch(&key, rv, n, sizeof *rv, cmp_run_cost);
-		if (run != NULL)
-			budget_add(h, sql_column_int64(st, 0), run->day, 1,
-			    run->wall_us, run->cpu_us);
+			key.id = sql_column_int64(st, 1);
+			run = bsearch(&key, rv, n, sizeof *rv, cmp_run_cost);
+			if (run != NULL)
+				budget_add(h, sql_column_int64(st, 0),
+				    run->day, 1, run->wall_us, run->cpu_us);
+		}
+		if (rc != SQL_DONE) {
+			r = store_sql_error(s, err, errlen,
+			    "reading the failures");
+			goto out;
+		}
+		sql_finalize(st);
+		st = NULL;
 	}
-	if (rc != SQL_DONE)
-		r = store_sql_error(s, err, errlen, "reading the failures");
-out:
-	sql_finalize(st);
-	free(rv);
-	return r;
-}
-
-/* The same on a server, summed there per test and day: every failure of
- * two windows would otherwise cross the network (153,900 rows for 60
- * days of a 27M-result store). */
-static int
-budget_failures_grouped(struct flaky_store *s, struct flaky_history *h,
-    char *err, size_t errlen)
-{
-	struct sql_stmt	*st;
-	int		 r, rc;
-
-	if ((r = store_prepare(s, "SELECT r.test_id, ru.started_ms / ?3, "
-	    "count(*), sum(coalesce(ru.duration_us, 0)), "
-	    "sum(coalesce(ru.user_us, 0) + coalesce(ru.sys_us, 0)) "
-	    "FROM runs ru JOIN results r ON r.run_id = ru.id "
-	    "WHERE ru.started_ms >= ?1 AND ru.started_ms < ?2 "
-	    "AND r.outcome IN (1, 2) AND r.run_id BETWEEN "
-	    "(SELECT min(id) FROM runs WHERE started_ms >= ?1 "
-	    "AND started_ms < ?2) AND (SELECT max(id) FROM runs "
-	    "WHERE started_ms >= ?1 AND started_ms < ?2) "
-	    "GROUP BY 1, 2", &st, err, errlen)) < 0)
-		return r;
-	sql_bind_int64(st, 1, (h->first_day - h->ndays) * FLAKY_DAY_MS);
-	sql_bind_int64(st, 2, (h->first_day + h->ndays) * FLAKY_DAY_MS);
-	sql_bind_int64(st, 3, FLAKY_DAY_MS);
-	while ((rc = sql_step(st)) == SQL_ROW)
-		budget_add(h, sql_column_int64(st, 0),
-		    sql_column_int64(st, 1), sql_column_int64(st, 2),
-		    sql_column_int64(st, 3), sql_column_int64(st, 4));
-	if (rc != SQL_DONE)
-		r = store_sql_error(s, err, errlen, "reading the failures");
-	sql_finalize(st);
-	return r;
-}
-
-/* The budget of the window, and which tests failed in it or in the one
- * before: the retained failed results of runs of both windows and the
- * budget table of pruned runs. Tests that never failed in both windows
- * have nothing to tell (trend same, no change point, no budget) and are
- * not marked. */
-static int
-history_budget(struct flaky_store *s, struct flaky_history *h, char *err,
-    size_t errlen)
-{
-	struct sql_stmt	*st = NULL;
-	int64_t		 from = h->first_day - h->ndays;
-	int64_t		 to = h->first_day + h->ndays;
-	int		 r, rc;
-
-	if ((r = sql_is_pg(store_db(s)) ?
-	    budget_failures_grouped(s, h, err, errlen) :
-	    budget_failures(s, h, err, errlen)) < 0)
-		return r;
 	if ((r = store_prepare(s, "SELECT day, test_id, runs, wall_us, cpu_us "
 	    "FROM budget WHERE day >= ?1 AND day < ?2", &st, err,
 	    errlen)) < 0)
@@ -392,6 +341,7 @@ history_budget(struct flaky_store *s, struct flaky_history *h, char *err,
 		r = store_sql_error(s, err, errlen, "reading the quarantine");
 out:
 	sql_finalize(st);
+	free(rv);
 	return r;
 }
 
