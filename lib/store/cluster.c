@@ -251,23 +251,32 @@ read_fails(struct flaky_store *s, int64_t min_failures,
 	return r;
 }
 
+/* The kept tests' ids as a JSON array, for json_each(); NULL: no memory. */
+static char *
+kept_json(const struct flaky_cofail *c)
+{
+	int64_t	*ids = calloc(c->ntests + 1, sizeof *ids);
+	char	*list;
+
+	if (ids == NULL)
+		return NULL;
+	for (size_t i = 0; i < c->ntests; i++)
+		ids[i] = c->tests[i].test_id;
+	list = store_ids_json(ids, c->ntests);
+	free(ids);
+	return list;
+}
+
 /* The names of the tests kept (sorted by id), in one statement. */
 static int
 read_names(struct flaky_store *s, struct flaky_cofail *c)
 {
 	struct sql_stmt	*st = NULL;
-	int64_t		*ids;
 	char		*list;
 	size_t		 i = 0, named = 0;
 	int		 rc, r = 0;
 
-	if ((ids = calloc(c->ntests, sizeof *ids)) == NULL)
-		return -ENOMEM;
-	for (size_t k = 0; k < c->ntests; k++)
-		ids[k] = c->tests[k].test_id;
-	list = store_ids_json(ids, c->ntests);
-	free(ids);
-	if (list == NULL)
+	if ((list = kept_json(c)) == NULL)
 		return -ENOMEM;
 	if (sql_prepare_v2(store_db(s), sql_names, -1, &st, NULL) !=
 	    SQL_OK) {
@@ -334,18 +343,8 @@ read_ran(struct flaky_store *s, struct flaky_cofail *c, size_t *caps)
 	int		 pg = sql_is_pg(store_db(s));
 	char		*kept = NULL;
 
-	if (pg) {
-		int64_t	*ids = calloc(c->ntests + 1, sizeof *ids);
-
-		if (ids == NULL)
-			return -ENOMEM;
-		for (size_t i = 0; i < c->ntests; i++)
-			ids[i] = c->tests[i].test_id;
-		kept = store_ids_json(ids, c->ntests);
-		free(ids);
-		if (kept == NULL)
-			return -ENOMEM;
-	}
+	if (pg && (kept = kept_json(c)) == NULL)
+		return -ENOMEM;
 	if (sql_prepare_v2(store_db(s), pg ? sql_ran_kept : sql_ran, -1, &st,
 	    NULL) != SQL_OK) {
 		free(kept);

@@ -324,6 +324,18 @@ fill(struct flaky_store *s, int64_t *tid, int64_t *one)
 	sqlite3_close(db);
 }
 
+/* The ids of fill()'s tests: t's a and b, one's a. */
+static void
+fill_ids(sqlite3 *db, int64_t ids[3])
+{
+	ids[0] = tu_q1(db, "SELECT id FROM tests WHERE target_id = 1 AND "
+	    "name = 'a'");
+	ids[1] = tu_q1(db, "SELECT id FROM tests WHERE target_id = 1 AND "
+	    "name = 'b'");
+	ids[2] = tu_q1(db, "SELECT id FROM tests WHERE target_id = 2 AND "
+	    "name = 'a'");
+}
+
 START_TEST(breakdown)
 {
 	struct flaky_store *s;
@@ -341,12 +353,7 @@ START_TEST(breakdown)
 	    "%s", err);
 	fill(s, &tid, &one);
 	ck_assert_int_eq(sqlite3_open(path, &db), SQLITE_OK);
-	ids[0] = tu_q1(db, "SELECT id FROM tests WHERE target_id = 1 AND "
-	    "name = 'a'");
-	ids[1] = tu_q1(db, "SELECT id FROM tests WHERE target_id = 1 AND "
-	    "name = 'b'");
-	ids[2] = tu_q1(db, "SELECT id FROM tests WHERE target_id = 2 AND "
-	    "name = 'a'");
+	fill_ids(db, ids);
 	/* one grouped query: the targets of several boxes from the runs,
 	 * their runs by target, the results by the primary key; never a
 	 * scan of every result, before ANALYZE and after */
@@ -467,12 +474,7 @@ START_TEST(breakdown_rollups)
 	    "%s", err);
 	fill(s, &tid, &one);
 	ck_assert_int_eq(sqlite3_open(path, &db), SQLITE_OK);
-	ids[0] = tu_q1(db, "SELECT id FROM tests WHERE target_id = 1 AND "
-	    "name = 'a'");
-	ids[1] = tu_q1(db, "SELECT id FROM tests WHERE target_id = 1 AND "
-	    "name = 'b'");
-	ids[2] = tu_q1(db, "SELECT id FROM tests WHERE target_id = 2 AND "
-	    "name = 'a'");
+	fill_ids(db, ids);
 	tu_rows_eq(db, "SELECT count(*) FROM (SELECT day, test_id, "
 	    "sum(runs) AS r, sum(failures) AS f FROM box_rollups "
 	    "GROUP BY day, test_id) b FULL JOIN rollups ru USING (day, "
