@@ -174,12 +174,12 @@ flaky_store_box_stats(struct flaky_store *s, const struct flaky_query *q,
 	sql_bind_text(st, 6, flaky_store_box(s), -1, SQL_STATIC);
 	sql_bind_text(st, 7, list, -1, SQL_STATIC);
 	if (box_rollups_hold(q)) {
-		/* whole days, as flaky_store_test_counts has them */
-		sql_bind_int64(st, 9, q->since_ms >= 0 ? q->since_ms /
-		    FLAKY_DAY_MS : -((-q->since_ms + FLAKY_DAY_MS - 1) /
-		    FLAKY_DAY_MS));
-		sql_bind_int64(st, 10, q->until_ms > 0 ? (q->until_ms - 1) /
-		    FLAKY_DAY_MS + 1 : 0);
+		int64_t	 from, to;
+
+		/* whole days, as the rollups are read */
+		store_window_days(q, &from, &to);
+		sql_bind_int64(st, 9, from);
+		sql_bind_int64(st, 10, to);
 	} else
 		sql_bind_int64(st, 8, budget);
 	while ((rc = sql_step(st)) == SQL_ROW)

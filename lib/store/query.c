@@ -75,9 +75,8 @@ store_runs_sql(struct flaky_store *s, const struct flaky_query *q, char *buf,
 	return buf;
 }
 
-/* The days [*from, *to) that cover the window, rounded outwards. */
-static void
-window_days(const struct flaky_query *q, int64_t *from, int64_t *to)
+void
+store_window_days(const struct flaky_query *q, int64_t *from, int64_t *to)
 {
 	*from = q->since_ms == INT64_MIN ? INT64_MIN / 2 :
 	    (q->since_ms >= 0 ? q->since_ms / DAY_MS :
@@ -290,7 +289,7 @@ stats_rollups(struct flaky_store *s, const struct flaky_query *q,
 	int64_t		 from, to;
 	int		 rc, r = 0;
 
-	window_days(q, &from, &to);
+	store_window_days(q, &from, &to);
 	if (sql_prepare_v2(store_db(s), store_sql_test_stats_rollups, -1,
 	    &st, NULL) != SQL_OK)
 		return store_sql_error(s, err, errlen, "reading the rollups");

@@ -74,6 +74,10 @@ int	 store_pg_week(struct flaky_store *, int64_t started_ms, char *,
 /* Is a transaction open (flaky_store_begin)? */
 int	 store_in_tx(const struct flaky_store *);
 
+/* The days [*from, *to) that cover q's window, rounded outwards: the
+ * rows of rollups and box_rollups it reads. */
+void	 store_window_days(const struct flaky_query *, int64_t *from,
+	    int64_t *to);
 /* The run ids [*lo, *hi] of q's window (its times and run ids) and the
  * runs condition runs (on runs ru; lo > hi: none), and whether every run
  * in them is of the window: then a run-id range of results is exactly
