@@ -12,6 +12,7 @@
 
 #include "store/store.h"
 #include "store_int.h"
+#include "util/util.h"
 
 /* Put v as a varint at p; returns the bytes written (at most 10). */
 static size_t
@@ -232,10 +233,10 @@ static void
 hist_merge_array(const char *t, uint64_t *counts)
 {
 	long	 i = 1;
-	char	*end;
+	const char *end;
 
 	if (*t == '[') {
-		i = strtol(t + 1, &end, 10);
+		i = (long)flaky_scan_int(t + 1, &end);
 		if ((t = strchr(end, '=')) == NULL)
 			return;
 		t++;
@@ -243,10 +244,10 @@ hist_merge_array(const char *t, uint64_t *counts)
 	if (*t++ != '{')
 		return;
 	for (; *t != '\0' && *t != '}'; i++) {
-		if (strncmp(t, "NULL", 4) == 0)
+		if (*t == 'N' && strncmp(t, "NULL", 4) == 0)
 			t += 4;
 		else {
-			long long v = strtoll(t, &end, 10);
+			long long v = flaky_scan_int(t, &end);
 
 			if (end == t)
 				return;

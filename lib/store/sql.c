@@ -9,6 +9,7 @@
 #include <sqlite3.h>
 
 #include "sql.h"
+#include "util/util.h"
 
 struct sql *
 sql_wrap_sqlite(sqlite3 *db)
@@ -209,6 +210,8 @@ int64_t
 sql_column_int64(struct sql_stmt *st, int i)
 {
 	const unsigned char *t;
+	const char	*end;
+	int64_t		 v;
 
 	if (st->lite != NULL)
 		return sqlite3_column_int64(st->lite, i);
@@ -216,9 +219,10 @@ sql_column_int64(struct sql_stmt *st, int i)
 		return 0;
 	if (t[0] == 't' && t[1] == '\0')	/* a boolean */
 		return 1;
-	if (strchr((const char *)t, '.') != NULL)
+	v = flaky_scan_int((const char *)t, &end);
+	if (*end == '.' || *end == 'e' || *end == 'E')	/* numeric */
 		return (int64_t)strtod((const char *)t, NULL);
-	return strtoll((const char *)t, NULL, 10);
+	return v;
 }
 
 int

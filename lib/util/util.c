@@ -375,6 +375,30 @@ flaky_parse_int(const char *s, long long min, long long max, long long *ret)
 	return 0;
 }
 
+long long
+flaky_scan_int(const char *s, const char **end)
+{
+	unsigned long long v = 0;
+	const char	*p = s + (*s == '-');
+	int		 n = 0;
+
+	while (*p >= '0' && *p <= '9' && n < 18) {
+		v = v * 10 + (unsigned)(*p++ - '0');
+		n++;
+	}
+	if (*p >= '0' && *p <= '9') {	/* 19 digits or more: rare */
+		char *e;
+		long long r = strtoll(s, &e, 10);
+
+		*end = e;
+		return r;
+	}
+	*end = p;
+	if (n == 0)
+		*end = s;
+	return *s == '-' ? -(long long)v : (long long)v;
+}
+
 uint64_t
 flaky_hash64(const void *p, size_t n, uint64_t h)
 {

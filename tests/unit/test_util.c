@@ -298,6 +298,27 @@ START_TEST(ints)
 }
 END_TEST
 
+/* The server's integers as strtoll reads them, and where they end. */
+START_TEST(scan_ints)
+{
+	static const char *const in[] = {
+		"0", "7", "-7", "123456789012345678", "-123456789012345678",
+		"9223372036854775807", "-9223372036854775808",
+		"99999999999999999999", "-99999999999999999999", "12.5",
+		"3,4}", "", "-", "x", "-x", "007",
+	};
+
+	for (size_t i = 0; i < sizeof in / sizeof *in; i++) {
+		const char	*end;
+		char		*want_end;
+		long long	 want = strtoll(in[i], &want_end, 10);
+
+		ck_assert_msg(flaky_scan_int(in[i], &end) == want, "%s", in[i]);
+		ck_assert_msg(end == want_end, "%s: end", in[i]);
+	}
+}
+END_TEST
+
 int
 main(void)
 {
@@ -310,6 +331,7 @@ main(void)
 	tcase_add_test(tc, times);
 	tcase_add_test(tc, buffers);
 	tcase_add_test(tc, ints);
+	tcase_add_test(tc, scan_ints);
 	tcase_add_test(tc, read_file);
 	tcase_add_test(tc, read_file_head);
 	tcase_add_test(tc, path_find);
