@@ -200,21 +200,8 @@ out:
 	return r;
 }
 
-/* A run's share of the budget: when it started and what it cost. */
-struct run_cost {
-	int64_t		 id, day, wall_us, cpu_us;
-};
-
-static int
-cmp_run_cost(const void *a, const void *b)
-{
-	const struct run_cost *x = a, *y = b;
-
-	return x->id < y->id ? -1 : x->id > y->id;
-}
-
-/* Add one failed run (or a pruned day's sum) to a row: marked as having
- * failed in either window, budget counted in the window itself. */
+/* Add a day's failed runs to a row: marked as having failed in either
+ * window, budget counted in the window itself. */
 static void
 budget_add(struct flaky_history *h, int64_t id, int64_t day, int64_t n,
     int64_t wall, int64_t cpu)
@@ -233,87 +220,24 @@ budget_add(struct flaky_history *h, int64_t id, int64_t day, int64_t n,
 }
 
 /* The budget of the window, and which tests failed in it or in the one
- * before: the retained failed results (the partial index of failures,
- * joined in memory to the runs of both windows) and the budget table of
- * pruned runs. Tests that never failed in both windows have nothing to
- * tell (trend same, no change point, no budget) and are not marked. */
+ * before, from the budget table: every run adds its share there when it
+ * is stored (schema/0015-budget15.sql), a few rows a day where the
+ * window's failed results and runs were read and joined in memory.
+ * Tests that never failed in both windows have nothing to tell (trend
+ * same, no change point, no budget) and are not marked. */
 static int
 history_budget(struct flaky_store *s, struct flaky_history *h, char *err,
     size_t errlen)
 {
-	struct run_cost	*rv = NULL, *run;
 	struct sql_stmt	*st = NULL;
-	size_t		 n = 0, cap = 0;
 	int64_t		 from = h->first_day - h->ndays;
 	int64_t		 to = h->first_day + h->ndays;
 	int		 r, rc;
 
-	if ((r = store_prepare(s, "SELECT id, started_ms, duration_us, "
-	    "coalesce(user_us, 0) + coalesce(sys_us, 0) FROM runs "
-	    "WHERE started_ms >= ?1 AND started_ms < ?2", &st, err,
-	    errlen)) < 0)
-		return r;
-	sql_bind_int64(st, 1, from * FLAKY_DAY_MS);
-	sql_bind_int64(st, 2, to * FLAKY_DAY_MS);
-	while ((rc = sql_step(st)) == SQL_ROW) {
-		if (n == cap) {
-			size_t	 nc = cap ? cap * 2 : 1024;
-			void	*p = reallocarray(rv, nc, sizeof *rv);
-
-			if (p == NULL) {
-				r = flaky_error(err, errlen, ENOMEM,
-				    "out of memory");
-				goto out;
-			}
-			rv = p;
-			cap = nc;
-		}
-		rv[n].id = sql_column_int64(st, 0);
-		rv[n].day = sql_column_int64(st, 1) / FLAKY_DAY_MS;
-		rv[n].wall_us = sql_column_int64(st, 2);
-		rv[n].cpu_us = sql_column_int64(st, 3);
-		n++;
-	}
-	if (rc != SQL_DONE) {
-		r = store_sql_error(s, err, errlen, "reading the runs");
-		goto out;
-	}
-	sql_finalize(st);
-	st = NULL;
-	if (n > 1)
-		qsort(rv, n, sizeof *rv, cmp_run_cost);
-	if (n > 0) {
-		/* Every retained failure, from the covering partial index,
-		 * within the run ids of the two windows. The "+" keeps the
-		 * planner off the primary key: a run-id range there is every
-		 * result of those runs, not only the failed ones. */
-		if ((r = store_prepare(s, "SELECT test_id, run_id FROM results "
-		    "WHERE outcome IN (1, 2) AND +run_id BETWEEN ?1 AND ?2",
-		    &st, err, errlen)) < 0)
-			goto out;
-		sql_bind_int64(st, 1, rv[0].id);
-		sql_bind_int64(st, 2, rv[n - 1].id);
-		while ((rc = sql_step(st)) == SQL_ROW) {
-			struct run_cost key;
-
-			key.id = sql_column_int64(st, 1);
-			run = bsearch(&key, rv, n, sizeof *rv, cmp_run_cost);
-			if (run != NULL)
-				budget_add(h, sql_column_int64(st, 0),
-				    run->day, 1, run->wall_us, run->cpu_us);
-		}
-		if (rc != SQL_DONE) {
-			r = store_sql_error(s, err, errlen,
-			    "reading the failures");
-			goto out;
-		}
-		sql_finalize(st);
-		st = NULL;
-	}
 	if ((r = store_prepare(s, "SELECT day, test_id, runs, wall_us, cpu_us "
 	    "FROM budget WHERE day >= ?1 AND day < ?2", &st, err,
 	    errlen)) < 0)
-		goto out;
+		return r;
 	sql_bind_int64(st, 1, from);
 	sql_bind_int64(st, 2, to);
 	while ((rc = sql_step(st)) == SQL_ROW)
@@ -341,7 +265,6 @@ history_budget(struct flaky_store *s, struct flaky_history *h, char *err,
 		r = store_sql_error(s, err, errlen, "reading the quarantine");
 out:
 	sql_finalize(st);
-	free(rv);
 	return r;
 }
 

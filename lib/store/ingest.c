@@ -601,6 +601,15 @@ flaky_store_ingest_finish(struct flaky_store_ingest *w,
 	sql_finalize(st);
 	if (r == 0 && sql_is_pg(w->db))
 		return is_pg_move(w, rec->started_ms, err, errlen);
+	/* The budget counts a run of any kind (write.c) */
+	if (r == 0 && w->failures > 0) {
+		if (sql_prepare_v2(w->db, store_sql_budget_run, -1, &st,
+		    NULL) != SQL_OK)
+			return store_sql_error(w->s, err, errlen, "preparing");
+		sql_bind_int64(st, 1, w->run_id);
+		r = is_done(w, st, "adding to the rerun budget", err, errlen);
+		sql_finalize(st);
+	}
 	/* Rates count complete runs, as flaky_store_run_finish has it. */
 	if (r < 0 || rec->kind == FLAKY_KIND_ALONE || rec->incomplete != NULL)
 		return r;

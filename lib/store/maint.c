@@ -49,8 +49,8 @@ flaky_store_prune(struct flaky_store *s, int64_t before_ms,
 
 	memset(ps, 0, sizeof *ps);
 	/* On PostgreSQL the weeks wholly before the horizon go first, a
-	 * partition at a time (schema/pg/0002: their budget moved as below);
-	 * the runs of the week it cuts are pruned one by one. */
+	 * partition at a time (schema/pg/0002, 0008); the runs of the week
+	 * it cuts are pruned one by one. */
 	if (sql_is_pg(store_db(s)) && ((r = flaky_store_begin(s, err,
 	    errlen)) < 0 || (r = store_scalar(s, "SELECT "
 	    "flaky_drop_partitions(?1)", before_ms, 0, &dummy, err,
@@ -79,20 +79,9 @@ flaky_store_prune(struct flaky_store *s, int64_t before_ms,
 		if ((r = flaky_store_begin(s, err, errlen)) < 0)
 			return r;
 		for (int i = 0; i < n && r == 0; i++) {
-			/* The run's budget outlives its results. */
-			if ((r = exec2(s, "INSERT INTO budget (day, test_id, "
-			    "runs, wall_us, cpu_us) SELECT r.started_ms / "
-			    "86400000, res.test_id, count(*), "
-			    "sum(coalesce(r.duration_us, 0)), "
-			    "sum(coalesce(r.user_us, 0) + coalesce(r.sys_us, "
-			    "0)) FROM results res JOIN runs r ON r.id = "
-			    "res.run_id WHERE res.run_id = ?1 AND res.outcome "
-			    "IN (1, 2) GROUP BY 1, 2 ON CONFLICT (day, test_id) "
-			    "DO UPDATE SET runs = budget.runs + excluded.runs, "
-			    "wall_us = budget.wall_us + excluded.wall_us, "
-			    "cpu_us = budget.cpu_us + excluded.cpu_us", ids[i], 0,
-			    NULL, err, errlen)) < 0 ||
-			    (r = exec2(s, "DELETE FROM results WHERE run_id = ?1",
+			/* The run's budget outlives its results: it is in
+			 * budget since the run was stored (0015-budget15). */
+			if ((r = exec2(s, "DELETE FROM results WHERE run_id = ?1",
 			    ids[i], 0, &ps->results, err, errlen)) < 0 ||
 			    (r = exec2(s, "DELETE FROM attempts WHERE "
 			    "run_id = ?1", ids[i], 0, NULL, err, errlen)) < 0 ||

@@ -30,6 +30,7 @@ enum {
 	ST_ROLLUP_UPDATE,
 	ST_ROLLUP,
 	ST_BOX_ROLLUP,
+	ST_BUDGET,
 	ST_RESULT_MANY,		/* built by many_sql() */
 	ST_ROLLUP_MANY,
 	ST_BOX_ROLLUP_MANY,
@@ -87,6 +88,10 @@ int	 store_run_range(struct flaky_store *, const struct flaky_query *,
 /* The statement flaky_store_test_stats reads the rollups with (query.c):
  * its unit test checks the plan of this very text. */
 extern const char store_sql_test_stats_rollups[];
+/* A stored run's share of the rerun budget (?1 the run id; write.c,
+ * ingest.c): read through the results' primary key, as its unit test
+ * checks. */
+extern const char store_sql_budget_run[];
 /* The failures of a range of runs, for clusters (cluster.c): read through
  * the partial index results_failed, as its unit test checks. */
 extern const char store_sql_cofail_fails[];

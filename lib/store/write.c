@@ -15,7 +15,23 @@
 #include "store/store.h"
 #include "store_int.h"
 
+/* Every run's failed results add to the rerun budget of their test and
+ * day (schema/0015-budget15.sql): the runs it cost, wall and CPU time. Of
+ * every kind, as the budget has always counted; one statement per run,
+ * and none for a run without failures. */
+const char store_sql_budget_run[] =
+    "INSERT INTO budget (day, test_id, runs, wall_us, cpu_us) "
+    "SELECT ru.started_ms / 86400000, r.test_id, count(*), "
+    "count(*) * coalesce(ru.duration_us, 0), "
+    "count(*) * (coalesce(ru.user_us, 0) + coalesce(ru.sys_us, 0)) "
+    "FROM runs ru JOIN results r ON r.run_id = ru.id "
+    "WHERE ru.id = ?1 AND r.outcome IN (1, 2) GROUP BY r.test_id "
+    "ON CONFLICT (day, test_id) DO UPDATE SET "
+    "runs = runs + excluded.runs, wall_us = wall_us + excluded.wall_us, "
+    "cpu_us = cpu_us + excluded.cpu_us";
+
 static const char *const stmt_sql[ST_COUNT] = {
+	[ST_BUDGET] = store_sql_budget_run,
 	[ST_RUN_START] =
 	    "INSERT INTO runs (target_id, status, trigger, started_ms, "
 	    "revision, in_flight, loadavg, kind, owner_boot, owner_pid, "
@@ -750,6 +766,19 @@ flaky_store_run_finish(struct flaky_store *s, struct flaky_run_record *rec,
 		    err, errlen);
 		if (r < 0)
 			goto fail;
+	}
+	/* PostgreSQL's budget is its rollup trigger's (schema/pg/0008) */
+	if (failures > 0 && !sql_is_pg(s->db)) {
+		if ((st = stmt(s, ST_BUDGET)) == NULL) {
+			r = store_sql_error(s, err, errlen, "preparing");
+			goto fail;
+		}
+		sql_bind_int64(st, 1, rec->id);
+		if (sql_step(st) != SQL_DONE) {
+			r = store_sql_error(s, err, errlen,
+			    "adding to the rerun budget");
+			goto fail;
+		}
 	}
 	if (own && (r = flaky_store_commit(s, err, errlen)) < 0)
 		goto undo;

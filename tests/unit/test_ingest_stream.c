@@ -276,6 +276,9 @@ record(struct flaky_run_record *rec)
 	rec->trigger = "ingest";
 	rec->started_ms = T0;
 	rec->ended_ms = T0 + 1;
+	rec->duration_us = 3000000;
+	rec->user_us = 200000;
+	rec->sys_us = 100000;
 	rec->exit_code = 1;
 	rec->loadavg = -1;
 	rec->content_hash = "ingest:1";
@@ -300,6 +303,8 @@ dump(const char *name)
 		"hex(pass_hist), hex(fail_hist) FROM rollups ORDER BY test_id",
 		"SELECT day, test_id, box, runs, failures FROM box_rollups "
 		"ORDER BY day, test_id, box",
+		"SELECT day, test_id, runs, wall_us, cpu_us FROM budget "
+		"ORDER BY day, test_id",
 		"SELECT * FROM attempts",
 	};
 
@@ -379,6 +384,9 @@ START_TEST(writer_as_run_finish)
 	b = dump("stream.db");
 	ck_assert_str_eq(b, a);
 	ck_assert_ptr_nonnull(strstr(a, "|a #3\n"));
+	/* the budget of both runs: b failed in each (3 s wall, 0.3 s CPU),
+	 * and so did "a #2" and d */
+	ck_assert_ptr_nonnull(strstr(a, "\n20758|2|2|6000000|600000\n"));
 	free(a);
 	free(b);
 	for (size_t i = 0; i < n; i++)

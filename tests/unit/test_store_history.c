@@ -10,11 +10,20 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <sqlite3.h>
+
 #include "parse/parse.h"
 #include "store/store.h"
 #include "util/util.h"
+#include "test_db.h"
 
-#define DAY0	20700		/* a day index, 2026-09-03 */
+/* internals the tests reach (lib/store/store_int.h) */
+extern const char *const flaky_schema_migrations[];
+extern const char store_sql_budget_run[];
+extern int store_hist_register(sqlite3 *);
+extern int store_output_register(sqlite3 *);
+
+#define DAY0	20700		/* a day index, 2026-09-04 */
 
 START_TEST(trend_rule)
 {
@@ -86,10 +95,11 @@ fresh(char *path, size_t len)
 	return s;
 }
 
-/* Store one run of tests a, b, c at day + hour with the given outcomes. */
+/* Store one run of tests a, b, c at day + hour with the given outcomes,
+ * of a kind, whole or not. */
 static int64_t
-add_run(struct flaky_store *s, int64_t target, int64_t day, int hour,
-    const int *out, int64_t dur_us)
+add_run_kind(struct flaky_store *s, int64_t target, int64_t day, int hour,
+    const int *out, int64_t dur_us, int kind, const char *incomplete)
 {
 	static char *names[] = { "a", "b", "c" };
 	struct flaky_result v[3];
@@ -115,10 +125,147 @@ add_run(struct flaky_store *s, int64_t target, int64_t day, int hour,
 	rec.user_us = dur_us / 2;
 	rec.sys_us = dur_us / 4;
 	rec.loadavg = -1;
+	rec.kind = kind;
+	rec.incomplete = incomplete;
 	ck_assert_msg(flaky_store_run_finish(s, &rec, &res, err,
 	    sizeof err) == 0, "%s", err);
 	return rec.id;
 }
+
+static int64_t
+add_run(struct flaky_store *s, int64_t target, int64_t day, int hour,
+    const int *out, int64_t dur_us)
+{
+	return add_run_kind(s, target, day, hour, out, dur_us,
+	    FLAKY_KIND_SUITE, NULL);
+}
+
+/* The budget as it was read before 0015-budget15.sql: every failed result
+ * still stored, with its run's wall and CPU time, per day and test. */
+#define BUDGET_OF_RESULTS \
+	"SELECT r.started_ms / 86400000, res.test_id, count(*), " \
+	"sum(coalesce(r.duration_us, 0)), " \
+	"sum(coalesce(r.user_us, 0) + coalesce(r.sys_us, 0)) " \
+	"FROM results res JOIN runs r ON r.id = res.run_id " \
+	"WHERE res.outcome IN (1, 2) GROUP BY 1, 2 ORDER BY 1, 2"
+#define BUDGET_ROWS \
+	"SELECT day, test_id, runs, wall_us, cpu_us FROM budget ORDER BY 1, 2"
+
+/* Every stored run adds its failures to the budget, of every kind (runs
+ * alone, incomplete ones: rates leave them out, the budget never did),
+ * twice over for a run stored twice in a day; a run without failures adds
+ * nothing; daily_budget reads the table alone. */
+START_TEST(budget_every_run)
+{
+	struct flaky_store *s;
+	sqlite3	*db;
+	char	 path[128], err[256], *want, *plan;
+	int64_t	 t;
+	int	 pass[3] = { 0, 0, 0 }, bfail[3] = { 0, 1, 0 };
+	int	 both[3] = { 2, 1, 0 };
+
+	s = fresh(path, sizeof path);
+	ck_assert_int_eq(flaky_store_target(s, "t", NULL, NULL, &t, err,
+	    sizeof err), 0);
+	add_run(s, t, DAY0, 1, bfail, 2000000);
+	add_run(s, t, DAY0, 2, both, 3000000);
+	add_run(s, t, DAY0, 3, pass, 4000000);
+	add_run_kind(s, t, DAY0, 4, bfail, 5000000, FLAKY_KIND_ALONE, NULL);
+	add_run_kind(s, t, DAY0 + 1, 1, both, 7000000, FLAKY_KIND_SUITE,
+	    "timeout");
+	flaky_store_close(s);
+	ck_assert_int_eq(sqlite3_open(path, &db), SQLITE_OK);
+	want = tu_rows(db, BUDGET_OF_RESULTS);
+	tu_rows_eq(db, BUDGET_ROWS, want);
+	/* b: four runs on the first day (2 + 3 + 5 s), one the next; a: one
+	 * on each day */
+	tu_rows_eq(db, BUDGET_ROWS,
+	    "20700|1|1|3000000|2250000\n"
+	    "20700|2|3|10000000|7500000\n"
+	    "20701|1|1|7000000|5250000\n"
+	    "20701|2|1|7000000|5250000\n");
+	tu_rows_eq(db, "SELECT test, day, failed_runs, wall_s, cpu_s FROM "
+	    "daily_budget WHERE test = 'b' ORDER BY day",
+	    "b|2026-09-04|3|10.0|7.5\nb|2026-09-05|1|7.0|5.25\n");
+	/* a run's failures through the results' key, not every failure */
+	{
+		char ex[1024];
+
+		snprintf(ex, sizeof ex, "EXPLAIN QUERY PLAN %s",
+		    store_sql_budget_run);
+		plan = tu_rows(db, ex);
+		ck_assert_msg(strstr(plan, "USING PRIMARY KEY (run_id=?)") !=
+		    NULL, "%s", plan);
+		free(plan);
+	}
+	free(want);
+	sqlite3_close(db);
+	unlink(path);
+}
+END_TEST
+
+/* A database of the version before 0015-budget15.sql, whose budget held
+ * the pruned runs only: the migration adds the stored results' share, so
+ * that the budget is what it was read as before, and prune moves nothing
+ * more. */
+START_TEST(budget_migrate)
+{
+	struct flaky_store *s;
+	struct flaky_prune_stats ps;
+	sqlite3	*db;
+	char	 path[128], sql[64], err[256], *before;
+	int	 from = 0;
+
+	s = fresh(path, sizeof path);
+	flaky_store_close(s);
+	unlink(path);
+	while (from < flaky_store_schema_version() && strstr(
+	    flaky_schema_migrations[from], "budget is whole") == NULL)
+		from++;
+	ck_assert_int_lt(from, flaky_store_schema_version());
+	ck_assert_int_eq(sqlite3_open(path, &db), SQLITE_OK);
+	ck_assert_int_eq(store_hist_register(db), SQLITE_OK);
+	ck_assert_int_eq(store_output_register(db), SQLITE_OK);
+	for (int i = 0; i < from; i++)
+		ck_assert_int_eq(sqlite3_exec(db, flaky_schema_migrations[i],
+		    NULL, NULL, NULL), SQLITE_OK);
+	ck_assert_msg(sqlite3_exec(db,
+	    "INSERT INTO targets (id, name, created_ms) VALUES (1, 't', 0);"
+	    "INSERT INTO tests (id, target_id, name) VALUES (1, 1, 'a'), "
+	    "  (2, 1, 'b');"
+	    /* day 20700: pruned, its share in budget */
+	    "INSERT INTO budget VALUES (20700, 2, 2, 4000000, 3000000);"
+	    "INSERT INTO runs (id, target_id, status, started_ms, kind, "
+	    "  duration_us, user_us, sys_us) VALUES "
+	    "  (1, 1, 'done', 1788480000000, 'suite', 2000000, 1000, 500), "
+	    "  (2, 1, 'done', 1788566400000, 'suite', 3000000, 2000, NULL), "
+	    "  (3, 1, 'done', 1788566500000, 'alone', NULL, NULL, NULL);"
+	    "INSERT INTO results (run_id, position, test_id, outcome) VALUES "
+	    "  (2, 0, 1, 0), (2, 1, 2, 1), (3, 0, 2, 2), (3, 1, 1, 3);",
+	    NULL, NULL, NULL) == SQLITE_OK, "%s", sqlite3_errmsg(db));
+	snprintf(sql, sizeof sql, "PRAGMA user_version = %d", from);
+	ck_assert_int_eq(sqlite3_exec(db, sql, NULL, NULL, NULL), SQLITE_OK);
+	before = tu_rows(db, "SELECT * FROM daily_budget ORDER BY day");
+	sqlite3_close(db);
+	ck_assert_msg(flaky_store_open(path, 0, &s, err, sizeof err) == 0,
+	    "%s", err);
+	ck_assert_int_eq(sqlite3_open(path, &db), SQLITE_OK);
+	tu_rows_eq(db, BUDGET_ROWS,
+	    "20700|2|2|4000000|3000000\n20701|2|2|3000000|2000\n");
+	/* the view gives what it gave */
+	tu_rows_eq(db, "SELECT * FROM daily_budget ORDER BY day", before);
+	/* prune moves nothing more */
+	ck_assert_int_eq(flaky_store_prune(s, 1788566600000LL, &ps, err,
+	    sizeof err), 0);
+	ck_assert_int_eq(ps.runs, 2);
+	tu_rows_eq(db, BUDGET_ROWS,
+	    "20700|2|2|4000000|3000000\n20701|2|2|3000000|2000\n");
+	free(before);
+	sqlite3_close(db);
+	flaky_store_close(s);
+	unlink(path);
+}
+END_TEST
 
 START_TEST(history_budget_prune)
 {
@@ -277,6 +424,8 @@ main(void)
 	tcase_add_test(tc, trend_rule);
 	tcase_add_test(tc, change_point);
 	tcase_add_test(tc, history_budget_prune);
+	tcase_add_test(tc, budget_every_run);
+	tcase_add_test(tc, budget_migrate);
 	tcase_add_test(tc, junit_attempts);
 	tcase_add_test(tc, junit_timestamp);
 	suite_add_tcase(s, tc);

@@ -1,13 +1,14 @@
 """Copy a flaky SQLite database into a migrated PostgreSQL one, table by
-table through psql's COPY, ids kept; the rollups are not copied but made
-by the server's trigger from the results, so that comparing the two
-checks the trigger too. A stand-in for the shipper in the tests."""
+table through psql's COPY, ids kept; the rollups and the budget of the
+stored results are not copied but made by the server's trigger from the
+results, so that comparing the two checks the trigger too. A stand-in
+for the shipper in the tests."""
 import sqlite3
 import zlib
 
 # Tables in the order their references need; the columns both have.
-TABLES = ["targets", "tests", "messages", "outputs", "runs", "results",
-          "attempts", "budget", "quarantine", "store_meta", "scan_findings",
+TABLES = ["targets", "tests", "messages", "outputs", "runs", "budget",
+          "results", "attempts", "quarantine", "store_meta", "scan_findings",
           "polluters"]
 
 
@@ -38,6 +39,20 @@ def _rows(con, table, cols):
             cols, sel = cols + ["box"], sel + ["'box-a'"]
         cols, sel = cols + ["local_id"], sel + ["id"]
         sql = "SELECT %s FROM runs" % ", ".join(sel)
+    elif table == "budget":
+        # only the share of runs pruned (their results gone): the trigger
+        # adds the results' share as they arrive
+        sql = ("SELECT b.day, b.test_id, b.runs - coalesce(x.runs, 0), "
+               "b.wall_us - coalesce(x.wall, 0), "
+               "b.cpu_us - coalesce(x.cpu, 0) FROM budget b LEFT JOIN "
+               "(SELECT r.started_ms / 86400000 AS day, res.test_id, "
+               "count(*) AS runs, sum(coalesce(r.duration_us, 0)) AS wall, "
+               "sum(coalesce(r.user_us, 0) + coalesce(r.sys_us, 0)) AS cpu "
+               "FROM results res JOIN runs r ON r.id = res.run_id "
+               "WHERE res.outcome IN (1, 2) GROUP BY 1, 2) x "
+               "ON x.day = b.day AND x.test_id = b.test_id "
+               "WHERE b.runs > coalesce(x.runs, 0)")
+        cols = ["day", "test_id", "runs", "wall_us", "cpu_us"]
     elif table == "results":
         cols = ["started_ms"] + cols
         sql = ("SELECT r.started_ms, res.* FROM results res "

@@ -150,6 +150,30 @@ def test_box_rollups_made_by_the_trigger(pg, both):
     assert pg_rows(pg, db, add) == [["0"]]
 
 
+def test_budget_made_by_the_trigger(pg, both):
+    """The server's trigger added every copied run's failures to the
+    budget, runs alone and incomplete ones too, as the SQLite store did
+    run by run: the budget read before 0015-budget15.sql from the failed
+    results and their runs."""
+    con, db = both
+    q = "SELECT day, test_id, runs, wall_us, cpu_us FROM budget"
+    lite = sorted(tuple(r) for r in con.execute(q))
+    assert lite, "no budget on SQLite"
+    ours = sorted(tuple(int(x) for x in r) for r in pg_rows(pg, db, q))
+    assert ours == lite
+    of_results = ("SELECT r.started_ms / 86400000, res.test_id, count(*), "
+                  "sum(coalesce(r.duration_us, 0)), "
+                  "sum(coalesce(r.user_us, 0) + coalesce(r.sys_us, 0)) "
+                  "FROM results res JOIN runs r ON r.id = res.run_id "
+                  "WHERE res.outcome IN (1, 2) GROUP BY 1, 2")
+    assert sorted(tuple(int(x) for x in r)
+                  for r in pg_rows(pg, db, of_results)) == lite
+    kinds = con.execute("SELECT count(DISTINCT r.kind) FROM runs r "
+                        "JOIN results res ON res.run_id = r.id "
+                        "WHERE res.outcome IN (1, 2)").fetchone()[0]
+    assert kinds >= 2, "the evidence has failures of one kind of run only"
+
+
 def test_rollups_made_by_the_trigger(pg, both):
     """The server's trigger made from the copied results the rollups that
     the SQLite store wrote run by run: counts, sums and histograms."""

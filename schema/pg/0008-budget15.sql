@@ -1,0 +1,124 @@
+-- The rerun budget of every run (schema/0015-budget15.sql, docs/history.md):
+-- the rollup trigger adds each batch's failed results to budget, with
+-- their runs' wall and CPU time, and dropping a partition no longer moves
+-- anything there. A report read the window's failed results and runs for
+-- it: 153,900 results and 27,000 runs over 30 days of bench/pg_report.sh.
+
+-- The runs stored before this migration, under its lock: their share is
+-- added to what retention had moved.
+INSERT INTO budget AS b (day, test_id, runs, wall_us, cpu_us)
+SELECT (r.started_ms / 86400000)::integer, res.test_id, count(*),
+       sum(coalesce(r.duration_us, 0)),
+       sum(coalesce(r.user_us, 0) + coalesce(r.sys_us, 0))
+FROM results res JOIN runs r ON r.id = res.run_id
+WHERE res.outcome IN (1, 2)
+GROUP BY 1, 2
+ORDER BY 1, 2
+ON CONFLICT (day, test_id) DO UPDATE SET
+    runs = b.runs + excluded.runs,
+    wall_us = b.wall_us + excluded.wall_us,
+    cpu_us = b.cpu_us + excluded.cpu_us;
+
+CREATE OR REPLACE VIEW daily_budget AS
+SELECT tg.name AS target, t.name AS test, flaky_day(b.day) AS day,
+       b.runs::bigint AS failed_runs,
+       b.wall_us / 1e6 AS wall_s, b.cpu_us / 1e6 AS cpu_s
+FROM budget b
+JOIN tests t ON t.id = b.test_id
+JOIN targets tg ON tg.id = t.target_id;
+
+-- Retention: as in 0002, without moving the budget (it is there).
+CREATE OR REPLACE FUNCTION flaky_drop_partitions(before_ms bigint)
+RETURNS integer LANGUAGE plpgsql AS $$
+DECLARE
+	p	record;
+	n	integer := 0;
+	horizon	bigint;
+BEGIN
+	PERFORM pg_advisory_xact_lock(hashtext('flaky_make_partitions'));
+	FOR p IN SELECT c.relname AS name,
+		    (regexp_match(pg_get_expr(c.relpartbound, c.oid),
+		    'TO [(]''?(-?[0-9]+)''?[)]'))[1]::bigint AS hi
+		FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid
+		WHERE i.inhparent = 'results'::regclass ORDER BY 2 LOOP
+		CONTINUE WHEN p.hi > before_ms;
+		EXECUTE format('DELETE FROM attempts a USING runs r WHERE '
+		    'r.id = a.run_id AND r.started_ms < %s', p.hi);
+		EXECUTE format('DROP TABLE %I', p.name);
+		horizon := p.hi;
+		n := n + 1;
+	END LOOP;
+	IF horizon IS NOT NULL THEN
+		INSERT INTO store_meta (key, value)
+		VALUES ('pruned_before_ms', horizon)
+		ON CONFLICT (key) DO UPDATE SET
+		    value = greatest(store_meta.value, excluded.value);
+	END IF;
+	RETURN n;
+END $$;
+
+-- The rollup trigger (0007) with the budget: the batch is grouped once,
+-- over the rows of every run ("counted": the runs that rollups count,
+-- complete and not alone), and the failed groups of all runs go to
+-- budget, as they do on SQLite.
+CREATE OR REPLACE FUNCTION flaky_rollup_results() RETURNS trigger
+LANGUAGE plpgsql AS $$
+BEGIN
+	WITH g AS (
+	    SELECT (n.started_ms / 86400000)::integer AS day, n.test_id,
+		coalesce(r.box, '') AS box,
+		CASE WHEN n.outcome IN (1, 2) THEN 'f'
+		     WHEN n.outcome IN (0, 5) THEN 'p' END AS pf,
+		flaky_hist_bucket(n.duration_us) AS bucket,
+		count(n.duration_us) AS n,
+		count(*) FILTER (WHERE n.outcome IN (0, 1, 2, 5)) AS runs,
+		count(*) FILTER (WHERE n.outcome IN (1, 2)) AS failures,
+		count(*) FILTER (WHERE n.outcome IN (3, 4)) AS skips,
+		coalesce(sum(n.duration_us) FILTER (WHERE n.outcome IN
+		    (0, 5)), 0) AS pass_us,
+		coalesce(sum(n.duration_us) FILTER (WHERE n.outcome IN
+		    (1, 2)), 0) AS fail_us,
+		coalesce(sum(r.duration_us) FILTER (WHERE n.outcome IN
+		    (1, 2)), 0) AS fail_wall_us,
+		coalesce(sum(coalesce(r.user_us, 0) + coalesce(r.sys_us, 0))
+		    FILTER (WHERE n.outcome IN (1, 2)), 0) AS fail_cpu_us,
+		r.kind <> 'alone' AND r.incomplete IS NULL AS counted
+	    FROM new_results n JOIN runs r ON r.id = n.run_id
+	    GROUP BY 1, 2, 3, 4, 5, counted),
+	bu AS (
+	    INSERT INTO budget AS b (day, test_id, runs, wall_us, cpu_us)
+	    SELECT day, test_id, sum(failures), sum(fail_wall_us),
+		sum(fail_cpu_us) FROM g WHERE pf = 'f'
+	    GROUP BY day, test_id
+	    ORDER BY day, test_id
+	    ON CONFLICT (day, test_id) DO UPDATE SET
+		runs = b.runs + excluded.runs,
+		wall_us = b.wall_us + excluded.wall_us,
+		cpu_us = b.cpu_us + excluded.cpu_us),
+	bx AS (
+	    INSERT INTO box_rollups AS b (day, test_id, box, runs, failures)
+	    SELECT day, test_id, box, sum(runs), sum(failures) FROM g
+	    WHERE counted GROUP BY day, test_id, box
+	    ORDER BY day, test_id, box
+	    ON CONFLICT (day, test_id, box) DO UPDATE SET
+		runs = b.runs + excluded.runs,
+		failures = b.failures + excluded.failures)
+	INSERT INTO rollups AS ru (day, test_id, runs, failures, skips,
+	    pass_us, fail_us, pass_hist, fail_hist)
+	SELECT day, test_id, sum(runs), sum(failures), sum(skips),
+	    sum(pass_us), sum(fail_us),
+	    flaky_hist_agg(bucket, n) FILTER (WHERE pf = 'p'),
+	    flaky_hist_agg(bucket, n) FILTER (WHERE pf = 'f')
+	FROM g WHERE counted
+	GROUP BY day, test_id
+	ORDER BY day, test_id
+	ON CONFLICT (day, test_id) DO UPDATE SET
+	    runs = ru.runs + excluded.runs,
+	    failures = ru.failures + excluded.failures,
+	    skips = ru.skips + excluded.skips,
+	    pass_us = ru.pass_us + excluded.pass_us,
+	    fail_us = ru.fail_us + excluded.fail_us,
+	    pass_hist = flaky_hist_add(ru.pass_hist, excluded.pass_hist),
+	    fail_hist = flaky_hist_add(ru.fail_hist, excluded.fail_hist);
+	RETURN NULL;
+END $$;
