@@ -487,6 +487,15 @@ flaky_sig_counts_free(struct flaky_sig_count *v, size_t n)
 	"AND r.outcome IN (1, 2) AND r.run_id BETWEEN ?4 AND ?5 %s " \
 	"GROUP BY 1, 2 ORDER BY 1, 3 DESC, 2"
 
+/* The same from failure_rollups (?2, ?3: the window's days) when they
+ * hold the window: their signature is already UNKNOWN for none. */
+#define SIG_ROLLUP_SQL \
+	"SELECT f.test_id, f.signature, sum(f.failures) " \
+	"FROM failure_rollups f " \
+	"WHERE f.test_id IN (SELECT value FROM json_each(?1)) " \
+	"AND f.day >= ?2 AND f.day < ?3 " \
+	"GROUP BY 1, 2 ORDER BY 1, 3 DESC, 2"
+
 int
 flaky_store_signature_counts(struct flaky_store *s, const int64_t *ids,
     size_t nids, const struct flaky_query *q, struct flaky_sig_count **ret,
@@ -497,30 +506,40 @@ flaky_store_signature_counts(struct flaky_store *s, const int64_t *ids,
 	size_t		 n = 0, cap = 0;
 	int64_t		 lo, hi;
 	char		*list, sql[512];
-	int		 rc, r = 0, oom = 0, exact;
+	int		 rc, r = 0, oom = 0, exact = 0, rolled;
 
 	*ret = NULL;
 	*ret_n = 0;
 	if (nids == 0)
 		return 0;
-	if (store_run_range(s, q, "1 = 1", &lo, &hi, &exact) < 0)
+	if ((rolled = store_failure_rollups_hold(s, q, 1)))
+		store_window_days(q, &lo, &hi);
+	else if (store_run_range(s, q, "1 = 1", &lo, &hi, &exact) < 0)
 		return store_sql_error(s, err, errlen, "counting signatures");
 	if (lo > hi)
 		return 0;
 	if ((list = store_ids_json(ids, nids)) == NULL)
 		return flaky_error(err, errlen, ENOMEM, "out of memory");
-	snprintf(sql, sizeof sql, SIG_SQL, exact ? "" :
-	    "JOIN runs ru ON ru.id = r.run_id", exact ? "" :
-	    "AND ru.started_ms >= ?2 AND ru.started_ms < ?3");
+	if (rolled)
+		snprintf(sql, sizeof sql, "%s", SIG_ROLLUP_SQL);
+	else
+		snprintf(sql, sizeof sql, SIG_SQL, exact ? "" :
+		    "JOIN runs ru ON ru.id = r.run_id", exact ? "" :
+		    "AND ru.started_ms >= ?2 AND ru.started_ms < ?3");
 	if (sql_prepare_v2(store_db(s), sql, -1, &st, NULL) != SQL_OK) {
 		free(list);
 		return store_sql_error(s, err, errlen, "counting signatures");
 	}
 	sql_bind_text(st, 1, list, -1, SQL_STATIC);
-	if (!exact)
-		bind_window(st, 2, q);
-	sql_bind_int64(st, 4, lo);
-	sql_bind_int64(st, 5, hi);
+	if (rolled) {
+		sql_bind_int64(st, 2, lo);
+		sql_bind_int64(st, 3, hi);
+	} else {
+		if (!exact)
+			bind_window(st, 2, q);
+		sql_bind_int64(st, 4, lo);
+		sql_bind_int64(st, 5, hi);
+	}
 	while ((rc = sql_step(st)) == SQL_ROW) {
 		if (flaky_array_grow(&v, &cap, n, sizeof *v) < 0) {
 			r = -ENOMEM;

@@ -601,13 +601,15 @@ flaky_store_ingest_finish(struct flaky_store_ingest *w,
 	sql_finalize(st);
 	if (r == 0 && sql_is_pg(w->db))
 		return is_pg_move(w, rec->started_ms, err, errlen);
-	/* The budget counts a run of any kind (write.c) */
-	if (r == 0 && w->failures > 0) {
-		if (sql_prepare_v2(w->db, store_sql_budget_run, -1, &st,
-		    NULL) != SQL_OK)
+	/* The budget and failure rollups count a run of any kind
+	 * (write.c) */
+	for (int i = 0; r == 0 && w->failures > 0 && i < 2; i++) {
+		if (sql_prepare_v2(w->db, i == 0 ? store_sql_budget_run :
+		    store_sql_failure_rollups_run, -1, &st, NULL) != SQL_OK)
 			return store_sql_error(w->s, err, errlen, "preparing");
 		sql_bind_int64(st, 1, w->run_id);
-		r = is_done(w, st, "adding to the rerun budget", err, errlen);
+		r = is_done(w, st, i == 0 ? "adding to the rerun budget" :
+		    "updating the failure rollups", err, errlen);
 		sql_finalize(st);
 	}
 	/* Rates count complete runs, as flaky_store_run_finish has it. */

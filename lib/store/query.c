@@ -85,6 +85,32 @@ store_window_days(const struct flaky_query *q, int64_t *from, int64_t *to)
 	    (q->until_ms > 0 ? (q->until_ms - 1) / DAY_MS + 1 : 0);
 }
 
+/* Do failure_rollups hold the failures of q's window exactly
+ * (schema/0016-failrollups15.sql)? For a window of whole UTC days, as a
+ * report widens its own to; not for runs by id, nor for days whose
+ * failed results prune removed (their messages are gone, and the
+ * results tell no failure there). every_run: of every run (signature
+ * counts), else only of the rates' runs (default kinds, every box). */
+int
+store_failure_rollups_hold(struct flaky_store *s, const struct flaky_query *q,
+    int every_run)
+{
+	int64_t	 horizon = 0, from, to;
+	char	 err[8];
+
+	if (q->first_run_id > 0 || q->last_run_id > 0 || (!every_run &&
+	    (q->box != NULL || flaky_query_kinds(q) != FLAKY_KINDS_DEFAULT)))
+		return 0;
+	if ((q->since_ms != INT64_MIN && q->since_ms % DAY_MS != 0) ||
+	    (q->until_ms != INT64_MAX && q->until_ms % DAY_MS != 0))
+		return 0;
+	if (store_scalar(s, "SELECT value FROM store_meta WHERE key = "
+	    "'pruned_before_ms'", 0, 0, &horizon, err, sizeof err) < 0)
+		return 0;
+	store_window_days(q, &from, &to);
+	return horizon <= 0 || from >= (horizon + DAY_MS - 1) / DAY_MS;
+}
+
 struct rows {
 	struct flaky_test_row	*v;
 	size_t			 n, cap;
@@ -136,6 +162,23 @@ col_strdup(struct sql_stmt *st, int i)
 	"WHERE r.test_id IN (SELECT value FROM json_each(?6)) " \
 	"AND r.outcome IN (1, 2) AND r.run_id BETWEEN ?4 AND ?5 %s " \
 	"GROUP BY r.test_id, r.message_id) AS g " \
+	"WHERE g.k = 1 ORDER BY g.test_id"
+
+/* The same from failure_rollups (?2, ?3: the window's days), when they
+ * hold the window: a few rows a day instead of every failed result. */
+#define TOP_ROLLUP_SQL \
+	"SELECT g.test_id, g.message_id, g.c, (SELECT m.message " \
+	"FROM results m WHERE m.test_id = g.test_id " \
+	"AND m.message_id = g.message_id AND m.outcome IN (1, 2) " \
+	"AND m.run_id <= g.mr ORDER BY m.run_id DESC LIMIT 1) " \
+	"FROM (SELECT f.test_id, nullif(f.message_id, 0) AS message_id, " \
+	"sum(f.failures) AS c, max(f.last_run_id) AS mr, " \
+	"row_number() OVER (PARTITION BY f.test_id " \
+	"ORDER BY sum(f.failures) DESC, f.message_id <> 0, f.message_id) " \
+	"AS k FROM failure_rollups f " \
+	"WHERE f.test_id IN (SELECT value FROM json_each(?6)) " \
+	"AND f.counted = 1 AND f.day >= ?2 AND f.day < ?3 " \
+	"GROUP BY f.test_id, f.message_id) AS g " \
 	"WHERE g.k = 1 ORDER BY g.test_id"
 
 int
@@ -194,37 +237,52 @@ top_messages(struct flaky_store *s, const struct flaky_query *q,
 	int64_t		*ids = NULL, lo, hi;
 	size_t		 n = 0, i = 0;
 	char		*sql = NULL, *list = NULL, runs[320], cond[400];
-	int		 exact, rc, r;
+	int		 exact, rolled, rc, r;
 
 	if ((ids = calloc(rows->n + 1, sizeof *ids)) == NULL)
 		return -ENOMEM;
 	for (size_t k = 0; k < rows->n; k++)
 		if (rows->v[k].failures > 0)
 			ids[n++] = rows->v[k].test_id;
-	store_runs_sql(s, q, runs, sizeof runs);
-	if (n == 0 || (r = store_run_range(s, q, runs, &lo, &hi, &exact)) <
-	    0 || lo > hi) {
+	if (n == 0) {
 		free(ids);
-		return n == 0 ? 0 : r;
+		return 0;
 	}
-	snprintf(cond, sizeof cond, "AND ru.started_ms >= ?2 "
-	    "AND ru.started_ms < ?3 AND %s", runs);
+	if ((rolled = store_failure_rollups_hold(s, q, 0))) {
+		store_window_days(q, &lo, &hi);
+		exact = 1;
+	} else {
+		store_runs_sql(s, q, runs, sizeof runs);
+		if ((r = store_run_range(s, q, runs, &lo, &hi, &exact)) < 0 ||
+		    lo > hi) {
+			free(ids);
+			return r;
+		}
+		snprintf(cond, sizeof cond, "AND ru.started_ms >= ?2 "
+		    "AND ru.started_ms < ?3 AND %s", runs);
+	}
 	r = -ENOMEM;
-	if ((list = store_ids_json(ids, n)) == NULL ||
+	if ((list = store_ids_json(ids, n)) == NULL || (rolled ?
+	    (sql = strdup(TOP_ROLLUP_SQL)) == NULL :
 	    asprintf(&sql, TOP_SQL, exact ? "" :
-	    "JOIN runs ru ON ru.id = r.run_id", exact ? "" : cond) < 0) {
+	    "JOIN runs ru ON ru.id = r.run_id", exact ? "" : cond) < 0)) {
 		sql = NULL;
 		goto out;
 	}
 	r = -EIO;
 	if (sql_prepare_v2(store_db(s), sql, -1, &st, NULL) != SQL_OK)
 		goto out;
-	if (!exact) {
+	if (rolled) {
+		sql_bind_int64(st, 2, lo);
+		sql_bind_int64(st, 3, hi);
+	} else if (!exact) {
 		sql_bind_int64(st, 2, q->since_ms);
 		sql_bind_int64(st, 3, q->until_ms);
 	}
-	sql_bind_int64(st, 4, lo);
-	sql_bind_int64(st, 5, hi);
+	if (!rolled) {
+		sql_bind_int64(st, 4, lo);
+		sql_bind_int64(st, 5, hi);
+	}
 	sql_bind_text(st, 6, list, -1, SQL_STATIC);
 	r = 0;
 	while (r == 0 && (rc = sql_step(st)) == SQL_ROW) {

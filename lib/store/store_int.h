@@ -31,6 +31,7 @@ enum {
 	ST_ROLLUP,
 	ST_BOX_ROLLUP,
 	ST_BUDGET,
+	ST_FAILURE_ROLLUP,
 	ST_RESULT_MANY,		/* built by many_sql() */
 	ST_ROLLUP_MANY,
 	ST_BOX_ROLLUP_MANY,
@@ -83,6 +84,10 @@ void	 store_window_days(const struct flaky_query *, int64_t *from,
  * runs condition runs (on runs ru; lo > hi: none), and whether every run
  * in them is of the window: then a run-id range of results is exactly
  * the window's, and needs no look at each result's run. -EIO on error. */
+/* Do failure_rollups hold q's failures, of every run or of the runs the
+ * rates count (query.c)? */
+int	 store_failure_rollups_hold(struct flaky_store *,
+	    const struct flaky_query *, int every_run);
 int	 store_run_range(struct flaky_store *, const struct flaky_query *,
 	    const char *runs, int64_t *lo, int64_t *hi, int *exact);
 /* The statement flaky_store_test_stats reads the rollups with (query.c):
@@ -92,6 +97,8 @@ extern const char store_sql_test_stats_rollups[];
  * ingest.c): read through the results' primary key, as its unit test
  * checks. */
 extern const char store_sql_budget_run[];
+/* ... and its failures per test, message and signature (write.c). */
+extern const char store_sql_failure_rollups_run[];
 /* The failures of a range of runs, for clusters (cluster.c): read through
  * the partial index results_failed, as its unit test checks. */
 extern const char store_sql_cofail_fails[];

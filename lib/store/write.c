@@ -30,8 +30,26 @@ const char store_sql_budget_run[] =
     "runs = runs + excluded.runs, wall_us = wall_us + excluded.wall_us, "
     "cpu_us = cpu_us + excluded.cpu_us";
 
+/* And its failures per day, test, message and signature, for the most
+ * common failure of a test and its signature counts
+ * (schema/0016-failrollups15.sql). */
+const char store_sql_failure_rollups_run[] =
+    "INSERT INTO failure_rollups (day, test_id, counted, message_id, "
+    "signature, failures, last_run_id) "
+    "SELECT ru.started_ms / 86400000, r.test_id, "
+    "ru.kind <> 'alone' AND ru.incomplete IS NULL, "
+    "coalesce(r.message_id, 0), coalesce(r.signature, 'UNKNOWN'), "
+    "count(*), ru.id "
+    "FROM runs ru JOIN results r ON r.run_id = ru.id "
+    "WHERE ru.id = ?1 AND r.outcome IN (1, 2) "
+    "GROUP BY r.test_id, 4, 5 "
+    "ON CONFLICT (day, test_id, counted, message_id, signature) "
+    "DO UPDATE SET failures = failures + excluded.failures, "
+    "last_run_id = max(last_run_id, excluded.last_run_id)";
+
 static const char *const stmt_sql[ST_COUNT] = {
 	[ST_BUDGET] = store_sql_budget_run,
+	[ST_FAILURE_ROLLUP] = store_sql_failure_rollups_run,
 	[ST_RUN_START] =
 	    "INSERT INTO runs (target_id, status, trigger, started_ms, "
 	    "revision, in_flight, loadavg, kind, owner_boot, owner_pid, "
@@ -767,16 +785,19 @@ flaky_store_run_finish(struct flaky_store *s, struct flaky_run_record *rec,
 		if (r < 0)
 			goto fail;
 	}
-	/* PostgreSQL's budget is its rollup trigger's (schema/pg/0008) */
-	if (failures > 0 && !sql_is_pg(s->db)) {
-		if ((st = stmt(s, ST_BUDGET)) == NULL) {
+	/* PostgreSQL's budget and failure rollups are its rollup
+	 * trigger's (schema/pg/0008, 0009) */
+	for (int w = ST_BUDGET; failures > 0 && !sql_is_pg(s->db) &&
+	    w <= ST_FAILURE_ROLLUP; w++) {
+		if ((st = stmt(s, w)) == NULL) {
 			r = store_sql_error(s, err, errlen, "preparing");
 			goto fail;
 		}
 		sql_bind_int64(st, 1, rec->id);
 		if (sql_step(st) != SQL_DONE) {
-			r = store_sql_error(s, err, errlen,
-			    "adding to the rerun budget");
+			r = store_sql_error(s, err, errlen, w == ST_BUDGET ?
+			    "adding to the rerun budget" :
+			    "updating the failure rollups");
 			goto fail;
 		}
 	}

@@ -305,6 +305,7 @@ dump(const char *name)
 		"ORDER BY day, test_id, box",
 		"SELECT day, test_id, runs, wall_us, cpu_us FROM budget "
 		"ORDER BY day, test_id",
+		"SELECT * FROM failure_rollups",
 		"SELECT * FROM attempts",
 	};
 
@@ -387,6 +388,8 @@ START_TEST(writer_as_run_finish)
 	/* the budget of both runs: b failed in each (3 s wall, 0.3 s CPU),
 	 * and so did "a #2" and d */
 	ck_assert_ptr_nonnull(strstr(a, "\n20758|2|2|6000000|600000\n"));
+	/* and b's failures of one message, in a rates' run, newest run 2 */
+	ck_assert_ptr_nonnull(strstr(a, "\n20758|2|1|1|UNKNOWN|2|2\n"));
 	free(a);
 	free(b);
 	for (size_t i = 0; i < n; i++)

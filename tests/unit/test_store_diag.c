@@ -482,6 +482,97 @@ START_TEST(signatures_and_order)
 }
 END_TEST
 
+/* failure_rollups give a whole-day window the signature counts and top
+ * messages the failed results give (runs by id read the results): of
+ * every run for signatures, of the rates' runs (no run alone, no
+ * incomplete one) for the top message, NULL signature as UNKNOWN, the
+ * newest message of the kind. */
+static char *
+sigs_of(const int64_t *ids, size_t nids, const struct flaky_query *q)
+{
+	struct flaky_sig_count *v;
+	struct flaky_buf b;
+	size_t		 n;
+
+	ck_assert_int_eq(flaky_store_signature_counts(st, ids, nids, q, &v,
+	    &n, err, sizeof err), 0);
+	flaky_buf_init(&b);
+	for (size_t i = 0; i < n; i++)
+		flaky_buf_printf(&b, "%lld %s %lld\n", (long long)v[i].test_id,
+		    v[i].signature, (long long)v[i].count);
+	flaky_sig_counts_free(v, n);
+	return flaky_buf_steal(&b);
+}
+
+static char *
+tops_of(const struct flaky_query *q)
+{
+	struct flaky_test_row *v;
+	struct flaky_buf b;
+	size_t		 n;
+
+	ck_assert_int_eq(flaky_store_test_stats(st, q, &v, &n, err,
+	    sizeof err), 0);
+	flaky_buf_init(&b);
+	for (size_t i = 0; i < n; i++)
+		if (v[i].failures > 0)
+			flaky_buf_printf(&b, "%lld %s %lld\n",
+			    (long long)v[i].test_id, v[i].top_message ?
+			    v[i].top_message : "-",
+			    (long long)v[i].top_message_count);
+	flaky_test_rows_free(v, n);
+	return flaky_buf_steal(&b);
+}
+
+START_TEST(failure_rollups_as_results)
+{
+	struct flaky_query q = all, day = all, raw;
+	int64_t		 t, u, ids[3];
+	char		*a, *b;
+
+	fixture(&t, &u);
+	ids[0] = test_id("t", "a");
+	ids[1] = test_id("t", "b");
+	ids[2] = test_id("t", "c");
+	day.since_ms = T0 - T0 % FLAKY_DAY_MS;
+	day.until_ms = day.since_ms + FLAKY_DAY_MS;
+	for (int w = 0; w < 2; w++) {
+		q = w ? day : all;
+		raw = q;
+		raw.first_run_id = 1;	/* the results */
+		a = sigs_of(ids, 3, &q);
+		b = sigs_of(ids, 3, &raw);
+		ck_assert_str_eq(a, b);
+		ck_assert_ptr_nonnull(strstr(a, " TIMEOUT 1\n"));
+		ck_assert_ptr_nonnull(strstr(a, " UNKNOWN 1\n"));
+		free(a);
+		free(b);
+		a = tops_of(&q);
+		b = tops_of(&raw);
+		ck_assert_str_eq(a, b);
+		/* b: "assert 1 == N" three times (one kind), the newest
+		 * shown; the run alone's "timed out" is not the rates' */
+		ck_assert_msg(strstr(a, " assert 1 == 3 3\n") != NULL, "%s", a);
+		free(a);
+		free(b);
+	}
+	/* a window not of whole days counts to the millisecond (the
+	 * results): from 13:00, b's first VALUE failure is out */
+	q = day;
+	q.since_ms = T0 + HOUR;
+	a = sigs_of(ids, 3, &q);
+	ck_assert_msg(strstr(a, " VALUE 1\n") != NULL, "%s", a);
+	free(a);
+	/* and the day after has none */
+	q = day;
+	q.since_ms += FLAKY_DAY_MS;
+	q.until_ms += FLAKY_DAY_MS;
+	a = sigs_of(ids, 3, &q);
+	ck_assert_str_eq(a, "");
+	free(a);
+}
+END_TEST
+
 int
 main(void)
 {
@@ -498,6 +589,7 @@ main(void)
 	tcase_add_test(tc, run_orders);
 	tcase_add_test(tc, durations);
 	tcase_add_test(tc, signatures_and_order);
+	tcase_add_test(tc, failure_rollups_as_results);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);

@@ -254,6 +254,10 @@ START_TEST(budget_migrate)
 	    "20700|2|2|4000000|3000000\n20701|2|2|3000000|2000\n");
 	/* the view gives what it gave */
 	tu_rows_eq(db, "SELECT * FROM daily_budget ORDER BY day", before);
+	/* failure_rollups (0016) made from the stored failures: the run
+	 * alone's apart from the suite run's (counted 0) */
+	tu_rows_eq(db, "SELECT * FROM failure_rollups",
+	    "20701|2|0|0|UNKNOWN|1|3\n20701|2|1|0|UNKNOWN|1|2\n");
 	/* prune moves nothing more */
 	ck_assert_int_eq(flaky_store_prune(s, 1788566600000LL, &ps, err,
 	    sizeof err), 0);

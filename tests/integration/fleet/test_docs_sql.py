@@ -174,6 +174,21 @@ def test_budget_made_by_the_trigger(pg, both):
     assert kinds >= 2, "the evidence has failures of one kind of run only"
 
 
+def test_failure_rollups_made_by_the_trigger(pg, both):
+    """The server's trigger grouped the copied failures per day, test,
+    message and signature as the SQLite store did run by run, the runs
+    that rates count apart (counted)."""
+    con, db = both
+    q = ("SELECT day, test_id, counted, message_id, signature, failures, "
+         "last_run_id FROM failure_rollups")
+    lite = sorted(tuple(r) for r in con.execute(q))
+    assert lite, "no failure_rollups on SQLite"
+    ours = sorted(tuple(int(x) if x.lstrip("-").isdigit() else x
+                        for x in r) for r in pg_rows(pg, db, q))
+    assert ours == lite
+    assert len({r[3] for r in lite}) >= 2, "failures of one message only"
+
+
 def test_rollups_made_by_the_trigger(pg, both):
     """The server's trigger made from the copied results the rollups that
     the SQLite store wrote run by run: counts, sums and histograms."""

@@ -180,6 +180,14 @@ def test_rollups_follow_copy(pg, migrated):
                     "test_id = 2", db=db) == [["39"]]
     assert pg.query("SELECT runs_alone, failures_alone FROM alone_stats "
                     "WHERE test = 'b'", db=db) == [["1", "1"]]
+    # The failures per message and signature: the run alone's apart,
+    # none with a message or signature (0 and UNKNOWN); the budget counts
+    # every failed run, the run alone's too.
+    assert pg.query("SELECT counted, message_id, signature, sum(failures), "
+                    "max(last_run_id) FROM failure_rollups WHERE "
+                    "test_id = 2 GROUP BY 1, 2, 3 ORDER BY 1", db=db) == \
+        [["0", "0", "UNKNOWN", "1", "3"], ["1", "0", "UNKNOWN", "19", "57"]]
+    assert pg.query("SELECT sum(runs) FROM budget", db=db) == [["20"]]
 
 
 def test_partitions_ahead_and_retention(pg, migrated):
