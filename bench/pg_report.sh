@@ -139,10 +139,12 @@ rows=$(sql -c "SELECT count(*) FROM results")
 sizes=$(sql -F ' ' -c "SELECT
     sum(pg_relation_size(inhrelid)),
     sum(pg_total_relation_size(inhrelid) - pg_relation_size(inhrelid)),
-    pg_total_relation_size('rollups'), pg_total_relation_size('box_rollups')
+    pg_total_relation_size('rollups'), pg_total_relation_size('box_rollups'),
+    pg_total_relation_size('failure_rollups') +
+    pg_total_relation_size('budget')
 FROM pg_inherits WHERE inhparent = 'results'::regclass")
 set -- $sizes
-heap=$1 idx=$2 roll=$3 broll=$4
+heap=$1 idx=$2 roll=$3 broll=$4 froll=$5
 echo "== figures"
 echo "results:            $rows in $days days ($runs runs x $tests tests, 8 boxes)"
 echo "30-day report:      $r_ms ms from the rollups (median of $rounds)"
@@ -150,9 +152,10 @@ echo "naive GROUP BY:     $n_ms ms over the results (median of $rounds)"
 awk -v r="$r_ms" -v n="$n_ms" 'BEGIN { printf "ratio:              %.0fx faster\n", n / r }'
 echo "flakyctl report:    $c_ms ms, the whole command (median of $rounds)"
 awk -v c="$c_ms" -v n="$n_ms" 'BEGIN { printf "ratio to naive:     %.1fx faster\n", n / c }'
-awk -v h="$heap" -v i="$idx" -v ro="$roll" -v b="$broll" -v n="$rows" 'BEGIN {
-	printf "bytes per result:   %.1f (results %.1f, their indexes %.1f, rollups %.1f, box_rollups %.1f)\n",
-	    (h + i + ro + b) / n, h / n, i / n, ro / n, b / n }'
+awk -v h="$heap" -v i="$idx" -v ro="$roll" -v b="$broll" -v f="$froll" \
+    -v n="$rows" 'BEGIN {
+	printf "bytes per result:   %.1f (results %.1f, their indexes %.1f, rollups %.1f, box_rollups %.1f, failure_rollups and budget %.2f)\n",
+	    (h + i + ro + b + f) / n, h / n, i / n, ro / n, b / n, f / n }'
 awk -v r="$r_ms" -v c="$c_ms" 'BEGIN { exit !(r < 500 && c < 500) }' ||
     { echo "pg_report.sh: the report took $r_ms ms (query), $c_ms ms" \
       "(flakyctl), goal under 500" >&2; exit 1; }

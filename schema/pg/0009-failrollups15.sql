@@ -1,7 +1,7 @@
 -- Failures per day, test, message and signature (schema/0016-
--- failrollups15.sql, docs/schema.md): kept by the rollup trigger, from
--- the same grouping of the batch, its failed groups split by message and
--- signature (a batch's passes group as before).
+-- failrollups15.sql, docs/schema.md): kept by the rollup trigger from its
+-- grouping of the batch's failed rows (0008), split by message and
+-- signature.
 
 CREATE TABLE failure_rollups (
 	day		integer NOT NULL,	-- days since 1970-01-01 UTC
@@ -25,6 +25,7 @@ FROM results n JOIN runs r ON r.id = n.run_id
 WHERE n.outcome IN (1, 2)
 GROUP BY 1, 2, 3, 4, 5;
 
+-- The rollup trigger (0008) with failure_rollups from the same groups.
 CREATE OR REPLACE FUNCTION flaky_rollup_results() RETURNS trigger
 LANGUAGE plpgsql AS $$
 BEGIN
@@ -41,32 +42,35 @@ BEGIN
 		coalesce(sum(n.duration_us) FILTER (WHERE n.outcome IN
 		    (0, 5)), 0) AS pass_us,
 		coalesce(sum(n.duration_us) FILTER (WHERE n.outcome IN
-		    (1, 2)), 0) AS fail_us,
-		coalesce(sum(r.duration_us) FILTER (WHERE n.outcome IN
-		    (1, 2)), 0) AS fail_wall_us,
-		coalesce(sum(coalesce(r.user_us, 0) + coalesce(r.sys_us, 0))
-		    FILTER (WHERE n.outcome IN (1, 2)), 0) AS fail_cpu_us,
-		r.kind <> 'alone' AND r.incomplete IS NULL AS counted,
+		    (1, 2)), 0) AS fail_us
+	    FROM new_results n JOIN runs r ON r.id = n.run_id
+	    WHERE r.kind <> 'alone' AND r.incomplete IS NULL
+	    GROUP BY 1, 2, 3, 4, 5),
+	f AS (
+	    SELECT (n.started_ms / 86400000)::integer AS day, n.test_id,
+		(r.kind <> 'alone' AND r.incomplete IS NULL)::integer
+		    AS counted,
 		coalesce(n.message_id, 0) AS message_id,
 		coalesce(n.signature, 'UNKNOWN') AS signature,
-		max(n.run_id) AS last_run_id
+		count(*) AS failures, max(n.run_id) AS last_run_id,
+		sum(coalesce(r.duration_us, 0)) AS wall_us,
+		sum(coalesce(r.user_us, 0) + coalesce(r.sys_us, 0)) AS cpu_us
 	    FROM new_results n JOIN runs r ON r.id = n.run_id
-	    GROUP BY 1, 2, 3, 4, 5, counted, 15, 16),
+	    WHERE n.outcome IN (1, 2)
+	    GROUP BY 1, 2, 3, 4, 5),
 	fr AS (
-	    INSERT INTO failure_rollups AS f (day, test_id, counted,
+	    INSERT INTO failure_rollups AS x (day, test_id, counted,
 		message_id, signature, failures, last_run_id)
-	    SELECT day, test_id, counted::integer, message_id, signature,
-		sum(failures), max(last_run_id) FROM g WHERE pf = 'f'
-	    GROUP BY day, test_id, counted, message_id, signature
+	    SELECT day, test_id, counted, message_id, signature, failures,
+		last_run_id FROM f
 	    ORDER BY day, test_id, counted, message_id, signature
 	    ON CONFLICT (day, test_id, counted, message_id, signature)
-	    DO UPDATE SET failures = f.failures + excluded.failures,
-		last_run_id = greatest(f.last_run_id, excluded.last_run_id)),
+	    DO UPDATE SET failures = x.failures + excluded.failures,
+		last_run_id = greatest(x.last_run_id, excluded.last_run_id)),
 	bu AS (
 	    INSERT INTO budget AS b (day, test_id, runs, wall_us, cpu_us)
-	    SELECT day, test_id, sum(failures), sum(fail_wall_us),
-		sum(fail_cpu_us) FROM g WHERE pf = 'f'
-	    GROUP BY day, test_id
+	    SELECT day, test_id, sum(failures), sum(wall_us), sum(cpu_us)
+	    FROM f GROUP BY day, test_id
 	    ORDER BY day, test_id
 	    ON CONFLICT (day, test_id) DO UPDATE SET
 		runs = b.runs + excluded.runs,
@@ -75,7 +79,7 @@ BEGIN
 	bx AS (
 	    INSERT INTO box_rollups AS b (day, test_id, box, runs, failures)
 	    SELECT day, test_id, box, sum(runs), sum(failures) FROM g
-	    WHERE counted GROUP BY day, test_id, box
+	    GROUP BY day, test_id, box
 	    ORDER BY day, test_id, box
 	    ON CONFLICT (day, test_id, box) DO UPDATE SET
 		runs = b.runs + excluded.runs,
@@ -86,7 +90,7 @@ BEGIN
 	    sum(pass_us), sum(fail_us),
 	    flaky_hist_agg(bucket, n) FILTER (WHERE pf = 'p'),
 	    flaky_hist_agg(bucket, n) FILTER (WHERE pf = 'f')
-	FROM g WHERE counted
+	FROM g
 	GROUP BY day, test_id
 	ORDER BY day, test_id
 	ON CONFLICT (day, test_id) DO UPDATE SET
