@@ -625,7 +625,7 @@ add_results(struct flaky_store *s, const struct flaky_run_record *rec,
 	if (many && sql_step(st) != SQL_DONE)
 		return store_sql_error(s, err, errlen, "adding results");
 	/* PostgreSQL's rollups, budget and failure rollups are its
-	 * trigger's (schema/pg/0002, 0008, 0009) */
+	 * trigger's (schema/pg/0002, 0008) */
 	if (sql_is_pg(s->db))
 		return 0;
 	for (size_t i = 0; i < n; i++)

@@ -1,6 +1,9 @@
--- The rerun budget of every run (schema/0015-budget15.sql, docs/history.md):
--- the rollup trigger adds each batch's failed results to budget, with
--- their runs' wall and CPU time, and dropping a partition no longer moves
+-- The rerun budget of every run and failures per day, test, message and
+-- signature (schema/0015-budget15.sql, 0016-failrollups15.sql).
+--
+-- The rerun budget of every run (docs/history.md): the rollup trigger
+-- adds each batch's failed results to budget, with their runs' wall and
+-- CPU time, and dropping a partition no longer moves
 -- anything there. A report read the window's failed results and runs for
 -- it: 153,900 results and 27,000 runs over 30 days of bench/pg_report.sh.
 
@@ -57,12 +60,39 @@ BEGIN
 	RETURN n;
 END $$;
 
--- The rollup trigger (0007) with the budget: the batch's failed rows, a
--- few in a hundred, grouped apart by day and test with their runs' wall
--- and CPU time, for runs of every kind ("counted": the runs that rollups
--- count, complete and not alone, kept apart for 0009). Grouping every
--- row by those keys too, in the rollups' pass, cost shipping a fifth of
--- its speed (bench/ship_bench.sh).
+-- Failures per day, test, message and signature (docs/schema.md): kept
+-- by the rollup trigger from the same grouping of the batch's failed rows
+-- as the budget, split by message and signature.
+
+CREATE TABLE failure_rollups (
+	day		integer NOT NULL,	-- days since 1970-01-01 UTC
+	test_id		bigint NOT NULL REFERENCES tests(id),
+	counted		integer NOT NULL,
+	message_id	bigint NOT NULL,	-- 0: no message
+	signature	text NOT NULL,
+	failures	integer NOT NULL DEFAULT 0,
+	last_run_id	bigint NOT NULL,
+	PRIMARY KEY (day, test_id, counted, message_id, signature)
+);
+
+-- The failures already on the server, under the migration's lock.
+INSERT INTO failure_rollups (day, test_id, counted, message_id, signature,
+			     failures, last_run_id)
+SELECT (n.started_ms / 86400000)::integer, n.test_id,
+       (r.kind <> 'alone' AND r.incomplete IS NULL)::integer,
+       coalesce(n.message_id, 0), coalesce(n.signature, 'UNKNOWN'),
+       count(*), max(n.run_id)
+FROM results n JOIN runs r ON r.id = n.run_id
+WHERE n.outcome IN (1, 2)
+GROUP BY 1, 2, 3, 4, 5;
+
+-- The rollup trigger (0007) with the budget and failure_rollups: the
+-- batch's failed rows, a few in a hundred, grouped apart by day, test,
+-- message and signature with their runs' wall and CPU time, for runs of
+-- every kind ("counted": the runs that rollups count, complete and not
+-- alone, apart from the rest). Grouping every row by those keys too, in
+-- the rollups' pass, cost shipping a fifth of its speed
+-- (bench/ship_bench.sh).
 CREATE OR REPLACE FUNCTION flaky_rollup_results() RETURNS trigger
 LANGUAGE plpgsql AS $$
 BEGIN
@@ -87,12 +117,23 @@ BEGIN
 	    SELECT (n.started_ms / 86400000)::integer AS day, n.test_id,
 		(r.kind <> 'alone' AND r.incomplete IS NULL)::integer
 		    AS counted,
-		count(*) AS failures,
+		coalesce(n.message_id, 0) AS message_id,
+		coalesce(n.signature, 'UNKNOWN') AS signature,
+		count(*) AS failures, max(n.run_id) AS last_run_id,
 		sum(coalesce(r.duration_us, 0)) AS wall_us,
 		sum(coalesce(r.user_us, 0) + coalesce(r.sys_us, 0)) AS cpu_us
 	    FROM new_results n JOIN runs r ON r.id = n.run_id
 	    WHERE n.outcome IN (1, 2)
-	    GROUP BY 1, 2, 3),
+	    GROUP BY 1, 2, 3, 4, 5),
+	fr AS (
+	    INSERT INTO failure_rollups AS x (day, test_id, counted,
+		message_id, signature, failures, last_run_id)
+	    SELECT day, test_id, counted, message_id, signature, failures,
+		last_run_id FROM f
+	    ORDER BY day, test_id, counted, message_id, signature
+	    ON CONFLICT (day, test_id, counted, message_id, signature)
+	    DO UPDATE SET failures = x.failures + excluded.failures,
+		last_run_id = greatest(x.last_run_id, excluded.last_run_id)),
 	bu AS (
 	    INSERT INTO budget AS b (day, test_id, runs, wall_us, cpu_us)
 	    SELECT day, test_id, sum(failures), sum(wall_us), sum(cpu_us)
