@@ -22,9 +22,6 @@
 #define T0	1793534400000LL
 
 /* internals the tests reach (lib/store/store_int.h) */
-extern const char *const flaky_schema_migrations[];
-extern int store_hist_register(sqlite3 *);
-extern int store_output_register(sqlite3 *);
 extern char *store_box_stats_sql(struct flaky_store *,
     const struct flaky_query *);
 
@@ -227,18 +224,9 @@ START_TEST(migrate)
 	struct flaky_query q = { INT64_MIN, INT64_MAX, NULL, 0, 0, 0, NULL };
 	sqlite3	*db;
 	char	 sql[64], err[512];
-	int	 from = 0;
+	int	 from;
 
-	while (from < flaky_store_schema_version() && strstr(
-	    flaky_schema_migrations[from], "ADD COLUMN box") == NULL)
-		from++;
-	ck_assert_int_lt(from, flaky_store_schema_version());
-	ck_assert_int_eq(sqlite3_open(path, &db), SQLITE_OK);
-	ck_assert_int_eq(store_hist_register(db), SQLITE_OK);
-	ck_assert_int_eq(store_output_register(db), SQLITE_OK);
-	for (int i = 0; i < from; i++)
-		ck_assert_int_eq(sqlite3_exec(db, flaky_schema_migrations[i],
-		    NULL, NULL, NULL), SQLITE_OK);
+	db = tu_db_before(path, "ADD COLUMN box", &from);
 	ck_assert_int_eq(sqlite3_exec(db, "SELECT box FROM runs", NULL, NULL,
 	    NULL), SQLITE_ERROR);
 	snprintf(sql, sizeof sql, "PRAGMA user_version = %d", from);

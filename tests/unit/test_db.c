@@ -5,8 +5,36 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "store/store.h"
 #include "test_db.h"
 #include "util/util.h"
+
+/* internals (lib/store/store_int.h) */
+extern const char *const flaky_schema_migrations[];
+extern int store_hist_register(sqlite3 *);
+extern int store_output_register(sqlite3 *);
+
+sqlite3 *
+tu_db_before(const char *path, const char *marker, int *from)
+{
+	sqlite3	*db;
+	int	 v = 0;
+
+	while (v < flaky_store_schema_version() &&
+	    strstr(flaky_schema_migrations[v], marker) == NULL)
+		v++;
+	ck_assert_msg(v < flaky_store_schema_version(), "no migration holds "
+	    "\"%s\"", marker);
+	ck_assert_int_eq(sqlite3_open(path, &db), SQLITE_OK);
+	ck_assert_int_eq(store_hist_register(db), SQLITE_OK);
+	ck_assert_int_eq(store_output_register(db), SQLITE_OK);
+	for (int i = 0; i < v; i++)
+		ck_assert_msg(sqlite3_exec(db, flaky_schema_migrations[i], NULL,
+		    NULL, NULL) == SQLITE_OK, "migration %d: %s", i + 1,
+		    sqlite3_errmsg(db));
+	*from = v;
+	return db;
+}
 
 char *
 tu_rows(sqlite3 *db, const char *sql)

@@ -364,11 +364,6 @@ START_TEST(store_rates_and_seeds)
 }
 END_TEST
 
-extern const char *const flaky_schema_migrations[];
-/* the SQL functions migrations call (lib/store/store_int.h) */
-extern int store_hist_register(sqlite3 *);
-extern int store_output_register(sqlite3 *);
-
 /* A database of the version before the migration (built by the
  * migrations before the one that adds the column, found by its text so
  * that later migrations change nothing here) keeps its runs, which read
@@ -378,18 +373,9 @@ START_TEST(migrate)
 	struct flaky_store *s;
 	sqlite3	*db;
 	char	 sql[64], err[512];
-	int	 from = 0;
+	int	 from;
 
-	while (from < flaky_store_schema_version() && strstr(
-	    flaky_schema_migrations[from], "ADD COLUMN perturbation") == NULL)
-		from++;
-	ck_assert_int_lt(from, flaky_store_schema_version());
-	ck_assert_int_eq(sqlite3_open(path, &db), SQLITE_OK);
-	ck_assert_int_eq(store_hist_register(db), SQLITE_OK);
-	ck_assert_int_eq(store_output_register(db), SQLITE_OK);
-	for (int i = 0; i < from; i++)
-		ck_assert_int_eq(sqlite3_exec(db, flaky_schema_migrations[i],
-		    NULL, NULL, NULL), SQLITE_OK);
+	db = tu_db_before(path, "ADD COLUMN perturbation", &from);
 	snprintf(sql, sizeof sql, "PRAGMA user_version = %d", from);
 	ck_assert_msg(sqlite3_exec(db,
 	    "INSERT INTO targets (id, name, created_ms) VALUES (1, 'demo', 0);"

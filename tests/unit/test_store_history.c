@@ -18,10 +18,7 @@
 #include "test_db.h"
 
 /* internals the tests reach (lib/store/store_int.h) */
-extern const char *const flaky_schema_migrations[];
 extern const char store_sql_budget_run[];
-extern int store_hist_register(sqlite3 *);
-extern int store_output_register(sqlite3 *);
 
 #define DAY0	20700		/* a day index, 2026-09-04 */
 
@@ -214,21 +211,12 @@ START_TEST(budget_migrate)
 	struct flaky_prune_stats ps;
 	sqlite3	*db;
 	char	 path[128], sql[64], err[256], *before;
-	int	 from = 0;
+	int	 from;
 
 	s = fresh(path, sizeof path);
 	flaky_store_close(s);
 	unlink(path);
-	while (from < flaky_store_schema_version() && strstr(
-	    flaky_schema_migrations[from], "budget is whole") == NULL)
-		from++;
-	ck_assert_int_lt(from, flaky_store_schema_version());
-	ck_assert_int_eq(sqlite3_open(path, &db), SQLITE_OK);
-	ck_assert_int_eq(store_hist_register(db), SQLITE_OK);
-	ck_assert_int_eq(store_output_register(db), SQLITE_OK);
-	for (int i = 0; i < from; i++)
-		ck_assert_int_eq(sqlite3_exec(db, flaky_schema_migrations[i],
-		    NULL, NULL, NULL), SQLITE_OK);
+	db = tu_db_before(path, "budget is whole", &from);
 	ck_assert_msg(sqlite3_exec(db,
 	    "INSERT INTO targets (id, name, created_ms) VALUES (1, 't', 0);"
 	    "INSERT INTO tests (id, target_id, name) VALUES (1, 1, 'a'), "

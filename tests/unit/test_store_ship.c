@@ -15,13 +15,10 @@
 #include "parse/parse.h"
 #include "store/store.h"
 #include "util/util.h"
+#include "test_db.h"
 #include "test_helper.h"
 
 #define T0	1793534400000LL
-
-extern const char *const flaky_schema_migrations[];
-extern int store_hist_register(sqlite3 *);
-extern int store_output_register(sqlite3 *);
 
 static char	 dir[64];
 static char	 path[128];
@@ -342,19 +339,9 @@ START_TEST(test_polluters_found_before_ship)
 	struct seen s;
 	sqlite3	*db;
 	char	 sql[64], err[256];
-	int	 from = 0;
+	int	 from;
 
-	while (from < flaky_store_schema_version() && strstr(
-	    flaky_schema_migrations[from], "TABLE IF NOT EXISTS "
-	    "ship_polluters") == NULL)
-		from++;
-	ck_assert_int_lt(from, flaky_store_schema_version());
-	ck_assert_int_eq(sqlite3_open(path, &db), SQLITE_OK);
-	ck_assert_int_eq(store_hist_register(db), SQLITE_OK);
-	ck_assert_int_eq(store_output_register(db), SQLITE_OK);
-	for (int i = 0; i < from; i++)
-		ck_assert_int_eq(sqlite3_exec(db, flaky_schema_migrations[i],
-		    NULL, NULL, NULL), SQLITE_OK);
+	db = tu_db_before(path, "TABLE IF NOT EXISTS ship_polluters", &from);
 	ck_assert_msg(sqlite3_exec(db,
 	    "INSERT INTO targets (id, name, created_ms) VALUES (1, 't', 0);"
 	    "INSERT INTO tests (id, target_id, name) VALUES (2, 1, 'b');"
