@@ -476,6 +476,32 @@ flaky_sig_counts_free(struct flaky_sig_count *v, size_t n)
 	free(v);
 }
 
+/* Do failure_rollups hold the failures of q's window exactly
+ * (schema/0016-failrollups15.sql)? For a window of whole UTC days, as a
+ * report widens its own to; not for runs by id, nor for days whose
+ * failed results prune removed (their messages are gone, and the
+ * results tell no failure there). every_run: of every run (signature
+ * counts), else only of the rates' runs (default kinds, every box). */
+int
+store_failure_rollups_hold(struct flaky_store *s, const struct flaky_query *q,
+    int every_run)
+{
+	int64_t	 horizon = 0, from, to;
+	char	 err[8];
+
+	if (q->first_run_id > 0 || q->last_run_id > 0 || (!every_run &&
+	    (q->box != NULL || flaky_query_kinds(q) != FLAKY_KINDS_DEFAULT)))
+		return 0;
+	if ((q->since_ms != INT64_MIN && q->since_ms % FLAKY_DAY_MS != 0) ||
+	    (q->until_ms != INT64_MAX && q->until_ms % FLAKY_DAY_MS != 0))
+		return 0;
+	if (store_scalar(s, "SELECT value FROM store_meta WHERE key = "
+	    "'pruned_before_ms'", 0, 0, &horizon, err, sizeof err) < 0)
+		return 0;
+	store_window_days(q, &from, &to);
+	return horizon <= 0 || from >= (horizon + FLAKY_DAY_MS - 1) / FLAKY_DAY_MS;
+}
+
 /* Stored signatures of some tests' failures, through the partial index:
  * one statement for all (on a server, one round trip, not one a test).
  * When the window's run ids hold no other run (ids grow with time), the

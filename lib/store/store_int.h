@@ -38,6 +38,20 @@ enum {
 	ST_COUNT
 };
 
+/* Results are written CHUNK at a time with one statement each for the rows
+ * and the rollups: a statement's fixed cost (cursors opened, the plan run
+ * from the start) is paid once per CHUNK results instead of per result. */
+#define CHUNK		64
+#define RESULT_COLS	7	/* without the run id */
+#define ROLLUP_COLS	8	/* test id, then ?3.. of ST_ROLLUP */
+#define BOX_COLS	3	/* test id, runs, failures */
+
+/* The SQL of the statements above (write_sql.c): NULL for the ..._MANY
+ * ones, which store_write_many_sql builds (CHUNK rows; malloc'd, NULL when
+ * out of memory). */
+extern const char *const store_write_sql[ST_COUNT];
+char	*store_write_many_sql(int which);
+
 /* Test ids and message ids already looked up, so a run of 1,000 tests
  * does not ask SQLite 1,000 times. Cleared on rollback. */
 struct idcache_ent {
@@ -85,7 +99,7 @@ void	 store_window_days(const struct flaky_query *, int64_t *from,
  * in them is of the window: then a run-id range of results is exactly
  * the window's, and needs no look at each result's run. -EIO on error. */
 /* Do failure_rollups hold q's failures, of every run or of the runs the
- * rates count (query.c)? */
+ * rates count (diag.c)? */
 int	 store_failure_rollups_hold(struct flaky_store *,
 	    const struct flaky_query *, int every_run);
 int	 store_run_range(struct flaky_store *, const struct flaky_query *,
@@ -93,11 +107,11 @@ int	 store_run_range(struct flaky_store *, const struct flaky_query *,
 /* The statement flaky_store_test_stats reads the rollups with (query.c):
  * its unit test checks the plan of this very text. */
 extern const char store_sql_test_stats_rollups[];
-/* A stored run's share of the rerun budget (?1 the run id; write.c,
+/* A run's share of the rerun budget (?1 the run id; write_sql.c, for
  * ingest.c): read through the results' primary key, as its unit test
  * checks. */
 extern const char store_sql_budget_run[];
-/* ... and its failures per test, message and signature (write.c). */
+/* ... and its failures per test, message and signature. */
 extern const char store_sql_failure_rollups_run[];
 /* The failures of a range of runs, for clusters (cluster.c): read through
  * the partial index results_failed, as its unit test checks. */
