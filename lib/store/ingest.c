@@ -602,7 +602,7 @@ flaky_store_ingest_finish(struct flaky_store_ingest *w,
 	if (r == 0 && sql_is_pg(w->db))
 		return is_pg_move(w, rec->started_ms, err, errlen);
 	/* The budget and failure rollups count a run of any kind
-	 * (write.c) */
+	 * (write_sql.c) */
 	for (int i = 0; r == 0 && w->failures > 0 && i < 2; i++) {
 		if (sql_prepare_v2(w->db, i == 0 ? store_sql_budget_run :
 		    store_sql_failure_rollups_run, -1, &st, NULL) != SQL_OK)

@@ -1,6 +1,7 @@
 /* The writes of a run: its row, its results, their deduplicated tests and
- * messages and the daily rollups, in one short transaction each, through
- * statements prepared once. And the targets the runs belong to. */
+ * messages, the daily rollups, the rerun budget and the failure rollups,
+ * in one short transaction each, through statements prepared once
+ * (write_sql.c). And the targets the runs belong to. */
 #include "buildconf.h"
 
 #include <errno.h>
@@ -354,9 +355,6 @@ rollup_one(struct flaky_store *s, int64_t day, const struct pending *p,
 	return store_sql_error(s, err, errlen, "updating the rollups");
 }
 
-/* Look up the ids of n results and write their rows: CHUNK of them with
- * one statement, fewer one by one; and their rollups and box's rollups
- * (the run's box as stored), unless day is -1. */
 /* A failed result's share of the budget and its row of failure_rollups
  * (SQLite; the server's trigger makes them there). */
 static int
@@ -389,6 +387,10 @@ add_failure(struct flaky_store *s, const struct flaky_run_record *rec,
 	return 0;
 }
 
+/* Look up the ids of n results and write their rows: CHUNK of them with
+ * one statement, fewer one by one; each failure's budget and failure
+ * rollup; and their rollups and box's rollups (the run's box as
+ * stored), unless day is -1. */
 static int
 add_results(struct flaky_store *s, const struct flaky_run_record *rec,
     int64_t day, const char *box, const struct flaky_result *res, size_t n,

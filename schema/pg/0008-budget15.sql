@@ -3,9 +3,9 @@
 --
 -- The rerun budget of every run (docs/history.md): the rollup trigger
 -- adds each batch's failed results to budget, with their runs' wall and
--- CPU time, and dropping a partition no longer moves
--- anything there. A report read the window's failed results and runs for
--- it: 153,900 results and 27,000 runs over 30 days of bench/pg_report.sh.
+-- CPU time, and dropping a partition no longer moves anything there. A
+-- report read the window's failed results and runs for it: 153,900
+-- results and 27,000 runs over 30 days of bench/pg_report.sh.
 
 -- The runs stored before this migration, under its lock: their share is
 -- added to what retention had moved.
