@@ -8,6 +8,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "store/store.h"
 #include "store_int.h"
@@ -114,13 +115,22 @@ store_box_stats_sql(struct flaky_store *s, const struct flaky_query *q)
 char *
 store_ids_json(const int64_t *ids, size_t n)
 {
+	return store_ids_json_of(ids, n, sizeof *ids, 0);
+}
+
+char *
+store_ids_json_of(const void *v, size_t n, size_t size, size_t off)
+{
+	const unsigned char *p = v;
 	struct flaky_buf b;
+	int64_t		 id;
 
 	flaky_buf_init(&b);
 	flaky_buf_addc(&b, '[');
-	for (size_t i = 0; i < n; i++)
-		flaky_buf_printf(&b, "%s%lld", i ? "," : "",
-		    (long long)ids[i]);
+	for (size_t i = 0; i < n; i++) {
+		memcpy(&id, p + i * size + off, sizeof id);
+		flaky_buf_printf(&b, "%s%lld", i ? "," : "", (long long)id);
+	}
 	flaky_buf_addc(&b, ']');
 	if (b.oom) {
 		flaky_buf_free(&b);

@@ -5,6 +5,7 @@
 #include "buildconf.h"
 
 #include <errno.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -255,16 +256,8 @@ read_fails(struct flaky_store *s, int64_t min_failures,
 static char *
 kept_json(const struct flaky_cofail *c)
 {
-	int64_t	*ids = calloc(c->ntests + 1, sizeof *ids);
-	char	*list;
-
-	if (ids == NULL)
-		return NULL;
-	for (size_t i = 0; i < c->ntests; i++)
-		ids[i] = c->tests[i].test_id;
-	list = store_ids_json(ids, c->ntests);
-	free(ids);
-	return list;
+	return store_ids_json_of(c->tests, c->ntests, sizeof *c->tests,
+	    offsetof(struct flaky_cofail_test, test_id));
 }
 
 /* The names of the tests kept (sorted by id), in one statement. */

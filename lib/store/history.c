@@ -311,18 +311,13 @@ history_days(struct flaky_store *s, struct flaky_history *h, uint32_t *chain,
     char *err, size_t errlen)
 {
 	struct sql_stmt	*st = NULL;
-	int64_t		*ids, nd = h->ndays, from = h->first_day - nd;
+	int64_t		 nd = h->ndays, from = h->first_day - nd;
 	char		*list;
 	size_t		 i = 0;
 	int		 rc, r;
 
-	if ((ids = calloc(h->n, sizeof *ids)) == NULL)
-		return flaky_error(err, errlen, ENOMEM, "out of memory");
-	for (size_t k = 0; k < h->n; k++)
-		ids[k] = h->v[k].test_id;
-	list = store_ids_json(ids, h->n);
-	free(ids);
-	if (list == NULL)
+	if ((list = store_ids_json_of(h->v, h->n, sizeof *h->v,
+	    offsetof(struct flaky_history_row, test_id))) == NULL)
 		return flaky_error(err, errlen, ENOMEM, "out of memory");
 	if ((r = store_prepare(s, history_sql, &st, err, errlen)) < 0) {
 		free(list);

@@ -209,6 +209,9 @@ void	 store_box_sql(struct flaky_store *, const struct flaky_query *,
 
 /* ids as a JSON array, for json_each(?) (box.c); NULL: no memory. */
 char	*store_ids_json(const int64_t *ids, size_t n);
+/* The same of n elements of size bytes, each holding its id (int64_t)
+ * at offset off: a test_id field of an array of rows. */
+char	*store_ids_json_of(const void *v, size_t n, size_t size, size_t off);
 /* Bind a window as perturb.c and box.c read it: ?1 ?2 run ids, ?3
  * target, ?4 ?5 times. */
 void	 store_bind_window(struct sql_stmt *, const struct flaky_query *);
