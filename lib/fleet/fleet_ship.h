@@ -1,8 +1,11 @@
 /* Internal to lib/fleet: the server side of shipping (ship.c, claim.c).
  * The staging tables' columns are those of flaky_ship_run_cols,
- * flaky_ship_result_cols, flaky_ship_test_cols, flaky_ship_attempt_cols and
- * flaky_ship_polluter_cols (lib/store/ship.c), in that order: the daemon hands the store's rows to ship.c as they are. A
- * test row with no local id is a message: fingerprint, normalized text. */
+ * flaky_ship_test_cols, flaky_ship_attempt_cols and
+ * flaky_ship_polluter_cols (lib/store/ship.c), in that order: the daemon
+ * hands the store's rows to ship.c as they are. A test row with no local
+ * id is a message: fingerprint, normalized text. Results, in the columns
+ * of flaky_ship_result_cols, are kept on the box until their runs' server
+ * ids are known, and go into results with COPY. */
 #ifndef FLAKY_FLEET_SHIP_H
 #define FLAKY_FLEET_SHIP_H
 
@@ -18,7 +21,6 @@
 extern const char fleet_ship_sql_staging[];
 extern const char fleet_ship_sql_names[];
 extern const char fleet_ship_sql_runs[];	/* $1: the box */
-extern const char fleet_ship_sql_results[];
 extern const char fleet_ship_sql_attempts[];	/* $1: the box */
 extern const char fleet_ship_sql_polluters[];	/* $1: the box */
 

@@ -1,12 +1,14 @@
-/* A box's finished runs into the fleet's server (docs/fleet.md). A batch
- * is one server transaction: its results are streamed with COPY into a
- * temporary staging table while the box reads them, its runs follow, and
- * INSERT ... SELECT moves them into the real tables. A run is inserted
- * only when its (box, local_id) is new, and its results only with it, so
- * a batch shipped twice (a crash after the server's commit, before the
- * box took it off its queue) inserts nothing the second time. Names
- * (targets, tests, messages, outputs) are inserted in one order by every
- * box, so boxes shipping at once wait for each other, never deadlock. */
+/* A box's finished runs into the fleet's server (docs/fleet.md). The box
+ * reads a batch into memory; then one server transaction COPYs its runs,
+ * tests and messages into temporary staging tables, inserts the names and
+ * the runs (a run only when its (box, local_id) is new, RETURNING the
+ * server's ids of those), and COPYs their results straight into
+ * `results`, with the server's run, test and message ids put in on the
+ * box. A batch shipped twice (a crash after the server's commit, before
+ * the box took it off its queue) inserts no run the second time, and so
+ * no result. Names (targets, tests, messages, outputs) are inserted in one
+ * order by every box, so boxes shipping at once wait for each other,
+ * never deadlock. */
 #include "buildconf.h"
 
 #include <errno.h>
@@ -33,9 +35,29 @@ struct flaky_fleet_ship {
 	struct flaky_buf	 msgs;		/* ... and messages */
 	struct flaky_buf	 attempts;	/* ... the runs' attempts */
 	struct flaky_buf	 polluters;	/* ... polluters found */
-	struct flaky_buf	 results;	/* not yet sent */
-	int			 copying;	/* COPY ship_results open */
-	size_t			 nruns, nresults, nattempts, npolluters;
+	struct ship_result	*res;		/* the batch's results */
+	size_t			 nres, capres;
+	struct flaky_buf	 tails;		/* ... their COPY text */
+	struct flaky_buf	 out;		/* COPY of results, unsent */
+	int			 copying;	/* COPY results open */
+	size_t			 nruns, nattempts, npolluters;
+};
+
+/* A result as the box read it: its run, test and message by local id
+ * (the server's ids are known only once the runs are in), the rest as
+ * COPY text: position, duration_us, outcome, signature, message. */
+struct ship_result {
+	int64_t		 run, test, fp;
+	size_t		 off, len;	/* of the text in tails */
+	int		 has_fp;
+};
+
+/* A local id and the server's, as the text of a PGresult's row (a run's
+ * with its started_ms); sorted by key for bsearch. */
+struct ship_id {
+	int64_t		 key;
+	const char	*id, *started;
+	int		 idlen, startedlen;
 };
 
 /* libpq's message, first line. */
@@ -174,6 +196,7 @@ copy_end(struct flaky_fleet_ship *sh, const char *what, char *err,
 	PGresult	*res;
 	int		 r = 0;
 
+	sh->copying = 0;
 	if (PQputCopyEnd(sh->conn, NULL) != 1)
 		return pq_fail(sh, NULL, what, err, errlen);
 	while ((res = PQgetResult(sh->conn)) != NULL) {
@@ -184,7 +207,7 @@ copy_end(struct flaky_fleet_ship *sh, const char *what, char *err,
 	return r;
 }
 
-/* Start COPY into a staging table. */
+/* Start COPY into a table. */
 static int
 copy_start(struct flaky_fleet_ship *sh, const char *sql, const char *what,
     char *err, size_t errlen)
@@ -194,17 +217,20 @@ copy_start(struct flaky_fleet_ship *sh, const char *sql, const char *what,
 
 	if (PQresultStatus(res) != PGRES_COPY_IN)
 		r = pq_fail(sh, res, what, err, errlen);
+	else
+		sh->copying = 1;
 	PQclear(res);
 	return r;
 }
 
-/* Begin a batch: a transaction, the staging tables, COPY of results. */
+/* Begin a batch: nothing on the server until the commit, so that its
+ * transaction (and the locks of its names) lasts no longer than the
+ * writes. */
 int
 flaky_fleet_ship_begin(struct flaky_fleet *f, const char *box,
     struct flaky_fleet_ship **ret, char *err, size_t errlen)
 {
 	struct flaky_fleet_ship *sh;
-	int	 r;
 
 	*ret = NULL;
 	if ((sh = calloc(1, sizeof *sh)) == NULL ||
@@ -219,21 +245,8 @@ flaky_fleet_ship_begin(struct flaky_fleet *f, const char *box,
 	flaky_buf_init(&sh->msgs);
 	flaky_buf_init(&sh->attempts);
 	flaky_buf_init(&sh->polluters);
-	flaky_buf_init(&sh->results);
-	/* The box forgets a batch once the server said it committed: that
-	 * must hold through a crash of the server, whatever its default
-	 * (synchronous_commit = off acknowledges before the WAL is written;
-	 * the test of pg_ctl stop -m immediate mid-batch lost batches so). */
-	if ((r = exec_ok(sh, "BEGIN; SET LOCAL synchronous_commit TO on",
-	    "starting a batch", err, errlen)) < 0 ||
-	    (r = exec_ok(sh, fleet_ship_sql_staging, "making the staging "
-	    "tables", err, errlen)) < 0 ||
-	    (r = copy_start(sh, "COPY ship_results FROM STDIN",
-	    "copying results", err, errlen)) < 0) {
-		flaky_fleet_ship_abort(sh);
-		return r;
-	}
-	sh->copying = 1;
+	flaky_buf_init(&sh->tails);
+	flaky_buf_init(&sh->out);
 	*ret = sh;
 	return 0;
 }
@@ -260,11 +273,27 @@ flaky_fleet_ship_result(void *arg, const char *const *v, const size_t *len,
     char *err, size_t errlen)
 {
 	struct flaky_fleet_ship *sh = arg;
-	if (put_row(&sh->results, v, len, FLEET_SHIP_RESULT_NCOLS, NULL) < 0)
+	struct ship_result *x;
+	const char	*tv[5] = { v[1], v[4], v[3], v[5], v[6] };
+	size_t		 tl[5] = { len[1], len[4], len[3], len[5], len[6] };
+	const char	*end;
+
+	if (flaky_array_grow(&sh->res, &sh->capres, sh->nres,
+	    sizeof *sh->res) < 0)
 		return flaky_error(err, errlen, ENOMEM, "fleet: out of memory");
-	sh->nresults++;
-	if (sh->results.len >= SHIP_CHUNK)
-		return copy_send(sh, &sh->results, err, errlen);
+	x = &sh->res[sh->nres];
+	if (v[0] == NULL || v[2] == NULL)
+		return flaky_error(err, errlen, EINVAL, "fleet: a result "
+		    "without its run or test");
+	x->run = flaky_scan_int(v[0], &end);
+	x->test = flaky_scan_int(v[2], &end);
+	if ((x->has_fp = v[7] != NULL))
+		x->fp = flaky_scan_int(v[7], &end);
+	x->off = sh->tails.len;
+	if (put_row(&sh->tails, tv, tl, 5, NULL) < 0)
+		return flaky_error(err, errlen, ENOMEM, "fleet: out of memory");
+	x->len = sh->tails.len - x->off;
+	sh->nres++;
 	return 0;
 }
 
@@ -347,18 +376,163 @@ exec_box(struct flaky_fleet_ship *sh, const char *sql, const char *what,
 	return r;
 }
 
-/* The rows in, then moved into the real tables and committed. Sets
- * *ret_new to the runs the server did not have. */
+static int
+id_cmp(const void *a, const void *b)
+{
+	int64_t	 x = ((const struct ship_id *)a)->key;
+	int64_t	 y = ((const struct ship_id *)b)->key;
+
+	return (x > y) - (x < y);
+}
+
+static const struct ship_id *
+id_find(const struct ship_id *v, size_t n, int64_t key)
+{
+	struct ship_id	 k = { .key = key };
+
+	return bsearch(&k, v, n, sizeof *v, id_cmp);
+}
+
+/* Rows of res from column c on into v: key, id (and started_ms, when
+ * run); sorted. */
+static void
+id_load(struct ship_id *v, PGresult *res, int from, int n, int c, int run)
+{
+	const char	*end;
+
+	for (int i = 0; i < n; i++) {
+		struct ship_id *x = &v[i];
+
+		x->key = flaky_scan_int(PQgetvalue(res, from + i, c), &end);
+		x->id = PQgetvalue(res, from + i, c + 1);
+		x->idlen = PQgetlength(res, from + i, c + 1);
+		if (run) {
+			x->started = PQgetvalue(res, from + i, c + 2);
+			x->startedlen = PQgetlength(res, from + i, c + 2);
+		}
+	}
+	qsort(v, (size_t)n, sizeof *v, id_cmp);
+}
+
+/* Add one field of a result's row and a tab. */
+static int
+put_field(struct flaky_buf *b, const char *s, int n)
+{
+	int	 r = flaky_buf_add(b, s, (size_t)n);
+
+	return r < 0 ? r : flaky_buf_addc(b, '\t');
+}
+
+/* The results of the new runs (runs: their ids; maps: the tests' ids,
+ * tag 0, and the messages', tag 1) COPYed into results. */
+static int
+copy_results(struct flaky_fleet_ship *sh, struct ship_id *runs, size_t nrun,
+    PGresult *maps, char *err, size_t errlen)
+{
+	const struct ship_id *run = NULL, *t, *m;
+	struct ship_id	*tests;
+	size_t		 nt = 0, nm;
+	int		 n = PQntuples(maps), r = 0;
+
+	if ((tests = calloc((size_t)n + 1, sizeof *tests)) == NULL)
+		return flaky_error(err, errlen, ENOMEM, "fleet: out of memory");
+	while ((int)nt < n && strcmp(PQgetvalue(maps, (int)nt, 0), "0") == 0)
+		nt++;
+	nm = (size_t)n - nt;
+	id_load(tests, maps, 0, (int)nt, 1, 0);
+	id_load(tests + nt, maps, (int)nt, (int)nm, 1, 0);
+	if ((r = copy_start(sh, "COPY results (run_id, test_id, message_id, "
+	    "started_ms, position, duration_us, outcome, signature, message) "
+	    "FROM STDIN", "copying results", err, errlen)) < 0)
+		goto out;
+	for (size_t i = 0; i < sh->nres && r == 0; i++) {
+		const struct ship_result *x = &sh->res[i];
+
+		if (run == NULL || run->key != x->run)
+			run = id_find(runs, nrun, x->run);
+		if (run == NULL)
+			continue;	/* the server had the run: sent twice */
+		if ((t = id_find(tests, nt, x->test)) == NULL) {
+			r = flaky_error(err, errlen, EPROTO, "fleet: a result "
+			    "of run %lld names test %lld, not in its batch",
+			    (long long)x->run, (long long)x->test);
+			break;
+		}
+		m = x->has_fp ? id_find(tests + nt, nm, x->fp) : NULL;
+		if ((r = put_field(&sh->out, run->id, run->idlen)) < 0 ||
+		    (r = put_field(&sh->out, t->id, t->idlen)) < 0 ||
+		    (r = m != NULL ? put_field(&sh->out, m->id, m->idlen) :
+		    put_field(&sh->out, "\\N", 2)) < 0 ||
+		    (r = put_field(&sh->out, run->started,
+		    run->startedlen)) < 0 ||
+		    (r = flaky_buf_add(&sh->out, sh->tails.data + x->off,
+		    x->len)) < 0) {
+			r = flaky_error(err, errlen, ENOMEM,
+			    "fleet: out of memory");
+			break;
+		}
+		if (sh->out.len >= SHIP_CHUNK)
+			r = copy_send(sh, &sh->out, err, errlen);
+	}
+	if (r == 0 && (r = copy_send(sh, &sh->out, err, errlen)) == 0)
+		r = copy_end(sh, "copying results", err, errlen);
+out:
+	free(tests);
+	return r;
+}
+
+/* The batch's new runs: their local ids, the server's and started_ms
+ * into *ret (sorted); *ret_res holds the text they point to. */
+static int
+add_runs(struct flaky_fleet_ship *sh, PGresult **ret_res,
+    struct ship_id **ret, size_t *ret_n, char *err, size_t errlen)
+{
+	PGresult	*res;
+	int		 n;
+
+	*ret = NULL;
+	*ret_n = 0;
+	res = PQexecParams(sh->conn, fleet_ship_sql_runs, 1, NULL,
+	    (const char *const []){ sh->box }, NULL, NULL, 0);
+	*ret_res = res;
+	if (PQresultStatus(res) != PGRES_TUPLES_OK)
+		return pq_fail(sh, res, "adding runs", err, errlen);
+	if ((n = PQntuples(res)) == 0)
+		return 0;
+	if ((*ret = calloc((size_t)n, sizeof **ret)) == NULL)
+		return flaky_error(err, errlen, ENOMEM, "fleet: out of memory");
+	id_load(*ret, res, 0, n, 0, 1);
+	*ret_n = (size_t)n;
+	return 0;
+}
+
+/* The test and message ids of the batch: tag 0 tests, 1 messages; tests
+ * first. */
+static const char sql_maps[] =
+    "SELECT 0, local_test, id FROM ship_testmap UNION ALL "
+    "SELECT 1, s.fingerprint, m.id FROM ship_messages s "
+    "JOIN messages m ON m.fingerprint = s.fingerprint ORDER BY 1";
+
+/* The batch's names and runs in, their results after them, committed.
+ * Sets *ret_new to the runs the server did not have. */
 int
 flaky_fleet_ship_commit(struct flaky_fleet_ship *sh, long long *ret_new,
     char *err, size_t errlen)
 {
+	PGresult	*runres = NULL, *maps = NULL;
+	struct ship_id	*runs = NULL;
+	size_t		 nrun = 0;
 	int		 r;
 
 	*ret_new = 0;
-	sh->copying = 0;
-	if ((r = copy_send(sh, &sh->results, err, errlen)) < 0 ||
-	    (r = copy_end(sh, "copying results", err, errlen)) < 0 ||
+	/* The box forgets a batch once the server said it committed: that
+	 * must hold through a crash of the server, whatever its default
+	 * (synchronous_commit = off acknowledges before the WAL is written;
+	 * the test of pg_ctl stop -m immediate mid-batch lost batches so). */
+	if ((r = exec_ok(sh, "BEGIN; SET LOCAL synchronous_commit TO on",
+	    "starting a batch", err, errlen)) < 0 ||
+	    (r = exec_ok(sh, fleet_ship_sql_staging, "making the staging "
+	    "tables", err, errlen)) < 0 ||
 	    (r = copy_buf(sh, "COPY ship_runs FROM STDIN", &sh->runs,
 	    "copying runs", err, errlen)) < 0 ||
 	    (r = copy_buf(sh, "COPY ship_tests FROM STDIN", &sh->tests,
@@ -370,20 +544,32 @@ flaky_fleet_ship_commit(struct flaky_fleet_ship *sh, long long *ret_new,
 	    (r = copy_buf(sh, "COPY ship_polluters FROM STDIN",
 	    &sh->polluters, "copying polluters", err, errlen)) < 0 ||
 	    (r = exec_ok(sh, fleet_ship_sql_names, "adding targets and "
-	    "tests", err, errlen)) < 0)
-		return r;
-	if ((r = exec_box(sh, fleet_ship_sql_runs, "adding runs", ret_new,
-	    err, errlen)) < 0 ||
-	    (r = exec_ok(sh, fleet_ship_sql_results, "adding results", err,
-	    errlen)) < 0 ||
-	    (sh->nattempts > 0 && (r = exec_box(sh, fleet_ship_sql_attempts,
+	    "tests", err, errlen)) < 0 ||
+	    (r = add_runs(sh, &runres, &runs, &nrun, err, errlen)) < 0)
+		goto out;
+	if (nrun > 0 && sh->nres > 0) {
+		maps = PQexec(sh->conn, sql_maps);
+		if (PQresultStatus(maps) != PGRES_TUPLES_OK)
+			r = pq_fail(sh, maps, "reading the batch's test ids",
+			    err, errlen);
+		else
+			r = copy_results(sh, runs, nrun, maps, err, errlen);
+		if (r < 0)
+			goto out;
+	}
+	if ((sh->nattempts > 0 && (r = exec_box(sh, fleet_ship_sql_attempts,
 	    "adding attempts", NULL, err, errlen)) < 0) ||
 	    (sh->npolluters > 0 && (r = exec_box(sh, fleet_ship_sql_polluters,
 	    "adding polluters", NULL, err, errlen)) < 0) ||
 	    (r = exec_ok(sh, "COMMIT", "committing the batch", err,
 	    errlen)) < 0)
-		return r;
-	return 0;
+		goto out;
+	*ret_new = (long long)nrun;
+out:
+	free(runs);
+	PQclear(maps);
+	PQclear(runres);
+	return r;
 }
 
 /* Roll a batch back (or only free a committed one). */
@@ -405,7 +591,9 @@ flaky_fleet_ship_abort(struct flaky_fleet_ship *sh)
 	free(sh->msgs.data);
 	free(sh->attempts.data);
 	free(sh->polluters.data);
-	free(sh->results.data);
+	free(sh->res);
+	free(sh->tails.data);
+	free(sh->out.data);
 	free(sh->box);
 	free(sh);
 }

@@ -1,5 +1,6 @@
 /* The SQL of a batch on the server (ship.c): the staging tables, then
- * names, runs and results moved into the real tables. */
+ * names and runs moved into the real tables (results go there straight,
+ * with COPY). */
 #include "buildconf.h"
 
 #include "fleet_ship.h"
@@ -18,10 +19,6 @@ const char fleet_ship_sql_staging[] =
     "stdout_size bigint, stdout_data bytea, stderr_hash bigint, "
     "stderr_size bigint, stderr_data bytea, selected integer) "
     "ON COMMIT DELETE ROWS;"
-    "CREATE TEMP TABLE IF NOT EXISTS ship_results (local_run bigint, "
-    "position integer, local_test bigint, outcome smallint, "
-    "duration_us bigint, signature text, message text, "
-    "fingerprint bigint) ON COMMIT DELETE ROWS;"
     "CREATE TEMP TABLE IF NOT EXISTS ship_tests (local_test bigint, "
     "target text, name text) ON COMMIT DELETE ROWS;"
     "CREATE TEMP TABLE IF NOT EXISTS ship_messages (fingerprint bigint, "
@@ -34,9 +31,7 @@ const char fleet_ship_sql_staging[] =
     "minimal integer, command text, made_ms bigint) "
     "ON COMMIT DELETE ROWS;"
     "CREATE TEMP TABLE IF NOT EXISTS ship_testmap (local_test bigint, "
-    "id bigint) ON COMMIT DELETE ROWS;"
-    "CREATE TEMP TABLE IF NOT EXISTS ship_new (id bigint, "
-    "local_id bigint, started_ms bigint) ON COMMIT DELETE ROWS";
+    "id bigint) ON COMMIT DELETE ROWS";
 
 /* Names first, each in one order (boxes wait, never deadlock); tests
  * already there are not inserted again (no speculative insertion for
@@ -71,10 +66,10 @@ const char fleet_ship_sql_names[] =
     "to_char(to_timestamp(w / 1000) AT TIME ZONE 'UTC', 'YYYYMMDD')) "
     "IS NULL)";
 
-/* Runs new to the server, by (box, local_id); their server ids kept in
- * ship_new for their results. */
+/* Runs new to the server, by (box, local_id); their server ids returned
+ * for their results. */
 const char fleet_ship_sql_runs[] =
-    "WITH ins AS (INSERT INTO runs (box, local_id, target_id, status, "
+    "INSERT INTO runs (box, local_id, target_id, status, "
     "kind, trigger, started_ms, ended_ms, duration_us, exit_code, signal, "
     "revision, runner, runner_version, seed, tests, failures, "
     "summary_total, in_flight, loadavg, user_us, sys_us, maxrss_kb, "
@@ -91,18 +86,7 @@ const char fleet_ship_sql_runs[] =
     "LEFT JOIN outputs o ON o.hash = s.stdout_hash "
     "LEFT JOIN outputs e ON e.hash = s.stderr_hash "
     "ORDER BY s.local_id ON CONFLICT DO NOTHING "
-    "RETURNING id, local_id, started_ms) "
-    "INSERT INTO ship_new SELECT id, local_id, started_ms FROM ins";
-
-/* The results of the new runs only. */
-const char fleet_ship_sql_results[] =
-    "INSERT INTO results (started_ms, run_id, duration_us, test_id, "
-    "position, message_id, outcome, signature, message) "
-    "SELECT n.started_ms, n.id, r.duration_us, tm.id, r.position, m.id, "
-    "r.outcome, r.signature, r.message FROM ship_results r "
-    "JOIN ship_new n ON n.local_id = r.local_run "
-    "JOIN ship_testmap tm ON tm.local_test = r.local_test "
-    "LEFT JOIN messages m ON m.fingerprint = r.fingerprint";
+    "RETURNING local_id, id, started_ms";
 
 /* The attempts of the batch's runs on the server ($1: the box), keyed by
  * the server's run id: an attempt there already is not stored again (a
