@@ -38,24 +38,35 @@ struct flaky_fleet_ship {
 	struct ship_result	*res;		/* the batch's results */
 	size_t			 nres, capres;
 	struct flaky_buf	 tails;		/* ... their COPY text */
+	struct flaky_buf	 sigs;		/* ... their signatures */
+	struct ship_run		*meta;		/* what rollups need of runs */
+	size_t			 nmeta, capmeta;
 	struct flaky_buf	 out;		/* COPY of results, unsent */
 	int			 copying;	/* COPY results open */
-	size_t			 nruns, nattempts, npolluters;
+	size_t			 nattempts, npolluters;
 };
 
 /* A result as the box read it: its run, test and message by local id
  * (the server's ids are known only once the runs are in), the rest as
  * COPY text: position, duration_us, outcome, signature, message. */
 struct ship_result {
-	int64_t		 run, test, fp;
+	int64_t		 run, test, fp, dur;
 	size_t		 off, len;	/* of the text in tails */
-	int		 has_fp;
+	size_t		 sigoff, siglen;	/* of the signature in sigs */
+	short		 outcome;
+	unsigned char	 has_fp, has_dur, has_sig;
+};
+
+/* A run as the rollups see it (struct ship_roll), by local id. */
+struct ship_run {
+	int64_t		 local, day, wall, cpu;
+	int		 counted;
 };
 
 /* A local id and the server's, as the text of a PGresult's row (a run's
  * with its started_ms); sorted by key for bsearch. */
 struct ship_id {
-	int64_t		 key;
+	int64_t		 key, idv;
 	const char	*id, *started;
 	int		 idlen, startedlen;
 };
@@ -98,8 +109,8 @@ exec_ok(struct flaky_fleet_ship *sh, const char *sql, const char *what,
 /* One text field of COPY: NUL dropped, invalid UTF-8 as U+FFFD (the
  * server refuses both in text, and one bad byte must not stop a box's
  * shipping for good), the delimiters escaped. */
-static int
-put_text(struct flaky_buf *b, const unsigned char *s, size_t n)
+int
+fleet_ship_put_text(struct flaky_buf *b, const unsigned char *s, size_t n)
 {
 	size_t	 i = 0, k;
 	int	 r = 0;
@@ -170,7 +181,8 @@ put_row(struct flaky_buf *b, const char *const *v, const size_t *len,
 		else if (isbytes != NULL && isbytes[i])
 			r = put_bytes(b, (const unsigned char *)v[i], len[i]);
 		else
-			r = put_text(b, (const unsigned char *)v[i], len[i]);
+			r = fleet_ship_put_text(b, (const unsigned char *)v[i],
+			    len[i]);
 	}
 	if (r == 0)
 		r = flaky_buf_addc(b, '\n');
@@ -246,6 +258,7 @@ flaky_fleet_ship_begin(struct flaky_fleet *f, const char *box,
 	flaky_buf_init(&sh->attempts);
 	flaky_buf_init(&sh->polluters);
 	flaky_buf_init(&sh->tails);
+	flaky_buf_init(&sh->sigs);
 	flaky_buf_init(&sh->out);
 	*ret = sh;
 	return 0;
@@ -260,10 +273,29 @@ flaky_fleet_ship_run(void *arg, const char *const *v, const size_t *len,
 	static const unsigned char bytes[FLEET_SHIP_RUN_NCOLS] = {
 		[FLEET_RUN_STDOUT_DATA] = 1, [FLEET_RUN_STDERR_DATA] = 1,
 	};
+	struct ship_run	*m;
+	const char	*end;
 
-	if (put_row(&sh->runs, v, len, FLEET_SHIP_RUN_NCOLS, bytes) < 0)
+	if (put_row(&sh->runs, v, len, FLEET_SHIP_RUN_NCOLS, bytes) < 0 ||
+	    flaky_array_grow(&sh->meta, &sh->capmeta, sh->nmeta,
+	    sizeof *sh->meta) < 0)
 		return flaky_error(err, errlen, ENOMEM, "fleet: out of memory");
-	sh->nruns++;
+	if (v[0] == NULL || v[FLEET_RUN_STARTED_MS] == NULL ||
+	    v[FLEET_RUN_KIND] == NULL)
+		return flaky_error(err, errlen, EINVAL, "fleet: a run "
+		    "without its id, start or kind");
+	m = &sh->meta[sh->nmeta++];
+	m->local = flaky_scan_int(v[0], &end);
+	m->day = flaky_scan_int(v[FLEET_RUN_STARTED_MS], &end) / 86400000;
+	m->counted = strcmp(v[FLEET_RUN_KIND], "alone") != 0 &&
+	    v[FLEET_RUN_INCOMPLETE] == NULL;
+	m->wall = m->cpu = 0;
+	if (v[FLEET_RUN_DURATION_US] != NULL)
+		m->wall = flaky_scan_int(v[FLEET_RUN_DURATION_US], &end);
+	if (v[FLEET_RUN_USER_US] != NULL)
+		m->cpu = flaky_scan_int(v[FLEET_RUN_USER_US], &end);
+	if (v[FLEET_RUN_SYS_US] != NULL)
+		m->cpu += flaky_scan_int(v[FLEET_RUN_SYS_US], &end);
 	return 0;
 }
 
@@ -287,8 +319,20 @@ flaky_fleet_ship_result(void *arg, const char *const *v, const size_t *len,
 		    "without its run or test");
 	x->run = flaky_scan_int(v[0], &end);
 	x->test = flaky_scan_int(v[2], &end);
+	x->outcome = v[3] != NULL ? (short)flaky_scan_int(v[3], &end) : -1;
+	if ((x->has_dur = v[4] != NULL))
+		x->dur = flaky_scan_int(v[4], &end);
 	if ((x->has_fp = v[7] != NULL))
 		x->fp = flaky_scan_int(v[7], &end);
+	/* the rollups group failures by signature */
+	if ((x->has_sig = v[5] != NULL && (x->outcome == 1 ||
+	    x->outcome == 2))) {
+		x->sigoff = sh->sigs.len;
+		x->siglen = len[5];
+		if (flaky_buf_add(&sh->sigs, v[5], len[5]) < 0)
+			return flaky_error(err, errlen, ENOMEM,
+			    "fleet: out of memory");
+	}
 	x->off = sh->tails.len;
 	if (put_row(&sh->tails, tv, tl, 5, NULL) < 0)
 		return flaky_error(err, errlen, ENOMEM, "fleet: out of memory");
@@ -406,6 +450,7 @@ id_load(struct ship_id *v, PGresult *res, int from, int n, int c, int run)
 		x->key = flaky_scan_int(PQgetvalue(res, from + i, c), &end);
 		x->id = PQgetvalue(res, from + i, c + 1);
 		x->idlen = PQgetlength(res, from + i, c + 1);
+		x->idv = flaky_scan_int(x->id, &end);
 		if (run) {
 			x->started = PQgetvalue(res, from + i, c + 2);
 			x->startedlen = PQgetlength(res, from + i, c + 2);
@@ -423,19 +468,54 @@ put_field(struct flaky_buf *b, const char *s, int n)
 	return r < 0 ? r : flaky_buf_addc(b, '\t');
 }
 
+static int
+meta_cmp(const void *a, const void *b)
+{
+	int64_t	 x = ((const struct ship_run *)a)->local;
+	int64_t	 y = ((const struct ship_run *)b)->local;
+
+	return (x > y) - (x < y);
+}
+
+/* A result as the rollups see it. */
+static void
+roll_of(const struct flaky_fleet_ship *sh, const struct ship_result *x,
+    const struct ship_run *meta, const struct ship_id *run,
+    const struct ship_id *t, const struct ship_id *m, struct ship_roll *o)
+{
+	o->day = meta->day;
+	o->counted = meta->counted;
+	o->wall = meta->wall;
+	o->cpu = meta->cpu;
+	o->run = run->idv;
+	o->test = t->idv;
+	o->msg = m != NULL ? m->idv : 0;
+	o->outcome = x->outcome;
+	o->has_dur = x->has_dur;
+	o->dur = x->dur;
+	o->sig = !x->has_sig ? NULL : x->siglen > 0 ?
+	    sh->sigs.data + x->sigoff : "";
+	o->siglen = x->has_sig ? x->siglen : 0;
+}
+
 /* The results of the new runs (runs: their ids; maps: the tests' ids,
- * tag 0, and the messages', tag 1) COPYed into results. */
+ * tag 0, and the messages', tag 1) COPYed into results, and each as the
+ * rollups see it into rolls (*nroll of them). */
 static int
 copy_results(struct flaky_fleet_ship *sh, struct ship_id *runs, size_t nrun,
-    PGresult *maps, char *err, size_t errlen)
+    PGresult *maps, struct ship_roll *rolls, size_t *nroll, char *err,
+    size_t errlen)
 {
 	const struct ship_id *run = NULL, *t, *m;
+	const struct ship_run *meta = NULL;
 	struct ship_id	*tests;
 	size_t		 nt = 0, nm;
 	int		 n = PQntuples(maps), r = 0;
 
+	*nroll = 0;
 	if ((tests = calloc((size_t)n + 1, sizeof *tests)) == NULL)
 		return flaky_error(err, errlen, ENOMEM, "fleet: out of memory");
+	qsort(sh->meta, sh->nmeta, sizeof *sh->meta, meta_cmp);
 	while ((int)nt < n && strcmp(PQgetvalue(maps, (int)nt, 0), "0") == 0)
 		nt++;
 	nm = (size_t)n - nt;
@@ -448,10 +528,20 @@ copy_results(struct flaky_fleet_ship *sh, struct ship_id *runs, size_t nrun,
 	for (size_t i = 0; i < sh->nres && r == 0; i++) {
 		const struct ship_result *x = &sh->res[i];
 
-		if (run == NULL || run->key != x->run)
+		if (run == NULL || run->key != x->run) {
+			struct ship_run k = { .local = x->run };
+
 			run = id_find(runs, nrun, x->run);
+			meta = bsearch(&k, sh->meta, sh->nmeta,
+			    sizeof *sh->meta, meta_cmp);
+		}
 		if (run == NULL)
 			continue;	/* the server had the run: sent twice */
+		if (meta == NULL) {
+			r = flaky_error(err, errlen, EPROTO, "fleet: a result "
+			    "of run %lld, not in its batch", (long long)x->run);
+			break;
+		}
 		if ((t = id_find(tests, nt, x->test)) == NULL) {
 			r = flaky_error(err, errlen, EPROTO, "fleet: a result "
 			    "of run %lld names test %lld, not in its batch",
@@ -459,6 +549,7 @@ copy_results(struct flaky_fleet_ship *sh, struct ship_id *runs, size_t nrun,
 			break;
 		}
 		m = x->has_fp ? id_find(tests + nt, nm, x->fp) : NULL;
+		roll_of(sh, x, meta, run, t, m, &rolls[(*nroll)++]);
 		if ((r = put_field(&sh->out, run->id, run->idlen)) < 0 ||
 		    (r = put_field(&sh->out, t->id, t->idlen)) < 0 ||
 		    (r = m != NULL ? put_field(&sh->out, m->id, m->idlen) :
@@ -506,6 +597,29 @@ add_runs(struct flaky_fleet_ship *sh, PGresult **ret_res,
 	return 0;
 }
 
+/* The sums of the batch's results into the rollups. */
+static int
+add_sums(struct flaky_fleet_ship *sh, struct ship_roll *rolls, size_t n,
+    char *err, size_t errlen)
+{
+	struct flaky_buf rb, fb;
+	int		 r;
+
+	flaky_buf_init(&rb);
+	flaky_buf_init(&fb);
+	if (fleet_ship_sums(rolls, n, &rb, &fb) < 0)
+		r = flaky_error(err, errlen, ENOMEM, "fleet: out of memory");
+	else if ((r = copy_buf(sh, "COPY ship_rollups FROM STDIN", &rb,
+	    "copying rollups", err, errlen)) == 0 &&
+	    (r = copy_buf(sh, "COPY ship_failures FROM STDIN", &fb,
+	    "copying failure rollups", err, errlen)) == 0)
+		r = exec_box(sh, fleet_ship_sql_sums, "adding rollups", NULL,
+		    err, errlen);
+	flaky_buf_free(&rb);
+	flaky_buf_free(&fb);
+	return r;
+}
+
 /* The test and message ids of the batch: tag 0 tests, 1 messages; tests
  * first. */
 static const char sql_maps[] =
@@ -521,16 +635,13 @@ flaky_fleet_ship_commit(struct flaky_fleet_ship *sh, long long *ret_new,
 {
 	PGresult	*runres = NULL, *maps = NULL;
 	struct ship_id	*runs = NULL;
-	size_t		 nrun = 0;
+	struct ship_roll *rolls = NULL;
+	size_t		 nrun = 0, nroll = 0;
 	int		 r;
 
 	*ret_new = 0;
-	/* The box forgets a batch once the server said it committed: that
-	 * must hold through a crash of the server, whatever its default
-	 * (synchronous_commit = off acknowledges before the WAL is written;
-	 * the test of pg_ctl stop -m immediate mid-batch lost batches so). */
-	if ((r = exec_ok(sh, "BEGIN; SET LOCAL synchronous_commit TO on",
-	    "starting a batch", err, errlen)) < 0 ||
+	if ((r = exec_ok(sh, fleet_ship_sql_begin, "starting a batch", err,
+	    errlen)) < 0 ||
 	    (r = exec_ok(sh, fleet_ship_sql_staging, "making the staging "
 	    "tables", err, errlen)) < 0 ||
 	    (r = copy_buf(sh, "COPY ship_runs FROM STDIN", &sh->runs,
@@ -552,8 +663,12 @@ flaky_fleet_ship_commit(struct flaky_fleet_ship *sh, long long *ret_new,
 		if (PQresultStatus(maps) != PGRES_TUPLES_OK)
 			r = pq_fail(sh, maps, "reading the batch's test ids",
 			    err, errlen);
-		else
-			r = copy_results(sh, runs, nrun, maps, err, errlen);
+		else if ((rolls = calloc(sh->nres, sizeof *rolls)) == NULL)
+			r = flaky_error(err, errlen, ENOMEM,
+			    "fleet: out of memory");
+		else if ((r = copy_results(sh, runs, nrun, maps, rolls,
+		    &nroll, err, errlen)) == 0 && nroll > 0)
+			r = add_sums(sh, rolls, nroll, err, errlen);
 		if (r < 0)
 			goto out;
 	}
@@ -567,6 +682,7 @@ flaky_fleet_ship_commit(struct flaky_fleet_ship *sh, long long *ret_new,
 	*ret_new = (long long)nrun;
 out:
 	free(runs);
+	free(rolls);
 	PQclear(maps);
 	PQclear(runres);
 	return r;
@@ -593,6 +709,8 @@ flaky_fleet_ship_abort(struct flaky_fleet_ship *sh)
 	free(sh->polluters.data);
 	free(sh->res);
 	free(sh->tails.data);
+	free(sh->sigs.data);
+	free(sh->meta);
 	free(sh->out.data);
 	free(sh->box);
 	free(sh);

@@ -5,6 +5,17 @@
 
 #include "fleet_ship.h"
 
+/* A batch's transaction. The box forgets a batch once the server said it
+ * committed: that must hold through a crash of the server, whatever its
+ * default (synchronous_commit = off acknowledges before the WAL is
+ * written; the test of pg_ctl stop -m immediate mid-batch lost batches
+ * so). The box sends the rollups' sums of its results (ship_rollup.c):
+ * the rollup trigger skips the COPY of them (schema/pg/0009). The COPY's
+ * transition table, 50,000 rows, stays in memory. */
+const char fleet_ship_sql_begin[] =
+    "BEGIN; SET LOCAL synchronous_commit TO on; "
+    "SET LOCAL flaky.rollups TO 'sent'; SET LOCAL work_mem TO '64MB'";
+
 /* Temporary, emptied at each commit: a batch sees only its own rows. */
 const char fleet_ship_sql_staging[] =
     "CREATE TEMP TABLE IF NOT EXISTS ship_runs (local_id bigint, "
@@ -31,7 +42,15 @@ const char fleet_ship_sql_staging[] =
     "minimal integer, command text, made_ms bigint) "
     "ON COMMIT DELETE ROWS;"
     "CREATE TEMP TABLE IF NOT EXISTS ship_testmap (local_test bigint, "
-    "id bigint) ON COMMIT DELETE ROWS";
+    "id bigint) ON COMMIT DELETE ROWS;"
+    "CREATE TEMP TABLE IF NOT EXISTS ship_rollups (day integer, "
+    "test_id bigint, runs integer, failures integer, skips integer, "
+    "pass_us bigint, fail_us bigint, pass_hist integer[], "
+    "fail_hist integer[]) ON COMMIT DELETE ROWS;"
+    "CREATE TEMP TABLE IF NOT EXISTS ship_failures (day integer, "
+    "test_id bigint, counted integer, message_id bigint, signature text, "
+    "failures integer, last_run_id bigint, wall_us bigint, cpu_us bigint) "
+    "ON COMMIT DELETE ROWS";
 
 /* Names first, each in one order (boxes wait, never deadlock); tests
  * already there are not inserted again (no speculative insertion for
@@ -117,3 +136,45 @@ const char fleet_ship_sql_polluters[] =
     "members = excluded.members, reruns = excluded.reruns, "
     "minimal = excluded.minimal, command = excluded.command, "
     "made_ms = excluded.made_ms WHERE p.made_ms < excluded.made_ms";
+
+/* The batch's sums (ship_rollup.c) into the rollups, as the trigger adds
+ * its own (schema/pg/0008-budget15.sql), in the same order ($1: the box).
+ * Failures are grouped again: two signatures the box tells apart may be
+ * one text on the server (invalid UTF-8 made U+FFFD). */
+const char fleet_ship_sql_sums[] =
+    "WITH f AS (SELECT day, test_id, counted, message_id, signature, "
+    "sum(failures) AS failures, max(last_run_id) AS last_run_id, "
+    "sum(wall_us) AS wall_us, sum(cpu_us) AS cpu_us FROM ship_failures "
+    "GROUP BY 1, 2, 3, 4, 5), "
+    "fr AS (INSERT INTO failure_rollups AS x (day, test_id, counted, "
+    "message_id, signature, failures, last_run_id) "
+    "SELECT day, test_id, counted, message_id, signature, failures, "
+    "last_run_id FROM f "
+    "ORDER BY day, test_id, counted, message_id, signature "
+    "ON CONFLICT (day, test_id, counted, message_id, signature) "
+    "DO UPDATE SET failures = x.failures + excluded.failures, "
+    "last_run_id = greatest(x.last_run_id, excluded.last_run_id)), "
+    "bu AS (INSERT INTO budget AS b (day, test_id, runs, wall_us, cpu_us) "
+    "SELECT day, test_id, sum(failures), sum(wall_us), sum(cpu_us) "
+    "FROM f GROUP BY day, test_id ORDER BY day, test_id "
+    "ON CONFLICT (day, test_id) DO UPDATE SET runs = b.runs + "
+    "excluded.runs, wall_us = b.wall_us + excluded.wall_us, "
+    "cpu_us = b.cpu_us + excluded.cpu_us), "
+    "bx AS (INSERT INTO box_rollups AS b (day, test_id, box, runs, "
+    "failures) SELECT day, test_id, $1, runs, failures FROM ship_rollups "
+    "ORDER BY day, test_id "
+    "ON CONFLICT (day, test_id, box) DO UPDATE SET "
+    "runs = b.runs + excluded.runs, "
+    "failures = b.failures + excluded.failures) "
+    "INSERT INTO rollups AS ru (day, test_id, runs, failures, skips, "
+    "pass_us, fail_us, pass_hist, fail_hist) "
+    "SELECT day, test_id, runs, failures, skips, pass_us, fail_us, "
+    "pass_hist, fail_hist FROM ship_rollups ORDER BY day, test_id "
+    "ON CONFLICT (day, test_id) DO UPDATE SET "
+    "runs = ru.runs + excluded.runs, "
+    "failures = ru.failures + excluded.failures, "
+    "skips = ru.skips + excluded.skips, "
+    "pass_us = ru.pass_us + excluded.pass_us, "
+    "fail_us = ru.fail_us + excluded.fail_us, "
+    "pass_hist = flaky_hist_add(ru.pass_hist, excluded.pass_hist), "
+    "fail_hist = flaky_hist_add(ru.fail_hist, excluded.fail_hist)";

@@ -336,3 +336,102 @@ def test_polluters_ship_newest_wins(pg, pgdb, shipd):
     ship_with_a_run(2)
     assert polluters_server(pg, db)[0][3:] == ("other", "5000")
     assert pg.query("SELECT count(*) FROM polluters", db=db) == [["1"]]
+
+
+def fill_varied(path, first, n, t0):
+    """n more runs into the local database at path, local ids from first:
+    every outcome, durations missing and past the last histogram bucket,
+    failures with and without a signature and message, runs alone and
+    incomplete (the rates leave them out, the budget does not), over three
+    UTC days. Deterministic."""
+    con = sqlite3.connect(path)
+    tid = con.execute("SELECT id FROM targets WHERE name = 'gen'").fetchone()[0]
+    tests = [r[0] for r in con.execute(
+        "SELECT id FROM tests WHERE target_id = ? ORDER BY id", (tid,))]
+    for fp, text in ((111, "AssertionError: <N> != <N>"),
+                     (-222, "TimeoutError: after <N>s")):
+        con.execute("INSERT OR IGNORE INTO messages (fingerprint, "
+                    "normalized) VALUES (?, ?)", (fp, text))
+    msgs = [r[0] for r in con.execute(
+        "SELECT id FROM messages WHERE fingerprint IN (111, -222) "
+        "ORDER BY fingerprint")]
+    for k in range(first, first + n):
+        kind = "alone" if k % 5 == 3 else "suite"
+        started = t0 + (k % 3) * 86400000 + k * 1000
+        con.execute(
+            "INSERT INTO runs (id, target_id, status, trigger, started_ms, "
+            "ended_ms, duration_us, user_us, sys_us, exit_code, tests, "
+            "failures, kind, incomplete) VALUES (?, ?, 'done', 'schedule', "
+            "?, ?, ?, ?, ?, 1, ?, 0, ?, ?)",
+            (k, tid, started, started + 5, 5000 + k, 300 + k,
+             None if k % 4 == 0 else 20 + k, len(tests), kind,
+             "crashed" if k % 7 == 2 else None))
+        rows = []
+        for p, test in enumerate(tests):
+            o = (k * 3 + p * 5) % 6
+            dur = None if (k + p) % 9 == 0 else \
+                (10 ** 13 if (k + p) % 13 == 0 else 500 + 997 * p * k)
+            failed = o in (1, 2)
+            # 'UNKNOWN' and none are one signature on the server, and
+            # not the empty one
+            sig = ("RACE", "TIMING", None, "", "UNKNOWN")[(k + p) % 5] \
+                if failed else None
+            mid = msgs[(k + p) % 2] if failed and p % 4 else None
+            rows.append((k, p, test, o, dur, sig,
+                         "boom" if failed else None, mid))
+        con.executemany("INSERT INTO results (run_id, position, test_id, "
+                        "outcome, duration_us, signature, message, "
+                        "message_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?)", rows)
+    con.commit()
+    con.close()
+
+
+ROLLUP_TABLES = (
+    "SELECT r.day, t.name, r.runs, r.failures, r.skips, r.pass_us, "
+    "r.fail_us, (SELECT string_agg(i || ':' || r.pass_hist[i], ',' ORDER "
+    "BY i) FROM generate_subscripts(r.pass_hist, 1) i WHERE "
+    "r.pass_hist[i] IS NOT NULL), (SELECT string_agg(i || ':' || "
+    "r.fail_hist[i], ',' ORDER BY i) FROM generate_subscripts(r.fail_hist, "
+    "1) i WHERE r.fail_hist[i] IS NOT NULL) FROM rollups r JOIN tests t "
+    "ON t.id = r.test_id ORDER BY 1, 2",
+    "SELECT b.day, t.name, b.box, b.runs, b.failures FROM box_rollups b "
+    "JOIN tests t ON t.id = b.test_id ORDER BY 1, 2, 3",
+    "SELECT b.day, t.name, b.runs, b.wall_us, b.cpu_us FROM budget b "
+    "JOIN tests t ON t.id = b.test_id ORDER BY 1, 2",
+    "SELECT f.day, t.name, f.counted, coalesce(m.normalized, '-'), "
+    "f.signature, f.failures, r.local_id FROM failure_rollups f JOIN tests "
+    "t ON t.id = f.test_id LEFT JOIN messages m ON m.id = f.message_id "
+    "JOIN runs r ON r.id = f.last_run_id ORDER BY 1, 2, 3, 4, 5")
+
+
+def test_shipped_sums_are_the_triggers(pg, pgdb, shipd):
+    """The rollups a box sums for its batches (lib/fleet/ship_rollup.c)
+    are those the server's trigger makes of the same results: rollups
+    with their histograms, box_rollups, budget and failure_rollups, over
+    two batches that add to the same days and tests."""
+    db = dbname(pgdb)
+    shipd.configure(pgdb)
+    make_db(shipd.db, 0, 12)
+    t0 = 1_700_000_000_000
+    fill_varied(shipd.db, 1000, 40, t0)
+    shipd.start()
+    shipd.wait_fleet("first batch", lambda f: f["backlog"] == 0 and
+                     f["shipped"] == 41)
+    fill_varied(shipd.db, 1040, 25, t0)   # queued by the schema's trigger
+    shipd.wait_fleet("second batch", lambda f: f["backlog"] == 0 and
+                     f["shipped"] == 66)
+    assert_exactly_once(pg, db, "box-a", shipd)
+    shipped = [pg.query(q, db=db) for q in ROLLUP_TABLES]
+    assert all(shipped), "a rollup table is empty: %s" % [
+        len(t) for t in shipped]
+    assert any(r[2] == "0" for r in shipped[3]), "no failure of a run " \
+        "the rates leave out"
+    assert any(("," + (r[7] or "") + "," + (r[8] or "")).find(",128:") >= 0
+               for r in shipped[0]), "no duration in the last bucket"
+    # The same results inserted again, with the trigger summing them.
+    pg.psql("BEGIN; CREATE TEMP TABLE keep AS SELECT * FROM results; "
+            "TRUNCATE rollups, box_rollups, budget, failure_rollups; "
+            "DELETE FROM results; INSERT INTO results SELECT * FROM keep; "
+            "COMMIT", db=db)
+    for q, got in zip(ROLLUP_TABLES, shipped):
+        assert got == pg.query(q, db=db), q
