@@ -596,9 +596,15 @@ def test_confirm_true_reruns_unsettled_tests_alone(daemon):
                   "    confirm: true\n    confirm_budget: 600s\n" % PYTHON))
     daemon.start()
     daemon.ctl("run", "order", "--runs", "10", check=0)
-    wait_for("confirming to end", lambda: re.search(
-        r"target order: (confirmed|confirm budget spent)", daemon.logtext()),
-        timeout=660)
+    end = wait_for("confirming to end", lambda: re.search(
+        r"target order: (confirmed|confirm budget spent)(?:, | after )"
+        r"(\d+) runs alone", daemon.logtext()), timeout=660)
+    # The log says so when the last run alone ends; it is stored a moment
+    # later, with the pipeline's next write (seen: 11 of 12 in the
+    # database right after the line).
+    wait_for("the runs alone stored", lambda: query(
+        daemon.db, "SELECT count(*) FROM runs WHERE trigger = 'confirm' "
+        "AND status != 'running'") == [(int(end.group(2)),)])
     # The budget is far beyond 12 runs alone: spent, it would end them
     # early on a loaded machine (11 runs seen with 120 s), not the rule.
     assert "confirm budget spent" not in daemon.logtext(), daemon.logtext()
