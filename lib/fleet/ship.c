@@ -508,19 +508,19 @@ copy_results(struct flaky_fleet_ship *sh, struct ship_id *runs, size_t nrun,
 {
 	const struct ship_id *run = NULL, *t, *m;
 	const struct ship_run *meta = NULL;
-	struct ship_id	*tests;
+	struct ship_id	*ids;		/* tests, then messages */
 	size_t		 nt = 0, nm;
 	int		 n = PQntuples(maps), r = 0;
 
 	*nroll = 0;
-	if ((tests = calloc((size_t)n + 1, sizeof *tests)) == NULL)
+	if ((ids = calloc((size_t)n + 1, sizeof *ids)) == NULL)
 		return flaky_error(err, errlen, ENOMEM, "fleet: out of memory");
 	qsort(sh->meta, sh->nmeta, sizeof *sh->meta, meta_cmp);
 	while ((int)nt < n && strcmp(PQgetvalue(maps, (int)nt, 0), "0") == 0)
 		nt++;
 	nm = (size_t)n - nt;
-	id_load(tests, maps, 0, (int)nt, 1, 0);
-	id_load(tests + nt, maps, (int)nt, (int)nm, 1, 0);
+	id_load(ids, maps, 0, (int)nt, 1, 0);
+	id_load(ids + nt, maps, (int)nt, (int)nm, 1, 0);
 	if ((r = copy_start(sh, "COPY results (run_id, test_id, message_id, "
 	    "started_ms, position, duration_us, outcome, signature, message) "
 	    "FROM STDIN", "copying results", err, errlen)) < 0)
@@ -542,13 +542,13 @@ copy_results(struct flaky_fleet_ship *sh, struct ship_id *runs, size_t nrun,
 			    "of run %lld, not in its batch", (long long)x->run);
 			break;
 		}
-		if ((t = id_find(tests, nt, x->test)) == NULL) {
+		if ((t = id_find(ids, nt, x->test)) == NULL) {
 			r = flaky_error(err, errlen, EPROTO, "fleet: a result "
 			    "of run %lld names test %lld, not in its batch",
 			    (long long)x->run, (long long)x->test);
 			break;
 		}
-		m = x->has_fp ? id_find(tests + nt, nm, x->fp) : NULL;
+		m = x->has_fp ? id_find(ids + nt, nm, x->fp) : NULL;
 		roll_of(sh, x, meta, run, t, m, &rolls[(*nroll)++]);
 		if ((r = put_field(&sh->out, run->id, run->idlen)) < 0 ||
 		    (r = put_field(&sh->out, t->id, t->idlen)) < 0 ||
@@ -568,7 +568,7 @@ copy_results(struct flaky_fleet_ship *sh, struct ship_id *runs, size_t nrun,
 	if (r == 0 && (r = copy_send(sh, &sh->out, err, errlen)) == 0)
 		r = copy_end(sh, "copying results", err, errlen);
 out:
-	free(tests);
+	free(ids);
 	return r;
 }
 
