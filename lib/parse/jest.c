@@ -64,6 +64,11 @@ struct jest_state {
 	/* What cut the run short: "Test Suites: ... 1 of 4 total" (--bail),
 	 * a test's process.exit; NULL when nothing did. */
 	char			*stopped;
+	/* Jest's "process.exit called with ..." and the file of the first
+	 * "at" line of its block, which names where the exit was. */
+	char			*exit_what;
+	char			*exit_file;
+	int			 in_exit;
 };
 
 /* Copy a line into b without ANSI escape sequences (FORCE_COLOR output). */
@@ -119,10 +124,43 @@ ends(const char *s, size_t len, const char *suffix)
 	return len >= n && memcmp(s + len - n, suffix, n) == 0;
 }
 
+/* The digits at the start of s (n bytes): how many, at most 12. */
+static size_t
+digits(const char *s, size_t n)
+{
+	size_t	 i = 0;
+
+	while (i < n && i < 12 && s[i] >= '0' && s[i] <= '9')
+		i++;
+	return i;
+}
+
+/* What Jest prints in a file's parentheses when it ran slowly: "5.2 s"
+ * (Jest 26 on) or "5.617s" (Jest 25 and before). */
+static int
+file_time(const char *s, size_t n)
+{
+	size_t	 i = digits(s, n);
+
+	if (i == 0)
+		return 0;
+	if (i < n && s[i] == '.') {
+		size_t	 f = digits(s + i + 1, n - i - 1);
+
+		if (f == 0)
+			return 0;
+		i += 1 + f;
+	}
+	if (i < n && s[i] == ' ')
+		i++;
+	return (n - i == 1 && s[i] == 's') ||
+	    (n - i == 2 && s[i] == 'm' && s[i + 1] == 's');
+}
+
 /* "PASS path" / "FAIL path": the path, or NULL. Jest may add the
  * project's displayName before the path (kept: the same file can run in
- * two projects) and " (5.2 s, 40 MB heap size)" after it (dropped: it
- * changes from run to run). */
+ * two projects) and " (5.2 s, 40 MB heap size)" or, before Jest 26,
+ * " (5.617s)" after it (dropped: it changes from run to run). */
 static const char *
 file_line(const char *s, size_t len, size_t *ret_len)
 {
@@ -139,8 +177,8 @@ file_line(const char *s, size_t len, size_t *ret_len)
 	if (len > i + 4 && s[len - 1] == ')') {
 		for (j = len - 1; j > i && s[j] != '('; j--)
 			;
-		if (j > i + 1 && s[j - 1] == ' ' && (ends(s, len, " s)") ||
-		    ends(s, len, " ms)") || ends(s, len, " heap size)")))
+		if (j > i + 1 && s[j - 1] == ' ' && (file_time(s + j + 1,
+		    len - j - 2) || ends(s, len, " heap size)")))
 			len = j - 1;
 	}
 	if (len <= i || memchr(s + i, '\t', len - i) != NULL ||
@@ -253,7 +291,53 @@ new_file(struct parse_ctx *ctx, struct jest_state *st, const char *p,
 	return 0;
 }
 
-/* A verbose test line: "✓ title (5 ms)" and friends. 1 if it was one. */
+/* " (5 ms)" (Jest 26 on) or " (5ms)" at the end of a run test's line:
+ * the duration in µs, and *tl cut before it; -1 when there is none. */
+static int64_t
+tree_duration(const char *t, size_t *tl)
+{
+	size_t	 n = *tl, j, d;
+	int64_t	 ms = 0;
+
+	if (n < 6 || memcmp(t + n - 3, "ms)", 3) != 0)
+		return -1;
+	j = n - 3;
+	if (t[j - 1] == ' ')
+		j--;
+	for (d = 0; j > 0 && d < 12 && t[j - 1] >= '0' && t[j - 1] <= '9';
+	    d++)
+		j--;
+	if (d == 0 || d == 12 || j < 2 || t[j - 1] != '(' || t[j - 2] != ' ')
+		return -1;
+	for (size_t k = j; k < j + d; k++)
+		ms = ms * 10 + (t[k] - '0');
+	*tl = j - 2;
+	return ms * 1000;
+}
+
+/* "skipped 3 tests" (or "skipped 1 test"): Jest 23 and before print the
+ * skipped tests of a describe block as one count, without their titles. */
+static int
+skipped_count(const char *t, size_t tl)
+{
+	size_t	 d;
+
+	if (!parse_starts(t, tl, "skipped "))
+		return 0;
+	t += 8;
+	tl -= 8;
+	if ((d = digits(t, tl)) == 0 || d == 12)
+		return 0;
+	t += d;
+	tl -= d;
+	return (tl == 5 && memcmp(t, " test", 5) == 0) ||
+	    (tl == 6 && memcmp(t, " tests", 6) == 0);
+}
+
+/* A verbose test line: "✓ title (5 ms)" and friends. 1 if it was one.
+ * Skipped tests are "○ skipped title" (Jest 24 on), "○ title" (with
+ * --expand) or, up to Jest 23, one "○ skipped 3 tests" for a block,
+ * which names no test: Jest's own count of skipped tests covers them. */
 static int
 tree_test(struct parse_ctx *ctx, struct jest_state *st, const char *s,
     size_t len, int indent, int *err)
@@ -264,8 +348,8 @@ tree_test(struct parse_ctx *ctx, struct jest_state *st, const char *s,
 	} marks[] = {
 		{ "\xe2\x9c\x93 ", FLAKY_PASS },		/* ✓ */
 		{ "\xe2\x9c\x95 ", FLAKY_FAIL },		/* ✕ */
-		{ "\xe2\x97\x8b skipped ", FLAKY_SKIP },	/* ○ */
 		{ "\xe2\x9c\x8e todo ", FLAKY_SKIP },		/* ✎ */
+		{ "\xe2\x97\x8b ", FLAKY_SKIP },		/* ○ */
 	};
 	const char	*t = s + indent;
 	size_t		 tl = len - (size_t)indent;
@@ -280,22 +364,17 @@ tree_test(struct parse_ctx *ctx, struct jest_state *st, const char *s,
 		return 0;
 	t += strlen(marks[i].mark);
 	tl -= strlen(marks[i].mark);
-	/* " (5 ms)" is only printed on run tests. */
-	if (marks[i].outcome <= FLAKY_FAIL && tl > 6 &&
-	    memcmp(t + tl - 4, " ms)", 4) == 0) {
-		size_t	 j = tl - 4;
-		int64_t	 ms = 0;
-
-		while (j > 0 && t[j - 1] >= '0' && t[j - 1] <= '9')
-			j--;
-		if (j >= 2 && j < tl - 4 && t[j - 1] == '(' &&
-		    t[j - 2] == ' ' && tl - 4 - j < 12) {
-			for (size_t k = j; k < tl - 4; k++)
-				ms = ms * 10 + (t[k] - '0');
-			dur = ms * 1000;
-			tl = j - 2;
+	if (marks[i].outcome == FLAKY_SKIP && i == 3) {
+		if (skipped_count(t, tl))
+			return 1;
+		if (parse_starts(t, tl, "skipped ")) {
+			t += 8;
+			tl -= 8;
 		}
 	}
+	/* The duration is only printed on run tests. */
+	if (marks[i].outcome <= FLAKY_FAIL)
+		dur = tree_duration(t, &tl);
 	pop_to(st, indent);
 	id_start(st);
 	for (int d = 0; d < st->depth; d++) {
@@ -408,15 +487,18 @@ block_start(struct parse_ctx *ctx, struct jest_state *st, const char *t,
 	st->mode = M_BLOCK;
 	st->block_at = 0;
 	st->block = -1;
+	st->in_exit = 0;
 	/* "●  process.exit called with "1"" (two blanks) is Jest's own
 	 * report that a test ended the process; a block before any file is
 	 * not a test's either. Neither is made a test. */
 	if (tl > 0 && t[0] == ' ') {
 		while (tl > 0 && t[0] == ' ')
 			t++, tl--;
-		return stopped(st, "a test ended Jest's process (%.*s): the "
-		    "tests after it have no outcome; the test must not exit",
-		    (int)(tl < 200 ? tl : 200), t);
+		if (st->exit_what != NULL)
+			return 0;
+		st->in_exit = 1;
+		st->exit_what = flaky_strndup(t, tl < 200 ? tl : 200);
+		return st->exit_what == NULL ? -ENOMEM : 0;
 	}
 	if (tl == 24 && memcmp(t, "Test suite failed to run", 24) == 0) {
 		/* The file could not run: one error result for the file. */
@@ -455,6 +537,29 @@ found:
 	return parse_message(ctx, idx, "", 0);
 }
 
+/* "Object.exit (abort/b.test.js:4:11)" or "abort/b.test.js:4:11": the
+ * file where a test called process.exit. */
+static int
+exit_file(struct jest_state *st, const char *s, size_t n)
+{
+	const char	*p = memchr(s, '(', n), *e;
+
+	if (p != NULL) {
+		n -= (size_t)(p + 1 - s);
+		s = p + 1;
+	}
+	/* path:line:col, the path up to the second colon from the end */
+	for (e = s + n; e > s && e[-1] != ':'; e--)
+		;
+	if (e > s)
+		for (e--; e > s && e[-1] != ':'; e--)
+			;
+	if (e <= s + 1 || memchr(s, ' ', (size_t)(e - 1 - s)) != NULL)
+		return 0;
+	st->exit_file = flaky_strndup(s, (size_t)(e - 1 - s));
+	return st->exit_file == NULL ? -ENOMEM : 0;
+}
+
 /* A line of a failure block: keep the message and the first "at" line,
  * drop code frames and the rest of the stack. */
 static int
@@ -463,6 +568,9 @@ block_line(struct parse_ctx *ctx, struct jest_state *st, const char *s,
 {
 	size_t	 i = parse_indent(s, len), j;
 
+	if (st->in_exit && st->exit_file == NULL &&
+	    parse_starts(s + i, len - i, "at "))
+		return exit_file(st, s + i + 3, len - i - 3);
 	if (st->block < 0 || i == len)
 		return 0;
 	if (parse_starts(s + i, len - i, "at ")) {
@@ -578,6 +686,15 @@ completeness(struct parse_ctx *ctx, struct jest_state *st)
 	struct flaky_results	*r = ctx->res;
 	long			 have = (long)(r->n - st->nsuite), skips = 0;
 
+	if (st->exit_what != NULL)
+		return parse_incomplete(ctx, "a test in %s ended Jest's process "
+		    "(%s): the tests after it have no outcome. The test must "
+		    "not exit; if the file passes when you run Jest yourself, "
+		    "a test may read process.argv, which holds the flags "
+		    "flakyctl added (--verbose, --cacheDirectory: "
+		    "--no-runner-cache leaves the second out)",
+		    st->exit_file != NULL ? st->exit_file : "a file",
+		    st->exit_what);
 	if (st->stopped != NULL)
 		return parse_incomplete(ctx, "%s", st->stopped);
 	if (st->ntotals == 0)
@@ -592,6 +709,11 @@ completeness(struct parse_ctx *ctx, struct jest_state *st)
 		return parse_incomplete(ctx, "Jest printed only failing tests "
 		    "(%ld in its summary, %ld parsed): run it with --verbose",
 		    r->summary_total, have);
+	if (have > r->summary_total)
+		return parse_incomplete(ctx, "Jest's summary counts %ld tests, "
+		    "%ld were parsed: more than it ran (output of another "
+		    "process mixed in, or a line flaky misread); report the "
+		    "output to flaky", r->summary_total, have);
 	return parse_incomplete(ctx, "Jest's summary counts %ld tests, %ld "
 	    "were reported: the run stopped early", r->summary_total, have);
 }
@@ -631,6 +753,8 @@ jest_free(struct parse_ctx *ctx)
 	flaky_buf_free(&st->id);
 	free(st->file);
 	free(st->stopped);
+	free(st->exit_what);
+	free(st->exit_file);
 	free(st);
 	ctx->state = NULL;
 }

@@ -403,6 +403,11 @@ segment_end(struct parse_ctx *ctx, struct tap_state *st)
 	if (st->seg_plan < 0 && st->seg_points > 0)
 		e = parse_incomplete(ctx, "the TAP of %s ended without its "
 		    "plan (1..N): it was killed or stopped early", f);
+	else if (st->seg_plan >= 0 && st->seg_points > st->seg_plan)
+		e = parse_incomplete(ctx, "the TAP plan of %s announced %ld "
+		    "tests, %ld were reported: more than planned (the plan "
+		    "is wrong, or another stream mixed in)", f, st->seg_plan,
+		    st->seg_points);
 	else if (st->seg_plan >= 0 && st->seg_points != st->seg_plan)
 		e = parse_incomplete(ctx, "the TAP plan of %s announced %ld "
 		    "tests, %ld were reported: the run stopped early", f,

@@ -279,6 +279,132 @@ START_TEST(jest_console)
 }
 END_TEST
 
+/* Jest 22 to 25 (tests/fixtures/jest/jest22, capture-js.sh): durations
+ * without a space, "(31ms)" and a slow file's "(5.217s)", stay out of the
+ * ids; skipped tests are "○ skipped 2 tests" for a block up to Jest 23
+ * (no ids: Jest's own count covers them), "○ skipped title" in 24 and 25,
+ * "○ title" with --expand. */
+#define OS "old/skip.test.js" SEP
+#define OW "old/slow.test.js" SEP
+START_TEST(jest_old_forms)
+{
+	static const struct want v22[] = {
+		{ OS "grp" SEP "a", FLAKY_PASS, 1000, NULL },
+		{ OS "grp" SEP "busy 30 ms", FLAKY_PASS, 31000, NULL },
+		{ OW "busy 5.2 s", FLAKY_PASS, 5200000, NULL },
+	};
+	static const struct want v25[] = {
+		{ OS "lone", FLAKY_SKIP, -1, NULL },
+		{ OS "grp" SEP "a", FLAKY_PASS, -1, NULL },
+		{ OS "grp" SEP "busy 30 ms", FLAKY_PASS, 31000, NULL },
+		{ OS "grp" SEP "b", FLAKY_SKIP, -1, NULL },
+		{ OS "grp" SEP "c", FLAKY_SKIP, -1, NULL },
+		{ OW "busy 5.2 s", FLAKY_PASS, 5200000, NULL },
+	};
+	static const struct want expand[] = {
+		{ OW "busy 5.2 s", FLAKY_PASS, 5200000, NULL },
+		{ OS "lone", FLAKY_SKIP, -1, NULL },
+		{ OS "grp" SEP "a", FLAKY_PASS, -1, NULL },
+		{ OS "grp" SEP "b", FLAKY_SKIP, -1, NULL },
+		{ OS "grp" SEP "c", FLAKY_SKIP, -1, NULL },
+		{ OS "grp" SEP "busy 30 ms", FLAKY_PASS, 30000, NULL },
+	};
+	struct flaky_results	 r;
+
+	pt_fixture("jest/jest22/old-verbose.txt", NULL, &r);
+	pt_check(&r, v22, FLAKY_ARRAY_SIZE(v22));
+	ck_assert_int_eq(r.summary_total, 6);
+	ck_assert_ptr_null(r.incomplete);
+	ck_assert_ptr_null(r.warning);
+	flaky_results_free(&r);
+
+	pt_fixture("jest/jest22/old-verbose-25.txt", NULL, &r);
+	pt_check(&r, v25, FLAKY_ARRAY_SIZE(v25));
+	ck_assert_ptr_null(r.incomplete);
+	flaky_results_free(&r);
+
+	pt_fixture("jest/jest22/old-expand.txt", NULL, &r);
+	pt_check(&r, expand, FLAKY_ARRAY_SIZE(expand));
+	ck_assert_ptr_null(r.incomplete);
+	flaky_results_free(&r);
+}
+END_TEST
+
+/* A real Jest 22 era project: prop-types (329 tests, 3 skipped, 1 failing
+ * under Jest 22). Every id is a test's, once, with no duration in it. */
+START_TEST(jest22_prop_types)
+{
+	struct flaky_results	 r;
+	const struct flaky_result *f;
+
+	pt_fixture("jest/jest22/prop-types-verbose.txt", NULL, &r);
+	ck_assert_str_eq(r.runner, "jest");
+	ck_assert_int_eq(r.summary_total, 329);
+	ck_assert_int_eq(r.n, 326);
+	ck_assert_int_eq(pt_count(&r, FLAKY_PASS), 325);
+	ck_assert_int_eq(pt_count(&r, FLAKY_FAIL), 1);
+	ck_assert_ptr_null(r.incomplete);
+	for (size_t i = 0; i < r.n; i++) {
+		ck_assert_msg(strstr(r.v[i].test, "ms)") == NULL &&
+		    strstr(r.v[i].test, " #") == NULL, "%s", r.v[i].test);
+		ck_assert_int_eq(strncmp(r.v[i].test, "__tests__/PropTypes",
+		    19), 0);
+	}
+	ck_assert_str_eq(r.v[0].test,
+	    "__tests__/PropTypesDevelopmentStandalone-test.js" SEP
+	    "PropTypesDevelopmentStandalone" SEP "checkPropTypes" SEP
+	    "should warn for invalid validators");
+	ck_assert_int_eq(r.v[0].duration_us, 5000);
+	f = pt_find(&r, "__tests__/PropTypesDevelopmentStandalone-test.js" SEP
+	    "PropTypesDevelopmentStandalone" SEP "ElementType Types" SEP
+	    "should warn for invalid types");
+	ck_assert_ptr_nonnull(f);
+	ck_assert_int_eq(f->outcome, FLAKY_FAIL);
+	ck_assert_int_eq(f->duration_us, 39000);
+	ck_assert_ptr_nonnull(strstr(f->message, "Tests cannot be nested"));
+	flaky_results_free(&r);
+
+	/* --expand names the three skipped tests: all 329. */
+	pt_fixture("jest/jest22/prop-types-expand.txt", NULL, &r);
+	ck_assert_int_eq(r.n, 329);
+	ck_assert_int_eq(pt_count(&r, FLAKY_SKIP), 3);
+	ck_assert_ptr_nonnull(pt_find(&r,
+	    "__tests__/PropTypesDevelopmentStandalone-test.js" SEP
+	    "PropTypesDevelopmentStandalone" SEP "ElementType Types" SEP
+	    "should support forwardRef component"));
+	ck_assert_ptr_null(r.incomplete);
+	flaky_results_free(&r);
+
+	/* Without --verbose Jest 22 names the failure only. */
+	pt_fixture("jest/jest22/prop-types-plain.txt", NULL, &r);
+	ck_assert_int_eq(r.n, 1);
+	ck_assert_ptr_nonnull(r.incomplete);
+	ck_assert_ptr_nonnull(strstr(r.incomplete, "--verbose"));
+	flaky_results_free(&r);
+}
+END_TEST
+
+/* More results than Jest's count is not a run that stopped early: the
+ * reason says what it is. (A tree of two tests under a total of one.) */
+START_TEST(jest_more_than_summary)
+{
+	static const char out[] =
+	    "PASS a.test.js\n"
+	    "  \xe2\x9c\x93 one (1 ms)\n"
+	    "  \xe2\x9c\x93 two (1 ms)\n"
+	    "\n"
+	    "Tests:       1 passed, 1 total\n";
+	struct flaky_results	 r;
+
+	pt_text(out, &r);
+	ck_assert_int_eq(r.n, 2);
+	ck_assert_ptr_nonnull(r.incomplete);
+	ck_assert_ptr_nonnull(strstr(r.incomplete, "more than it ran"));
+	ck_assert_ptr_null(strstr(r.incomplete, "stopped early"));
+	flaky_results_free(&r);
+}
+END_TEST
+
 /* Output nobody can parse gives a warning, never a crash; broken runner
  * output still parses what it can. */
 START_TEST(garbage)
@@ -328,6 +454,9 @@ add_tests(TCase *tc)
 	tcase_add_test(tc, jest_large);
 	tcase_add_test(tc, jest_rundir_colour);
 	tcase_add_test(tc, jest_header_extras);
+	tcase_add_test(tc, jest_old_forms);
+	tcase_add_test(tc, jest22_prop_types);
+	tcase_add_test(tc, jest_more_than_summary);
 	tcase_add_test(tc, jest_console);
 	tcase_add_test(tc, garbage);
 }
