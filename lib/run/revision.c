@@ -11,16 +11,11 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <poll.h>
-#include <signal.h>
-#include <spawn.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "run/run.h"
@@ -441,120 +436,27 @@ flaky_revision_parse(const char *out, size_t len, int exit_code, char **ret)
 	return 0;
 }
 
-/* Milliseconds left until deadline (monotonic us), at least 0. */
-static int
-rev_left(int64_t deadline)
-{
-	int64_t	 left = (deadline - flaky_mono_us()) / 1000;
-
-	return left < 0 ? 0 : left > INT_MAX ? INT_MAX : (int)left;
-}
-
-/* Read git's stdout until EOF or the deadline; the first bytes are kept,
- * the rest drained. 0 at EOF, -ETIMEDOUT. */
-static int
-rev_read_pipe(int fd, int64_t deadline, char *buf, size_t size,
-    size_t *ret_len)
-{
-	struct pollfd	 pfd = { fd, POLLIN, 0 };
-	char		 junk[512];
-	ssize_t		 n;
-	int		 r;
-
-	*ret_len = 0;
-	for (;;) {
-		if ((r = poll(&pfd, 1, rev_left(deadline))) == -1 &&
-		    errno == EINTR)
-			continue;
-		if (r == 0)
-			return -ETIMEDOUT;
-		if (*ret_len < size - 1)
-			n = read(fd, buf + *ret_len, size - 1 - *ret_len);
-		else
-			n = read(fd, junk, sizeof junk);
-		if (n == -1 && (errno == EINTR || errno == EAGAIN))
-			continue;
-		if (n <= 0)
-			return 0;
-		if (*ret_len < size - 1)
-			*ret_len += (size_t)n;
-	}
-}
-
-/* Wait for pid until the deadline: 0 with *status, -ECHILD when SIGCHLD
- * is ignored (the kernel reaped it), -ETIMEDOUT. Through a pidfd; a
- * kernel without pidfds waits for the exit that follows the EOF. */
-static int
-rev_wait(pid_t pid, int64_t deadline, int *status)
-{
-	struct pollfd	 pfd;
-	int		 fd, r;
-
-	if ((fd = (int)syscall(SYS_pidfd_open, pid, 0)) >= 0) {
-		pfd = (struct pollfd){ fd, POLLIN, 0 };
-		while ((r = poll(&pfd, 1, rev_left(deadline))) == -1 &&
-		    errno == EINTR)
-			;
-		close(fd);
-		if (r == 0)
-			return -ETIMEDOUT;
-	}
-	while ((r = waitpid(pid, status, 0)) == -1 && errno == EINTR)
-		;
-	return r == -1 ? -ECHILD : 0;
-}
-
-/* Ask git itself, for the setups the files alone do not settle: in its
- * own process group, so that a git hung on a lock or a network file
- * system is killed whole at the timeout (then there is no revision). */
+/* Ask git itself, for the setups the files alone do not settle (a git
+ * hung on a lock or a network file system is killed with its process
+ * group at the timeout: then there is no revision). */
 static int
 rev_spawn(const char *dir, char **ret)
 {
 	const char	*argv[8];
-	posix_spawn_file_actions_t fa;
-	posix_spawnattr_t at;
+	struct flaky_probe pr = { argv, NULL, NULL, 0, 0 };
 	char		 buf[128];
 	size_t		 len = 0;
-	int		 p[2], status = 0, r, timedout;
-	int64_t		 deadline;
-	pid_t		 pid;
+	int		 code, r;
 
 	*ret = NULL;
 	flaky_revision_git_argv(dir, argv);
-	if (pipe2(p, O_CLOEXEC) == -1)
-		return -errno;
-	posix_spawn_file_actions_init(&fa);
-	posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-	posix_spawn_file_actions_adddup2(&fa, p[1], 1);
-	posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
-	posix_spawnattr_init(&at);
-	posix_spawnattr_setflags(&at, POSIX_SPAWN_SETPGROUP);
-	posix_spawnattr_setpgroup(&at, 0);
-	r = posix_spawnp(&pid, "git", &fa, &at, (char *const *)argv, environ);
-	posix_spawnattr_destroy(&at);
-	posix_spawn_file_actions_destroy(&fa);
-	close(p[1]);
-	if (r != 0) {
-		close(p[0]);
+	pr.timeout_ms = flaky_revision_timeout_ms();
+	if ((r = flaky_probe_run(&pr, buf, sizeof buf, &len, &code)) ==
+	    -ETIMEDOUT)
+		return r;
+	if (r < 0)
 		return 0;	/* no git: no revision */
-	}
-	deadline = flaky_mono_us() + flaky_revision_timeout_ms() * 1000;
-	timedout = rev_read_pipe(p[0], deadline, buf, sizeof buf, &len) < 0;
-	close(p[0]);
-	if (!timedout && (r = rev_wait(pid, deadline, &status)) == -ETIMEDOUT)
-		timedout = 1;
-	if (timedout) {
-		kill(-pid, SIGKILL);
-		while (waitpid(pid, &status, 0) == -1 && errno == EINTR)
-			;
-		return -ETIMEDOUT;
-	}
-	/* With SIGCHLD ignored (inherited through exec) there is no status:
-	 * git prints a revision only on success, so the output tells. */
-	if (r == -ECHILD)
-		status = 0;
-	return flaky_revision_parse(buf, len, WIFEXITED(status) ?
-	    WEXITSTATUS(status) : -1, ret);
+	return flaky_revision_parse(buf, len, code, ret);
 }
 
 /* git HEAD of dir from the files (run.h): FLAKY_REVISION_ASK_GIT when

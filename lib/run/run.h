@@ -295,6 +295,24 @@ int	 flaky_revision_files(const char *dir, char **ret);
 void	 flaky_revision_git_argv(const char *dir, const char *argv[8]);
 int	 flaky_revision_parse(const char *out, size_t len, int exit_code,
 	    char **ret);
+/* A short command run to its end for what it prints (lib/run/probe.c),
+ * synchronously: git when .git does not settle HEAD, a Python runner's
+ * count of its tests. In its own process group with stdin from /dev/null;
+ * the group is killed at the deadline. */
+struct flaky_probe {
+	const char *const *argv;	/* argv[0] looked up in PATH */
+	char *const	*envp;		/* NULL: ours */
+	const char	*dir;		/* NULL: ours */
+	int64_t		 timeout_ms;
+	int		 stderr_too;	/* stderr into the same pipe, else
+					 * /dev/null */
+};
+/* The first size-1 bytes of stdout in buf (NUL-terminated, *len), the rest
+ * drained; *exit_code, -1 when a signal ended it. 0; -ETIMEDOUT (killed);
+ * the errno of a command that could not start (-ENOENT). */
+int	 flaky_probe_run(const struct flaky_probe *, char *buf, size_t size,
+	    size_t *len, int *exit_code);
+
 /* How long git may take: $FLAKY_GIT_TIMEOUT_MS (1 ms to a day), else
  * 10 s. */
 #define FLAKY_GIT_TIMEOUT_DEFAULT_MS	10000
