@@ -25,6 +25,7 @@ struct unittest {
 	/* The test whose status has not come yet. */
 	int		 pending;
 	int		 pend_doc;	/* its docstring line comes next */
+	int		 pend_doctest;	/* and must be "Doctest: ..." */
 	int		 pend_sub;	/* worst outcome of its subtests, -1 */
 	struct flaky_buf pend_id;
 	/* The result whose status was read glued to the test's output. */
@@ -64,7 +65,7 @@ test_head(const char *s, size_t n, size_t *idn, size_t *da, size_t *db,
     size_t *after)
 {
 	size_t	 i = 0, d;
-	int	 dot = 0;
+	int	 dot = 0, ident = 1;
 
 	while (i < n && s[i] != ' ' && s[i] != '(' && s[i] != ')')
 		i++;
@@ -77,13 +78,21 @@ test_head(const char *s, size_t n, size_t *idn, size_t *da, size_t *db,
 			return 0;
 		if (s[i] == '.')
 			dot = 1;
+		else if (!(s[i] == '_' || (s[i] >= 'a' && s[i] <= 'z') ||
+		    (s[i] >= 'A' && s[i] <= 'Z') || (s[i] >= '0' &&
+		    s[i] <= '9') || (unsigned char)s[i] >= 0x80))
+			ident = 0;
 	}
-	if (i == n || i == d || !dot || s[d] == '.' || s[i - 1] == '.')
+	if (!dot && !ident)
+		return 0;
+	if (i == n || i == d || s[d] == '.' || s[i - 1] == '.')
 		return 0;
 	*da = d;
 	*db = i;
 	*after = i + 1;
-	return 1;
+	/* "add (calc)": a doctest of a top-level module, when a line
+	 * "Doctest: calc.add ... ok" follows (the caller checks) */
+	return dot ? 1 : 2;
 }
 
 /* "Ran 12 tests in 0.003s" */
@@ -346,7 +355,7 @@ line(struct parse_ctx *ctx, const char *s, size_t n)
 	struct unittest	*st = ctx->state;
 	size_t		 idn, da, db, after, pos;
 	const char	*p;
-	int		 o, e, sub;
+	int		 o, e, sub, head;
 
 	if ((e = parse_strip_colour(&st->clean, &s, &n)) < 0)
 		return e;
@@ -389,7 +398,9 @@ line(struct parse_ctx *ctx, const char *s, size_t n)
 		return resolve(ctx, st, -1, 0);
 	}
 	sub = parse_starts(s, n, "  ");
-	if (test_head(s + 2 * sub, n - 2 * sub, &idn, &da, &db, &after)) {
+	if ((head = test_head(s + 2 * sub, n - 2 * sub, &idn, &da, &db,
+	    &after)) != 0 && (head == 1 || (!sub &&
+	    after == n && !st->pending))) {
 		const char	*t = s + 2 * sub;
 		size_t		 tn = n - 2 * sub;
 
@@ -419,6 +430,7 @@ line(struct parse_ctx *ctx, const char *s, size_t n)
 		st->pending = 1;
 		st->pend_sub = -1;
 		st->pend_doc = 0;
+		st->pend_doctest = head == 2;
 		if (after == tn) {
 			/* The docstring's first line and the status follow. */
 			st->pend_doc = 1;
@@ -443,6 +455,15 @@ line(struct parse_ctx *ctx, const char *s, size_t n)
 			st->soft = -1;
 		}
 		return 0;
+	}
+	if (st->pend_doctest) {
+		/* not a doctest after all: an ordinary line */
+		st->pend_doctest = 0;
+		if (!parse_starts(s, n, "Doctest: ")) {
+			st->pending = 0;
+			st->nverbose--;
+			return line(ctx, s, n);
+		}
 	}
 	if (st->pend_doc) {
 		st->pend_doc = 0;
@@ -512,6 +533,11 @@ finish(struct parse_ctx *ctx)
 
 	if ((e = end_block(ctx, st)) < 0)
 		return e;
+	/* "word (word)" last, with no "Doctest:" line after it: no test */
+	if (st->pending && st->pend_doctest) {
+		st->pending = 0;
+		st->nverbose--;
+	}
 	if (st->pending && st->pend_sub < 0) {
 		/* The run died while this test ran: that is its outcome. */
 		static const char died[] = "no outcome: the output ended "

@@ -105,6 +105,63 @@ END_TEST
  * subtest is worse than FAIL. */
 #define SEP	70	/* unittest's rules */
 
+/* Doctests added by load_tests: "add (calc)" then "Doctest: calc.add ...
+ * ok" (a top-level module: no dot in the parentheses), and those of a
+ * real project (more-itertools, 165 of its 901). A "word (word)" line not
+ * followed by "Doctest:" is no test. */
+START_TEST(unittest_doctests)
+{
+	static const struct want w[] = {
+		{ "tests.test_calc.CalcTest.test_add", FLAKY_PASS, -1, NULL },
+		{ "tests.test_calc.CalcTest.test_both", FLAKY_PASS, -1, NULL },
+		{ "tests.test_calc.CalcTest.test_mul", FLAKY_PASS, -1, NULL },
+		{ "calc.add", FLAKY_PASS, -1, NULL },
+		{ "calc.checked", FLAKY_PASS, -1, NULL },
+		{ "calc.mul", FLAKY_PASS, -1, NULL },
+	};
+	static const char stray[] =
+	    "test_a (m.T.test_a) ... ok\n"
+	    "hello (world)\n"
+	    "test_b (m.T.test_b) ... ok\n"
+	    "\n"
+	    "Ran 2 tests in 0.001s\n"
+	    "hello (again)\n";
+	struct flaky_results	 r;
+	size_t			 doc = 0;
+
+	pt_fixture("unittest/doctests.txt", NULL, &r);
+	pt_check(&r, w, FLAKY_ARRAY_SIZE(w));
+	ck_assert_ptr_null(r.incomplete);
+	flaky_results_free(&r);
+
+	/* a failing doctest: its block gives the message */
+	pt_fixture("unittest/doctests-fail.txt", NULL, &r);
+	ck_assert_int_eq(r.n, 6);
+	ck_assert_ptr_null(r.incomplete);
+	ck_assert_int_eq(pt_find(&r, "calc.checked")->outcome, FLAKY_FAIL);
+	ck_assert_ptr_nonnull(strstr(pt_find(&r, "calc.checked")->message,
+	    "Failed doctest test for calc.checked"));
+	flaky_results_free(&r);
+
+	pt_fixture("unittest/more-itertools.txt", NULL, &r);
+	ck_assert_int_eq(r.n, 901);
+	ck_assert_int_eq(r.summary_total, 901);
+	for (size_t i = 0; i < r.n; i++)
+		doc += strncmp(r.v[i].test, "more_itertools.", 15) == 0;
+	ck_assert_int_eq(doc, 165);
+	ck_assert_ptr_nonnull(pt_find(&r, "more_itertools.more.adjacent"));
+	ck_assert_ptr_nonnull(pt_find(&r,
+	    "tests.test_more.AdjacentTests.test_typical"));
+	flaky_results_free(&r);
+
+	pt_text(stray, &r);
+	ck_assert_int_eq(r.n, 2);
+	ck_assert_str_eq(r.v[1].test, "m.T.test_b");
+	ck_assert_ptr_null(r.incomplete);
+	flaky_results_free(&r);
+}
+END_TEST
+
 START_TEST(unittest_handwritten)
 {
 	struct flaky_results	 r;
@@ -160,6 +217,7 @@ add_tests(TCase *tc)
 	tcase_add_test(tc, unittest_killed);
 	tcase_add_test(tc, unittest_quiet);
 	tcase_add_test(tc, unittest_handwritten);
+	tcase_add_test(tc, unittest_doctests);
 }
 
 int
