@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "diagnose/diagnose.h"
+#include "run/run.h"
 
 #define WORDS_MAX	64
 #define GOMOD_MAX	(64 * 1024)
@@ -25,7 +26,7 @@ flaky_repro_runner(const char *runner, const char *command)
 		const char	*word, *name;
 	} guess[] = {
 		{ "pytest", "pytest" }, { "unittest", "unittest" },
-		{ "jest", "jest" }, { "go test", "gotest" },
+		{ "jest", "jest" }, { "go test", "gotest" }, { "prove", "tap" },
 	};
 
 	if (runner != NULL && *runner != '\0')
@@ -269,8 +270,43 @@ repro_pytest(const struct flaky_diagnosis *d, struct flaky_buf *b)
 	}
 }
 
+/* Is the unittest id a test method's (module.Class.test_x)? Anything
+ * else that unittest ran came from a suite: a doctest (module.function),
+ * a load_tests() addition; `python -m unittest ID` cannot run those. */
+static int
+unittest_method(const char *id)
+{
+	const char *last = strrchr(id, '.');
+
+	return last != NULL && strncmp(last + 1, "test", 4) == 0;
+}
+
+/* python3 -c PROGRAM [the command's unittest arguments] --flaky-ids ID:
+ * the suite as the command builds it (load_tests, doctests), only ID run
+ * (flaky_unittest_select_py). */
+static void
+repro_unittest_suite(const struct flaky_diagnosis *d, struct flaky_buf *b,
+    char **w, int n, int k)
+{
+	if (k < 2 || strcmp(w[k - 1], "-m") != 0) {
+		flaky_buf_adds(b, "python3 -c ");
+		sh_quote_always(b, flaky_unittest_select_py);
+	} else {
+		for (int i = 0; i < k - 1; i++)
+			flaky_buf_printf(b, "%s ", w[i]);
+		flaky_buf_adds(b, "-c ");
+		sh_quote_always(b, flaky_unittest_select_py);
+		for (int i = k + 1; i < n; i++)
+			flaky_buf_printf(b, " %s", w[i]);
+	}
+	flaky_buf_adds(b, " --flaky-ids ");
+	sh_quote_always(b, d->test);
+}
+
 /* python3 -m unittest module.Class.test, from the directory discover's
- * module names are relative to (-t, else -s or its first argument). */
+ * module names are relative to (-t, else -s or its first argument); a
+ * test that unittest cannot be given by name (a doctest) through the
+ * suite instead. */
 static void
 repro_unittest(const struct flaky_diagnosis *d, struct flaky_buf *b)
 {
@@ -282,6 +318,11 @@ repro_unittest(const struct flaky_diagnosis *d, struct flaky_buf *b)
 	flaky_buf_init(&pre);
 	k = add_prefix(&pre, "unittest", d->command, "python3 -m unittest",
 	    copy, w, &n);
+	if (!unittest_method(d->test)) {
+		repro_unittest_suite(d, b, w, n, k);
+		flaky_buf_free(&pre);
+		return;
+	}
 	if (k >= 0 && k + 1 < n && strcmp(w[k + 1], "discover") == 0) {
 		for (int i = k + 2; i < n; i++) {
 			if ((strcmp(w[i], "-t") == 0 || strcmp(w[i],
@@ -307,6 +348,63 @@ repro_unittest(const struct flaky_diagnosis *d, struct flaky_buf *b)
 	flaky_buf_addc(b, ' ');
 	sh_quote_always(b, d->test);
 	flaky_buf_free(&pre);
+}
+
+/* A second test of one name (" #2", in run order): Jest selects by name,
+ * so the command runs both; say so. */
+static void
+jest_same_name(const struct flaky_diagnosis *d, struct flaky_buf *b)
+{
+	const char *p = strrchr(d->test, '#');
+
+	if (p == NULL || p < d->test + 2 || p[-1] != ' ' || p[1] == '\0' ||
+	    strspn(p + 1, "0123456789") != strlen(p + 1))
+		return;
+	flaky_buf_printf(b, "\n# Jest selects tests by name: this also runs "
+	    "the other test%s of this name in the file (flaky numbers them "
+	    "in run order; this is #%s)", strcmp(p + 1, "2") == 0 ? "" : "s",
+	    p + 1);
+}
+
+/* prove with the command's options and the test's file ("t/x.t > name"):
+ * prove runs files, so the file's other tests run too. */
+static void
+repro_prove(const struct flaky_diagnosis *d, struct flaky_buf *b, char **w,
+    int n, int k)
+{
+	const char *sep = strstr(d->test, " > ");
+	char	 file[4096];
+
+	for (int i = k; i < n && (i == k || w[i][0] == '-'); i++) {
+		flaky_buf_printf(b, "%s%s", i == k ? "" : " ", w[i]);
+		/* options with a value in the next word */
+		if (i > k && strlen(w[i]) == 2 && strchr("IPMje", w[i][1]) &&
+		    i + 1 < n)
+			flaky_buf_printf(b, " %s", w[++i]);
+	}
+	snprintf(file, sizeof file, "%.*s", sep ? (int)(sep - d->test) :
+	    (int)strlen(d->test), d->test);
+	flaky_buf_addc(b, ' ');
+	sh_quote(b, file);
+	if (sep != NULL)
+		flaky_buf_printf(b, "\n# prove runs files: the other tests of "
+		    "%s run too", file);
+}
+
+/* The index of prove's word in the command, w and n filled; -1. */
+static int
+prove_word(const char *command, char *copy, char **w, int *n)
+{
+	*n = 0;
+	if (command == NULL || strlen(command) >= 4096)
+		return -1;
+	strcpy(copy, command);
+	if ((*n = split_words(copy, w, WORDS_MAX)) < 0)
+		*n = 0;
+	for (int i = 0; i < *n; i++)
+		if (strcmp(base(w[i]), "prove") == 0)
+			return i;
+	return -1;
 }
 
 /* npx jest FILE -t '^describe title$' (Jest joins the names with blanks
@@ -353,6 +451,7 @@ repro_jest(const struct flaky_diagnosis *d, struct flaky_buf *b)
 		sh_quote(b, d->seed);
 	}
 	flaky_buf_free(&pat);
+	jest_same_name(d, b);
 }
 
 /* The package as go test takes it from dir: "./sub" when go.mod there
@@ -475,7 +574,7 @@ flaky_repro(const struct flaky_diagnosis *d, const char *isolate,
 {
 	const char *runner = flaky_repro_runner(d->runner, d->command);
 	char	 copy[4096], *w[WORDS_MAX];
-	int	 n;
+	int	 n, k;
 
 	add_cd(d, b);
 	if (isolate != NULL) {
@@ -491,6 +590,11 @@ flaky_repro(const struct flaky_diagnosis *d, const char *isolate,
 	}
 	if (d->polluter != NULL || d->depends_on != NULL) {
 		repro_suite(d, b);
+		return;
+	}
+	if (is_runner(runner, "tap") &&
+	    (k = prove_word(d->command, copy, w, &n)) >= 0) {
+		repro_prove(d, b, w, n, k);
 		return;
 	}
 	if (is_runner(runner, "pytest") && strstr(d->test, "::") != NULL)

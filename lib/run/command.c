@@ -22,6 +22,7 @@ enum kind {
 	K_JEST,
 	K_UNITTEST,
 	K_GO,
+	K_PROVE,
 	K_SHELL,
 };
 
@@ -266,6 +267,8 @@ identify(char *const *argv)
 	else if (strcmp(b, "npx") == 0 || strcmp(b, "yarn") == 0 ||
 	    strcmp(b, "pnpm") == 0 || strcmp(b, "bunx") == 0)
 		id.kind = package_runner(argv, &id.args);
+	else if (strcmp(b, "prove") == 0)
+		id.kind = K_PROVE;
 	else if (strcmp(b, "go") == 0 && argv[1] != NULL &&
 	    strcmp(argv[1], "test") == 0) {
 		id.kind = K_GO;
@@ -536,6 +539,29 @@ complete_unittest(struct cmd_vec *a, size_t args, struct flaky_buf *note)
 	    "failing tests)");
 }
 
+/* prove: -v, without which it prints a verdict per file and names no
+ * test. Its options up to "::" (what follows goes to the tests); in a
+ * cluster (-lv, -lrv) an option with a value (-I, -P, -M, -j, -e) ends
+ * it. */
+static void
+complete_prove(struct cmd_vec *a, struct flaky_buf *note)
+{
+	for (size_t i = 1; i < a->n && strcmp(a->v[i], "::") != 0; i++) {
+		const char *s = a->v[i];
+
+		if (strcmp(s, "--verbose") == 0)
+			return;
+		if (s[0] == '-' && s[1] != '-')
+			for (const char *p = s + 1; *p && !strchr("IPMje", *p);
+			    p++)
+				if (*p == 'v')
+					return;
+	}
+	cmd_vec_insert(a, 1, "-v");
+	flaky_buf_adds(note, "added -v (without it prove names no test, "
+	    "only a verdict per file)");
+}
+
 /* go test: -count=1 so that no run is served from the test cache, -v so
  * that passing tests are named. */
 static void
@@ -620,6 +646,10 @@ flaky_command_complete(char *const *argv, char *const *envp,
 	case K_GO:
 		runner = "go";
 		complete_go(&a, &note);
+		break;
+	case K_PROVE:
+		runner = "prove";
+		complete_prove(&a, &note);
 		break;
 	case K_NONE:
 		break;

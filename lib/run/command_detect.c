@@ -30,14 +30,18 @@
 
 #define LOOKED_FOR "pytest.ini, pyproject.toml with [tool.pytest.ini_options], " \
 	"tox.ini with [pytest], setup.cfg with [tool:pytest], package.json " \
-	"with jest, go.mod (here and in the parent directories), conftest.py, " \
-	"test_*.py or *_test.py files (here and up to 3 levels below)"
+	"with jest, go.mod, Makefile.PL, Build.PL, dist.ini or cpanfile with " \
+	"t/*.t, pyproject.toml, setup.py, setup.cfg or tox.ini with Python " \
+	"tests (here and in the parent directories), conftest.py, test_*.py " \
+	"or *_test.py files (here and up to 3 levels below), t/*.t files"
 
 enum project {
 	P_NONE,
-	P_PYTHON,
+	P_PYTHON,	/* with a pytest configuration */
+	P_PYPROJECT,	/* a Python project without one */
 	P_JEST,
 	P_GO,
+	P_PERL,
 };
 
 /* Where the Python test files are, from the search below a directory. */
@@ -48,6 +52,8 @@ struct pyfiles {
 	int	 suffix;	/* some are *_test.py */
 	int	 conftest;
 };
+
+static int	 find_py_tests(const char *, struct pyfiles *);
 
 /* The contents of dir/name (NUL-terminated, at most MAX_READ bytes) or
  * NULL when it cannot be read. */
@@ -178,6 +184,75 @@ jest_project(const char *dir)
 	return reason;
 }
 
+/* Does dir hold Perl tests, t/ *.t as prove runs them by default? */
+static int
+perl_tests(const char *dir)
+{
+	char	 t[PATH_MAX];
+	DIR	*d;
+	struct dirent *de;
+	int	 found = 0;
+
+	if ((size_t)snprintf(t, sizeof t, "%s/t", dir) >= sizeof t ||
+	    (d = opendir(t)) == NULL)
+		return 0;
+	while (!found && (de = readdir(d)) != NULL) {
+		size_t	 n = strlen(de->d_name);
+
+		found = n > 2 && strcmp(de->d_name + n - 2, ".t") == 0;
+	}
+	closedir(d);
+	return found;
+}
+
+/* A Perl distribution's file with t/ *.t beside it: the reason, or NULL. */
+static const char *
+perl_project(const char *dir)
+{
+	static const struct {
+		const char *file, *reason;
+	} files[] = {
+		{ "Makefile.PL", "found Makefile.PL and t/*.t" },
+		{ "Build.PL", "found Build.PL and t/*.t" },
+		{ "dist.ini", "found dist.ini and t/*.t" },
+		{ "cpanfile", "found cpanfile and t/*.t" },
+	};
+
+	for (size_t i = 0; i < FLAKY_ARRAY_SIZE(files); i++)
+		if (has_file(dir, files[i].file))
+			return perl_tests(dir) ? files[i].reason : NULL;
+	return NULL;
+}
+
+/* A Python project's file (no pytest configuration) with Python tests in
+ * or below dir: the reason, or NULL. */
+static const char *
+python_project(const char *dir)
+{
+	static const struct {
+		const char *file, *reason;
+	} files[] = {
+		{ "pyproject.toml", "found pyproject.toml" },
+		{ "setup.py", "found setup.py" },
+		{ "setup.cfg", "found setup.cfg" },
+		{ "tox.ini", "found tox.ini" },
+	};
+	struct pyfiles	 f;
+	const char	*reason = NULL;
+
+	for (size_t i = 0; reason == NULL && i < FLAKY_ARRAY_SIZE(files); i++)
+		if (has_file(dir, files[i].file))
+			reason = files[i].reason;
+	if (reason == NULL)
+		return NULL;
+	memset(&f, 0, sizeof f);
+	if (find_py_tests(dir, &f) < 0 || f.dir == NULL)
+		reason = NULL;
+	free(f.dir);
+	free(f.file);
+	return reason;
+}
+
 /* The project whose file is in dir, with the reason; P_NONE if none. */
 static enum project
 project_in(const char *dir, const char **reason)
@@ -190,6 +265,10 @@ project_in(const char *dir, const char **reason)
 		*reason = "found go.mod";
 		return P_GO;
 	}
+	if ((*reason = perl_project(dir)) != NULL)
+		return P_PERL;
+	if ((*reason = python_project(dir)) != NULL)
+		return P_PYPROJECT;
 	return P_NONE;
 }
 
@@ -315,48 +394,71 @@ rel_to(const char *root, const char *sub)
 	return sub + n + 1;
 }
 
-/* pytest, or unittest when pytest is not installed. */
+/* The interpreter unittest runs in: python3, else python; NULL. */
+static const char *
+python_word(char *const *envp)
+{
+	if (in_path(envp, "python3"))
+		return "python3";
+	if (in_path(envp, "python"))
+		return "python";
+	return NULL;
+}
+
+/* pytest, or unittest (cmd_python_choose), or unittest when pytest is not
+ * installed. decided: the project configures pytest. */
 static int
 python_command(struct cmd_vec *a, const char *root, const char *abs,
-    char *const *envp, const char **runner, struct flaky_buf *why,
-    char *err, size_t errlen)
+    char *const *envp, int decided, const char **runner,
+    struct flaky_buf *why, char *err, size_t errlen)
 {
+	struct cmd_python py;
 	struct pyfiles	 f;
-	const char	*start;
-	int		 r;
+	const char	*start, *python = python_word(envp);
+	int		 r, top;
 
+	memset(&f, 0, sizeof f);
+	if ((r = find_py_tests(abs, &f)) < 0)
+		goto out;
+	/* discover imports from its start directory down */
+	start = rel_to(root, f.dir != NULL ? f.dir : abs);
+	top = strcmp(start, ".") != 0 && f.dir != NULL &&
+	    has_file(f.dir, "__init__.py");
+	*runner = "unittest";
 	if (in_path(envp, "pytest")) {
 		*runner = "pytest";
+		if (!decided && python != NULL) {
+			py = (struct cmd_python){ root, rel_to(root, abs),
+			    envp, python, start, top ? "." : NULL,
+			    f.suffix && !f.prefix ? "*_test.py" : "test*.py" };
+			flaky_buf_adds(why, "; ");
+			if (cmd_python_choose(&py, why) == CMD_UNITTEST)
+				*runner = "unittest";
+		}
+	}
+	if (strcmp(*runner, "pytest") == 0) {
 		cmd_vec_add(a, "pytest");
 		cmd_vec_add(a, "-v");
 		if (strcmp(root, abs) != 0)
 			cmd_vec_add(a, rel_to(root, abs));
-		return 0;
-	}
-	*runner = "unittest";
-	memset(&f, 0, sizeof f);
-	if ((r = find_py_tests(abs, &f)) < 0)
 		goto out;
-	if (in_path(envp, "python3"))
-		cmd_vec_add(a, "python3");
-	else if (in_path(envp, "python"))
-		cmd_vec_add(a, "python");
-	else {
+	}
+	if (python == NULL) {
 		r = flaky_error(err, errlen, ENOENT, "%s: a Python test suite, "
 		    "but neither pytest nor python3 is in PATH", abs);
 		goto out;
 	}
-	flaky_buf_adds(why, ", pytest is not installed");
+	if (!in_path(envp, "pytest"))
+		flaky_buf_adds(why, ", pytest is not installed");
+	cmd_vec_add(a, python);
 	cmd_vec_add(a, "-m");
 	cmd_vec_add(a, "unittest");
 	cmd_vec_add(a, "discover");
 	cmd_vec_add(a, "-v");
-	/* discover imports from its start directory down */
-	start = rel_to(root, f.dir != NULL ? f.dir : abs);
 	if (strcmp(start, ".") != 0) {
 		cmd_vec_add(a, "-s");
 		cmd_vec_add(a, start);
-		if (f.dir != NULL && has_file(f.dir, "__init__.py")) {
+		if (top) {
 			cmd_vec_add(a, "-t");
 			cmd_vec_add(a, ".");
 		}
@@ -369,6 +471,22 @@ out:
 	free(f.dir);
 	free(f.file);
 	return r;
+}
+
+/* prove over t/ (or the directory below the root): -l puts lib/ on @INC,
+ * -r goes into subdirectories, -v names every test point. */
+static int
+perl_command(struct cmd_vec *a, const char *root, const char *abs,
+    char *const *envp, char *err, size_t errlen)
+{
+	if (!in_path(envp, "prove"))
+		return flaky_error(err, errlen, ENOENT, "%s: Perl tests (t/*.t), "
+		    "but prove is not in PATH (Debian: apt install perl)",
+		    abs);
+	cmd_vec_add(a, "prove");
+	cmd_vec_add(a, "-lrv");
+	cmd_vec_add(a, strcmp(root, abs) == 0 ? "t" : rel_to(root, abs));
+	return 0;
 }
 
 /* Jest's test path is a regular expression matched against absolute
@@ -440,27 +558,82 @@ go_command(struct cmd_vec *a, const char *root, const char *abs)
 	free(pkgs);
 }
 
-/* The root: the nearest directory from abs upwards with a project file. */
+/* Up one directory; 0 at "/". */
+static int
+parent(char *dir)
+{
+	char	*slash;
+
+	if (strcmp(dir, "/") == 0 || (slash = strrchr(dir, '/')) == NULL)
+		return 0;
+	if (slash == dir)
+		slash[1] = '\0';
+	else
+		*slash = '\0';
+	return 1;
+}
+
+/* The root: the nearest directory from abs upwards with a project file.
+ * A Python project's file without pytest's section (pyproject.toml,
+ * setup.py) gives way to a pytest configuration further up, which is
+ * where pytest itself would take its rootdir from. */
 static enum project
 find_root(const char *abs, char *root, size_t len, const char **reason)
 {
 	enum project	 p;
-	char		*slash;
+	char		 up[PATH_MAX];
+	const char	*r;
 
 	snprintf(root, len, "%s", abs);
-	for (;;) {
-		if ((p = project_in(root, reason)) != P_NONE)
+	do {
+		if ((p = project_in(root, reason)) == P_NONE)
+			continue;
+		if (p != P_PYPROJECT)
 			return p;
-		if (strcmp(root, "/") == 0)
-			break;
-		slash = strrchr(root, '/');
-		if (slash == root)
-			slash[1] = '\0';
-		else
-			*slash = '\0';
-	}
+		snprintf(up, sizeof up, "%s", root);
+		while (parent(up))
+			if ((r = pytest_config(up)) != NULL) {
+				snprintf(root, len, "%s", up);
+				*reason = r;
+				return P_PYTHON;
+			}
+		return p;
+	} while (parent(root));
 	snprintf(root, len, "%s", abs);
 	return P_NONE;
+}
+
+/* The project of the directory abs: its root, kind and why (the reason);
+ * P_NONE when no runner is recognized. 0 or -ENOMEM. */
+static int
+locate(const char *abs, char *root, size_t len, enum project *ret,
+    struct flaky_buf *why)
+{
+	struct pyfiles	 f;
+	const char	*reason = NULL;
+	int		 r;
+
+	if ((*ret = find_root(abs, root, len, &reason)) != P_NONE) {
+		flaky_buf_adds(why, reason);
+		return 0;
+	}
+	memset(&f, 0, sizeof f);
+	if ((r = find_py_tests(abs, &f)) < 0)
+		return r;
+	if (f.dir != NULL) {
+		*ret = P_PYPROJECT;
+		if (strcmp(f.dir, abs) == 0)
+			flaky_buf_printf(why, "found %s", f.file);
+		else
+			flaky_buf_printf(why, "found %s/%s", rel_to(abs,
+			    f.dir), f.file);
+	} else if (perl_tests(abs)) {
+		*ret = P_PERL;
+		flaky_buf_adds(why, "found t/*.t");
+	}
+	free(f.dir);
+	free(f.file);
+	return 0;
 }
 
 /* The project's root, runner and command for the directory path. */
@@ -471,18 +644,16 @@ flaky_command_detect(const char *path, char *const *envp,
 {
 	struct cmd_vec	 a;
 	struct flaky_buf why;
-	struct pyfiles	 f;
 	struct flaky_command c;
 	struct stat	 st;
 	char		 abs[PATH_MAX], root[PATH_MAX];
-	const char	*reason = NULL, *runner = NULL;
+	const char	*runner = NULL;
 	enum project	 p;
 	int		 r = 0;
 
 	memset(ret, 0, sizeof *ret);
 	memset(&a, 0, sizeof a);
 	memset(&c, 0, sizeof c);
-	memset(&f, 0, sizeof f);
 	flaky_buf_init(&why);
 	if (realpath(path, abs) == NULL)
 		return flaky_error(err, errlen, errno, "%s: %s", path,
@@ -491,27 +662,15 @@ flaky_command_detect(const char *path, char *const *envp,
 		return flaky_error(err, errlen, ENOTDIR, "%s: not a directory",
 		    path);
 
-	if ((p = find_root(abs, root, sizeof root, &reason)) == P_NONE) {
-		if ((r = find_py_tests(abs, &f)) < 0)
-			goto out;
-		if (f.dir == NULL) {
-			r = flaky_error(err, errlen, ENOENT, "%s: no test runner "
-			    "recognized; looked for " LOOKED_FOR, path);
-			goto out;
-		}
-		p = P_PYTHON;
-		if (strcmp(f.dir, abs) == 0)
-			flaky_buf_printf(&why, "found %s", f.file);
-		else
-			flaky_buf_printf(&why, "found %s/%s", rel_to(abs,
-			    f.dir), f.file);
-	} else
-		flaky_buf_adds(&why, reason);
-
+	if ((r = locate(abs, root, sizeof root, &p, &why)) < 0) {
+		r = flaky_error(err, errlen, ENOMEM, "out of memory");
+		goto out;
+	}
 	switch (p) {
 	case P_PYTHON:
-		r = python_command(&a, root, abs, envp, &runner, &why, err,
-		    errlen);
+	case P_PYPROJECT:
+		r = python_command(&a, root, abs, envp, p == P_PYTHON,
+		    &runner, &why, err, errlen);
 		break;
 	case P_JEST:
 		runner = "jest";
@@ -521,7 +680,13 @@ flaky_command_detect(const char *path, char *const *envp,
 		runner = "go";
 		go_command(&a, root, abs);
 		break;
+	case P_PERL:
+		runner = "prove";
+		r = perl_command(&a, root, abs, envp, err, errlen);
+		break;
 	case P_NONE:
+		r = flaky_error(err, errlen, ENOENT, "%s: no test runner "
+		    "recognized; looked for " LOOKED_FOR, path);
 		break;
 	}
 	if (r < 0)
@@ -551,7 +716,65 @@ flaky_command_detect(const char *path, char *const *envp,
 out:
 	cmd_vec_free(&a);
 	flaky_buf_free(&why);
-	free(f.dir);
-	free(f.file);
 	return r;
+}
+
+/* The nearest directory from abs upwards with a .git (a checkout's top),
+ * into root; 0 when there is none. */
+static int
+git_top(const char *abs, char *root, size_t len)
+{
+	char		 p[PATH_MAX];
+	struct stat	 st;
+
+	snprintf(root, len, "%s", abs);
+	do {
+		if ((size_t)snprintf(p, sizeof p, "%s/.git", root) < sizeof p &&
+		    stat(p, &st) == 0)
+			return 1;
+	} while (parent(root));
+	return 0;
+}
+
+/* The project a directory belongs to (run.h), for default target names. */
+int
+flaky_command_project(const char *dir, char *const *envp, char **ret_root,
+    const char **ret_runner)
+{
+	struct flaky_buf why;
+	char		 abs[PATH_MAX], root[PATH_MAX];
+	enum project	 p = P_NONE;
+	int		 r;
+
+	*ret_root = NULL;
+	*ret_runner = NULL;
+	if (realpath(dir, abs) == NULL)
+		snprintf(abs, sizeof abs, "%s", dir);
+	flaky_buf_init(&why);
+	r = locate(abs, root, sizeof root, &p, &why);
+	flaky_buf_free(&why);
+	if (r < 0)
+		return r;
+	if (p == P_NONE && !git_top(abs, root, sizeof root))
+		snprintf(root, sizeof root, "%s", abs);
+	switch (p) {
+	case P_PYTHON:
+	case P_PYPROJECT:
+		*ret_runner = in_path(envp, "pytest") ? "pytest" : "unittest";
+		break;
+	case P_JEST:
+		*ret_runner = "jest";
+		break;
+	case P_GO:
+		*ret_runner = "go";
+		break;
+	case P_PERL:
+		*ret_runner = "prove";
+		break;
+	case P_NONE:
+		break;
+	}
+	if ((*ret_root = strdup(root)) == NULL)
+		return -ENOMEM;
+	return 0;
 }

@@ -5,6 +5,8 @@
 
 #include <stddef.h>
 
+#include "util/util.h"
+
 /* A growing NULL-terminated vector of malloc'd strings; an allocation
  * failure sticks in oom, so callers check once at the end. */
 struct cmd_vec {
@@ -31,5 +33,24 @@ int	 cmd_vec_hand(struct cmd_vec *a, struct cmd_vec *e, char ***argv,
 /* Where the runner's own arguments begin in argv: after `pytest`,
  * `python -m unittest`, `go test`, Jest's script. */
 size_t	 cmd_runner_args(char *const *argv);
+
+/* A Python project with no pytest configuration, for the choice between
+ * pytest and unittest (command_python.c). */
+struct cmd_python {
+	const char	*root;		/* where the command runs */
+	const char	*path;		/* pytest's test path, "." for all */
+	char *const	*envp;
+	const char	*python;	/* the interpreter unittest runs in */
+	const char	*start;		/* unittest discover's -s */
+	const char	*top;		/* its -t, or NULL */
+	const char	*pattern;	/* its -p */
+};
+#define CMD_PYTEST	1
+#define CMD_UNITTEST	2
+/* CMD_PYTEST or CMD_UNITTEST, and in why what chose it: what the project
+ * runs (tox.ini, a Makefile, a CI file...), else the larger of the two
+ * runners' counts of its tests. Runs both runners' collection (each
+ * bounded to a minute) when the project declares neither. */
+int	 cmd_python_choose(const struct cmd_python *, struct flaky_buf *why);
 
 #endif

@@ -156,8 +156,8 @@ struct flaky_command {
 	char		**envp;		/* the whole environment */
 	char		 *dir;		/* directory mode: where to run;
 					 * else NULL (the caller's) */
-	char		 *runner;	/* "pytest", "unittest", "jest", "go";
-					 * NULL when not recognized */
+	char		 *runner;	/* "pytest", "unittest", "jest", "go",
+					 * "prove"; NULL when not recognized */
 	char		 *note;		/* what was added, or why this
 					 * command: one sentence; NULL when
 					 * nothing was added */
@@ -183,6 +183,15 @@ int	 flaky_command_detect(const char *path, char *const *envp,
 	    const struct flaky_command_opts *, struct flaky_command *ret,
 	    char *err, size_t errlen);
 
+/* The project directory dir belongs to, as directory mode finds it: its
+ * root (else the top of its git checkout, else dir) in *root (malloc'd),
+ * and the runner directory mode would choose for it ("pytest",
+ * "unittest", "jest", "go", "prove"; pytest for a Python project whose
+ * pytest is installed, without counting), or NULL. For default target
+ * names: one project, one target, whichever form ran it. 0 or -ENOMEM. */
+int	 flaky_command_project(const char *dir, char *const *envp,
+	    char **root, const char **runner);
+
 /* The version of the command's runner where its installation tells it
  * without running anything (Jest's package.json, go's GOROOT/VERSION, the
  * Python interpreter's name for unittest): "jest 29.7.0", "go1.19.8",
@@ -206,11 +215,18 @@ void	 flaky_shuffle_seed(char *buf, size_t len);
  * pytest gets the node ids in place of the paths it was given, unittest
  * -k '*ID' per test, Jest each test's file (escaped, anchored at its end)
  * and -t '^(?:TITLES)$', go test -run '^(A|B)$' with the top-level names.
+ * (unittest: the suite as its command builds it, load_tests included,
+ * restricted to the ids by flaky_unittest_select_py, not -k, which keeps
+ * what load_tests added and cannot name a doctest).
  * tests are the ids the parsers give; dir is where the command runs (NULL:
  * ours), to tell pytest's path arguments. *argv and *envp are new copies
  * (flaky_command_free_vec). -ENOTSUP with err filled when the runner cannot
  * select (TAP, a shell command, one not recognized), -E2BIG past the
  * bounds below, -EINVAL for no tests, -ENOMEM. */
+/* A Python program that runs the unittest suite its arguments name (as
+ * `python -m unittest ARGS` would build it) restricted to the test ids
+ * after "--flaky-ids": `python3 -c PROGRAM ARGS --flaky-ids ID...`. */
+extern const char flaky_unittest_select_py[];
 #define FLAKY_SELECT_MAX_TESTS	4096
 #define FLAKY_SELECT_MAX_BYTES	(256 * 1024)
 int	 flaky_command_select(const struct flaky_command *, const char *dir,

@@ -95,29 +95,42 @@ select_pytest(struct cmd_vec *a, char *const *argv, const char *dir,
 		cmd_vec_add(a, tests[k]);
 }
 
-/* unittest: -k with a pattern per test. A pattern without '*' would
- * match as a substring (test_a would select test_ab too); with one it is
- * matched whole by fnmatch, so "*" + the id selects the test by its full
- * name. */
+/* The program that runs only some tests of a unittest suite (run.h):
+ * unittest's own command line builds the suite (discovery or names, -k),
+ * then only the tests whose id() is given run, whatever added them:
+ * load_tests() and its doctests are kept by `-k`, and a doctest cannot be
+ * named to `python -m unittest` at all. */
+const char flaky_unittest_select_py[] =
+    "import sys, unittest as u; i = sys.argv.index(\"--flaky-ids\"); "
+    "ids = set(sys.argv[i + 1:])\n"
+    "f = lambda s: [x for t in s for x in (f(t) if isinstance(t, "
+    "u.TestSuite) else [t])]\n"
+    "class P(u.TestProgram): runTests = lambda p: (setattr(p, \"test\", "
+    "u.TestSuite(t for t in f(p.test) if t.id() in ids)), "
+    "u.TestProgram.runTests(p))\n"
+    "P(module=None, argv=[\"python -m unittest\"] + sys.argv[1:i])";
+
+/* unittest: the interpreter and its options as given, then the program
+ * above in place of `-m unittest`, unittest's arguments as given, and
+ * the ids after --flaky-ids. */
 static void
 select_unittest(struct cmd_vec *a, char *const *argv, char *const *tests,
     size_t n)
 {
-	struct flaky_buf b;
+	size_t	 args = cmd_runner_args(argv), m;
 
-	flaky_buf_init(&b);
-	for (size_t i = 0; argv[i] != NULL; i++)
+	/* "-m unittest" or "-munittest" ends before args */
+	m = args >= 2 && strcmp(argv[args - 2], "-m") == 0 ? args - 2 :
+	    args - 1;
+	for (size_t i = 0; i < m; i++)
 		cmd_vec_add(a, argv[i]);
-	for (size_t k = 0; k < n; k++) {
-		flaky_buf_reset(&b);
-		flaky_buf_printf(&b, "*%s", tests[k]);
-		cmd_vec_add(a, "-k");
-		if (b.oom)
-			a->oom = 1;
-		else
-			cmd_vec_add(a, flaky_buf_cstr(&b));
-	}
-	flaky_buf_free(&b);
+	cmd_vec_add(a, "-c");
+	cmd_vec_add(a, flaky_unittest_select_py);
+	for (size_t i = args; argv[i] != NULL; i++)
+		cmd_vec_add(a, argv[i]);
+	cmd_vec_add(a, "--flaky-ids");
+	for (size_t k = 0; k < n; k++)
+		cmd_vec_add(a, tests[k]);
 }
 
 /* s, n bytes, with the metacharacters of JavaScript and RE2 regular
@@ -268,6 +281,47 @@ select_go(struct cmd_vec *a, char *const *argv, char *const *tests,
 	flaky_buf_free(&re);
 }
 
+/* prove: the command's options, then each test's file once ("t/x.t" of
+ * "t/x.t > name") in place of the paths given; "::" and what follows
+ * stay. prove runs files: a file's other tests run too. */
+static void
+select_prove(struct cmd_vec *a, char *const *argv, char *const *tests,
+    size_t n)
+{
+	size_t	 i;
+
+	cmd_vec_add(a, argv[0]);
+	for (i = 1; argv[i] != NULL && strcmp(argv[i], "::") != 0; i++) {
+		if (argv[i][0] != '-')
+			continue;
+		cmd_vec_add(a, argv[i]);
+		if (strlen(argv[i]) == 2 && strchr("IPMje", argv[i][1]) &&
+		    argv[i + 1] != NULL)
+			cmd_vec_add(a, argv[++i]);
+	}
+	for (size_t k = 0; k < n; k++) {
+		const char *sep = strstr(tests[k], " > ");
+		size_t	 len = sep ? (size_t)(sep - tests[k]) : strlen(tests[k]);
+		int	 seen = 0;
+
+		for (size_t j = 0; j < k && !seen; j++)
+			seen = strncmp(tests[j], tests[k], len) == 0 &&
+			    (tests[j][len] == '\0' ||
+			    strncmp(tests[j] + len, " > ", 3) == 0);
+		if (!seen) {
+			char	*f = strndup(tests[k], len);
+
+			if (f == NULL)
+				a->oom = 1;
+			else
+				cmd_vec_add(a, f);
+			free(f);
+		}
+	}
+	for (; argv[i] != NULL; i++)
+		cmd_vec_add(a, argv[i]);
+}
+
 int
 flaky_command_select(const struct flaky_command *c, const char *dir,
     char *const *tests, size_t ntests, char ***argv, char ***envp,
@@ -281,10 +335,10 @@ flaky_command_select(const struct flaky_command *c, const char *dir,
 	memset(&a, 0, sizeof a);
 	memset(&e, 0, sizeof e);
 	if (strcmp(r, "pytest") && strcmp(r, "jest") && strcmp(r, "go") &&
-	    strcmp(r, "unittest"))
+	    strcmp(r, "unittest") && strcmp(r, "prove"))
 		return flaky_error(err, errlen, ENOTSUP, "%s%s cannot be "
-		    "told which tests to run (pytest, unittest, Jest and go "
-		    "test can)", *r ? r : "the command's runner",
+		    "told which tests to run (pytest, unittest, Jest, go "
+		    "test and prove can)", *r ? r : "the command's runner",
 		    *r ? "" : " (not recognized)");
 	if (ntests == 0)
 		return flaky_error(err, errlen, EINVAL, "no tests to select");
@@ -301,6 +355,8 @@ flaky_command_select(const struct flaky_command *c, const char *dir,
 		select_unittest(&a, c->argv, tests, ntests);
 	else if (strcmp(r, "jest") == 0)
 		select_jest(&a, c->argv, tests, ntests);
+	else if (strcmp(r, "prove") == 0)
+		select_prove(&a, c->argv, tests, ntests);
 	else
 		select_go(&a, c->argv, tests, ntests);
 	for (size_t i = 0; c->envp != NULL && c->envp[i] != NULL; i++)

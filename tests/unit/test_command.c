@@ -281,6 +281,21 @@ START_TEST(unittest_verbose)
 }
 END_TEST
 
+/* prove: -v right after it, unless a cluster has one (-lv); -I's value
+ * is no cluster; what follows "::" is the tests'. */
+START_TEST(prove_verbose)
+{
+	ck_assert_int_eq(complete("prove -l t"), 0);
+	ck_assert_str_eq(got_argv, "prove -v -l t");
+	ck_assert_ptr_nonnull(strstr(got_note, "prove names no test"));
+	ck_assert_int_eq(complete("/usr/bin/prove -Iv t :: -v"), 0);
+	ck_assert_str_eq(got_argv, "/usr/bin/prove -v -Iv t :: -v");
+	unchanged("prove -lv t");
+	unchanged("prove -rlv t");
+	unchanged("prove --verbose t");
+}
+END_TEST
+
 START_TEST(go_count)
 {
 	ck_assert_int_eq(complete("go test ./..."), 0);
@@ -347,9 +362,14 @@ tree_setup(void)
 {
 	snprintf(tree, sizeof tree, "/tmp/flaky-command-XXXXXX");
 	ck_assert_ptr_nonnull(mkdtemp(tree));
-	put("bin1/pytest", "#!/bin/sh\n", 1);
-	put("bin1/python3", "#!/bin/sh\n", 1);
+	/* Stand-ins for the runners' counts (pytest --collect-only -qq and
+	 * unittest's discovery), read from files of the project. */
+	put("bin1/pytest", "#!/bin/sh\n[ -f .pytest-count ] && while read "
+	    "-r l; do echo \"$l\"; done <.pytest-count\nexit 0\n", 1);
+	put("bin1/python3", "#!/bin/sh\n[ -f .unittest-count ] && read -r n "
+	    "<.unittest-count && echo \"flaky-count $n\"\nexit 0\n", 1);
 	put("bin2/python3", "#!/bin/sh\n", 1);
+	put("bin2/prove", "#!/bin/sh\n", 1);
 	snprintf(bin_pytest, sizeof bin_pytest, "%s/bin1", tree);
 	snprintf(bin_python, sizeof bin_python, "%s/bin2", tree);
 	snprintf(path_pytest, sizeof path_pytest, "PATH=%s", bin_pytest);
@@ -418,10 +438,12 @@ START_TEST(detect_pytest_configs)
 	put("q/pyproject.toml", "[project]\nname='q'\n", 0);
 	put("q/sub/pyproject.toml", "[tool.black]\n", 0);
 	put("q/sub/test_b.py", "", 0);
-	/* a pyproject.toml without pytest's section is no root */
+	/* a pyproject.toml without pytest's section: a Python project whose
+	 * runner is chosen by the counts */
 	ck_assert_int_eq(detect("q/sub", 1, 0), 0);
 	dir_is("q/sub");
-	ck_assert_str_eq(dc.note, "found test_b.py");
+	ck_assert_str_eq(dc.note, "found pyproject.toml; pytest collects 0 "
+	    "tests, unittest could not discover them");
 	put("q/pyproject.toml", "[tool.pytest.ini_options]\naddopts=''\n",
 	    0);
 	ck_assert_int_eq(detect("q/sub", 1, 0), 0);
@@ -449,7 +471,8 @@ START_TEST(detect_python_files)
 	ck_assert_int_eq(detect("p", 1, 0), 0);
 	ck_assert_str_eq(dc_argv, "pytest -v");
 	dir_is("p");
-	ck_assert_str_eq(dc.note, "found tests/conftest.py");
+	ck_assert_str_eq(dc.note, "found tests/conftest.py; pytest collects "
+	    "0 tests, unittest could not discover them");
 	put("v/pkg/x_test.py", "", 0);
 	ck_assert_int_eq(detect("v", 1, 0), 0);
 	ck_assert_str_eq(dc.runner, "pytest");
@@ -460,6 +483,107 @@ START_TEST(detect_python_files)
 	put("x/.venv/test_a.py", "", 0);
 	put("x/node_modules/test_b.py", "", 0);
 	ck_assert_int_eq(detect("x", 1, 0), -ENOENT);
+}
+END_TEST
+
+/* Without a pytest configuration: what the project runs (its tox.ini,
+ * Makefile, CI files), else the larger count (more-itertools: unittest
+ * finds 901, its load_tests adds doctests that pytest does not run). */
+START_TEST(detect_python_choice)
+{
+	put("a/tox.ini", "[tox]\n[testenv]\ndeps = pytest\ncommands = "
+	    "{envpython} -m unittest -v {posargs}\n", 0);
+	put("a/tests/test_a.py", "", 0);
+	ck_assert_int_eq(detect("a", 1, 0), 0);
+	ck_assert_str_eq(dc.runner, "unittest");
+	ck_assert_str_eq(dc_argv, "python3 -m unittest discover -v -s tests");
+	ck_assert_str_eq(dc.note, "found tox.ini; tox.ini runs unittest");
+	/* a Makefile that runs pytest; a package list naming it is no
+	 * declaration */
+	put("b/setup.py", "", 0);
+	put("b/pyproject.toml", "[project.optional-dependencies]\ntest = "
+	    "[\"pytest\"]\n[project]\ndependencies = [\n  \"pytest\",\n]\n",
+	    0);
+	put("b/Makefile", "test:\n\tpython3 -m pytest tests\n", 0);
+	put("b/tests/test_a.py", "", 0);
+	ck_assert_int_eq(detect("b/tests", 1, 0), 0);
+	dir_is("b");
+	ck_assert_str_eq(dc_argv, "pytest -v tests");
+	ck_assert_str_eq(dc.note, "found pyproject.toml; Makefile runs pytest");
+	/* a CI workflow */
+	put("c/setup.cfg", "[metadata]\n", 0);
+	put("c/.github/workflows/test.yml", "jobs:\n  t:\n    steps:\n"
+	    "      - run: pip install pytest\n      - run: python -m "
+	    "unittest discover -s tests\n", 0);
+	put("c/tests/test_a.py", "", 0);
+	ck_assert_int_eq(detect("c", 1, 0), 0);
+	ck_assert_str_eq(dc.runner, "unittest");
+	ck_assert_ptr_nonnull(strstr(dc.note,
+	    ".github/workflows/test.yml runs unittest"));
+	/* nothing declared: the counts */
+	put("d/pyproject.toml", "[project]\nname = \"d\"\n", 0);
+	put("d/tests/test_more.py", "", 0);
+	put("d/.pytest-count", "tests/test_more.py: 591\n"
+	    "tests/test_recipes.py: 145\n", 0);
+	put("d/.unittest-count", "901\n", 0);
+	ck_assert_int_eq(detect("d", 1, 0), 0);
+	ck_assert_str_eq(dc.runner, "unittest");
+	ck_assert_str_eq(dc.note, "found pyproject.toml; unittest finds 901 "
+	    "tests, pytest collects 736 (no runner declared)");
+	put("d/.unittest-count", "736\n", 0);
+	ck_assert_int_eq(detect("d", 1, 0), 0);
+	ck_assert_str_eq(dc.runner, "pytest");
+	ck_assert_str_eq(dc.note, "found pyproject.toml; pytest collects 736 "
+	    "tests, unittest finds 736 (no runner declared)");
+}
+END_TEST
+
+/* Perl: t/ *.t beside a distribution's file, or alone: prove -lrv. */
+START_TEST(detect_perl)
+{
+	put("p/Makefile.PL", "", 0);
+	put("p/t/basic.t", "", 0);
+	put("p/t/sub/deep.t", "", 0);
+	ck_assert_int_eq(detect("p", 0, 0), 0);
+	ck_assert_str_eq(dc.runner, "prove");
+	ck_assert_str_eq(dc_argv, "prove -lrv t");
+	ck_assert_str_eq(dc.note, "found Makefile.PL and t/*.t");
+	ck_assert_int_eq(detect("p/t/sub", 0, 0), 0);
+	dir_is("p");
+	ck_assert_str_eq(dc_argv, "prove -lrv t/sub");
+	put("q/t/a.t", "", 0);
+	ck_assert_int_eq(detect("q", 0, 0), 0);
+	ck_assert_str_eq(dc_argv, "prove -lrv t");
+	ck_assert_str_eq(dc.note, "found t/*.t");
+	/* no prove in PATH */
+	ck_assert_int_eq(detect("q", 1, 0), -ENOENT);
+	ck_assert_ptr_nonnull(strstr(dc_err, "prove"));
+}
+END_TEST
+
+/* One project, one target: the root and runner whichever form ran it. */
+START_TEST(project_of_dir)
+{
+	char	*envp[] = { path_pytest, NULL }, p[512], want[512], *root;
+	const char *runner;
+
+	put("j/package.json", "{\"devDependencies\": {\"jest\": \"*\"}}", 0);
+	put("j/src/deep/x.test.js", "", 0);
+	snprintf(p, sizeof p, "%s/j/src/deep", tree);
+	ck_assert_int_eq(flaky_command_project(p, envp, &root, &runner), 0);
+	snprintf(want, sizeof want, "%s/j", tree);
+	ck_assert_str_eq(root, want);
+	ck_assert_str_eq(runner, "jest");
+	free(root);
+	/* no project file: the top of the git checkout */
+	put("g/.git/HEAD", "ref: refs/heads/main\n", 0);
+	put("g/scripts/run.sh", "", 0);
+	snprintf(p, sizeof p, "%s/g/scripts", tree);
+	ck_assert_int_eq(flaky_command_project(p, envp, &root, &runner), 0);
+	snprintf(want, sizeof want, "%s/g", tree);
+	ck_assert_str_eq(root, want);
+	ck_assert_ptr_null(runner);
+	free(root);
 }
 END_TEST
 
@@ -612,12 +736,16 @@ main(void)
 	tcase_add_test(tc, jest_cache);
 	tcase_add_test(tc, unittest_verbose);
 	tcase_add_test(tc, go_count);
+	tcase_add_test(tc, prove_verbose);
 	tcase_add_test(tc, complete_errors);
 	suite_add_tcase(s, tc);
 	tcase_add_checked_fixture(td, tree_setup, tree_teardown);
 	tcase_add_test(td, detect_pytest_configs);
 	tcase_add_test(td, detect_python_files);
 	tcase_add_test(td, detect_unittest);
+	tcase_add_test(td, detect_python_choice);
+	tcase_add_test(td, detect_perl);
+	tcase_add_test(td, project_of_dir);
 	tcase_add_test(td, detect_jest);
 	tcase_add_test(td, detect_go);
 	tcase_add_test(td, detect_errors);

@@ -99,13 +99,33 @@ START_TEST(select_pytest)
 }
 END_TEST
 
-/* unittest: -k '*ID' per test (matched whole, not as a substring). */
+/* unittest: the suite as the command builds it, then only the ids
+ * (flaky_unittest_select_py), interpreter options kept. */
 START_TEST(select_unittest)
 {
-	ck_assert_int_eq(sel("unittest", "python3 -m unittest discover -v "
-	    "-s tests", "test_m.C.test_a|test_m.C.test_b"), 0);
-	ck_assert_str_eq(got, "python3 -m unittest discover -v -s tests "
-	    "-k *test_m.C.test_a -k *test_m.C.test_b");
+	char	 want[4096];
+
+	ck_assert_int_eq(sel("unittest", "python3 -W error -m unittest "
+	    "discover -v -s tests", "test_m.C.test_a|pkg.mod.func"), 0);
+	snprintf(want, sizeof want, "python3 -W error -c %s discover -v -s "
+	    "tests --flaky-ids test_m.C.test_a pkg.mod.func",
+	    flaky_unittest_select_py);
+	ck_assert_str_eq(got, want);
+	ck_assert_int_eq(sel("unittest", "python3 -munittest -v",
+	    "a.B.test_c"), 0);
+	snprintf(want, sizeof want, "python3 -c %s -v --flaky-ids a.B.test_c",
+	    flaky_unittest_select_py);
+	ck_assert_str_eq(got, want);
+}
+END_TEST
+
+/* prove: its options, each test's file once in place of the paths;
+ * what follows "::" is the tests' own. */
+START_TEST(select_prove)
+{
+	ck_assert_int_eq(sel("prove", "prove -v -l -I inc t :: --x",
+	    "t/a.t > one|t/b.t > two|t/a.t > three|t/a.tt > four"), 0);
+	ck_assert_str_eq(got, "prove -v -l -I inc t/a.t t/b.t t/a.tt :: --x");
 }
 END_TEST
 
@@ -179,6 +199,7 @@ main(void)
 	tcase_add_test(tc, select_pytest);
 	tcase_add_test(tc, select_unittest);
 	tcase_add_test(tc, select_jest);
+	tcase_add_test(tc, select_prove);
 	tcase_add_test(tc, select_go);
 	tcase_add_test(tc, select_refused);
 	suite_add_tcase(s, tc);

@@ -139,3 +139,74 @@ def test_quarantine_export_per_runner(demos, tmp_path):
               "__tests__/cart.test.js" % (JEST, p.stdout.strip()))
     assert re.search(r"○ skipped retries the payment", out), out
     assert re.search(r"✓ adds items", out), out
+
+
+PROJECTS = os.path.join(ROOT, "tests", "fixtures", "projects")
+
+
+def failing_run(tmp_path, name, env_var, args):
+    """A copy of a fixture project, and a database with one run of it in
+    which the test env_var breaks fails."""
+    d = str(tmp_path / name)
+    shutil.copytree(os.path.join(PROJECTS, name), d)
+    db = str(tmp_path / "t.db")
+    e = env()
+    e[env_var] = "1"
+    ctl(["--db", db, "analyze", "--runs", "1", "--target", name] + args,
+        check=None, cwd=d, env=e)
+    return d, db
+
+
+def test_doctest(tmp_path):
+    """A doctest that load_tests added: `python3 -m unittest ID` cannot run
+    it (TypeError); the reproduce command runs it alone."""
+    d, db = failing_run(tmp_path, "doctests", "CALC_BROKEN",
+                        ["--", "/usr/bin/python3", "-m", "unittest",
+                         "discover", "-s", "tests", "-t", "."])
+    title, cmd = ticket(db, "calc.checked", "doctests")
+    assert title.startswith("## calc.checked: broken, "), title
+    assert "--flaky-ids 'calc.checked'" in cmd, cmd
+    out = run("export CALC_BROKEN=1; " + cmd)
+    assert "\nRan 1 test in " in out and "FAILED (failures=1)" in out, out
+    out = run(cmd)
+    assert "\nRan 1 test in " in out and "\nOK" in out, out
+    # a test method keeps the plain form
+    _, cmd = ticket(db, "test_add", "doctests")
+    assert cmd.endswith("-m unittest 'tests.test_calc.CalcTest.test_add'"), cmd
+
+
+def test_prove(tmp_path):
+    """prove runs files: the reproduce command runs the test's file with
+    the command's options, and says that the file's other tests run too."""
+    d, db = failing_run(tmp_path, "prove", "FLAKY_PROVE_FAIL",
+                        ["--", "prove", "-l", "t"])
+    title, cmd = ticket(db, "t/mul.t > fails on demand", "prove")
+    assert title.startswith("## t/mul.t > fails on demand: broken"), title
+    first, note = cmd.split("\n")
+    assert first == "cd %s && prove -v -l t/mul.t" % d, cmd
+    assert note == "# prove runs files: the other tests of t/mul.t run too"
+    out = run("export FLAKY_PROVE_FAIL=1; " + cmd)
+    assert "Files=1, Tests=3" in out and "Failed 1/3" in out, out
+
+
+def test_jest_same_name(tmp_path):
+    """A second test of one title (" #2"): Jest selects by name, so the
+    reproduce command runs both, and says so."""
+    if not os.path.exists(os.path.join(JEST, "node_modules", ".bin", "jest")):
+        pytest.skip("examples/demo-jest has no node_modules (scripts/deps.sh)")
+    d = tmp_path / "dup"
+    shutil.copytree(os.path.join(ROOT, "tests", "fixtures", "jest", "suite",
+                                 "small"), d / "small")
+    (d / "package.json").write_text('{"devDependencies": {"jest": "29.7.0"}}')
+    os.symlink(os.path.join(JEST, "node_modules"), d / "node_modules")
+    db = str(tmp_path / "t.db")
+    ctl(["--db", db, "analyze", "--runs", "1", "--target", "dup",
+         "--no-runner-cache", str(d)], check=None, timeout=300)
+    _, cmd = ticket(db, "small/tests/fail.test.js › same title #2", "dup")
+    assert cmd.endswith("\n# Jest selects tests by name: this also runs the "
+                        "other test of this name in the file (flaky numbers "
+                        "them in run order; this is #2)"), cmd
+    out = run(cmd)
+    # both ran; the file's other tests were skipped by the name pattern
+    assert re.search(r"^Tests:\s+1 failed, \d+ skipped, 1 passed, \d+ total$",
+                     out, re.M), out
