@@ -395,7 +395,7 @@ static const struct cmd_option analyze_options[] = {
 	{ "grace", 0, 'g', "D", "from SIGTERM to SIGKILL at the timeout "
 	    "(default 10s)" },
 	{ "target", 'T', 0, "NAME", "the runs' target (default the "
-	    "directory's name and the runner)" },
+	    "project's name and its runner)" },
 	{ "junit", 0, 'J', "PATH", "a JUnit XML file the command writes "
 	    "after each run (default none: its output is parsed)" },
 	{ "fail-on", 0, 'F', "TIERS", "exit 1 when a test is in one of these "
@@ -605,9 +605,8 @@ again:
 	if (subset_check(&a.sub, &cmd, a.job.spec.dir, a.until_settled,
 	    a.risky) < 0)
 		goto out;
-	target = target_arg ? xstrdup(target_arg) : cmd.root != NULL ?
-	    default_target(cmd.root, cmd.runner) :
-	    default_target(NULL, cmd.argv[0]);
+	target = target_arg ? xstrdup(target_arg) :
+	    default_target(&cmd, a.job.spec.dir);
 	command = join_argv(cmd.env_set, cmd.argv);
 	if (dir_arg != NULL)
 		fprintf(stderr, "flakyctl: running `%s` in %s (%s: %s)\n",

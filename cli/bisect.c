@@ -296,7 +296,7 @@ bisect_command(struct bisect *bs, char **cmdv, const char *target_arg,
 		bs->envp = cmd->envp;
 		*dir = xstrdup(cwd);
 		*target = target_arg != NULL ? xstrdup(target_arg) :
-		    default_target(NULL, cmd->argv[0]);
+		    default_target(cmd, cwd);
 		return 0;
 	}
 	if ((path = ctl_config_path(bs->ctl)) == NULL ||

@@ -10,26 +10,38 @@
 
 #include "flakyctl.h"
 #include "log.h"
+#include "run/run.h"
 #include "util/util.h"
 
-/* "shop-pytest": the directory's name (the project root's in directory
- * mode) and the command's first word (the runner's name there). */
+/* The default target name, "luxon-jest": the project's directory name
+ * and its runner, the same whether the suite ran as `analyze .`,
+ * `-- npx jest` or `-- npm test` (docs/cli.md, "Targets"). The project is
+ * the root directory mode finds from dir (else the git checkout's top,
+ * else dir); the runner the command's, else the one directory mode would
+ * choose there, else the command's first word. */
 char *
-default_target(const char *where, const char *cmd)
+default_target(const struct flaky_command *cmd, const char *dir)
 {
-	char	 cwd[PATH_MAX], *dir, *word, *t;
-	const char *w;
+	extern char	**environ;
+	const char	*runner = cmd->runner, *base, *w;
+	char		*root = NULL, *t, *word = NULL;
 
-	if (where != NULL)
-		snprintf(cwd, sizeof cwd, "%s", where);
-	else if (getcwd(cwd, sizeof cwd) == NULL)
-		snprintf(cwd, sizeof cwd, "run");
-	dir = strrchr(cwd, '/');
-	dir = dir && dir[1] ? dir + 1 : cwd;
-	w = strrchr(cmd, '/');
-	word = xstrdup(w ? w + 1 : cmd);
-	xasprintf(&t, "%s-%s", dir, word);
+	if (cmd->root != NULL)
+		root = xstrdup(cmd->root);
+	else if (flaky_command_project(dir, environ, &root, &w) < 0)
+		fatalx("out of memory");
+	else if (runner == NULL)
+		runner = w;
+	if (runner == NULL) {
+		w = strrchr(cmd->argv[0], '/');
+		runner = word = xstrdup(w ? w + 1 : cmd->argv[0]);
+	}
+	base = strrchr(root, '/');
+	base = base != NULL && base[1] != '\0' ? base + 1 :
+	    strcmp(root, "/") == 0 ? "root" : root;
+	xasprintf(&t, "%s-%s", base, runner);
 	free(word);
+	free(root);
 	/* Keep target names to [A-Za-z0-9._-], as the schedule does. */
 	for (char *p = t; *p; p++)
 		if (!(*p == '.' || *p == '_' || *p == '-' ||

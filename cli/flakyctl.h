@@ -152,7 +152,8 @@ void	 ctl_usage_error(const char *cmd, const char *fmt, ...)
 	    __attribute__((format(printf, 2, 3)));
 /* analyze.c, for bisect too: a target's default name ("shop-pytest")
  * and a command as one line with the variable flakyctl set. */
-char	*default_target(const char *where, const char *cmd);
+struct flaky_command;
+char	*default_target(const struct flaky_command *, const char *dir);
 char	*join_argv(const char *env_set, char **argv);
 /* git.c: git -C dir ARGS (NULL-ended), run to its end: its exit status
  * (-1: it did not run), its stdout without the last newline in *out

@@ -253,22 +253,6 @@ commit_temp(const char *tmp, const char *out, int force)
 	return r;
 }
 
-/* "shop-pytest", kept to the characters a target name may have. */
-static char *
-init_target_name(const char *root, const char *runner)
-{
-	const char	*base = strrchr(root, '/');
-	char		*t;
-
-	base = base != NULL && base[1] != '\0' ? base + 1 : "project";
-	xasprintf(&t, "%s-%s", base, runner);
-	for (char *p = t; *p; p++)
-		if (strchr("._-", *p) == NULL && !(*p >= 'a' && *p <= 'z') &&
-		    !(*p >= 'A' && *p <= 'Z') && !(*p >= '0' && *p <= '9'))
-			*p = '_';
-	return t;
-}
-
 /* The output's directory, absolute, into in->outdir; is it the root? */
 static int
 locate_output(struct init *in)
@@ -319,8 +303,7 @@ init_write(struct init *in, const char *dir, int force)
 	if (def != NULL)
 		in->out = def;
 	if (in->target == NULL)
-		in->target = name = init_target_name(in->cmd.root,
-		    in->cmd.runner);
+		in->target = name = default_target(&in->cmd, in->cmd.root);
 	r = EXIT_ERROR;
 	if (locate_output(in) < 0)
 		goto out;

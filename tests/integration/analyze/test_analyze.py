@@ -107,7 +107,7 @@ def test_unittest_demo(demo, tmp_path):
     db = str(tmp_path / "flaky.db")
     doc = analyze_json(["--runs", "40", "--jobs", "2", "--",
                         PYTHON, "-m", "unittest", "-v"], d, db)
-    assert doc["target"] == "demo-unittest-python3"
+    assert doc["target"] == "demo-unittest-unittest"
     check_intervals(doc)
     t = by_test(doc)
     consistent(t["test_inventory.InventoryTest.test_sync"], 0.30)
@@ -148,7 +148,7 @@ def test_table_output(demo, tmp_path):
     p = run(["analyze", "--runs", "3", "--db", db, "--", PYTHON, "-m", "unittest", "-v"],
             cwd=d, check=0)
     lines = p.stdout.splitlines()
-    assert lines[0].startswith("3 runs of /usr/bin/python3 -m unittest -v (target demo-unittest-python3)")
+    assert lines[0].startswith("3 runs of /usr/bin/python3 -m unittest -v (target demo-unittest-unittest)")
     assert any(l.startswith("BROKEN    test_inventory.InventoryTest.test_reindex") and "3/3" in l
                for l in lines), p.stdout
     assert lines[-1] == "stable    3 tests" or "stable" in lines[-1]
