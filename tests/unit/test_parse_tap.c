@@ -94,11 +94,35 @@ START_TEST(tap_perl)
 }
 END_TEST
 
+/* A Perl reference in a description prints its address, which changes
+ * from run to run: two runs give the same ids ("CODE(0x...)"), and other
+ * parentheses stay. */
+START_TEST(tap_perl_references)
+{
+	static const struct want w[] = {
+		{ "encountered CODE(0x...), but JSON can only represent "
+		    "references", FLAKY_PASS, -1, NULL },
+		{ "a hash HASH(0x...) and an object Foo=HASH(0x...)",
+		    FLAKY_PASS, -1, NULL },
+		{ "no reference (0xff) here", FLAKY_PASS, -1, NULL },
+	};
+	struct flaky_results	 r;
+
+	pt_fixture("tap/refs-1.txt", NULL, &r);
+	pt_check(&r, w, FLAKY_ARRAY_SIZE(w));
+	flaky_results_free(&r);
+	pt_fixture("tap/refs-2.txt", NULL, &r);
+	pt_check(&r, w, FLAKY_ARRAY_SIZE(w));
+	flaky_results_free(&r);
+}
+END_TEST
+
 static void
 add_tests(TCase *tc)
 {
 	tcase_add_test(tc, tap_node);
 	tcase_add_test(tc, tap_perl);
+	tcase_add_test(tc, tap_perl_references);
 }
 
 int
