@@ -779,6 +779,8 @@ void	 flaky_target_views_free(struct flaky_target_view *, size_t);
 /* Shipping to a fleet's server (ship.c), apart in store_ship.h, a part of
  * this header too. */
 #include "store/store_ship.h"
+/* Evidence from CI jobs (ci.c, tokens.c, flips.c), apart in store_ci.h. */
+#include "store/store_ci.h"
 /* A quarantined test's passing runs in a row (quarantine.c). */
 int	 flaky_store_pass_streak(struct flaky_store *, int64_t test_id,
 	    int64_t *ret, char *err, size_t errlen);

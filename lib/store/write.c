@@ -656,6 +656,13 @@ flaky_store_run_finish(struct flaky_store *s, struct flaky_run_record *rec,
 		if (r < 0)
 			goto fail;
 	}
+	/* A counted run's outcomes at its revision: flips (flips.c). An
+	 * ingested run's results are in already (ingest.c), its failures
+	 * counted there. */
+	if (day >= 0 && rec->revision != NULL && (r = store_flips_run(s,
+	    rec->id, rec->target_id, rec->revision, rec->started_ms,
+	    res == NULL || res->n > 0 ? failures : -1, err, errlen)) < 0)
+		goto fail;
 	if (own && (r = flaky_store_commit(s, err, errlen)) < 0)
 		goto undo;
 	r = 0;

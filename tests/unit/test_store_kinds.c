@@ -522,12 +522,12 @@ START_TEST(migrate_from_old)
 	    "LIMIT 2", "5|suite\n7|alone\n");
 	tu_rows_eq(db, "SELECT name FROM sqlite_schema WHERE type = 'index' AND "
 	    "tbl_name = 'runs' ORDER BY name",
-	    "runs_alone\nruns_by_target\nruns_by_time\nruns_running\n"
-	    "sqlite_autoindex_runs_1\n");
+	    "runs_alone\nruns_by_revision\nruns_by_target\nruns_by_time\n"
+	    "runs_running\nsqlite_autoindex_runs_1\n");
 	tu_rows_eq(db, "SELECT name FROM sqlite_schema WHERE type = 'view' "
-	    "ORDER BY name", "alone_stats\ndaily_budget\ndaily_trend\n"
-	    "failure_messages\nflaky_tests\nquarantined_tests\nrun_list\nrun_output\n"
-	    "static_risks\ntest_results\ntest_stats\n");
+	    "ORDER BY name", "alone_stats\nci_runs\ndaily_budget\ndaily_trend\n"
+	    "failure_messages\nflaky_tests\nflips\nquarantined_tests\nrun_list\n"
+	    "run_output\nstatic_risks\ntest_results\ntest_stats\n");
 	/* the new status and the chains of comparisons (0004), no IN lists */
 	tu_rows_eq(db, "SELECT count(*) FROM sqlite_schema WHERE sql LIKE "
 	    "'%status IN%' OR sql LIKE '%kind IN%'", "0\n");

@@ -1,0 +1,186 @@
+/* Where a CI run came from, and uploads stored once (issue 29,
+ * docs/ci.md): the columns runs.branch, pr, job, job_url, attempt, ci and
+ * upload_id, and the uploads table. */
+#include "buildconf.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "json/json.h"
+#include "store/store.h"
+#include "store_int.h"
+#include "util/util.h"
+
+/* Is s (NULL is) printable UTF-8 of at most max bytes? The field's name
+ * and what is wrong into err. */
+static int
+field_check(const char *name, const char *s, size_t max, char *err,
+    size_t errlen)
+{
+	size_t	 n, i = 0, k;
+
+	if (s == NULL)
+		return 0;
+	if ((n = strlen(s)) == 0 || n > max)
+		return flaky_error(err, errlen, EINVAL, "%s: expected 1 to %zu "
+		    "bytes, got %zu", name, max, n);
+	while (i < n) {
+		if ((unsigned char)s[i] < 0x20 || s[i] == 0x7f)
+			return flaky_error(err, errlen, EINVAL, "%s: byte %zu is "
+			    "a control character: expected printable text",
+			    name, i + 1);
+		if ((k = flaky_utf8_len((const unsigned char *)s + i,
+		    n - i)) == 0)
+			return flaky_error(err, errlen, EINVAL, "%s: byte %zu: "
+			    "expected UTF-8", name, i + 1);
+		i += k;
+	}
+	return 0;
+}
+
+int
+flaky_ci_meta_check(const struct flaky_ci_meta *m, char *err, size_t errlen)
+{
+	int	 r;
+
+	if ((r = field_check("branch", m->branch, FLAKY_CI_FIELD_MAX, err,
+	    errlen)) < 0 || (r = field_check("pr", m->pr, FLAKY_CI_FIELD_MAX,
+	    err, errlen)) < 0 || (r = field_check("job", m->job,
+	    FLAKY_CI_FIELD_MAX, err, errlen)) < 0 ||
+	    (r = field_check("job_url", m->job_url, FLAKY_CI_URL_MAX, err,
+	    errlen)) < 0 || (r = field_check("ci", m->ci, FLAKY_CI_FIELD_MAX,
+	    err, errlen)) < 0)
+		return r;
+	if (m->attempt < 0 || m->attempt > 10000)
+		return flaky_error(err, errlen, EINVAL, "attempt: expected 1 to "
+		    "10000, got %d", m->attempt);
+	return 0;
+}
+
+/* Bind s, or NULL. */
+static void
+bind_opt(struct sql_stmt *st, int i, const char *s)
+{
+	if (s != NULL)
+		sql_bind_text(st, i, s, -1, SQL_STATIC);
+}
+
+int
+flaky_store_run_ci(struct flaky_store *s, int64_t run_id,
+    const struct flaky_ci_meta *m, int64_t upload_id, char *err,
+    size_t errlen)
+{
+	struct sql_stmt	*st;
+	int		 r;
+
+	if ((r = store_prepare(s, "INSERT INTO run_ci (run_id, branch, pr, "
+	    "job, job_url, attempt, ci, upload_id) VALUES (?1, ?2, ?3, ?4, "
+	    "?5, ?6, ?7, ?8) ON CONFLICT (run_id) DO UPDATE SET branch = "
+	    "excluded.branch, pr = excluded.pr, job = excluded.job, job_url "
+	    "= excluded.job_url, attempt = excluded.attempt, ci = excluded.ci, "
+	    "upload_id = excluded.upload_id", &st, err, errlen)) < 0)
+		return r;
+	sql_bind_int64(st, 1, run_id);
+	bind_opt(st, 2, m->branch);
+	bind_opt(st, 3, m->pr);
+	bind_opt(st, 4, m->job);
+	bind_opt(st, 5, m->job_url);
+	if (m->attempt > 0)
+		sql_bind_int64(st, 6, m->attempt);
+	bind_opt(st, 7, m->ci);
+	if (upload_id > 0)
+		sql_bind_int64(st, 8, upload_id);
+	if (sql_step(st) != SQL_DONE)
+		r = store_sql_error(s, err, errlen, "recording where a run "
+		    "came from");
+	sql_finalize(st);
+	return r;
+}
+
+int
+flaky_store_upload_find(struct flaky_store *s, const char *key,
+    int64_t *ret_id, int64_t **ret_runs, size_t *ret_n, char *err,
+    size_t errlen)
+{
+	struct sql_stmt	*st;
+	int64_t		*v = NULL, id = 0;
+	size_t		 n = 0, cap = 0;
+	int		 r, rc;
+
+	*ret_id = 0;
+	*ret_runs = NULL;
+	*ret_n = 0;
+	if ((r = store_prepare(s, "SELECT u.id, c.run_id FROM uploads u LEFT "
+	    "JOIN run_ci c ON c.upload_id = u.id WHERE u.key = ?1 ORDER BY "
+	    "c.run_id", &st, err, errlen)) < 0)
+		return r;
+	sql_bind_text(st, 1, key, -1, SQL_STATIC);
+	while ((rc = sql_step(st)) == SQL_ROW) {
+		id = sql_column_int64(st, 0);
+		if (sql_column_type(st, 1) == SQL_NULL)
+			continue;
+		if (n == cap) {
+			size_t	 nc = cap ? cap * 2 : 4;
+			int64_t	*nv = realloc(v, nc * sizeof *v);
+
+			if (nv == NULL) {
+				sql_finalize(st);
+				free(v);
+				return flaky_error(err, errlen, ENOMEM,
+				    "out of memory");
+			}
+			v = nv;
+			cap = nc;
+		}
+		v[n++] = sql_column_int64(st, 1);
+	}
+	sql_finalize(st);
+	if (rc != SQL_DONE) {
+		free(v);
+		return store_sql_error(s, err, errlen, "reading an upload");
+	}
+	if (id == 0)
+		return 0;
+	*ret_id = id;
+	*ret_runs = v;
+	*ret_n = n;
+	return 1;
+}
+
+int
+flaky_store_upload_add(struct flaky_store *s, const char *key,
+    int64_t token_id, int64_t received_ms, int64_t bytes, int files,
+    int64_t *ret_id, char *err, size_t errlen)
+{
+	struct sql_stmt	*st;
+	int64_t		 have = 0;
+	int		 r;
+
+	if ((r = store_prepare(s, "SELECT count(*) FROM uploads WHERE key = "
+	    "?1", &st, err, errlen)) < 0)
+		return r;
+	sql_bind_text(st, 1, key, -1, SQL_STATIC);
+	have = sql_step(st) == SQL_ROW ? sql_column_int64(st, 0) : 0;
+	sql_finalize(st);
+	if (have > 0)
+		return flaky_error(err, errlen, EEXIST, "upload %s is stored "
+		    "already", key);
+	if ((r = store_prepare(s, "INSERT INTO uploads (key, token_id, "
+	    "received_ms, bytes, files) VALUES (?1, ?2, ?3, ?4, ?5)", &st, err,
+	    errlen)) < 0)
+		return r;
+	sql_bind_text(st, 1, key, -1, SQL_STATIC);
+	if (token_id > 0)
+		sql_bind_int64(st, 2, token_id);
+	sql_bind_int64(st, 3, received_ms);
+	sql_bind_int64(st, 4, bytes);
+	sql_bind_int64(st, 5, files);
+	if (sql_step(st) != SQL_DONE)
+		r = store_sql_error(s, err, errlen, "recording an upload");
+	else
+		*ret_id = sql_last_insert_rowid(store_db(s));
+	sql_finalize(st);
+	return r;
+}
