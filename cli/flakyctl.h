@@ -154,6 +154,12 @@ void	 ctl_usage_error(const char *cmd, const char *fmt, ...)
  * and a command as one line with the variable flakyctl set. */
 struct flaky_command;
 char	*default_target(const struct flaky_command *, const char *dir);
+/* ingest.c, for upload too: files stored as runs into db, in one
+ * transaction; EXIT_OK or EXIT_ERROR having said why. */
+struct flaky_ingest;
+struct flaky_ingest_file;
+int	 ingest_files(struct ctl *, const char *db, const char *who,
+	    struct flaky_ingest *, struct flaky_ingest_file *, size_t n);
 char	*join_argv(const char *env_set, char **argv);
 /* git.c: git -C dir ARGS (NULL-ended), run to its end: its exit status
  * (-1: it did not run), its stdout without the last newline in *out

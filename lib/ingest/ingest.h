@@ -1,0 +1,78 @@
+/* Results produced elsewhere stored as runs (flakyctl ingest, the upload
+ * endpoint of flakyd and flakyctl serve, flakyctl upload to a file or a
+ * server): JUnit XML of any size, parsed and stored as it is read, or raw
+ * runner output. Each file is read twice in chunks: once for its hash, so
+ * that content stored before is skipped before any work, then to store
+ * it. All in the caller's transaction (flaky_store_begin): a batch lands
+ * whole or not at all. */
+#ifndef FLAKY_INGEST_H
+#define FLAKY_INGEST_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "store/store.h"
+
+struct flaky_classifier;
+
+/* A file larger than this is refused, JUnit or raw output: no CI report
+ * needs more. */
+#define FLAKY_INGEST_MAX	(256L * 1024 * 1024)
+/* The buffer the calls read with (the caller's, reused). */
+#define FLAKY_INGEST_CHUNK	(64 * 1024)
+
+/* What the files of one batch share. */
+struct flaky_ingest {
+	struct flaky_store	*store;
+	const struct flaky_classifier *cls;
+	const char		*target;
+	int64_t			 target_id;
+	int64_t			 at_ms;		/* -1: the file's timestamps,
+						 * else now_ms */
+	int64_t			 now_ms;
+	const char		*revision;
+	const char		*box;		/* NULL: the store's */
+	/* An upload's: where it came from (run_ci), its row (uploads.id,
+	 * 0: none), and what its content hash also covers (the job and its
+	 * attempt: the same file from two jobs is two runs). */
+	const struct flaky_ci_meta *ci;
+	int64_t			 upload_id;
+	const char		*hash_salt;
+};
+
+/* One file: its path (or an open fd, with path naming it in messages),
+ * and once stored what became of it. */
+struct flaky_ingest_file {
+	const char	*path;
+	int		 fd;		/* -1: open path */
+	int		 own_fd;	/* close fd when done */
+	int		 junit;		/* 1 JUnit, 0 raw, -1 not known */
+	off_t		 size;		/* bytes hashed */
+	uint64_t	 h;
+	char		 hash[48];	/* runs.content_hash */
+	/* The outcome. */
+	int64_t		 run_id;
+	int		 duplicate;	/* stored before as run_id */
+	size_t		 tests, attempts;
+	int64_t		 failed;
+	int64_t		 when_ms;
+	/* Why a call failed: 1 the store's error (a refused file is 0). */
+	int		 store_failed;
+};
+
+/* Open f (unless it has an fd) and hash it, within FLAKY_INGEST_MAX:
+ * nothing is parsed or stored. buf: FLAKY_INGEST_CHUNK bytes. 0, or a
+ * negative errno with err ("PATH: expected at most 256 MiB"). */
+int	 flaky_ingest_hash(const struct flaky_ingest *,
+	    struct flaky_ingest_file *, char *buf, char *err, size_t errlen);
+/* Store a hashed file as one run in the open transaction, unless a run
+ * of its hash is there (f->duplicate, f->run_id that run). The bytes must
+ * be the ones hashed ("changed while it was read"). 0, or a negative
+ * errno with err and f->store_failed. */
+int	 flaky_ingest_store(const struct flaky_ingest *,
+	    struct flaky_ingest_file *, char *buf, char *err, size_t errlen);
+/* Close what the file holds open. */
+void	 flaky_ingest_file_close(struct flaky_ingest_file *);
+
+#endif
