@@ -121,18 +121,10 @@ flaky_store_upload_find(struct flaky_store *s, const char *key,
 		id = sql_column_int64(st, 0);
 		if (sql_column_type(st, 1) == SQL_NULL)
 			continue;
-		if (n == cap) {
-			size_t	 nc = cap ? cap * 2 : 4;
-			int64_t	*nv = realloc(v, nc * sizeof *v);
-
-			if (nv == NULL) {
-				sql_finalize(st);
-				free(v);
-				return flaky_error(err, errlen, ENOMEM,
-				    "out of memory");
-			}
-			v = nv;
-			cap = nc;
+		if (flaky_array_grow(&v, &cap, n, sizeof *v) < 0) {
+			sql_finalize(st);
+			free(v);
+			return flaky_error(err, errlen, ENOMEM, "out of memory");
 		}
 		v[n++] = sql_column_int64(st, 1);
 	}
@@ -158,12 +150,9 @@ flaky_store_upload_add(struct flaky_store *s, const char *key,
 	int64_t		 have = 0;
 	int		 r;
 
-	if ((r = store_prepare(s, "SELECT count(*) FROM uploads WHERE key = "
-	    "?1", &st, err, errlen)) < 0)
+	if ((r = store_scalar_text(s, "SELECT count(*) FROM uploads WHERE key "
+	    "= ?1", key, 0, &have, err, errlen)) < 0)
 		return r;
-	sql_bind_text(st, 1, key, -1, SQL_STATIC);
-	have = sql_step(st) == SQL_ROW ? sql_column_int64(st, 0) : 0;
-	sql_finalize(st);
 	if (have > 0)
 		return flaky_error(err, errlen, EEXIST, "upload %s is stored "
 		    "already", key);

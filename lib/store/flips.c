@@ -420,16 +420,9 @@ flaky_store_test_flips(struct flaky_store *s, int64_t test_id,
 	while (!oom && (rc = sql_step(st)) == SQL_ROW) {
 		struct flaky_flip *f;
 
-		if (n == cap) {
-			size_t	 nc = cap ? cap * 2 : 4;
-			struct flaky_flip *nv = realloc(v, nc * sizeof *v);
-
-			if (nv == NULL) {
-				oom = 1;
-				break;
-			}
-			v = nv;
-			cap = nc;
+		if (flaky_array_grow(&v, &cap, n, sizeof *v) < 0) {
+			oom = 1;
+			break;
 		}
 		f = &v[n++];
 		memset(f, 0, sizeof *f);
@@ -479,19 +472,10 @@ flaky_store_flip_counts(struct flaky_store *s, int64_t target_id,
 	sql_bind_int64(st, 2, since_ms);
 	sql_bind_int64(st, 3, until_ms);
 	while ((rc = sql_step(st)) == SQL_ROW) {
-		if (n == cap) {
-			size_t	 nc = cap ? cap * 2 : 16;
-			struct flaky_flip_count *nv = realloc(v,
-			    nc * sizeof *v);
-
-			if (nv == NULL) {
-				sql_finalize(st);
-				free(v);
-				return flaky_error(err, errlen, ENOMEM,
-				    "out of memory");
-			}
-			v = nv;
-			cap = nc;
+		if (flaky_array_grow(&v, &cap, n, sizeof *v) < 0) {
+			sql_finalize(st);
+			free(v);
+			return flaky_error(err, errlen, ENOMEM, "out of memory");
 		}
 		v[n].test_id = sql_column_int64(st, 0);
 		v[n].revisions = sql_column_int64(st, 1);

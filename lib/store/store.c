@@ -133,17 +133,20 @@ store_prepare(struct flaky_store *s, const char *sql, struct sql_stmt **st,
 	return 0;
 }
 
-/* A statement's only integer, or def when it gives no row or NULL. */
-int
-store_scalar(struct flaky_store *s, const char *sql, int64_t bind, int64_t def,
-    int64_t *ret, char *err, size_t errlen)
+/* A statement's only integer, or def when it gives no row or NULL; its
+ * parameter, if any, an integer or (text not NULL) a text. */
+static int
+scalar(struct flaky_store *s, const char *sql, int64_t bind, const char *text,
+    int64_t def, int64_t *ret, char *err, size_t errlen)
 {
 	struct sql_stmt	*st;
 	int		 r, rc;
 
 	if ((r = store_prepare(s, sql, &st, err, errlen)) < 0)
 		return r;
-	if (sql_bind_parameter_count(st) > 0)
+	if (sql_bind_parameter_count(st) > 0 && text != NULL)
+		sql_bind_text(st, 1, text, -1, SQL_STATIC);
+	else if (sql_bind_parameter_count(st) > 0)
 		sql_bind_int64(st, 1, bind);
 	*ret = def;
 	rc = sql_step(st);
@@ -153,6 +156,20 @@ store_scalar(struct flaky_store *s, const char *sql, int64_t bind, int64_t def,
 		r = store_sql_error(s, err, errlen, "reading");
 	sql_finalize(st);
 	return r;
+}
+
+int
+store_scalar(struct flaky_store *s, const char *sql, int64_t bind, int64_t def,
+    int64_t *ret, char *err, size_t errlen)
+{
+	return scalar(s, sql, bind, NULL, def, ret, err, errlen);
+}
+
+int
+store_scalar_text(struct flaky_store *s, const char *sql, const char *bind,
+    int64_t def, int64_t *ret, char *err, size_t errlen)
+{
+	return scalar(s, sql, 0, bind, def, ret, err, errlen);
 }
 
 int

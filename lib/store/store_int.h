@@ -78,6 +78,9 @@ int	 store_prepare(struct flaky_store *, const char *sql, struct sql_stmt **st,
  * or def when it gives no row or NULL. */
 int	 store_scalar(struct flaky_store *, const char *sql, int64_t bind,
 	    int64_t def, int64_t *ret, char *, size_t);
+/* The same with a text bound to its parameter. */
+int	 store_scalar_text(struct flaky_store *, const char *sql,
+	    const char *bind, int64_t def, int64_t *ret, char *, size_t);
 /* A redacted copy of t into b (reset first); NULL stays NULL, NULL when
  * out of memory (write.c; ingest.c too). */
 struct flaky_buf;

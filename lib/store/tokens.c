@@ -94,12 +94,9 @@ flaky_store_token_create(struct flaky_store *s, const char *name, int scope,
 	if (flaky_token_scope_name(scope)[0] == '?')
 		return flaky_error(err, errlen, EINVAL, "expected a scope of "
 		    "upload, read or write");
-	if ((r = store_prepare(s, "SELECT count(*) FROM tokens WHERE name = ?1 "
-	    "AND revoked_ms IS NULL", &st, err, errlen)) < 0)
+	if ((r = store_scalar_text(s, "SELECT count(*) FROM tokens WHERE name "
+	    "= ?1 AND revoked_ms IS NULL", name, 0, &n, err, errlen)) < 0)
 		return r;
-	sql_bind_text(st, 1, name, -1, SQL_STATIC);
-	n = sql_step(st) == SQL_ROW ? sql_column_int64(st, 0) : 0;
-	sql_finalize(st);
 	if (n > 0)
 		return flaky_error(err, errlen, EEXIST, "a token named '%s' "
 		    "exists: revoke it first, or give another --name", name);
@@ -149,15 +146,8 @@ token_rows(struct flaky_store *s, const char *sql,
 		const char *name = (const char *)sql_column_text(st, 1);
 		const char *prefix = (const char *)sql_column_text(st, 3);
 
-		if (n == cap) {
-			size_t	 nc = cap ? cap * 2 : 8;
-			struct flaky_token_row *nv = realloc(v, nc * sizeof *v);
-
-			if (nv == NULL)
-				goto oom;
-			v = nv;
-			cap = nc;
-		}
+		if (flaky_array_grow(&v, &cap, n, sizeof *v) < 0)
+			goto oom;
 		t = &v[n++];
 		memset(t, 0, sizeof *t);
 		t->id = sql_column_int64(st, 0);
@@ -231,13 +221,10 @@ flaky_store_token_revoke(struct flaky_store *s, const char *which,
 		return r;
 	if (changed == 1)
 		return 0;
-	if ((r = store_prepare(s, "SELECT count(*) FROM tokens WHERE "
+	if ((r = store_scalar_text(s, "SELECT count(*) FROM tokens WHERE "
 	    "revoked_ms IS NULL AND (name = ?1 OR prefix = substr(?1, 1, "
-	    "length(prefix)))", &st, err, errlen)) < 0)
+	    "length(prefix)))", which, 0, &changed, err, errlen)) < 0)
 		return r;
-	sql_bind_text(st, 1, which, -1, SQL_STATIC);
-	changed = sql_step(st) == SQL_ROW ? sql_column_int64(st, 0) : 0;
-	sql_finalize(st);
 	if (changed > 1)
 		return flaky_error(err, errlen, EINVAL, "'%s' names %lld "
 		    "tokens: give the name", which, (long long)changed);
