@@ -179,6 +179,8 @@ extern const struct cmd_entry cmd_run_entry;
 extern const struct cmd_entry cmd_reload_entry;
 /* history over weeks (docs/history.md) */
 extern const struct cmd_entry cmd_ingest_entry;
+/* token.c, upload.c: CI evidence (docs/ci.md, docs/api.md) */
+extern const struct cmd_entry cmd_token_entry;
 extern const struct cmd_entry cmd_trend_entry;
 extern const struct cmd_entry cmd_quarantine_entry;
 extern const struct cmd_entry cmd_gate_entry;

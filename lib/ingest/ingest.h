@@ -75,4 +75,20 @@ int	 flaky_ingest_store(const struct flaky_ingest *,
 /* Close what the file holds open. */
 void	 flaky_ingest_file_close(struct flaky_ingest_file *);
 
+/* Where a CI job is, from the variables of its CI system (ci_env.c):
+ * GitHub Actions, GitLab CI, Jenkins, Buildkite, CircleCI (docs/ci.md).
+ * What the system does not set is NULL (attempt 0). The strings live in
+ * buf. */
+struct flaky_ci_env {
+	const char	*ci;		/* "github", "gitlab", ... */
+	const char	*revision, *branch, *pr, *job, *job_url;
+	const char	*box;		/* the runner or agent's name */
+	const char	*project;	/* the repository's name */
+	int		 attempt;
+	char		 buf[8192];
+	size_t		 used;
+};
+/* 1 when a CI system's variables are in envp (out filled), else 0. */
+int	 flaky_ci_from_env(char *const *envp, struct flaky_ci_env *out);
+
 #endif
