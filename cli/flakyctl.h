@@ -181,6 +181,7 @@ extern const struct cmd_entry cmd_reload_entry;
 extern const struct cmd_entry cmd_ingest_entry;
 /* token.c, upload.c: CI evidence (docs/ci.md, docs/api.md) */
 extern const struct cmd_entry cmd_token_entry;
+extern const struct cmd_entry cmd_upload_entry;
 extern const struct cmd_entry cmd_trend_entry;
 extern const struct cmd_entry cmd_quarantine_entry;
 extern const struct cmd_entry cmd_gate_entry;

@@ -27,6 +27,7 @@
 #include <openssl/x509v3.h>
 
 #include "flakyd.h"
+#include "http/http.h"
 #include "log.h"
 #include "util/util.h"
 
@@ -167,67 +168,14 @@ timeout_cb(evutil_socket_t fd, short what, void *arg)
 	tell(w, 0, "timed out");
 }
 
-/* A context that checks the peer's certificate: against ca_file when
- * given, else the system's store. */
-static SSL_CTX *
-tls_ctx(const char *ca_file, char *err, size_t errlen)
-{
-	SSL_CTX	*ctx;
-
-	if ((ctx = SSL_CTX_new(TLS_client_method())) == NULL) {
-		flaky_error(err, errlen, ENOMEM, "TLS: cannot make a context");
-		return NULL;
-	}
-	SSL_CTX_set_min_proto_version(ctx, TLS1_2_VERSION);
-	SSL_CTX_set_verify(ctx, SSL_VERIFY_PEER, NULL);
-	if (ca_file != NULL ? SSL_CTX_load_verify_locations(ctx, ca_file,
-	    NULL) != 1 : SSL_CTX_set_default_verify_paths(ctx) != 1) {
-		flaky_error(err, errlen, EINVAL, "TLS: cannot load %s",
-		    ca_file != NULL ? ca_file : "the system's CA store");
-		SSL_CTX_free(ctx);
-		return NULL;
-	}
-	return ctx;
-}
-
-/* The bufferevent of an https connection: SNI and the name (or address)
- * the certificate must carry. */
+/* The bufferevent of an https connection (lib/http/tls.c). */
 static struct bufferevent *
 tls_bev(struct webhook *w, const char *host, const char *ca_file, char *err,
     size_t errlen)
 {
-	struct bufferevent *bev;
-	unsigned char	 addr[16];
-	SSL		*ssl;
-	int		 literal;
-
-	if ((w->ctx = tls_ctx(ca_file, err, errlen)) == NULL)
+	if ((w->ctx = flaky_tls_client_ctx(ca_file, err, errlen)) == NULL)
 		return NULL;
-	if ((ssl = SSL_new(w->ctx)) == NULL) {
-		flaky_error(err, errlen, ENOMEM, "TLS: out of memory");
-		return NULL;
-	}
-	literal = inet_pton(AF_INET, host, addr) == 1 ||
-	    inet_pton(AF_INET6, host, addr) == 1;
-	if (!literal)
-		SSL_set_tlsext_host_name(ssl, host);
-	if ((literal ? X509_VERIFY_PARAM_set1_ip_asc(SSL_get0_param(ssl),
-	    host) : SSL_set1_host(ssl, host)) != 1) {
-		SSL_free(ssl);
-		flaky_error(err, errlen, EINVAL, "TLS: cannot check host %s",
-		    host);
-		return NULL;
-	}
-	bev = bufferevent_openssl_socket_new(w->base, -1, ssl,
-	    BUFFEREVENT_SSL_CONNECTING,
-	    BEV_OPT_CLOSE_ON_FREE | BEV_OPT_DEFER_CALLBACKS);
-	if (bev == NULL) {
-		SSL_free(ssl);
-		flaky_error(err, errlen, ENOMEM, "TLS: out of memory");
-		return NULL;
-	}
-	bufferevent_openssl_set_allow_dirty_shutdown(bev, 1);
-	return bev;
+	return flaky_tls_client_bev(w->base, w->ctx, host, err, errlen);
 }
 
 /* The request: POST of body with its headers; userinfo becomes Basic

@@ -54,4 +54,19 @@ void	 flaky_http_free(struct flaky_http *);
 struct flaky_web_target *flaky_http_targets_pack(
 	    const struct flaky_web_target *, size_t n);
 
+/* TLS (tls.c), OpenSSL's SSL_CTX and libevent's bufferevent_openssl: at
+ * least TLS 1.2. A client context checks the server's certificate against
+ * ca_file (NULL: the system's CA store); a client bufferevent sends the
+ * host as SNI and checks that the certificate names it (or its address).
+ * A server context serves a PEM certificate chain with its key. NULL with
+ * err on failure. */
+struct ssl_ctx_st;
+struct bufferevent;
+struct ssl_ctx_st *flaky_tls_client_ctx(const char *ca_file, char *err,
+	    size_t errlen);
+struct bufferevent *flaky_tls_client_bev(struct event_base *,
+	    struct ssl_ctx_st *, const char *host, char *err, size_t errlen);
+struct ssl_ctx_st *flaky_tls_server_ctx(const char *cert_file,
+	    const char *key_file, char *err, size_t errlen);
+
 #endif

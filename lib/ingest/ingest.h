@@ -75,6 +75,38 @@ int	 flaky_ingest_store(const struct flaky_ingest *,
 /* Close what the file holds open. */
 void	 flaky_ingest_file_close(struct flaky_ingest_file *);
 
+/* An upload of files, stored once, whole (upload.c): the files hashed,
+ * then in one transaction the upload's row (uploads), the target, the
+ * token's use, and each file a run with where it came from (in.ci) and
+ * its upload. in.store must be open; in.hash_salt should name the job and
+ * attempt (the same file from two jobs is two runs). */
+struct flaky_upload {
+	struct flaky_ingest	 in;
+	const char		*key;		/* Idempotency-Key; NULL: the
+						 * files' content, salted */
+	int64_t			 token_id;	/* 0: none (a local write) */
+	int64_t			 bytes;		/* as received */
+	/* What became of it. */
+	int64_t			 upload_id;
+	int			 already;	/* stored before, as upload_id */
+	int64_t			*runs;		/* its runs (an upload stored
+						 * before: that one's) */
+	size_t			 nruns;
+	int			 store_failed;	/* the error is the store's */
+};
+/* 0 (u->already when it was stored before), or a negative errno with
+ * err: a file refused (not recognized, malformed, too big:
+ * !u->store_failed) or the store's error. buf: FLAKY_INGEST_CHUNK. */
+int	 flaky_upload_store(struct flaky_upload *, struct flaky_ingest_file *,
+	    size_t n, char *buf, char *err, size_t errlen);
+void	 flaky_upload_clear(struct flaky_upload *);
+/* Its answer as JSON into b (docs/api.md, "Uploads"): the upload, its
+ * runs, and what the store knew of each test that failed in them over the
+ * window (flaky_store_known). 0 or -ENOMEM. */
+struct flaky_buf;
+int	 flaky_upload_reply(struct flaky_buf *, const struct flaky_upload *,
+	    const struct flaky_known *, size_t, int window_days);
+
 /* Where a CI job is, from the variables of its CI system (ci_env.c):
  * GitHub Actions, GitLab CI, Jenkins, Buildkite, CircleCI (docs/ci.md).
  * What the system does not set is NULL (attempt 0). The strings live in

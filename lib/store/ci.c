@@ -173,3 +173,107 @@ flaky_store_upload_add(struct flaky_store *s, const char *key,
 	sql_finalize(st);
 	return r;
 }
+
+/* What the store knows of the tests that failed in some runs (an
+ * upload's): each test once, with its counted runs and failures in the
+ * window from the rollups (a point lookup a day: the rollups are keyed by
+ * day first), whether it is quarantined, and how many revisions it
+ * flipped on. */
+int
+flaky_store_known(struct flaky_store *s, const int64_t *runs, size_t nruns,
+    int64_t since_ms, int64_t until_ms, struct flaky_known **ret,
+    size_t *ret_n, char *err, size_t errlen)
+{
+	struct flaky_known *v = NULL;
+	struct sql_stmt	*fails = NULL, *roll = NULL;
+	size_t		 n = 0, cap = 0;
+	int		 r, rc, oom = 0;
+
+	*ret = NULL;
+	*ret_n = 0;
+	if ((r = store_prepare(s, "SELECT DISTINCT r.test_id, t.name, tg.name, "
+	    "q.test_id IS NOT NULL, q.ticket, q.reason FROM results r JOIN "
+	    "tests t ON t.id = r.test_id JOIN targets tg ON tg.id = "
+	    "t.target_id LEFT JOIN quarantine q ON q.test_id = r.test_id "
+	    "WHERE r.run_id = ?1 AND r.outcome IN (1, 2)", &fails, err,
+	    errlen)) < 0)
+		return r;
+	if ((r = store_prepare(s, "WITH RECURSIVE d(day) AS (SELECT ?2 UNION "
+	    "ALL SELECT day + 1 FROM d WHERE day + 1 < ?3) SELECT "
+	    "coalesce(sum(ro.runs), 0), coalesce(sum(ro.failures), 0), (SELECT "
+	    "count(*) FROM revision_outcomes o WHERE o.test_id = ?1 AND "
+	    "o.fails > 0 AND o.passes > 0 AND o.last_ms >= ?4) FROM d JOIN "
+	    "rollups ro ON ro.day = d.day AND ro.test_id = ?1", &roll, err,
+	    errlen)) < 0)
+		goto out;
+	for (size_t i = 0; i < nruns && !oom; i++) {
+		sql_reset(fails);
+		sql_bind_int64(fails, 1, runs[i]);
+		while ((rc = sql_step(fails)) == SQL_ROW) {
+			int64_t	 tid = sql_column_int64(fails, 0);
+			struct flaky_known *k;
+			size_t	 j;
+
+			for (j = 0; j < n && v[j].test_id != tid; j++)
+				;
+			if (j < n)
+				continue;
+			if (flaky_array_grow(&v, &cap, n, sizeof *v) < 0) {
+				oom = 1;
+				break;
+			}
+			k = &v[n++];
+			memset(k, 0, sizeof *k);
+			k->test_id = tid;
+			k->test = store_col_dup(fails, 1, &oom);
+			k->target = store_col_dup(fails, 2, &oom);
+			k->quarantined = sql_column_int64(fails, 3) != 0;
+			k->ticket = store_col_dup(fails, 4, &oom);
+			k->reason = store_col_dup(fails, 5, &oom);
+			sql_reset(roll);
+			sql_bind_int64(roll, 1, tid);
+			sql_bind_int64(roll, 2, since_ms / 86400000);
+			sql_bind_int64(roll, 3, until_ms / 86400000 + 1);
+			sql_bind_int64(roll, 4, since_ms);
+			if (sql_step(roll) == SQL_ROW) {
+				k->runs = sql_column_int64(roll, 0);
+				k->failures = sql_column_int64(roll, 1);
+				k->flips = sql_column_int64(roll, 2);
+			} else {
+				r = store_sql_error(s, err, errlen, "reading "
+				    "the rollups");
+				goto out;
+			}
+		}
+		if (!oom && rc != SQL_DONE) {
+			r = store_sql_error(s, err, errlen, "reading a run's "
+			    "failures");
+			goto out;
+		}
+	}
+	if (oom) {
+		r = flaky_error(err, errlen, ENOMEM, "out of memory");
+		goto out;
+	}
+	*ret = v;
+	*ret_n = n;
+	v = NULL;
+	n = 0;
+out:
+	sql_finalize(fails);
+	sql_finalize(roll);
+	flaky_known_free(v, n);
+	return r;
+}
+
+void
+flaky_known_free(struct flaky_known *v, size_t n)
+{
+	for (size_t i = 0; v != NULL && i < n; i++) {
+		free(v[i].test);
+		free(v[i].target);
+		free(v[i].ticket);
+		free(v[i].reason);
+	}
+	free(v);
+}

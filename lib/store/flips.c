@@ -378,20 +378,6 @@ out:
 	return r;
 }
 
-/* A copy of column i, NULL for NULL; *oom set when out of memory. */
-static char *
-col_dup(struct sql_stmt *st, int i, int *oom)
-{
-	const char	*t = (const char *)sql_column_text(st, i);
-	char		*c;
-
-	if (sql_column_type(st, i) == SQL_NULL || t == NULL)
-		return NULL;
-	if ((c = strdup(t)) == NULL)
-		*oom = 1;
-	return c;
-}
-
 /* A test's flips seen in the window (store_ci.h). */
 int
 flaky_store_test_flips(struct flaky_store *s, int64_t test_id,
@@ -426,16 +412,16 @@ flaky_store_test_flips(struct flaky_store *s, int64_t test_id,
 		}
 		f = &v[n++];
 		memset(f, 0, sizeof *f);
-		f->revision = col_dup(st, 0, &oom);
+		f->revision = store_col_dup(st, 0, &oom);
 		f->fails = sql_column_int64(st, 1);
 		f->passes = sql_column_int64(st, 2);
 		f->first_ms = sql_column_int64(st, 3);
 		f->last_ms = sql_column_int64(st, 4);
 		f->fail_run = sql_column_int64(st, 5);
 		f->pass_run = sql_column_int64(st, 6);
-		f->fail_job = col_dup(st, 7, &oom);
+		f->fail_job = store_col_dup(st, 7, &oom);
 		f->fail_attempt = (int)sql_column_int64(st, 8);
-		f->pass_job = col_dup(st, 9, &oom);
+		f->pass_job = store_col_dup(st, 9, &oom);
 		f->pass_attempt = (int)sql_column_int64(st, 10);
 	}
 	sql_finalize(st);

@@ -158,6 +158,20 @@ scalar(struct flaky_store *s, const char *sql, int64_t bind, const char *text,
 	return r;
 }
 
+/* A copy of column i, NULL for NULL; *oom set when out of memory. */
+char *
+store_col_dup(struct sql_stmt *st, int i, int *oom)
+{
+	const char	*t = (const char *)sql_column_text(st, i);
+	char		*c;
+
+	if (sql_column_type(st, i) == SQL_NULL || t == NULL)
+		return NULL;
+	if ((c = strdup(t)) == NULL)
+		*oom = 1;
+	return c;
+}
+
 int
 store_scalar(struct flaky_store *s, const char *sql, int64_t bind, int64_t def,
     int64_t *ret, char *err, size_t errlen)

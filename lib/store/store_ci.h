@@ -94,6 +94,23 @@ int	 flaky_store_upload_add(struct flaky_store *, const char *key,
 	    int64_t token_id, int64_t received_ms, int64_t bytes, int files,
 	    int64_t *ret_id, char *err, size_t errlen);
 
+/* What the store knows of the tests that failed in these runs (an
+ * upload's), each test once: its counted runs and failures in the window
+ * (the runs themselves included), quarantine, and how many revisions it
+ * flipped on since since_ms. */
+struct flaky_known {
+	int64_t		 test_id;
+	char		*test, *target;
+	int64_t		 runs, failures, flips;
+	int		 quarantined;
+	char		*ticket, *reason;	/* the quarantine's, or NULL */
+};
+int	 flaky_store_known(struct flaky_store *, const int64_t *runs,
+	    size_t nruns, int64_t since_ms, int64_t until_ms,
+	    struct flaky_known **ret, size_t *ret_n, char *err,
+	    size_t errlen);
+void	 flaky_known_free(struct flaky_known *, size_t);
+
 /* Flips (flips.c): the tests of a stored run that failed at its revision
  * in some counted runs and passed in others. Called by the writes of a
  * run (flaky_store_run_finish, ingest) in their transaction, for a

@@ -78,6 +78,9 @@ int	 store_prepare(struct flaky_store *, const char *sql, struct sql_stmt **st,
  * or def when it gives no row or NULL. */
 int	 store_scalar(struct flaky_store *, const char *sql, int64_t bind,
 	    int64_t def, int64_t *ret, char *, size_t);
+/* A copy of column i of a row, NULL for NULL; *oom set when out of
+ * memory. */
+char	*store_col_dup(struct sql_stmt *, int i, int *oom);
 /* The same with a text bound to its parameter. */
 int	 store_scalar_text(struct flaky_store *, const char *sql,
 	    const char *bind, int64_t def, int64_t *ret, char *, size_t);
