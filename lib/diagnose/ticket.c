@@ -133,20 +133,23 @@ ticket_diagnosis(const struct flaky_diagnosis *d, const char *isolate,
 	if (w.len > 0)
 		flaky_buf_printf(b, "%s.\n\n", flaky_buf_cstr(&w));
 
+	/* the transition, when there is one, in the state's cell: a column
+	 * of its own would be empty in most tickets */
 	if (d->nrevs > 0)
 		flaky_buf_adds(b, "### Revisions\n\n| revision | runs | "
-		    "failures | 95% interval | state | |\n"
-		    "|---|---:|---:|---|---|---|\n");
+		    "failures | 95% interval | state |\n"
+		    "|---|---:|---:|---|---|\n");
 	for (size_t i = 0; i < d->nrevs; i++) {
 		const struct flaky_rev_stat *r = &d->revs[i];
 		const char *tr = flaky_transition_name(r->transition);
 
 		flaky_buf_adds(b, "| ");
 		md_inline(b, r->revision ? r->revision : "(none)");
-		flaky_buf_printf(b, " | %lld | %lld | %.0f%%-%.0f%% | %s | "
-		    "%s |\n", (long long)r->runs, (long long)r->failures,
+		flaky_buf_printf(b, " | %lld | %lld | %.0f%%-%.0f%% | %s%s%s%s "
+		    "|\n", (long long)r->runs, (long long)r->failures,
 		    100 * r->ci_low, 100 * r->ci_high,
-		    flaky_rev_state_name(r->state), tr ? tr : "");
+		    flaky_rev_state_name(r->state), tr ? " (" : "",
+		    tr ? tr : "", tr ? ")" : "");
 	}
 	if (d->nrevs > 0)
 		flaky_buf_adds(b, "\n");

@@ -301,6 +301,13 @@ def test_revisions_and_user_signatures(tmp_path):
     assert d["verdict"] == "fixed"
     # 0 of 20: the Wilson upper bound z^2 / (n + z^2) = 16%
     assert d["revision_summary"] == "0/20 at r2, at most 16% at 95%, fixed since r1"
+    # issue 28, item 16: the transition in the state's cell, no column
+    # that is empty in most tickets
+    md = run(["--db", db, "ticket", "flip"], check=0).stdout
+    assert ("| revision | runs | failures | 95% interval | state |\n"
+            "|---|---:|---:|---|---|\n"
+            "| `r1` | 6 | 3 | 19%-81% | flaky |\n"
+            "| `r2` | 20 | 0 | 0%-16% | stable (fixed) |\n") in md, md
 
 
 def test_bad_signature_regex(tmp_path):
