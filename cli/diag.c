@@ -191,8 +191,8 @@ diag_json(FILE *f, const struct flaky_diagnosis *d, int with_failures)
 	json_double(f, d->runs ? (double)d->failures / (double)d->runs : 0);
 	json_ms(f, "ci_low", lo);
 	json_ms(f, "ci_high", hi);
-	fprintf(f, ", \"tier\": \"%s\"", flaky_tier_name(flaky_tier(
-	    d->failures, d->runs)));
+	fprintf(f, ", \"tier\": \"%s\"", flaky_tier_name(flaky_tier_skips(
+	    d->failures, d->runs, d->skips)));
 	fprintf(f, ", \"verdict\": \"%s\"", flaky_verdict_name(d->verdict));
 	json_key(f, "signature", d->signature);
 	fprintf(f, ", \"signatures\": {");
@@ -231,7 +231,8 @@ diag_json(FILE *f, const struct flaky_diagnosis *d, int with_failures)
 	    "the test or the code under test is broken" :
 	    flaky_test_cause(d));
 	flaky_buf_reset(&b);
-	if (d->verdict == FLAKY_VERDICT_BROKEN || d->depends_on != NULL)
+	if (d->verdict == FLAKY_VERDICT_BROKEN || d->depends_on != NULL ||
+	    d->signature == NULL)
 		flaky_test_patch(d, &b);
 	else
 		flaky_buf_adds(&b, flaky_sig_patch(d->signature));

@@ -95,6 +95,19 @@ ticket_diagnosis(const struct flaky_diagnosis *d, const char *isolate,
 	md_inline(b, d->test);
 	flaky_buf_adds(b, " (target ");
 	md_inline(b, d->target);
+	if (d->runs == 0) {
+		/* no rate, no window of runs: say why instead */
+		flaky_unrun_words(d, &w);
+		flaky_buf_printf(b, ")\n\n**Evidence:** no counted run in "
+		    "the window: %s", flaky_buf_cstr(&w));
+		if (d->skips > 0)
+			flaky_buf_printf(b, ", from %s to %s",
+			    flaky_format_time(d->first_ms, t1, sizeof t1),
+			    flaky_format_time(d->last_ms, t2, sizeof t2));
+		flaky_buf_printf(b, "\n\n**Verdict:** %s\n\n",
+		    flaky_verdict_name(d->verdict));
+		goto repro;
+	}
 	flaky_buf_printf(b, ")\n\n**Failure rate:** %lld of %lld runs "
 	    "(%.1f%%; 95%% interval %.1f%%-%.1f%%) between %s and %s\n\n",
 	    (long long)d->failures, (long long)d->runs,
@@ -186,6 +199,7 @@ ticket_diagnosis(const struct flaky_diagnosis *d, const char *isolate,
 		    "is not a timeout.\n\n", flaky_buf_cstr(&w));
 	}
 
+repro:
 	flaky_buf_adds(b, "### Reproduce\n\n");
 	flaky_buf_reset(&w);
 	flaky_repro(d, NULL, &w);
@@ -200,7 +214,7 @@ ticket_diagnosis(const struct flaky_diagnosis *d, const char *isolate,
 		md_code(b, "sh", flaky_buf_cstr(&w), 5);
 	}
 	flaky_buf_reset(&w);
-	if (broken || d->depends_on != NULL)
+	if (broken || d->depends_on != NULL || d->signature == NULL)
 		flaky_test_patch(d, &w);
 	else
 		flaky_buf_adds(&w, flaky_sig_patch(d->signature));

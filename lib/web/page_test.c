@@ -73,8 +73,8 @@ facts(struct web_ctx *c, const struct flaky_diagnosis *d,
 	flaky_buf_printf(b, "<dt>rate</dt><dd id=\"rate\">%" PRId64 " of %"
 	    PRId64 " runs failed (%.1f%%, 95%% interval %.1f&ndash;%.1f%%), "
 	    "tier %s, ", d->failures, d->runs, d->runs ? 100.0 * d->failures /
-	    d->runs : 0.0, 100 * lo, 100 * hi, flaky_tier_name(flaky_tier(
-	    d->failures, d->runs)));
+	    d->runs : 0.0, 100 * lo, 100 * hi, flaky_tier_name(
+	    flaky_tier_skips(d->failures, d->runs, d->skips)));
 	web_window_words(c, b);
 	flaky_buf_adds(b, "</dd>\n");
 	fact(b, "verdict", flaky_verdict_name(d->verdict));
