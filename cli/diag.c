@@ -203,6 +203,16 @@ diag_json(FILE *f, const struct flaky_diagnosis *d, int with_failures)
 	}
 	fprintf(f, "}");
 	json_key(f, "polluter", d->polluter);
+	fprintf(f, ", \"polluters\": ");
+	if (d->npolluters == 0)
+		fprintf(f, "null");
+	for (size_t i = 0; i < d->npolluters; i++) {
+		fprintf(f, "%s", i ? ", " : "[");
+		json_string(f, d->polluters[i]);
+	}
+	fprintf(f, "%s, \"polluters_minimal\": %s", d->npolluters ? "]" : "",
+	    d->npolluters == 0 ? "null" : d->polluters_minimal ? "true" :
+	    "false");
 	json_key(f, "depends_on", d->depends_on);
 	if (d->polluter != NULL || d->depends_on != NULL) {
 		fprintf(f, ", \"order\": {\"kind\": \"%s\", ",
@@ -234,8 +244,10 @@ diag_json(FILE *f, const struct flaky_diagnosis *d, int with_failures)
 	if (d->verdict == FLAKY_VERDICT_BROKEN || d->depends_on != NULL ||
 	    d->signature == NULL)
 		flaky_test_patch(d, &b);
-	else
+	else {
 		flaky_buf_adds(&b, flaky_sig_patch(d->signature));
+		flaky_polluter_patch(d, &b);
+	}
 	json_key(f, "patch", flaky_buf_cstr(&b));
 	fprintf(f, ",\n  \"timing\": {\"passes\": %lld, \"failures\": %lld",
 	    (long long)d->timing.n_pass, (long long)d->timing.n_fail);

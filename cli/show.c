@@ -73,6 +73,10 @@ print_show(const struct flaky_diagnosis *d, int full)
 		    flaky_buf_cstr(&b));
 	}
 	flaky_buf_reset(&b);
+	flaky_polluter_patch(d, &b);
+	if (b.len > 2)	/* "; the polluter is ...", "; suspected ..." */
+		printf("%s\n", flaky_buf_cstr(&b) + 2);
+	flaky_buf_reset(&b);
 	diag_stress_words(d, &b);
 	if (b.len > 0)
 		printf("stress: %s\n", flaky_buf_cstr(&b));

@@ -235,6 +235,37 @@ diagnose_stress(struct flaky_store *s, const struct flaky_query *q,
 	return 0;
 }
 
+/* The polluters flakyctl polluter stored for the test: confirmed. */
+static int
+diagnose_polluters(struct flaky_store *s, struct flaky_diagnosis *d,
+    char *err, size_t errlen)
+{
+	struct flaky_polluter_row row;
+	char	*c, *e;
+	size_t	 n = 1;
+	int	 r;
+
+	if ((r = flaky_store_polluter_get(s, d->test_id, &row, err,
+	    errlen)) <= 0)
+		return r;
+	for (c = row.members; c != NULL && *c; c++)
+		n += *c == '\n';
+	if ((d->polluters = calloc(n, sizeof *d->polluters)) == NULL)
+		goto oom;
+	for (c = row.members; c != NULL && *c; c = e) {
+		if ((e = strchr(c, '\n')) != NULL)
+			*e++ = '\0';
+		if ((d->polluters[d->npolluters++] = strdup(c)) == NULL)
+			goto oom;
+	}
+	d->polluters_minimal = row.minimal;
+	flaky_polluter_row_clear(&row);
+	return 0;
+oom:
+	flaky_polluter_row_clear(&row);
+	return flaky_error(err, errlen, ENOMEM, "out of memory");
+}
+
 /* Why a test has no result in the window: its target's runs there, and
  * how many of them were incomplete (their outcomes count for nothing). */
 static int
@@ -363,7 +394,8 @@ flaky_diagnose_tests(struct flaky_store *s, const int64_t *ids, size_t n,
 		goto fail;
 	for (size_t i = 0; i < n; i++)
 		if ((r = diagnose_stress(s, q, ret[i], err, errlen)) < 0 ||
-		    (r = diagnose_unrun(s, q, ret[i], err, errlen)) < 0)
+		    (r = diagnose_unrun(s, q, ret[i], err, errlen)) < 0 ||
+		    (r = diagnose_polluters(s, ret[i], err, errlen)) < 0)
 			goto fail;
 	free(b);
 	flaky_test_refs_free(refs, nrefs);

@@ -199,7 +199,14 @@ struct flaky_diagnosis {
 	struct flaky_failure_mode *modes;	/* most first */
 	size_t		 nmodes;
 	struct flaky_order_evidence order;
-	char		*polluter;	/* its test name, or NULL */
+	char		*polluter;	/* suspected from the stored run
+					 * orders: its test name, or NULL */
+	/* Confirmed: the set flakyctl polluter stored (table polluters),
+	 * shown to make the test fail when run before it; its test names
+	 * in run order. npolluters 0: none stored. */
+	char		**polluters;
+	size_t		 npolluters;
+	int		 polluters_minimal;	/* 0: its budget ran out */
 	char		*depends_on;	/* the set-up test's name, or NULL */
 	int		 race_timing;	/* RACE because of timing.varies */
 	struct flaky_rev_stat *revs;	/* oldest first */
@@ -442,6 +449,10 @@ int	 flaky_incomplete_why(struct flaky_store *, int64_t target_id,
  * or xfail)", "all 3 runs of its target in the window were incomplete
  * ..., the newest incomplete one: REASON" */
 void	 flaky_unrun_words(const struct flaky_diagnosis *, struct flaky_buf *);
+/* "; suspected polluter X (...): confirm with `flakyctl polluter T`", or
+ * the confirmed set, or nothing: what a patch says of the polluter. */
+void	 flaky_polluter_patch(const struct flaky_diagnosis *,
+	    struct flaky_buf *);
 /* One sentence of evidence for the signature. */
 void	 flaky_evidence_words(const struct flaky_diagnosis *,
 	    struct flaky_buf *);

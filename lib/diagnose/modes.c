@@ -413,6 +413,9 @@ flaky_diagnosis_free(struct flaky_diagnosis *d)
 	}
 	free(d->modes);
 	free(d->polluter);
+	for (size_t i = 0; i < d->npolluters; i++)
+		free(d->polluters[i]);
+	free(d->polluters);
 	free(d->depends_on);
 	free(d->incomplete_why);
 	for (size_t i = 0; i < d->nrevs; i++)

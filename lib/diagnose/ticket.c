@@ -167,7 +167,8 @@ ticket_diagnosis(const struct flaky_diagnosis *d, const char *isolate,
 	if (d->nrevs > 0)
 		flaky_buf_adds(b, "\n");
 
-	if (d->polluter != NULL) {
+	/* a confirmed set (flakyctl polluter's) is its own section below */
+	if (d->polluter != NULL && d->npolluters == 0) {
 		flaky_buf_adds(b, "### Suspected polluter\n\n");
 		md_inline(b, d->polluter);
 		flaky_buf_printf(b, ": this test failed in %lld of %lld runs "
@@ -177,6 +178,14 @@ ticket_diagnosis(const struct flaky_diagnosis *d, const char *isolate,
 		    (long long)d->order.k_without,
 		    (long long)d->order.n_without, d->order.p,
 		    d->order.candidates);
+		flaky_buf_reset(&w);
+		flaky_sh_quote(&w, d->test);
+		flaky_buf_printf(b, "Suspected from the stored run orders, not "
+		    "confirmed: it may need other tests before it too, or be "
+		    "a neighbour of the real one. `flakyctl polluter %s` "
+		    "reruns the tests that ran before this one to find the "
+		    "smallest set that makes it fail.\n\n",
+		    flaky_buf_cstr(&w));
 	}
 
 	if (d->depends_on != NULL) {
@@ -216,8 +225,10 @@ repro:
 	flaky_buf_reset(&w);
 	if (broken || d->depends_on != NULL || d->signature == NULL)
 		flaky_test_patch(d, &w);
-	else
+	else {
 		flaky_buf_adds(&w, flaky_sig_patch(d->signature));
+		flaky_polluter_patch(d, &w);
+	}
 	flaky_buf_printf(b, "\n### Likely cause and first patch to try\n\n"
 	    "- cause: %s\n- first patch: %s\n", broken ? "the test or the "
 	    "code under test is broken (it fails every run), not flaky" :

@@ -139,10 +139,41 @@ flaky_test_patch(const struct flaky_diagnosis *d, struct flaky_buf *b)
 		    "of the pool until they agree", d->box.box);
 	else {
 		flaky_buf_adds(b, flaky_sig_patch(d->signature));
-		if (d->polluter != NULL)
-			flaky_buf_printf(b, "; the polluter is %s",
-			    d->polluter);
+		flaky_polluter_patch(d, b);
 	}
+}
+
+/* The polluter in a patch: the set flakyctl polluter confirmed, else
+ * the one the stored orders suggest, said to be suspected, with the
+ * command that would confirm it. */
+void
+flaky_polluter_patch(const struct flaky_diagnosis *d, struct flaky_buf *b)
+{
+	if (d->npolluters > 0) {
+		flaky_buf_printf(b, "; the polluter%s ", d->npolluters == 1 ?
+		    " is" : "s are");
+		for (size_t i = 0; i < d->npolluters; i++)
+			flaky_buf_printf(b, "%s%s", i == 0 ? "" :
+			    i + 1 == d->npolluters ? " and " : ", ",
+			    d->polluters[i]);
+		flaky_buf_printf(b, "%s (confirmed by flakyctl polluter%s)",
+		    d->npolluters > 1 ? ", together" : "",
+		    d->polluters_minimal ? "" : "; maybe not the smallest set: "
+		    "its rerun budget ran out");
+		return;
+	}
+	if (d->polluter == NULL && (d->signature == NULL || strcmp(
+	    d->signature, "ORDER_DEPENDENT") != 0 || d->fails_alone))
+		return;
+	if (d->polluter != NULL)
+		flaky_buf_printf(b, "; suspected polluter %s (from the stored "
+		    "run orders, not confirmed): confirm with `flakyctl "
+		    "polluter ", d->polluter);
+	else
+		flaky_buf_adds(b, "; find the polluter with `flakyctl "
+		    "polluter ");
+	flaky_sh_quote(b, d->test);
+	flaky_buf_adds(b, "`");
 }
 
 /* The first line of s, at most max bytes (not splitting a character). */

@@ -303,6 +303,21 @@ api_diagnosis(struct flaky_jw *w, const struct flaky_diagnosis *d)
 	jw_str(w, "verdict", flaky_verdict_name(d->verdict));
 	jw_str(w, "signature", d->signature);
 	jw_str(w, "polluter", d->polluter);
+	/* the set flakyctl polluter confirmed, null before (docs/api.md) */
+	flaky_jw_key(w, "polluters");
+	if (d->npolluters == 0)
+		flaky_jw_null(w);
+	else {
+		flaky_jw_array_begin(w);
+		for (size_t i = 0; i < d->npolluters; i++)
+			flaky_jw_string(w, d->polluters[i]);
+		flaky_jw_array_end(w);
+	}
+	flaky_jw_key(w, "polluters_minimal");
+	if (d->npolluters == 0)
+		flaky_jw_null(w);
+	else
+		flaky_jw_bool(w, d->polluters_minimal);
 	jw_str(w, "depends_on", d->depends_on);
 	flaky_jw_key(w, "alone");
 	if (d->alone_runs == 0)

@@ -90,7 +90,16 @@ facts(struct web_ctx *c, const struct flaky_diagnosis *d,
 	if (d->stress_race)
 		flaky_buf_adds(b, "; fails more under stress (RACE)");
 	flaky_buf_adds(b, "</dd>\n");
-	fact(b, "polluter", d->polluter);
+	if (d->npolluters > 0) {
+		/* confirmed by flakyctl polluter; the orders only suspect */
+		flaky_buf_adds(b, "<dt>polluters</dt><dd id=\"polluters\">");
+		for (size_t i = 0; i < d->npolluters; i++) {
+			flaky_buf_adds(b, i ? ", " : "");
+			web_esc(b, d->polluters[i]);
+		}
+		flaky_buf_adds(b, " (confirmed by flakyctl polluter)</dd>\n");
+	} else
+		fact(b, "suspected polluter", d->polluter);
 	if (d->depends_on != NULL)
 		fact(b, "depends on", d->depends_on);
 	flaky_buf_printf(b, "<dt>runs alone</dt><dd id=\"alone\">");
