@@ -87,8 +87,8 @@ tree_checkout(struct bisect *bs, long i)
 }
 
 /* The test's outcome in a run: 1 failed, 0 passed, -1 not reported. */
-static int
-outcome(const char *test, const struct flaky_results *res)
+int
+bisect_outcome(const char *test, const struct flaky_results *res)
 {
 	int	 o = -1;
 
@@ -119,8 +119,8 @@ bisect_ended(struct flaky_run *run, void *job_arg, void *arg)
 	if (run->rec.status == FLAKY_RUN_INTERRUPTED ||
 	    run->rec.status == FLAKY_RUN_STOPPED)
 		;	/* ^C: it tells nothing */
-	else
-		bs->count(bs, i, outcome(bs->test, &run->results));
+	else if (bs->seen == NULL || !bs->seen(bs, i, &run->results))
+		bs->count(bs, i, bisect_outcome(bs->test, &run->results));
 	bisect_next(bs);
 }
 
@@ -157,12 +157,14 @@ bisect_next(struct bisect *bs)
 			continue;
 		}
 		memset(&job, 0, sizeof job);
-		job.spec.argv = bs->argv;
+		/* the run that resolves TEST is the suite's */
+		job.spec.argv = bs->resolving ? bs->suite_argv : bs->argv;
 		job.spec.envp = bs->envp;
 		job.spec.dir = bs->rundir;
 		job.spec.timeout_ms = bs->timeout_ms;
 		job.target_id = bs->target_id;
-		job.kind = bs->alone ? FLAKY_KIND_ALONE : FLAKY_KIND_SUITE;
+		job.kind = bs->alone && !bs->resolving ? FLAKY_KIND_ALONE :
+		    FLAKY_KIND_SUITE;
 		job.trigger = bs->trigger;
 		job.revision = bs->top != NULL ? bs->b.v[i].rev : bs->revision;
 		job.evidence_only = bs->evidence_only;
@@ -250,25 +252,6 @@ candidates(struct bisect *bs, const char *bad, int64_t max_runs)
 	return 0;
 }
 
-/* The command with the test selected, when its runner can select one:
- * pytest takes a node id, unittest a dotted name. 1 when it runs alone. */
-static int
-select_test(struct flaky_command *cmd, const char *test)
-{
-	size_t	 n;
-
-	if (cmd->runner == NULL || (strcmp(cmd->runner, "pytest") != 0 &&
-	    strcmp(cmd->runner, "unittest") != 0))
-		return 0;
-	for (n = 0; cmd->argv[n] != NULL; n++)
-		if (strcmp(cmd->argv[n], "discover") == 0)
-			return 0;	/* unittest discover takes no name */
-	cmd->argv = xreallocarray(cmd->argv, n + 2, sizeof *cmd->argv);
-	cmd->argv[n] = xstrdup(test);
-	cmd->argv[n + 1] = NULL;
-	return 1;
-}
-
 /* The command and directory: the one after --, else the config's target
  * (through its isolate: template when it has one). */
 int
@@ -291,7 +274,8 @@ bisect_command(struct bisect *bs, char **cmdv, const char *target_arg,
 		}
 		if (getcwd(cwd, sizeof cwd) == NULL)
 			fatal("getcwd");
-		bs->alone = select_test(cmd, bs->test);
+		bs->suite_argv = bisect_argv_copy(cmd->argv);
+		bs->alone = bisect_select(cmd, bs->test, &bs->select_at);
 		bs->argv = cmd->argv;
 		bs->envp = cmd->envp;
 		*dir = xstrdup(cwd);
@@ -310,17 +294,22 @@ bisect_command(struct bisect *bs, char **cmdv, const char *target_arg,
 		return -1;
 	}
 	cmd->argv = xcalloc(4, sizeof *cmd->argv);
+	bs->select_at = -1;
 	if (t->isolate != NULL) {
 		/* the test id reaches the command as $FLAKY_TEST only */
 		if ((cmd->argv[2] = flaky_confirm_expand(t->isolate)) == NULL)
 			fatalx("out of memory");
 		if (setenv("FLAKY_TEST", bs->test, 1) == -1)
 			fatal("setenv");
-		bs->alone = 1;
+		bs->alone = bs->select_env = 1;
 	} else
 		cmd->argv[2] = join_argv(NULL, t->argv);
 	cmd->argv[0] = xstrdup("/bin/sh");
 	cmd->argv[1] = xstrdup("-c");
+	bs->suite_argv = xcalloc(4, sizeof *bs->suite_argv);
+	bs->suite_argv[0] = xstrdup("/bin/sh");
+	bs->suite_argv[1] = xstrdup("-c");
+	bs->suite_argv[2] = join_argv(NULL, t->argv);
 	bs->argv = cmd->argv;
 	bs->timeout_ms = t->timeout_ms;
 	*dir = xstrdup(t->dir);
@@ -468,10 +457,13 @@ const struct cmd_entry cmd_bisect_entry = {
 	.exec = cmd_bisect,
 };
 
-/* The search's rule, for bisect_next. */
+/* The search's rule, for bisect_next: the run at bad that resolves
+ * TEST first when one is due. */
 static long
 search_next(struct bisect *bs)
 {
+	if (bs->resolving)
+		return (long)bs->b.n - 1;
 	return flaky_bisect_next(&bs->b);
 }
 
@@ -608,13 +600,18 @@ bisect_free(struct bisect *bs)
 	free(bs->tree);
 	free(bs->rundir);
 	free(bs->revision);
+	for (size_t i = 0; bs->suite_argv != NULL && bs->suite_argv[i]; i++)
+		free(bs->suite_argv[i]);
+	free(bs->suite_argv);
+	free(bs->test_owned);
 	memset(bs, 0, sizeof *bs);
 }
 
 /* The rate at bad from the test's stored runs at that revision (suite
  * and ingested, complete), when they saw it fail: no measuring then. */
-static void
-stored_rate(struct bisect *bs, const char *target, const char *badrev)
+void
+bisect_stored_rate(struct bisect *bs, const char *target,
+    const char *badrev)
 {
 	struct flaky_diagnosis *d;
 	char	 err[1024];
@@ -698,6 +695,7 @@ cmd_bisect(struct ctl *ctl, int argc, char **argv)
 	bs.at = -1;
 	bs.next = search_next;
 	bs.count = search_count;
+	bs.seen = bisect_seen;
 	bs.trigger = "bisect";
 	bs.evidence_only = "bisect: a revision checked out by flakyctl "
 	    "bisect, not the code the target runs";
@@ -719,7 +717,9 @@ cmd_bisect(struct ctl *ctl, int argc, char **argv)
 		fprintf(stderr, "flakyctl: %s\n", err);
 		goto out;
 	}
-	stored_rate(&bs, target, badrev);
+	bisect_stored_rate(&bs, target, badrev);
+	bs.target_name = target;
+	bs.badrev = badrev;
 	xasprintf(&bs.tmp, "%s/flaky-bisect.XXXXXX", getenv("TMPDIR") &&
 	    *getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
 	if (mkdtemp(bs.tmp) == NULL) {
@@ -734,6 +734,8 @@ cmd_bisect(struct ctl *ctl, int argc, char **argv)
 		    "`%s`%s\n", bs.test, bs.b.n, line, bs.alone ? "" :
 		    " (the whole suite: the runner cannot select the test)");
 	bisect_run(&bs);
+	if (bs.unresolved && bs.signal == 0)
+		goto out;	/* TEST named no one test: said why */
 	if (bs.signal != 0 || (bs.stopping && bs.failed && !bs.store_told)) {
 		fprintf(stderr, "flakyctl bisect: stopped; the runs so far "
 		    "are stored\n");

@@ -191,8 +191,8 @@ diag_json(FILE *f, const struct flaky_diagnosis *d, int with_failures)
 	json_double(f, d->runs ? (double)d->failures / (double)d->runs : 0);
 	json_ms(f, "ci_low", lo);
 	json_ms(f, "ci_high", hi);
-	fprintf(f, ", \"tier\": \"%s\"", flaky_tier_name(flaky_tier(
-	    d->failures, d->runs)));
+	fprintf(f, ", \"tier\": \"%s\"", flaky_tier_name(flaky_tier_skips(
+	    d->failures, d->runs, d->skips)));
 	fprintf(f, ", \"verdict\": \"%s\"", flaky_verdict_name(d->verdict));
 	json_key(f, "signature", d->signature);
 	fprintf(f, ", \"signatures\": {");
@@ -203,6 +203,16 @@ diag_json(FILE *f, const struct flaky_diagnosis *d, int with_failures)
 	}
 	fprintf(f, "}");
 	json_key(f, "polluter", d->polluter);
+	fprintf(f, ", \"polluters\": ");
+	if (d->npolluters == 0)
+		fprintf(f, "null");
+	for (size_t i = 0; i < d->npolluters; i++) {
+		fprintf(f, "%s", i ? ", " : "[");
+		json_string(f, d->polluters[i]);
+	}
+	fprintf(f, "%s, \"polluters_minimal\": %s", d->npolluters ? "]" : "",
+	    d->npolluters == 0 ? "null" : d->polluters_minimal ? "true" :
+	    "false");
 	json_key(f, "depends_on", d->depends_on);
 	if (d->polluter != NULL || d->depends_on != NULL) {
 		fprintf(f, ", \"order\": {\"kind\": \"%s\", ",
@@ -231,10 +241,13 @@ diag_json(FILE *f, const struct flaky_diagnosis *d, int with_failures)
 	    "the test or the code under test is broken" :
 	    flaky_test_cause(d));
 	flaky_buf_reset(&b);
-	if (d->verdict == FLAKY_VERDICT_BROKEN || d->depends_on != NULL)
+	if (d->verdict == FLAKY_VERDICT_BROKEN || d->depends_on != NULL ||
+	    d->signature == NULL)
 		flaky_test_patch(d, &b);
-	else
+	else {
 		flaky_buf_adds(&b, flaky_sig_patch(d->signature));
+		flaky_polluter_patch(d, &b);
+	}
 	json_key(f, "patch", flaky_buf_cstr(&b));
 	fprintf(f, ",\n  \"timing\": {\"passes\": %lld, \"failures\": %lld",
 	    (long long)d->timing.n_pass, (long long)d->timing.n_fail);

@@ -251,17 +251,22 @@ void
 github_summary_rows(FILE *f, const struct flaky_test_row *v, size_t n,
     const struct flaky_history *hist)
 {
-	size_t	 shown = 0, noise = 0, stable = 0;
+	size_t	 shown = 0, noise = 0, stable = 0, skipped = 0, none = 0;
 
 	for (size_t i = 0; i < n; i++) {
 		const struct flaky_test_row *r = &v[i];
 		const struct flaky_history_row *h = hist ?
 		    flaky_history_find(hist, r->test_id) : NULL;
 		struct flaky_buf w;
-		int	 t = flaky_tier(r->failures, r->runs);
+		int	 t = flaky_tier_skips(r->failures, r->runs, r->skips);
 
 		if (t == FLAKY_TIER_NOISE || t == FLAKY_TIER_STABLE) {
 			*(t == FLAKY_TIER_NOISE ? &noise : &stable) += 1;
+			continue;
+		}
+		/* no counted run: not stable, and not a row to act on */
+		if (t == FLAKY_TIER_SKIPPED || t == FLAKY_TIER_NONE) {
+			*(t == FLAKY_TIER_SKIPPED ? &skipped : &none) += 1;
 			continue;
 		}
 		if (shown++ == 0)
@@ -280,8 +285,13 @@ github_summary_rows(FILE *f, const struct flaky_test_row *v, size_t n,
 		flaky_buf_free(&w);
 	}
 	fprintf(f, "%s%zu test%s above noise, %zu noise (under 5%%), %zu "
-	    "stable.\n\n", shown ? "\n" : "", shown, shown == 1 ? "" : "s",
+	    "stable", shown ? "\n" : "", shown, shown == 1 ? "" : "s",
 	    noise, stable);
+	if (skipped > 0)
+		fprintf(f, ", %zu skipped in every run", skipped);
+	if (none > 0)
+		fprintf(f, ", %zu with no evidence (no complete run)", none);
+	fputs(".\n\n", f);
 }
 
 /* The level of a row's annotation, or NULL for none. */
@@ -308,14 +318,15 @@ print_github(const struct report_head *h, const struct report_evidence *ev,
 {
 	const struct flaky_history_row *hr;
 	const char *level, *what;
-	size_t	 k[FLAKY_TIER_BROKEN + 1] = { 0 };
+	size_t	 k[FLAKY_TIER_COUNT] = { 0 };
 	FILE	*sum;
 	char	 a[32], b[32];
 
 	for (size_t i = 0; i < n; i++) {
-		int	 t = flaky_tier(v[i].failures, v[i].runs);
+		int	 t = flaky_tier_skips(v[i].failures, v[i].runs,
+		    v[i].skips);
 
-		if (t >= 0 && t <= FLAKY_TIER_BROKEN)
+		if (t >= 0 && t < FLAKY_TIER_COUNT)
 			k[t]++;
 		if ((level = row_level(&v[i], &what)) == NULL)
 			continue;
@@ -326,10 +337,16 @@ print_github(const struct report_head *h, const struct report_evidence *ev,
 		    level, what, &v[i], ev);
 	}
 	printf("flaky: %lld run%s, %zu critical, %zu warning, %zu broken, "
-	    "%zu noise, %zu stable\n", (long long)h->runs.runs,
+	    "%zu noise, %zu stable", (long long)h->runs.runs,
 	    h->runs.runs == 1 ? "" : "s", k[FLAKY_TIER_CRITICAL],
 	    k[FLAKY_TIER_WARNING], k[FLAKY_TIER_BROKEN], k[FLAKY_TIER_NOISE],
 	    k[FLAKY_TIER_STABLE]);
+	/* no counted run: said apart, never as stable */
+	if (k[FLAKY_TIER_SKIPPED] > 0)
+		printf(", %zu skipped", k[FLAKY_TIER_SKIPPED]);
+	if (k[FLAKY_TIER_NONE] > 0)
+		printf(", %zu no evidence", k[FLAKY_TIER_NONE]);
+	putchar('\n');
 	if ((sum = github_summary_open()) == NULL)
 		return 0;
 	fprintf(sum, "### flaky: %lld run%s", (long long)h->runs.runs,

@@ -122,7 +122,7 @@ testcase(const struct report_head *h, const struct report_evidence *ev,
 	    r->test_id) : NULL;
 	const struct flaky_history_row *hr = h->hist ?
 	    flaky_history_find(h->hist, r->test_id) : NULL;
-	int	 t = flaky_tier(r->failures, r->runs);
+	int	 t = flaky_tier_skips(r->failures, r->runs, r->skips);
 	double	 lo, hi, med = r->pass_n > 0 ? r->median_ms_pass :
 	    r->median_ms_fail;
 	char	 buf[64];

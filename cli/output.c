@@ -295,8 +295,8 @@ print_json(const struct report_head *h, const struct report_evidence *ev,
 		json_double(stdout, lo);
 		printf(", \"ci_high\": ");
 		json_double(stdout, hi);
-		printf(", \"tier\": \"%s\"",
-		    flaky_tier_name(flaky_tier(r->failures, r->runs)));
+		printf(", \"tier\": \"%s\"", flaky_tier_name(
+		    flaky_tier_skips(r->failures, r->runs, r->skips)));
 		evidence_json_sig(stdout, evidence_sig(ev, r->test_id));
 		json_ms("median_ms_pass", r->median_ms_pass);
 		json_ms("median_ms_fail", r->median_ms_fail);
@@ -399,8 +399,8 @@ print_rows_flat(int md, const struct report_head *h,
 		    "top_message%s\n", h->hist ? ",trend,since,budget_s" : "");
 	for (size_t i = 0; i < n; i++) {
 		const struct flaky_test_row *r = &v[i];
-		const char *tier = flaky_tier_name(flaky_tier(r->failures,
-		    r->runs));
+		const char *tier = flaky_tier_name(flaky_tier_skips(
+		    r->failures, r->runs, r->skips));
 		double	 lo, hi, rate = r->runs ? (double)r->failures /
 		    (double)r->runs : 0;
 		int64_t	 need = flaky_runs_needed(r->failures, r->runs);

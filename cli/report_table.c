@@ -55,13 +55,15 @@ struct cells {
 	char		 rate[16], failed[48], ci[24];
 };
 
-/* Is the row one the table lists (not noise, not stable)? */
+/* Is the row one the table lists: unstable (not noise, not stable, not
+ * a test without a counted run)? */
 static int
 row_listed(const struct flaky_test_row *r)
 {
 	int	 t = flaky_tier(r->failures, r->runs);
 
-	return t != FLAKY_TIER_NOISE && t != FLAKY_TIER_STABLE;
+	return t == FLAKY_TIER_CRITICAL || t == FLAKY_TIER_WARNING ||
+	    t == FLAKY_TIER_BROKEN;
 }
 
 static const char *
@@ -467,7 +469,8 @@ report_table(struct ctl *ctl, const struct report_head *h,
     size_t n)
 {
 	struct table	 t;
-	size_t		 noise = 0, stable = 0, listed = 0;
+	size_t		 noise = 0, stable = 0, skipped = 0, none = 0;
+	size_t		 listed = 0;
 
 	memset(&t, 0, sizeof t);
 	t.ctl = ctl;
@@ -478,12 +481,17 @@ report_table(struct ctl *ctl, const struct report_head *h,
 	put_head(&t);
 	size_columns(&t, v, n);
 	for (size_t i = 0; i < n; i++) {
-		int	 tier = flaky_tier(v[i].failures, v[i].runs);
+		int	 tier = flaky_tier_skips(v[i].failures, v[i].runs,
+		    v[i].skips);
 
 		if (tier == FLAKY_TIER_NOISE)
 			noise++;
 		else if (tier == FLAKY_TIER_STABLE)
 			stable++;
+		else if (tier == FLAKY_TIER_SKIPPED)
+			skipped++;
+		else if (tier == FLAKY_TIER_NONE)
+			none++;
 		else {
 			if (listed++ == 0)
 				put_row(&t, (const char *const [C_MAX]){
@@ -500,6 +508,14 @@ report_table(struct ctl *ctl, const struct report_head *h,
 	if (stable > 0)
 		printf("stable    %zu test%s\n", stable,
 		    plural((long long)stable));
+	/* no counted run: not stable, whatever they are (docs/statistics.md) */
+	if (skipped > 0)
+		printf("skipped   %zu test%s in every run: no evidence either "
+		    "way\n", skipped, plural((long long)skipped));
+	if (none > 0)
+		printf("no evidence %zu test%s: no complete run reported "
+		    "%s\n", none, plural((long long)none), none == 1 ? "it" :
+		    "them");
 	if (n == 0)
 		printf("no test results in this window\n");
 	if (listed > 0 && h->hist != NULL)

@@ -43,6 +43,14 @@ print_show(const struct flaky_diagnosis *d, int full)
 	flaky_buf_init(&b);
 	flaky_wilson(d->failures, d->runs, FLAKY_Z95, &lo, &hi);
 	printf("%s  (target %s)\n", d->test, d->target);
+	if (d->runs == 0) {
+		/* no rate to give: a test with no counted run is not stable */
+		flaky_unrun_words(d, &b);
+		printf("%s: no counted run in this window: %s\n",
+		    flaky_verdict_name(d->verdict), flaky_buf_cstr(&b));
+		flaky_buf_free(&b);
+		return;
+	}
 	printf("%lld failure%s in %lld run%s (%.1f%%, 95%% %.1f%%-%.1f%%), "
 	    "%s", (long long)d->failures, d->failures == 1 ? "" : "s",
 	    (long long)d->runs, d->runs == 1 ? "" : "s",
@@ -64,6 +72,10 @@ print_show(const struct flaky_diagnosis *d, int full)
 		printf("%s: %s\n", d->race_timing ? "race" : "order",
 		    flaky_buf_cstr(&b));
 	}
+	flaky_buf_reset(&b);
+	flaky_polluter_patch(d, &b);
+	if (b.len > 2)	/* "; the polluter is ...", "; suspected ..." */
+		printf("%s\n", flaky_buf_cstr(&b) + 2);
 	flaky_buf_reset(&b);
 	diag_stress_words(d, &b);
 	if (b.len > 0)

@@ -89,6 +89,106 @@ print_clusters(struct ctl *ctl, const struct flaky_clusters *cs,
 	flaky_buf_free(&b);
 }
 
+/* A target none of whose runs in the window was complete, and the
+ * reason its newest one gave. */
+struct unrun {
+	char	*target, *why;
+};
+
+/* The window's runs, and the targets none of whose runs there was
+ * complete (their tests have no counted run: "no unstable test" would
+ * be a claim without evidence). -1 after a message. */
+static int
+read_incomplete(struct flaky_store *store, const struct flaky_query *q,
+    struct flaky_run_counts *rc, struct unrun **all, size_t *nall)
+{
+	struct flaky_query tq = *q;
+	struct flaky_target_view *v = NULL;
+	struct flaky_run_counts t;
+	char	 err[1024];
+	size_t	 n = 0;
+
+	*all = NULL;
+	*nall = 0;
+	if (flaky_store_run_counts(store, q, rc, err, sizeof err) < 0)
+		goto fail;
+	if (rc->incomplete == 0)
+		return 0;
+	if (flaky_store_target_views(store, &v, &n, err, sizeof err) < 0)
+		goto fail;
+	*all = xcalloc(n ? n : 1, sizeof **all);
+	for (size_t i = 0; i < n; i++) {
+		struct unrun *u = &(*all)[*nall];
+
+		if (q->target != NULL && strcmp(q->target, v[i].name) != 0)
+			continue;
+		tq.target = v[i].name;
+		if (flaky_store_run_counts(store, &tq, &t, err,
+		    sizeof err) < 0 || (t.runs > 0 && t.incomplete == t.runs &&
+		    flaky_incomplete_why(store, v[i].id, &tq, &u->why, err,
+		    sizeof err) < 0)) {
+			flaky_target_views_free(v, n);
+			goto fail;
+		}
+		if (t.runs > 0 && t.incomplete == t.runs) {
+			u->target = xstrdup(v[i].name);
+			(*nall)++;
+		}
+	}
+	flaky_target_views_free(v, n);
+	return 0;
+fail:
+	fprintf(stderr, "flakyctl: %s\n", err);
+	return -1;
+}
+
+/* What the window held when the table is empty or some targets gave no
+ * evidence: never "no unstable test" over runs that counted nothing. */
+static void
+print_window(const struct flaky_run_counts *rc, const struct unrun *all,
+    size_t nall, size_t shown)
+{
+	if (shown == 0 && rc->runs == 0)
+		printf("no run in this window\n");
+	else if (shown == 0 && rc->incomplete == rc->runs)
+		printf("no test can be called unstable or stable: all %lld "
+		    "run%s in this window %s incomplete (some outcomes "
+		    "missing), and an incomplete run counts for no test\n",
+		    (long long)rc->runs, rc->runs == 1 ? "" : "s",
+		    rc->runs == 1 ? "was" : "were");
+	else if (shown == 0 && rc->incomplete > 0)
+		printf("no unstable test in this window's complete runs "
+		    "(%lld of %lld were incomplete and count for no test)\n",
+		    (long long)rc->incomplete, (long long)rc->runs);
+	else if (shown == 0)
+		printf("no unstable test in this window\n");
+	for (size_t i = 0; i < nall; i++) {
+		printf("%starget %s: all its runs in this window were "
+		    "incomplete; its tests have no counted run\n",
+		    shown > 0 && i == 0 ? "\n" : "", all[i].target);
+		if (all[i].why != NULL)
+			printf("  the newest incomplete run: %s\n", all[i].why);
+	}
+}
+
+/* The same in JSON: "runs" and "all_incomplete" (docs/triage.md). */
+static void
+print_window_json(const struct flaky_run_counts *rc, const struct unrun *all,
+    size_t nall)
+{
+	printf(", \"runs\": {\"total\": %lld, \"incomplete\": %lld}, "
+	    "\"all_incomplete\": [", (long long)rc->runs,
+	    (long long)rc->incomplete);
+	for (size_t i = 0; i < nall; i++) {
+		printf("%s{\"target\": ", i ? ", " : "");
+		json_string(stdout, all[i].target);
+		printf(", \"why\": ");
+		json_string(stdout, all[i].why);
+		printf("}");
+	}
+	printf("]");
+}
+
 static int	cmd_triage(struct ctl *, int, char **);
 
 static const struct cmd_option triage_options[] = {
@@ -121,14 +221,17 @@ cmd_triage(struct ctl *ctl, int argc, char **argv)
 	struct flaky_test_row *rows = NULL;
 	struct flaky_diagnosis **diags = NULL;
 	struct flaky_clusters cs;
+	struct flaky_run_counts rc;
 	const struct flaky_cluster *cl;
 	int64_t	*ids = NULL, id;
-	size_t	 nrows = 0, nids = 0;
+	struct unrun *all = NULL;
+	size_t	 nrows = 0, nids = 0, nall = 0;
 	long long limit = TRIAGE_MAX_DEFAULT;
 	char	 err[1024];
 	int	 c, ret = EXIT_ERROR;
 
 	memset(&cs, 0, sizeof cs);
+	memset(&rc, 0, sizeof rc);
 	cmd_getopt_init(&g, &cmd_triage_entry, ctl, argc, argv);
 	while ((c = cmd_getopt(&g)) > 0) {
 		if (diag_option(&o, c, optarg))
@@ -176,6 +279,8 @@ cmd_triage(struct ctl *ctl, int argc, char **argv)
 		for (size_t i = 0; i < nrows && nids < (size_t)limit; i++)
 			if (rows[i].failures > 0)
 				ids[nids++] = rows[i].test_id;
+		if (read_incomplete(store, &o.q, &rc, &all, &nall) < 0)
+			goto out;
 	}
 	diags = xcalloc(nids ? nids : 1, sizeof *diags);
 	/* all at once: one pass over each target's results */
@@ -188,8 +293,6 @@ cmd_triage(struct ctl *ctl, int argc, char **argv)
 		goto out;
 	if (ctl->format == FORMAT_JSON)
 		printf("{\"tests\": [");
-	else if (nids == 0)
-		printf("no unstable test in this window\n");
 	for (size_t i = 0; i < nids; i++) {
 		if (ctl->format == FORMAT_JSON) {
 			printf("%s\n  ", i ? "," : "");
@@ -218,10 +321,21 @@ cmd_triage(struct ctl *ctl, int argc, char **argv)
 	if (ctl->format == FORMAT_JSON)
 		printf("\n], \"clusters\": [");
 	print_clusters(ctl, &cs, diags, nids);
-	if (ctl->format == FORMAT_JSON)
-		printf("\n]}\n");
+	/* the window as a whole, when no test was named */
+	if (ctl->format == FORMAT_JSON) {
+		printf("\n]");
+		if (optind >= argc)
+			print_window_json(&rc, all, nall);
+		printf("}\n");
+	} else if (optind >= argc)
+		print_window(&rc, all, nall, nids);
 	ret = EXIT_OK;
 out:
+	for (size_t i = 0; i < nall; i++) {
+		free(all[i].target);
+		free(all[i].why);
+	}
+	free(all);
 	for (size_t i = 0; diags != NULL && i < nids; i++)
 		flaky_diagnosis_free(diags[i]);
 	free(diags);

@@ -235,6 +235,92 @@ diagnose_stress(struct flaky_store *s, const struct flaky_query *q,
 	return 0;
 }
 
+/* The polluters flakyctl polluter stored for the test: confirmed. */
+static int
+diagnose_polluters(struct flaky_store *s, struct flaky_diagnosis *d,
+    char *err, size_t errlen)
+{
+	struct flaky_polluter_row row;
+	char	*c, *e;
+	size_t	 n = 1;
+	int	 r;
+
+	if ((r = flaky_store_polluter_get(s, d->test_id, &row, err,
+	    errlen)) <= 0)
+		return r;
+	for (c = row.members; c != NULL && *c; c++)
+		n += *c == '\n';
+	if ((d->polluters = calloc(n, sizeof *d->polluters)) == NULL)
+		goto oom;
+	for (c = row.members; c != NULL && *c; c = e) {
+		if ((e = strchr(c, '\n')) != NULL)
+			*e++ = '\0';
+		if ((d->polluters[d->npolluters++] = strdup(c)) == NULL)
+			goto oom;
+	}
+	d->polluters_minimal = row.minimal;
+	flaky_polluter_row_clear(&row);
+	return 0;
+oom:
+	flaky_polluter_row_clear(&row);
+	return flaky_error(err, errlen, ENOMEM, "out of memory");
+}
+
+/* Why a test has no result in the window: its target's runs there, and
+ * how many of them were incomplete (their outcomes count for nothing). */
+static int
+diagnose_unrun(struct flaky_store *s, const struct flaky_query *q,
+    struct flaky_diagnosis *d, char *err, size_t errlen)
+{
+	struct flaky_query tq = *q;
+	struct flaky_run_counts rc;
+	int	 r;
+
+	d->target_runs = d->target_incomplete = -1;
+	if (d->runs > 0 || d->skips > 0)
+		return 0;
+	tq.target = d->target;
+	if ((r = flaky_store_run_counts(s, &tq, &rc, err, errlen)) < 0)
+		return r;
+	d->target_runs = rc.runs;
+	d->target_incomplete = rc.incomplete;
+	if (rc.incomplete > 0)
+		return flaky_incomplete_why(s, d->target_id, q,
+		    &d->incomplete_why, err, errlen);
+	return 0;
+}
+
+int
+flaky_incomplete_why(struct flaky_store *s, int64_t target_id,
+    const struct flaky_query *q, char **ret, char *err, size_t errlen)
+{
+	struct flaky_run_view *v;
+	unsigned kinds = flaky_query_kinds(q);
+	size_t	 n;
+	int	 r;
+
+	*ret = NULL;
+	if ((r = flaky_store_runs_recent(s, target_id, FLAKY_WHY_RUNS, &v,
+	    &n, err, errlen)) < 0)
+		return r;
+	for (size_t i = 0; i < n && *ret == NULL; i++) {
+		int	 kind = -1;
+
+		for (int k = FLAKY_KIND_SUITE; k <= FLAKY_KIND_INGESTED; k++)
+			if (strcmp(v[i].kind, flaky_run_kind_name(k)) == 0)
+				kind = k;
+		if (v[i].incomplete == NULL || kind < 0 ||
+		    !(kinds & FLAKY_KIND_MASK(kind)) ||
+		    v[i].started_ms < q->since_ms ||
+		    v[i].started_ms >= q->until_ms)
+			continue;
+		if ((*ret = strdup(v[i].incomplete)) == NULL)
+			r = flaky_error(err, errlen, ENOMEM, "out of memory");
+	}
+	flaky_run_views_free(v, n);
+	return r;
+}
+
 /* Diagnose n tests, one pass per target and chunk of tests. */
 int
 flaky_diagnose_tests(struct flaky_store *s, const int64_t *ids, size_t n,
@@ -307,7 +393,9 @@ flaky_diagnose_tests(struct flaky_store *s, const int64_t *ids, size_t n,
 	if ((r = diag_boxes(s, q, ids, n, ret, err, errlen)) < 0)
 		goto fail;
 	for (size_t i = 0; i < n; i++)
-		if ((r = diagnose_stress(s, q, ret[i], err, errlen)) < 0)
+		if ((r = diagnose_stress(s, q, ret[i], err, errlen)) < 0 ||
+		    (r = diagnose_unrun(s, q, ret[i], err, errlen)) < 0 ||
+		    (r = diagnose_polluters(s, ret[i], err, errlen)) < 0)
 			goto fail;
 	free(b);
 	flaky_test_refs_free(refs, nrefs);

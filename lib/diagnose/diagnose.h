@@ -170,12 +170,15 @@ struct flaky_timing {
 void	 flaky_timing_fold(struct flaky_timing *, int64_t *pass, size_t np,
 	    int64_t *fail, size_t nf);
 
-/* The overall verdict at the latest revision. */
+/* The overall verdict at the latest revision. A test without a counted
+ * run in the window has none: it is not stable, it is unknown. */
 enum flaky_verdict {
-	FLAKY_VERDICT_STABLE = 0,	/* never failed */
+	FLAKY_VERDICT_STABLE = 0,	/* never failed in one or more runs */
 	FLAKY_VERDICT_FLAKY,		/* mixed at the latest revision */
 	FLAKY_VERDICT_BROKEN,		/* fails every run at the latest */
 	FLAKY_VERDICT_FIXED,		/* failed before, not at the latest */
+	FLAKY_VERDICT_SKIPPED,		/* no counted run, only skips */
+	FLAKY_VERDICT_NONE,		/* no counted run: no evidence */
 };
 const char *flaky_verdict_name(int);
 
@@ -183,7 +186,12 @@ struct flaky_diagnosis {
 	int64_t		 test_id, target_id;
 	char		*target, *test;
 	int64_t		 runs, failures, skips;
-	int64_t		 first_ms, last_ms;
+	int64_t		 first_ms, last_ms;	/* 0: no result in the window */
+	/* Its target's runs in the window (of the kinds asked for) and how
+	 * many were incomplete: why a test has no counted run. Read only
+	 * for such a test (runs and skips 0); -1 otherwise. */
+	int64_t		 target_runs, target_incomplete;
+	char		*incomplete_why;	/* the newest such run's reason */
 	const char	*signature;	/* dominant; NULL: never failed */
 	char		*sigbuf;
 	struct flaky_sig_tally *sigs;	/* all seen, most first */
@@ -191,7 +199,14 @@ struct flaky_diagnosis {
 	struct flaky_failure_mode *modes;	/* most first */
 	size_t		 nmodes;
 	struct flaky_order_evidence order;
-	char		*polluter;	/* its test name, or NULL */
+	char		*polluter;	/* suspected from the stored run
+					 * orders: its test name, or NULL */
+	/* Confirmed: the set flakyctl polluter stored (table polluters),
+	 * shown to make the test fail when run before it; its test names
+	 * in run order. npolluters 0: none stored. */
+	char		**polluters;
+	size_t		 npolluters;
+	int		 polluters_minimal;	/* 0: its budget ran out */
 	char		*depends_on;	/* the set-up test's name, or NULL */
 	int		 race_timing;	/* RACE because of timing.varies */
 	struct flaky_rev_stat *revs;	/* oldest first */
@@ -424,6 +439,20 @@ const char *flaky_sig_patch(const char *signature);
 /* The same for one test: broken, or relying on a set-up test, first. */
 const char *flaky_test_cause(const struct flaky_diagnosis *);
 void	 flaky_test_patch(const struct flaky_diagnosis *, struct flaky_buf *);
+/* The reason the newest incomplete run of a target in the window of q
+ * gave (of q's kinds, among its newest FLAKY_WHY_RUNS runs): a copy in
+ * *ret, NULL when there is none. */
+#define FLAKY_WHY_RUNS	50
+int	 flaky_incomplete_why(struct flaky_store *, int64_t target_id,
+	    const struct flaky_query *, char **ret, char *err, size_t errlen);
+/* Why a test has no counted run: "all 3 of its results were skips (skip
+ * or xfail)", "all 3 runs of its target in the window were incomplete
+ * ..., the newest incomplete one: REASON" */
+void	 flaky_unrun_words(const struct flaky_diagnosis *, struct flaky_buf *);
+/* "; suspected polluter X (...): confirm with `flakyctl polluter T`", or
+ * the confirmed set, or nothing: what a patch says of the polluter. */
+void	 flaky_polluter_patch(const struct flaky_diagnosis *,
+	    struct flaky_buf *);
 /* One sentence of evidence for the signature. */
 void	 flaky_evidence_words(const struct flaky_diagnosis *,
 	    struct flaky_buf *);

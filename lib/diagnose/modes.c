@@ -39,6 +39,8 @@ flaky_verdict_name(int v)
 	case FLAKY_VERDICT_FLAKY: return "flaky";
 	case FLAKY_VERDICT_BROKEN: return "broken";
 	case FLAKY_VERDICT_FIXED: return "fixed";
+	case FLAKY_VERDICT_SKIPPED: return "skipped";
+	case FLAKY_VERDICT_NONE: return "no evidence";
 	default: return "stable";
 	}
 }
@@ -119,7 +121,11 @@ fold_revisions(struct flaky_diagnosis *d, const struct flaky_result_row *rows,
 			ever_failed = 1;
 		prev = last = rs;
 	}
-	if (last == NULL || !ever_failed)
+	if (last == NULL)
+		/* not one counted run: no verdict but why */
+		d->verdict = d->skips > 0 ? FLAKY_VERDICT_SKIPPED :
+		    FLAKY_VERDICT_NONE;
+	else if (!ever_failed)
 		d->verdict = FLAKY_VERDICT_STABLE;
 	else if (last->state == FLAKY_REV_BROKEN)
 		d->verdict = FLAKY_VERDICT_BROKEN;
@@ -407,7 +413,11 @@ flaky_diagnosis_free(struct flaky_diagnosis *d)
 	}
 	free(d->modes);
 	free(d->polluter);
+	for (size_t i = 0; i < d->npolluters; i++)
+		free(d->polluters[i]);
+	free(d->polluters);
 	free(d->depends_on);
+	free(d->incomplete_why);
 	for (size_t i = 0; i < d->nrevs; i++)
 		free(d->revs[i].revision);
 	free(d->revs);

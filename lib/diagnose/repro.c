@@ -101,7 +101,10 @@ flaky_ticket_title(const struct flaky_diagnosis *d, struct flaky_buf *b)
 	    d->timing.median_pass;
 
 	flaky_buf_printf(b, "%s: ", flaky_repro_short_name(runner, d->test));
-	if (d->signature == NULL)
+	if (d->signature == NULL && d->runs == 0)
+		flaky_buf_printf(b, "%s (%s), no counted run",
+		    flaky_verdict_name(d->verdict), d->target);
+	else if (d->signature == NULL)
 		flaky_buf_printf(b, "no failure (%s), %lld runs", d->target,
 		    (long long)d->runs);
 	else

@@ -95,6 +95,19 @@ ticket_diagnosis(const struct flaky_diagnosis *d, const char *isolate,
 	md_inline(b, d->test);
 	flaky_buf_adds(b, " (target ");
 	md_inline(b, d->target);
+	if (d->runs == 0) {
+		/* no rate, no window of runs: say why instead */
+		flaky_unrun_words(d, &w);
+		flaky_buf_printf(b, ")\n\n**Evidence:** no counted run in "
+		    "the window: %s", flaky_buf_cstr(&w));
+		if (d->skips > 0)
+			flaky_buf_printf(b, ", from %s to %s",
+			    flaky_format_time(d->first_ms, t1, sizeof t1),
+			    flaky_format_time(d->last_ms, t2, sizeof t2));
+		flaky_buf_printf(b, "\n\n**Verdict:** %s\n\n",
+		    flaky_verdict_name(d->verdict));
+		goto repro;
+	}
 	flaky_buf_printf(b, ")\n\n**Failure rate:** %lld of %lld runs "
 	    "(%.1f%%; 95%% interval %.1f%%-%.1f%%) between %s and %s\n\n",
 	    (long long)d->failures, (long long)d->runs,
@@ -133,25 +146,29 @@ ticket_diagnosis(const struct flaky_diagnosis *d, const char *isolate,
 	if (w.len > 0)
 		flaky_buf_printf(b, "%s.\n\n", flaky_buf_cstr(&w));
 
+	/* the transition, when there is one, in the state's cell: a column
+	 * of its own would be empty in most tickets */
 	if (d->nrevs > 0)
 		flaky_buf_adds(b, "### Revisions\n\n| revision | runs | "
-		    "failures | 95% interval | state | |\n"
-		    "|---|---:|---:|---|---|---|\n");
+		    "failures | 95% interval | state |\n"
+		    "|---|---:|---:|---|---|\n");
 	for (size_t i = 0; i < d->nrevs; i++) {
 		const struct flaky_rev_stat *r = &d->revs[i];
 		const char *tr = flaky_transition_name(r->transition);
 
 		flaky_buf_adds(b, "| ");
 		md_inline(b, r->revision ? r->revision : "(none)");
-		flaky_buf_printf(b, " | %lld | %lld | %.0f%%-%.0f%% | %s | "
-		    "%s |\n", (long long)r->runs, (long long)r->failures,
+		flaky_buf_printf(b, " | %lld | %lld | %.0f%%-%.0f%% | %s%s%s%s "
+		    "|\n", (long long)r->runs, (long long)r->failures,
 		    100 * r->ci_low, 100 * r->ci_high,
-		    flaky_rev_state_name(r->state), tr ? tr : "");
+		    flaky_rev_state_name(r->state), tr ? " (" : "",
+		    tr ? tr : "", tr ? ")" : "");
 	}
 	if (d->nrevs > 0)
 		flaky_buf_adds(b, "\n");
 
-	if (d->polluter != NULL) {
+	/* a confirmed set (flakyctl polluter's) is its own section below */
+	if (d->polluter != NULL && d->npolluters == 0) {
 		flaky_buf_adds(b, "### Suspected polluter\n\n");
 		md_inline(b, d->polluter);
 		flaky_buf_printf(b, ": this test failed in %lld of %lld runs "
@@ -161,6 +178,14 @@ ticket_diagnosis(const struct flaky_diagnosis *d, const char *isolate,
 		    (long long)d->order.k_without,
 		    (long long)d->order.n_without, d->order.p,
 		    d->order.candidates);
+		flaky_buf_reset(&w);
+		flaky_sh_quote(&w, d->test);
+		flaky_buf_printf(b, "Suspected from the stored run orders, not "
+		    "confirmed: it may need other tests before it too, or be "
+		    "a neighbour of the real one. `flakyctl polluter %s` "
+		    "reruns the tests that ran before this one to find the "
+		    "smallest set that makes it fail.\n\n",
+		    flaky_buf_cstr(&w));
 	}
 
 	if (d->depends_on != NULL) {
@@ -183,6 +208,7 @@ ticket_diagnosis(const struct flaky_diagnosis *d, const char *isolate,
 		    "is not a timeout.\n\n", flaky_buf_cstr(&w));
 	}
 
+repro:
 	flaky_buf_adds(b, "### Reproduce\n\n");
 	flaky_buf_reset(&w);
 	flaky_repro(d, NULL, &w);
@@ -197,10 +223,12 @@ ticket_diagnosis(const struct flaky_diagnosis *d, const char *isolate,
 		md_code(b, "sh", flaky_buf_cstr(&w), 5);
 	}
 	flaky_buf_reset(&w);
-	if (broken || d->depends_on != NULL)
+	if (broken || d->depends_on != NULL || d->signature == NULL)
 		flaky_test_patch(d, &w);
-	else
+	else {
 		flaky_buf_adds(&w, flaky_sig_patch(d->signature));
+		flaky_polluter_patch(d, &w);
+	}
 	flaky_buf_printf(b, "\n### Likely cause and first patch to try\n\n"
 	    "- cause: %s\n- first patch: %s\n", broken ? "the test or the "
 	    "code under test is broken (it fails every run), not flaky" :

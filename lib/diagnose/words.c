@@ -46,12 +46,56 @@ flaky_sig_patch(const char *sig)
 	return "the fix your team wrote down for this signature";
 }
 
+/* Why a test has no counted run in the window, in one phrase. */
+void
+flaky_unrun_words(const struct flaky_diagnosis *d, struct flaky_buf *b)
+{
+	if (d->skips > 0) {
+		if (d->skips == 1)
+			flaky_buf_adds(b, "its one result was a skip (skip or "
+			    "xfail)");
+		else
+			flaky_buf_printf(b, "all %lld of its results were "
+			    "skips (skip or xfail)", (long long)d->skips);
+		return;
+	}
+	if (d->target_runs <= 0)
+		flaky_buf_adds(b, "its target has no run in the window");
+	else if (d->target_incomplete == d->target_runs)
+		flaky_buf_printf(b, "all %lld run%s of its target in the "
+		    "window %s incomplete (some outcomes missing), and an "
+		    "incomplete run counts for no test", (long long)
+		    d->target_runs, d->target_runs == 1 ? "" : "s",
+		    d->target_runs == 1 ? "was" : "were");
+	else if (d->target_incomplete > 0)
+		flaky_buf_printf(b, "no complete run of its target in the "
+		    "window reported it (%lld of its %lld runs there were "
+		    "incomplete, counted for no test)",
+		    (long long)d->target_incomplete,
+		    (long long)d->target_runs);
+	else
+		flaky_buf_printf(b, "none of the %lld run%s of its target in "
+		    "the window reported it", (long long)d->target_runs,
+		    d->target_runs == 1 ? "" : "s");
+	if (d->incomplete_why != NULL)
+		flaky_buf_printf(b, "; the newest incomplete one: %s",
+		    d->incomplete_why);
+}
+
 /* Most likely cause for one test (triage, ticket, JSON). */
 const char *
 flaky_test_cause(const struct flaky_diagnosis *d)
 {
 	if (d->verdict == FLAKY_VERDICT_BROKEN)
 		return "the test or the code under test is broken, not flaky";
+	/* never failed: nothing to explain, or nothing known */
+	if (d->verdict == FLAKY_VERDICT_SKIPPED)
+		return "it never ran: a skip mark or condition holds in every "
+		    "run";
+	if (d->verdict == FLAKY_VERDICT_NONE)
+		return "no evidence: no complete run counted it";
+	if (d->signature == NULL)
+		return "nothing to explain: it did not fail in this window";
 	if (d->depends_on != NULL || d->fails_alone)
 		return "the test relies on state another test creates";
 	if (d->box_infra)
@@ -67,6 +111,20 @@ flaky_test_patch(const struct flaky_diagnosis *d, struct flaky_buf *b)
 	if (d->verdict == FLAKY_VERDICT_BROKEN)
 		flaky_buf_adds(b, "fix it like any failing test; rerunning "
 		    "will not help");
+	else if (d->verdict == FLAKY_VERDICT_SKIPPED)
+		flaky_buf_adds(b, "none to its code; check that the skip is "
+		    "still meant, since a test that never runs proves nothing");
+	else if (d->verdict == FLAKY_VERDICT_NONE && d->target_incomplete > 0)
+		flaky_buf_adds(b, "none yet; make its target's runs complete "
+		    "(the runner must name every test it runs and print its "
+		    "summary; the evidence says what the newest run lacked), "
+		    "then rerun them");
+	else if (d->verdict == FLAKY_VERDICT_NONE)
+		flaky_buf_adds(b, "none yet; rerun its target (flakyctl "
+		    "analyze) to gather evidence");
+	else if (d->signature == NULL)
+		flaky_buf_adds(b, "none needed; more runs would bound its "
+		    "failure rate lower");
 	else if (d->depends_on != NULL)
 		flaky_buf_printf(b, "make the test create its own state (a "
 		    "fixture) instead of relying on %s running first",
@@ -81,10 +139,41 @@ flaky_test_patch(const struct flaky_diagnosis *d, struct flaky_buf *b)
 		    "of the pool until they agree", d->box.box);
 	else {
 		flaky_buf_adds(b, flaky_sig_patch(d->signature));
-		if (d->polluter != NULL)
-			flaky_buf_printf(b, "; the polluter is %s",
-			    d->polluter);
+		flaky_polluter_patch(d, b);
 	}
+}
+
+/* The polluter in a patch: the set flakyctl polluter confirmed, else
+ * the one the stored orders suggest, said to be suspected, with the
+ * command that would confirm it. */
+void
+flaky_polluter_patch(const struct flaky_diagnosis *d, struct flaky_buf *b)
+{
+	if (d->npolluters > 0) {
+		flaky_buf_printf(b, "; the polluter%s ", d->npolluters == 1 ?
+		    " is" : "s are");
+		for (size_t i = 0; i < d->npolluters; i++)
+			flaky_buf_printf(b, "%s%s", i == 0 ? "" :
+			    i + 1 == d->npolluters ? " and " : ", ",
+			    d->polluters[i]);
+		flaky_buf_printf(b, "%s (confirmed by flakyctl polluter%s)",
+		    d->npolluters > 1 ? ", together" : "",
+		    d->polluters_minimal ? "" : "; maybe not the smallest set: "
+		    "its rerun budget ran out");
+		return;
+	}
+	if (d->polluter == NULL && (d->signature == NULL || strcmp(
+	    d->signature, "ORDER_DEPENDENT") != 0 || d->fails_alone))
+		return;
+	if (d->polluter != NULL)
+		flaky_buf_printf(b, "; suspected polluter %s (from the stored "
+		    "run orders, not confirmed): confirm with `flakyctl "
+		    "polluter ", d->polluter);
+	else
+		flaky_buf_adds(b, "; find the polluter with `flakyctl "
+		    "polluter ");
+	flaky_sh_quote(b, d->test);
+	flaky_buf_adds(b, "`");
 }
 
 /* The first line of s, at most max bytes (not splitting a character). */
@@ -195,6 +284,11 @@ flaky_evidence_words(const struct flaky_diagnosis *d, struct flaky_buf *b)
 	const char *sig = d->signature;
 	int64_t	 n = 0;
 
+	if (sig == NULL && d->runs == 0) {
+		flaky_buf_adds(b, "no counted run: ");
+		flaky_unrun_words(d, b);
+		return;
+	}
 	if (sig == NULL) {
 		flaky_buf_printf(b, "no failure in %lld run%s",
 		    (long long)d->runs, d->runs == 1 ? "" : "s");

@@ -38,7 +38,9 @@ flaky_tier(int64_t failures, int64_t runs)
 {
 	double	 p;
 
-	if (runs <= 0 || failures <= 0)
+	if (runs <= 0)
+		return FLAKY_TIER_NONE;
+	if (failures <= 0)
 		return FLAKY_TIER_STABLE;
 	if (failures >= runs)
 		return FLAKY_TIER_BROKEN;
@@ -50,14 +52,23 @@ flaky_tier(int64_t failures, int64_t runs)
 	return FLAKY_TIER_NOISE;
 }
 
-static const char *const tier_names[] = {
-	"stable", "noise", "warning", "critical", "broken"
+int
+flaky_tier_skips(int64_t failures, int64_t runs, int64_t skips)
+{
+	if (runs <= 0 && skips > 0)
+		return FLAKY_TIER_SKIPPED;
+	return flaky_tier(failures, runs);
+}
+
+static const char *const tier_names[FLAKY_TIER_COUNT] = {
+	"stable", "noise", "warning", "critical", "broken", "skipped",
+	"no evidence"
 };
 
 const char *
 flaky_tier_name(int t)
 {
-	if (t < 0 || t > FLAKY_TIER_BROKEN)
+	if (t < 0 || t >= FLAKY_TIER_COUNT)
 		return "unknown";
 	return tier_names[t];
 }
@@ -65,7 +76,7 @@ flaky_tier_name(int t)
 int
 flaky_tier_from_name(const char *s)
 {
-	for (int i = 0; i <= FLAKY_TIER_BROKEN; i++)
+	for (int i = 0; i < FLAKY_TIER_COUNT; i++)
 		if (strcmp(s, tier_names[i]) == 0)
 			return i;
 	return -EINVAL;

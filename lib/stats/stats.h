@@ -10,21 +10,31 @@
 
 #define FLAKY_Z95	1.959963984540054
 
+/* A test's tier, or (the last two) why it has none: a test with no
+ * counted run is not stable, it is unknown (docs/statistics.md). */
 enum flaky_tier {
-	FLAKY_TIER_STABLE = 0,	/* never failed */
+	FLAKY_TIER_STABLE = 0,	/* never failed in one or more runs */
 	FLAKY_TIER_NOISE,	/* < 5% */
 	FLAKY_TIER_WARNING,	/* 5% - 20% */
 	FLAKY_TIER_CRITICAL,	/* > 20% */
 	FLAKY_TIER_BROKEN,	/* failed every run */
+	FLAKY_TIER_SKIPPED,	/* no counted run: skipped every time */
+	FLAKY_TIER_NONE,	/* no counted run at all: no evidence */
 };
+#define FLAKY_TIER_COUNT	(FLAKY_TIER_NONE + 1)
 
 #define FLAKY_TIER_WARNING_AT	0.05
 #define FLAKY_TIER_CRITICAL_ABOVE 0.20
 
 /* The Wilson score interval of k failures in n runs; [0, 1] when n = 0. */
 void	 flaky_wilson(int64_t k, int64_t n, double z, double *lo, double *hi);
+/* The tier of failures in runs; FLAKY_TIER_NONE when runs is 0. */
 int	 flaky_tier(int64_t failures, int64_t runs);
-const char *flaky_tier_name(int);		/* "critical", ... */
+/* The same, FLAKY_TIER_SKIPPED when runs is 0 and skips is not: what a
+ * test is called wherever its skips are known. */
+int	 flaky_tier_skips(int64_t failures, int64_t runs, int64_t skips);
+/* "critical", ..., "skipped", "no evidence" */
+const char *flaky_tier_name(int);
 int	 flaky_tier_from_name(const char *);
 /* More runs until the 95% interval lies inside one rate band (noise,
  * warning, critical), assuming the current rate stays; 0 when settled,

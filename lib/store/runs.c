@@ -448,7 +448,9 @@ tier_rank(int t)
 	case FLAKY_TIER_WARNING: return 1;
 	case FLAKY_TIER_BROKEN: return 2;
 	case FLAKY_TIER_NOISE: return 3;
-	default: return 4;
+	case FLAKY_TIER_STABLE: return 4;
+	case FLAKY_TIER_SKIPPED: return 5;
+	default: return 6;	/* no evidence */
 	}
 }
 
@@ -456,8 +458,10 @@ int
 flaky_test_row_cmp(const void *a, const void *b)
 {
 	const struct flaky_test_row *x = a, *y = b;
-	int	 tx = tier_rank(flaky_tier(x->failures, x->runs));
-	int	 ty = tier_rank(flaky_tier(y->failures, y->runs));
+	int	 tx = tier_rank(flaky_tier_skips(x->failures, x->runs,
+	    x->skips));
+	int	 ty = tier_rank(flaky_tier_skips(y->failures, y->runs,
+	    y->skips));
 	double	 rx, ry;
 	int	 c;
 

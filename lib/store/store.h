@@ -203,8 +203,9 @@ struct flaky_query {
 int	 flaky_store_test_stats(struct flaky_store *, const struct flaky_query *,
 	    struct flaky_test_row **ret, size_t *ret_n, char *err, size_t errlen);
 void	 flaky_test_rows_free(struct flaky_test_row *, size_t);
-/* The report's order: critical, warning, broken, noise, stable; by rate,
- * then runs, target and test within a tier (qsort's comparison). */
+/* The report's order: critical, warning, broken, noise, stable, skipped,
+ * no evidence; by rate, then runs, target and test within a tier
+ * (qsort's comparison). */
 int	 flaky_test_row_cmp(const void *, const void *);
 /* The counts of test_stats only (runs, failures, skips, first and last
  * day; no durations, messages or runs alone), from the rollups: what the

@@ -58,9 +58,10 @@ jw_us_ms(struct flaky_jw *w, const char *key, int64_t us)
 		flaky_jw_double(w, us / 1e3);
 }
 
-/* runs, failures, fail_rate, ci_low, ci_high and tier of k in n. */
+/* runs, failures, fail_rate, ci_low, ci_high and tier of k in n (and
+ * skips: a test with no counted run is skipped or has no evidence). */
 static void
-jw_rate(struct flaky_jw *w, int64_t k, int64_t n)
+jw_rate(struct flaky_jw *w, int64_t k, int64_t n, int64_t skips)
 {
 	double	 lo, hi;
 
@@ -70,7 +71,7 @@ jw_rate(struct flaky_jw *w, int64_t k, int64_t n)
 	jw_num(w, "fail_rate", n ? (double)k / n : 0);
 	jw_num(w, "ci_low", lo);
 	jw_num(w, "ci_high", hi);
-	jw_str(w, "tier", flaky_tier_name(flaky_tier(k, n)));
+	jw_str(w, "tier", flaky_tier_name(flaky_tier_skips(k, n, skips)));
 }
 
 static int
@@ -135,7 +136,7 @@ api_test_row(struct flaky_jw *w, const struct web_tests *t,
 	jw_int(w, "id", r->test_id);
 	jw_str(w, "target", r->target);
 	jw_str(w, "test", r->test);
-	jw_rate(w, r->failures, r->runs);
+	jw_rate(w, r->failures, r->runs, r->skips);
 	jw_int(w, "skips", r->skips);
 	jw_str(w, "signature", web_tests_sig(t, r->test_id));
 	jw_num(w, "median_ms_pass", r->median_ms_pass);
@@ -179,7 +180,8 @@ api_tests(struct web_ctx *c, struct flaky_jw *w, const char *query)
 	flaky_jw_array_begin(w);
 	for (size_t i = 0; i < t.n; i++)
 		if (tier[0] == '\0' || strcmp(tier, flaky_tier_name(
-		    flaky_tier(t.rows[i].failures, t.rows[i].runs))) == 0)
+		    flaky_tier_skips(t.rows[i].failures, t.rows[i].runs,
+		    t.rows[i].skips))) == 0)
 			api_test_row(w, &t, &t.rows[i]);
 	flaky_jw_array_end(w);
 	flaky_jw_object_end(w);
@@ -297,10 +299,25 @@ api_diagnosis(struct flaky_jw *w, const struct flaky_diagnosis *d)
 	jw_int(w, "id", d->test_id);
 	jw_str(w, "target", d->target);
 	jw_str(w, "test", d->test);
-	jw_rate(w, d->failures, d->runs);
+	jw_rate(w, d->failures, d->runs, d->skips);
 	jw_str(w, "verdict", flaky_verdict_name(d->verdict));
 	jw_str(w, "signature", d->signature);
 	jw_str(w, "polluter", d->polluter);
+	/* the set flakyctl polluter confirmed, null before (docs/api.md) */
+	flaky_jw_key(w, "polluters");
+	if (d->npolluters == 0)
+		flaky_jw_null(w);
+	else {
+		flaky_jw_array_begin(w);
+		for (size_t i = 0; i < d->npolluters; i++)
+			flaky_jw_string(w, d->polluters[i]);
+		flaky_jw_array_end(w);
+	}
+	flaky_jw_key(w, "polluters_minimal");
+	if (d->npolluters == 0)
+		flaky_jw_null(w);
+	else
+		flaky_jw_bool(w, d->polluters_minimal);
 	jw_str(w, "depends_on", d->depends_on);
 	flaky_jw_key(w, "alone");
 	if (d->alone_runs == 0)
@@ -417,7 +434,7 @@ api_trend(struct web_ctx *c, struct flaky_jw *w, const char *query)
 		jw_str(w, "start", flaky_format_day((first + wk * 7) *
 		    FLAKY_DAY_MS, day, sizeof day));
 		if (wr > 0)
-			jw_rate(w, wf, wr);
+			jw_rate(w, wf, wr, 0);
 		else {	/* as trend --format json: no rate without runs */
 			jw_int(w, "runs", 0);
 			jw_int(w, "failures", 0);

@@ -76,7 +76,7 @@ tests_summary(struct web_ctx *c)
 {
 	struct web_tests t;
 	struct flaky_buf *b = c->b;
-	size_t	 tiers[FLAKY_TIER_BROKEN + 1] = { 0 }, fresh = 0;
+	size_t	 tiers[FLAKY_TIER_COUNT] = { 0 }, fresh = 0;
 	int64_t	 week = c->o->now_ms / FLAKY_DAY_MS - 6, wall = 0;
 
 	if (web_tests_load(c, &t, 0) < 0) {

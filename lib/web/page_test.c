@@ -73,8 +73,8 @@ facts(struct web_ctx *c, const struct flaky_diagnosis *d,
 	flaky_buf_printf(b, "<dt>rate</dt><dd id=\"rate\">%" PRId64 " of %"
 	    PRId64 " runs failed (%.1f%%, 95%% interval %.1f&ndash;%.1f%%), "
 	    "tier %s, ", d->failures, d->runs, d->runs ? 100.0 * d->failures /
-	    d->runs : 0.0, 100 * lo, 100 * hi, flaky_tier_name(flaky_tier(
-	    d->failures, d->runs)));
+	    d->runs : 0.0, 100 * lo, 100 * hi, flaky_tier_name(
+	    flaky_tier_skips(d->failures, d->runs, d->skips)));
 	web_window_words(c, b);
 	flaky_buf_adds(b, "</dd>\n");
 	fact(b, "verdict", flaky_verdict_name(d->verdict));
@@ -90,7 +90,16 @@ facts(struct web_ctx *c, const struct flaky_diagnosis *d,
 	if (d->stress_race)
 		flaky_buf_adds(b, "; fails more under stress (RACE)");
 	flaky_buf_adds(b, "</dd>\n");
-	fact(b, "polluter", d->polluter);
+	if (d->npolluters > 0) {
+		/* confirmed by flakyctl polluter; the orders only suspect */
+		flaky_buf_adds(b, "<dt>polluters</dt><dd id=\"polluters\">");
+		for (size_t i = 0; i < d->npolluters; i++) {
+			flaky_buf_adds(b, i ? ", " : "");
+			web_esc(b, d->polluters[i]);
+		}
+		flaky_buf_adds(b, " (confirmed by flakyctl polluter)</dd>\n");
+	} else
+		fact(b, "suspected polluter", d->polluter);
 	if (d->depends_on != NULL)
 		fact(b, "depends on", d->depends_on);
 	flaky_buf_printf(b, "<dt>runs alone</dt><dd id=\"alone\">");

@@ -26,9 +26,7 @@ read_filters(const char *query, struct filters *f)
 	    sizeof f->signature) < 0 ||
 	    web_param(query, "q", f->q, sizeof f->q) < 0)
 		return -1;
-	if (f->tier[0] != '\0' && strcmp(f->tier, "critical") != 0 &&
-	    strcmp(f->tier, "warning") != 0 && strcmp(f->tier, "broken") &&
-	    strcmp(f->tier, "noise") != 0 && strcmp(f->tier, "stable") != 0)
+	if (f->tier[0] != '\0' && flaky_tier_from_name(f->tier) < 0)
 		return -1;
 	return 0;
 }
@@ -42,8 +40,8 @@ shown(const struct web_tests *t, const struct flaky_test_row *r,
 
 	if (f->target[0] && strcmp(f->target, r->target) != 0)
 		return 0;
-	if (f->tier[0] && strcmp(f->tier,
-	    flaky_tier_name(flaky_tier(r->failures, r->runs))) != 0)
+	if (f->tier[0] && strcmp(f->tier, flaky_tier_name(flaky_tier_skips(
+	    r->failures, r->runs, r->skips))) != 0)
 		return 0;
 	sig = web_tests_sig(t, r->test_id);
 	if (f->signature[0] && (sig == NULL || strcmp(sig, f->signature)))
@@ -77,13 +75,14 @@ cmp_str(const void *a, const void *b)
 	return strcmp(*(const char *const *)a, *(const char *const *)b);
 }
 
-/* The form: targets and signatures as they occur, the five tiers. */
+/* The form: targets and signatures as they occur, the tiers (and
+ * skipped: a test without a counted run is not stable). */
 static int
 filter_form(struct web_ctx *c, const struct web_tests *t,
     const struct filters *f)
 {
 	static const char *const tiers[] = { "broken", "critical", "noise",
-	    "stable", "warning" };
+	    "skipped", "stable", "warning" };
 	const char **v = calloc(t->n + t->nsigs + 1, sizeof *v);
 	size_t	 n = 0;
 
@@ -96,7 +95,7 @@ filter_form(struct web_ctx *c, const struct web_tests *t,
 		v[n++] = t->rows[i].target;
 	qsort(v, n, sizeof *v, cmp_str);
 	select_field(c->b, "target", f->target, v, n);
-	select_field(c->b, "tier", f->tier, tiers, 5);
+	select_field(c->b, "tier", f->tier, tiers, FLAKY_ARRAY_SIZE(tiers));
 	n = 0;
 	for (size_t i = 0; i < t->nsigs; i++)
 		if (t->sigs[i].signature != NULL)
@@ -120,7 +119,8 @@ test_row(struct web_ctx *c, const struct web_tests *t,
 	const struct flaky_history_row *h = flaky_history_find(&t->hist,
 	    r->test_id);
 	const char *sig = web_tests_sig(t, r->test_id);
-	const char *tier = flaky_tier_name(flaky_tier(r->failures, r->runs));
+	int	 t_tier = flaky_tier_skips(r->failures, r->runs, r->skips);
+	const char *tier = flaky_tier_name(t_tier);
 	struct flaky_buf *b = c->b;
 	double	 lo, hi, rate = r->runs ? (double)r->failures / r->runs : 0;
 
@@ -141,7 +141,7 @@ test_row(struct web_ctx *c, const struct web_tests *t,
 	    "<td class=\"num\" data-v=\"%.6f\">%.1f%%</td><td class=\"num\" "
 	    "data-v=\"%.6f\">%.1f&ndash;%.1f%%</td><td class=\"num\" "
 	    "data-v=\"%" PRId64 "\">%" PRId64 "/%" PRId64 "</td><td>", tier,
-	    flaky_tier(r->failures, r->runs), tier, rate, 100 * rate, hi,
+	    t_tier, tier, rate, 100 * rate, hi,
 	    100 * lo, 100 * hi, r->runs, r->failures, r->runs);
 	web_esc(b, sig != NULL ? sig : "");
 	flaky_buf_printf(b, "</td><td data-v=\"%s\">%s ",

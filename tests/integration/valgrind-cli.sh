@@ -30,6 +30,12 @@ run --db "$db" analyze --runs 2 --format json -- /usr/bin/python3 -m unittest -v
 for f in table json csv markdown; do
 	run --db "$db" report --since 1d --format "$f"
 done
+# what diagnosis prints, a test skipped in every run among them (issue 28)
+run --db "$db" triage
+run --db "$db" --format json triage
+run --db "$db" show test_warehouse
+run --db "$db" ticket test_warehouse
+run --db "$db" --format json ticket test_reindex
 run --db "$db" analyze --runs 2 nosuchcommand-xyz
 run --db "$db" analyze --runs 0 true
 run --db "$db" analyze --runs 2 -- /bin/sh -c 'echo no runner; exit 3'

@@ -52,7 +52,16 @@ END_TEST
 
 START_TEST(tiers)
 {
-	ck_assert_int_eq(flaky_tier(0, 0), FLAKY_TIER_STABLE);
+	/* issue 28: no counted run is no evidence, never stable */
+	ck_assert_int_eq(flaky_tier(0, 0), FLAKY_TIER_NONE);
+	ck_assert_int_eq(flaky_tier_skips(0, 0, 0), FLAKY_TIER_NONE);
+	ck_assert_int_eq(flaky_tier_skips(0, 0, 3), FLAKY_TIER_SKIPPED);
+	ck_assert_int_eq(flaky_tier_skips(0, 5, 3), FLAKY_TIER_STABLE);
+	ck_assert_int_eq(flaky_tier_skips(2, 5, 3), FLAKY_TIER_CRITICAL);
+	ck_assert_str_eq(flaky_tier_name(FLAKY_TIER_SKIPPED), "skipped");
+	ck_assert_str_eq(flaky_tier_name(FLAKY_TIER_NONE), "no evidence");
+	ck_assert_int_eq(flaky_tier_from_name("no evidence"),
+	    FLAKY_TIER_NONE);
 	ck_assert_int_eq(flaky_tier(0, 50), FLAKY_TIER_STABLE);
 	ck_assert_int_eq(flaky_tier(1, 1000), FLAKY_TIER_NOISE);
 	ck_assert_int_eq(flaky_tier(499, 10000), FLAKY_TIER_NOISE);

@@ -631,6 +631,52 @@ START_TEST(boxes_when_recorded)
 }
 END_TEST
 
+/* Issue 28: /api/v1/test/ID carries the set flakyctl polluter confirmed
+ * (null before it stored one), and the test's page calls it confirmed. */
+START_TEST(api_polluters)
+{
+	struct flaky_polluter_row pr = { 0 };
+	struct flaky_web_reply r;
+	const struct flaky_json *v;
+	struct flaky_json *j;
+	char	 p[64], err[256];
+
+	snprintf(p, sizeof p, "/api/v1/test/%" PRId64, id_hostile);
+	j = get_json(p, NULL);
+	ck_assert_ptr_nonnull(v = flaky_json_get(j, "polluters"));
+	ck_assert_int_eq(v->type, FLAKY_JSON_NULL);
+	ck_assert_ptr_nonnull(v = flaky_json_get(j, "polluters_minimal"));
+	ck_assert_int_eq(v->type, FLAKY_JSON_NULL);
+	flaky_json_free(j);
+	pr.test_id = id_hostile;
+	pr.from_run_id = run_a;
+	pr.candidates = 2;
+	pr.members = QUOTES "\n" CTRL;
+	pr.reruns = 7;
+	pr.minimal = 1;
+	pr.command = "pytest x";
+	ck_assert_msg(flaky_store_polluter_put(st, &pr, err, sizeof err) == 0,
+	    "%s", err);
+	j = get_json(p, NULL);
+	ck_assert_ptr_nonnull(v = flaky_json_get(j, "polluters"));
+	ck_assert_int_eq(v->type, FLAKY_JSON_ARRAY);
+	ck_assert_uint_eq(v->len, 2);
+	ck_assert_str_eq(v->items[0].str, QUOTES);
+	ck_assert_str_eq(v->items[1].str, CTRL);
+	ck_assert_ptr_nonnull(v = flaky_json_get(j, "polluters_minimal"));
+	ck_assert(v->type == FLAKY_JSON_BOOL && v->boolean);
+	flaky_json_free(j);
+	snprintf(p, sizeof p, "/test/%" PRId64, id_hostile);
+	get(p, NULL, &r);
+	ck_assert_int_eq(r.status, 200);
+	ck_assert_ptr_nonnull(strstr(r.body.data, "<dt>polluters</dt>"
+	    "<dd id=\"polluters\">t.q&quot;uo&#39;te&amp;amp, "));
+	ck_assert_ptr_nonnull(strstr(r.body.data, " (confirmed by flakyctl "
+	    "polluter)</dd>"));
+	flaky_web_reply_free(&r);
+}
+END_TEST
+
 static Suite *
 web_suite(void)
 {
@@ -650,6 +696,7 @@ web_suite(void)
 	tcase_add_test(tp, page_ticket_is_flakyctls);
 	tcase_add_test(tp, page_run);
 	tcase_add_test(tp, api);
+	tcase_add_test(tp, api_polluters);
 	tcase_add_test(tp, metrics);
 	tcase_add_test(tp, report_one_file);
 	tcase_add_test(tp, counts_match_stats);

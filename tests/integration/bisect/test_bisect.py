@@ -185,10 +185,59 @@ def test_never_fails(repo):
 
 
 def test_unknown_test(repo):
+    """A name the run at --bad does not hold: exit 2 with the closest
+    names, as every command that takes TEST."""
     p = repo.ctl("bisect", "tests/test_demo.py::test_nope", "--good",
                  "HEAD~31", "--bad", "HEAD", "--", *PYTEST)
-    assert p.returncode == 1, (p.stdout, p.stderr)
-    assert "the runs at --bad did not report this test" in p.stderr
+    assert p.returncode == 2, (p.stdout, p.stderr)
+    assert ("flakyctl bisect: no test matches 'tests/test_demo.py::"
+            "test_nope'; the closest names:\n  tests/test_demo.py::"
+            "test_") in p.stderr, p.stderr
+    assert p.stdout == ""
+    repo.assert_untouched()
+
+
+def test_function_name(repo):
+    """Issue 28: TEST as the function name, as show and triage take it
+    (`pytest -v test_flaky` selects nothing): the suite runs once at
+    --bad, the resolver finds tests/test_demo.py::test_flaky there, and
+    the search runs on the full id (commits 18 to 20: few runs)."""
+    p = repo.ctl("--format", "json", "bisect", "test_flaky", "--good",
+                 repo.hashes[17], "--bad", repo.hashes[19], "--", *PYTEST)
+    assert p.returncode == 0, (p.stdout, p.stderr)
+    out = json.loads(p.stdout)
+    assert out["test"] == TEST
+    assert out["first_flaky"]["revision"] == repo.hashes[18]
+    assert out["alone"] is True
+    db = sqlite3.connect(repo.db)
+    runs = db.execute("SELECT ru.kind, ru.revision, group_concat(t.name) "
+                      "FROM runs ru LEFT JOIN results r ON r.run_id = ru.id "
+                      "LEFT JOIN tests t ON t.id = r.test_id GROUP BY ru.id "
+                      "ORDER BY ru.id").fetchall()
+    db.close()
+    # the first run selected the test by the name given (pytest found
+    # nothing), the second was the suite at bad, then the full id alone
+    assert runs[0][:2] == ("alone", repo.hashes[19]) and runs[0][2] is None
+    assert runs[1][:2] == ("suite", repo.hashes[19])
+    assert set(runs[1][2].split(",")) == {TEST,
+                                          "tests/test_demo.py::test_stable"}
+    assert all(r[0] == "alone" and r[2] == TEST for r in runs[2:]), runs
+    assert len(runs) == 2 + out["runs"]
+    p = repo.ctl("bisect", "test_flaky", "--good", repo.hashes[17], "--bad",
+                 repo.hashes[19], "--", *PYTEST)
+    assert "flakyctl: 'test_flaky' is %s (the run at --bad)" % TEST \
+        in p.stderr, p.stderr
+    repo.assert_untouched()
+
+
+def test_ambiguous_name(repo):
+    p = repo.ctl("bisect", "test_", "--good", "HEAD~31", "--bad", "HEAD",
+                 "--", *PYTEST)
+    assert p.returncode == 2, (p.stdout, p.stderr)
+    assert ("flakyctl bisect: 'test_' matches 2 tests in the run at --bad; "
+            "give more of the id:\n") in p.stderr, p.stderr
+    assert TEST in p.stderr and "tests/test_demo.py::test_stable" in p.stderr
+    assert p.stdout == ""
     repo.assert_untouched()
 
 
@@ -330,4 +379,25 @@ def test_config_target(repo, tmp_path):
                        capture_output=True, text=True, timeout=60)
     assert p.returncode == 2
     assert "--target nope: expected a target of the config" in p.stderr
+    repo.assert_untouched()
+
+
+def test_config_target_function_name(repo, tmp_path):
+    """--target with an isolate: template: the function name is resolved
+    by the config command's run at --bad, then reaches the template as
+    the full id in $FLAKY_TEST."""
+    cfg = tmp_path / "flaky.yaml"
+    cfg.write_text("targets:\n  - name: demo\n    command: [pytest, -v]\n"
+                   "    dir: %s\n    isolate: \"%s {test}\"\n"
+                   % (repo.path, " ".join(PYTEST + ["-v"])))
+    p = subprocess.run(repo.args("--config", str(cfg), "--format", "json",
+                                 "bisect", "test_flaky", "--good",
+                                 repo.hashes[17], "--bad", repo.hashes[19],
+                                 "--target", "demo"),
+                       cwd="/", env=repo.env, capture_output=True, text=True,
+                       timeout=600)
+    assert p.returncode == 0, (p.stdout, p.stderr)
+    out = json.loads(p.stdout)
+    assert out["test"] == TEST
+    assert out["first_flaky"]["revision"] == repo.hashes[18]
     repo.assert_untouched()

@@ -74,8 +74,9 @@ def test_report_annotations(evidence):
     level, props, _ = t[ODD]
     assert props["file"] == "odd,dir/test_a:b.py" and props["line"] == "4"
     assert "file=odd%2Cdir/test_a%3Ab.py,line=4," in p.stdout
+    # issue 28: the skipped test is said apart, not counted as stable
     assert other == ["flaky: 10 runs, 2 critical, 1 warning, 1 broken, "
-                     "0 noise, 2 stable"], other
+                     "0 noise, 1 stable, 1 skipped"], other
 
 
 def test_no_file_where_unknown(evidence, tmp_path):
@@ -102,8 +103,8 @@ def test_step_summary(evidence, tmp_path):
     assert "| broken | test_shop.py::test_legacy_api | shop |" in md
     # a | or < in an id would break the table or open a tag
     assert "test_names[x&y\\<z>\"q%]" in md
-    assert md.endswith("4 tests above noise, 0 noise (under 5%), 2 "
-                       "stable.\n\n")
+    assert md.endswith("4 tests above noise, 0 noise (under 5%), 1 "
+                       "stable, 1 skipped in every run.\n\n")
 
 
 def test_gate(evidence, tmp_path):

@@ -148,7 +148,17 @@ def test_triage(demo):
     assert t[TIMEOUT]["revision_summary"].startswith(
         "%d/50 at r1" % t[TIMEOUT]["failures"])
     out = demo.ctl("triage", "--since", "all").stdout
-    assert "the polluter is %s" % POLLUTER in out
+    # issue 28: the stored orders only suspect a polluter; nothing is
+    # confirmed until flakyctl polluter has rerun the tests before it
+    assert ("first patch: reset state at test start, not end; name the "
+            "polluter; suspected polluter %s (from the stored run orders, "
+            "not confirmed): confirm with `flakyctl polluter %s`"
+            % (POLLUTER, VICTIM)) in out, out
+    assert "the polluter is" not in out
+    assert t[VICTIM]["polluter"] == POLLUTER
+    assert t[VICTIM]["polluters"] is None
+    assert t[VICTIM]["polluters_minimal"] is None
+    assert "suspected polluter %s" % POLLUTER in t[VICTIM]["patch"]
 
 
 def test_depends_on(demo):
@@ -248,6 +258,8 @@ def test_ticket(demo):
     md = demo.ctl("ticket", "fresh_cache", "--since", "all").stdout
     assert md.startswith("## test_fresh_cache: ORDER_DEPENDENT flake (demo)")
     assert "### Suspected polluter\n\n`%s`" % POLLUTER in md
+    assert ("Suspected from the stored run orders, not confirmed" in md and
+            "`flakyctl polluter %s` reruns" % VICTIM in md), md
     j = demo.json("ticket", "discount_total", "--since", "all")
     assert j["title"].startswith("test_discount_total: broken, UNKNOWN "
                                  "failure (demo), 50/50 runs")
@@ -301,6 +313,13 @@ def test_revisions_and_user_signatures(tmp_path):
     assert d["verdict"] == "fixed"
     # 0 of 20: the Wilson upper bound z^2 / (n + z^2) = 16%
     assert d["revision_summary"] == "0/20 at r2, at most 16% at 95%, fixed since r1"
+    # issue 28, item 16: the transition in the state's cell, no column
+    # that is empty in most tickets
+    md = run(["--db", db, "ticket", "flip"], check=0).stdout
+    assert ("| revision | runs | failures | 95% interval | state |\n"
+            "|---|---:|---:|---|---|\n"
+            "| `r1` | 6 | 3 | 19%-81% | flaky |\n"
+            "| `r2` | 20 | 0 | 0%-16% | stable (fixed) |\n") in md, md
 
 
 def test_bad_signature_regex(tmp_path):

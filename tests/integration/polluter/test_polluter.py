@@ -82,6 +82,16 @@ def test_smallest_polluter(suites, name):
     assert victim["signature"] == "ORDER_DEPENDENT", victim
     run_id, before = s.widest_failing_run()
     assert before >= 30, before     # ddmin has many tests to narrow
+    # issue 28: before flakyctl polluter, the stored orders only suspect
+    # one test (in pair/, one that does not make the victim fail alone)
+    tri = ctl(s.path, s.db, "triage", s.victim).stdout
+    assert "the polluter is" not in tri, tri
+    assert ("suspected polluter %s (from the stored run orders, not "
+            "confirmed): confirm with `flakyctl polluter %s`"
+            % (victim["polluter"], s.victim)) in tri, tri
+    d = json.loads(ctl(s.path, s.db, "triage", "--format", "json",
+                       s.victim).stdout)["tests"][0]
+    assert d["polluter"] == victim["polluter"] and d["polluters"] is None
     out = json.loads(ctl(s.path, s.db, "polluter", "--run", str(run_id),
                          "--format", "json", s.victim).stdout)
     assert out["polluters"] == s.members, out
@@ -110,8 +120,22 @@ def test_smallest_polluter(suites, name):
     tri = ctl(s.path, s.db, "triage", s.victim).stdout
     assert "  polluters:   " + ", ".join(s.members) + " (smallest set" in tri
     assert "  reproduce:   cd " in tri and out["command"] in tri
+    # the patch names the confirmed set, not the suspect; so does the JSON
+    assert "suspected polluter" not in tri, tri
+    assert "; the polluter%s %s%s (confirmed by flakyctl polluter)" % (
+        " is" if len(s.members) == 1 else "s are",
+        " and ".join(s.members), ", together" if len(s.members) > 1
+        else "") in tri, tri
+    for cmd in ("triage", "show"):
+        j = json.loads(ctl(s.path, s.db, cmd, "--format", "json",
+                           s.victim).stdout)
+        d = j["tests"][0] if cmd == "triage" else j
+        assert d["polluters"] == s.members, d
+        assert d["polluters_minimal"] is True
+        assert d["polluter"] == victim["polluter"]   # kept: the suspect
     ticket = ctl(s.path, s.db, "ticket", s.victim).stdout
     assert "### Smallest polluter" in ticket
+    assert "### Suspected polluter" not in ticket
     for m in s.members:
         assert "- " + m + "\n" in ticket
     assert out["command"] + "\n```" in ticket
