@@ -177,6 +177,61 @@ def test_bad_fleet_config(tmp_path, fleet, expect):
     assert "hunter2" not in p.stderr
 
 
+def reproduce(ctl_args, test):
+    """The Reproduce section of flakyctl ticket TEST."""
+    p = subprocess.run([FLAKYCTL] + ctl_args + ["ticket", test],
+                       capture_output=True, text=True, timeout=60)
+    assert p.returncode == 0, p.stderr
+    text = p.stdout.split("### Reproduce", 1)[1]
+    return text.split("###", 1)[0].strip()
+
+
+def test_target_command_and_dir_ship(pg, pgdb, shipd):
+    """A target's command and directory go with its runs (issue 28): the
+    server's ticket reproduces the test as the box's does, in its
+    directory; a change of either reaches the server with the next run,
+    and a run of the target unchanged writes nothing."""
+    db = dbname(pgdb)
+    shipd.configure(pgdb)
+    shipd.start()
+    shipd.ctl("run", "--runs", "2", "demo", check=0)
+    shipd.wait_fleet("2 runs shipped", lambda f: f["shipped"] == 2 and
+                     f["backlog"] == 0)
+    assert pg.query("SELECT command, dir FROM targets WHERE name = 'demo'",
+                    db=db) == [["/usr/bin/python3 -m unittest -v t.py",
+                                shipd.dir]]
+    local = reproduce(["--db", shipd.db], "t.T.test_two")
+    assert "cd %s && " % shipd.dir in local, local
+    assert reproduce(["--db", pgdb], "t.T.test_two") == local
+    # Unchanged: the row is not written again (its xmin stays).
+    xmin = pg.query("SELECT xmin FROM targets WHERE name = 'demo'", db=db)
+    shipd.ctl("run", "demo", check=0)
+    shipd.wait_fleet("3 shipped", lambda f: f["shipped"] == 3)
+    assert pg.query("SELECT xmin FROM targets WHERE name = 'demo'",
+                    db=db) == xmin
+    # Moved to another directory, run another way: after a reload and
+    # one run, the server has the new command and directory.
+    sub = os.path.join(shipd.dir, "moved")
+    os.makedirs(sub)
+    with open(os.path.join(shipd.dir, "t.py")) as f:
+        src = f.read()
+    with open(os.path.join(sub, "t.py"), "w") as f:
+        f.write(src)
+    shipd.write_config(
+        "fleet:\n  url: %s\n  box: box-a\ntargets:\n  - name: demo\n"
+        "    command: /usr/bin/python3 -m unittest t.py\n    dir: %s\n"
+        % (pgdb, sub), jobs=1)
+    shipd.ctl("reload", check=0)
+    shipd.ctl("run", "demo", check=0)
+    shipd.wait_fleet("4 shipped", lambda f: f["shipped"] == 4 and
+                     f["backlog"] == 0)
+    assert pg.query("SELECT command, dir FROM targets WHERE name = 'demo'",
+                    db=db) == [["/usr/bin/python3 -m unittest t.py", sub]]
+    local = reproduce(["--db", shipd.db], "t.T.test_two")
+    assert "cd %s && " % sub in local, local
+    assert reproduce(["--db", pgdb], "t.T.test_two") == local
+
+
 def test_fleet_box_is_the_box_of_the_runs(tmp_path):
     """One box per flakyd: fleet: box: other than the top-level box: is
     refused, as the runs would record one name and the server another."""
