@@ -571,9 +571,10 @@ flaky_store_run_finish(struct flaky_store *s, struct flaky_run_record *rec,
 		r = -ENOMEM;
 		goto out;
 	}
-	if ((o != NULL && (r = store_output_pack(&po, o, olen, err,
-	    errlen)) < 0) || (e != NULL && (r = store_output_pack(&pe, e, elen,
-	    err, errlen)) < 0))
+	if ((o != NULL && (r = store_output_pack(&po, o, olen,
+	    sql_is_pg(s->db), err, errlen)) < 0) || (e != NULL &&
+	    (r = store_output_pack(&pe, e, elen, sql_is_pg(s->db), err,
+	    errlen)) < 0))
 		goto out;
 	if (own && (r = flaky_store_begin(s, err, errlen)) < 0)
 		goto out;
