@@ -10,6 +10,7 @@
 #include "flakyctl.h"
 #include "config/config.h"
 #include "http/http.h"
+#include "store/store.h"
 
 static int	cmd_serve(struct ctl *, int, char **);
 
@@ -51,7 +52,7 @@ cmd_serve(struct ctl *ctl, int argc, char **argv)
 	struct flaky_http *h = NULL;
 	struct event_base *base;
 	struct event	*sig[2] = { NULL, NULL };
-	char		 err[1024];
+	char		 err[1024], shown[256];
 	int		 c, ret = EXIT_ERROR;
 
 	cmd_getopt_init(&g, &cmd_serve_entry, ctl, argc, argv);
@@ -75,6 +76,7 @@ cmd_serve(struct ctl *ctl, int argc, char **argv)
 	if (ctl_check_format(ctl, "serve", 1 << FORMAT_TABLE) < 0)
 		return EXIT_ERROR;
 	conf.db_path = ctl_db_path(ctl);
+	flaky_store_shown(conf.db_path, shown, sizeof shown);
 	if ((base = event_base_new()) == NULL) {
 		fprintf(stderr, "flakyctl serve: out of memory\n");
 		return EXIT_ERROR;
@@ -91,7 +93,7 @@ cmd_serve(struct ctl *ctl, int argc, char **argv)
 		fprintf(stderr, "flakyctl serve: out of memory\n");
 		goto out;
 	}
-	printf("serving %s at %s\n", conf.db_path, flaky_http_url(h));
+	printf("serving %s at %s\n", shown, flaky_http_url(h));
 	fflush(stdout);
 	event_base_dispatch(base);
 	ret = EXIT_OK;

@@ -270,6 +270,7 @@ flaky_store_build(const char *path, char *err, size_t errlen)
 	memset(&t, 0, sizeof t);
 	if ((t.path = strdup(path)) == NULL)
 		return -ENOMEM;
+	t.name = t.path;
 	if ((r = lite_open(path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE |
 	    SQLITE_OPEN_NOMUTEX, &t.db, err, errlen)) < 0)
 		goto out;
@@ -477,6 +478,26 @@ flaky_store_open(const char *path, int flags, struct flaky_store **ret,
 		free(s);
 		return -ENOMEM;
 	}
+	/* A libpq key=value string is no file name: refused, and never
+	 * repeated (it may hold password=). */
+	if (flaky_fleet_is_conninfo(path) && access(path, F_OK) == -1) {
+		r = flaky_error(err, errlen, EINVAL, "the database is a libpq "
+		    "key=value connection string (not repeated here); flaky "
+		    "takes a postgresql:// URI without a password "
+		    "(docs/fleet.md) or a file");
+		goto fail;
+	}
+	if (flaky_fleet_is_uri(path)) {
+		char	 shown[256];
+
+		s->name = strdup(flaky_store_shown(path, shown,
+		    sizeof shown));
+	} else
+		s->name = strdup(path);
+	if (s->name == NULL) {
+		r = -ENOMEM;
+		goto fail;
+	}
 	if ((r = flaky_redactor_new(&s->redact)) < 0)
 		goto fail;
 	s->busy_ms = FLAKY_BUSY_TIMEOUT_MS;
@@ -577,6 +598,7 @@ flaky_store_close(struct flaky_store *s)
 	store_idcache_clear(&s->tests);
 	store_idcache_clear(&s->msgs);
 	flaky_redactor_free(s->redact);
+	free(s->name);
 	free(s->path);
 	free(s);
 }

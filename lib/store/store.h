@@ -87,7 +87,13 @@ int	 flaky_store_open(const char *path, int flags,
 /* Does path name a PostgreSQL database rather than a file? */
 int	 flaky_store_is_server(const char *path);
 void	 flaky_store_close(struct flaky_store *);
+/* The path or URI as given (a file's own size). */
 const char *flaky_store_path(const struct flaky_store *);
+/* The database as shown (errors, logs, banners): the path, or the URI
+ * without userinfo and password (docs/fleet.md); of an open store, and
+ * of a path not opened, into buf. */
+const char *flaky_store_name(const struct flaky_store *);
+const char *flaky_store_shown(const char *path, char *buf, size_t len);
 /* The box (issue 15) this store records with every run written that
  * names none (flaky_run_record.box), and reads runs.box NULL as (a run
  * from before boxes were recorded ran here): the host name

@@ -226,6 +226,7 @@ char	*store_box_stats_sql(struct flaky_store *, const struct flaky_query *);
 struct flaky_store {
 	struct sql		*db;
 	char			*path;
+	char			*name;		/* as shown */
 	int			 flags;
 	int			 in_tx;
 	int			 busy_ms;	/* the bound of a wait */

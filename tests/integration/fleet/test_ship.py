@@ -161,6 +161,22 @@ def test_two_boxes_with_one_name(pg, pgdb, tmp_path):
     ("  url: mysql://db/x\n",
      ":5:8: fleet: url: expected a PostgreSQL URI"),
     ("  box: a\n", ":5:3: fleet: expected a url: key"),
+    # issue 28: the first parameter, a percent-encoded key
+    ("  url: postgresql:///x?password=hunter2\n",
+     ":5:8: fleet: url: expected a URI without a password"),
+    ("  url: postgresql:///x?host=/tmp&pass%77ord=hunter2\n",
+     ":5:8: fleet: url: expected a URI without a password"),
+    # issue 28: URIs libpq cannot use, refused here, not retried for ever
+    ("  url: postgresql://db:54x2/x\n",
+     ":5:8: fleet: url: invalid port"),
+    ("  url: postgresql://db/x?sslmode=verify-fulll\n",
+     ":5:8: fleet: url: invalid sslmode"),
+    ("  url: postgresql://db/x?bogus=1\n",
+     ":5:8: fleet: url: invalid URI query parameter: \"bogus\""),
+    ("  url: postgresql://[::1/x\n",
+     ":5:8: fleet: url: end of string reached when looking for matching"),
+    ("  url: postgresql://db/x?application_name=hun%zzter2\n",
+     ":5:8: fleet: url: invalid percent-encoded token: \"...\""),
 ])
 def test_bad_fleet_config(tmp_path, fleet, expect):
     cfg = tmp_path / "flaky.yaml"
@@ -174,7 +190,7 @@ def test_bad_fleet_config(tmp_path, fleet, expect):
     p = subprocess.run([FLAKYD, "--config", str(cfg), "--foreground"],
                        capture_output=True, text=True, timeout=30)
     assert p.returncode == 2 and expect in p.stderr
-    assert "hunter2" not in p.stderr
+    assert "hunter2" not in p.stderr and "hun%zz" not in p.stderr
 
 
 def reproduce(ctl_args, test):
