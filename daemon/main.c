@@ -39,9 +39,9 @@ usage(FILE *f)
 	    "[--check-config] [-v]\n");
 }
 
-/* Read flakyd's file: the config's checks, then fleet:'s URI as libpq
- * reads it, so that one it cannot read is refused here (FILE:LINE:COL:)
- * rather than retried for ever. */
+/* Read flakyd's file: the config's checks, then the URIs of fleet: and
+ * http: as libpq reads them, so that one it cannot read is refused here
+ * (FILE:LINE:COL:) rather than retried for ever. */
 static int
 config_load(const char *path, unsigned flags, struct flaky_config **ret,
     char *err, size_t errlen)
@@ -57,6 +57,12 @@ config_load(const char *path, unsigned flags, struct flaky_config **ret,
 	    flaky_fleet_check_uri(cfg->fleet_url, e, sizeof e) < 0)
 		r = flaky_error(err, errlen, EINVAL, "%s:%d:%d: fleet: url: %s",
 		    path, cfg->fleet_url_line, cfg->fleet_url_col, e);
+	else if (cfg->http_database != NULL &&
+	    flaky_store_is_server(cfg->http_database) &&
+	    flaky_fleet_check_uri(cfg->http_database, e, sizeof e) < 0)
+		r = flaky_error(err, errlen, EINVAL, "%s:%d:%d: http: database: "
+		    "%s", path, cfg->http_database_line, cfg->http_database_col,
+		    e);
 	if (r < 0) {
 		flaky_config_free(cfg);
 		return r;

@@ -466,6 +466,7 @@ flaky_config_free(struct flaky_config *cfg)
 	free(cfg->socket);
 	free(cfg->http_listen);
 	free(cfg->http_token_file);
+	free(cfg->http_database);
 	free(cfg->timezone);
 	free(cfg->box);
 	free(cfg->fleet_url);

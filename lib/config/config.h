@@ -139,6 +139,9 @@ struct flaky_config {
 	size_t		 ntargets;
 	char		*http_listen;	/* http: ADDR:PORT, or NULL: off */
 	char		*http_token_file; /* absolute, or NULL: no token */
+	char		*http_database;	/* absolute, a URI, or NULL: the
+					 * daemon's own */
+	int		 http_database_line, http_database_col;
 	struct flaky_receiver *receivers;	/* notify: */
 	size_t		 nreceivers;
 	int		 notify_window;	/* runs; default 20 */

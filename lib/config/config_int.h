@@ -85,7 +85,7 @@ void	 cfg_receivers_free(struct flaky_config *cfg);
 void	 cfg_receivers_free_one(struct flaky_receiver *rv);
 /* config_fleet.c: the fleet: mapping. */
 int	 cfg_parse_fleet(struct ctx *c, const yaml_node_t *n);
-/* A URI value of key ("fleet: url", a database:): postgresql://,
+/* A URI value of key ("fleet: url", "http: database"): postgresql://,
  * no spaces, no password; refused without repeating it. */
 int	 cfg_check_uri(struct ctx *c, const yaml_node_t *n, const char *key,
 	    const char *url);

@@ -431,6 +431,7 @@ static int
 pg_open(struct flaky_store *s, char *err, size_t errlen)
 {
 	struct flaky_fleet	*f;
+	struct sql		*db;
 	int			 r;
 
 	if ((r = flaky_fleet_connect(s->path, &f, err, errlen)) < 0)
@@ -439,16 +440,56 @@ pg_open(struct flaky_store *s, char *err, size_t errlen)
 		flaky_fleet_close(f);
 		return r;
 	}
-	if ((s->db = sql_wrap_pg(f)) == NULL)
-		return -ENOMEM;
+	if ((db = sql_wrap_pg(f)) == NULL)
+		return flaky_error(err, errlen, ENOMEM, "out of memory");
 	/* The store's reads are bounded by their window, yet planned at a
 	 * cost that starts JIT compilation, which took longer (75 ms) than
 	 * the query it sped up; and a window's rollups with their
 	 * histograms are sorted in memory, not on disk (4 MB by default). */
-	if (sql_exec(s->db, "SET jit = off; SET work_mem = '64MB'", NULL,
-	    NULL, NULL) != SQL_OK)
-		return store_sql_error(s, err, errlen, "setting up the session");
+	if (sql_exec(db, "SET jit = off; SET work_mem = '64MB'", NULL,
+	    NULL, NULL) != SQL_OK) {
+		r = flaky_error(err, errlen, EIO, "%s: setting up the "
+		    "session: %s", s->name, sql_errmsg(db));
+		sql_close(db);
+		return r;
+	}
+	/* A reconnection: what was prepared belongs to the old session. */
+	if (s->db != NULL) {
+		for (int i = 0; i < ST_COUNT; i++) {
+			sql_finalize(s->st[i]);
+			s->st[i] = NULL;
+		}
+		store_output_finalize(&s->output);
+		store_output_forget(&s->output);
+		store_idcache_clear(&s->tests);
+		store_idcache_clear(&s->msgs);
+		s->in_tx = 0;
+		sql_close(s->db);
+	}
+	s->db = db;
 	return 0;
+}
+
+int
+flaky_store_lost(const struct flaky_store *s)
+{
+	return sql_is_pg(s->db) && sql_pg_lost(s->db);
+}
+
+int
+flaky_store_reconnect(struct flaky_store *s, char *err, size_t errlen)
+{
+	if (!sql_is_pg(s->db))
+		return 0;
+	return pg_open(s, err, errlen);
+}
+
+int
+flaky_store_ping(struct flaky_store *s, char *err, size_t errlen)
+{
+	if (!sql_is_pg(s->db))
+		return 0;
+	return store_exec(s, "SELECT 1", err, errlen);
 }
 
 /* Before SQLite starts: no memory statistics (we never read them), which

@@ -3,7 +3,8 @@
 is answered with what to check (issue 28, items 12 and 16).
 
 Item 12: a percent-encoded password key is refused without being
-printed; a libpq key=value string is never printed back; stats and the
+printed; a libpq key=value string is never printed back; a failed page
+does not show the server's address to an HTTP client; stats and the
 serve banner show no user@. Item 16: a wrong database or user name is
 named as such, not as a password problem."""
 import json
@@ -12,7 +13,7 @@ import subprocess
 
 import pytest
 
-from serving import FLAKYCTL, FLAKYD, Serve
+from serving import FLAKYCTL, FLAKYD, Serve, get
 
 SECRET = "s3cret-Pw-8841"
 
@@ -63,6 +64,28 @@ def test_key_value_string_never_printed(pg, tmp_path, how):
         assert SECRET not in p.stderr + p.stdout, p.stderr
         assert "key=value" in p.stderr, p.stderr
     assert os.listdir(str(tmp_path)) in ([], ["flaky.yaml"])
+
+
+def test_failed_page_does_not_show_the_server(pg, pgdb, tmp_path):
+    """A page that fails answers 500 with what failed, not with where the
+    database is."""
+    uri = "postgresql://flaky@/%s?host=%s" % (dbname(pgdb), pg.sockdir)
+    xml = tmp_path / "r.xml"
+    xml.write_text('<testsuite name="s" tests="1"><testcase classname="a" '
+                   'name="t1" time="0.1"/></testsuite>\n')
+    assert ctl("--db", uri, "ingest", "--target", "t", str(xml)) \
+        .returncode == 0
+    pg.psql("DROP VIEW run_output", db=dbname(pgdb))
+    s = Serve(uri, tmp_path)
+    try:
+        for path in ("/run/1", "/api/v1/run/1"):
+            st, body = get(s.url + path)
+            assert st == 500, body
+            assert "run_output" in body, body
+            for leak in (pg.sockdir, "postgres", dbname(pgdb), "flaky@"):
+                assert leak not in body, (leak, body)
+    finally:
+        assert s.stop() == 0, s.logtext()
 
 
 def test_stats_and_banner_show_no_userinfo(pg, pgdb, tmp_path):
