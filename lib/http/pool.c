@@ -131,6 +131,7 @@ render(struct flaky_http *h, struct flaky_store **stp, struct http_job *j)
 {
 	struct flaky_web_opts o;
 	char		 why[512];
+	int64_t		 wait;
 	int		 healthz = strcmp(j->path, "/healthz") == 0;
 
 	memset(&o, 0, sizeof o);
@@ -162,8 +163,9 @@ render(struct flaky_http *h, struct flaky_store **stp, struct http_job *j)
 	}
 	pthread_mutex_lock(&h->mtx);
 	db_mark(h, 1, why);
+	wait = h->db_retry_us - flaky_mono_us();
 	pthread_mutex_unlock(&h->mtx);
-	reply_down(j, (int64_t)FLAKY_HTTP_RETRY_FIRST_MS * 1000);
+	reply_down(j, wait);
 }
 
 /* One worker: render jobs until told to stop. */

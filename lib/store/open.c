@@ -463,7 +463,6 @@ pg_open(struct flaky_store *s, char *err, size_t errlen)
 		store_output_forget(&s->output);
 		store_idcache_clear(&s->tests);
 		store_idcache_clear(&s->msgs);
-		s->in_tx = 0;
 		sql_close(s->db);
 	}
 	s->db = db;
@@ -481,6 +480,10 @@ flaky_store_reconnect(struct flaky_store *s, char *err, size_t errlen)
 {
 	if (!sql_is_pg(s->db))
 		return 0;
+	/* its writes went with the old session: the caller must know */
+	if (s->in_tx)
+		return flaky_error(err, errlen, EBUSY, "%s: a transaction is "
+		    "open; roll it back before connecting again", s->name);
 	return pg_open(s, err, errlen);
 }
 

@@ -87,8 +87,9 @@ int	 flaky_store_open(const char *path, int flags,
 /* Does path name a PostgreSQL database rather than a file? */
 int	 flaky_store_is_server(const char *path);
 /* PostgreSQL: is the connection gone (known once a statement failed for
- * it)? Connect again (the old session's statements and ids dropped; the
- * store as it was on failure, -errno). One round trip. 0 on SQLite. */
+ * it)? Connect again (not in a transaction: -EBUSY; the old session's
+ * statements and ids dropped; the store as it was on failure). One round
+ * trip. 0 on SQLite. */
 int	 flaky_store_lost(const struct flaky_store *);
 int	 flaky_store_reconnect(struct flaky_store *, char *err, size_t errlen);
 int	 flaky_store_ping(struct flaky_store *, char *err, size_t errlen);
