@@ -13,6 +13,7 @@
 #include <event2/event.h>
 
 #include "flakyctl.h"
+#include "fleet/fleet.h"
 #include "log.h"
 #include "store/store.h"
 #include "util/util.h"
@@ -364,8 +365,11 @@ config_value(const char *path, const char *key, char *buf, size_t len)
 			e[-1] = '\0';
 			v++;
 		}
+		/* a key=value string stays as it is, for the store to
+		 * refuse without printing it */
 		if (*v != '\0' && *v != '/' && strrchr(path, '/') != NULL &&
-		    strcmp(key, "box") != 0 && !flaky_store_is_server(v))
+		    strcmp(key, "box") != 0 && !flaky_store_is_server(v) &&
+		    !flaky_fleet_is_conninfo(v))
 			snprintf(buf, len, "%.*s/%s",
 			    (int)(strrchr(path, '/') - path), path, v);
 		else

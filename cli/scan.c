@@ -215,7 +215,7 @@ store_findings(struct ctl *ctl, const char *target, int argc, char **argv)
 	if (ctl->format == FORMAT_TABLE)
 		fprintf(stderr, "stored %zu finding%s for target %s in %s\n",
 		    sum.findings, sum.findings == 1 ? "" : "s", target,
-		    ctl_db_path(ctl));
+		    flaky_store_name(st));
 	r = 0;
 out:
 	free(dir);

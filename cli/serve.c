@@ -10,6 +10,7 @@
 #include "flakyctl.h"
 #include "config/config.h"
 #include "http/http.h"
+#include "store/store.h"
 
 static int	cmd_serve(struct ctl *, int, char **);
 
@@ -42,6 +43,21 @@ serve_signal(evutil_socket_t sig, short ev, void *arg)
 	event_base_loopbreak(arg);
 }
 
+/* The database went or came back (a server restart, an outage): said
+ * once per change; meanwhile the pages answer 503. arg: the database as
+ * shown. */
+static void
+serve_db_state(void *arg, int up, const char *why)
+{
+	if (up)
+		fprintf(stderr, "flakyctl serve: %s: reachable again; serving "
+		    "pages\n", (const char *)arg);
+	else
+		fprintf(stderr, "flakyctl serve: %s; pages and /healthz answer "
+		    "503 until it is back, retrying with backoff\n", why);
+	fflush(stderr);
+}
+
 /* flakyctl serve: serve until a signal. */
 static int
 cmd_serve(struct ctl *ctl, int argc, char **argv)
@@ -51,7 +67,7 @@ cmd_serve(struct ctl *ctl, int argc, char **argv)
 	struct flaky_http *h = NULL;
 	struct event_base *base;
 	struct event	*sig[2] = { NULL, NULL };
-	char		 err[1024];
+	char		 err[1024], shown[256];
 	int		 c, ret = EXIT_ERROR;
 
 	cmd_getopt_init(&g, &cmd_serve_entry, ctl, argc, argv);
@@ -75,6 +91,9 @@ cmd_serve(struct ctl *ctl, int argc, char **argv)
 	if (ctl_check_format(ctl, "serve", 1 << FORMAT_TABLE) < 0)
 		return EXIT_ERROR;
 	conf.db_path = ctl_db_path(ctl);
+	conf.db_state = serve_db_state;
+	conf.db_state_arg = (void *)flaky_store_shown(conf.db_path, shown,
+	    sizeof shown);
 	if ((base = event_base_new()) == NULL) {
 		fprintf(stderr, "flakyctl serve: out of memory\n");
 		return EXIT_ERROR;
@@ -91,7 +110,7 @@ cmd_serve(struct ctl *ctl, int argc, char **argv)
 		fprintf(stderr, "flakyctl serve: out of memory\n");
 		goto out;
 	}
-	printf("serving %s at %s\n", conf.db_path, flaky_http_url(h));
+	printf("serving %s at %s\n", shown, flaky_http_url(h));
 	fflush(stdout);
 	event_base_dispatch(base);
 	ret = EXIT_OK;

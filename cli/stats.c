@@ -77,7 +77,7 @@ cmd_stats(struct ctl *ctl, int argc, char **argv)
 		    "first_day", "last_day", "pruned_before" };
 
 		printf("{\"path\": ");
-		json_string(stdout, flaky_store_path(store));
+		json_string(stdout, flaky_store_name(store));
 		printf(", \"schema_version\": %d, \"file_bytes\": %lld, "
 		    "\"wal_bytes\": %lld, \"page_size\": %lld, \"pages\": %lld, "
 		    "\"free_pages\": %lld,\n \"rows\": {\"targets\": %lld, "
@@ -97,7 +97,7 @@ cmd_stats(struct ctl *ctl, int argc, char **argv)
 		}
 		printf("}\n");
 	} else {
-		printf("database   %s (schema %d)\n", flaky_store_path(store),
+		printf("database   %s (schema %d)\n", flaky_store_name(store),
 		    d.schema_version);
 		printf("size       %.1f MiB (+ %.1f MiB WAL), %lld free "
 		    "pages\n", (double)d.file_bytes / 1048576.0,

@@ -10,6 +10,7 @@
 #include "flakyd.h"
 #include "http/http.h"
 #include "log.h"
+#include "store/store.h"
 #include "web/web.h"
 
 /* The targets, now, for one request (on the loop thread). */
@@ -36,7 +37,25 @@ http_targets(void *arg, size_t *ret_n)
 	return ret;
 }
 
-/* Listen when the config has http:; a failure stops the start. */
+/* The database the dashboard shows, as log lines name it. */
+static char	http_db_shown[256];
+
+/* The dashboard's database went or came back (a PostgreSQL server
+ * restarted or is gone): logged once per change, not per page. */
+static void
+http_db_state(void *arg, int up, const char *why)
+{
+	(void)arg;
+	if (up)
+		log_info("http: %s: reachable again; serving pages",
+		    http_db_shown);
+	else
+		log_warnx("http: %s; pages and /healthz answer 503 until it "
+		    "is back, retrying with backoff", why);
+}
+
+/* Listen when the config has http:; a failure stops the start (a
+ * server that cannot be reached does not: its pages wait for it). */
 int
 http_start(struct flakyd *d, const struct flaky_config *cfg, char *err,
     size_t errlen)
@@ -48,12 +67,21 @@ http_start(struct flakyd *d, const struct flaky_config *cfg, char *err,
 	memset(&conf, 0, sizeof conf);
 	conf.listen = cfg->http_listen;
 	conf.token_file = cfg->http_token_file;
-	conf.db_path = d->db_path;
-	conf.targets = http_targets;
-	conf.targets_arg = d;
+	conf.db_path = cfg->http_database != NULL ? cfg->http_database :
+	    d->db_path;
+	/* The schedule's targets are this database's only; another one's
+	 * (the fleet's server) come from it. */
+	if (cfg->http_database == NULL) {
+		conf.targets = http_targets;
+		conf.targets_arg = d;
+	}
+	conf.db_state = http_db_state;
+	flaky_store_shown(conf.db_path, http_db_shown, sizeof http_db_shown);
 	if (flaky_http_start(d->base, &conf, &d->http, err, errlen) < 0)
 		return -1;
-	log_info("http: dashboard at %s%s", flaky_http_url(d->http),
+	log_info("http: dashboard at %s%s%s%s", flaky_http_url(d->http),
+	    cfg->http_database != NULL ? " of " : "",
+	    cfg->http_database != NULL ? http_db_shown : "",
 	    cfg->http_token_file != NULL ? " (bearer token required)" : "");
 	return 0;
 }
@@ -63,10 +91,12 @@ void
 http_reload_check(const struct flaky_config *old,
     const struct flaky_config *cfg)
 {
-	const char *a[2] = { old->http_listen, old->http_token_file };
-	const char *b[2] = { cfg->http_listen, cfg->http_token_file };
+	const char *a[3] = { old->http_listen, old->http_token_file,
+	    old->http_database };
+	const char *b[3] = { cfg->http_listen, cfg->http_token_file,
+	    cfg->http_database };
 
-	for (int i = 0; i < 2; i++)
+	for (int i = 0; i < 3; i++)
 		if ((a[i] == NULL) != (b[i] == NULL) ||
 		    (a[i] != NULL && strcmp(a[i], b[i]) != 0)) {
 			log_warnx("reload: http: changed; that takes a "

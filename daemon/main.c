@@ -19,6 +19,7 @@
 #include <event2/event.h>
 
 #include "classify/classify.h"
+#include "fleet/fleet.h"
 #include "flakyd.h"
 #include "log.h"
 
@@ -38,6 +39,38 @@ usage(FILE *f)
 	    "[--check-config] [-v]\n");
 }
 
+/* Read flakyd's file: the config's checks, then the URIs of fleet: and
+ * http: as libpq reads them, so that one it cannot read is refused here
+ * (FILE:LINE:COL:) rather than retried for ever. */
+static int
+config_load(const char *path, unsigned flags, struct flaky_config **ret,
+    char *err, size_t errlen)
+{
+	struct flaky_config *cfg;
+	char		 e[512];
+	int		 r;
+
+	if ((r = flaky_config_load(path, flags | FLAKY_CONFIG_DAEMON, &cfg,
+	    err, errlen)) < 0)
+		return r;
+	if (cfg->fleet_url != NULL &&
+	    flaky_fleet_check_uri(cfg->fleet_url, e, sizeof e) < 0)
+		r = flaky_error(err, errlen, EINVAL, "%s:%d:%d: fleet: url: %s",
+		    path, cfg->fleet_url_line, cfg->fleet_url_col, e);
+	else if (cfg->http_database != NULL &&
+	    flaky_store_is_server(cfg->http_database) &&
+	    flaky_fleet_check_uri(cfg->http_database, e, sizeof e) < 0)
+		r = flaky_error(err, errlen, EINVAL, "%s:%d:%d: http: database: "
+		    "%s", path, cfg->http_database_line, cfg->http_database_col,
+		    e);
+	if (r < 0) {
+		flaky_config_free(cfg);
+		return r;
+	}
+	*ret = cfg;
+	return 0;
+}
+
 /* --check-config: the file with every check, then each target's next
  * fire time in the config's zone. */
 static int
@@ -47,7 +80,7 @@ check_config(const char *path)
 	char		 err[1024], when[40], src[64];
 	int64_t		 now = flaky_now_ms(), next;
 
-	if (flaky_config_load(path, 0, &cfg, err, sizeof err) < 0) {
+	if (config_load(path, 0, &cfg, err, sizeof err) < 0) {
 		fprintf(stderr, "%s\n", err);
 		return 1;
 	}
@@ -139,8 +172,8 @@ flakyd_reload(struct flakyd *d, char *err, size_t errlen)
 	snprintf(msg, sizeof msg, "RELOADING=1\nMONOTONIC_USEC=%lld",
 	    (long long)flaky_mono_us());
 	notify_send(msg);
-	r = flaky_config_load(d->config_path, FLAKY_CONFIG_NO_FS_CHECKS, &cfg,
-	    err, errlen);
+	r = config_load(d->config_path, FLAKY_CONFIG_NO_FS_CHECKS, &cfg, err,
+	    errlen);
 	if (r == 0) {
 		const struct flaky_config *old = d->cur->cfg;
 
@@ -388,7 +421,7 @@ main(int argc, char **argv)
 	 * whatever our working directory. */
 	if ((d.config_path = realpath(config, NULL)) == NULL)
 		d.config_path = xstrdup(config);
-	if (flaky_config_load(config, FLAKY_CONFIG_NO_FS_CHECKS, &cfg, err,
+	if (config_load(config, FLAKY_CONFIG_NO_FS_CHECKS, &cfg, err,
 	    sizeof err) < 0)
 		fatalx("%s", err);
 	d.db_path = xstrdup(db ? db : cfg->database ? cfg->database :
@@ -401,6 +434,11 @@ main(int argc, char **argv)
 		fatalx("%s: database: flakyd writes a local SQLite file; to "
 		    "store its runs on PostgreSQL, name the server in fleet: "
 		    "{url: ..., box: ...} (docs/fleet.md)", config);
+	/* not a file name: never made one (the lock) nor printed */
+	if (flaky_fleet_is_conninfo(d.db_path) && access(d.db_path, F_OK) < 0)
+		fatalx("--db: a libpq key=value connection string (not "
+		    "repeated here); flakyd writes a local SQLite file, and "
+		    "ships to a server named in fleet: (docs/fleet.md)");
 	take_lock(d.db_path);
 	/* Before any thread, the database and the socket, and before we are
 	 * a subreaper: the runs die with us even on kill -9 (guard.c). */

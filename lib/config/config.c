@@ -112,9 +112,16 @@ parse_top(struct ctx *c, yaml_node_t *root)
 		    "top, got %s", GOT(root));
 	if ((r = cfg_get_keys(c, root, NULL, top_keys, K_NKEYS, v)) < 0)
 		return r;
-	if (v[K_DATABASE] != NULL && (r = cfg_get_path(c, v[K_DATABASE],
+	if (v[K_DATABASE] != NULL && (r = cfg_get_db(c, v[K_DATABASE],
 	    "database", "the path of the database", &cfg->database)) < 0)
 		return r;
+	/* flakyd refused it at start; --check-config must say so, here */
+	if (cfg->database != NULL && (c->flags & FLAKY_CONFIG_DAEMON) &&
+	    cfg_is_uri(cfg->database))
+		return cfg_err(c, v[K_DATABASE], "database: expected a local "
+		    "SQLite file: flakyd writes its runs there and ships them "
+		    "to a server named in fleet: {url: ..., box: ...} "
+		    "(docs/fleet.md)");
 	if (v[K_BOX] != NULL && (r = parse_box(c, v[K_BOX])) < 0)
 		return r;
 	if (v[K_JOBS] != NULL &&
@@ -459,6 +466,7 @@ flaky_config_free(struct flaky_config *cfg)
 	free(cfg->socket);
 	free(cfg->http_listen);
 	free(cfg->http_token_file);
+	free(cfg->http_database);
 	free(cfg->timezone);
 	free(cfg->box);
 	free(cfg->fleet_url);

@@ -18,6 +18,9 @@
 /* Do not check that dir: exists and that the command resolves (for a
  * daemon that records a missing command as an error run instead). */
 #define FLAKY_CONFIG_NO_FS_CHECKS	0x01
+/* The file is flakyd's: database: must be a local file (flakyd keeps
+ * its outbox there; the server goes in fleet:). */
+#define FLAKY_CONFIG_DAEMON		0x02
 
 /* A regular expression as written and compiled (REG_EXTENDED|REG_NEWLINE). */
 struct flaky_regex {
@@ -136,12 +139,16 @@ struct flaky_config {
 	size_t		 ntargets;
 	char		*http_listen;	/* http: ADDR:PORT, or NULL: off */
 	char		*http_token_file; /* absolute, or NULL: no token */
+	char		*http_database;	/* absolute, a URI, or NULL: the
+					 * daemon's own */
+	int		 http_database_line, http_database_col;
 	struct flaky_receiver *receivers;	/* notify: */
 	size_t		 nreceivers;
 	int		 notify_window;	/* runs; default 20 */
 	char		*fleet_url;	/* fleet: url:, no password; or NULL */
 	char		*fleet_box;	/* fleet: box:, or NULL: the host's */
 	int		 fleet_line;	/* where fleet: starts, 1-based */
+	int		 fleet_url_line, fleet_url_col;	/* its url: value */
 };
 
 /* Read and check a schedule file. Relative paths in it (dir, database,

@@ -71,20 +71,29 @@ bad:
 	    "numeric address (127.0.0.1:8470, [::1]:8470), got \"%s\"", s);
 }
 
-static const char *const http_keys[] = { "listen", "token_file" };
+static const char *const http_keys[] = { "listen", "token_file",
+	"database" };
 
-/* http: {listen: ADDR:PORT, token_file: PATH}. */
+/* http: {listen: ADDR:PORT, token_file: PATH, database: PATH or URI}. */
 int
 cfg_parse_http(struct ctx *c, const yaml_node_t *n)
 {
 	struct flaky_config *cfg = c->cfg;
 	struct flaky_listen l;
-	yaml_node_t	*v[2];
+	yaml_node_t	*v[3];
 	char		 e[256];
 	int		 r;
 
-	if ((r = cfg_get_keys(c, n, "http", http_keys, 2, v)) < 0)
+	if ((r = cfg_get_keys(c, n, "http", http_keys, 3, v)) < 0)
 		return r;
+	if (v[2] != NULL) {
+		if ((r = cfg_get_db(c, v[2], "http: database", "the path or "
+		    "postgresql:// URI of the database the dashboard shows",
+		    &cfg->http_database)) < 0)
+			return r;
+		cfg->http_database_line = (int)v[2]->start_mark.line + 1;
+		cfg->http_database_col = (int)v[2]->start_mark.column + 1;
+	}
 	if (v[1] != NULL && (r = cfg_get_path(c, v[1], "token_file", "the "
 	    "path of a file holding the bearer token", &cfg->http_token_file))
 	    < 0)

@@ -85,5 +85,13 @@ void	 cfg_receivers_free(struct flaky_config *cfg);
 void	 cfg_receivers_free_one(struct flaky_receiver *rv);
 /* config_fleet.c: the fleet: mapping. */
 int	 cfg_parse_fleet(struct ctx *c, const yaml_node_t *n);
+/* A URI value of key ("fleet: url", "http: database"): postgresql://,
+ * no spaces, no password; refused without repeating it. */
+int	 cfg_check_uri(struct ctx *c, const yaml_node_t *n, const char *key,
+	    const char *url);
+/* A database: value: a path (relative to the file) or such a URI; a
+ * libpq key=value string is refused without repeating it. */
+int	 cfg_get_db(struct ctx *c, const yaml_node_t *n, const char *key,
+	    const char *expect, char **ret);
 
 #endif

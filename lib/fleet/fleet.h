@@ -20,16 +20,32 @@ struct pg_conn;			/* libpq's PGconn */
  * rather than a SQLite file. */
 int	 flaky_fleet_is_uri(const char *s);
 
+/* Whether s is a libpq key=value connection string ("host=db
+ * dbname=flaky ..."), which flaky does not take: a caller refuses it
+ * without repeating it (it may hold password=). */
+int	 flaky_fleet_is_conninfo(const char *s);
+
 /* The URI as it may be shown: without userinfo ("user:secret@") and
- * without a password parameter. Always NUL-terminated, truncated to len. */
+ * without a password parameter (however its key is percent-encoded).
+ * Always NUL-terminated, truncated to len. */
 char	*flaky_fleet_redact_uri(const char *uri, char *buf, size_t len);
+
+/* The URI rules without connecting: a postgresql:// URI libpq can read,
+ * with the options libpq checks only when it connects (port, sslmode ...)
+ * valid, without a password. -EINVAL with a message that names neither
+ * the URI nor what it could not read (flakyd --check-config). */
+int	 flaky_fleet_check_uri(const char *uri, char *err, size_t errlen);
 
 /* Connect. A URI that carries a password is refused (-EINVAL) before
  * anything is sent; a server that is down gives -ECONNREFUSED, one that
- * refuses the credentials -EACCES. libpq's notices are dropped. */
+ * refuses the credentials or the user -EACCES, one without the database
+ * -ENOENT, each with what to check. libpq's notices are dropped. */
 int	 flaky_fleet_connect(const char *uri, struct flaky_fleet **ret,
 	    char *err, size_t errlen);
 void	 flaky_fleet_close(struct flaky_fleet *);
+/* Whether the connection is gone (the server restarted or went away):
+ * known once a statement failed for that reason. */
+int	 flaky_fleet_lost(struct flaky_fleet *);
 
 /* libpq's connection, for the code that speaks SQL to it. */
 struct pg_conn *flaky_fleet_pq(struct flaky_fleet *);

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include <libpq-fe.h>
 
@@ -22,59 +23,6 @@ struct flaky_fleet {
 /* The advisory lock key of migrations: boxes migrating at once wait. */
 #define FLEET_MIGRATE_LOCK	"7046971235"
 
-static const char password_hint[] = "give the password in ~/.pgpass "
-    "(or the file PGPASSFILE names), a service file (PGSERVICEFILE) or "
-    "PGPASSWORD, not in the URI";
-
-/* A PostgreSQL URI rather than a SQLite path. */
-int
-flaky_fleet_is_uri(const char *s)
-{
-	return s != NULL && (strncmp(s, "postgresql://", 13) == 0 ||
-	    strncmp(s, "postgres://", 11) == 0);
-}
-
-/* The URI without userinfo and password parameter, for messages. */
-char *
-flaky_fleet_redact_uri(const char *uri, char *buf, size_t len)
-{
-	const char	*p, *auth, *at, *end;
-	struct flaky_buf b;
-	size_t		 n;
-	char		 sep;
-
-	if (len == 0)
-		return buf;
-	if ((p = strstr(uri, "://")) == NULL) {
-		snprintf(buf, len, "%s", "(a connection string)");
-		return buf;
-	}
-	auth = p + 3;
-	end = auth + strcspn(auth, "/?");
-	if ((at = memchr(auth, '@', (size_t)(end - auth))) != NULL)
-		at++;
-	else
-		at = auth;
-	/* Drop userinfo; then copy the rest without a password parameter. */
-	flaky_buf_init(&b);
-	flaky_buf_add(&b, uri, (size_t)(auth - uri));
-	flaky_buf_add(&b, at, (size_t)(end - at));
-	p = end + strcspn(end, "?");
-	flaky_buf_add(&b, end, (size_t)(p - end));
-	for (sep = '?'; *p != '\0'; p += n) {
-		n = 1 + strcspn(p + 1, "&");
-		if (strncmp(p + 1, "password=", 9) == 0)
-			continue;
-		flaky_buf_addc(&b, sep);
-		flaky_buf_add(&b, p + 1, n - 1);
-		sep = '&';
-	}
-	snprintf(buf, len, "%s", b.oom ? "(out of memory)" :
-	    flaky_buf_cstr(&b));
-	flaky_buf_free(&b);
-	return buf;
-}
-
 /* Drop libpq's notices ("NOTICE: relation exists"): the library never
  * prints. */
 static void
@@ -84,41 +32,77 @@ no_notices(void *arg, const char *message)
 	(void)message;
 }
 
-/* Refuse a URI with a password in it, and say whether it sets its own
- * connect_timeout. */
-static int
-check_uri(const char *uri, const char *where, int *has_timeout, char *err,
-    size_t errlen)
-{
-	PQconninfoOption	*opts, *o;
-	char			*msg = NULL;
-	int			 rc = 0;
-
-	if ((opts = PQconninfoParse(uri, &msg)) == NULL) {
-		rc = flaky_error(err, errlen, EINVAL, "fleet: %s: %.*s", where,
-		    LINE(msg ? msg : "out of memory"));
-		PQfreemem(msg);
-		return rc;
-	}
-	*has_timeout = 0;
-	for (o = opts; o->keyword != NULL; o++) {
-		if (o->val == NULL || o->val[0] == '\0')
-			continue;
-		if (strcmp(o->keyword, "password") == 0)
-			rc = flaky_error(err, errlen, EINVAL, "fleet: %s: the "
-			    "URI carries a password: %s", where, password_hint);
-		else if (strcmp(o->keyword, "connect_timeout") == 0)
-			*has_timeout = 1;
-	}
-	PQconninfoFree(opts);
-	return rc;
-}
-
 /* libpq's error of a connection; it never holds the password. */
 static const char *
 pq_error(PGconn *conn)
 {
 	return conn ? PQerrorMessage(conn) : "out of memory";
+}
+
+/* The password file libpq looked in: the connection's passfile, which
+ * libpq sets to PGPASSFILE or ~/.pgpass. */
+static void
+passfile(PGconn *conn, char *buf, size_t len)
+{
+	PQconninfoOption *opts = PQconninfo(conn), *o;
+
+	snprintf(buf, len, "~/.pgpass");
+	for (o = opts; o != NULL && o->keyword != NULL; o++)
+		if (strcmp(o->keyword, "passfile") == 0 && o->val != NULL &&
+		    o->val[0] != '\0')
+			snprintf(buf, len, "%s", o->val);
+	PQconninfoFree(opts);
+}
+
+/* What to check when the server said no, by what it said: a database or
+ * a user that does not exist, a password that no line of the password
+ * file gave (its lines name the host, port, database and user: a wrong
+ * database or user name finds none), or one that was wrong (PostgreSQL
+ * says the same for an unknown user). *code: -ENOENT for a database,
+ * -EACCES for the rest; "" and *code unchanged for other failures. */
+static void
+refusal_hint(PGconn *conn, int *code, char *buf, size_t len)
+{
+	const char	*m = PQerrorMessage(conn), *host = PQhost(conn);
+	char		 file[256];
+	struct stat	 st;
+
+	buf[0] = '\0';
+	if (host == NULL || host[0] == '\0' || host[0] == '/')
+		host = "localhost";
+	if (strstr(m, "database \"") != NULL &&
+	    strstr(m, "does not exist") != NULL) {
+		*code = ENOENT;
+		snprintf(buf, len, "; check the database name, the URI's path "
+		    "(psql -l lists the server's databases)");
+	} else if (strstr(m, "role \"") != NULL &&
+	    strstr(m, "does not exist") != NULL) {
+		*code = EACCES;
+		snprintf(buf, len, "; check the user name, user@ or user= of "
+		    "the URI (default: the name of the user flaky runs as)");
+	} else if (PQconnectionNeedsPassword(conn)) {
+		*code = EACCES;
+		passfile(conn, file, sizeof file);
+		if (stat(file, &st) == -1)
+			snprintf(buf, len, "; %s", fleet_password_hint);
+		else if (st.st_mode & 077)
+			snprintf(buf, len, "; %s is ignored: its mode must be "
+			    "0600 (chmod 0600 %s)", file, file);
+		else
+			snprintf(buf, len, "; no line of %s (the password "
+			    "file: PGPASSFILE, else ~/.pgpass) matches "
+			    "%s:%s:%s:%s (host:port:database:user, * for any): "
+			    "check the database and user names of the URI "
+			    "against its lines", file, host, PQport(conn),
+			    PQdb(conn), PQuser(conn));
+	} else if (strstr(m, "password authentication failed") != NULL) {
+		*code = EACCES;
+		passfile(conn, file, sizeof file);
+		snprintf(buf, len, "; the password (from %s, the password "
+		    "file: PGPASSFILE, else ~/.pgpass; or PGPASSWORD) or the "
+		    "user name %s is wrong: PostgreSQL answers the same for "
+		    "both", file, PQuser(conn));
+	}
 }
 
 /* Connect with libpq's own credentials; refuse a password in the URI. */
@@ -130,26 +114,27 @@ flaky_fleet_connect(const char *uri, struct flaky_fleet **ret, char *err,
 			    "connect_timeout", NULL };
 	const char	*vals[] = { uri, "flaky", "10", NULL };
 	struct flaky_fleet *f;
+	char		 hint[1024];
 	int		 has_timeout = 0, rc, code;
 
 	*ret = NULL;
 	if ((f = calloc(1, sizeof *f)) == NULL)
 		return flaky_error(err, errlen, ENOMEM, "fleet: out of memory");
 	flaky_fleet_redact_uri(uri, f->where, sizeof f->where);
-	if ((rc = check_uri(uri, f->where, &has_timeout, err, errlen)) < 0)
+	if ((rc = fleet_check_uri(uri, &has_timeout, hint, sizeof hint)) < 0) {
+		flaky_error(err, errlen, -rc, "fleet: %s: %s", f->where, hint);
 		goto fail;
+	}
 	if (has_timeout)
 		keys[2] = NULL;		/* the URI's own wins */
 	f->conn = PQconnectdbParams(keys, vals, 1);
 	if (f->conn == NULL || PQstatus(f->conn) != CONNECTION_OK) {
 		code = ECONNREFUSED;
-		if (f->conn != NULL && (PQconnectionNeedsPassword(f->conn) ||
-		    strstr(PQerrorMessage(f->conn), "authentication") != NULL))
-			code = EACCES;
+		hint[0] = '\0';
+		if (f->conn != NULL)
+			refusal_hint(f->conn, &code, hint, sizeof hint);
 		rc = flaky_error(err, errlen, code, "fleet: cannot connect to "
-		    "%s: %.*s%s%s", f->where, LINE(pq_error(f->conn)),
-		    code == EACCES ? "; " : "",
-		    code == EACCES ? password_hint : "");
+		    "%s: %.*s%s", f->where, LINE(pq_error(f->conn)), hint);
 		goto fail;
 	}
 	PQsetNoticeProcessor(f->conn, no_notices, NULL);
@@ -158,6 +143,15 @@ flaky_fleet_connect(const char *uri, struct flaky_fleet **ret, char *err,
 fail:
 	flaky_fleet_close(f);
 	return rc;
+}
+
+/* Is the connection gone (the server restarted, the network broke)?
+ * libpq knows once a statement has failed for it. */
+int
+flaky_fleet_lost(struct flaky_fleet *f)
+{
+	return f == NULL || f->conn == NULL ||
+	    PQstatus(f->conn) != CONNECTION_OK;
 }
 
 /* Close the connection; NULL is fine. */
@@ -283,9 +277,14 @@ flaky_fleet_migrate(struct flaky_fleet *f, int *ret_version, char *err,
 		goto fail;
 	if ((rc = read_version(f, &version, err, errlen)) < 0)
 		goto fail;
-	for (i = (size_t)version; i < flaky_pg_schema_count; i++)
+	for (i = (size_t)version; i < flaky_pg_schema_count; i++) {
+		/* 10's CHECK needs the deflated outputs made whole first */
+		if (i == 9 && (rc = fleet_inflate_outputs(f->conn, f->where,
+		    err, errlen)) < 0)
+			goto fail;
 		if ((rc = apply(f, i, err, errlen)) < 0)
 			goto fail;
+	}
 	if ((rc = fleet_exec(f, "COMMIT", "committing the migration", NULL,
 	    err, errlen)) < 0)
 		return rc;

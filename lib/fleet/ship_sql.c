@@ -28,7 +28,8 @@ const char fleet_ship_sql_staging[] =
     "output_dropped bigint, error text, content_hash text, "
     "incomplete text, perturbation text, stdout_hash bigint, "
     "stdout_size bigint, stdout_data bytea, stderr_hash bigint, "
-    "stderr_size bigint, stderr_data bytea, selected integer) "
+    "stderr_size bigint, stderr_data bytea, selected integer, "
+    "target_command text, target_dir text) "
     "ON COMMIT DELETE ROWS;"
     "CREATE TEMP TABLE IF NOT EXISTS ship_tests (local_test bigint, "
     "target text, name text) ON COMMIT DELETE ROWS;"
@@ -54,12 +55,22 @@ const char fleet_ship_sql_staging[] =
 
 /* Names first, each in one order (boxes wait, never deadlock); tests
  * already there are not inserted again (no speculative insertion for
- * each). The partitions of the batch's weeks are made only when one is
- * missing: flaky_make_partitions locks until the commit. */
+ * each). A target's command and directory are the box's, each kept when
+ * the box has none (ingest), as the box's own store keeps them: written
+ * only when they differ, so a batch of a target as the server has it
+ * changes (and locks) nothing. The
+ * partitions of the batch's weeks are made only when one is missing:
+ * flaky_make_partitions locks until the commit. */
 const char fleet_ship_sql_names[] =
-    "INSERT INTO targets (name, created_ms) SELECT target, "
-    "min(started_ms) FROM ship_runs GROUP BY target ORDER BY target "
-    "ON CONFLICT (name) DO NOTHING;"
+    "INSERT INTO targets AS tg (name, command, dir, created_ms) "
+    "SELECT DISTINCT ON (target) target, target_command, target_dir, "
+    "min(started_ms) OVER (PARTITION BY target) FROM ship_runs "
+    "ORDER BY target ON CONFLICT (name) DO UPDATE SET "
+    "command = coalesce(excluded.command, tg.command), "
+    "dir = coalesce(excluded.dir, tg.dir) "
+    "WHERE (tg.command, tg.dir) IS DISTINCT FROM "
+    "(coalesce(excluded.command, tg.command), "
+    "coalesce(excluded.dir, tg.dir));"
     "INSERT INTO tests (target_id, name) SELECT tg.id, st.name "
     "FROM ship_tests st JOIN targets tg ON tg.name = st.target "
     "WHERE NOT EXISTS (SELECT 1 FROM tests t WHERE t.target_id = tg.id "

@@ -398,6 +398,8 @@ flaky_http_start(struct event_base *base, const struct flaky_http_conf *conf,
 	    FLAKY_HTTP_TIMEOUT_S;
 	h->targets = conf->targets;
 	h->targets_arg = conf->targets_arg;
+	h->db_state = conf->db_state;
+	h->db_state_arg = conf->db_state_arg;
 	if ((conf->token_file != NULL &&
 	    (r = token_read(h, conf->token_file, err, errlen)) < 0) ||
 	    (r = http_pool_start(h, conf->db_path, conf->threads > 0 ?

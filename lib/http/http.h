@@ -22,12 +22,22 @@ struct flaky_web_target;
 #define FLAKY_HTTP_HEADERS	8192	/* bytes of a request's headers */
 #define FLAKY_HTTP_BODY		1024	/* bytes of a request's body */
 #define FLAKY_HTTP_TOKEN_MAX	1024	/* bytes of the token file */
+/* A database server that cannot be reached is tried again after this,
+ * doubling up to the last; meanwhile pages answer 503 at once. */
+#define FLAKY_HTTP_RETRY_FIRST_MS	1000
+#define FLAKY_HTTP_RETRY_LAST_MS	30000
 
 /* The targets as the caller's loop knows them at one request: called on
  * the loop thread, it returns one malloc'd block (flaky_http_targets_pack)
  * the worker reads and the server frees; NULL with *n 0: from the store. */
 typedef struct flaky_web_target *(*flaky_http_targets_fn)(void *arg,
 	    size_t *ret_n);
+
+/* The database's state changed, on the loop thread: up 0 when the pages
+ * cannot be read from it (a server gone; why: the store's error, which
+ * shows the database without credentials), 1 when they can again. For
+ * the program to log once per change; a library never logs. */
+typedef void (*flaky_http_db_fn)(void *arg, int up, const char *why);
 
 struct flaky_http_conf {
 	const char		*listen;	/* ADDR:PORT (config.h) */
@@ -39,11 +49,16 @@ struct flaky_http_conf {
 	int			 timeout_s;
 	flaky_http_targets_fn	 targets;	/* NULL: from the store */
 	void			*targets_arg;
+	flaky_http_db_fn	 db_state;	/* NULL: not told */
+	void			*db_state_arg;
 };
 
 /* Listen on conf->listen and serve from base's loop. A non-loopback
  * address without a token file, an empty or unreadable token file, a
- * database that cannot be opened or an address in use: -errno, err. */
+ * database that cannot be opened or an address in use: -errno, err. A
+ * PostgreSQL server that cannot be reached is not: the pages answer 503
+ * (and /healthz) until it can, tried with backoff, and db_state is told
+ * at once. The same after a server restart or outage while serving. */
 int	 flaky_http_start(struct event_base *, const struct flaky_http_conf *,
 	    struct flaky_http **ret, char *err, size_t errlen);
 /* "http://127.0.0.1:8470/", with the port bound (listen: port 0). */

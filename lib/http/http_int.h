@@ -72,6 +72,16 @@ struct flaky_http {
 	int			 nthreads, started, nstores;
 	int			 wake[2];	/* a worker's reply is done */
 	struct event		*wake_ev;
+
+	/* pool.c: the database, as the workers last found it (under mtx) */
+	char			*db_path;
+	int			 db_down;
+	int64_t			 db_retry_us;	/* no attempt before (mono) */
+	int			 db_backoff_ms;
+	int			 db_told;	/* what db_state last heard */
+	char			 db_why[512];
+	flaky_http_db_fn	 db_state;
+	void			*db_state_arg;
 };
 
 /* pool.c */

@@ -169,7 +169,7 @@ flaky_store_ingest_start(struct flaky_store *s, int64_t target_id,
 	if (!store_in_tx(s))
 		return flaky_error(err, errlen, EINVAL, "%s: storing a run "
 		    "as it comes takes an open transaction",
-		    flaky_store_path(s));
+		    flaky_store_name(s));
 	if ((w = calloc(1, sizeof *w)) == NULL)
 		return flaky_error(err, errlen, ENOMEM, "out of memory");
 	w->s = s;
@@ -448,7 +448,7 @@ flaky_store_ingest_add(struct flaky_store_ingest *w,
 
 	if (res->test == NULL)
 		return flaky_error(err, errlen, EINVAL, "%s: result %u of the "
-		    "run has no test id", flaky_store_path(w->s), res->position);
+		    "run has no test id", flaky_store_name(w->s), res->position);
 	memset(row, 0, sizeof *row);
 	if ((r = is_unique_test(w, res->test, &row->tid, err, errlen)) < 0)
 		return r;

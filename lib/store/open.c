@@ -270,6 +270,7 @@ flaky_store_build(const char *path, char *err, size_t errlen)
 	memset(&t, 0, sizeof t);
 	if ((t.path = strdup(path)) == NULL)
 		return -ENOMEM;
+	t.name = t.path;
 	if ((r = lite_open(path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE |
 	    SQLITE_OPEN_NOMUTEX, &t.db, err, errlen)) < 0)
 		goto out;
@@ -430,6 +431,7 @@ static int
 pg_open(struct flaky_store *s, char *err, size_t errlen)
 {
 	struct flaky_fleet	*f;
+	struct sql		*db;
 	int			 r;
 
 	if ((r = flaky_fleet_connect(s->path, &f, err, errlen)) < 0)
@@ -438,16 +440,59 @@ pg_open(struct flaky_store *s, char *err, size_t errlen)
 		flaky_fleet_close(f);
 		return r;
 	}
-	if ((s->db = sql_wrap_pg(f)) == NULL)
-		return -ENOMEM;
+	if ((db = sql_wrap_pg(f)) == NULL)
+		return flaky_error(err, errlen, ENOMEM, "out of memory");
 	/* The store's reads are bounded by their window, yet planned at a
 	 * cost that starts JIT compilation, which took longer (75 ms) than
 	 * the query it sped up; and a window's rollups with their
 	 * histograms are sorted in memory, not on disk (4 MB by default). */
-	if (sql_exec(s->db, "SET jit = off; SET work_mem = '64MB'", NULL,
-	    NULL, NULL) != SQL_OK)
-		return store_sql_error(s, err, errlen, "setting up the session");
+	if (sql_exec(db, "SET jit = off; SET work_mem = '64MB'", NULL,
+	    NULL, NULL) != SQL_OK) {
+		r = flaky_error(err, errlen, EIO, "%s: setting up the "
+		    "session: %s", s->name, sql_errmsg(db));
+		sql_close(db);
+		return r;
+	}
+	/* A reconnection: what was prepared belongs to the old session. */
+	if (s->db != NULL) {
+		for (int i = 0; i < ST_COUNT; i++) {
+			sql_finalize(s->st[i]);
+			s->st[i] = NULL;
+		}
+		store_output_finalize(&s->output);
+		store_output_forget(&s->output);
+		store_idcache_clear(&s->tests);
+		store_idcache_clear(&s->msgs);
+		sql_close(s->db);
+	}
+	s->db = db;
 	return 0;
+}
+
+int
+flaky_store_lost(const struct flaky_store *s)
+{
+	return sql_is_pg(s->db) && sql_pg_lost(s->db);
+}
+
+int
+flaky_store_reconnect(struct flaky_store *s, char *err, size_t errlen)
+{
+	if (!sql_is_pg(s->db))
+		return 0;
+	/* its writes went with the old session: the caller must know */
+	if (s->in_tx)
+		return flaky_error(err, errlen, EBUSY, "%s: a transaction is "
+		    "open; roll it back before connecting again", s->name);
+	return pg_open(s, err, errlen);
+}
+
+int
+flaky_store_ping(struct flaky_store *s, char *err, size_t errlen)
+{
+	if (!sql_is_pg(s->db))
+		return 0;
+	return store_exec(s, "SELECT 1", err, errlen);
 }
 
 /* Before SQLite starts: no memory statistics (we never read them), which
@@ -476,6 +521,26 @@ flaky_store_open(const char *path, int flags, struct flaky_store **ret,
 	if ((s->path = strdup(path)) == NULL) {
 		free(s);
 		return -ENOMEM;
+	}
+	/* A libpq key=value string is no file name: refused, and never
+	 * repeated (it may hold password=). */
+	if (flaky_fleet_is_conninfo(path) && access(path, F_OK) == -1) {
+		r = flaky_error(err, errlen, EINVAL, "the database is a libpq "
+		    "key=value connection string (not repeated here); flaky "
+		    "takes a postgresql:// URI without a password "
+		    "(docs/fleet.md) or a file");
+		goto fail;
+	}
+	if (flaky_fleet_is_uri(path)) {
+		char	 shown[256];
+
+		s->name = strdup(flaky_store_shown(path, shown,
+		    sizeof shown));
+	} else
+		s->name = strdup(path);
+	if (s->name == NULL) {
+		r = -ENOMEM;
+		goto fail;
 	}
 	if ((r = flaky_redactor_new(&s->redact)) < 0)
 		goto fail;
@@ -577,6 +642,7 @@ flaky_store_close(struct flaky_store *s)
 	store_idcache_clear(&s->tests);
 	store_idcache_clear(&s->msgs);
 	flaky_redactor_free(s->redact);
+	free(s->name);
 	free(s->path);
 	free(s);
 }

@@ -169,7 +169,7 @@ output_equal(struct sql_stmt *st, const void *data, size_t len)
 /* Hash and deflate one output, outside any transaction. */
 int
 store_output_pack(struct store_packed *p, const void *data, size_t len,
-    char *err, size_t errlen)
+    int raw, char *err, size_t errlen)
 {
 	uLongf		 zlen;
 
@@ -181,7 +181,7 @@ store_output_pack(struct store_packed *p, const void *data, size_t len,
 	p->data = len > 0 ? data : "";
 	p->len = len;
 	p->hash = output_hash(p->data, len);
-	if (len == 0)
+	if (len == 0 || raw)
 		return 0;
 	zlen = compressBound((uLong)len);
 	if ((p->z = malloc(zlen)) == NULL)

@@ -27,7 +27,7 @@ const char *const flaky_ship_run_cols[FLAKY_SHIP_RUN_NCOLS] = {
 	"maxrss_kb", "output_bytes", "output_dropped", "error",
 	"content_hash", "incomplete", "perturbation", "stdout_hash",
 	"stdout_size", "stdout_data", "stderr_hash", "stderr_size",
-	"stderr_data", "selected",
+	"stderr_data", "selected", "target_command", "target_dir",
 };
 /* Results name their test by its local id: a batch's tests come once
  * each after its runs, not once per result (most of the bytes, and a text
@@ -52,7 +52,9 @@ const char *const flaky_ship_polluter_cols[FLAKY_SHIP_POLLUTER_NCOLS] = {
 };
 
 /* Queued runs from a position on; r.id NULL: pruned since. Column 0 is
- * the queue's seq, then flaky_ship_run_cols. */
+ * the queue's seq, then flaky_ship_run_cols. The target's command and
+ * directory ride with each run, as the box knows them now: the server's
+ * tickets reproduce with them (cd DIR && ...). */
 static const char sql_runs[] =
     "SELECT q.seq, r.id, tg.name, r.status, r.kind, r.trigger, "
     "r.started_ms, r.ended_ms, r.duration_us, r.exit_code, r.signal, "
@@ -61,7 +63,8 @@ static const char sql_runs[] =
     "r.maxrss_kb, r.output_bytes, r.output_dropped, r.error, "
     "r.content_hash, r.incomplete, r.perturbation, o.hash, o.size, "
     "sqlar_uncompress(o.data, o.size), e.hash, e.size, "
-    "sqlar_uncompress(e.data, e.size), r.selected FROM ship_queue q "
+    "sqlar_uncompress(e.data, e.size), r.selected, tg.command, tg.dir "
+    "FROM ship_queue q "
     "LEFT JOIN runs r ON r.id = q.run_id "
     "LEFT JOIN targets tg ON tg.id = r.target_id "
     "LEFT JOIN outputs o ON o.id = r.stdout_id "

@@ -104,6 +104,7 @@ struct sql {
 	int64_t		 changes;	/* the last statement's rows */
 	unsigned int	 nprepared;	/* names of prepared statements */
 	int		 errcode;	/* an SQL_ code */
+	int		 lost;		/* PostgreSQL: the connection is gone */
 	char		 errmsg[512];
 };
 
@@ -140,5 +141,8 @@ const void *sql_pg_column_blob(struct sql_stmt *, int, int *);
 int	 sql_pg_exec(struct sql *, const char *);
 int64_t	 sql_pg_last_id(struct sql *);
 void	 sql_pg_close(struct sql *);
+/* Is the connection of no more use (lost, or a statement failed as a
+ * lost connection does)? */
+int	 sql_pg_lost(struct sql *);
 
 #endif

@@ -47,6 +47,12 @@ sql_pg_close(struct sql *c)
 	flaky_fleet_close(c->fleet);
 }
 
+int
+sql_pg_lost(struct sql *c)
+{
+	return c->lost || flaky_fleet_lost(c->fleet);
+}
+
 static PGconn *
 conn(struct sql *c)
 {
@@ -186,6 +192,14 @@ pg_error(struct sql *c, const PGresult *res)
 	}
 	if (msg == NULL)
 		msg = PQerrorMessage(conn(c));
+	/* No SQLSTATE: libpq's own (the server closed the connection, none
+	 * is left); 08: a connection exception; 57P01-57P03: the server
+	 * shuts down or is not up yet. The connection is of no more use,
+	 * even when libpq has not marked it bad yet (a failed write). */
+	if (state == NULL || strncmp(state, "08", 2) == 0 ||
+	    strncmp(state, "57P0", 4) == 0 ||
+	    PQstatus(conn(c)) != CONNECTION_OK)
+		c->lost = 1;
 	if (state == NULL || PQstatus(conn(c)) != CONNECTION_OK)
 		code = SQL_IOERR;
 	else if (strncmp(state, "23", 2) == 0)

@@ -4,6 +4,7 @@
 #include "buildconf.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -36,6 +37,24 @@ const char *
 flaky_store_path(const struct flaky_store *s)
 {
 	return s->path;
+}
+
+const char *
+flaky_store_name(const struct flaky_store *s)
+{
+	return s->name;
+}
+
+const char *
+flaky_store_shown(const char *path, char *buf, size_t len)
+{
+	if (flaky_fleet_is_uri(path))
+		return flaky_fleet_redact_uri(path, buf, len);
+	if (flaky_fleet_is_conninfo(path))
+		snprintf(buf, len, "(a connection string)");
+	else
+		snprintf(buf, len, "%s", path);
+	return buf;
 }
 
 int
@@ -94,7 +113,7 @@ sql_error(struct flaky_store *s, char *err, size_t errlen, const char *what)
 		return flaky_error(err, errlen, EBUSY, "%s: %s: busy: another "
 		    "writer held the database for longer than this one waits "
 		    "(%d ms); try again",
-		    s->path, what, s->busy_ms);
+		    s->name, what, s->busy_ms);
 	else if ((rc & 0xff) == SQL_READONLY || (rc & 0xff) == SQL_PERM
 	    || (rc & 0xff) == SQL_CANTOPEN)
 		code = EACCES;
@@ -102,7 +121,7 @@ sql_error(struct flaky_store *s, char *err, size_t errlen, const char *what)
 		code = ENOSPC;
 	else if ((rc & 0xff) == SQL_NOMEM)
 		code = ENOMEM;
-	return flaky_error(err, errlen, code, "%s: %s: %s", s->path, what,
+	return flaky_error(err, errlen, code, "%s: %s: %s", s->name, what,
 	    sql_errmsg(s->db));
 }
 
@@ -212,7 +231,7 @@ flaky_store_begin(struct flaky_store *s, char *err, size_t errlen)
 
 	if (s->in_tx)
 		return flaky_error(err, errlen, EALREADY,
-		    "%s: a transaction is already open", s->path);
+		    "%s: a transaction is already open", s->name);
 	stmts_reset(s);
 	if ((r = store_exec(s, "BEGIN IMMEDIATE", err, errlen)) < 0)
 		return r;

@@ -86,8 +86,21 @@ int	 flaky_store_open(const char *path, int flags,
 	    struct flaky_store **ret, char *err, size_t errlen);
 /* Does path name a PostgreSQL database rather than a file? */
 int	 flaky_store_is_server(const char *path);
+/* PostgreSQL: is the connection gone (known once a statement failed for
+ * it)? Connect again (not in a transaction: -EBUSY; the old session's
+ * statements and ids dropped; the store as it was on failure). One round
+ * trip. 0 on SQLite. */
+int	 flaky_store_lost(const struct flaky_store *);
+int	 flaky_store_reconnect(struct flaky_store *, char *err, size_t errlen);
+int	 flaky_store_ping(struct flaky_store *, char *err, size_t errlen);
 void	 flaky_store_close(struct flaky_store *);
+/* The path or URI as given (a file's own size). */
 const char *flaky_store_path(const struct flaky_store *);
+/* The database as shown (errors, logs, banners): the path, or the URI
+ * without userinfo and password (docs/fleet.md); of an open store, and
+ * of a path not opened, into buf. */
+const char *flaky_store_name(const struct flaky_store *);
+const char *flaky_store_shown(const char *path, char *buf, size_t len);
 /* The box (issue 15) this store records with every run written that
  * names none (flaky_run_record.box), and reads runs.box NULL as (a run
  * from before boxes were recorded ran here): the host name
@@ -618,33 +631,9 @@ int	 flaky_store_add_attempts(struct flaky_store *, int64_t run_id,
 	    const struct flaky_results *, const struct flaky_junit_extra *,
 	    char *err, size_t errlen);
 
-/* A run stored as its results come, for inputs of any size (flakyctl
- * ingest): memory stays the same whatever the number of results. All in
- * the open transaction (flaky_store_begin), which the caller commits or
- * rolls back: the run lands whole or not at all. Start adds the row
- * (kind ingested; started_ms until finish says); add stores one result at
- * its position with its attempts (attempts[].result is not read), a test
- * id seen before in the run getting " #2", " #3"; resign sets every
- * classified failure's signature to sig (a run-level rule); finish
- * completes the row from rec and meta (runner, version, seed,
- * summary_total; its results are not read) with the count of results
- * added, and the rollups of the day of rec->started_ms, as
- * flaky_store_run_finish would. Free after finish or to give up (then
- * roll back). */
-struct flaky_store_ingest;
-int	 flaky_store_ingest_start(struct flaky_store *, int64_t target_id,
-	    int64_t started_ms, struct flaky_store_ingest **ret,
-	    char *err, size_t errlen);
-int64_t	 flaky_store_ingest_run(const struct flaky_store_ingest *);
-int	 flaky_store_ingest_add(struct flaky_store_ingest *,
-	    const struct flaky_result *, const struct flaky_attempt *attempts,
-	    size_t nattempts, char *err, size_t errlen);
-int	 flaky_store_ingest_resign(struct flaky_store_ingest *,
-	    const char *sig, char *err, size_t errlen);
-int	 flaky_store_ingest_finish(struct flaky_store_ingest *,
-	    struct flaky_run_record *rec, const struct flaky_results *meta,
-	    char *err, size_t errlen);
-void	 flaky_store_ingest_free(struct flaky_store_ingest *);
+/* A run stored as its results come (ingest.c), apart in
+ * store_ingest.h, a part of this header. */
+#include "store/store_ingest.h"
 
 /* Quarantine. */
 struct flaky_quarantine_row {

@@ -188,9 +188,11 @@ struct store_packed {
 	size_t		 zlen;
 };
 
-/* Pack len bytes of data (already redacted); p->data points to data. */
+/* Pack len bytes of data (already redacted); p->data points to data.
+ * raw: not deflated, for PostgreSQL, where outputs hold the content
+ * itself (docs/fleet.md; schema/pg/0010 checks it). */
 int	store_output_pack(struct store_packed *p, const void *data,
-	    size_t len, char *err, size_t errlen);
+	    size_t len, int raw, char *err, size_t errlen);
 /* Free what store_output_pack allocated; a zeroed struct is fine. */
 void	store_output_packed_free(struct store_packed *);
 
@@ -230,6 +232,7 @@ char	*store_box_stats_sql(struct flaky_store *, const struct flaky_query *);
 struct flaky_store {
 	struct sql		*db;
 	char			*path;
+	char			*name;		/* as shown */
 	int			 flags;
 	int			 in_tx;
 	int			 busy_ms;	/* the bound of a wait */

@@ -21,7 +21,7 @@ extern const char *const flaky_ship_result_cols[];
 extern const char *const flaky_ship_test_cols[];
 extern const char *const flaky_ship_attempt_cols[];
 extern const char *const flaky_ship_polluter_cols[];
-#define FLAKY_SHIP_RUN_NCOLS	35
+#define FLAKY_SHIP_RUN_NCOLS	37
 #define FLAKY_SHIP_RESULT_NCOLS	8
 #define FLAKY_SHIP_TEST_NCOLS	3
 #define FLAKY_SHIP_ATTEMPT_NCOLS	5

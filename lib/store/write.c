@@ -105,7 +105,7 @@ flaky_store_run_start(struct flaky_store *s, struct flaky_run_record *rec,
 
 	if (rec->kind < FLAKY_KIND_SUITE || rec->kind > FLAKY_KIND_INGESTED)
 		return flaky_error(err, errlen, EINVAL, "%s: run kind %d is "
-		    "not one of suite, alone, ingested", s->path, rec->kind);
+		    "not one of suite, alone, ingested", s->name, rec->kind);
 	if (own && (r = flaky_store_begin(s, err, errlen)) < 0)
 		return r;
 	if ((st = stmt(s, ST_RUN_START)) == NULL) {
@@ -413,7 +413,7 @@ add_results(struct flaky_store *s, const struct flaky_run_record *rec,
 		p[i].mid = 0;
 		if (res[i].test == NULL)
 			return flaky_error(err, errlen, EINVAL, "%s: result "
-			    "%zu of the run has no test id", s->path, i);
+			    "%zu of the run has no test id", s->name, i);
 		if ((r = test_id(s, target, res[i].test, &p[i].tid, err,
 		    errlen)) < 0)
 			return r;
@@ -558,7 +558,7 @@ flaky_store_run_finish(struct flaky_store *s, struct flaky_run_record *rec,
 	flaky_buf_init(&msg);
 	if (rec->kind < FLAKY_KIND_SUITE || rec->kind > FLAKY_KIND_INGESTED) {
 		r = flaky_error(err, errlen, EINVAL, "%s: run kind %d is not "
-		    "one of suite, alone, ingested", s->path, rec->kind);
+		    "one of suite, alone, ingested", s->name, rec->kind);
 		goto out;
 	}
 	/* Output is redacted and compressed before the transaction: other
@@ -571,9 +571,10 @@ flaky_store_run_finish(struct flaky_store *s, struct flaky_run_record *rec,
 		r = -ENOMEM;
 		goto out;
 	}
-	if ((o != NULL && (r = store_output_pack(&po, o, olen, err,
-	    errlen)) < 0) || (e != NULL && (r = store_output_pack(&pe, e, elen,
-	    err, errlen)) < 0))
+	if ((o != NULL && (r = store_output_pack(&po, o, olen,
+	    sql_is_pg(s->db), err, errlen)) < 0) || (e != NULL &&
+	    (r = store_output_pack(&pe, e, elen, sql_is_pg(s->db), err,
+	    errlen)) < 0))
 		goto out;
 	if (own && (r = flaky_store_begin(s, err, errlen)) < 0)
 		goto out;

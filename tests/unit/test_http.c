@@ -100,6 +100,69 @@ START_TEST(config_http)
 }
 END_TEST
 
+/* http: database: the dashboard of another database, a file or the
+ * fleet's server; the URI rules of fleet: url: (issue 28). */
+START_TEST(config_http_database)
+{
+	struct flaky_config *cfg;
+	char		 err[512];
+
+	ck_assert_int_eq(parse("http: {}\n", &cfg, err, sizeof err), 0);
+	ck_assert_ptr_null(cfg->http_database);
+	flaky_config_free(cfg);
+	ck_assert_int_eq(parse("http:\n  database: other.db\n", &cfg, err,
+	    sizeof err), 0);
+	ck_assert_str_eq(cfg->http_database, "/etc/other.db");
+	flaky_config_free(cfg);
+	ck_assert_int_eq(parse("http:\n  database: postgresql:///f?host=/r\n",
+	    &cfg, err, sizeof err), 0);
+	ck_assert_str_eq(cfg->http_database, "postgresql:///f?host=/r");
+	ck_assert_int_eq(cfg->http_database_line, 2);
+	ck_assert_int_eq(cfg->http_database_col, 13);
+	flaky_config_free(cfg);
+	ck_assert_int_eq(parse("http:\n  database: postgresql://u:pw9@h/x\n",
+	    &cfg, err, sizeof err), -EINVAL);
+	ck_assert_msg(strstr(err, "s.yaml:2:13: http: database: expected a "
+	    "URI without a password") != NULL, "%s", err);
+	ck_assert_ptr_null(strstr(err, "pw9"));
+	ck_assert_int_eq(parse("http:\n  database: postgresql:///x?"
+	    "pass%77ord=pw9\n", &cfg, err, sizeof err), -EINVAL);
+	ck_assert_ptr_null(strstr(err, "pw9"));
+}
+END_TEST
+
+/* database: as flakyd and flakyctl take it: a libpq key=value string is
+ * refused without repeating it; a server URI is flakyctl's only
+ * (issue 28). */
+START_TEST(config_database)
+{
+	struct flaky_config *cfg;
+	char		 err[512];
+	const char	*uri = "timezone: UTC\ndatabase: postgresql:///f?host=/r\n";
+
+	ck_assert_int_eq(parse("database: host=/r password=pw9\n", &cfg,
+	    err, sizeof err), -EINVAL);
+	ck_assert_msg(strstr(err, "s.yaml:1:11: database: expected a file or "
+	    "a postgresql:// URI, got a libpq key=value string") != NULL,
+	    "%s", err);
+	ck_assert_ptr_null(strstr(err, "pw9"));
+	ck_assert_int_eq(parse("database: postgresql:///x?password=pw9\n",
+	    &cfg, err, sizeof err), -EINVAL);
+	ck_assert_ptr_null(strstr(err, "pw9"));
+	ck_assert_int_eq(parse("database: a=b.db\n", &cfg, err, sizeof err),
+	    0);
+	ck_assert_str_eq(cfg->database, "/etc/a=b.db");
+	flaky_config_free(cfg);
+	ck_assert_int_eq(parse(uri, &cfg, err, sizeof err), 0);
+	flaky_config_free(cfg);
+	ck_assert_int_eq(flaky_config_parse_buffer("/etc/s.yaml", uri,
+	    strlen(uri), FLAKY_CONFIG_NO_FS_CHECKS | FLAKY_CONFIG_DAEMON, &cfg,
+	    err, sizeof err), -EINVAL);
+	ck_assert_msg(strstr(err, "s.yaml:2:11: database: expected a local "
+	    "SQLite file") != NULL, "%s", err);
+}
+END_TEST
+
 START_TEST(targets_pack)
 {
 	char		 name[] = "shop", sched[] = "every 5m";
@@ -240,6 +303,8 @@ http_suite(void)
 
 	tcase_add_test(tc, listen_addresses);
 	tcase_add_test(tc, config_http);
+	tcase_add_test(tc, config_http_database);
+	tcase_add_test(tc, config_database);
 	tcase_add_test(tc, targets_pack);
 	tcase_add_test(tc, server_roundtrip);
 	tcase_set_timeout(tc, 60);

@@ -161,6 +161,22 @@ def test_two_boxes_with_one_name(pg, pgdb, tmp_path):
     ("  url: mysql://db/x\n",
      ":5:8: fleet: url: expected a PostgreSQL URI"),
     ("  box: a\n", ":5:3: fleet: expected a url: key"),
+    # issue 28: the first parameter, a percent-encoded key
+    ("  url: postgresql:///x?password=hunter2\n",
+     ":5:8: fleet: url: expected a URI without a password"),
+    ("  url: postgresql:///x?host=/tmp&pass%77ord=hunter2\n",
+     ":5:8: fleet: url: expected a URI without a password"),
+    # issue 28: URIs libpq cannot use, refused here, not retried for ever
+    ("  url: postgresql://db:54x2/x\n",
+     ":5:8: fleet: url: invalid port"),
+    ("  url: postgresql://db/x?sslmode=verify-fulll\n",
+     ":5:8: fleet: url: invalid sslmode"),
+    ("  url: postgresql://db/x?bogus=1\n",
+     ":5:8: fleet: url: invalid URI query parameter: \"bogus\""),
+    ("  url: postgresql://[::1/x\n",
+     ":5:8: fleet: url: end of string reached when looking for matching"),
+    ("  url: postgresql://db/x?application_name=hun%zzter2\n",
+     ":5:8: fleet: url: invalid percent-encoded token: \"...\""),
 ])
 def test_bad_fleet_config(tmp_path, fleet, expect):
     cfg = tmp_path / "flaky.yaml"
@@ -174,7 +190,62 @@ def test_bad_fleet_config(tmp_path, fleet, expect):
     p = subprocess.run([FLAKYD, "--config", str(cfg), "--foreground"],
                        capture_output=True, text=True, timeout=30)
     assert p.returncode == 2 and expect in p.stderr
-    assert "hunter2" not in p.stderr
+    assert "hunter2" not in p.stderr and "hun%zz" not in p.stderr
+
+
+def reproduce(ctl_args, test):
+    """The Reproduce section of flakyctl ticket TEST."""
+    p = subprocess.run([FLAKYCTL] + ctl_args + ["ticket", test],
+                       capture_output=True, text=True, timeout=60)
+    assert p.returncode == 0, p.stderr
+    text = p.stdout.split("### Reproduce", 1)[1]
+    return text.split("###", 1)[0].strip()
+
+
+def test_target_command_and_dir_ship(pg, pgdb, shipd):
+    """A target's command and directory go with its runs (issue 28): the
+    server's ticket reproduces the test as the box's does, in its
+    directory; a change of either reaches the server with the next run,
+    and a run of the target unchanged writes nothing."""
+    db = dbname(pgdb)
+    shipd.configure(pgdb)
+    shipd.start()
+    shipd.ctl("run", "--runs", "2", "demo", check=0)
+    shipd.wait_fleet("2 runs shipped", lambda f: f["shipped"] == 2 and
+                     f["backlog"] == 0)
+    assert pg.query("SELECT command, dir FROM targets WHERE name = 'demo'",
+                    db=db) == [["/usr/bin/python3 -m unittest -v t.py",
+                                shipd.dir]]
+    local = reproduce(["--db", shipd.db], "t.T.test_two")
+    assert "cd %s && " % shipd.dir in local, local
+    assert reproduce(["--db", pgdb], "t.T.test_two") == local
+    # Unchanged: the row is not written again (its xmin stays).
+    xmin = pg.query("SELECT xmin FROM targets WHERE name = 'demo'", db=db)
+    shipd.ctl("run", "demo", check=0)
+    shipd.wait_fleet("3 shipped", lambda f: f["shipped"] == 3)
+    assert pg.query("SELECT xmin FROM targets WHERE name = 'demo'",
+                    db=db) == xmin
+    # Moved to another directory, run another way: after a reload and
+    # one run, the server has the new command and directory.
+    sub = os.path.join(shipd.dir, "moved")
+    os.makedirs(sub)
+    with open(os.path.join(shipd.dir, "t.py")) as f:
+        src = f.read()
+    with open(os.path.join(sub, "t.py"), "w") as f:
+        f.write(src)
+    shipd.write_config(
+        "fleet:\n  url: %s\n  box: box-a\ntargets:\n  - name: demo\n"
+        "    command: /usr/bin/python3 -m unittest t.py\n    dir: %s\n"
+        % (pgdb, sub), jobs=1)
+    shipd.ctl("reload", check=0)
+    shipd.ctl("run", "demo", check=0)
+    shipd.wait_fleet("4 shipped", lambda f: f["shipped"] == 4 and
+                     f["backlog"] == 0)
+    assert pg.query("SELECT command, dir FROM targets WHERE name = 'demo'",
+                    db=db) == [["/usr/bin/python3 -m unittest t.py", sub]]
+    local = reproduce(["--db", shipd.db], "t.T.test_two")
+    assert "cd %s && " % sub in local, local
+    assert reproduce(["--db", pgdb], "t.T.test_two") == local
 
 
 def test_fleet_box_is_the_box_of_the_runs(tmp_path):
