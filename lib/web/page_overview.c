@@ -59,8 +59,9 @@ targets_table(struct web_ctx *c)
 			flaky_buf_printf(b, ">#%" PRId64 "</a> %s, ",
 			    lr.run_id, flaky_run_status_name(lr.status));
 			web_time(b, lr.started_ms);
-			flaky_buf_printf(b, ", %" PRId64 " tests, %" PRId64
-			    " failed", lr.tests, lr.failures);
+			flaky_buf_printf(b, ", %" PRId64 " test%s, %" PRId64
+			    " failed", lr.tests, flaky_plural(lr.tests),
+			    lr.failures);
 		} else
 			flaky_buf_adds(b, "none");
 		flaky_buf_adds(b, "</td></tr>\n");

@@ -63,8 +63,8 @@ run_facts(struct web_ctx *c, const struct flaky_run_view *v)
 	dt(b, "stress");
 	web_esc(b, v->perturbation != NULL ? v->perturbation : "calm");
 	dt(b, "tests");
-	flaky_buf_printf(b, "%" PRId64 " results, %" PRId64 " failed",
-	    v->tests, v->failures);
+	flaky_buf_printf(b, "%" PRId64 " result%s, %" PRId64 " failed",
+	    v->tests, flaky_plural(v->tests), v->failures);
 	if (v->incomplete != NULL) {
 		dt(b, "incomplete");
 		web_esc(b, v->incomplete);

@@ -71,10 +71,10 @@ facts(struct web_ctx *c, const struct flaky_diagnosis *d,
 	flaky_buf_adds(b, "<dl class=\"facts\">\n");
 	fact(b, "target", d->target);
 	flaky_buf_printf(b, "<dt>rate</dt><dd id=\"rate\">%" PRId64 " of %"
-	    PRId64 " runs failed (%.1f%%, 95%% interval %.1f&ndash;%.1f%%), "
-	    "tier %s, ", d->failures, d->runs, d->runs ? 100.0 * d->failures /
-	    d->runs : 0.0, 100 * lo, 100 * hi, flaky_tier_name(flaky_tier(
-	    d->failures, d->runs)));
+	    PRId64 " run%s failed (%.1f%%, 95%% interval %.1f&ndash;%.1f%%), "
+	    "tier %s, ", d->failures, d->runs, flaky_plural(d->runs), d->runs ?
+	    100.0 * d->failures / d->runs : 0.0, 100 * lo, 100 * hi,
+	    flaky_tier_name(flaky_tier(d->failures, d->runs)));
 	web_window_words(c, b);
 	flaky_buf_adds(b, "</dd>\n");
 	fact(b, "verdict", flaky_verdict_name(d->verdict));
@@ -97,8 +97,9 @@ facts(struct web_ctx *c, const struct flaky_diagnosis *d,
 	if (d->alone_runs == 0)
 		flaky_buf_adds(b, "none");
 	else
-		flaky_buf_printf(b, "%" PRId64 " of %" PRId64 " failed alone; "
-		    "%s", d->alone_failures, d->alone_runs, d->passes_alone ?
+		flaky_buf_printf(b, "%" PRId64 " of %" PRId64 " run%s failed "
+		    "alone; %s", d->alone_failures, d->alone_runs,
+		    flaky_plural(d->alone_runs), d->passes_alone ?
 		    "passes alone: order dependent" : d->fails_alone ?
 		    "fails alone, passes in the suite: order dependent" :
 		    "no verdict of order dependence");
@@ -108,8 +109,8 @@ facts(struct web_ctx *c, const struct flaky_diagnosis *d,
 	else {
 		flaky_buf_adds(b, "quarantined since ");
 		web_time(b, qr->added_ms);
-		flaky_buf_printf(b, ", %" PRId64 " passes in a row since; "
-		    "reason: ", qr->passes);
+		flaky_buf_printf(b, ", %" PRId64 " pass%s in a row since; "
+		    "reason: ", qr->passes, flaky_plural_es(qr->passes));
 		web_esc(b, qr->reason != NULL ? qr->reason : "-");
 	}
 	flaky_buf_adds(b, "</dd>\n</dl>\n");

@@ -178,8 +178,8 @@ web_page_tests(struct web_ctx *c, const char *query)
 	}
 	for (size_t i = 0; i < t.n; i++)
 		shown_n += shown(&t, &t.rows[i], &f);
-	flaky_buf_printf(c->b, "<p><span id=\"shown\">%zu</span> of %zu tests "
-	    "seen ", shown_n, t.n);
+	flaky_buf_printf(c->b, "<p><span id=\"shown\">%zu</span> of %zu "
+	    "test%s seen ", shown_n, t.n, flaky_plural((long long)t.n));
 	web_window_words(c, c->b);
 	flaky_buf_printf(c->b, ". Rate: failed runs / runs; interval: 95%% "
 	    "Wilson; trend: against as many days before, with the daily rate "
