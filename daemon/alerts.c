@@ -111,38 +111,52 @@ slack_add(struct flaky_buf *b, const char *s)
 	}
 }
 
-/* The sentence an event is told in. */
+/* "its last 20 runs", "its last run". */
+static void
+last_runs(struct flaky_buf *b, int64_t n)
+{
+	if (n == 1)
+		flaky_buf_adds(b, "its last run");
+	else
+		flaky_buf_printf(b, "its last %lld runs", (long long)n);
+}
+
+/* The sentence an event is told in: who sends it, the test and its
+ * target (quoted: a target named "flaky" or "critical" reads as a name),
+ * then what happened, the kind said once. */
 static void
 event_text(const struct flaky_alert *a, double lo, double hi,
     struct flaky_buf *b)
 {
 	double	 rate = a->runs > 0 ? (double)a->failures / a->runs : 0;
 
-	flaky_buf_printf(b, "flaky %s: ", flaky_alert_kind_name(a->kind));
+	flaky_buf_adds(b, "flakyd: ");
 	slack_add(b, a->test);
-	flaky_buf_adds(b, " (target ");
+	flaky_buf_adds(b, " (target \"");
 	slack_add(b, a->target);
-	flaky_buf_adds(b, ") ");
+	flaky_buf_adds(b, "\") ");
 	switch (a->kind) {
 	case FLAKY_ALERT_RECOVERED:
-		flaky_buf_printf(b, "is stable again: no failure in its last "
-		    "%lld runs", (long long)a->runs);
+		flaky_buf_adds(b, "is stable again: no failure in ");
+		last_runs(b, a->runs);
 		break;
 	case FLAKY_ALERT_BROKEN:
-		flaky_buf_printf(b, "is broken: it failed all of its last "
-		    "%lld runs", (long long)a->runs);
+		flaky_buf_adds(b, a->runs == 1 ? "is broken: it failed " :
+		    "is broken: it failed all of ");
+		last_runs(b, a->runs);
 		break;
 	case FLAKY_ALERT_RELEASE:
 		flaky_buf_printf(b, "is ready to leave quarantine: %lld "
-		    "passing runs in a row, %lld needed", (long long)a->passes,
-		    (long long)a->needed);
+		    "passing run%s in a row, %lld needed", (long long)a->passes,
+		    flaky_plural(a->passes), (long long)a->needed);
 		break;
 	default:
-		flaky_buf_printf(b, "is %s: %lld of its last %lld runs failed "
-		    "(%.1f%%, 95%% interval %.1f%% to %.1f%%)",
+		flaky_buf_printf(b, "is now %s: %lld of ",
 		    a->kind == FLAKY_ALERT_FLAKY ? "flaky" : "critical",
-		    (long long)a->failures, (long long)a->runs, rate * 100,
-		    lo * 100, hi * 100);
+		    (long long)a->failures);
+		last_runs(b, a->runs);
+		flaky_buf_printf(b, " failed (%.1f%%, 95%% interval %.1f%% to "
+		    "%.1f%%)", rate * 100, lo * 100, hi * 100);
 		break;
 	}
 }
@@ -615,10 +629,10 @@ write_events(struct flakyd *d, struct cursor *c, int64_t run,
 	if ((r = flaky_store_commit(d->store, err, errlen)) < 0)
 		return r;
 	for (size_t i = 0; i < n; i++)
-		log_info("alert: %s %s at run %lld (%lld of %lld runs failed)",
+		log_info("alert: %s %s at run %lld (%lld of %lld run%s failed)",
 		    flaky_alert_kind_name(v[i].a.kind), v[i].test,
 		    (long long)run, (long long)v[i].a.failures,
-		    (long long)v[i].a.runs);
+		    (long long)v[i].a.runs, flaky_plural(v[i].a.runs));
 	c->dirty = 0;
 	return 0;
 }
@@ -745,9 +759,9 @@ alerts_apply(struct flakyd *d)
 		TAILQ_INSERT_TAIL(&receivers, rv, entry);
 	}
 	if (cfg->nreceivers > 0)
-		log_info("alerts: %zu receiver%s, tiers over the last %d runs",
-		    cfg->nreceivers, cfg->nreceivers == 1 ? "" : "s",
-		    cfg->notify_window);
+		log_info("alerts: %zu receiver%s, tiers over the last %d run%s",
+		    cfg->nreceivers, flaky_plural((long long)cfg->nreceivers),
+		    cfg->notify_window, flaky_plural(cfg->notify_window));
 	alerts_kick(d);
 }
 
