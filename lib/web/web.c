@@ -63,33 +63,68 @@ by_id(struct web_ctx *c, const char *rest, const char *query,
 	return page(c, id);
 }
 
+/* The pages, by what a path asks for. */
+enum web_page {
+	PAGE_NONE, PAGE_HEALTHZ, PAGE_METRICS, PAGE_API, PAGE_OVERVIEW,
+	PAGE_TESTS, PAGE_TEST, PAGE_RUN,
+};
+
+/* Which page a path is, by its shape (an id is checked by the page). */
+static enum web_page
+page_of(const char *path)
+{
+	if (strcmp(path, "/healthz") == 0)
+		return PAGE_HEALTHZ;
+	if (strcmp(path, "/metrics") == 0)
+		return PAGE_METRICS;
+	if (strncmp(path, "/api/v1/", 8) == 0)
+		return PAGE_API;
+	if (strcmp(path, "/") == 0 || strcmp(path, "/index.html") == 0)
+		return PAGE_OVERVIEW;
+	if (strcmp(path, "/tests") == 0)
+		return PAGE_TESTS;
+	if (strncmp(path, "/test", 5) == 0 && (path[5] == '\0' ||
+	    path[5] == '/'))
+		return PAGE_TEST;
+	if (strncmp(path, "/run", 4) == 0 && (path[4] == '\0' ||
+	    path[4] == '/'))
+		return PAGE_RUN;
+	return PAGE_NONE;
+}
+
+int
+flaky_web_path_known(const char *path)
+{
+	return page_of(path) != PAGE_NONE;
+}
+
 /* The page of a path; a reply's content type is HTML unless it says
  * otherwise. */
 static int
 route(struct web_ctx *c, const char *path, const char *query,
     const char **type)
 {
-	if (strcmp(path, "/healthz") == 0) {
+	switch (page_of(path)) {
+	case PAGE_HEALTHZ:
 		*type = "text/plain; charset=utf-8";
 		flaky_buf_adds(c->b, "ok\n");
 		return 0;
-	}
-	if (strcmp(path, "/metrics") == 0) {
+	case PAGE_METRICS:
 		*type = "text/plain; version=0.0.4; charset=utf-8";
 		return web_metrics(c);
-	}
-	if (strncmp(path, "/api/v1/", 8) == 0)
+	case PAGE_API:
 		return web_api(c, path + 8, query, type);
-	if (strcmp(path, "/") == 0 || strcmp(path, "/index.html") == 0)
+	case PAGE_OVERVIEW:
 		return web_page_overview(c);
-	if (strcmp(path, "/tests") == 0)
+	case PAGE_TESTS:
 		return web_page_tests(c, query);
-	if (strncmp(path, "/test", 5) == 0 && (path[5] == '\0' ||
-	    path[5] == '/'))
+	case PAGE_TEST:
 		return by_id(c, path + 5, query, web_page_test);
-	if (strncmp(path, "/run", 4) == 0 && (path[4] == '\0' ||
-	    path[4] == '/'))
+	case PAGE_RUN:
 		return by_id(c, path + 4, query, web_page_run);
+	case PAGE_NONE:
+		break;
+	}
 	return web_fail(c, 404, "not found");
 }
 
