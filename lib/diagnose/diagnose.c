@@ -120,6 +120,7 @@ scan_cb(const struct flaky_scan_row *x, void *arg)
 	c->revision = dup_or_null(x->r.revision, &oom);
 	c->seed = dup_or_null(x->r.seed, &oom);
 	c->runner = dup_or_null(x->r.runner, &oom);
+	c->box = dup_or_null(x->r.box, &oom);
 	c->signature = FLAKY_FAILED(x->r.outcome) ?
 	    dup_or_null(x->r.signature, &oom) : NULL;
 	c->normalized = FLAKY_FAILED(x->r.outcome) ?

@@ -232,8 +232,8 @@ api_runs(struct web_ctx *c, struct flaky_jw *w, const char *query)
 	    (r > 0 && flaky_parse_int(lim, 1, INT64_MAX, &tid) < 0))
 		return web_fail(c, 400, "bad request: limit is a number from "
 		    "1 to 1000, target_id a target's id"), 1;
-	if (flaky_store_runs_recent(c->st, tid, (size_t)max, &v, &n, c->err,
-	    sizeof c->err) < 0)
+	if (flaky_store_runs_recent(c->st, tid, NULL, (size_t)max, &v, &n,
+	    c->err, sizeof c->err) < 0)
 		return -1;
 	flaky_jw_object_begin(w);
 	flaky_jw_key(w, "runs");
@@ -331,14 +331,13 @@ api_test(struct web_ctx *c, struct flaky_jw *w, int64_t id)
 {
 	struct flaky_diagnosis *d;
 	struct flaky_result_row *v;
-	char	**box;
 	size_t	 n;
 	int	 r;
 
 	if ((r = flaky_diagnose_test(c->st, id, &c->q, &d, c->err,
 	    sizeof c->err)) < 0)
 		return r == -ENOENT ? (web_fail(c, 404, c->err), 1) : -1;
-	if (flaky_store_test_results(c->st, id, WEB_TEST_RUNS, &v, &n, &box,
+	if (flaky_store_test_results(c->st, id, WEB_TEST_RUNS, &v, &n,
 	    c->err, sizeof c->err) < 0) {
 		flaky_diagnosis_free(d);
 		return -1;
@@ -353,7 +352,7 @@ api_test(struct web_ctx *c, struct flaky_jw *w, int64_t id)
 		jw_time(w, "started", v[i].started_ms);
 		jw_str(w, "kind", flaky_run_kind_name(v[i].kind));
 		jw_str(w, "revision", v[i].revision);
-		jw_str(w, "box", box[i]);
+		jw_str(w, "box", v[i].box);
 		jw_str(w, "outcome", flaky_outcome_name(v[i].outcome));
 		jw_us_ms(w, "duration_ms", v[i].duration_us);
 		jw_int(w, "position", v[i].position);
@@ -362,7 +361,6 @@ api_test(struct web_ctx *c, struct flaky_jw *w, int64_t id)
 	flaky_jw_array_end(w);
 	flaky_jw_object_end(w);
 	flaky_result_rows_free(v, n);
-	flaky_run_boxes_free(box, n);
 	flaky_diagnosis_free(d);
 	return 0;
 }

@@ -133,15 +133,16 @@ recent_runs(struct web_ctx *c)
 	struct flaky_run_view *v;
 	struct flaky_buf *b = c->b;
 	size_t	 n;
+	int	 boxes = flaky_store_has_boxes(c->st);
 
-	if (flaky_store_runs_recent(c->st, 0, 10, &v, &n, c->err,
+	if (flaky_store_runs_recent(c->st, 0, c->q.box, 10, &v, &n, c->err,
 	    sizeof c->err) < 0)
 		return -1;
-	flaky_buf_adds(b, "<h2>Newest runs</h2>\n<div class=\"scroll\"><table "
-	    "id=\"recent\"><thead><tr><th>run</th><th>target</th>"
+	flaky_buf_printf(b, "<h2>Newest runs</h2>\n<div class=\"scroll\">"
+	    "<table id=\"recent\"><thead><tr><th>run</th><th>target</th>%s"
 	    "<th>started (UTC)</th><th>kind</th><th>status</th>"
 	    "<th>exit</th><th>duration</th><th>failed/tests</th></tr>"
-	    "</thead>\n<tbody>\n");
+	    "</thead>\n<tbody>\n", boxes ? "<th>box</th>" : "");
 	for (size_t i = 0; i < n; i++) {
 		flaky_buf_adds(b, "<tr><td>");
 		if (!c->single) {
@@ -152,6 +153,10 @@ recent_runs(struct web_ctx *c)
 			flaky_buf_printf(b, "#%" PRId64, v[i].id);
 		flaky_buf_adds(b, "</td><td>");
 		web_esc(b, v[i].target);
+		if (boxes) {
+			flaky_buf_adds(b, "</td><td>");
+			web_esc(b, v[i].box != NULL ? v[i].box : "-");
+		}
 		flaky_buf_adds(b, "</td><td>");
 		web_time(b, v[i].started_ms);
 		flaky_buf_adds(b, "</td><td>");

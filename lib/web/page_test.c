@@ -122,16 +122,16 @@ runs_table(struct web_ctx *c, const struct flaky_diagnosis *d)
 {
 	struct flaky_result_row *v;
 	struct flaky_buf *b = c->b;
-	char	**box;
 	size_t	 n;
 	int	 boxes = flaky_store_has_boxes(c->st);
 
 	/* one file holds many tests: fewer runs each */
 	if (flaky_store_test_results(c->st, d->test_id, c->single ?
-	    WEB_TEST_RUNS / 4 : WEB_TEST_RUNS, &v, &n, &box, c->err,
+	    WEB_TEST_RUNS / 4 : WEB_TEST_RUNS, &v, &n, c->err,
 	    sizeof c->err) < 0)
 		return -1;
-	flaky_buf_printf(b, "<h2>Runs</h2>\n<p>The newest %zu, newest first."
+	flaky_buf_printf(b, "<h2>Runs</h2>\n<p>The newest %zu, newest first; "
+	    "position: the test's place in its run's order, counted from 1."
 	    "</p>\n<div class=\"scroll\"><table id=\"runs\"><thead><tr>"
 	    "<th>time (UTC)</th><th>run</th>%s<th>kind</th><th>revision</th>"
 	    "<th>outcome</th><th>duration</th><th>position</th></tr></thead>"
@@ -150,7 +150,7 @@ runs_table(struct web_ctx *c, const struct flaky_diagnosis *d)
 			flaky_buf_printf(b, "#%" PRId64, v[i].run_id);
 		if (boxes) {
 			flaky_buf_adds(b, "</td><td>");
-			web_esc(b, box[i] != NULL ? box[i] : "-");
+			web_esc(b, v[i].box != NULL ? v[i].box : "-");
 		}
 		flaky_buf_printf(b, "</td><td>%s</td><td>",
 		    flaky_run_kind_name(v[i].kind));
@@ -163,7 +163,6 @@ runs_table(struct web_ctx *c, const struct flaky_diagnosis *d)
 	}
 	flaky_buf_adds(b, "</tbody></table></div>\n");
 	flaky_result_rows_free(v, n);
-	flaky_run_boxes_free(box, n);
 	return 0;
 }
 

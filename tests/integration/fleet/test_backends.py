@@ -101,7 +101,9 @@ def both(stores, *args):
     ("report",),
     ("report", "--since", "30d"),
     ("report", "--box", "box-a"),
+    ("report", "--box", "box-b"),
     ("report", "--since", "all"),
+    ("show", "tests/test_mod.py::test_boxa"),
     ("triage",),
     ("trend", "tests/test_mod.py::test_third"),
     ("trend", "tests/test_mod.py::test_boxa", "--weeks", "4"),
@@ -118,6 +120,36 @@ def test_report_has_the_evidence(stores):
     text = json.dumps(lite)
     for t in ("test_rare", "test_third", "test_boxa", "test_broken"):
         assert t in text, t
+
+
+def test_boxes_on_the_server(stores):
+    """Issue 28 on the server: show lists each failed run with its box
+    (test_boxa fails on box-a only) and its position from 1, report
+    --box counts that box's rerun budget, and an unknown --box is exit 2
+    with the boxes there are, as on SQLite."""
+    lite, uri = stores
+    for db in stores:
+        d = json.loads(ctl(db, "--format", "json", "show",
+                           "tests/test_mod.py::test_boxa").stdout)
+        log = d["failures_log"]
+        assert log and {(f["box"], f["position"]) for f in log} == {
+            ("box-a", TESTS.index("test_boxa") + 1)}, log
+        out = ctl(db, "show", "tests/test_mod.py::test_boxa").stdout
+        assert out.count("  box box-a  ") == len(log), out
+        budget = {}
+        for box in ("box-a", "box-b"):
+            rep = json.loads(ctl(db, "--format", "json", "report", "--box",
+                                 box).stdout)
+            budget[box] = {t["test"].split("::")[1]: t["budget_runs"] for t
+                           in rep["tests"]}
+        assert budget["box-a"]["test_boxa"] == len(log)
+        assert budget["box-b"]["test_boxa"] == 0
+        assert budget["box-a"]["test_broken"] == RUNS // 2
+        assert budget["box-b"]["test_broken"] == RUNS // 2
+        p = ctl(db, "report", "--box", "box-c", check=False)
+        assert p.returncode == 2 and p.stdout == "", p
+        assert p.stderr == ("flakyctl report: unknown box 'box-c'; did you "
+                            "mean 'box-a'?\n"), p.stderr
 
 
 @pytest.mark.parametrize("args", [
