@@ -165,9 +165,12 @@ static const char script[] =
     "document.querySelectorAll('th[data-sort]').forEach(function(th){"
     "th.addEventListener('click',function(){flakySort(th)})});"
     "var f=document.getElementById('filters');if(f){"
-    "f.addEventListener('input',flakyFilter);"
+    "f.addEventListener('input',function(e){if(e.target.name==='box')"
+    "f.submit();else flakyFilter()});"
     "if(f.dataset.live)f.addEventListener('submit',function(e){"
     "e.preventDefault();flakyFilter()});flakyFilter()}"
+    "var bf=document.getElementById('boxes');if(bf)bf.box."
+    "addEventListener('change',function(){bf.submit()});"
     "document.querySelectorAll('button[data-copy]').forEach(function(b){"
     "b.addEventListener('click',function(){var t=document."
     "getElementById(b.dataset.copy).textContent;b.textContent='copied';"
@@ -204,6 +207,45 @@ void
 web_doc_end(struct web_ctx *c)
 {
 	flaky_buf_adds(c->b, "</main>\n</body></html>\n");
+}
+
+void
+web_esc_id(struct flaky_buf *b, const char *s)
+{
+	size_t	 i = 0, j = 0;
+
+	for (; s != NULL && s[j] != '\0'; j++) {
+		int	 before = s[j] == '[' && j > 0;
+		int	 after = s[j] == '/' || s[j] == '.' ||
+		    (s[j] == ':' && j > 0 && s[j - 1] == ':');
+
+		if (before || (after && s[j + 1] != '\0')) {
+			web_escn(b, s + i, j + after - i);
+			flaky_buf_adds(b, "<wbr>");
+			i = j + after;
+		}
+	}
+	web_escn(b, s + i, j - i);
+}
+
+/* The box form of a page: its choices and the box shown; changing it
+ * loads the page again (the rates are the server's to count). */
+void
+web_box_form(struct web_ctx *c, const char *action, char **boxes, size_t n)
+{
+	flaky_buf_printf(c->b, "<form id=\"boxes\" class=\"filters\" "
+	    "method=\"get\" action=\"%s\">\n<label>box <select name=\"box\">"
+	    "<option value=\"\">every box</option>", action);
+	for (size_t i = 0; i < n; i++) {
+		flaky_buf_adds(c->b, "<option value=\"");
+		web_esc(c->b, boxes[i]);
+		flaky_buf_printf(c->b, "\"%s>", c->q.box != NULL &&
+		    strcmp(boxes[i], c->q.box) == 0 ? " selected" : "");
+		web_esc(c->b, boxes[i]);
+		flaky_buf_adds(c->b, "</option>");
+	}
+	flaky_buf_adds(c->b, "</select></label> <button type=\"submit\">show"
+	    "</button></form>\n");
 }
 
 void
@@ -297,11 +339,18 @@ web_window_words(struct web_ctx *c, struct flaky_buf *b)
 {
 	char	 a[16], e[16];
 
+	/* a date never breaks at its hyphens */
 	flaky_format_day((c->q.until_ms - 1) / FLAKY_DAY_MS * FLAKY_DAY_MS, e,
 	    sizeof e);
 	if (c->q.since_ms == INT64_MIN)
-		flaky_buf_printf(b, "from the first run to %s", e);
+		flaky_buf_printf(b, "from the first run to <span class=\"nw\">"
+		    "%s</span>", e);
 	else
-		flaky_buf_printf(b, "from %s to %s", flaky_format_day(
+		flaky_buf_printf(b, "from <span class=\"nw\">%s</span> to "
+		    "<span class=\"nw\">%s</span>", flaky_format_day(
 		    c->q.since_ms, a, sizeof a), e);
+	if (c->q.box != NULL) {
+		flaky_buf_adds(b, ", runs of box ");
+		web_esc(b, c->q.box);
+	}
 }

@@ -1,6 +1,7 @@
 /* /: the targets with their schedule, last runs and next fire time; tests
  * by tier; the tests that turned unstable this week; what failing runs
- * cost; the newest runs. */
+ * cost; the newest runs. ?box=NAME keeps all but the targets to one
+ * box's runs. */
 #include "buildconf.h"
 
 #include <inttypes.h>
@@ -175,9 +176,19 @@ recent_runs(struct web_ctx *c)
 }
 
 int
-web_page_overview(struct web_ctx *c)
+web_page_overview(struct web_ctx *c, const char *query)
 {
+	char	**boxes;
+	size_t	 nboxes;
+	int	 r;
+
+	if ((r = web_box_param(c, query)) < 0)
+		return web_fail(c, r == -2 ? 500 : 400, c->err);
 	web_page_begin(c, "overview", "Flaky tests: overview");
+	if ((boxes = web_window_boxes(c, &nboxes)) != NULL) {
+		web_box_form(c, "/", boxes, nboxes);
+		flaky_store_names_free(boxes);
+	}
 	if (targets_table(c) < 0 || tests_summary(c) < 0 ||
 	    recent_runs(c) < 0)
 		return web_fail(c, 500, c->err);

@@ -90,6 +90,12 @@ facts(struct web_ctx *c, const struct flaky_diagnosis *d,
 	if (d->stress_race)
 		flaky_buf_adds(b, "; fails more under stress (RACE)");
 	flaky_buf_adds(b, "</dd>\n");
+	if (d->nboxes > 1) {
+		/* where its target ran on more than one box */
+		flaky_buf_adds(b, "<dt>boxes</dt><dd id=\"boxes\">");
+		web_box_words(b, d->boxes, d->nboxes);
+		flaky_buf_adds(b, "</dd>\n");
+	}
 	fact(b, "polluter", d->polluter);
 	if (d->depends_on != NULL)
 		fact(b, "depends on", d->depends_on);

@@ -78,7 +78,7 @@ page_of(const char *path)
 	if (strcmp(path, "/metrics") == 0)
 		return PAGE_METRICS;
 	if (strncmp(path, "/api/v1/", 8) == 0)
-		return PAGE_API;
+		return web_api_known(path + 8) ? PAGE_API : PAGE_NONE;
 	if (strcmp(path, "/") == 0 || strcmp(path, "/index.html") == 0)
 		return PAGE_OVERVIEW;
 	if (strcmp(path, "/tests") == 0)
@@ -115,7 +115,7 @@ route(struct web_ctx *c, const char *path, const char *query,
 	case PAGE_API:
 		return web_api(c, path + 8, query, type);
 	case PAGE_OVERVIEW:
-		return web_page_overview(c);
+		return web_page_overview(c, query);
 	case PAGE_TESTS:
 		return web_page_tests(c, query);
 	case PAGE_TEST:
@@ -125,6 +125,9 @@ route(struct web_ctx *c, const char *path, const char *query,
 	case PAGE_NONE:
 		break;
 	}
+	if (strncmp(path, "/api/v1/", 8) == 0)
+		return web_api_fail(c, 404, NULL, NULL, "not found: the API's "
+		    "paths are targets, tests, test/ID, runs, run/ID and trend");
 	return web_fail(c, 404, "not found");
 }
 
@@ -149,7 +152,8 @@ flaky_web_handle(struct flaky_store *st, const struct flaky_web_opts *o,
 	if (r->body.oom)
 		return -ENOMEM;
 	r->status = c.status != 0 ? c.status : 200;
-	r->content_type = c.status != 0 ? "text/plain; charset=utf-8" : type;
+	r->content_type = c.status == 0 ? type : c.json_err ?
+	    "application/json" : "text/plain; charset=utf-8";
 	(void)flaky_buf_cstr(&r->body);
 	return r->body.oom ? -ENOMEM : 0;
 }
@@ -195,7 +199,7 @@ flaky_web_report(struct flaky_store *st, const struct flaky_web_opts *o,
 	c.single = 1;
 	c.q = *q;
 	web_doc_begin(&c, "Flaky tests");
-	if ((r = web_page_overview(&c)) == 0 && c.status == 0 &&
+	if ((r = web_page_overview(&c, NULL)) == 0 && c.status == 0 &&
 	    (r = web_page_tests(&c, NULL)) == 0 && c.status == 0)
 		r = report_tests(&c);
 	if (r < 0 || c.status != 0)

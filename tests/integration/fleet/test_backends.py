@@ -340,7 +340,10 @@ def test_dashboard_api_on_both(stores):
             url = line.split()[-1].rstrip("/")
             get = lambda path: json.loads(urllib.request.urlopen(
                 url + path, timeout=30).read())
-            pages = [get("/api/v1/tests"), get("/api/v1/runs")]
+            pages = [get("/api/v1/tests"), get("/api/v1/runs"),
+                     get("/api/v1/tests?box=box-a"),
+                     get("/api/v1/runs?box=box-b"),
+                     get("/api/v1/targets")]
             third = [t["id"] for t in pages[0]["tests"]
                      if t["test"].endswith("::test_third")][0]
             pages.append(get("/api/v1/test/%d" % third))
@@ -350,3 +353,11 @@ def test_dashboard_api_on_both(stores):
             proc.wait(timeout=15)
     assert got[0] == got[1]
     assert any(t["test"].endswith("test_third") for t in got[0][0]["tests"])
+    # the box filter and column (issue 28), on the server as on SQLite
+    boxa = {t["test"].split("::")[1]: t for t in got[0][2]["tests"]}
+    assert boxa["test_boxa"]["failures"] > 0
+    assert boxa["test_boxa"]["runs"] == RUNS // 2
+    assert got[0][2]["box"] == "box-a"
+    assert got[0][3]["runs"] and {r["box"] for r in got[0][3]["runs"]} == {
+        "box-b"}
+    assert [t["id"] for t in got[0][4]["targets"]]
