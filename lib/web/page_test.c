@@ -192,7 +192,7 @@ modes_table(struct web_ctx *c, const struct flaky_diagnosis *d)
 		flaky_buf_printf(b, "<tr><td class=\"num\">%" PRId64
 		    "</td><td>", m->count);
 		web_esc(b, m->signature != NULL ? m->signature : "-");
-		flaky_buf_adds(b, "</td><td><pre>");
+		flaky_buf_adds(b, "</td><td class=\"text\"><pre>");
 		web_esc(b, m->example != NULL ? m->example : m->normalized);
 		flaky_buf_adds(b, "</pre></td></tr>\n");
 	}

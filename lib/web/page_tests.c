@@ -140,7 +140,7 @@ test_row(struct web_ctx *c, const struct web_tests *t,
 	flaky_buf_adds(b, "\"><td class=\"id\"><a ");
 	web_href_test(c, r->test_id);
 	flaky_buf_adds(b, ">");
-	web_esc(b, r->test);
+	web_esc_id(b, r->test);
 	flaky_buf_adds(b, "</a></td><td>");
 	web_esc(b, r->target);
 	flaky_buf_printf(b, "</td><td class=\"%s\" data-v=\"%d\">%s</td>"
