@@ -347,6 +347,11 @@ def test_dashboard_api_on_both(stores):
             third = [t["id"] for t in pages[0]["tests"]
                      if t["test"].endswith("::test_third")][0]
             pages.append(get("/api/v1/test/%d" % third))
+            # the pages' box forms list the boxes of the window
+            for path in ("/", "/tests", "/?box=box-b", "/tests?box=box-a"):
+                html = urllib.request.urlopen(url + path, timeout=30).read()
+                assert b'<option value="box-a"' in html, (db, path)
+                assert b'<option value="box-b"' in html, (db, path)
             got.append(pages)
         finally:
             proc.send_signal(signal.SIGTERM)
