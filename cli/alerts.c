@@ -40,10 +40,11 @@ alerts_table(const struct flaky_alert *v, size_t n)
 	if (n == 0)
 		printf("no alerts in the window\n");
 	for (size_t i = 0; i < n; i++) {
-		printf("%s  %-9s  %s  (%s)  %lld/%lld runs failed\n",
+		printf("%s  %-9s  %s  (%s)  %lld/%lld run%s failed\n",
 		    flaky_format_time(v[i].created_ms, t, sizeof t),
 		    flaky_alert_kind_name(v[i].kind), v[i].test, v[i].target,
-		    (long long)v[i].failures, (long long)v[i].runs);
+		    (long long)v[i].failures, (long long)v[i].runs,
+		    flaky_plural(v[i].runs));
 		for (size_t j = 0; j < v[i].nd; j++)
 			printf("    %-9s  %s, %lld attempt%s%s%s\n",
 			    states[v[i].d[j].state], v[i].d[j].receiver,

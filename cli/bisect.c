@@ -730,8 +730,9 @@ cmd_bisect(struct ctl *ctl, int argc, char **argv)
 	bisect_live = &bs;
 	atexit(bisect_atexit);
 	if (!ctl->format_set || ctl->format == FORMAT_TABLE)
-		fprintf(stderr, "flakyctl: bisecting %s over %zu revisions: "
-		    "`%s`%s\n", bs.test, bs.b.n, line, bs.alone ? "" :
+		fprintf(stderr, "flakyctl: bisecting %s over %zu revision%s: "
+		    "`%s`%s\n", bs.test, bs.b.n, flaky_plural((long long)bs.b.n),
+		    line, bs.alone ? "" :
 		    " (the whole suite: the runner cannot select the test)");
 	bisect_run(&bs);
 	if (bs.unresolved && bs.signal == 0)

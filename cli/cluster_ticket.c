@@ -42,12 +42,13 @@ cluster_ticket_body(const struct flaky_cluster *c, size_t nclusters,
 	    q->until_ms == INT64_MAX ? "now" :
 	    flaky_format_time(q->until_ms, t2, sizeof t2));
 	flaky_buf_printf(b, "**Together:** two or more of these %zu tests "
-	    "failed in the same run %lld times in %lld runs; one or more in "
+	    "failed in the same run %lld time%s in %lld run%s; one or more in "
 	    "%lld. Their failing runs overlap by a Jaccard index of %.2f on "
 	    "average (%.2f at least), and the weakest link between two of "
 	    "them has a one-sided Fisher p of %.2g (Holm-corrected over "
 	    "every pair tested: docs/triage.md).\n\n", c->n,
-	    (long long)c->shared_runs, (long long)c->runs,
+	    (long long)c->shared_runs, flaky_plural(c->shared_runs),
+	    (long long)c->runs, flaky_plural(c->runs),
 	    (long long)c->any_runs, c->mean_jaccard, c->min_jaccard,
 	    c->p_max);
 	cluster_hints(c, "- ", &h);

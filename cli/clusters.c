@@ -45,19 +45,22 @@ cluster_hints(const struct flaky_cluster *c, const char *prefix,
 		/* its first line, at most 120 bytes */
 		n = strcspn(c->message.value, "\n");
 		flaky_buf_printf(b, "%smessage:   \"%.*s%s\" in %lld of %lld "
-		    "failures in shared runs (%lld of %zu tests)\n", prefix,
+		    "failure%s in shared runs (%lld of %zu test%s)\n", prefix,
 		    (int)(n > 120 ? 120 : n), c->message.value, n > 120 ?
 		    "..." : "", (long long)c->message.count,
-		    (long long)c->message.total, (long long)c->message.tests,
-		    c->n);
+		    (long long)c->message.total,
+		    flaky_plural(c->message.total),
+		    (long long)c->message.tests, c->n,
+		    flaky_plural((long long)c->n));
 	}
 	if (c->signature.value != NULL)
 		flaky_buf_printf(b, "%ssignature: %s (%.0f%%)\n", prefix,
 		    c->signature.value, pct(c->signature.count,
 		    c->signature.total));
 	if (c->file.value != NULL && c->file.count >= 2)
-		flaky_buf_printf(b, "%sfile:      %s (%lld of %zu tests)\n",
-		    prefix, c->file.value, (long long)c->file.count, c->n);
+		flaky_buf_printf(b, "%sfile:      %s (%lld of %zu test%s)\n",
+		    prefix, c->file.value, (long long)c->file.count, c->n,
+		    flaky_plural((long long)c->n));
 	if (c->hours_hint)
 		flaky_buf_printf(b, "%shours:     %lld of %lld shared runs "
 		    "started %02d:00-%02d:00 UTC, which hold %.0f%% of all "
@@ -72,9 +75,9 @@ void
 cluster_title(const struct flaky_cluster *c, struct flaky_buf *b)
 {
 	flaky_buf_printf(b, "cluster %d: %zu tests of %s fail together in "
-	    "%lld of %lld runs (one of them in %lld)", c->id, c->n, c->target,
+	    "%lld of %lld run%s (one of them in %lld)", c->id, c->n, c->target,
 	    (long long)c->shared_runs, (long long)c->runs,
-	    (long long)c->any_runs);
+	    flaky_plural(c->runs), (long long)c->any_runs);
 }
 
 /* One cluster as text: title, hints, members. */
@@ -188,11 +191,13 @@ print_json(const struct flaky_clusters *cs)
 static void
 print_table(const struct flaky_clusters *cs)
 {
-	printf("%zu cluster%s among %zu tests with %d or more failures in "
-	    "%lld runs (%llu pairs, %llu linked: Fisher, Holm at %.2g, "
-	    "Jaccard >= %.2f)\n", cs->n, cs->n == 1 ? "" : "s", cs->tests,
+	printf("%zu cluster%s among %zu test%s with %d or more failures in "
+	    "%lld run%s (%llu pair%s, %llu linked: Fisher, Holm at %.2g, "
+	    "Jaccard >= %.2f)\n", cs->n, flaky_plural((long long)cs->n),
+	    cs->tests, flaky_plural((long long)cs->tests),
 	    FLAKY_CLUSTER_MIN_FAILS, (long long)cs->runs,
-	    (unsigned long long)cs->pairs, (unsigned long long)cs->links,
+	    flaky_plural(cs->runs), (unsigned long long)cs->pairs,
+	    flaky_plural((long long)cs->pairs), (unsigned long long)cs->links,
 	    FLAKY_CLUSTER_ALPHA, FLAKY_CLUSTER_MIN_JACCARD);
 	for (size_t k = 0; k < cs->n; k++) {
 		printf("\n");

@@ -298,8 +298,9 @@ print_status_table(const struct flaky_json *st)
 	    FLAKY_CTL_F_JOBS), num(st, FLAKY_CTL_F_RUNNING), num(st,
 	    FLAKY_CTL_F_WAITING));
 	if (num(st, FLAKY_CTL_F_UNSTORED) > 0)
-		printf(", %.0f finished runs not yet stored",
-		    num(st, FLAKY_CTL_F_UNSTORED));
+		printf(", %.0f finished run%s not yet stored",
+		    num(st, FLAKY_CTL_F_UNSTORED), num(st,
+		    FLAKY_CTL_F_UNSTORED) == 1 ? "" : "s");
 	if (num(st, FLAKY_CTL_F_STOPPING) > 0)
 		printf(", stopping");
 	printf("\n");

@@ -306,6 +306,7 @@ diag_json(FILE *f, const struct flaky_diagnosis *d, int with_failures)
 			fprintf(f, "%s\n   {\"run\": %lld", i ? "," : "",
 			    (long long)x->run_id);
 			json_time(f, "time", x->started_ms);
+			json_key(f, "box", x->box);
 			json_key(f, "revision", x->revision);
 			json_key(f, "status", x->status);
 			if (x->exit_code < 0)
@@ -314,8 +315,9 @@ diag_json(FILE *f, const struct flaky_diagnosis *d, int with_failures)
 				fprintf(f, ", \"exit_code\": %d", x->exit_code);
 			json_us(f, "run_duration_ms", x->run_duration_us);
 			json_us(f, "duration_ms", x->duration_us);
+			/* from 1, as the pages and the API count */
 			fprintf(f, ", \"position\": %lld", (long long)
-			    x->position);
+			    x->position + 1);
 			json_key(f, "seed", x->seed);
 			json_key(f, "signature", x->signature);
 			if (x->fingerprint != 0)

@@ -134,6 +134,9 @@ int	 ctl_global_option(struct ctl *, int c, const char *arg);
 struct flaky_store;
 int	 ctl_check_target(struct flaky_store *, const char *cmd,
 	    const char *target);
+/* An unknown --box: 0 when box is NULL or a box of the stored runs, else
+ * -1 after one line naming the nearest box or those there are. */
+int	 ctl_check_box(struct flaky_store *, const char *cmd, const char *box);
 /* Allowed formats for a command: a mask of (1 << FORMAT_x). */
 int	 ctl_check_format(struct ctl *, const char *cmd, int allowed);
 /* The config file: --config, $FLAKY_CONFIG, then /etc/flaky/flaky.yaml

@@ -156,9 +156,10 @@ testcase(const struct report_head *h, const struct report_evidence *ev,
 		printf("      <skipped message=\"skipped in every run\"/>\n");
 	else if (row_fails(r)) {
 		printf("      <failure type=\"flaky.%s\" message=\"%s: failed "
-		    "%lld of %lld runs (%.1f%%, 95%% interval %.0f%%-%.0f%%)",
+		    "%lld of %lld run%s (%.1f%%, 95%% interval %.0f%%-%.0f%%)",
 		    flaky_tier_name(t), t == FLAKY_TIER_BROKEN ? "broken" :
-		    "flaky", (long long)r->failures, (long long)r->runs, 100.0 *
+		    "flaky", (long long)r->failures, (long long)r->runs,
+		    flaky_plural(r->runs), 100.0 *
 		    (double)r->failures / (double)r->runs, 100 * lo, 100 * hi);
 		if (sig != NULL && sig->signature != NULL) {
 			printf(", ");
@@ -168,9 +169,9 @@ testcase(const struct report_head *h, const struct report_evidence *ev,
 		xml_escape(stdout, r->top_message, 0);
 		printf("</failure>\n");
 	} else if (t == FLAKY_TIER_NOISE)
-		printf("      <system-out>flaky: failed %lld of %lld runs "
+		printf("      <system-out>flaky: failed %lld of %lld run%s "
 		    "(noise, under 5%%)</system-out>\n", (long long)r->failures,
-		    (long long)r->runs);
+		    (long long)r->runs, flaky_plural(r->runs));
 	printf("    </testcase>\n");
 }
 

@@ -2,7 +2,6 @@
  * escaping itself is libflaky's (lib/json.h), the same as flakyd's. */
 #include "buildconf.h"
 
-#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -33,12 +32,16 @@ json_string(FILE *f, const char *s)
 		json_stringn(f, s, strlen(s));
 }
 
-/* A number, or null for NaN and infinities (JSON has neither). */
+/* A number as libflaky's one writer prints it (the shortest text that
+ * reads back as v, as the HTTP API's), or null for NaN and infinities. */
 void
 json_double(FILE *f, double v)
 {
-	if (isnan(v) || isinf(v))
-		fputs("null", f);
-	else
-		fprintf(f, "%.6g", v);
+	struct flaky_buf b;
+
+	flaky_buf_init(&b);
+	if (flaky_json_number(&b, v) < 0)
+		fatalx("out of memory");
+	fwrite(b.data, 1, b.len, f);
+	flaky_buf_free(&b);
 }

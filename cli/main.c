@@ -168,16 +168,50 @@ ctl_usage_error(const char *cmd, const char *fmt, ...)
 		fprintf(stderr, "usage: flakyctl %s\n", e->usage);
 }
 
+/* "unknown target 'shp'; did you mean 'shop'?" or the names there are:
+ * one line about name, not among names[0..n). */
+static void
+unknown_name(const char *cmd, const char *what, const char *name,
+    char **names, size_t n)
+{
+	struct flaky_buf b;
+	const char	*near;
+
+	flaky_buf_init(&b);
+	if ((near = cmd_nearest(name, (const char *const *)names, n)) != NULL)
+		flaky_buf_printf(&b, "; did you mean '%s'?", near);
+	else if (n == 0)
+		flaky_buf_printf(&b, " (the database has no %ss)", what);
+	else {
+		flaky_buf_adds(&b, " (the database has ");
+		for (size_t i = 0; i < n && i < 5; i++)
+			flaky_buf_printf(&b, "%s%s", i ? ", " : "", names[i]);
+		flaky_buf_adds(&b, n > 5 ? ", ...)" : ")");
+	}
+	fprintf(stderr, "flakyctl %s: unknown %s '%s'%s\n", cmd, what, name,
+	    flaky_buf_cstr(&b));
+	flaky_buf_free(&b);
+}
+
+/* Is name among names[0..n)? */
+static int
+name_in(const char *name, char **names, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (strcmp(names[i], name) == 0)
+			return 1;
+	return 0;
+}
+
 /* An unknown --target is an error everywhere (a typo would otherwise
  * read as "0 runs"): 0 when target is NULL or in the database, else -1
  * after one line naming the nearest target or those there are. */
 int
 ctl_check_target(struct flaky_store *s, const char *cmd, const char *target)
 {
-	struct flaky_buf b;
 	char		**names = NULL, err[1024];
-	const char	*near;
 	size_t		 n = 0;
+	int		 ok;
 
 	if (target == NULL)
 		return 0;
@@ -185,25 +219,31 @@ ctl_check_target(struct flaky_store *s, const char *cmd, const char *target)
 		fprintf(stderr, "flakyctl %s: %s\n", cmd, err);
 		return -1;
 	}
-	for (size_t i = 0; i < n; i++)
-		if (strcmp(names[i], target) == 0) {
-			flaky_store_names_free(names);
-			return 0;
-		}
-	flaky_buf_init(&b);
-	if ((near = cmd_nearest(target, (const char *const *)names, n)) != NULL)
-		flaky_buf_printf(&b, "; did you mean '%s'?", near);
-	else if (n == 0)
-		flaky_buf_adds(&b, " (the database has no targets)");
-	else {
-		flaky_buf_adds(&b, " (the database has ");
-		for (size_t i = 0; i < n && i < 5; i++)
-			flaky_buf_printf(&b, "%s%s", i ? ", " : "", names[i]);
-		flaky_buf_adds(&b, n > 5 ? ", ...)" : ")");
+	if (!(ok = name_in(target, names, n)))
+		unknown_name(cmd, "target", target, names, n);
+	flaky_store_names_free(names);
+	return ok ? 0 : -1;
+}
+
+/* The same for --box: a box no run was stored of (runs.box; NULL is the
+ * store's own box) is a typo, not an empty report. */
+int
+ctl_check_box(struct flaky_store *s, const char *cmd, const char *box)
+{
+	char		**names = NULL, err[1024];
+	size_t		 n = 0;
+	int		 r;
+
+	if (box == NULL)
+		return 0;
+	if ((r = flaky_store_box_known(s, box, err, sizeof err)) == 1)
+		return 0;
+	if (r < 0 || flaky_store_box_names(s, INT64_MIN, &names, &n, err,
+	    sizeof err) < 0) {
+		fprintf(stderr, "flakyctl %s: %s\n", cmd, err);
+		return -1;
 	}
-	fprintf(stderr, "flakyctl %s: unknown target '%s'%s\n", cmd, target,
-	    flaky_buf_cstr(&b));
-	flaky_buf_free(&b);
+	unknown_name(cmd, "box", box, names, n);
 	flaky_store_names_free(names);
 	return -1;
 }

@@ -254,9 +254,10 @@ print_found(struct ctl *ctl, const struct flaky_diagnosis *d,
 		printf("}\n");
 		return;
 	}
-	printf("%s: %zu of the %zu tests before it make it fail (%lld "
-	    "rerun%s%s):\n", d->test, m->n, p->nnames, (long long)p->reruns,
-	    p->reruns == 1 ? "" : "s", m->minimal ? "" :
+	printf("%s: %zu of the %zu test%s before it make%s it fail (%lld "
+	    "rerun%s%s):\n", d->test, m->n, p->nnames,
+	    flaky_plural((long long)p->nnames), m->n == 1 ? "s" : "",
+	    (long long)p->reruns, flaky_plural(p->reruns), m->minimal ? "" :
 	    "; the rerun budget ran out, the set may not be the smallest");
 	for (size_t i = 0; i < m->n; i++)
 		printf("  %s\n", p->names[m->set[i]]);

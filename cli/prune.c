@@ -71,10 +71,11 @@ cmd_prune(struct ctl *ctl, int argc, char **argv)
 		fprintf(stderr, "flakyctl prune: %s\n", err);
 		goto out;
 	}
-	printf("pruned runs before %s: raw data of %lld runs, %lld results, "
-	    "%lld messages; daily rollups kept\n", flaky_format_time(before,
-	    t, sizeof t), (long long)ps.runs, (long long)ps.results,
-	    (long long)ps.messages);
+	printf("pruned runs before %s: raw data of %lld run%s, %lld result%s, "
+	    "%lld message%s; daily rollups kept\n", flaky_format_time(before,
+	    t, sizeof t), (long long)ps.runs, flaky_plural(ps.runs),
+	    (long long)ps.results, flaky_plural(ps.results),
+	    (long long)ps.messages, flaky_plural(ps.messages));
 	ret = EXIT_OK;
 out:
 	flaky_store_close(store);

@@ -157,10 +157,10 @@ q_list(struct ctl *ctl, struct flaky_store *s, long long fixed,
 			    need, more, more == 0 ? "true" : "false");
 			continue;
 		}
-		printf("%s%s  (%s)  since %s  %lld passes in a row",
+		printf("%s%s  (%s)  since %s  %lld pass%s in a row",
 		    more == 0 ? "READY    " : "", v[i].test,
 		    v[i].target, flaky_format_time(v[i].added_ms, t, sizeof t),
-		    (long long)v[i].passes);
+		    (long long)v[i].passes, flaky_plural_es(v[i].passes));
 		if (more > 0)
 			printf(", release after %lld more passing run%s", more,
 			    more == 1 ? "" : "s");

@@ -194,7 +194,8 @@ cmd_report(struct ctl *ctl, int argc, char **argv)
 	ctl_store_box(ctl, store, 0);
 	memset(&head, 0, sizeof head);
 	memset(&hist, 0, sizeof hist);
-	if (ctl_check_target(store, "report", target) < 0)
+	if (ctl_check_target(store, "report", target) < 0 ||
+	    ctl_check_box(store, "report", q.box) < 0)
 		goto out;
 	head.target = target;
 	head.since_ms = q.since_ms;

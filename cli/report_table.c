@@ -450,8 +450,8 @@ put_legend(struct table *t)
 	if (per <= 1)
 		flaky_buf_adds(&s, "marks: one a day, ");
 	else
-		flaky_buf_printf(&s, "marks: one per %lld days, ",
-		    (long long)per);
+		flaky_buf_printf(&s, "marks: one per %lld day%s, ",
+		    (long long)per, plural(per));
 	flaky_buf_printf(&s, "%s no failure, %s a rising failure rate, "
 	    "blank no runs. trend: new, worse, same or better than the %lld "
 	    "day%s before.", t->ctl->tty ? "\u2581" : "_", t->ctl->tty ?

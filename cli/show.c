@@ -93,12 +93,16 @@ print_show(const struct flaky_diagnosis *d, int full)
 		    (double)x->duration_us / 1000.0, dur, sizeof dur);
 		flaky_format_ms(x->run_duration_us < 0 ? NAN :
 		    (double)x->run_duration_us / 1000.0, rd, sizeof rd);
-		printf("\nrun %lld  %s  revision %s  exit %s%d  run %s  "
-		    "test %s  position %lld", (long long)x->run_id,
-		    flaky_format_time(x->started_ms, t, sizeof t),
-		    x->revision ? x->revision : "-",
+		/* the box it ran on (issue 28: a fleet's server lists
+		 * every box's runs); position counted from 1 */
+		printf("\nrun %lld  %s", (long long)x->run_id,
+		    flaky_format_time(x->started_ms, t, sizeof t));
+		if (x->box != NULL)
+			printf("  box %s", x->box);
+		printf("  revision %s  exit %s%d  run %s  test %s  position "
+		    "%lld", x->revision ? x->revision : "-",
 		    x->exit_code < 0 ? "-" : "", x->exit_code < 0 ? 0 :
-		    x->exit_code, rd, dur, (long long)x->position);
+		    x->exit_code, rd, dur, (long long)x->position + 1);
 		if (strcmp(x->status, "done") != 0)
 			printf("  (%s)", x->status);
 		if (x->seed != NULL)

@@ -102,13 +102,17 @@ cmd_stats(struct ctl *ctl, int argc, char **argv)
 		printf("size       %.1f MiB (+ %.1f MiB WAL), %lld free "
 		    "pages\n", (double)d.file_bytes / 1048576.0,
 		    (double)d.wal_bytes / 1048576.0, (long long)d.free_pages);
-		printf("rows       %lld targets, %lld tests, %lld runs, %lld "
-		    "results, %lld messages\n", (long long)d.targets,
-		    (long long)d.tests, (long long)d.runs,
-		    (long long)d.results, (long long)d.messages);
-		printf("           %lld rollups, %lld budget, %lld attempts, "
+		printf("rows       %lld target%s, %lld test%s, %lld run%s, "
+		    "%lld result%s, %lld message%s\n", (long long)d.targets,
+		    flaky_plural(d.targets), (long long)d.tests,
+		    flaky_plural(d.tests), (long long)d.runs,
+		    flaky_plural(d.runs), (long long)d.results,
+		    flaky_plural(d.results), (long long)d.messages,
+		    flaky_plural(d.messages));
+		printf("           %lld rollup%s, %lld budget, %lld attempt%s, "
 		    "%lld quarantined\n", (long long)d.rollups,
-		    (long long)d.budget, (long long)d.attempts,
+		    flaky_plural(d.rollups), (long long)d.budget,
+		    (long long)d.attempts, flaky_plural(d.attempts),
 		    (long long)d.quarantined);
 		printf("runs       %s to %s\n", v[0] ? v[0] : "-",
 		    v[1] ? v[1] : "-");

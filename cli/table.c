@@ -229,5 +229,5 @@ table_wrap(struct flaky_buf *b, const char *text, char sep, const char *gap,
 const char *
 plural(long long n)
 {
-	return n == 1 ? "" : "s";
+	return flaky_plural(n);
 }

@@ -21,9 +21,9 @@ print_triage(const struct flaky_diagnosis *d)
 	struct flaky_buf b;
 
 	flaky_buf_init(&b);
-	printf("%-15s %s  %lld/%lld runs (%.1f%%)  %s  (%s)\n",
+	printf("%-15s %s  %lld/%lld run%s (%.1f%%)  %s  (%s)\n",
 	    d->signature ? d->signature : "-", d->test,
-	    (long long)d->failures, (long long)d->runs,
+	    (long long)d->failures, (long long)d->runs, flaky_plural(d->runs),
 	    d->runs ? 100.0 * (double)d->failures / (double)d->runs : 0.0,
 	    flaky_verdict_name(d->verdict), d->target);
 	flaky_evidence_words(d, &b);
@@ -46,7 +46,8 @@ print_triage(const struct flaky_diagnosis *d)
 		printf("  boxes:       %s\n", flaky_buf_cstr(&b));
 	if (d->nmodes > 1)
 		printf("  modes:       %zu distinct failures (most common "
-		    "%lld times)\n", d->nmodes, (long long)d->modes[0].count);
+		    "%lld time%s)\n", d->nmodes, (long long)d->modes[0].count,
+		    flaky_plural(d->modes[0].count));
 	printf("  likely:      %s\n", flaky_test_cause(d));
 	flaky_buf_reset(&b);
 	flaky_test_patch(d, &b);
@@ -304,8 +305,9 @@ cmd_triage(struct ctl *ctl, int argc, char **argv)
 			if ((cl = flaky_cluster_of(&cs, diags[i]->test_id)) !=
 			    NULL)
 				printf("  cluster:     %d: fails with %zu other "
-				    "tests (flakyctl ticket --cluster %d)\n",
-				    cl->id, cl->n - 1, cl->id);
+				    "test%s (flakyctl ticket --cluster %d)\n",
+				    cl->id, cl->n - 1, flaky_plural(
+				    (long long)cl->n - 1), cl->id);
 			{
 				struct flaky_buf rb;
 

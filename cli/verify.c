@@ -114,16 +114,17 @@ proof_print(struct ctl *ctl, const struct bisect *bs, const struct proof *pr)
 		    (long long)pr->rate_runs);
 	else
 		printf("%s: p = %.3f (--rate): ", bs->test, pr->p);
-	printf("%lld passes in a row prove a fix (95%%)\n",
-	    (long long)pr->need);
+	printf("%lld pass%s in a row prove%s a fix (95%%)\n",
+	    (long long)pr->need, flaky_plural_es(pr->need), pr->need == 1 ?
+	    "s" : "");
 	if (pr->failures > 0)
 		printf("still flaky: failed at run %lld\n", (long long)pr->runs);
 	else if (pr->absent > 0)
 		printf("not reported: the run did not report the test\n");
 	else
-		printf("%s: %lld passes in a row%s\n", proof_verdict(pr),
-		    (long long)pr->in_row, pr->in_row >= pr->need ? "" :
-		    ", interrupted");
+		printf("%s: %lld pass%s in a row%s\n", proof_verdict(pr),
+		    (long long)pr->in_row, flaky_plural_es(pr->in_row),
+		    pr->in_row >= pr->need ? "" : ", interrupted");
 }
 
 static int	cmd_verify(struct ctl *, int, char **);
@@ -253,8 +254,9 @@ cmd_verify(struct ctl *ctl, int argc, char **argv)
 	if (flaky_revision_git(dir, &bs.revision) == -ENOMEM)
 		fatalx("out of memory");
 	if (ctl->format != FORMAT_JSON)
-		fprintf(stderr, "flakyctl: verifying %s: up to %lld runs of "
-		    "`%s`%s\n", bs.test, (long long)pr.need, line, bs.alone ?
+		fprintf(stderr, "flakyctl: verifying %s: up to %lld run%s of "
+		    "`%s`%s\n", bs.test, (long long)pr.need,
+		    flaky_plural(pr.need), line, bs.alone ?
 		    "" : " (the whole suite: the runner cannot select the "
 		    "test)");
 	bisect_run(&bs);

@@ -95,58 +95,6 @@ receiver_free(struct receiver *rv)
 	free(rv);
 }
 
-/* A Slack mrkdwn text: &, < and > are its control characters. */
-static void
-slack_add(struct flaky_buf *b, const char *s)
-{
-	for (; *s != '\0'; s++) {
-		if (*s == '&')
-			flaky_buf_adds(b, "&amp;");
-		else if (*s == '<')
-			flaky_buf_adds(b, "&lt;");
-		else if (*s == '>')
-			flaky_buf_adds(b, "&gt;");
-		else
-			flaky_buf_addc(b, *s);
-	}
-}
-
-/* The sentence an event is told in. */
-static void
-event_text(const struct flaky_alert *a, double lo, double hi,
-    struct flaky_buf *b)
-{
-	double	 rate = a->runs > 0 ? (double)a->failures / a->runs : 0;
-
-	flaky_buf_printf(b, "flaky %s: ", flaky_alert_kind_name(a->kind));
-	slack_add(b, a->test);
-	flaky_buf_adds(b, " (target ");
-	slack_add(b, a->target);
-	flaky_buf_adds(b, ") ");
-	switch (a->kind) {
-	case FLAKY_ALERT_RECOVERED:
-		flaky_buf_printf(b, "is stable again: no failure in its last "
-		    "%lld runs", (long long)a->runs);
-		break;
-	case FLAKY_ALERT_BROKEN:
-		flaky_buf_printf(b, "is broken: it failed all of its last "
-		    "%lld runs", (long long)a->runs);
-		break;
-	case FLAKY_ALERT_RELEASE:
-		flaky_buf_printf(b, "is ready to leave quarantine: %lld "
-		    "passing runs in a row, %lld needed", (long long)a->passes,
-		    (long long)a->needed);
-		break;
-	default:
-		flaky_buf_printf(b, "is %s: %lld of its last %lld runs failed "
-		    "(%.1f%%, 95%% interval %.1f%% to %.1f%%)",
-		    a->kind == FLAKY_ALERT_FLAKY ? "flaky" : "critical",
-		    (long long)a->failures, (long long)a->runs, rate * 100,
-		    lo * 100, hi * 100);
-		break;
-	}
-}
-
 /* The receiver's link: {test_id} and {run_id} filled in. */
 static void
 event_link(const struct flaky_receiver *def, const struct flaky_alert *a,
@@ -178,7 +126,7 @@ event_json(const struct flaky_receiver *def, const struct flaky_alert *a,
 	flaky_wilson(a->failures, a->runs, FLAKY_Z95, &lo, &hi);
 	flaky_buf_init(&text);
 	flaky_buf_init(&link);
-	event_text(a, lo, hi, &text);
+	alert_text(a, lo, hi, &text);
 	if (def->link != NULL)
 		event_link(def, a, &link);
 	snprintf(key, sizeof key, "%s:%lld:%lld", flaky_alert_kind_name(
@@ -615,10 +563,10 @@ write_events(struct flakyd *d, struct cursor *c, int64_t run,
 	if ((r = flaky_store_commit(d->store, err, errlen)) < 0)
 		return r;
 	for (size_t i = 0; i < n; i++)
-		log_info("alert: %s %s at run %lld (%lld of %lld runs failed)",
+		log_info("alert: %s %s at run %lld (%lld of %lld run%s failed)",
 		    flaky_alert_kind_name(v[i].a.kind), v[i].test,
 		    (long long)run, (long long)v[i].a.failures,
-		    (long long)v[i].a.runs);
+		    (long long)v[i].a.runs, flaky_plural(v[i].a.runs));
 	c->dirty = 0;
 	return 0;
 }
@@ -745,9 +693,9 @@ alerts_apply(struct flakyd *d)
 		TAILQ_INSERT_TAIL(&receivers, rv, entry);
 	}
 	if (cfg->nreceivers > 0)
-		log_info("alerts: %zu receiver%s, tiers over the last %d runs",
-		    cfg->nreceivers, cfg->nreceivers == 1 ? "" : "s",
-		    cfg->notify_window);
+		log_info("alerts: %zu receiver%s, tiers over the last %d run%s",
+		    cfg->nreceivers, flaky_plural((long long)cfg->nreceivers),
+		    cfg->notify_window, flaky_plural(cfg->notify_window));
 	alerts_kick(d);
 }
 

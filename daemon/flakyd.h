@@ -232,6 +232,10 @@ void	 alerts_apply(struct flakyd *);
 void	 alerts_kick(struct flakyd *);
 void	 alerts_shutdown(struct flakyd *);
 void	 alerts_free(struct flakyd *);
+/* alert_text.c: the sentence an alert is told in (its "text"), with
+ * the 95% interval lo to hi of its rate. */
+void	 alert_text(const struct flaky_alert *, double lo, double hi,
+	    struct flaky_buf *);
 
 /* webhook.c: one POST of an alert, https checked; told once, from the
  * loop. */

@@ -198,8 +198,8 @@ flakyd_reload(struct flakyd *d, char *err, size_t errlen)
 		log_warnx("reload failed, the old schedule keeps running: %s",
 		    err);
 	else
-		log_info("reloaded %s: %zu targets", d->config_path,
-		    d->ntargets);
+		log_info("reloaded %s: %zu target%s", d->config_path,
+		    d->ntargets, flaky_plural((long long)d->ntargets));
 	notify_send("READY=1");
 	return r;
 }
@@ -510,8 +510,9 @@ main(int argc, char **argv)
 	sched_catch_up(&d);
 	sched_arm(&d);
 
-	log_info("ready: %zu targets, database %s, socket %s, jobs %d",
-	    d.ntargets, d.db_path, d.socket_path, d.cur->cfg->jobs);
+	log_info("ready: %zu target%s, database %s, socket %s, jobs %d",
+	    d.ntargets, flaky_plural((long long)d.ntargets), d.db_path,
+	    d.socket_path, d.cur->cfg->jobs);
 	notify_send("READY=1");
 	if (ready_fd != -1) {
 		if (write(ready_fd, "r", 1) != 1)

@@ -107,8 +107,9 @@ trigger_scan(struct flakyd *d, struct trigger *tr)
 	    NULL, NULL, &sum, err, sizeof err) < 0)
 		log_warnx("target %s: scan: %s", tr->ts->name, err);
 	else
-		log_debug("target %s: scanned %zu files, %zu findings",
-		    tr->ts->name, sum.files, sum.findings);
+		log_debug("target %s: scanned %zu file%s, %zu finding%s",
+		    tr->ts->name, sum.files, flaky_plural((long long)sum.files),
+		    sum.findings, flaky_plural((long long)sum.findings));
 }
 
 /* risky: true: every other trigger of a target (its 2nd, 4th, ...) runs
@@ -161,9 +162,10 @@ retention(struct flakyd *d)
 	if (flaky_store_prune(d->store, now - keep, &ps, err, sizeof err) < 0)
 		log_warnx("retention: %s", err);
 	else if (ps.runs > 0)
-		log_info("retention: raw results of %lld runs older than %lld "
-		    "days removed (daily rollups kept)", (long long)ps.runs,
-		    (long long)(keep / 86400000));
+		log_info("retention: raw results of %lld run%s older than %lld "
+		    "day%s removed (daily rollups kept)", (long long)ps.runs,
+		    flaky_plural(ps.runs), (long long)(keep / 86400000),
+		    flaky_plural(keep / 86400000));
 }
 
 /* The trigger got its slot: find the revision, then start the runs. */
@@ -405,14 +407,15 @@ confirm_start(struct flakyd *d, struct trigger *tr)
 	}
 	left_ms = (tr->confirm_end_us - flaky_mono_us()) / 1000;
 	if (left_ms <= 0) {
-		log_info("target %s: confirm budget spent after %d runs alone",
-		    tr->ts->name, tr->confirm_runs);
+		log_info("target %s: confirm budget spent after %d run%s alone",
+		    tr->ts->name, tr->confirm_runs,
+		    flaky_plural(tr->confirm_runs));
 		return -1;
 	}
 	if ((t = flaky_confirm_next(tr->confirm, tr->envp, &argv, &envp)) ==
 	    NULL) {
-		log_info("target %s: confirmed, %d runs alone", tr->ts->name,
-		    tr->confirm_runs);
+		log_info("target %s: confirmed, %d run%s alone", tr->ts->name,
+		    tr->confirm_runs, flaky_plural(tr->confirm_runs));
 		return -1;
 	}
 	j = xcalloc(1, sizeof *j);
@@ -484,10 +487,12 @@ job_ended(struct flakyd *d, struct job *j, struct flaky_run *run)
 	else if (j->ctest != NULL)
 		confirm_count(tr, j, run);
 	else
-		log_info("target %s run %d/%d: %s, %zu tests, %lld failures, "
+		log_info("target %s run %d/%d: %s, %zu test%s, %lld failure%s, "
 		    "%.2fs%s%s%s%s%s%s%s%s", j->target, j->index, j->of,
 		    flaky_run_status_name(run->rec.status), run->results.n,
-		    (long long)failures, (double)run->rec.duration_us / 1e6,
+		    flaky_plural((long long)run->results.n),
+		    (long long)failures, flaky_plural(failures),
+		    (double)run->rec.duration_us / 1e6,
 		    run->rec.perturbation ? ", " : "",
 		    run->rec.perturbation ? run->rec.perturbation : "",
 		    j->seed[0] ? " seed " : "", j->seed,
@@ -564,8 +569,9 @@ settle_count(struct trigger *tr, struct flaky_run *run)
 		fatalx("out of memory");
 	if (tr->started < tr->runs &&
 	    flaky_settle_done(tr->settle, FLAKY_SETTLE_MIN_RUNS)) {
-		log_info("target %s: settled after %d of at most %d runs",
-		    tr->ts->name, tr->settle->runs, tr->runs);
+		log_info("target %s: settled after %d of at most %d run%s",
+		    tr->ts->name, tr->settle->runs, tr->runs,
+		    flaky_plural(tr->runs));
 		tr->runs = tr->started;
 	}
 }

@@ -183,9 +183,11 @@ ship_batch(struct shipper *s, struct flaky_ship_batch *b, char *err,
 	s->st.last_runs = (int64_t)b->runs;
 	s->st.last_new = fresh;
 	pthread_mutex_unlock(&s->mu);
-	log_debug("fleet: shipped %zu runs (%lld new), %zu results, %zu "
-	    "attempts, %zu polluters", b->runs, fresh, b->results,
-	    b->attempts, b->polluters);
+	log_debug("fleet: shipped %zu run%s (%lld new), %zu result%s, %zu "
+	    "attempt%s, %zu polluter%s", b->runs, flaky_plural((long long)
+	    b->runs), fresh, b->results, flaky_plural((long long)b->results),
+	    b->attempts, flaky_plural((long long)b->attempts), b->polluters,
+	    flaky_plural((long long)b->polluters));
 	return 0;
 }
 

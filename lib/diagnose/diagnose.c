@@ -120,6 +120,7 @@ scan_cb(const struct flaky_scan_row *x, void *arg)
 	c->revision = dup_or_null(x->r.revision, &oom);
 	c->seed = dup_or_null(x->r.seed, &oom);
 	c->runner = dup_or_null(x->r.runner, &oom);
+	c->box = dup_or_null(x->r.box, &oom);
 	c->signature = FLAKY_FAILED(x->r.outcome) ?
 	    dup_or_null(x->r.signature, &oom) : NULL;
 	c->normalized = FLAKY_FAILED(x->r.outcome) ?
@@ -300,8 +301,8 @@ flaky_incomplete_why(struct flaky_store *s, int64_t target_id,
 	int	 r;
 
 	*ret = NULL;
-	if ((r = flaky_store_runs_recent(s, target_id, FLAKY_WHY_RUNS, &v,
-	    &n, err, errlen)) < 0)
+	if ((r = flaky_store_runs_recent(s, target_id, q->box,
+	    FLAKY_WHY_RUNS, &v, &n, err, errlen)) < 0)
 		return r;
 	for (size_t i = 0; i < n && *ret == NULL; i++) {
 		int	 kind = -1;

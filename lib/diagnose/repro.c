@@ -105,14 +105,14 @@ flaky_ticket_title(const struct flaky_diagnosis *d, struct flaky_buf *b)
 		flaky_buf_printf(b, "%s (%s), no counted run",
 		    flaky_verdict_name(d->verdict), d->target);
 	else if (d->signature == NULL)
-		flaky_buf_printf(b, "no failure (%s), %lld runs", d->target,
-		    (long long)d->runs);
+		flaky_buf_printf(b, "no failure (%s), %lld run%s", d->target,
+		    (long long)d->runs, flaky_plural(d->runs));
 	else
-		flaky_buf_printf(b, "%s%s %s (%s), %lld/%lld runs",
+		flaky_buf_printf(b, "%s%s %s (%s), %lld/%lld run%s",
 		    d->verdict == FLAKY_VERDICT_BROKEN ? "broken, " : "",
 		    d->signature, d->verdict == FLAKY_VERDICT_BROKEN ?
 		    "failure" : "flake", d->target, (long long)d->failures,
-		    (long long)d->runs);
+		    (long long)d->runs, flaky_plural(d->runs));
 	if (!isnan(med)) {
 		flaky_format_ms(med, ms, sizeof ms);
 		flaky_buf_printf(b, ", median duration %s", ms);

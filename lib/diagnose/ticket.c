@@ -108,9 +108,9 @@ ticket_diagnosis(const struct flaky_diagnosis *d, const char *isolate,
 		    flaky_verdict_name(d->verdict));
 		goto repro;
 	}
-	flaky_buf_printf(b, ")\n\n**Failure rate:** %lld of %lld runs "
+	flaky_buf_printf(b, ")\n\n**Failure rate:** %lld of %lld run%s "
 	    "(%.1f%%; 95%% interval %.1f%%-%.1f%%) between %s and %s\n\n",
-	    (long long)d->failures, (long long)d->runs,
+	    (long long)d->failures, (long long)d->runs, flaky_plural(d->runs),
 	    d->runs ? 100.0 * (double)d->failures / (double)d->runs : 0.0,
 	    100 * lo, 100 * hi, flaky_format_time(d->first_ms, t1, sizeof t1),
 	    flaky_format_time(d->last_ms, t2, sizeof t2));
@@ -171,13 +171,15 @@ ticket_diagnosis(const struct flaky_diagnosis *d, const char *isolate,
 	if (d->polluter != NULL && d->npolluters == 0) {
 		flaky_buf_adds(b, "### Suspected polluter\n\n");
 		md_inline(b, d->polluter);
-		flaky_buf_printf(b, ": this test failed in %lld of %lld runs "
+		flaky_buf_printf(b, ": this test failed in %lld of %lld run%s "
 		    "where it ran before, and %lld of %lld where it did not "
-		    "(p = %.2g over %zu candidates).\n\n",
+		    "(p = %.2g over %zu candidate%s).\n\n",
 		    (long long)d->order.k_before, (long long)d->order.n_before,
+		    flaky_plural(d->order.n_before),
 		    (long long)d->order.k_without,
 		    (long long)d->order.n_without, d->order.p,
-		    d->order.candidates);
+		    d->order.candidates, flaky_plural((long long)
+		    d->order.candidates));
 		flaky_buf_reset(&w);
 		flaky_sh_quote(&w, d->test);
 		flaky_buf_printf(b, "Suspected from the stored run orders, not "
@@ -191,13 +193,15 @@ ticket_diagnosis(const struct flaky_diagnosis *d, const char *isolate,
 	if (d->depends_on != NULL) {
 		flaky_buf_adds(b, "### Relies on a set-up test\n\n");
 		md_inline(b, d->depends_on);
-		flaky_buf_printf(b, ": this test failed in %lld of %lld runs "
+		flaky_buf_printf(b, ": this test failed in %lld of %lld run%s "
 		    "where it did not run before, and %lld of %lld where it "
-		    "did (p = %.2g over %zu candidates, each both ways).\n\n",
+		    "did (p = %.2g over %zu candidate%s, each both ways).\n\n",
 		    (long long)d->order.k_without,
 		    (long long)d->order.n_without,
+		    flaky_plural(d->order.n_without),
 		    (long long)d->order.k_before, (long long)d->order.n_before,
-		    d->order.p, d->order.candidates);
+		    d->order.p, d->order.candidates, flaky_plural((long long)
+		    d->order.candidates));
 	}
 	if (d->race_timing) {
 		flaky_buf_reset(&w);
@@ -291,22 +295,23 @@ flaky_polluter_words(struct flaky_store *s, const struct flaky_diagnosis *d,
 			else
 				flaky_buf_addc(b, *c);
 		}
-		flaky_buf_printf(b, " (%s%zu of %lld before it, %lld reruns: "
+		flaky_buf_printf(b, " (%s%zu of %lld before it, %lld rerun%s: "
 		    "flakyctl polluter)\n  reproduce:   cd ", row.minimal ?
 		    "smallest set, " : "", n, (long long)row.candidates,
-		    (long long)row.reruns);
+		    (long long)row.reruns, flaky_plural(row.reruns));
 		flaky_sh_quote(b, d->dir ? d->dir : ".");
 		flaky_buf_printf(b, " && %s\n", row.command);
 		flaky_polluter_row_clear(&row);
 		return;
 	}
 	flaky_buf_printf(b, "\n### Smallest polluter\n\nRun before it, %s "
-	    "make%s it fail (%s, found by `flakyctl polluter` in %lld reruns "
-	    "over the %lld tests that ran before it in run %lld):\n\n",
+	    "make%s it fail (%s, found by `flakyctl polluter` in %lld rerun%s "
+	    "over the %lld test%s that ran before it in run %lld):\n\n",
 	    n == 1 ? "this test" : "these tests", n == 1 ? "s" : "",
 	    row.minimal ? "none of them can be left out" : "the rerun budget "
 	    "ran out: maybe not the smallest set", (long long)row.reruns,
-	    (long long)row.candidates, (long long)row.from_run_id);
+	    flaky_plural(row.reruns), (long long)row.candidates,
+	    flaky_plural(row.candidates), (long long)row.from_run_id);
 	for (char *c = row.members, *e; c != NULL && *c; c = e) {
 		if ((e = strchr(c, '\n')) != NULL)
 			*e++ = '\0';

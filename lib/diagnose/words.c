@@ -273,8 +273,9 @@ flaky_race_words(const struct flaky_timing *t, struct flaky_buf *b)
 	flaky_format_ms(t->median_pass, p, sizeof p);
 	flaky_buf_printf(b, "outcome varies with timing: fails in a median "
 	    "of %s, passes in a median of %s, Mann-Whitney p=%.1g (%lld "
-	    "failures, %lld passes)", f, p, t->mw_p, (long long)t->n_fail,
-	    (long long)t->n_pass);
+	    "failure%s, %lld pass%s)", f, p, t->mw_p, (long long)t->n_fail,
+	    flaky_plural(t->n_fail), (long long)t->n_pass,
+	    flaky_plural_es(t->n_pass));
 }
 
 /* The evidence behind the signature in one sentence. */
@@ -295,24 +296,26 @@ flaky_evidence_words(const struct flaky_diagnosis *d, struct flaky_buf *b)
 		return;
 	}
 	if (d->passes_alone && d->polluter == NULL) {
-		flaky_buf_printf(b, "passes alone (0 of %lld runs), fails in "
+		flaky_buf_printf(b, "passes alone (0 of %lld run%s), fails in "
 		    "the suite (%lld of %lld)", (long long)d->alone_runs,
-		    (long long)d->suite_failures, (long long)d->suite_runs);
+		    flaky_plural(d->alone_runs), (long long)d->suite_failures,
+		    (long long)d->suite_runs);
 		return;
 	}
 	if (d->fails_alone && d->depends_on == NULL) {
-		flaky_buf_printf(b, "fails alone (%lld of %lld runs), passes in "
+		flaky_buf_printf(b, "fails alone (%lld of %lld run%s), passes in "
 		    "the suite (%lld of %lld): relies on a test that runs "
 		    "before it", (long long)d->alone_failures,
-		    (long long)d->alone_runs, (long long)(d->suite_runs -
+		    (long long)d->alone_runs, flaky_plural(d->alone_runs),
+		    (long long)(d->suite_runs -
 		    d->suite_failures), (long long)d->suite_runs);
 		return;
 	}
 	if (d->polluter != NULL) {
-		flaky_buf_printf(b, "fails in %lld of %lld runs where %s ran "
+		flaky_buf_printf(b, "fails in %lld of %lld run%s where %s ran "
 		    "before it, %lld of %lld where it did not",
 		    (long long)d->order.k_before, (long long)d->order.n_before,
-		    d->polluter, (long long)d->order.k_without,
+		    flaky_plural(d->order.n_before), d->polluter, (long long)d->order.k_without,
 		    (long long)d->order.n_without);
 		return;
 	}
@@ -321,18 +324,19 @@ flaky_evidence_words(const struct flaky_diagnosis *d, struct flaky_buf *b)
 		return;
 	}
 	if (d->stress_race) {
-		flaky_buf_printf(b, "fails in %lld of %lld runs under %s "
+		flaky_buf_printf(b, "fails in %lld of %lld run%s under %s "
 		    "stress, %lld of %lld calm (Fisher p = %.2g)",
 		    (long long)d->stress.failures, (long long)d->stress.runs,
-		    d->stress.perturbation, (long long)d->stress.calm_failures,
+		    flaky_plural(d->stress.runs), d->stress.perturbation, (long long)d->stress.calm_failures,
 		    (long long)d->stress.calm_runs, d->stress.p);
 		return;
 	}
 	if (d->depends_on != NULL) {
-		flaky_buf_printf(b, "fails in %lld of %lld runs where %s did "
+		flaky_buf_printf(b, "fails in %lld of %lld run%s where %s did "
 		    "not run before it, %lld of %lld where it did",
 		    (long long)d->order.k_without,
-		    (long long)d->order.n_without, d->depends_on,
+		    (long long)d->order.n_without,
+		    flaky_plural(d->order.n_without), d->depends_on,
 		    (long long)d->order.k_before,
 		    (long long)d->order.n_before);
 		return;
@@ -351,8 +355,9 @@ flaky_evidence_words(const struct flaky_diagnosis *d, struct flaky_buf *b)
 		    d->nmodes == 1 ? "" : "s");
 		return;
 	}
-	flaky_buf_printf(b, "%lld of %lld failures read as %s", (long long)n,
-	    (long long)d->failures, sig);
+	flaky_buf_printf(b, "%lld of %lld failure%s read%s as %s",
+	    (long long)n, (long long)d->failures, flaky_plural(d->failures),
+	    n == 1 ? "s" : "", sig);
 	for (size_t i = 0; i < d->nmodes; i++)
 		if (d->modes[i].signature != NULL &&
 		    strcmp(d->modes[i].signature, sig) == 0) {
@@ -370,8 +375,9 @@ flaky_box_evidence_words(const struct flaky_diagnosis *d, struct flaky_buf *b)
 {
 	const struct flaky_box_evidence *e = &d->box;
 
-	flaky_buf_printf(b, "fails on %s in %lld of %lld runs, never on the "
-	    "other box%s (0 of %lld runs; Fisher p = %.2g)", e->box,
-	    (long long)e->failures, (long long)e->runs,
-	    e->other_boxes == 1 ? "" : "es", (long long)e->other_runs, e->p);
+	flaky_buf_printf(b, "fails on %s in %lld of %lld run%s, never on the "
+	    "other box%s (0 of %lld run%s; Fisher p = %.2g)", e->box,
+	    (long long)e->failures, (long long)e->runs, flaky_plural(e->runs),
+	    flaky_plural_es(e->other_boxes), (long long)e->other_runs,
+	    flaky_plural(e->other_runs), e->p);
 }

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -30,6 +31,14 @@
 			"base-uri 'none'; form-action 'self'; " \
 			"frame-ancestors 'none'"
 
+/* The methods evhttp names (event2/http.h), and the bit it gives every
+ * other one (EVHTTP_REQ_UNKNOWN_ of its http-internal.h): allowed, such a
+ * request reaches request_cb instead of evhttp's bare 501. */
+#define HTTP_METHODS	(EVHTTP_REQ_GET | EVHTTP_REQ_POST | EVHTTP_REQ_HEAD | \
+			EVHTTP_REQ_PUT | EVHTTP_REQ_DELETE | EVHTTP_REQ_OPTIONS | \
+			EVHTTP_REQ_TRACE | EVHTTP_REQ_CONNECT | EVHTTP_REQ_PATCH)
+#define HTTP_REQ_UNKNOWN	(1 << 15)
+
 static const char *
 reason(int status)
 {
@@ -40,6 +49,7 @@ reason(int status)
 	case 403:	return "Forbidden";
 	case 404:	return "Not Found";
 	case 405:	return "Method Not Allowed";
+	case 501:	return "Not Implemented";
 	case 503:	return "Service Unavailable";
 	default:	return "Internal Server Error";
 	}
@@ -81,16 +91,19 @@ send_text(struct evhttp_request *req, int status, const char *text)
 	    n < 0 ? 0 : (size_t)n >= sizeof line ? sizeof line - 1 : (size_t)n);
 }
 
-/* Equal, in a time that depends on the token's length only. */
+/* Equal, in a time that depends on the token's length only. The scheme
+ * is case-insensitive and one or more spaces may follow it (RFC 9110
+ * 11.1 and 11.4: "bearer t0ken" is the same credential). */
 static int
 token_ok(const struct flaky_http *h, const char *got)
 {
 	size_t		 glen;
 	unsigned	 d;
 
-	if (got == NULL || strncmp(got, "Bearer ", 7) != 0)
+	if (got == NULL || strncasecmp(got, "Bearer ", 7) != 0)
 		return 0;
-	got += 7;
+	for (got += 7; *got == ' '; got++)
+		;
 	glen = strlen(got);
 	d = glen != h->tokenlen;
 	for (size_t i = 0; i < h->tokenlen; i++)
@@ -99,8 +112,28 @@ token_ok(const struct flaky_http *h, const char *got)
 	return d == 0;
 }
 
+/* The one Host header of a request: NULL when there is none, and -1 in
+ * *many when there are two or more (RFC 9112 3.2: a server must answer
+ * 400, whichever of them it would have believed). */
+static const char *
+host_header(struct evkeyvalq *ih, int *many)
+{
+	struct evkeyval	*kv;
+	const char	*host = NULL;
+
+	*many = 0;
+	TAILQ_FOREACH(kv, ih, next)
+		if (strcasecmp(kv->key, "Host") == 0) {
+			if (host != NULL)
+				*many = -1;
+			host = kv->value;
+		}
+	return host;
+}
+
 /* Without a token, a page asked for by a name other than the loopback's
- * is a DNS rebinding attack: a web page's name made to point here. */
+ * is a DNS rebinding attack: a web page's name made to point here. Host
+ * names are case-insensitive (RFC 9110 4.2.3): LOCALHOST is localhost. */
 static int
 host_ok(const char *host)
 {
@@ -113,7 +146,7 @@ host_ok(const char *host)
 		return 0;
 	for (size_t i = 0; i < sizeof ok / sizeof ok[0]; i++) {
 		n = strlen(ok[i]);
-		if (strncmp(host, ok[i], n) == 0 &&
+		if (strncasecmp(host, ok[i], n) == 0 &&
 		    (host[n] == '\0' || host[n] == ':'))
 			return 1;
 	}
@@ -239,6 +272,8 @@ request_cb(struct evhttp_request *req, void *arg)
 	enum evhttp_cmd_type cmd = evhttp_request_get_command(req);
 	struct http_conn *c;
 	struct http_job	*j;
+	const char	*host;
+	int		 many;
 
 	if ((c = conn_get(h, req)) != NULL && c->job != NULL &&
 	    c->job->req == req) {
@@ -256,7 +291,29 @@ request_cb(struct evhttp_request *req, void *arg)
 		send_text(req, 503, "too many connections");
 		return;
 	}
+	host = host_header(ih, &many);
+	if (many < 0) {
+		send_text(req, 400, "bad request: more than one Host header");
+		return;
+	}
+	if (!(cmd & HTTP_METHODS)) {
+		/* a method evhttp does not know: none of ours (RFC 9110
+		 * 15.6.2), and Allow says which are */
+		evhttp_add_header(evhttp_request_get_output_headers(req),
+		    "Allow", "GET, HEAD");
+		send_text(req, 501, "not implemented: only GET and HEAD");
+		return;
+	}
 	if (cmd != EVHTTP_REQ_GET && cmd != EVHTTP_REQ_HEAD) {
+		const struct evhttp_uri *u = evhttp_request_get_evhttp_uri(req);
+		const char *path = u != NULL ? evhttp_uri_get_path(u) : NULL;
+
+		/* a path that is not there is 404 whatever the method */
+		if (!flaky_web_path_known(path != NULL && *path != '\0' ?
+		    path : "/")) {
+			send_text(req, 404, "not found");
+			return;
+		}
 		evhttp_add_header(evhttp_request_get_output_headers(req),
 		    "Allow", "GET, HEAD");
 		send_text(req, 405, "only GET and HEAD: nothing over HTTP "
@@ -271,7 +328,7 @@ request_cb(struct evhttp_request *req, void *arg)
 		    "(Authorization: Bearer TOKEN)");
 		return;
 	}
-	if (h->token == NULL && !host_ok(evhttp_find_header(ih, "Host"))) {
+	if (h->token == NULL && !host_ok(host)) {
 		send_text(req, 403, "expected Host: 127.0.0.1, localhost or "
 		    "[::1] (no token file: loopback only)");
 		return;
@@ -412,12 +469,10 @@ flaky_http_start(struct event_base *base, const struct flaky_http_conf *conf,
 	evhttp_set_max_headers_size(h->http, FLAKY_HTTP_HEADERS);
 	evhttp_set_max_body_size(h->http, FLAKY_HTTP_BODY);
 	evhttp_set_timeout(h->http, h->timeout_s);
-	/* Every method reaches request_cb, which answers 405 with Allow:
-	 * evhttp's own refusal would be a 501. */
-	evhttp_set_allowed_methods(h->http, EVHTTP_REQ_GET | EVHTTP_REQ_POST |
-	    EVHTTP_REQ_HEAD | EVHTTP_REQ_PUT | EVHTTP_REQ_DELETE |
-	    EVHTTP_REQ_OPTIONS | EVHTTP_REQ_TRACE | EVHTTP_REQ_CONNECT |
-	    EVHTTP_REQ_PATCH);
+	/* Every method reaches request_cb, which answers 405 with Allow for
+	 * the methods evhttp knows, 501 with Allow for those it does not
+	 * (its own refusal would be a 501 without Allow, or a 400). */
+	evhttp_set_allowed_methods(h->http, HTTP_METHODS | HTTP_REQ_UNKNOWN);
 	evhttp_set_gencb(h->http, request_cb, h);
 	if (http_accept_init(h) < 0) {
 		r = flaky_error(err, errlen, ENOMEM, "out of memory");

@@ -4,8 +4,10 @@
 #include "buildconf.h"
 
 #include <errno.h>
+#include <float.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "json/json.h"
@@ -112,6 +114,31 @@ flaky_json_escape_str(struct flaky_buf *b, const char *s)
 		return b->oom ? -ENOMEM : 0;
 	}
 	return flaky_json_escape(b, s, strlen(s));
+}
+
+/* The shortest text of 15 to 17 significant digits that reads back as
+ * v: DBL_DIG (15) digits give back every decimal of 15 digits or fewer
+ * (652.023 stays 652.023, not %.17g's 652.02300000000002); 16, then 17,
+ * for the doubles that need them. -0 is 0; NaN and infinities, which
+ * JSON lacks, null. */
+int
+flaky_json_number(struct flaky_buf *b, double v)
+{
+	char	 s[40];
+
+	if (isnan(v) || isinf(v)) {
+		flaky_buf_add(b, "null", 4);
+		return b->oom ? -ENOMEM : 0;
+	}
+	if (v == 0)
+		v = 0;		/* -0.0 prints as "-0" */
+	for (int digits = DBL_DIG; digits <= DBL_DECIMAL_DIG; digits++) {
+		snprintf(s, sizeof s, "%.*g", digits, v);
+		if (strtod(s, NULL) == v)
+			break;
+	}
+	flaky_buf_adds(b, s);
+	return b->oom ? -ENOMEM : 0;
 }
 
 /* Start writing one JSON text at the end of buf. */
@@ -239,12 +266,8 @@ flaky_jw_int(struct flaky_jw *w, long long v)
 void
 flaky_jw_double(struct flaky_jw *w, double v)
 {
-	if (jw_value(w) < 0)
-		return;
-	if (isnan(v) || isinf(v))
-		flaky_buf_add(w->buf, "null", 4);
-	else
-		flaky_buf_printf(w->buf, "%.17g", v);
+	if (jw_value(w) == 0)
+		flaky_json_number(w->buf, v);
 }
 
 /* true or false. */

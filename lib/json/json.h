@@ -25,6 +25,11 @@ size_t	 flaky_utf8_len(const unsigned char *s, size_t n);
 /* The same for a C string; NULL becomes null. */
 int	 flaky_json_escape_str(struct flaky_buf *, const char *s);
 
+/* Append v as a JSON number: the shortest text that reads back as the
+ * same double (652.023, not 652.02300000000002); NaN and infinities as
+ * null. 0 or -ENOMEM. The writer below and flakyctl's JSON use it. */
+int	 flaky_json_number(struct flaky_buf *, double v);
+
 /* A writer of one compact JSON text into a flaky_buf: keys, values and
  * nesting in document order, commas placed for the caller. An error (out
  * of memory, nesting past FLAKY_JSON_WRITE_DEPTH, a value where a key is

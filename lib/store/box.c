@@ -212,3 +212,173 @@ out:
 	*ret_n = n;
 	return 0;
 }
+
+/* The local box's runs are those whose runs.box is NULL too. */
+#define BOX_LOCAL_SQL	"(box = ?1 OR box IS NULL)"
+
+int
+flaky_store_box_names(struct flaky_store *s, int64_t since_ms, char ***ret,
+    size_t *ret_n, char *err, size_t errlen)
+{
+	struct sql_stmt	*st = NULL;
+	const char	*local = flaky_store_box(s), *t;
+	char		**v = NULL;
+	size_t		 n = 0, cap = 0;
+	int		 rc = SQL_DONE, r = 0;
+
+	*ret = NULL;
+	*ret_n = 0;
+	/* runs_by_time holds the window; DISTINCT is of a few boxes */
+	if (flaky_store_has_boxes(s) && (r = store_prepare(s,
+	    "SELECT DISTINCT coalesce(box, ?1) AS b FROM runs "
+	    "WHERE started_ms >= ?2 ORDER BY b", &st, err, errlen)) < 0)
+		return r;
+	if (st != NULL) {
+		sql_bind_text(st, 1, local, -1, SQL_STATIC);
+		sql_bind_int64(st, 2, since_ms);
+	}
+	while (r == 0 && (st != NULL ? (rc = sql_step(st)) == SQL_ROW :
+	    n == 0)) {
+		t = st != NULL ? (const char *)sql_column_text(st, 0) : local;
+		if (flaky_array_grow(&v, &cap, n + 2, sizeof *v) < 0 ||
+		    (v[n] = strdup(t != NULL ? t : local)) == NULL)
+			r = -ENOMEM;
+		else
+			v[++n] = NULL;
+	}
+	if (r == 0 && rc != SQL_DONE)
+		r = store_sql_error(s, err, errlen, "listing boxes");
+	if (r == 0 && v == NULL && (v = calloc(1, sizeof *v)) == NULL)
+		r = -ENOMEM;
+	sql_finalize(st);
+	if (r < 0) {
+		if (r == -ENOMEM)
+			flaky_error(err, errlen, ENOMEM, "out of memory");
+		flaky_store_names_free(v);
+		return r;
+	}
+	*ret = v;
+	*ret_n = n;
+	return 0;
+}
+
+int
+flaky_store_box_known(struct flaky_store *s, const char *box, char *err,
+    size_t errlen)
+{
+	struct sql_stmt	*st = NULL;
+	int		 local = strcmp(box, flaky_store_box(s)) == 0;
+	int		 rc, r;
+
+	if (!flaky_store_has_boxes(s))
+		return local;
+	/* the first run of the box ends the look (PostgreSQL: the index of
+	 * UNIQUE (box, local_id)) */
+	if ((r = store_prepare(s, local ? "SELECT 1 FROM runs WHERE "
+	    BOX_LOCAL_SQL " LIMIT 1" : "SELECT 1 FROM runs WHERE box = ?1 "
+	    "LIMIT 1", &st, err, errlen)) < 0)
+		return r;
+	sql_bind_text(st, 1, box, -1, SQL_STATIC);
+	rc = sql_step(st);
+	r = rc == SQL_ROW ? 1 : rc == SQL_DONE ? 0 :
+	    store_sql_error(s, err, errlen, "looking for a box");
+	sql_finalize(st);
+	return r;
+}
+
+/* A run of the box's budget: when it started and what it cost. */
+struct box_run {
+	int64_t		 id, day, wall_us, cpu_us;
+};
+
+static int
+cmp_box_run(const void *a, const void *b)
+{
+	const struct box_run *x = a, *y = b;
+
+	return x->id < y->id ? -1 : x->id > y->id;
+}
+
+/* The runs of q's box that started in days [from, to), by id. */
+static int
+box_runs(struct flaky_store *s, const struct flaky_query *q, int64_t from,
+    int64_t to, struct box_run **ret, size_t *ret_n, char *err,
+    size_t errlen)
+{
+	struct flaky_query only = { .box = q->box };
+	struct box_run	*v = NULL;
+	struct sql_stmt	*st = NULL;
+	char		 cond[2 * FLAKY_BOX_MAX + 64], *sql = NULL;
+	size_t		 n = 0, cap = 0;
+	int		 rc, r = 0;
+
+	store_box_sql(s, &only, cond, sizeof cond);
+	if (asprintf(&sql, "SELECT ru.id, ru.started_ms, "
+	    "coalesce(ru.duration_us, 0), coalesce(ru.user_us, 0) + "
+	    "coalesce(ru.sys_us, 0) FROM runs ru WHERE ru.started_ms >= ?1 "
+	    "AND ru.started_ms < ?2%s ORDER BY ru.id", cond) < 0)
+		return flaky_error(err, errlen, ENOMEM, "out of memory");
+	if ((r = store_prepare(s, sql, &st, err, errlen)) < 0)
+		goto out;
+	sql_bind_int64(st, 1, from * FLAKY_DAY_MS);
+	sql_bind_int64(st, 2, to * FLAKY_DAY_MS);
+	while ((rc = sql_step(st)) == SQL_ROW) {
+		if ((r = flaky_array_grow(&v, &cap, n + 1, sizeof *v)) < 0) {
+			r = flaky_error(err, errlen, ENOMEM, "out of memory");
+			goto out;
+		}
+		v[n].id = sql_column_int64(st, 0);
+		v[n].day = sql_column_int64(st, 1) / FLAKY_DAY_MS;
+		v[n].wall_us = sql_column_int64(st, 2);
+		v[n].cpu_us = sql_column_int64(st, 3);
+		n++;
+	}
+	if (rc != SQL_DONE)
+		r = store_sql_error(s, err, errlen, "reading the box's runs");
+out:
+	sql_finalize(st);
+	free(sql);
+	if (r < 0) {
+		free(v);
+		return r;
+	}
+	*ret = v;
+	*ret_n = n;
+	return 0;
+}
+
+int
+store_box_budget(struct flaky_store *s, const struct flaky_query *q,
+    int64_t from, int64_t to, store_budget_fn add, void *arg, char *err,
+    size_t errlen)
+{
+	struct box_run	*v = NULL, key, *run;
+	struct sql_stmt	*st = NULL;
+	size_t		 n = 0;
+	int		 rc, r;
+
+	if ((r = box_runs(s, q, from, to, &v, &n, err, errlen)) < 0 ||
+	    n == 0)
+		goto out;
+	/* Every failure within the runs' ids, from the covering partial
+	 * index of failed results; the "+" keeps the planner off the
+	 * primary key, where a range of runs is every result of them. */
+	if ((r = store_prepare(s, "SELECT test_id, run_id FROM results "
+	    "WHERE outcome IN (1, 2) AND +run_id BETWEEN ?1 AND ?2", &st,
+	    err, errlen)) < 0)
+		goto out;
+	sql_bind_int64(st, 1, v[0].id);
+	sql_bind_int64(st, 2, v[n - 1].id);
+	while ((rc = sql_step(st)) == SQL_ROW) {
+		key.id = sql_column_int64(st, 1);
+		if ((run = bsearch(&key, v, n, sizeof *v, cmp_box_run)) != NULL)
+			add(arg, sql_column_int64(st, 0), run->day, 1,
+			    run->wall_us, run->cpu_us);
+	}
+	if (rc != SQL_DONE)
+		r = store_sql_error(s, err, errlen, "reading the box's failures");
+out:
+	sql_finalize(st);
+	free(v);
+	return r;
+}

@@ -189,6 +189,7 @@ flaky_result_rows_free(struct flaky_result_row *v, size_t n)
 		free(v[i].signature);
 		free(v[i].normalized);
 		free(v[i].message);
+		free(v[i].box);
 	}
 	free(v);
 }
@@ -240,20 +241,21 @@ flaky_store_scan_target(struct flaky_store *s, int64_t target_id,
 	struct flaky_scan_row x;
 	struct sql_stmt	*st = NULL, *msg = NULL;
 	int64_t		 last_msg = -1, last_fp = 0;
-	char		*norm = NULL;
+	char		*norm = NULL, sql[1024];
 	int		 rc, r = 0;
 
 	/* +target_id: walk runs by id (the rows come in order, no sort) */
-	if (sql_prepare_v2(store_db(s),
+	snprintf(sql, sizeof sql,
 	    "SELECT ru.id, ru.started_ms, ru.duration_us, ru.status, "
 	    "ru.exit_code, ru.signal, ru.revision, ru.seed, ru.runner, "
 	    "ru.trigger, r.test_id, r.position, r.outcome, r.duration_us, "
-	    "r.message_id, r.signature, r.message, ru.kind "
+	    "r.message_id, r.signature, r.message, ru.kind, %s "
 	    "FROM runs ru CROSS JOIN results r ON r.run_id = ru.id "
 	    "WHERE +ru.target_id = ?1 AND ru.started_ms >= ?2 "
 	    "AND ru.started_ms < ?3 AND ru.id BETWEEN ?4 AND ?5 "
 	    "AND ru.status IN ('done', 'timeout') AND ru.incomplete IS NULL "
-	    "ORDER BY ru.id, r.position", -1, &st, NULL) != SQL_OK)
+	    "ORDER BY ru.id, r.position", store_box_column(s, "ru.box"));
+	if (sql_prepare_v2(store_db(s), sql, -1, &st, NULL) != SQL_OK)
 		return store_sql_error(s, err, errlen, "reading results");
 	sql_bind_int64(st, 1, target_id);
 	bind_window(st, 2, q);
@@ -293,6 +295,7 @@ flaky_store_scan_target(struct flaky_store *s, int64_t target_id,
 			x.r.runner = (char *)sql_column_text(st, 8);
 			x.r.signature = (char *)sql_column_text(st, 15);
 			x.r.message = (char *)sql_column_text(st, 16);
+			x.r.box = (char *)sql_column_text(st, 18);
 			if (sql_column_type(st, 14) != SQL_NULL) {
 				r = message_text(s, &msg,
 				    sql_column_int64(st, 14), &last_msg,

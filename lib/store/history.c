@@ -219,21 +219,37 @@ budget_add(struct flaky_history *h, int64_t id, int64_t day, int64_t n,
 	}
 }
 
+/* budget_add as store_box_budget calls it. */
+static void
+budget_add_fn(void *arg, int64_t id, int64_t day, int64_t n, int64_t wall,
+    int64_t cpu)
+{
+	budget_add(arg, id, day, n, wall, cpu);
+}
+
 /* The budget of the window, and which tests failed in it or in the one
  * before, from the budget table: every run adds its share there when it
  * is stored (schema/0015-budget15.sql), a few rows a day where the
- * window's failed results and runs were read and joined in memory.
- * Tests that never failed in both windows have nothing to tell (trend
- * same, no change point, no budget) and are not marked. */
+ * window's failed results and runs were read and joined in memory. The
+ * table is of every box: for one box (report --box) the budget is read
+ * from that box's runs and failed results, as its rates are. Tests that
+ * never failed in both windows have nothing to tell (trend same, no
+ * change point, no budget) and are not marked. */
 static int
-history_budget(struct flaky_store *s, struct flaky_history *h, char *err,
-    size_t errlen)
+history_budget(struct flaky_store *s, const struct flaky_query *q,
+    struct flaky_history *h, char *err, size_t errlen)
 {
 	struct sql_stmt	*st = NULL;
 	int64_t		 from = h->first_day - h->ndays;
 	int64_t		 to = h->first_day + h->ndays;
 	int		 r, rc;
 
+	if (q->box != NULL) {
+		if ((r = store_box_budget(s, q, from, to, budget_add_fn, h,
+		    err, errlen)) < 0)
+			return r;
+		goto quarantine;
+	}
 	if ((r = store_prepare(s, "SELECT day, test_id, runs, wall_us, cpu_us "
 	    "FROM budget WHERE day >= ?1 AND day < ?2", &st, err,
 	    errlen)) < 0)
@@ -250,6 +266,7 @@ history_budget(struct flaky_store *s, struct flaky_history *h, char *err,
 	}
 	sql_finalize(st);
 	st = NULL;
+quarantine:
 	if ((r = store_prepare(s, "SELECT test_id FROM quarantine", &st, err,
 	    errlen)) < 0)
 		goto out;
@@ -279,6 +296,17 @@ static const char history_sql[] =
     "CROSS JOIN d ON true CROSS JOIN rollups r "
     "ON r.day = d.x AND r.test_id = k.id ORDER BY r.test_id, r.day";
 
+/* The same of one box's runs (report --box), from box_rollups: ?4 the
+ * box, ?5 '' when it is the store's own (its runs of before boxes were
+ * recorded are stored as ''), else the box again. */
+static const char history_box_sql[] =
+    "WITH RECURSIVE d(x) AS (SELECT ?2 UNION ALL SELECT x + 1 FROM d "
+    "WHERE x + 1 < ?3), k(id) AS (SELECT value FROM json_each(?1)) "
+    "SELECT r.test_id, r.day, sum(r.runs), sum(r.failures) FROM k "
+    "CROSS JOIN d ON true CROSS JOIN box_rollups r "
+    "ON r.day = d.x AND r.test_id = k.id WHERE r.box IN (?4, ?5) "
+    "GROUP BY r.test_id, r.day ORDER BY r.test_id, r.day";
+
 /* A row's series, counts, trend and change point from its days of both
  * windows, oldest first: runs in chain[2 nd], failures in chain + 2 nd. */
 static void
@@ -307,8 +335,8 @@ history_row(struct flaky_history *h, struct flaky_history_row *row,
 
 /* Every kept row's days, read in one statement. */
 static int
-history_days(struct flaky_store *s, struct flaky_history *h, uint32_t *chain,
-    char *err, size_t errlen)
+history_days(struct flaky_store *s, const struct flaky_query *q,
+    struct flaky_history *h, uint32_t *chain, char *err, size_t errlen)
 {
 	struct sql_stmt	*st = NULL;
 	int64_t		 nd = h->ndays, from = h->first_day - nd;
@@ -319,13 +347,19 @@ history_days(struct flaky_store *s, struct flaky_history *h, uint32_t *chain,
 	if ((list = store_ids_json_of(h->v, h->n, sizeof *h->v,
 	    offsetof(struct flaky_history_row, test_id))) == NULL)
 		return flaky_error(err, errlen, ENOMEM, "out of memory");
-	if ((r = store_prepare(s, history_sql, &st, err, errlen)) < 0) {
+	if ((r = store_prepare(s, q->box != NULL ? history_box_sql :
+	    history_sql, &st, err, errlen)) < 0) {
 		free(list);
 		return r;
 	}
 	sql_bind_text(st, 1, list, -1, SQL_STATIC);
 	sql_bind_int64(st, 2, from);
 	sql_bind_int64(st, 3, h->first_day + nd);
+	if (q->box != NULL) {
+		sql_bind_text(st, 4, q->box, -1, SQL_STATIC);
+		sql_bind_text(st, 5, strcmp(q->box, flaky_store_box(s)) == 0 ?
+		    "" : q->box, -1, SQL_STATIC);
+	}
 	memset(chain, 0, 4 * (size_t)nd * sizeof *chain);
 	while ((rc = sql_step(st)) == SQL_ROW) {
 		int64_t	 id = sql_column_int64(st, 0);
@@ -381,7 +415,7 @@ flaky_store_history(struct flaky_store *s, const struct flaky_query *q,
 	    errlen)) < 0)
 		goto fail;
 	if ((r = history_tests(s, q->target, h, err, errlen)) < 0 ||
-	    (r = history_budget(s, h, err, errlen)) < 0)
+	    (r = history_budget(s, q, h, err, errlen)) < 0)
 		goto fail;
 	for (size_t i = 0; i < h->n; i++)
 		if (h->v[i].trend == -1 || h->v[i].quarantined)
@@ -401,7 +435,7 @@ flaky_store_history(struct flaky_store *s, const struct flaky_query *q,
 		h->v[i].day_runs = h->days + i * 2 * (size_t)nd;
 		h->v[i].day_failures = h->v[i].day_runs + nd;
 	}
-	if ((r = history_days(s, h, chain, err, errlen)) < 0)
+	if ((r = history_days(s, q, h, chain, err, errlen)) < 0)
 		goto fail;
 	free(chain);
 	return 0;

@@ -70,11 +70,8 @@ flaky_store_has_boxes(struct flaky_store *s)
 	return n > 0;
 }
 
-/* runs.box (issue 15) where the schema has it, else NULL: the pages
- * show a box column only for a database that records boxes. col is
- * "r.box" or "ru.box", the runs table's alias in the query. */
-static const char *
-box_column(struct flaky_store *s, const char *col)
+const char *
+store_box_column(struct flaky_store *s, const char *col)
 {
 	return flaky_store_has_boxes(s) ? col : "NULL";
 }
@@ -178,7 +175,7 @@ flaky_store_run_view(struct flaky_store *s, int64_t id,
 	memset(ret, 0, sizeof *ret);
 	snprintf(sql, sizeof sql, "SELECT " RUN_COLUMNS "%s FROM runs r JOIN "
 	    "targets t ON t.id = r.target_id WHERE r.id = ?",
-	    box_column(s, "r.box"));
+	    store_box_column(s, "r.box"));
 	if (store_prepare(s, sql, &st, err, errlen) < 0)
 		return -EIO;
 	sql_bind_int64(st, 1, id);
@@ -199,25 +196,38 @@ flaky_store_run_view(struct flaky_store *s, int64_t id,
 }
 
 int
-flaky_store_runs_recent(struct flaky_store *s, int64_t target_id, size_t max,
-    struct flaky_run_view **ret, size_t *ret_n, char *err, size_t errlen)
+flaky_store_runs_recent(struct flaky_store *s, int64_t target_id,
+    const char *box, size_t max, struct flaky_run_view **ret, size_t *ret_n,
+    char *err, size_t errlen)
 {
 	struct flaky_run_view *v = NULL;
+	const char	*cond = "";
 	char		 sql[1024];
+	int		 bind_box = 0;
 	struct sql_stmt	*st;
 	size_t		 n = 0, cap = 0;
 	int		 rc, r = 0;
 
 	*ret = NULL;
 	*ret_n = 0;
+	/* one box: its runs (runs.box NULL: the store's own; without the
+	 * column every run is the store's) */
+	if (box != NULL && (bind_box = flaky_store_has_boxes(s)))
+		cond = " AND coalesce(r.box, ?3) = ?4";
+	else if (box != NULL && strcmp(box, flaky_store_box(s)) != 0)
+		cond = " AND 0";
 	snprintf(sql, sizeof sql, "SELECT " RUN_COLUMNS "%s FROM runs r JOIN "
-	    "targets t ON t.id = r.target_id WHERE ?1 = 0 OR r.target_id = ?1 "
-	    "ORDER BY r.started_ms DESC, r.id DESC LIMIT ?2",
-	    box_column(s, "r.box"));
+	    "targets t ON t.id = r.target_id WHERE (?1 = 0 OR r.target_id = ?1)"
+	    "%s ORDER BY r.started_ms DESC, r.id DESC LIMIT ?2",
+	    store_box_column(s, "r.box"), cond);
 	if (store_prepare(s, sql, &st, err, errlen) < 0)
 		return -EIO;
 	sql_bind_int64(st, 1, target_id);
 	sql_bind_int64(st, 2, (int64_t)max);
+	if (bind_box) {
+		sql_bind_text(st, 3, flaky_store_box(s), -1, SQL_STATIC);
+		sql_bind_text(st, 4, box, -1, SQL_STATIC);
+	}
 	while (r == 0 && (rc = sql_step(st)) == SQL_ROW) {
 		if ((r = flaky_array_grow(&v, &cap, n + 1, sizeof *v)) < 0)
 			break;
@@ -296,7 +306,7 @@ flaky_store_run_results(struct flaky_store *s, int64_t run_id,
 
 /* One row of a test's results (flaky_store_test_results) into x. */
 static int
-result_fill(struct sql_stmt *st, struct flaky_result_row *x, char **box)
+result_fill(struct sql_stmt *st, struct flaky_result_row *x)
 {
 	const char *kind;
 	int	 r = 0;
@@ -321,35 +331,22 @@ result_fill(struct sql_stmt *st, struct flaky_result_row *x, char **box)
 	x->message = dup_col(st, 13, &r);
 	x->fingerprint = int_col(st, 14, 0);
 	x->normalized = dup_col(st, 15, &r);
-	if (box != NULL)
-		*box = dup_col(st, 16, &r);
+	x->box = dup_col(st, 16, &r);
 	return r;
-}
-
-/* Free the boxes of flaky_store_test_results; NULL is fine. */
-void
-flaky_run_boxes_free(char **v, size_t n)
-{
-	for (size_t i = 0; v != NULL && i < n; i++)
-		free(v[i]);
-	free(v);
 }
 
 int
 flaky_store_test_results(struct flaky_store *s, int64_t test_id, size_t max,
-    struct flaky_result_row **ret, size_t *ret_n, char ***boxes, char *err,
-    size_t errlen)
+    struct flaky_result_row **ret, size_t *ret_n, char *err, size_t errlen)
 {
 	struct flaky_result_row *v = NULL;
-	char		**bx = NULL, sql[1024];
+	char		 sql[1024];
 	struct sql_stmt	*st;
-	size_t		 n = 0, cap = 0, bcap = 0;
+	size_t		 n = 0, cap = 0;
 	int		 rc, r = 0;
 
 	*ret = NULL;
 	*ret_n = 0;
-	if (boxes != NULL)
-		*boxes = NULL;
 	/* The test's target's runs newest first (runs_by_target), each
 	 * run's results by its primary key. */
 	snprintf(sql, sizeof sql, "SELECT ru.id, ru.started_ms, "
@@ -360,18 +357,15 @@ flaky_store_test_results(struct flaky_store *s, int64_t test_id, size_t max,
 	    "t.target_id JOIN results res ON res.run_id = ru.id AND "
 	    "res.test_id = t.id LEFT JOIN messages m ON m.id = res.message_id "
 	    "WHERE t.id = ?1 ORDER BY ru.started_ms DESC, ru.id DESC "
-	    "LIMIT ?2", box_column(s, "ru.box"));
+	    "LIMIT ?2", store_box_column(s, "ru.box"));
 	if (store_prepare(s, sql, &st, err, errlen) < 0)
 		return -EIO;
 	sql_bind_int64(st, 1, test_id);
 	sql_bind_int64(st, 2, (int64_t)max);
 	while (r == 0 && (rc = sql_step(st)) == SQL_ROW) {
-		if ((r = flaky_array_grow(&v, &cap, n + 1, sizeof *v)) < 0 ||
-		    (boxes != NULL && (r = flaky_array_grow(&bx, &bcap, n + 1,
-		    sizeof *bx)) < 0))
+		if ((r = flaky_array_grow(&v, &cap, n + 1, sizeof *v)) < 0)
 			break;
-		r = result_fill(st, &v[n], boxes != NULL ? &bx[n] : NULL);
-		n++;
+		r = result_fill(st, &v[n++]);
 	}
 	if (r == 0 && rc != SQL_DONE)
 		r = store_sql_error(s, err, errlen, "reading a test's results");
@@ -380,13 +374,10 @@ flaky_store_test_results(struct flaky_store *s, int64_t test_id, size_t max,
 		flaky_error(err, errlen, ENOMEM, "out of memory");
 	if (r < 0) {
 		flaky_result_rows_free(v, n);
-		flaky_run_boxes_free(bx, n);
 		return r;
 	}
 	*ret = v;
 	*ret_n = n;
-	if (boxes != NULL)
-		*boxes = bx;
 	return 0;
 }
 
@@ -590,8 +581,9 @@ flaky_store_test_counts(struct flaky_store *s, const struct flaky_query *q,
 	size_t		 n = 0;
 	int		 r;
 
-	/* what the rollups do not hold: test_stats reads the raw results */
-	if (q->first_run_id > 0 || q->last_run_id > 0 ||
+	/* what the rollups do not hold (one box's runs among them):
+	 * test_stats reads the raw results */
+	if (q->first_run_id > 0 || q->last_run_id > 0 || q->box != NULL ||
 	    flaky_query_kinds(q) != FLAKY_KINDS_DEFAULT ||
 	    q->since_ms == INT64_MIN || q->until_ms == INT64_MAX)
 		return flaky_store_test_stats(s, q, ret, ret_n, err, errlen);

@@ -223,7 +223,8 @@ int	 flaky_test_row_cmp(const void *, const void *);
 /* The counts of test_stats only (runs, failures, skips, first and last
  * day; no durations, messages or runs alone), from the rollups: what the
  * dashboard's tests page needs, at a fraction of the cost (runs.c). Falls
- * back to flaky_store_test_stats for what the rollups do not hold. */
+ * back to flaky_store_test_stats for what the rollups do not hold (runs
+ * by id, other kinds, one box). */
 int	 flaky_store_test_counts(struct flaky_store *,
 	    const struct flaky_query *, struct flaky_test_row **ret,
 	    size_t *ret_n, char *err, size_t errlen);
@@ -280,6 +281,15 @@ int	 flaky_store_perturb_stats(struct flaky_store *,
 	    struct flaky_perturb_row **ret,
 	    size_t *ret_n, char *err, size_t errlen);
 void	 flaky_perturb_rows_free(struct flaky_perturb_row *, size_t);
+/* The boxes of the runs started at or after since_ms (INT64_MIN: every
+ * run), runs.box NULL read as the store's own box, by name: a
+ * NULL-terminated array for flaky_store_names_free. */
+int	 flaky_store_box_names(struct flaky_store *, int64_t since_ms,
+	    char ***ret, size_t *ret_n, char *err, size_t errlen);
+/* Has any run been stored of box (a NULL runs.box is the store's own)?
+ * 1, 0, or a negative errno with err. */
+int	 flaky_store_box_known(struct flaky_store *, const char *box,
+	    char *err, size_t errlen);
 /* Issue 15: the listed tests' rates per box ("30% on box-a (9/30), 0%
  * on box-b (0/30)") in the window's complete runs of q's kinds, of every
  * box whatever q->box, in one grouped query; only for the targets with
@@ -423,6 +433,8 @@ struct flaky_result_row {
 	int64_t		 fingerprint;		/* 0: none */
 	char		*normalized;
 	char		*message;
+	char		*box;			/* runs.box as stored (issue
+						 * 15); NULL: none recorded */
 };
 void	 flaky_result_rows_free(struct flaky_result_row *, size_t);
 
@@ -597,7 +609,9 @@ struct flaky_history {
 /* The history of the tests that failed in the window of q (days, as the
  * rollups hold them) or in the window before it, and of those in
  * quarantine: the others have trend same, no change point and no budget,
- * and flaky_history_find() returns NULL for them. */
+ * and flaky_history_find() returns NULL for them. q->box keeps the days
+ * (box_rollups) and the budget (its runs' failed results) to one box's
+ * runs, as the rates of the same q; q->kinds changes neither. */
 int	 flaky_store_history(struct flaky_store *, const struct flaky_query *,
 	    struct flaky_history *ret, char *err, size_t errlen);
 void	 flaky_history_free(struct flaky_history *);
@@ -725,10 +739,11 @@ struct flaky_run_view {
 int	 flaky_store_run_view(struct flaky_store *, int64_t id,
 	    struct flaky_run_view *ret, char *err, size_t errlen);
 void	 flaky_run_view_clear(struct flaky_run_view *);
-/* The newest max runs (of target_id; 0: all), newest first, no output. */
+/* The newest max runs (of target_id; 0: all; of box, runs.box NULL
+ * read as the store's own; NULL: every box), newest first, no output. */
 int	 flaky_store_runs_recent(struct flaky_store *, int64_t target_id,
-	    size_t max, struct flaky_run_view **ret, size_t *ret_n, char *err,
-	    size_t errlen);
+	    const char *box, size_t max, struct flaky_run_view **ret,
+	    size_t *ret_n, char *err, size_t errlen);
 void	 flaky_run_views_free(struct flaky_run_view *, size_t);
 /* A run's results in their order. */
 struct flaky_run_result {
@@ -743,13 +758,10 @@ int	 flaky_store_run_results(struct flaky_store *, int64_t run_id,
 	    size_t errlen);
 void	 flaky_run_results_free(struct flaky_run_result *, size_t);
 /* A test's newest max results with their runs, newest first (every kind
- * and status: the page shows what happened); with boxes, the runs.box of
- * each (NULL entries: none recorded, or no such column), freed with
- * flaky_run_boxes_free. */
+ * and status: the page shows what happened), each with its run's box. */
 int	 flaky_store_test_results(struct flaky_store *, int64_t test_id,
 	    size_t max, struct flaky_result_row **ret, size_t *ret_n,
-	    char ***boxes, char *err, size_t errlen);
-void	 flaky_run_boxes_free(char **, size_t);
+	    char *err, size_t errlen);
 /* Does the database record boxes (runs.box, issue 15)? */
 int	 flaky_store_has_boxes(struct flaky_store *);
 

@@ -209,6 +209,10 @@ void	store_output_finalize(struct store_output *);
  * its kinds, of its box (query.c); into buf, which it returns. */
 const char *store_runs_sql(struct flaky_store *, const struct flaky_query *,
 	    char *buf, size_t len);
+/* runs.box (issue 15) where the schema has it, else NULL (a database
+ * opened read-only before 0009-box15.sql): col is the runs table's
+ * column under its alias in the query, "r.box" or "ru.box" (runs.c). */
+const char *store_box_column(struct flaky_store *, const char *col);
 /* " AND coalesce(ru.box, 'LOCAL') = 'BOX'" for a query of one box, ""
  * for all (box.c). The names are checked before they are put in the
  * SQL: a bad one gives " AND 0", no run. */
@@ -223,6 +227,16 @@ char	*store_ids_json_of(const void *v, size_t n, size_t size, size_t off);
 /* Bind a window as perturb.c and box.c read it: ?1 ?2 run ids, ?3
  * target, ?4 ?5 times. */
 void	 store_bind_window(struct sql_stmt *, const struct flaky_query *);
+/* A failed run's share of the rerun budget: test, UTC day, runs, wall
+ * and CPU time. */
+typedef void (*store_budget_fn)(void *arg, int64_t test_id, int64_t day,
+	    int64_t runs, int64_t wall_us, int64_t cpu_us);
+/* The rerun budget of q->box's runs started in days [from, to), read from
+ * its runs and their failed results (the budget table is of every box),
+ * one call of add per failed result. 0 or a negative errno with err. */
+int	 store_box_budget(struct flaky_store *, const struct flaky_query *q,
+	    int64_t from, int64_t to, store_budget_fn add, void *arg,
+	    char *err, size_t errlen);
 /* The SQL of flaky_store_box_stats (box.c), for its plan in the tests;
  * NULL: no memory. */
 char	*store_box_stats_sql(struct flaky_store *, const struct flaky_query *);

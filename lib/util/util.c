@@ -346,6 +346,18 @@ flaky_format_ms(double ms, char *buf, size_t len)
 	return buf;
 }
 
+const char *
+flaky_plural(long long n)
+{
+	return n == 1 ? "" : "s";
+}
+
+const char *
+flaky_plural_es(long long n)
+{
+	return n == 1 ? "" : "es";
+}
+
 char *
 flaky_format_day(int64_t ms, char *buf, size_t len)
 {

@@ -60,6 +60,11 @@ int	 flaky_parse_time(const char *, int64_t *ret_ms);
 char	*flaky_format_time(int64_t ms, char *buf, size_t len);
 /* unix ms -> "2026-11-01"; buf needs 11 bytes. */
 char	*flaky_format_day(int64_t ms, char *buf, size_t len);
+/* The ending a count's noun takes: "" for 1, "s" (flaky_plural_es:
+ * "es") for any other count: "1 test", "0 tests", "13 failures", "1 box",
+ * "2 boxes". Every count printed for people agrees through these. */
+const char *flaky_plural(long long n);
+const char *flaky_plural_es(long long n);
 /* milliseconds -> "35 ms", "2.3 s", "2m05s", "?" for NAN. */
 char	*flaky_format_ms(double ms, char *buf, size_t len);
 

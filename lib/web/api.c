@@ -1,10 +1,13 @@
 /* /api/v1/: targets, tests, test/ID, runs, run/ID and trend as JSON, in
  * the field names of flakyctl's --format json (docs/api.md). Every string
- * goes through the tree's one JSON escaper (lib/json). */
+ * goes through the tree's one JSON escaper (lib/json). A parameter the
+ * path does not take, one given twice, or a value it does not accept is
+ * a 400 whose JSON names the parameter and what was expected. */
 #include "buildconf.h"
 
 #include <errno.h>
 #include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -12,6 +15,100 @@
 #include "json/json.h"
 #include "stats/stats.h"
 #include "web_int.h"
+
+int
+web_api_fail(struct web_ctx *c, int status, const char *param,
+    const char *expected, const char *msg)
+{
+	struct flaky_jw	 w;
+	char		 line[sizeof c->err];
+
+	/* msg may be c->err, which the reply does not overwrite */
+	snprintf(line, sizeof line, "%s", msg);
+	c->status = status;
+	c->json_err = 1;
+	flaky_buf_reset(c->b);
+	flaky_jw_init(&w, c->b);
+	flaky_jw_object_begin(&w);
+	flaky_jw_key(&w, "error");
+	flaky_jw_string(&w, line);
+	flaky_jw_key(&w, "status");
+	flaky_jw_int(&w, status);
+	flaky_jw_key(&w, "parameter");
+	flaky_jw_string(&w, param);
+	flaky_jw_key(&w, "expected");
+	flaky_jw_string(&w, expected);
+	flaky_jw_object_end(&w);
+	(void)flaky_jw_finish(&w);
+	flaky_buf_addc(c->b, '\n');
+	return 0;
+}
+
+/* A 400 about one parameter: "bad request: tier: expected critical, ...,
+ * got 'bogus'" with the parameter and what it takes as fields. 1, what
+ * the handlers return for a reply already made. */
+static int
+bad_param(struct web_ctx *c, const char *param, const char *expected,
+    const char *got)
+{
+	char	 msg[sizeof c->err];
+
+	if (got != NULL)
+		snprintf(msg, sizeof msg, "bad request: %s: expected %s, got "
+		    "'%.64s'", param, expected, got);
+	else
+		snprintf(msg, sizeof msg, "bad request: %s: expected %s",
+		    param, expected);
+	web_api_fail(c, 400, param, expected, msg);
+	return 1;
+}
+
+/* The parameters a path takes, NULL-terminated. */
+static const char *const no_params[] = { NULL };
+static const char *const tests_params[] = { "target", "tier", "box", NULL };
+static const char *const runs_params[] = { "limit", "target_id", "box",
+	NULL };
+static const char *const trend_params[] = { "id", "weeks", NULL };
+
+/* Every parameter of query is one of known, given once with a value: 0,
+ * else 1 after a 400 naming the first that is not. */
+static int
+check_params(struct web_ctx *c, const char *query, const char *const *known)
+{
+	char	 key[65], expected[128];
+	const char *p = query, *q;
+	size_t	 n, kl;
+
+	expected[0] = '\0';
+	for (size_t i = 0; known[i] != NULL; i++)
+		snprintf(expected + strlen(expected), sizeof expected -
+		    strlen(expected), "%s%s", i == 0 ? "" : known[i + 1] ?
+		    ", " : " or ", known[i]);
+	for (; p != NULL && *p != '\0'; p += n + (p[n] != '\0')) {
+		int	 k, seen = 0;
+
+		n = strcspn(p, "&;");
+		if (n == 0)
+			continue;
+		kl = strcspn(p, "=&;");
+		snprintf(key, sizeof key, "%.*s", (int)(kl < 64 ? kl : 64), p);
+		for (k = 0; known[k] != NULL && strcmp(known[k], key) != 0; k++)
+			;
+		if (known[k] == NULL)
+			return bad_param(c, key, known[0] == NULL ? "no "
+			    "parameters" : expected, NULL);
+		if (kl == n)
+			return bad_param(c, key, "a value (KEY=VALUE)", NULL);
+		/* the same key again further on */
+		for (q = query; q != NULL && *q != '\0'; q += strcspn(q,
+		    "&;") + (q[strcspn(q, "&;")] != '\0'))
+			seen += strncmp(q, key, kl) == 0 && (q[kl] == '=' ||
+			    q[kl] == '&' || q[kl] == ';' || q[kl] == '\0');
+		if (seen > 1)
+			return bad_param(c, key, "it once", NULL);
+	}
+	return 0;
+}
 
 /* A key and a time as report --format json writes it, null when none. */
 static void
@@ -97,6 +194,7 @@ api_targets(struct web_ctx *c, struct flaky_jw *w)
 		    sizeof c->err) < 0)
 			break;
 		flaky_jw_object_begin(w);
+		jw_int(w, "id", v[i].id);
 		jw_str(w, "target", v[i].name);
 		jw_str(w, "command", v[i].command);
 		jw_str(w, "schedule", t ? t->schedule : NULL);
@@ -123,6 +221,26 @@ api_targets(struct web_ctx *c, struct flaky_jw *w)
 	return c->err[0] ? -1 : 0;
 }
 
+/* "boxes": the rates per box of v[first..first + n), as report's JSON
+ * gives them ([] for a test of one box). */
+static void
+jw_boxes(struct flaky_jw *w, const struct flaky_box_row *v, size_t n,
+    size_t first)
+{
+	flaky_jw_key(w, "boxes");
+	flaky_jw_array_begin(w);
+	for (size_t i = first; i < first + n; i++) {
+		flaky_jw_object_begin(w);
+		jw_str(w, "box", v[i].box);
+		jw_int(w, "runs", v[i].runs);
+		jw_int(w, "failures", v[i].failures);
+		jw_num(w, "rate", v[i].runs ? (double)v[i].failures /
+		    (double)v[i].runs : 0);
+		flaky_jw_object_end(w);
+	}
+	flaky_jw_array_end(w);
+}
+
 /* One test as report --format json gives it, with its id. */
 static void
 api_test_row(struct flaky_jw *w, const struct web_tests *t,
@@ -131,6 +249,7 @@ api_test_row(struct flaky_jw *w, const struct web_tests *t,
 	const struct flaky_history_row *h = flaky_history_find(&t->hist,
 	    r->test_id);
 	char	 day[16];
+	size_t	 first, n;
 
 	flaky_jw_object_begin(w);
 	jw_int(w, "id", r->test_id);
@@ -153,22 +272,73 @@ api_test_row(struct flaky_jw *w, const struct web_tests *t,
 	jw_int(w, "budget_runs", h ? h->budget_runs : 0);
 	flaky_jw_key(w, "quarantined");
 	flaky_jw_bool(w, h && h->quarantined);
+	n = web_tests_boxes(t, r->test_id, &first);
+	jw_boxes(w, t->boxes, n, first);
 	flaky_jw_object_end(w);
+}
+
+/* Is name a target of the database? 1, 0, or -1 with c->err. */
+static int
+target_known(struct web_ctx *c, const char *name)
+{
+	char	**names;
+	size_t	 n;
+	int	 found = 0;
+
+	if (flaky_store_target_names(c->st, &names, &n, c->err,
+	    sizeof c->err) < 0)
+		return -1;
+	for (size_t i = 0; i < n && !found; i++)
+		found = strcmp(names[i], name) == 0;
+	flaky_store_names_free(names);
+	return found;
+}
+
+/* ?box=: 0, or 1 after the reply (400 or 500). */
+static int
+box_filter(struct web_ctx *c, const char *query)
+{
+	char	 got[WEB_PARAM_MAX];
+	int	 r = web_box_param(c, query);
+
+	if (r >= 0)
+		return 0;
+	if (r == -2)
+		return web_api_fail(c, 500, NULL, NULL, c->err), 1;
+	if (web_param(query, "box", got, sizeof got) < 0)
+		snprintf(got, sizeof got, "(malformed)");
+	return bad_param(c, "box", "one of the runs' boxes (a name of 1 to 64 "
+	    "letters, digits, '.', '-' or '_')", got);
 }
 
 static int
 api_tests(struct web_ctx *c, struct flaky_jw *w, const char *query)
 {
+	static const char tiers[] = "critical, warning, broken, noise or "
+	    "stable";
 	struct web_tests t;
 	char	 target[WEB_PARAM_MAX], tier[32];
+	int	 r;
 
 	target[0] = tier[0] = '\0';
-	if (web_param(query, "target", target, sizeof target) < 0 ||
-	    web_param(query, "tier", tier, sizeof tier) < 0)
-		return web_fail(c, 400, "bad request: target or tier is "
-		    "malformed"), 1;
-	if (target[0] != '\0')
+	if (check_params(c, query, tests_params))
+		return 1;
+	if (web_param(query, "target", target, sizeof target) < 0)
+		return bad_param(c, "target", "a target's name", NULL);
+	if (web_param(query, "tier", tier, sizeof tier) < 0 ||
+	    (tier[0] != '\0' && flaky_tier_from_name(tier) < 0))
+		return bad_param(c, "tier", tiers, tier[0] ? tier :
+		    "(malformed)");
+	if (box_filter(c, query))
+		return 1;
+	if (target[0] != '\0') {
+		if ((r = target_known(c, target)) < 0)
+			return -1;
+		if (r == 0)
+			return bad_param(c, "target", "a target of the "
+			    "database (/api/v1/targets)", target);
 		c->q.target = target;
+	}
 	if (web_tests_load(c, &t, 1) < 0) {
 		web_tests_free(&t);
 		return -1;
@@ -176,6 +346,7 @@ api_tests(struct web_ctx *c, struct flaky_jw *w, const char *query)
 	flaky_jw_object_begin(w);
 	jw_time(w, "since", c->q.since_ms);
 	jw_time(w, "until", c->q.until_ms);
+	jw_str(w, "box", c->q.box);
 	flaky_jw_key(w, "tests");
 	flaky_jw_array_begin(w);
 	for (size_t i = 0; i < t.n; i++)
@@ -219,23 +390,52 @@ api_run_fields(struct flaky_jw *w, const struct flaky_run_view *v)
 	jw_str(w, "error", v->error);
 }
 
+/* Is id a target's id? 1, 0, or -1 with c->err. */
+static int
+target_id_known(struct web_ctx *c, int64_t id)
+{
+	struct flaky_target_view *v;
+	size_t	 n;
+	int	 found = 0;
+
+	if (flaky_store_target_views(c->st, &v, &n, c->err,
+	    sizeof c->err) < 0)
+		return -1;
+	for (size_t i = 0; i < n && !found; i++)
+		found = v[i].id == id;
+	flaky_target_views_free(v, n);
+	return found;
+}
+
 static int
 api_runs(struct web_ctx *c, struct flaky_jw *w, const char *query)
 {
 	struct flaky_run_view *v;
-	char	 lim[16];
+	char	 lim[32];
 	long long max = WEB_RUNS, tid = 0;
 	size_t	 n;
 	int	 r;
 
+	if (check_params(c, query, runs_params))
+		return 1;
 	if ((r = web_param(query, "limit", lim, sizeof lim)) < 0 ||
-	    (r > 0 && flaky_parse_int(lim, 1, 1000, &max) < 0) ||
-	    (r = web_param(query, "target_id", lim, sizeof lim)) < 0 ||
+	    (r > 0 && flaky_parse_int(lim, 1, 1000, &max) < 0))
+		return bad_param(c, "limit", "a number from 1 to 1000", r > 0 ?
+		    lim : "(malformed)");
+	if ((r = web_param(query, "target_id", lim, sizeof lim)) < 0 ||
 	    (r > 0 && flaky_parse_int(lim, 1, INT64_MAX, &tid) < 0))
-		return web_fail(c, 400, "bad request: limit is a number from "
-		    "1 to 1000, target_id a target's id"), 1;
-	if (flaky_store_runs_recent(c->st, tid, (size_t)max, &v, &n, c->err,
-	    sizeof c->err) < 0)
+		return bad_param(c, "target_id", "a target's id (the id of "
+		    "/api/v1/targets)", r > 0 ? lim : "(malformed)");
+	if (tid > 0 && (r = target_id_known(c, tid)) <= 0) {
+		if (r < 0)
+			return -1;
+		return bad_param(c, "target_id", "a target's id (the id of "
+		    "/api/v1/targets)", lim);
+	}
+	if (box_filter(c, query))
+		return 1;
+	if (flaky_store_runs_recent(c->st, tid, c->q.box, (size_t)max, &v, &n,
+	    c->err, sizeof c->err) < 0)
 		return -1;
 	flaky_jw_object_begin(w);
 	flaky_jw_key(w, "runs");
@@ -261,7 +461,8 @@ api_run(struct web_ctx *c, struct flaky_jw *w, int64_t id)
 
 	if ((r = flaky_store_run_view(c->st, id, &v, c->err,
 	    sizeof c->err)) < 0)
-		return r == -ENOENT ? (web_fail(c, 404, c->err), 1) : -1;
+		return r == -ENOENT ? web_api_fail(c, 404, NULL, NULL,
+		    c->err), 1 : -1;
 	if (flaky_store_run_results(c->st, id, &res, &n, c->err,
 	    sizeof c->err) < 0) {
 		flaky_run_view_clear(&v);
@@ -275,7 +476,9 @@ api_run(struct web_ctx *c, struct flaky_jw *w, int64_t id)
 	flaky_jw_array_begin(w);
 	for (size_t i = 0; i < n; i++) {
 		flaky_jw_object_begin(w);
-		jw_int(w, "position", res[i].position);
+		/* counted from 1, as the pages and show count (the
+		 * database's results.position is 0-based) */
+		jw_int(w, "position", res[i].position + 1);
 		jw_int(w, "test_id", res[i].test_id);
 		jw_str(w, "test", res[i].test);
 		jw_str(w, "outcome", flaky_outcome_name(res[i].outcome));
@@ -330,6 +533,7 @@ api_diagnosis(struct flaky_jw *w, const struct flaky_diagnosis *d)
 		flaky_jw_bool(w, d->passes_alone);
 		flaky_jw_object_end(w);
 	}
+	jw_boxes(w, d->boxes, d->nboxes > 1 ? d->nboxes : 0, 0);
 	flaky_jw_key(w, "failure_modes");
 	flaky_jw_array_begin(w);
 	for (size_t i = 0; i < d->nmodes; i++) {
@@ -348,14 +552,14 @@ api_test(struct web_ctx *c, struct flaky_jw *w, int64_t id)
 {
 	struct flaky_diagnosis *d;
 	struct flaky_result_row *v;
-	char	**box;
 	size_t	 n;
 	int	 r;
 
 	if ((r = flaky_diagnose_test(c->st, id, &c->q, &d, c->err,
 	    sizeof c->err)) < 0)
-		return r == -ENOENT ? (web_fail(c, 404, c->err), 1) : -1;
-	if (flaky_store_test_results(c->st, id, WEB_TEST_RUNS, &v, &n, &box,
+		return r == -ENOENT ? web_api_fail(c, 404, NULL, NULL,
+		    c->err), 1 : -1;
+	if (flaky_store_test_results(c->st, id, WEB_TEST_RUNS, &v, &n,
 	    c->err, sizeof c->err) < 0) {
 		flaky_diagnosis_free(d);
 		return -1;
@@ -370,16 +574,15 @@ api_test(struct web_ctx *c, struct flaky_jw *w, int64_t id)
 		jw_time(w, "started", v[i].started_ms);
 		jw_str(w, "kind", flaky_run_kind_name(v[i].kind));
 		jw_str(w, "revision", v[i].revision);
-		jw_str(w, "box", box[i]);
+		jw_str(w, "box", v[i].box);
 		jw_str(w, "outcome", flaky_outcome_name(v[i].outcome));
 		jw_us_ms(w, "duration_ms", v[i].duration_us);
-		jw_int(w, "position", v[i].position);
+		jw_int(w, "position", v[i].position + 1);
 		flaky_jw_object_end(w);
 	}
 	flaky_jw_array_end(w);
 	flaky_jw_object_end(w);
 	flaky_result_rows_free(v, n);
-	flaky_run_boxes_free(box, n);
 	flaky_diagnosis_free(d);
 	return 0;
 }
@@ -396,12 +599,17 @@ api_trend(struct web_ctx *c, struct flaky_jw *w, const char *query)
 	size_t	 n = 0, k;
 	int	 r;
 
-	if (web_param(query, "id", buf, sizeof buf) != 1 ||
-	    flaky_parse_int(buf, 1, INT64_MAX, &id) < 0 ||
-	    (r = web_param(query, "weeks", buf, sizeof buf)) < 0 ||
+	if (check_params(c, query, trend_params))
+		return 1;
+	if ((r = web_param(query, "id", buf, sizeof buf)) != 1 ||
+	    flaky_parse_int(buf, 1, INT64_MAX, &id) < 0)
+		return bad_param(c, "id", "a test's id (the id of "
+		    "/api/v1/tests)", r > 0 ? buf : r == 0 ? "nothing" :
+		    "(malformed)");
+	if ((r = web_param(query, "weeks", buf, sizeof buf)) < 0 ||
 	    (r > 0 && flaky_parse_int(buf, 1, 52, &weeks) < 0))
-		return web_fail(c, 400, "bad request: trend takes id=TEST_ID "
-		    "and weeks=1..52"), 1;
+		return bad_param(c, "weeks", "a number from 1 to 52", r > 0 ?
+		    buf : "(malformed)");
 	first = (c->o->now_ms - 1) / FLAKY_DAY_MS + 1 - 7 * weeks;
 	if (flaky_store_tests(c->st, NULL, &refs, &n, c->err,
 	    sizeof c->err) < 0)
@@ -410,7 +618,8 @@ api_trend(struct web_ctx *c, struct flaky_jw *w, const char *query)
 		;
 	if (k == n) {
 		flaky_test_refs_free(refs, n);
-		return web_fail(c, 404, "no such test"), 1;
+		return web_api_fail(c, 404, NULL, NULL, "not found: no such "
+		    "test"), 1;
 	}
 	if (flaky_store_test_days(c->st, id, first, weeks * 7, runs, fails,
 	    c->err, sizeof c->err) < 0) {
@@ -465,37 +674,51 @@ path_id(const char *s)
 }
 
 int
+web_api_known(const char *path)
+{
+	return strcmp(path, "targets") == 0 || strcmp(path, "tests") == 0 ||
+	    strcmp(path, "runs") == 0 || strcmp(path, "trend") == 0 ||
+	    strncmp(path, "test/", 5) == 0 || strncmp(path, "run/", 4) == 0;
+}
+
+int
 web_api(struct web_ctx *c, const char *path, const char *query,
     const char **content_type)
 {
 	struct flaky_jw w;
 	int64_t	 id = 0;
-	int	 r;
+	int	 test = strncmp(path, "test/", 5) == 0, r;
 
 	flaky_jw_init(&w, c->b);
+	if (test || strncmp(path, "run/", 4) == 0) {
+		id = path_id(path + (test ? 5 : 4));
+		if (id < 0)
+			return web_api_fail(c, 400, NULL, "a positive number",
+			    "bad request: an id is a positive number");
+	}
 	if (strcmp(path, "targets") == 0)
-		r = api_targets(c, &w);
+		r = check_params(c, query, no_params) ? 1 :
+		    api_targets(c, &w);
 	else if (strcmp(path, "tests") == 0)
 		r = api_tests(c, &w, query);
 	else if (strcmp(path, "runs") == 0)
 		r = api_runs(c, &w, query);
 	else if (strcmp(path, "trend") == 0)
 		r = api_trend(c, &w, query);
-	else if (strncmp(path, "test/", 5) == 0 &&
-	    (id = path_id(path + 5)) > 0)
-		r = api_test(c, &w, id);
-	else if (strncmp(path, "run/", 4) == 0 &&
-	    (id = path_id(path + 4)) > 0)
-		r = api_run(c, &w, id);
-	else if (id < 0)
-		return web_fail(c, 400, "bad request: an id is a positive "
-		    "number");
+	else if (id > 0 && test)
+		r = check_params(c, query, no_params) ? 1 :
+		    api_test(c, &w, id);
+	else if (id > 0)
+		r = check_params(c, query, no_params) ? 1 :
+		    api_run(c, &w, id);
 	else
-		return web_fail(c, 404, "not found");
+		return web_api_fail(c, 404, NULL, NULL, "not found: the API's "
+		    "paths are targets, tests, test/ID, runs, run/ID and trend");
 	if (r > 0)
 		return 0;	/* a 400 or 404 already in the reply */
 	if (r < 0 || flaky_jw_finish(&w) < 0)
-		return web_fail(c, 500, c->err[0] ? c->err : "out of memory");
+		return web_api_fail(c, 500, NULL, NULL, c->err[0] ? c->err :
+		    "out of memory");
 	flaky_buf_addc(c->b, '\n');
 	*content_type = "application/json";
 	return 0;

@@ -110,34 +110,66 @@ web_urlenc(struct flaky_buf *b, const char *s)
 	}
 }
 
-/* The style: one column of content, tables that scroll sideways on a
- * narrow screen instead of cutting ids. */
+/* The style: one column of content; tables scroll sideways inside their
+ * box on a narrow screen instead of cutting ids; charts are as wide as
+ * their box, their text HTML at a size that reads (12 px) at any width.
+ * Text wraps at spaces; only ids, output and messages may break inside a
+ * word, and only where a line cannot hold the word (overflow-wrap:
+ * anywhere, never word-break: break-all). */
 static const char style[] =
     "<style>\n"
     "body{font-family:sans-serif;margin:0;color:#222;background:#fff}\n"
     "header{background:#234;color:#fff;padding:.5em 1em}\n"
     "header a{color:#fff;margin-right:1.2em;text-decoration:none}\n"
     "main{padding:0 1em 2em;max-width:1360px}\n"
-    "h1{font-size:1.4em}h2{font-size:1.15em;margin-top:1.4em}\n"
+    "h1{font-size:1.4em;overflow-wrap:anywhere}"
+    "h2{font-size:1.15em;margin-top:1.4em}\n"
     ".scroll{overflow-x:auto;max-width:100%}\n"
+    ".nw{white-space:nowrap}\n"
     "table{border-collapse:collapse;font-size:13px}\n"
     "td,th{border:1px solid #ccc;padding:2px 6px;text-align:left;"
-    "vertical-align:top}\n"
+    "vertical-align:top;white-space:nowrap}\n"
     "th{background:#eef;cursor:pointer;white-space:nowrap}\n"
-    "td.id{word-break:break-all;min-width:12em}\n"
+    "td.id{overflow-wrap:anywhere;min-width:12em;white-space:normal}\n"
+    "td.msg pre{margin:0}tr.msg td{border-top:0}td.msg,td.text"
+    "{white-space:normal}\n"
     "td.num{text-align:right;white-space:nowrap}\n"
     ".critical{color:#b00}.warning{color:#b60}.broken{color:#707}"
     ".noise{color:#666}.stable{color:#262}\n"
     ".pass{color:#262}.fail,.error{color:#b00}\n"
     "pre{background:#f6f6f6;padding:.5em;overflow-x:auto;"
-    "white-space:pre-wrap;word-break:break-all;font-size:12px}\n"
-    "svg{max-width:100%;height:auto}\n"
+    "white-space:pre-wrap;overflow-wrap:anywhere;font-size:12px}\n"
+    "svg{max-width:100%}\n"
     "form.filters label{margin-right:1em;display:inline-block}\n"
     "dl.facts{display:grid;grid-template-columns:max-content 1fr;"
-    "gap:2px 1em}dl.facts dd{margin:0;word-break:break-all}\n"
+    "gap:2px 1em}dl.facts dd{margin:0;overflow-wrap:anywhere;"
+    "min-width:0}\n"
+    ".chart{font-size:12px;margin:0 0 1em;max-width:980px}\n"
+    ".chart .legend{display:flex;flex-wrap:wrap;gap:.3em 1.5em;"
+    "color:#444;margin:.4em 0 0}\n"
+    ".key{display:inline-block;width:20px;height:10px;margin-right:6px;"
+    "vertical-align:middle}.key.line{height:0;border-top:2px solid #c62828}"
+    ".key.band{background:#90caf9}\n"
+    ".rate .plot{position:relative;height:220px;margin:.9em 3em 2.4em 3.2em;"
+    "border-bottom:1px solid #888}\n"
+    ".rate .area{position:absolute;left:0;top:0;width:100%;height:100%;"
+    "overflow:visible}\n"
+    ".rate .ylab{position:absolute;left:-3.4em;width:2.9em;"
+    "text-align:right;transform:translateY(-50%)}\n"
+    ".rate .date{position:absolute;top:100%;padding-top:6px;"
+    "transform:translateX(-50%);white-space:nowrap}\n"
+    ".rate .date::before{content:\"\";position:absolute;left:50%;top:0;"
+    "height:5px;border-left:1px solid #888}\n"
+    ".rate .pt{position:absolute;width:6px;height:6px;margin:-3px 0 0 -3px;"
+    "border-radius:50%;background:#c62828}\n"
+    ".rate .legend{margin-left:3.2em}\n"
+    ".tiers{max-width:480px}.tiers .bar{display:grid;grid-template-columns:"
+    "5.5em 1fr 3em;gap:6px;align-items:center;margin:3px 0}"
+    ".tiers .tl{text-align:right}.tiers .tb span{display:block;"
+    "height:16px;min-width:1px}\n"
     "@media (max-width:600px){main{padding:0 .4em}"
     "td,th{font-size:12px;padding:2px 3px}header a{margin-right:.6em}"
-    "svg.chart{min-width:560px}}\n"
+    ".rate .plot{height:180px}.rate .date.alt{display:none}}\n"
     "</style>\n";
 
 /* Sorting by a header's column and filtering by the form's fields; the
@@ -165,9 +197,12 @@ static const char script[] =
     "document.querySelectorAll('th[data-sort]').forEach(function(th){"
     "th.addEventListener('click',function(){flakySort(th)})});"
     "var f=document.getElementById('filters');if(f){"
-    "f.addEventListener('input',flakyFilter);"
+    "f.addEventListener('input',function(e){if(e.target.name==='box')"
+    "f.submit();else flakyFilter()});"
     "if(f.dataset.live)f.addEventListener('submit',function(e){"
     "e.preventDefault();flakyFilter()});flakyFilter()}"
+    "var bf=document.getElementById('boxes');if(bf)bf.box."
+    "addEventListener('change',function(){bf.submit()});"
     "document.querySelectorAll('button[data-copy]').forEach(function(b){"
     "b.addEventListener('click',function(){var t=document."
     "getElementById(b.dataset.copy).textContent;b.textContent='copied';"
@@ -207,12 +242,51 @@ web_doc_end(struct web_ctx *c)
 }
 
 void
+web_esc_id(struct flaky_buf *b, const char *s)
+{
+	size_t	 i = 0, j = 0;
+
+	for (; s != NULL && s[j] != '\0'; j++) {
+		int	 before = s[j] == '[' && j > 0;
+		int	 after = s[j] == '/' || s[j] == '.' ||
+		    (s[j] == ':' && j > 0 && s[j - 1] == ':');
+
+		if (before || (after && s[j + 1] != '\0')) {
+			web_escn(b, s + i, j + after - i);
+			flaky_buf_adds(b, "<wbr>");
+			i = j + after;
+		}
+	}
+	web_escn(b, s + i, j - i);
+}
+
+/* The box form of a page: its choices and the box shown; changing it
+ * loads the page again (the rates are the server's to count). */
+void
+web_box_form(struct web_ctx *c, const char *action, char **boxes, size_t n)
+{
+	flaky_buf_printf(c->b, "<form id=\"boxes\" class=\"filters\" "
+	    "method=\"get\" action=\"%s\">\n<label>box <select name=\"box\">"
+	    "<option value=\"\">every box</option>", action);
+	for (size_t i = 0; i < n; i++) {
+		flaky_buf_adds(c->b, "<option value=\"");
+		web_esc(c->b, boxes[i]);
+		flaky_buf_printf(c->b, "\"%s>", c->q.box != NULL &&
+		    strcmp(boxes[i], c->q.box) == 0 ? " selected" : "");
+		web_esc(c->b, boxes[i]);
+		flaky_buf_adds(c->b, "</option>");
+	}
+	flaky_buf_adds(c->b, "</select></label> <button type=\"submit\">show"
+	    "</button></form>\n");
+}
+
+void
 web_page_begin(struct web_ctx *c, const char *id, const char *title)
 {
 	if (!c->single)
 		web_doc_begin(c, title);
 	flaky_buf_printf(c->b, "<section id=\"%s\">\n<h1>", id);
-	web_esc(c->b, title);
+	web_esc_id(c->b, title);
 	flaky_buf_adds(c->b, "</h1>\n");
 }
 
@@ -297,11 +371,18 @@ web_window_words(struct web_ctx *c, struct flaky_buf *b)
 {
 	char	 a[16], e[16];
 
+	/* a date never breaks at its hyphens */
 	flaky_format_day((c->q.until_ms - 1) / FLAKY_DAY_MS * FLAKY_DAY_MS, e,
 	    sizeof e);
 	if (c->q.since_ms == INT64_MIN)
-		flaky_buf_printf(b, "from the first run to %s", e);
+		flaky_buf_printf(b, "from the first run to <span class=\"nw\">"
+		    "%s</span>", e);
 	else
-		flaky_buf_printf(b, "from %s to %s", flaky_format_day(
+		flaky_buf_printf(b, "from <span class=\"nw\">%s</span> to "
+		    "<span class=\"nw\">%s</span>", flaky_format_day(
 		    c->q.since_ms, a, sizeof a), e);
+	if (c->q.box != NULL) {
+		flaky_buf_adds(b, ", runs of box ");
+		web_esc(b, c->q.box);
+	}
 }

@@ -1,6 +1,7 @@
 /* /: the targets with their schedule, last runs and next fire time; tests
  * by tier; the tests that turned unstable this week; what failing runs
- * cost; the newest runs. */
+ * cost; the newest runs. ?box=NAME keeps all but the targets to one
+ * box's runs. */
 #include "buildconf.h"
 
 #include <inttypes.h>
@@ -59,8 +60,9 @@ targets_table(struct web_ctx *c)
 			flaky_buf_printf(b, ">#%" PRId64 "</a> %s, ",
 			    lr.run_id, flaky_run_status_name(lr.status));
 			web_time(b, lr.started_ms);
-			flaky_buf_printf(b, ", %" PRId64 " tests, %" PRId64
-			    " failed", lr.tests, lr.failures);
+			flaky_buf_printf(b, ", %" PRId64 " test%s, %" PRId64
+			    " failed", lr.tests, flaky_plural(lr.tests),
+			    lr.failures);
 		} else
 			flaky_buf_adds(b, "none");
 		flaky_buf_adds(b, "</td></tr>\n");
@@ -132,15 +134,16 @@ recent_runs(struct web_ctx *c)
 	struct flaky_run_view *v;
 	struct flaky_buf *b = c->b;
 	size_t	 n;
+	int	 boxes = flaky_store_has_boxes(c->st);
 
-	if (flaky_store_runs_recent(c->st, 0, 10, &v, &n, c->err,
+	if (flaky_store_runs_recent(c->st, 0, c->q.box, 10, &v, &n, c->err,
 	    sizeof c->err) < 0)
 		return -1;
-	flaky_buf_adds(b, "<h2>Newest runs</h2>\n<div class=\"scroll\"><table "
-	    "id=\"recent\"><thead><tr><th>run</th><th>target</th>"
+	flaky_buf_printf(b, "<h2>Newest runs</h2>\n<div class=\"scroll\">"
+	    "<table id=\"recent\"><thead><tr><th>run</th><th>target</th>%s"
 	    "<th>started (UTC)</th><th>kind</th><th>status</th>"
 	    "<th>exit</th><th>duration</th><th>failed/tests</th></tr>"
-	    "</thead>\n<tbody>\n");
+	    "</thead>\n<tbody>\n", boxes ? "<th>box</th>" : "");
 	for (size_t i = 0; i < n; i++) {
 		flaky_buf_adds(b, "<tr><td>");
 		if (!c->single) {
@@ -151,6 +154,10 @@ recent_runs(struct web_ctx *c)
 			flaky_buf_printf(b, "#%" PRId64, v[i].id);
 		flaky_buf_adds(b, "</td><td>");
 		web_esc(b, v[i].target);
+		if (boxes) {
+			flaky_buf_adds(b, "</td><td>");
+			web_esc(b, v[i].box != NULL ? v[i].box : "-");
+		}
 		flaky_buf_adds(b, "</td><td>");
 		web_time(b, v[i].started_ms);
 		flaky_buf_adds(b, "</td><td>");
@@ -169,9 +176,19 @@ recent_runs(struct web_ctx *c)
 }
 
 int
-web_page_overview(struct web_ctx *c)
+web_page_overview(struct web_ctx *c, const char *query)
 {
+	char	**boxes;
+	size_t	 nboxes;
+	int	 r;
+
+	if ((r = web_box_param(c, query)) < 0)
+		return web_fail(c, r == -2 ? 500 : 400, c->err);
 	web_page_begin(c, "overview", "Flaky tests: overview");
+	if ((boxes = web_window_boxes(c, &nboxes)) != NULL) {
+		web_box_form(c, "/", boxes, nboxes);
+		flaky_store_names_free(boxes);
+	}
 	if (targets_table(c) < 0 || tests_summary(c) < 0 ||
 	    recent_runs(c) < 0)
 		return web_fail(c, 500, c->err);

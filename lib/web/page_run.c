@@ -63,8 +63,8 @@ run_facts(struct web_ctx *c, const struct flaky_run_view *v)
 	dt(b, "stress");
 	web_esc(b, v->perturbation != NULL ? v->perturbation : "calm");
 	dt(b, "tests");
-	flaky_buf_printf(b, "%" PRId64 " results, %" PRId64 " failed",
-	    v->tests, v->failures);
+	flaky_buf_printf(b, "%" PRId64 " result%s, %" PRId64 " failed",
+	    v->tests, flaky_plural(v->tests), v->failures);
 	if (v->incomplete != NULL) {
 		dt(b, "incomplete");
 		web_esc(b, v->incomplete);
@@ -100,10 +100,11 @@ run_tests(struct web_ctx *c, int64_t id)
 	if (flaky_store_run_results(c->st, id, &v, &n, c->err,
 	    sizeof c->err) < 0)
 		return -1;
-	flaky_buf_printf(b, "<h2>Tests in their order</h2>\n<div "
+	flaky_buf_printf(b, "<h2>Tests in their order</h2>\n<p>A failure's "
+	    "message is on the line under its test.</p>\n<div "
 	    "class=\"scroll\"><table id=\"order\"><thead><tr><th>#</th>"
 	    "<th>test</th><th>outcome</th><th>duration</th><th>signature</th>"
-	    "<th>message</th></tr></thead>\n<tbody>\n");
+	    "</tr></thead>\n<tbody>\n");
 	for (size_t i = 0; i < n; i++) {
 		const char *o = flaky_outcome_name(v[i].outcome);
 
@@ -111,19 +112,20 @@ run_tests(struct web_ctx *c, int64_t id)
 		    "<td class=\"id\"><a ", v[i].position + 1);
 		web_href_test(c, v[i].test_id);
 		flaky_buf_adds(b, ">");
-		web_esc(b, v[i].test);
+		web_esc_id(b, v[i].test);
 		flaky_buf_printf(b, "</a></td><td class=\"%s\">%s</td><td "
 		    "class=\"num\">", o, o);
 		web_dur_us(b, v[i].duration_us);
 		flaky_buf_adds(b, "</td><td>");
 		web_esc(b, v[i].signature);
-		flaky_buf_adds(b, "</td><td>");
-		if (v[i].message != NULL) {
-			flaky_buf_adds(b, "<pre>");
-			web_esc(b, v[i].message);
-			flaky_buf_adds(b, "</pre>");
-		}
 		flaky_buf_adds(b, "</td></tr>\n");
+		/* the message as wide as the table, at any screen's width */
+		if (v[i].message != NULL) {
+			flaky_buf_adds(b, "<tr class=\"msg\"><td></td><td "
+			    "class=\"msg\" colspan=\"4\"><pre>");
+			web_esc(b, v[i].message);
+			flaky_buf_adds(b, "</pre></td></tr>\n");
+		}
 	}
 	flaky_buf_adds(b, "</tbody></table></div>\n");
 	flaky_run_results_free(v, n);

@@ -71,10 +71,11 @@ facts(struct web_ctx *c, const struct flaky_diagnosis *d,
 	flaky_buf_adds(b, "<dl class=\"facts\">\n");
 	fact(b, "target", d->target);
 	flaky_buf_printf(b, "<dt>rate</dt><dd id=\"rate\">%" PRId64 " of %"
-	    PRId64 " runs failed (%.1f%%, 95%% interval %.1f&ndash;%.1f%%), "
-	    "tier %s, ", d->failures, d->runs, d->runs ? 100.0 * d->failures /
-	    d->runs : 0.0, 100 * lo, 100 * hi, flaky_tier_name(
-	    flaky_tier_skips(d->failures, d->runs, d->skips)));
+	    PRId64 " run%s failed (%.1f%%, 95%% interval %.1f&ndash;%.1f%%), "
+	    "tier %s, ", d->failures, d->runs, flaky_plural(d->runs), d->runs ?
+	    100.0 * d->failures / d->runs : 0.0, 100 * lo, 100 * hi,
+	    flaky_tier_name(flaky_tier_skips(d->failures, d->runs,
+	    d->skips)));
 	web_window_words(c, b);
 	flaky_buf_adds(b, "</dd>\n");
 	fact(b, "verdict", flaky_verdict_name(d->verdict));
@@ -90,6 +91,12 @@ facts(struct web_ctx *c, const struct flaky_diagnosis *d,
 	if (d->stress_race)
 		flaky_buf_adds(b, "; fails more under stress (RACE)");
 	flaky_buf_adds(b, "</dd>\n");
+	if (d->nboxes > 1) {
+		/* where its target ran on more than one box */
+		flaky_buf_adds(b, "<dt>boxes</dt><dd id=\"boxes\">");
+		web_box_words(b, d->boxes, d->nboxes);
+		flaky_buf_adds(b, "</dd>\n");
+	}
 	if (d->npolluters > 0) {
 		/* confirmed by flakyctl polluter; the orders only suspect */
 		flaky_buf_adds(b, "<dt>polluters</dt><dd id=\"polluters\">");
@@ -106,8 +113,9 @@ facts(struct web_ctx *c, const struct flaky_diagnosis *d,
 	if (d->alone_runs == 0)
 		flaky_buf_adds(b, "none");
 	else
-		flaky_buf_printf(b, "%" PRId64 " of %" PRId64 " failed alone; "
-		    "%s", d->alone_failures, d->alone_runs, d->passes_alone ?
+		flaky_buf_printf(b, "%" PRId64 " of %" PRId64 " run%s failed "
+		    "alone; %s", d->alone_failures, d->alone_runs,
+		    flaky_plural(d->alone_runs), d->passes_alone ?
 		    "passes alone: order dependent" : d->fails_alone ?
 		    "fails alone, passes in the suite: order dependent" :
 		    "no verdict of order dependence");
@@ -117,8 +125,8 @@ facts(struct web_ctx *c, const struct flaky_diagnosis *d,
 	else {
 		flaky_buf_adds(b, "quarantined since ");
 		web_time(b, qr->added_ms);
-		flaky_buf_printf(b, ", %" PRId64 " passes in a row since; "
-		    "reason: ", qr->passes);
+		flaky_buf_printf(b, ", %" PRId64 " pass%s in a row since; "
+		    "reason: ", qr->passes, flaky_plural_es(qr->passes));
 		web_esc(b, qr->reason != NULL ? qr->reason : "-");
 	}
 	flaky_buf_adds(b, "</dd>\n</dl>\n");
@@ -130,16 +138,16 @@ runs_table(struct web_ctx *c, const struct flaky_diagnosis *d)
 {
 	struct flaky_result_row *v;
 	struct flaky_buf *b = c->b;
-	char	**box;
 	size_t	 n;
 	int	 boxes = flaky_store_has_boxes(c->st);
 
 	/* one file holds many tests: fewer runs each */
 	if (flaky_store_test_results(c->st, d->test_id, c->single ?
-	    WEB_TEST_RUNS / 4 : WEB_TEST_RUNS, &v, &n, &box, c->err,
+	    WEB_TEST_RUNS / 4 : WEB_TEST_RUNS, &v, &n, c->err,
 	    sizeof c->err) < 0)
 		return -1;
-	flaky_buf_printf(b, "<h2>Runs</h2>\n<p>The newest %zu, newest first."
+	flaky_buf_printf(b, "<h2>Runs</h2>\n<p>The newest %zu, newest first; "
+	    "position: the test's place in its run's order, counted from 1."
 	    "</p>\n<div class=\"scroll\"><table id=\"runs\"><thead><tr>"
 	    "<th>time (UTC)</th><th>run</th>%s<th>kind</th><th>revision</th>"
 	    "<th>outcome</th><th>duration</th><th>position</th></tr></thead>"
@@ -158,7 +166,7 @@ runs_table(struct web_ctx *c, const struct flaky_diagnosis *d)
 			flaky_buf_printf(b, "#%" PRId64, v[i].run_id);
 		if (boxes) {
 			flaky_buf_adds(b, "</td><td>");
-			web_esc(b, box[i] != NULL ? box[i] : "-");
+			web_esc(b, v[i].box != NULL ? v[i].box : "-");
 		}
 		flaky_buf_printf(b, "</td><td>%s</td><td>",
 		    flaky_run_kind_name(v[i].kind));
@@ -171,7 +179,6 @@ runs_table(struct web_ctx *c, const struct flaky_diagnosis *d)
 	}
 	flaky_buf_adds(b, "</tbody></table></div>\n");
 	flaky_result_rows_free(v, n);
-	flaky_run_boxes_free(box, n);
 	return 0;
 }
 
@@ -195,7 +202,7 @@ modes_table(struct web_ctx *c, const struct flaky_diagnosis *d)
 		flaky_buf_printf(b, "<tr><td class=\"num\">%" PRId64
 		    "</td><td>", m->count);
 		web_esc(b, m->signature != NULL ? m->signature : "-");
-		flaky_buf_adds(b, "</td><td><pre>");
+		flaky_buf_adds(b, "</td><td class=\"text\"><pre>");
 		web_esc(b, m->example != NULL ? m->example : m->normalized);
 		flaky_buf_adds(b, "</pre></td></tr>\n");
 	}

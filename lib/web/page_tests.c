@@ -1,6 +1,9 @@
 /* /tests: one row per test of the window, sortable (a click on a column's
  * header) and filterable by target, tier, signature and a part of the id;
- * the filters are query parameters too, so they work without JavaScript. */
+ * the filters are query parameters too, so they work without JavaScript.
+ * ?box=NAME counts one box's runs only (the server counts: choosing a box
+ * loads the page again); where a target ran on more than one box, a
+ * column gives each test's rate per box. */
 #include "buildconf.h"
 
 #include <inttypes.h>
@@ -79,7 +82,7 @@ cmp_str(const void *a, const void *b)
  * skipped: a test without a counted run is not stable). */
 static int
 filter_form(struct web_ctx *c, const struct web_tests *t,
-    const struct filters *f)
+    const struct filters *f, char **boxes, size_t nboxes)
 {
 	static const char *const tiers[] = { "broken", "critical", "noise",
 	    "skipped", "stable", "warning" };
@@ -102,6 +105,9 @@ filter_form(struct web_ctx *c, const struct web_tests *t,
 			v[n++] = t->sigs[i].signature;
 	qsort(v, n, sizeof *v, cmp_str);
 	select_field(c->b, "signature", f->signature, v, n);
+	if (boxes != NULL)
+		select_field(c->b, "box", c->q.box != NULL ? c->q.box : "",
+		    (const char *const *)boxes, nboxes);
 	flaky_buf_adds(c->b, "<label>id contains <input name=\"q\" "
 	    "type=\"search\" value=\"");
 	web_esc(c->b, f->q);
@@ -114,7 +120,7 @@ filter_form(struct web_ctx *c, const struct web_tests *t,
 /* One test's row; data-* for the script's filters. */
 static void
 test_row(struct web_ctx *c, const struct web_tests *t,
-    const struct flaky_test_row *r)
+    const struct flaky_test_row *r, int box_col)
 {
 	const struct flaky_history_row *h = flaky_history_find(&t->hist,
 	    r->test_id);
@@ -134,7 +140,7 @@ test_row(struct web_ctx *c, const struct web_tests *t,
 	flaky_buf_adds(b, "\"><td class=\"id\"><a ");
 	web_href_test(c, r->test_id);
 	flaky_buf_adds(b, ">");
-	web_esc(b, r->test);
+	web_esc_id(b, r->test);
 	flaky_buf_adds(b, "</a></td><td>");
 	web_esc(b, r->target);
 	flaky_buf_printf(b, "</td><td class=\"%s\" data-v=\"%d\">%s</td>"
@@ -151,9 +157,17 @@ test_row(struct web_ctx *c, const struct web_tests *t,
 		svg_spark(b, t->hist.first_day, t->hist.ndays, h->day_runs,
 		    h->day_failures);
 	flaky_buf_printf(b, "</td><td class=\"num\" data-v=\"%.3f\">%.1f s"
-	    "</td><td>%s</td></tr>\n", h ? h->budget_wall_us / 1e6 : 0.0,
+	    "</td><td>%s</td>", h ? h->budget_wall_us / 1e6 : 0.0,
 	    h ? h->budget_wall_us / 1e6 : 0.0, h && h->quarantined ?
 	    "quarantined" : "");
+	if (box_col) {
+		size_t	 first, n = web_tests_boxes(t, r->test_id, &first);
+
+		flaky_buf_adds(b, "<td class=\"boxes\">");
+		web_box_words(b, t->boxes + first, n);
+		flaky_buf_adds(b, "</td>");
+	}
+	flaky_buf_adds(b, "</tr>\n");
 }
 
 int
@@ -161,40 +175,51 @@ web_page_tests(struct web_ctx *c, const char *query)
 {
 	struct web_tests t;
 	struct filters f;
-	size_t	 shown_n = 0;
+	char	**boxes;
+	size_t	 shown_n = 0, nboxes, first;
+	int	 box_col = 0, r;
 
 	if (read_filters(query, &f) < 0)
 		return web_fail(c, 400, "bad request: a filter (target, tier "
 		    "critical|warning|broken|noise|stable, signature, q) is "
 		    "malformed or too long");
+	if ((r = web_box_param(c, query)) < 0)
+		return web_fail(c, r == -2 ? 500 : 400, c->err);
 	if (web_tests_load(c, &t, 0) < 0) {
 		web_tests_free(&t);
 		return web_fail(c, 500, c->err);
 	}
+	for (size_t i = 0; i < t.n && !box_col; i++)
+		box_col = web_tests_boxes(&t, t.rows[i].test_id, &first) > 0;
+	boxes = web_window_boxes(c, &nboxes);
 	web_page_begin(c, "tests-page", "Tests");
-	if (filter_form(c, &t, &f) < 0) {
+	r = filter_form(c, &t, &f, boxes, nboxes);
+	flaky_store_names_free(boxes);
+	if (r < 0) {
 		web_tests_free(&t);
 		return -1;
 	}
 	for (size_t i = 0; i < t.n; i++)
 		shown_n += shown(&t, &t.rows[i], &f);
-	flaky_buf_printf(c->b, "<p><span id=\"shown\">%zu</span> of %zu tests "
-	    "seen ", shown_n, t.n);
+	flaky_buf_printf(c->b, "<p><span id=\"shown\">%zu</span> of %zu "
+	    "test%s seen ", shown_n, t.n, flaky_plural((long long)t.n));
 	web_window_words(c, c->b);
 	flaky_buf_printf(c->b, ". Rate: failed runs / runs; interval: 95%% "
 	    "Wilson; trend: against as many days before, with the daily rate "
 	    "(bar height; grey: no runs); budget: wall time of the runs in "
-	    "which the test failed. Click a header to sort.</p>\n"
+	    "which the test failed%s. Click a header to sort.</p>\n"
 	    "<div class=\"scroll\"><table id=\"tests\"><thead><tr>"
 	    "<th data-sort>test</th><th data-sort>target</th>"
 	    "<th data-sort>tier</th><th data-sort>rate</th>"
 	    "<th data-sort>95%% interval</th><th data-sort>failures/runs</th>"
 	    "<th data-sort>signature</th><th data-sort>trend</th>"
-	    "<th data-sort>budget</th><th data-sort>quarantine</th></tr>"
-	    "</thead>\n<tbody>\n");
+	    "<th data-sort>budget</th><th data-sort>quarantine</th>%s</tr>"
+	    "</thead>\n<tbody>\n", box_col ? "; boxes: the rate on each box "
+	    "the target ran on" : "", box_col ? "<th data-sort>boxes</th>" :
+	    "");
 	for (size_t i = 0; i < t.n; i++)
 		if (shown(&t, &t.rows[i], &f))
-			test_row(c, &t, &t.rows[i]);
+			test_row(c, &t, &t.rows[i], box_col);
 	flaky_buf_adds(c->b, "</tbody></table></div>\n");
 	web_page_end(c);
 	web_tests_free(&t);

@@ -63,33 +63,71 @@ by_id(struct web_ctx *c, const char *rest, const char *query,
 	return page(c, id);
 }
 
+/* The pages, by what a path asks for. */
+enum web_page {
+	PAGE_NONE, PAGE_HEALTHZ, PAGE_METRICS, PAGE_API, PAGE_OVERVIEW,
+	PAGE_TESTS, PAGE_TEST, PAGE_RUN,
+};
+
+/* Which page a path is, by its shape (an id is checked by the page). */
+static enum web_page
+page_of(const char *path)
+{
+	if (strcmp(path, "/healthz") == 0)
+		return PAGE_HEALTHZ;
+	if (strcmp(path, "/metrics") == 0)
+		return PAGE_METRICS;
+	if (strncmp(path, "/api/v1/", 8) == 0)
+		return web_api_known(path + 8) ? PAGE_API : PAGE_NONE;
+	if (strcmp(path, "/") == 0 || strcmp(path, "/index.html") == 0)
+		return PAGE_OVERVIEW;
+	if (strcmp(path, "/tests") == 0)
+		return PAGE_TESTS;
+	if (strncmp(path, "/test", 5) == 0 && (path[5] == '\0' ||
+	    path[5] == '/'))
+		return PAGE_TEST;
+	if (strncmp(path, "/run", 4) == 0 && (path[4] == '\0' ||
+	    path[4] == '/'))
+		return PAGE_RUN;
+	return PAGE_NONE;
+}
+
+int
+flaky_web_path_known(const char *path)
+{
+	return page_of(path) != PAGE_NONE;
+}
+
 /* The page of a path; a reply's content type is HTML unless it says
  * otherwise. */
 static int
 route(struct web_ctx *c, const char *path, const char *query,
     const char **type)
 {
-	if (strcmp(path, "/healthz") == 0) {
+	switch (page_of(path)) {
+	case PAGE_HEALTHZ:
 		*type = "text/plain; charset=utf-8";
 		flaky_buf_adds(c->b, "ok\n");
 		return 0;
-	}
-	if (strcmp(path, "/metrics") == 0) {
+	case PAGE_METRICS:
 		*type = "text/plain; version=0.0.4; charset=utf-8";
 		return web_metrics(c);
+	case PAGE_API:
+		return web_api(c, path + 8, query, type);
+	case PAGE_OVERVIEW:
+		return web_page_overview(c, query);
+	case PAGE_TESTS:
+		return web_page_tests(c, query);
+	case PAGE_TEST:
+		return by_id(c, path + 5, query, web_page_test);
+	case PAGE_RUN:
+		return by_id(c, path + 4, query, web_page_run);
+	case PAGE_NONE:
+		break;
 	}
 	if (strncmp(path, "/api/v1/", 8) == 0)
-		return web_api(c, path + 8, query, type);
-	if (strcmp(path, "/") == 0 || strcmp(path, "/index.html") == 0)
-		return web_page_overview(c);
-	if (strcmp(path, "/tests") == 0)
-		return web_page_tests(c, query);
-	if (strncmp(path, "/test", 5) == 0 && (path[5] == '\0' ||
-	    path[5] == '/'))
-		return by_id(c, path + 5, query, web_page_test);
-	if (strncmp(path, "/run", 4) == 0 && (path[4] == '\0' ||
-	    path[4] == '/'))
-		return by_id(c, path + 4, query, web_page_run);
+		return web_api_fail(c, 404, NULL, NULL, "not found: the API's "
+		    "paths are targets, tests, test/ID, runs, run/ID and trend");
 	return web_fail(c, 404, "not found");
 }
 
@@ -114,7 +152,8 @@ flaky_web_handle(struct flaky_store *st, const struct flaky_web_opts *o,
 	if (r->body.oom)
 		return -ENOMEM;
 	r->status = c.status != 0 ? c.status : 200;
-	r->content_type = c.status != 0 ? "text/plain; charset=utf-8" : type;
+	r->content_type = c.status == 0 ? type : c.json_err ?
+	    "application/json" : "text/plain; charset=utf-8";
 	(void)flaky_buf_cstr(&r->body);
 	return r->body.oom ? -ENOMEM : 0;
 }
@@ -160,7 +199,7 @@ flaky_web_report(struct flaky_store *st, const struct flaky_web_opts *o,
 	c.single = 1;
 	c.q = *q;
 	web_doc_begin(&c, "Flaky tests");
-	if ((r = web_page_overview(&c)) == 0 && c.status == 0 &&
+	if ((r = web_page_overview(&c, NULL)) == 0 && c.status == 0 &&
 	    (r = web_page_tests(&c, NULL)) == 0 && c.status == 0)
 		r = report_tests(&c);
 	if (r < 0 || c.status != 0)

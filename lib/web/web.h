@@ -40,7 +40,10 @@ void	 flaky_web_reply_free(struct flaky_web_reply *);
  * its status and a one-line message, not an error. */
 int	 flaky_web_handle(struct flaky_store *, const struct flaky_web_opts *,
 	    const char *path, const char *query, struct flaky_web_reply *);
-
+/* Is path one of the pages' or the API's (whatever its id or query)?
+ * The server answers 405 to another method on such a path, 404 to any
+ * method on the others. */
+int	 flaky_web_path_known(const char *path);
 
 struct flaky_query;
 /* report --html: the overview, the tests table and the pages of the

@@ -29,7 +29,11 @@ struct web_ctx {
 	int				 single; /* one file: links are
 						  * anchors */
 	int				 status; /* 0: 200 */
+	int				 json_err; /* the failed reply is
+						    * the API's JSON */
 	char				 err[512];
+	char				 box[FLAKY_BOX_MAX + 1]; /* ?box=,
+						  * where q.box points */
 };
 
 /* html.c: the one escaper for HTML text and attribute values: & < > " '
@@ -44,6 +48,10 @@ int	 web_param(const char *query, const char *key, char *buf, size_t len);
 /* s percent-encoded for a URL's query (then HTML-escaped by the caller
  * when it goes in an attribute: it needs none). */
 void	 web_urlenc(struct flaky_buf *, const char *s);
+/* The form that chooses a box (?box=) among boxes[0..n), on the page at
+ * action. */
+void	 web_box_form(struct web_ctx *, const char *action, char **boxes,
+	    size_t n);
 /* The start and end of a page: head, style, script and navigation when
  * the page stands alone; a section when it is part of one file. */
 void	 web_page_begin(struct web_ctx *, const char *id, const char *title);
@@ -60,7 +68,17 @@ void	 web_time(struct flaky_buf *, int64_t ms);
 void	 web_dur_us(struct flaky_buf *, int64_t us);
 /* A failed page: the status and a one-line message in the body. */
 int	 web_fail(struct web_ctx *, int status, const char *msg);
-/* "from 2026-10-03 to 2026-11-01": the window's days, for the text. */
+/* A failed API request (api.c): {"error": msg, "status": status,
+ * "parameter": param, "expected": expected} (NULLs as null). */
+int	 web_api_fail(struct web_ctx *, int status, const char *param,
+	    const char *expected, const char *msg);
+/* Is path (after /api/v1/) one of the API's? */
+int	 web_api_known(const char *path);
+/* A test id with a line break allowed after each '/', '::', '.' and
+ * before '[' (<wbr>), escaped: a long id wraps where it reads well. */
+void	 web_esc_id(struct flaky_buf *, const char *s);
+/* "from 2026-10-03 to 2026-11-01": the window's days (and the box of a
+ * box filter), for the HTML text. */
 void	 web_window_words(struct web_ctx *, struct flaky_buf *);
 /* The window of rates: 30 whole UTC days up to now. */
 void	 web_window(struct web_ctx *, int64_t now_ms);
@@ -76,7 +94,7 @@ void	 svg_spark(struct flaky_buf *, int64_t first_day, int64_t ndays,
 	    const uint32_t *runs, const uint32_t *failures);
 
 /* The pages. */
-int	 web_page_overview(struct web_ctx *);
+int	 web_page_overview(struct web_ctx *, const char *query);
 int	 web_page_tests(struct web_ctx *, const char *query);
 int	 web_page_test(struct web_ctx *, int64_t id);
 int	 web_page_run(struct web_ctx *, int64_t id);
@@ -94,11 +112,28 @@ struct web_tests {
 	struct flaky_history	 hist;
 	struct flaky_test_sig	*sigs;
 	size_t			 nsigs;
+	struct flaky_box_row	*boxes;	/* the sigs' tests' rates per box */
+	size_t			 nboxes;
 };
 /* full: durations and top messages too (the API); else the counts. */
 int	 web_tests_load(struct web_ctx *, struct web_tests *, int full);
 void	 web_tests_free(struct web_tests *);
 /* A row's signature, or NULL. */
 const char *web_tests_sig(const struct web_tests *, int64_t test_id);
+/* A row's rates per box: how many (0 when its target ran on one box),
+ * from *first on in t->boxes. */
+size_t	 web_tests_boxes(const struct web_tests *, int64_t test_id,
+	    size_t *first);
+/* "50% on box-a (10/20), 0% on box-b (0/20)" of n rows. */
+void	 web_box_words(struct flaky_buf *, const struct flaky_box_row *,
+	    size_t n);
+/* ?box=NAME into c->box and c->q.box: 0 when absent (every box), 1, -1
+ * with c->err saying what was expected (a box name, one of the runs'
+ * boxes), -2 when the database failed (c->err). */
+int	 web_box_param(struct web_ctx *, const char *query);
+/* The boxes of the runs since the window's start, by name (the forms'
+ * choices): a NULL-terminated array for flaky_store_names_free, or NULL
+ * when the database knows one box only. */
+char	**web_window_boxes(struct web_ctx *, size_t *n);
 
 #endif

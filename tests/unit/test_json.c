@@ -179,6 +179,55 @@ START_TEST(writer)
 }
 END_TEST
 
+/* Numbers: the shortest text that reads back as the same double (issue
+ * 28: a duration of 652023 us was 652.02300000000002), never a lossy one
+ * (flakyctl's JSON had %.6g: 1234567.891 ms became 1.23457e+06). */
+START_TEST(writer_numbers)
+{
+	static const struct {
+		double		 v;
+		const char	*text;
+	} want[] = {
+		{ 652023 / 1e3, "652.023" }, { 0.1, "0.1" }, { 0.17, "0.17" },
+		{ 1.0 / 3, "0.3333333333333333" }, { 2.0 / 3, "0.6666666666666666" },
+		{ 1234567.891, "1234567.891" }, { 30012, "30012" }, { 0, "0" },
+		{ -0.0, "0" }, { -2.5, "-2.5" }, { 1e21, "1e+21" },
+		{ 5e-324, "4.94065645841247e-324" },
+		{ 0.30000000000000004, "0.30000000000000004" },
+	};
+	struct flaky_buf b;
+	struct flaky_json *j;
+	struct flaky_jw	 w;
+	char	 err[128];
+
+	flaky_buf_init(&b);
+	for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
+		flaky_buf_reset(&b);
+		ck_assert_int_eq(flaky_json_number(&b, want[i].v), 0);
+		ck_assert_str_eq(flaky_buf_cstr(&b), want[i].text);
+		/* and the reader gives back the very double */
+		ck_assert_int_eq(flaky_json_parse(b.data, b.len, NULL, &j, err,
+		    sizeof err), 0);
+		ck_assert_msg(j->number == (want[i].v == 0 ? 0 : want[i].v),
+		    "%s", want[i].text);
+		flaky_json_free(j);
+	}
+	flaky_buf_reset(&b);
+	ck_assert_int_eq(flaky_json_number(&b, INFINITY), 0);
+	ck_assert_str_eq(flaky_buf_cstr(&b), "null");
+	/* the writer's numbers are these */
+	flaky_buf_reset(&b);
+	flaky_jw_init(&w, &b);
+	flaky_jw_array_begin(&w);
+	flaky_jw_double(&w, 652023 / 1e3);
+	flaky_jw_double(&w, 0.1 + 0.2);
+	flaky_jw_array_end(&w);
+	ck_assert_int_eq(flaky_jw_finish(&w), 0);
+	ck_assert_str_eq(flaky_buf_cstr(&b), "[652.023,0.30000000000000004]");
+	flaky_buf_free(&b);
+}
+END_TEST
+
 START_TEST(writer_misuse)
 {
 	struct flaky_buf b;
@@ -442,6 +491,7 @@ main(void)
 	tcase_set_timeout(wr, 30);
 	tcase_add_test(wr, writer);
 	tcase_add_test(wr, writer_misuse);
+	tcase_add_test(wr, writer_numbers);
 	suite_add_tcase(s, wr);
 	tcase_set_timeout(rd, 30);
 	tcase_add_test(rd, read_valid);

@@ -119,9 +119,10 @@ def receivers():
             pass
 
 
-def setup_daemon(daemon, notify):
+def setup_daemon(daemon, notify, name="flip"):
     daemon.write("test_flip.py", FLIP)
-    daemon.write_config("notify_window: 5\nnotify:\n" + notify + TARGET)
+    daemon.write_config("notify_window: 5\nnotify:\n" + notify +
+                        TARGET.replace("name: flip", "name: " + name))
 
 
 def deliveries(daemon, receiver):
@@ -136,8 +137,8 @@ def all_delivered(daemon, receiver, n=4):
     return len(rows) == n and all(r[1] == "delivered" for r in rows)
 
 
-def run_flip(daemon, runs=15):
-    daemon.ctl("run", "flip", "--runs", str(runs), check=0)
+def run_flip(daemon, runs=15, name="flip"):
+    daemon.ctl("run", name, "--runs", str(runs), check=0)
     wait_for("%d runs stored" % runs, lambda: len(daemon.runs(
         "r.status = 'done'")) >= runs, 60)
 
@@ -230,15 +231,17 @@ with open(out, "a") as f:
 
 
 def test_command_receiver_gets_the_event_on_stdin(daemon):
+    """A command receiver; the target is named flaky, and the text reads
+    well all the same (issue 28: "flaky flaky: ... is flaky")."""
     daemon.write("receive.py", COMMAND)
     out = os.path.join(daemon.dir, "events.jsonl")
     setup_daemon(daemon, """  - command: [%s, %s, %s]
     timeout: 5s
     retry: 100ms
     events: [flaky, broken, recovered]
-""" % (PYTHON, os.path.join(daemon.dir, "receive.py"), out))
+""" % (PYTHON, os.path.join(daemon.dir, "receive.py"), out), name="flaky")
     daemon.start()
-    run_flip(daemon)
+    run_flip(daemon, name="flaky")
     wait_for("three events delivered", lambda: all_delivered(
         daemon, "python3", 3), 30)
     with open(out) as f:
@@ -246,6 +249,18 @@ def test_command_receiver_gets_the_event_on_stdin(daemon):
     # critical was not asked for; the first try's exit 3 was retried.
     assert [e["event"] for e in got] == ["flaky", "broken", "recovered"]
     assert got[1]["runs"] == got[1]["failures"] == 5
+    who = 'flakyd: test_flip.T.test_flip (target "flaky") '
+    assert got[0]["text"].startswith(who + "is now flaky: 1 of its last 5 "
+                                     "runs failed (20.0%, 95% interval "), got
+    assert got[1]["text"] == who + "is broken: it failed all of its last 5 "\
+        "runs"
+    assert got[2]["text"] == who + "is stable again: no failure in its last "\
+        "5 runs"
+    assert all("flaky flaky" not in e["text"] for e in got)
+    # counts agree with their nouns in the log too ("1 failures" was)
+    log = daemon.logtext()
+    assert ": done, 2 tests, 1 failure, " in log, log
+    assert " 1 failures" not in log
     assert "exit 3: first try refused" in daemon.logtext()
 
 

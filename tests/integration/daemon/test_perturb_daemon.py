@@ -67,7 +67,7 @@ def test_cycle_recorded_and_report_separates(daemon):
     shuffled = [s for p, s in done if p == "shuffle"]
     assert shuffled and all(s.isdigit() for s in shuffled), got
     log = daemon.logtext()
-    assert "run 1/2: done, 3 tests, 1 failures" in log, log
+    assert "run 1/2: done, 3 tests, 1 failure, " in log, log
     assert ", shuffle seed %s" % shuffled[0] in log, log
 
     # the rates apart: calm, under stress, shuffled

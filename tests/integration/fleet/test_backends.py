@@ -101,7 +101,9 @@ def both(stores, *args):
     ("report",),
     ("report", "--since", "30d"),
     ("report", "--box", "box-a"),
+    ("report", "--box", "box-b"),
     ("report", "--since", "all"),
+    ("show", "tests/test_mod.py::test_boxa"),
     ("triage",),
     ("trend", "tests/test_mod.py::test_third"),
     ("trend", "tests/test_mod.py::test_boxa", "--weeks", "4"),
@@ -118,6 +120,36 @@ def test_report_has_the_evidence(stores):
     text = json.dumps(lite)
     for t in ("test_rare", "test_third", "test_boxa", "test_broken"):
         assert t in text, t
+
+
+def test_boxes_on_the_server(stores):
+    """Issue 28 on the server: show lists each failed run with its box
+    (test_boxa fails on box-a only) and its position from 1, report
+    --box counts that box's rerun budget, and an unknown --box is exit 2
+    with the boxes there are, as on SQLite."""
+    lite, uri = stores
+    for db in stores:
+        d = json.loads(ctl(db, "--format", "json", "show",
+                           "tests/test_mod.py::test_boxa").stdout)
+        log = d["failures_log"]
+        assert log and {(f["box"], f["position"]) for f in log} == {
+            ("box-a", TESTS.index("test_boxa") + 1)}, log
+        out = ctl(db, "show", "tests/test_mod.py::test_boxa").stdout
+        assert out.count("  box box-a  ") == len(log), out
+        budget = {}
+        for box in ("box-a", "box-b"):
+            rep = json.loads(ctl(db, "--format", "json", "report", "--box",
+                                 box).stdout)
+            budget[box] = {t["test"].split("::")[1]: t["budget_runs"] for t
+                           in rep["tests"]}
+        assert budget["box-a"]["test_boxa"] == len(log)
+        assert budget["box-b"]["test_boxa"] == 0
+        assert budget["box-a"]["test_broken"] == RUNS // 2
+        assert budget["box-b"]["test_broken"] == RUNS // 2
+        p = ctl(db, "report", "--box", "box-c", check=False)
+        assert p.returncode == 2 and p.stdout == "", p
+        assert p.stderr == ("flakyctl report: unknown box 'box-c'; did you "
+                            "mean 'box-a'?\n"), p.stderr
 
 
 @pytest.mark.parametrize("args", [
@@ -308,13 +340,29 @@ def test_dashboard_api_on_both(stores):
             url = line.split()[-1].rstrip("/")
             get = lambda path: json.loads(urllib.request.urlopen(
                 url + path, timeout=30).read())
-            pages = [get("/api/v1/tests"), get("/api/v1/runs")]
+            pages = [get("/api/v1/tests"), get("/api/v1/runs"),
+                     get("/api/v1/tests?box=box-a"),
+                     get("/api/v1/runs?box=box-b"),
+                     get("/api/v1/targets")]
             third = [t["id"] for t in pages[0]["tests"]
                      if t["test"].endswith("::test_third")][0]
             pages.append(get("/api/v1/test/%d" % third))
+            # the pages' box forms list the boxes of the window
+            for path in ("/", "/tests", "/?box=box-b", "/tests?box=box-a"):
+                html = urllib.request.urlopen(url + path, timeout=30).read()
+                assert b'<option value="box-a"' in html, (db, path)
+                assert b'<option value="box-b"' in html, (db, path)
             got.append(pages)
         finally:
             proc.send_signal(signal.SIGTERM)
             proc.wait(timeout=15)
     assert got[0] == got[1]
     assert any(t["test"].endswith("test_third") for t in got[0][0]["tests"])
+    # the box filter and column (issue 28), on the server as on SQLite
+    boxa = {t["test"].split("::")[1]: t for t in got[0][2]["tests"]}
+    assert boxa["test_boxa"]["failures"] > 0
+    assert boxa["test_boxa"]["runs"] == RUNS // 2
+    assert got[0][2]["box"] == "box-a"
+    assert got[0][3]["runs"] and {r["box"] for r in got[0][3]["runs"]} == {
+        "box-b"}
+    assert [t["id"] for t in got[0][4]["targets"]]

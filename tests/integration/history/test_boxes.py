@@ -109,19 +109,56 @@ def test_report_one_box(fleet):
     assert tests["test_net"]["failures"] == 0
     out = ok(["--db", fleet, "report", "--box", "box-a"])
     assert out.startswith("20 runs "), out
-    # a box with no run: nothing, not everything
-    out = ok(["--db", fleet, "report", "--box", "box-z"])
-    assert out.startswith("0 runs "), out
+    # a box with no run is a typo, as an unknown --target is (issue 28:
+    # it was an empty report and exit 0): exit 2, the boxes there are
+    p = ctl(["--db", fleet, "report", "--box", "box-z"])
+    assert p.returncode == 2, (p.stdout, p.stderr)
+    assert p.stdout == ""
+    assert p.stderr == ("flakyctl report: unknown box 'box-z'; did you mean "
+                        "'box-a'?\n"), p.stderr
+    p = ctl(["--db", fleet, "report", "--box", "ci-runner-9"])
+    assert p.returncode == 2
+    assert p.stderr == ("flakyctl report: unknown box 'ci-runner-9' (the "
+                        "database has box-a, box-b)\n"), p.stderr
+
+
+def test_report_one_box_budget(fleet):
+    """Issue 28: report --box printed the whole fleet's rerun budget
+    beside one box's rates; the budget follows --box as the rates do."""
+    def budgets(*box):
+        rep = json.loads(ok(["--db", fleet, "report", "--format", "json"] +
+                            list(box)))
+        return {t["test"]: (t["failures"], t["budget_runs"]) for t in
+                rep["tests"]}
+    every, a, b = budgets(), budgets("--box", "box-a"), budgets(
+        "--box", "box-b")
+    assert every["test_net"] == (10, 10) and every["test_flaky"] == (10, 10)
+    assert a["test_net"] == (10, 10) and a["test_flaky"] == (5, 5)
+    assert b["test_net"] == (0, 0) and b["test_flaky"] == (5, 5)
+    # the boxes' budgets add up to the fleet's, to the microsecond
+    reps = [json.loads(ok(["--db", fleet, "report", "--format", "json"] +
+                          box)) for box in ([], ["--box", "box-a"],
+                                            ["--box", "box-b"])]
+    sums = [sum(t["budget_s"] for t in r["tests"]) for r in reps]
+    assert abs(sums[0] - sums[1] - sums[2]) < 1e-3, sums
 
 
 def test_show_and_triage(fleet):
     out = ok(["--db", fleet, "show", "test_net"])
     assert "signature INFRA" in out, out
+    # issue 28: each failed run with its box, its position counted from 1
+    # (test_net is the second test of the suite)
+    runs = [l for l in out.splitlines() if l.startswith("run ")]
+    assert len(runs) == 10, out
+    assert all("  box box-a  " in l and l.endswith("position 2") for l in
+               runs), runs
     assert ("boxes: 50% on box-a (10/20), 0% on box-b (0/20); fails on "
             "box-a only") in out, out
     d = json.loads(ok(["--db", fleet, "show", "test_net", "--format",
                        "json"]))
     assert d["signature"] == "INFRA"
+    assert [(f["box"], f["position"]) for f in d["failures_log"]] == [
+        ("box-a", 2)] * 10
     assert d["boxes"][0] == {"box": "box-a", "runs": 20, "failures": 10,
                              "rate": 0.5}
     ev = d["box_evidence"]

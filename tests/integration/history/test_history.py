@@ -459,10 +459,12 @@ def test_html_report(history_db, tmp_path):
     assert text.count('id="rate-chart"') == 3
     assert "95% interval (Wilson)" in text and "tier-chart" in text
     # A date axis with whole dates, the last one among them.
-    dates = re.findall(r'<text class="date"[^>]*>([0-9-]+)</text>', text)
+    dates = re.findall(r'<span class="date[^"]*"[^>]*>([0-9-]+)</span>',
+                       text)
     assert dates and all(len(d) == 10 for d in dates), dates
     for name in ("t.turns_flaky", "t.gets_worse", "t.always_flaky"):
-        assert ">%s</a>" % name in text
+        # whole, with a place to wrap after the dot (<wbr>)
+        assert ">%s</a>" % name.replace(".", ".<wbr>") in text
     if not os.path.exists(CHROMIUM):
         pytest.skip("chromium not installed (apt-get install chromium)")
     profile = tempfile.mkdtemp()

@@ -8,7 +8,11 @@
 //  "follow": {PATH_PREFIX: N...}: at most N same-origin links under each
 //  prefix, "followText": only links whose text holds it,
 //  "shots": DIR|null, "actions": [{"path": P, "width": W, "js": EXPR}...]}
-// (an action's value goes to the page's "actions").
+// (an action's value goes to the page's "actions"). Each page's "layout"
+// measures what a narrow screen shows badly: chart text in rendered
+// pixels, titles wider than their box, message cells' widths, words
+// broken in the middle though they fit on a line, and word-break: break-all
+// anywhere.
 'use strict';
 const fs = require('fs');
 const path = require('path');
@@ -22,6 +26,72 @@ function shotName(p, width) {
     'index';
   return base.slice(0, 80) + '-' + width + '.png';
 }
+
+// What a page's layout gives at this width (run in the page).
+const LAYOUT = () => {
+  const out = { chartTexts: 0, chartFontMin: null, titles: [], msgWidths: [],
+    orderRowMax: 0, breaks: [], breakAll: [] };
+  const font = (px) => {
+    out.chartTexts++;
+    if (out.chartFontMin === null || px < out.chartFontMin)
+      out.chartFontMin = px;
+  };
+  // Chart text: HTML text in a .chart at its computed size, SVG text at
+  // its size times the scale the SVG is drawn at.
+  for (const e of document.querySelectorAll('.chart *, svg text')) {
+    if (e.closest('svg')) {
+      if (e.tagName.toLowerCase() !== 'text')
+        continue;
+      const m = e.getScreenCTM();
+      font(parseFloat(getComputedStyle(e).fontSize) * (m ? m.a : 1));
+    } else if ([...e.childNodes].some((n) => n.nodeType === 3 &&
+        n.textContent.trim() !== '') && e.getClientRects().length > 0) {
+      font(parseFloat(getComputedStyle(e).fontSize));
+    }
+  }
+  for (const h of document.querySelectorAll('h1'))
+    out.titles.push({ scroll: h.scrollWidth, client: h.clientWidth,
+      right: h.getBoundingClientRect().right });
+  for (const td of document.querySelectorAll('td.msg'))
+    out.msgWidths.push(td.getBoundingClientRect().width);
+  for (const tr of document.querySelectorAll('#order tbody tr:not(.msg)'))
+    out.orderRowMax = Math.max(out.orderRowMax,
+      tr.getBoundingClientRect().height);
+  for (const e of document.querySelectorAll('body *'))
+    if (getComputedStyle(e).wordBreak === 'break-all')
+      out.breakAll.push(e.tagName + '.' + e.className);
+  // A word (letters, digits and '_') drawn on two lines though it is
+  // narrower than its block: broken between two of its letters, where no
+  // rule of line breaking allows it unless forced.
+  const walk = document.createTreeWalker(document.body,
+    NodeFilter.SHOW_TEXT);
+  const range = document.createRange();
+  for (let n = walk.nextNode(); n; n = walk.nextNode()) {
+    const el = n.parentElement;
+    if (!el || el.closest('script,style,svg') || !el.getClientRects().length)
+      continue;
+    let block = el;
+    while (block && getComputedStyle(block).display.startsWith('inline'))
+      block = block.parentElement;
+    const cs = block ? getComputedStyle(block) : null;
+    const room = block ? block.clientWidth - parseFloat(cs.paddingLeft) -
+      parseFloat(cs.paddingRight) : window.innerWidth;
+    const re = /[\p{L}\p{N}_]+/gu;
+    let m;
+    while ((m = re.exec(n.textContent)) !== null) {
+      range.setStart(n, m.index);
+      range.setEnd(n, m.index + m[0].length);
+      const rects = [...range.getClientRects()].filter((r) => r.width > 0);
+      if (rects.length < 2)
+        continue;
+      const width = rects.reduce((a, r) => a + r.width, 0);
+      if (width < room - 2 && out.breaks.length < 20)
+        out.breaks.push(m[0] + ' (' + Math.round(width) + ' of ' + room +
+          ' px, in ' + block.tagName + '.' + block.className + ')');
+    }
+  }
+  return out;
+};
 
 // One page at one width: what loading it gave.
 async function visit(browser, spec, p, width, report) {
@@ -64,6 +134,8 @@ async function visit(browser, spec, p, width, report) {
       (a) => ({ href: a.href, text: a.textContent })));
   seen.scrollWidth = await page.evaluate(() =>
     document.documentElement.scrollWidth);
+  seen.innerWidth = await page.evaluate(() => window.innerWidth);
+  seen.layout = await page.evaluate(LAYOUT);
   for (const a of spec.actions || []) {
     if (a.path !== p || a.width !== undefined && a.width !== width)
       continue;

@@ -43,6 +43,43 @@ def test_only_get_and_head(serve, method):
     assert h["Allow"] == "GET, HEAD"
 
 
+def raw(url, request):
+    """Send request bytes as they are (methods and headers urllib would
+    not send); the reply's status line and headers, read to their end."""
+    host, port = url[len("http://"):].split(":")
+    with socket.create_connection((host, int(port)), timeout=10) as c:
+        c.sendall(request)
+        reply = b""
+        while b"\r\n\r\n" not in reply:
+            chunk = c.recv(4096)
+            if not chunk:
+                break
+            reply += chunk
+    head = reply.split(b"\r\n\r\n")[0].decode()
+    lines = head.split("\r\n")
+    headers = {k.lower(): v.strip() for k, _, v in
+               (l.partition(":") for l in lines[1:])}
+    return int(lines[0].split()[1]), headers
+
+
+def test_methods_by_path(serve):
+    """Issue 28: another method on a page is 405 with Allow; on a path
+    that is not there 404, whatever the method; a method the server does
+    not implement at all 501, with Allow too (RFC 9110 15.6.2, 10.2.1)."""
+    s = serve()
+    for path in ("/tests", "/api/v1/tests", "/test/1"):
+        status, h, _ = get(s.url + path, method="DELETE")
+        assert (status, h["Allow"]) == (405, "GET, HEAD"), path
+    status, h, _ = get(s.url + "/no/such/page", method="POST", data=b"x")
+    assert status == 404 and h.get("Allow") is None
+    for method in (b"BREW", b"PROPFIND", b"M-SEARCH"):
+        status, h = raw(s.url, method + b" /healthz HTTP/1.1\r\nHost: "
+                        b"127.0.0.1\r\nContent-Length: 0\r\n\r\n")
+        assert (status, h.get("allow")) == (501, "GET, HEAD"), method
+    # and the server still answers
+    assert get(s.url + "/healthz")[0] == 200
+
+
 def test_head_has_no_body(serve):
     s = serve()
     status, h, body = get(s.url + "/healthz", method="HEAD")
@@ -58,6 +95,31 @@ def test_dns_rebinding_refused(serve):
     assert status == 403
     for host in ("localhost", "127.0.0.1:8470", "[::1]:1"):
         assert get(s.url + "/healthz", headers={"Host": host})[0] == 200
+    # host names are case-insensitive (RFC 9110 4.2.3)
+    for host in ("LOCALHOST", "LocalHost:8470"):
+        assert get(s.url + "/healthz", headers={"Host": host})[0] == 200
+    assert get(s.url + "/healthz", headers={"Host": "localhost.evil.test"})[
+        0] == 403
+
+
+def test_two_host_headers_refused(serve, tmp_path):
+    """RFC 9112 3.2: more than one Host is 400, whichever the server
+    would have believed (the first won: evil.test after 127.0.0.1 was
+    served), with a token as without one."""
+    tok = tmp_path / "token"
+    tok.write_text("t0ken\n")
+    for s, auth in ((serve(), b""), (serve("--token-file", str(tok)),
+                                     b"Authorization: Bearer t0ken\r\n")):
+        for hosts in ((b"127.0.0.1", b"evil.test"), (b"evil.test",
+                                                     b"127.0.0.1"),
+                      (b"localhost", b"localhost")):
+            status, _ = raw(s.url, b"GET /healthz HTTP/1.1\r\nHost: " +
+                            hosts[0] + b"\r\n" + auth + b"host: " +
+                            hosts[1] + b"\r\n\r\n")
+            assert status == 400, (hosts, auth)
+        status, _ = raw(s.url, b"GET /healthz HTTP/1.1\r\nHost: "
+                        b"127.0.0.1\r\n" + auth + b"\r\n")
+        assert status == 200
 
 
 def test_token(serve, tmp_path):
@@ -74,6 +136,14 @@ def test_token(serve, tmp_path):
                    headers={"Authorization": wrong})[0] == 401, wrong
     ok = {"Authorization": "Bearer s3cret-Token_1"}
     assert get(s.url + "/healthz", headers=ok)[0:3:2] == (200, b"ok\n")
+    # the scheme is case-insensitive, one or more spaces after it (RFC
+    # 9110 11.1, 11.4)
+    for scheme in ("bearer s3cret-Token_1", "BEARER s3cret-Token_1",
+                   "Bearer   s3cret-Token_1"):
+        assert get(s.url + "/healthz", headers={"Authorization": scheme})[
+            0] == 200, scheme
+    assert get(s.url + "/healthz", headers={
+        "Authorization": "bearer s3cret-token_1"})[0] == 401
     # With a token, any Host name: the token is the guard.
     assert get(s.url + "/healthz", headers=dict(ok, Host="dash.example"))[
         0] == 200
