@@ -4,13 +4,10 @@
 
 #include <errno.h>
 #include <limits.h>
-#include <fcntl.h>
 #include <inttypes.h>
-#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "classify/classify.h"

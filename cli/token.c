@@ -3,7 +3,6 @@
  * tokens themselves, which are not kept); revoke one. */
 #include "buildconf.h"
 
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

@@ -66,10 +66,12 @@ const struct cmd_entry cmd_upload_entry = {
 	.name = "upload",
 	.usage = "upload --server URL|URI|FILE --target NAME [--revision REV] "
 	    "[--branch NAME] [--pr ID] [--job NAME] [--job-url URL] "
-	    "[--attempt N] [--token-file FILE] FILE...",
+	    "[--attempt N] [--ci NAME] [--at TIME] [--box NAME] "
+	    "[--token-file FILE] [--ca-file FILE] [--idempotency-key KEY] "
+	    "[--retries N] [--timeout D] FILE...",
 	.summary = "Send a CI job's results to flakyd, serve or a database.",
-	.example = "FLAKY_TOKEN=$TOKEN flakyctl upload --server "
-	    "https://flaky.example:8470 --target shop-ci report.xml",
+	.example = "flakyctl upload --server https://ci.example:8470 "
+	    "--target shop-ci report.xml",
 	.options = upload_options,
 	.exec = cmd_upload,
 };

@@ -16,11 +16,9 @@
 #include <unistd.h>
 
 #include <event2/buffer.h>
-#include <event2/bufferevent.h>
 #include <event2/dns.h>
 #include <event2/event.h>
 #include <event2/http.h>
-#include <event2/keyvalq_struct.h>
 
 #include <openssl/ssl.h>
 

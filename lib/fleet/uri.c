@@ -32,16 +32,6 @@ flaky_fleet_is_uri(const char *s)
 	    strncmp(s, "postgres://", 11) == 0);
 }
 
-/* The value of a hex digit, or -1. */
-static int
-hexval(int c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	c = tolower(c);
-	return c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
-}
-
 /* Does the URI query key k (n bytes, percent-encoded as libpq decodes
  * it) name the password? "pass%77ord" does. */
 static int
@@ -53,8 +43,8 @@ key_is_password(const char *k, size_t n)
 
 	for (i = 0; i < n; i++, o++) {
 		c = (unsigned char)k[i];
-		if (c == '%' && i + 2 < n && (hi = hexval(k[i + 1])) >= 0 &&
-		    (lo = hexval(k[i + 2])) >= 0) {
+		if (c == '%' && i + 2 < n && (hi = flaky_hexval(k[i + 1])) >= 0 &&
+		    (lo = flaky_hexval(k[i + 2])) >= 0) {
 			c = hi << 4 | lo;
 			i += 2;
 		}

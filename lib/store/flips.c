@@ -19,7 +19,6 @@
 #include "buildconf.h"
 
 #include <errno.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 

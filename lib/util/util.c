@@ -576,6 +576,16 @@ flaky_read_file_head(const char *path, size_t max, char **ret,
 	return r;
 }
 
+/* The value of a hex digit, or -1 (util.h). */
+int
+flaky_hexval(int c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	c = tolower(c);
+	return c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+}
+
 int
 flaky_array_grow(void *vp, size_t *cap, size_t n, size_t size)
 {

@@ -14,6 +14,8 @@
  * *cap allocated: doubled from 16 when full. 0, or -ENOMEM (the array
  * unchanged). */
 int	 flaky_array_grow(void *vp, size_t *cap, size_t n, size_t size);
+/* The value of a hex digit (either case), or -1. */
+int	 flaky_hexval(int c);
 
 /* A byte buffer that grows; always NUL-terminated when len > 0 or after
  * flaky_buf_cstr(). An allocation failure sticks: later appends do nothing

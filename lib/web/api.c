@@ -23,7 +23,16 @@ web_api_fail(struct web_ctx *c, int status, const char *param,
 	struct flaky_jw	 w;
 	char		 line[sizeof c->err];
 
-	/* msg may be c->err, which the reply does not overwrite */
+	/* msg may be c->err, which the reply does not overwrite; a failure
+	 * names the database, which is none of an HTTP client's business
+	 * (a server's address: the text replies are scrubbed so too) */
+	if (status >= 500 && c->st != NULL) {
+		const char *name = flaky_store_name(c->st);
+		size_t	 n = strlen(name);
+
+		if (strncmp(msg, name, n) == 0 && strncmp(msg + n, ": ", 2) == 0)
+			msg += n + 2;
+	}
 	snprintf(line, sizeof line, "%s", msg);
 	c->status = status;
 	c->json_err = 1;

@@ -47,18 +47,6 @@ web_esc(struct flaky_buf *b, const char *s)
 		web_escn(b, s, strlen(s));
 }
 
-/* The value of a hex digit, or -1. */
-static int
-hexval(int c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	c = tolower(c);
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	return -1;
-}
-
 int
 web_param(const char *query, const char *key, char *buf, size_t len)
 {
@@ -77,8 +65,8 @@ web_param(const char *query, const char *key, char *buf, size_t len)
 				else if (c == '%') {
 					if (i + 2 >= n)
 						return -1;
-					if ((h = hexval(p[i + 1])) < 0 ||
-					    (l = hexval(p[i + 2])) < 0)
+					if ((h = flaky_hexval(p[i + 1])) < 0 ||
+					    (l = flaky_hexval(p[i + 2])) < 0)
 						return -1;
 					c = h * 16 + l;
 					i += 2;

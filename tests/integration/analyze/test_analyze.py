@@ -152,8 +152,10 @@ def test_table_output(demo, tmp_path):
     assert any(l.startswith("BROKEN    test_inventory.InventoryTest.test_reindex") and "3/3" in l
                for l in lines), p.stdout
     # issue 28: the test skipped in every run is not counted as stable
-    assert lines[-2:] == ["stable    2 tests", "skipped   1 test in every "
-                          "run: no evidence either way"], p.stdout
+    # (test_sync fails 30% of runs: in 3 runs it may never fail)
+    assert lines[-2] in ("stable    2 tests", "stable    3 tests"), p.stdout
+    assert lines[-1] == ("skipped   1 test in every run: no evidence "
+                         "either way"), p.stdout
     assert "\033[" not in p.stdout          # no colour off a terminal
     for fmt, first in (("csv", "tier,target,test,"), ("markdown", "| tier | test |")):
         q = run(["report", "--db", db, "--format", fmt], check=0)

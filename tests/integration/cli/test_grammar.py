@@ -172,7 +172,7 @@ def test_missing_config_is_an_error(cmd, where, tmp_path):
     nope = str(tmp_path / "nope.yaml")
     opt = ["--config", nope]
     args = opt + [cmd] if where == "before" else [cmd] + opt
-    if cmd == "quarantine":
+    if cmd in ("quarantine", "token"):
         args.insert(args.index(cmd) + 1, "list")
     p = run(args, cwd=tmp_path)
     assert p.returncode == 2, p

@@ -53,8 +53,9 @@ def test_help_errors():
 
 
 def operands(cmd):
-    """What comes before the options: quarantine's subcommand."""
-    return ["list"] if cmd == "quarantine" else []
+    """What comes before the options: quarantine's and token's
+    subcommand."""
+    return ["list"] if cmd in ("quarantine", "token") else []
 
 
 @pytest.mark.parametrize("cmd", [c for c in commands() if c != "help"])
