@@ -441,7 +441,7 @@ const struct cmd_entry cmd_analyze_entry = {
 	    "flakyctl analyze --runs 20 --timeout 10m -- pytest -x tests/api\n"
 	    "flakyctl analyze --risky --until-settled tests/",
 	.options = analyze_options,
-	.flags = CMD_STOP_AT_OPERAND,
+	.flags = CMD_STOP_AT_OPERAND | CMD_WRITES,
 	.exec = cmd_analyze,
 };
 

@@ -454,6 +454,7 @@ const struct cmd_entry cmd_bisect_entry = {
 	    "--bad main -- pytest\nflakyctl bisect test_retry --good HEAD~40 "
 	    "--bad HEAD --target shop-unit",
 	.options = bisect_options,
+	.flags = CMD_WRITES,
 	.exec = cmd_bisect,
 };
 

@@ -16,7 +16,8 @@ const struct cmd_option cmd_global_options[] = {
 	    "postgresql:// URI (default $FLAKY_DB, the config's database:, "
 	    "then ./flaky.db)" },
 	{ "config", 0, CTL_OPT_CONFIG, "FILE", "the configuration file "
-	    "(default $FLAKY_CONFIG, then /etc/flaky/flaky.yaml)" },
+	    "(default $FLAKY_CONFIG, then /etc/flaky/flaky.yaml for a "
+	    "command that only reads, where there is no ./flaky.db)" },
 	{ "socket", 0, CTL_OPT_SOCKET, "PATH", "flakyd's control socket "
 	    "(default $FLAKY_SOCKET, the config's socket:, then "
 	    FLAKY_DEFAULT_SOCKET ")" },

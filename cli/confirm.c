@@ -281,6 +281,7 @@ const struct cmd_entry cmd_confirm_entry = {
 	.example = "flakyctl confirm --budget 30m\nflakyctl confirm "
 	    "test_login_retry --max-runs 200",
 	.options = confirm_options,
+	.flags = CMD_WRITES,
 	.exec = cmd_confirm,
 };
 

@@ -35,6 +35,7 @@ struct ctl {
 	int		 wide;		/* --wide: whole ids on a terminal */
 	unsigned	 kinds;		/* --kind: FLAKY_KIND_MASK()s, 0: default */
 	const char	*box;		/* --box (issue 15), checked */
+	int		 writes;	/* CMD_WRITES: no system config */
 };
 
 /* The option codes of the global options (below 1000 are letters). */
@@ -69,6 +70,11 @@ struct cmd_entry {
 /* Options stop at the first operand ("+" to getopt): what follows it
  * belongs to the command analyze runs. */
 #define CMD_STOP_AT_OPERAND	0x1
+/* The command writes evidence: its database (and config) come from --db,
+ * $FLAKY_DB, --config or $FLAKY_CONFIG only, never from the system's
+ * /etc/flaky/flaky.yaml (the daemon's database): main.c sets ctl->writes
+ * from it; docs/cli.md, "Targets, configuration, database". */
+#define CMD_WRITES		0x2
 
 /* --kind suite|alone|ingested|all (or a comma list) of the query commands
  * that count runs (report, gate, metrics, triage): which runs their rates
@@ -140,7 +146,8 @@ int	 ctl_check_box(struct flaky_store *, const char *cmd, const char *box);
 /* Allowed formats for a command: a mask of (1 << FORMAT_x). */
 int	 ctl_check_format(struct ctl *, const char *cmd, int allowed);
 /* The config file: --config, $FLAKY_CONFIG, then /etc/flaky/flaky.yaml
- * when it exists; NULL when none. */
+ * when it exists, for a command that only reads (not ctl->writes) in a
+ * directory without a flaky.db; NULL when none. */
 const char *ctl_config_path(struct ctl *);
 /* The database path by the documented search order. Never NULL. */
 const char *ctl_db_path(struct ctl *);

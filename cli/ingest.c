@@ -40,6 +40,7 @@ const struct cmd_entry cmd_ingest_entry = {
 	.example = "flakyctl ingest --target shop-ci --revision \"$GIT_SHA\" "
 	    "report.xml",
 	.options = ingest_options,
+	.flags = CMD_WRITES,
 	.exec = cmd_ingest,
 };
 

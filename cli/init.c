@@ -147,16 +147,25 @@ isolate_template(const struct flaky_command *c)
 	return t;
 }
 
+/* flakyd as the hints name it: by its full path where it is installed
+ * (/usr/sbin/flakyd: a user's PATH on Debian has no /usr/sbin). */
+static const char *
+flakyd_path(void)
+{
+	return access(FLAKY_SBINDIR "/flakyd", X_OK) == 0 ?
+	    FLAKY_SBINDIR "/flakyd" : "flakyd";
+}
+
 /* The top of the file: where it came from and how to check it. */
 static void
 write_head(FILE *f, const struct init *in)
 {
 	fprintf(f, "# flaky.yaml for %s, written by `flakyctl init` "
 	    "(flaky %s).\n", in->cmd.root, FLAKY_VERSION);
-	fprintf(f, "# Check it with `flakyd --check-config --config %s`; "
+	fprintf(f, "# Check it with `%s --check-config --config %s`; "
 	    "every key is in\n# flaky.yaml(5). Relative paths are taken "
-	    "from this file's directory.\n\n", in->out != NULL ? in->out :
-	    "FILE");
+	    "from this file's directory.\n\n", flakyd_path(),
+	    in->out != NULL ? in->out : "FILE");
 	fprintf(f, "# The evidence database: flakyd writes it, flakyctl "
 	    "reads it (with\n# --config FILE or FLAKY_CONFIG=FILE it finds "
 	    "it through this line).\ndatabase: ");
@@ -332,9 +341,9 @@ init_write(struct init *in, const char *dir, int force)
 	r = EXIT_OK;
 	if (in->out != NULL)
 		fprintf(stderr, "flakyctl: wrote %s (%s: %s); check it with "
-		    "flakyd --check-config --config %s\n", in->out,
+		    "%s --check-config --config %s\n", in->out,
 		    in->cmd.runner, in->cmd.note ? in->cmd.note : "detected",
-		    in->out);
+		    flakyd_path(), in->out);
 out:
 	free(tmp);
 	free(name);

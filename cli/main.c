@@ -420,7 +420,26 @@ config_value(const char *path, const char *key, char *buf, size_t len)
 	return buf[0] ? buf : NULL;
 }
 
-/* The config file a command reads, when there is one. */
+/* The system's config (the daemon's): /etc/flaky/flaky.yaml, unless
+ * $FLAKYCTL_SYSTEM_CONFIG names another file (empty: none). The tests
+ * set it (tests/conftest.py), so that they never read the machine's; not
+ * FLAKY_*, which test helpers clear to drop the caller's settings. */
+static const char *
+system_config(void)
+{
+	const char	*e = getenv("FLAKYCTL_SYSTEM_CONFIG");
+
+	if (e != NULL)
+		return *e != '\0' ? e : NULL;
+	return FLAKY_DEFAULT_CONFIG;
+}
+
+/* The config file a command reads, when there is one. A command that
+ * writes evidence takes only the one it is given: the system's would
+ * have it write into the daemon's database (ad-hoc runs mixed into the
+ * schedule's evidence, or "readonly database" for others). One that
+ * reads takes the system's too, unless the directory has its own
+ * flaky.db: the report of the runs analyze just made there. */
 const char *
 ctl_config_path(struct ctl *ctl)
 {
@@ -433,8 +452,9 @@ ctl_config_path(struct ctl *ctl)
 			exit(EXIT_ERROR);
 		return e;
 	}
-	if (access(FLAKY_DEFAULT_CONFIG, R_OK) == 0)
-		return FLAKY_DEFAULT_CONFIG;
+	if (!ctl->writes && access("flaky.db", F_OK) == -1 &&
+	    (e = system_config()) != NULL && access(e, R_OK) == 0)
+		return e;
 	return NULL;
 }
 
@@ -572,5 +592,6 @@ main(int argc, char **argv)
 		return EXIT_ERROR;
 	}
 	optind = 0;	/* reset getopt for the command */
+	ctl.writes = (e->flags & CMD_WRITES) != 0;
 	return e->exec(&ctl, argc, argv);
 }

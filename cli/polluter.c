@@ -391,6 +391,7 @@ const struct cmd_entry cmd_polluter_entry = {
 	    "test fail.",
 	.example = "flakyctl polluter test_default_locale --target demo",
 	.options = polluter_options,
+	.flags = CMD_WRITES,
 	.exec = cmd_polluter,
 };
 

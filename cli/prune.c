@@ -23,6 +23,7 @@ const struct cmd_entry cmd_prune_entry = {
 	.summary = "Remove raw results older than D; daily rollups stay.",
 	.example = "flakyctl prune --older-than 180d",
 	.options = prune_options,
+	.flags = CMD_WRITES,
 	.exec = cmd_prune,
 };
 

@@ -279,6 +279,7 @@ const struct cmd_entry cmd_quarantine_entry = {
 	.example = "flakyctl quarantine add test_login_retry --reason "
 	    "'RACE, #123'\nflakyctl quarantine export --format pytest",
 	.options = quarantine_options,
+	.flags = CMD_WRITES,
 	.exec = cmd_quarantine,
 };
 
@@ -376,6 +377,9 @@ cmd_quarantine(struct ctl *ctl, int argc, char **argv)
 		return EXIT_ERROR;
 	}
 	ro = test == NULL;
+	/* list and export read: the system's database is theirs too */
+	if (ro)
+		ctl->writes = 0;
 	if (flaky_store_open(ctl_db_path(ctl), ro ? FLAKY_STORE_READONLY : 0,
 	    &store, err, sizeof err) < 0)
 		goto fail;

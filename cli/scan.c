@@ -204,6 +204,8 @@ store_findings(struct ctl *ctl, const char *target, int argc, char **argv)
 		fprintf(stderr, "flakyctl scan: getcwd: %s\n", strerror(errno));
 		return -1;
 	}
+	/* a writer: never the system's database unless given (CMD_WRITES) */
+	ctl->writes = 1;
 	if (flaky_store_open(ctl_db_path(ctl), 0, &st, err, sizeof err) < 0 ||
 	    flaky_store_target(st, target, NULL, NULL, &id, err,
 	    sizeof err) < 0 || flaky_store_target_dir(st, id, cwd, &dir, err,

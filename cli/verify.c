@@ -149,6 +149,7 @@ const struct cmd_entry cmd_verify_entry = {
 	.example = "flakyctl verify tests/test_api.py::test_retry -- pytest\n"
 	    "flakyctl verify test_retry --target shop-unit --rate 0.05",
 	.options = verify_options,
+	.flags = CMD_WRITES,
 	.exec = cmd_verify,
 };
 

@@ -14,7 +14,7 @@ python3 python3-pytest python3-pytest-timeout python3-pytest-random-order python
 python3-pytest-xdist python3-numpy python3-scipy python3-sklearn
 valgrind clang libclang-rt-14-dev procps hyperfine golang-go perl
 chromium bsdutils systemd libxml2-utils zsh
-dpkg-dev debhelper fakeroot lintian"
+dpkg-dev debhelper fakeroot lintian debootstrap systemd-container"
 
 missing=""
 for p in $PKGS; do

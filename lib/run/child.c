@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -89,10 +90,14 @@ static void	child_exec(struct child_plan *) CHILD_CODE
  * exec (STYLE.md, tmux job.c): a suite behaves as in a terminal even when
  * we run under nohup. The signals were all blocked by the parent before
  * the clone, so no handler of ours runs in the child before it is reset.
- * glibc refuses its two internal signals to sigaction; exec resets them. */
+ * glibc refuses its two internal signals (32, 33) to sigaction, and exec
+ * keeps them ignored when they were (GNU make's commands have both
+ * ignored: the package's build runs the unit suites so): they are set
+ * through the system call, a zeroed kernel sigaction being SIG_DFL. */
 static void
 child_exec(struct child_plan *c)
 {
+	static const unsigned long ksa_dfl[8];
 	struct sigaction sa;
 	sigset_t	 none;
 
@@ -100,6 +105,8 @@ child_exec(struct child_plan *c)
 	sa.sa_handler = SIG_DFL;
 	for (int sig = 1; sig < NSIG; sig++)
 		sigaction(sig, &sa, NULL);
+	for (int sig = __SIGRTMIN; sig < SIGRTMIN; sig++)
+		syscall(SYS_rt_sigaction, sig, ksa_dfl, NULL, (NSIG - 1) / 8);
 	if (setpgid(0, 0) == -1)
 		goto fail;
 	for (int i = 0; i < 3; i++)

@@ -88,6 +88,16 @@ check_ours(struct flaky_store *s, char *err, size_t errlen)
 	    (sql_extended_errcode(s->db) & 0xff) == SQL_NOTADB)
 		return flaky_error(err, errlen, EINVAL, "%s: not a flaky "
 		    "database", s->path);
+	/* WAL without its side files, in a directory this user may not
+	 * write: removed, or left so by an older flaky (writers now keep
+	 * them, below) */
+	if (rc != SQL_OK && sql_extended_errcode(s->db) ==
+	    SQLITE_READONLY_DIRECTORY)
+		return flaky_error(err, errlen, EACCES, "%s: cannot be read "
+		    "by this user until a writer opens it: its -wal and -shm "
+		    "files are missing and its directory is not writable here "
+		    "(start flakyd, or run one flakyctl command that writes "
+		    "it as its owner)", s->path);
 	if (rc != SQL_OK)
 		return store_sql_error(s, err, errlen, "reading the schema");
 	if ((rc = read_version(s, &version, err, errlen)) < 0)
@@ -590,6 +600,12 @@ flaky_store_open(const char *path, int flags, struct flaky_store **ret,
 		if ((r = store_exec(s, "PRAGMA journal_mode = WAL", err,
 		    errlen)) < 0)
 			goto fail;
+		/* The -wal (emptied) and -shm files outlive the last writer:
+		 * SQLite reads a WAL database only with both, and a reader
+		 * who may read it but not write its directory (a member of
+		 * flakyd's group, 0750) cannot make them. */
+		sqlite3_file_control(sql_sqlite(s->db), "main",
+		    SQLITE_FCNTL_PERSIST_WAL, &(int){ 1 });
 		snprintf(sql, sizeof sql, "PRAGMA synchronous = %s",
 		    flags & FLAKY_STORE_BULK ? "NORMAL" : "FULL");
 		if ((r = store_exec(s, sql, err, errlen)) < 0)

@@ -58,9 +58,10 @@ START_TEST(open_new)
 END_TEST
 
 /* A new database appears whole under its name, made aside and renamed:
- * nothing else is left in the directory, its mode is SQLite's own less the
- * umask, and it checks out. An empty file that is there already (touch) is
- * made into a database in place. */
+ * nothing else is left in the directory but its -wal and -shm files (kept
+ * for readers: read_after_writer), its mode is SQLite's own less the umask
+ * and theirs the same, and it checks out. An empty file that is there
+ * already (touch) is made into a database in place. */
 START_TEST(new_file)
 {
 	struct flaky_store *s;
@@ -76,12 +77,21 @@ START_TEST(new_file)
 	umask(old);
 	flaky_store_close(s);
 	ck_assert_ptr_nonnull(d = opendir(dir));
-	while ((e = readdir(d)) != NULL)
-		ck_assert_msg(e->d_name[0] == '.' ||
-		    strcmp(e->d_name, "flaky.db") == 0, "left: %s", e->d_name);
+	while ((e = readdir(d)) != NULL) {
+		char	 p[384];
+
+		if (e->d_name[0] == '.')
+			continue;
+		ck_assert_msg(strcmp(e->d_name, "flaky.db") == 0 ||
+		    strcmp(e->d_name, "flaky.db-wal") == 0 ||
+		    strcmp(e->d_name, "flaky.db-shm") == 0, "left: %s",
+		    e->d_name);
+		snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
+		ck_assert_int_eq(stat(p, &st), 0);
+		ck_assert_msg((st.st_mode & 07777) == 0640, "%s: %o",
+		    e->d_name, st.st_mode & 07777);
+	}
 	closedir(d);
-	ck_assert_int_eq(stat(path, &st), 0);
-	ck_assert_int_eq(st.st_mode & 07777, 0640);
 	db = raw_open();
 	tu_rows_eq(db, "PRAGMA integrity_check", "ok\n");
 	tu_rows_eq(db, "PRAGMA journal_mode", "wal\n");
@@ -337,7 +347,7 @@ END_TEST
 /* Open path as an unprivileged user (root writes anywhere) in a child;
  * the error message comes back through a pipe. */
 static int
-open_as_nobody(const char *p, char *err, size_t errlen)
+open_as_nobody(const char *p, int flags, char *err, size_t errlen)
 {
 	int	 fds[2], status;
 	pid_t	 pid;
@@ -353,7 +363,7 @@ open_as_nobody(const char *p, char *err, size_t errlen)
 		if (geteuid() == 0 && (setgid(65534) == -1 ||
 		    setuid(65534) == -1))
 			_exit(99);
-		r = flaky_store_open(p, 0, &s, e, sizeof e);
+		r = flaky_store_open(p, flags, &s, e, sizeof e);
 		if (r == 0)
 			flaky_store_close(s);
 		if (write(fds[1], e, strlen(e) + 1) < 0)
@@ -380,7 +390,7 @@ START_TEST(read_only)
 	ck_assert_int_eq(mkdir(ro, 0555), 0);
 	ck_assert_int_eq(chmod(dir, 0755), 0);
 	snprintf(p, sizeof p, "%s/new.db", ro);
-	ck_assert_int_eq(open_as_nobody(p, err, sizeof err), -EACCES);
+	ck_assert_int_eq(open_as_nobody(p, 0, err, sizeof err), -EACCES);
 	ck_assert_msg(strncmp(err, p, strlen(p)) == 0, "%s", err);
 	ck_assert_int_eq(access(p, F_OK), -1);
 	/* a database file nobody may write */
@@ -388,9 +398,9 @@ START_TEST(read_only)
 	flaky_store_close(s);
 	ck_assert_int_eq(chmod(path, 0444), 0);
 	ck_assert_int_eq(chmod(dir, 0555), 0);
-	ck_assert_int_lt(open_as_nobody(path, err, sizeof err), 0);
+	ck_assert_int_lt(open_as_nobody(path, 0, err, sizeof err), 0);
 	ck_assert_msg(strncmp(err, path, strlen(path)) == 0 &&
-	    strstr(err, "readonly") != NULL, "%s", err);
+	    strstr(err, "read-only") != NULL, "%s", err);
 	ck_assert_int_eq(chmod(dir, 0700), 0);
 	db = raw_open();
 	ck_assert_int_eq(tu_q1(db, "SELECT count(*) FROM runs"), 0);
@@ -410,12 +420,50 @@ START_TEST(read_only_while_open)
 	char		 err[512];
 	int		 r;
 
-	ck_assert_int_eq(chmod(path, 0644), 0);
-	ck_assert_int_eq(chmod(dir, 0755), 0);
-	r = open_as_nobody(path, err, sizeof err);
+	/* no write for anyone: also when not root, in the package's build */
+	ck_assert_int_eq(chmod(path, 0444), 0);
+	ck_assert_int_eq(chmod(dir, 0555), 0);
+	r = open_as_nobody(path, 0, err, sizeof err);
+	ck_assert_int_eq(chmod(dir, 0700), 0);
 	flaky_store_close(s);
 	ck_assert_int_lt(r, 0);
 	ck_assert_msg(strncmp(err, path, strlen(path)) == 0, "%s", err);
+}
+END_TEST
+
+/* A reader who may read the database but not write its directory (a
+ * member of flakyd's group: /var/lib/flaky is 0750) reads it after the
+ * last writer closed (flakyd stopped, as during every upgrade): SQLite
+ * reads a WAL database only with its -wal and -shm files, which such a
+ * reader cannot make, so the writers leave them (emptied) behind. */
+START_TEST(read_after_writer)
+{
+	struct flaky_store *s = open_store();
+	char		 side[160], err[512];
+	struct stat	 st;
+
+	ck_assert_int_eq(target(s, "t"), 1);
+	flaky_store_close(s);
+	ck_assert_int_eq(chmod(path, 0444), 0);
+	ck_assert_int_eq(chmod(dir, 0555), 0);
+	ck_assert_msg(open_as_nobody(path, FLAKY_STORE_READONLY, err,
+	    sizeof err) == 0, "%s", err);
+	ck_assert_int_eq(chmod(dir, 0700), 0);
+	snprintf(side, sizeof side, "%s-wal", path);
+	ck_assert_int_eq(stat(side, &st), 0);
+	ck_assert_int_eq(st.st_size, 0);	/* checkpointed into the file */
+	snprintf(side, sizeof side, "%s-shm", path);
+	ck_assert_int_eq(access(side, F_OK), 0);
+	/* without them (an older flaky's writer): says what to do */
+	ck_assert_int_eq(unlink(side), 0);
+	snprintf(side, sizeof side, "%s-wal", path);
+	ck_assert_int_eq(unlink(side), 0);
+	ck_assert_int_eq(chmod(dir, 0555), 0);
+	ck_assert_int_eq(open_as_nobody(path, FLAKY_STORE_READONLY, err,
+	    sizeof err), -EACCES);
+	ck_assert_int_eq(chmod(dir, 0700), 0);
+	ck_assert_msg(strncmp(err, path, strlen(path)) == 0 && strstr(err,
+	    "-wal and -shm files are missing") != NULL, "%s", err);
 }
 END_TEST
 
@@ -438,6 +486,7 @@ main(void)
 	tcase_add_test(tc, foreign);
 	tcase_add_test(tc, read_only);
 	tcase_add_test(tc, read_only_while_open);
+	tcase_add_test(tc, read_after_writer);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
