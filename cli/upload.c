@@ -73,6 +73,7 @@ const struct cmd_entry cmd_upload_entry = {
 	.example = "flakyctl upload --server https://ci.example:8470 "
 	    "--target shop-ci report.xml",
 	.options = upload_options,
+	.flags = CMD_WRITES,
 	.exec = cmd_upload,
 };
 
