@@ -1,6 +1,7 @@
 /* What several runners share beyond the result list: the table that finds
  * a result by its test id (pytest and unittest name a test again after its
- * line, in summaries and failure blocks), and the removal of colours. */
+ * line, in summaries and failure blocks), the removal of colours, and
+ * durations in seconds. */
 #include "buildconf.h"
 
 #include <errno.h>
@@ -111,4 +112,23 @@ parse_strip_colour(struct flaky_buf *clean, const char **sp, size_t *np)
 	*sp = clean->data ? clean->data : "";
 	*np = clean->len;
 	return 0;
+}
+
+int64_t
+parse_seconds_us(const char *s, size_t n)
+{
+	int64_t	 us = 0, scale = 1000000;
+	size_t	 i = 0;
+
+	for (; i < n && s[i] >= '0' && s[i] <= '9'; i++)
+		if ((us = us * 10 + (s[i] - '0')) > 100000000)
+			return -1;
+	if (i == 0)
+		return -1;
+	us *= 1000000;
+	if (i < n && s[i] == '.')
+		for (i++; i < n && s[i] >= '0' && s[i] <= '9'; i++)
+			if (scale > 1)
+				us += (s[i] - '0') * (scale /= 10);
+	return i == n ? us : -1;
 }

@@ -77,6 +77,9 @@ uint64_t parse_id_hash(const char *, size_t);
  * -ENOMEM. */
 int	 parse_strip_colour(struct flaky_buf *clean, const char **s,
 	    size_t *n);
+/* "12", "0.013" (seconds, as cargo, ctest and RSpec print them) ->
+ * microseconds; -1 when s is not such a number. */
+int64_t	 parse_seconds_us(const char *s, size_t n);
 
 /* Whether s (n bytes, not NUL-terminated) starts with p. */
 static inline int
@@ -103,5 +106,9 @@ extern const struct runner runner_unittest;
 extern const struct runner runner_jest;
 extern const struct runner runner_gotest;
 extern const struct runner runner_tap;
+extern const struct runner runner_cargo;
+extern const struct runner runner_gtest;
+extern const struct runner runner_rspec;
+extern const struct runner runner_phpunit;
 
 #endif
