@@ -27,8 +27,8 @@ flaky_repro_runner(const char *runner, const char *command)
 		const char	*word, *name;
 	} guess[] = {
 		{ "pytest", "pytest" }, { "unittest", "unittest" },
-		{ "jest", "jest" }, { "go test", "gotest" }, { "prove", "tap" },
-		{ "cargo test", "cargo" }, { "ctest", "gtest" },
+		{ "jest", "jest" }, { "cargo test", "cargo" },
+		{ "go test", "gotest" }, { "prove", "tap" }, { "ctest", "gtest" },
 		{ "--gtest_", "gtest" }, { "rspec", "rspec" },
 		{ "phpunit", "phpunit" },
 	};

@@ -72,13 +72,15 @@ anchored(struct flaky_buf *b, const char *pre, const char *s,
 	flaky_buf_adds(b, post);
 }
 
-/* cargo test [its options] -- --exact NAME (--doc for a doctest, whose
- * rustdoc name is "src/lib.rs - item (line 7)"). */
+/* cargo test [its options] -- --exact NAME. A doctest ("src/lib.rs -
+ * item (line 7)") cannot be named whole (rustdoc splits filters at
+ * blanks): --doc with its item, which runs every doctest of that name. */
 static void
 repro_cargo(const struct flaky_diagnosis *d, char **w, int n,
     struct flaky_buf *b)
 {
 	int	 k = find_word(w, n, "cargo"), t = -1;
+	const char *doc, *line = NULL;
 
 	for (int i = k + 1; k >= 0 && i < n && t < 0; i++)
 		if (strcmp(w[i], "test") == 0 || strcmp(w[i], "t") == 0)
@@ -87,12 +89,30 @@ repro_cargo(const struct flaky_diagnosis *d, char **w, int n,
 		flaky_buf_adds(b, "cargo test");
 	else
 		add_words(b, w, 0, t + 1);
-	if (strstr(d->test, " - ") != NULL && strstr(d->test, "(line ") !=
-	    NULL)
+	if ((doc = strstr(d->test, " - ")) != NULL &&
+	    (line = strstr(doc, " (line ")) != NULL)
 		flaky_buf_adds(b, " --doc");
-	for (int i = t + 1; t >= 0 && i < n && strcmp(w[i], "--") != 0; i++)
-		if (w[i][0] == '-' && strcmp(w[i], "--no-fail-fast") != 0)
-			add_words(b, w, i, i + 1);
+	for (int i = t + 1; t >= 0 && i < n && strcmp(w[i], "--") != 0; i++) {
+		/* its options (-p NAME and the like), not its filters */
+		int	 v = strchr("pFjZ", w[i][1]) != NULL && w[i][2] == '\0';
+
+		if (w[i][0] != '-' || strcmp(w[i], "--no-fail-fast") == 0)
+			continue;
+		v |= strcmp(w[i], "--package") == 0 ||
+		    strcmp(w[i], "--manifest-path") == 0 ||
+		    strcmp(w[i], "--features") == 0 ||
+		    strcmp(w[i], "--target") == 0 ||
+		    strcmp(w[i], "--test") == 0;
+		add_words(b, w, i, i + 1 + (v && i + 1 < n));
+		i += v;
+	}
+	if (doc != NULL && line != NULL) {
+		flaky_buf_printf(b, " -- %.*s\n# rustdoc splits a filter at "
+		    "blanks: this runs every doctest whose name holds %.*s",
+		    (int)(line - doc - 3), doc + 3, (int)(line - doc - 3),
+		    doc + 3);
+		return;
+	}
 	flaky_buf_adds(b, " -- --exact ");
 	flaky_sh_quote(b, d->test);
 }

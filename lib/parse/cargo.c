@@ -150,7 +150,7 @@ detect(const char *s, size_t n)
 	if (test_line(s, n, &nl, &st) && (st == n ||
 	    status_word(s + st, n - st, &d) >= 0))
 		return 2;
-	if (parse_starts(s, n, "running ") && n > 14 &&
+	if (parse_starts(s, n, "running ") && n >= 14 &&
 	    (memcmp(s + n - 6, " tests", 6) == 0 ||
 	    memcmp(s + n - 5, " test", 5) == 0 || s[n - 1] == ')'))
 		return 1;

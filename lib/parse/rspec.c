@@ -21,8 +21,8 @@
  *	rspec ./spec/cart_spec.rb:16 # Cart checkout talks to the legacy API
  *
  * The id is the example's full description, as RSpec itself names it in
- * "Failed examples" (group and example titles joined by a blank, none
- * before a title that starts with "#", "." or "::"). A line of the tree is
+ * "Failed examples" (group and example titles joined by a blank). A line
+ * of the tree is
  * a group when the next line is indented deeper, else an example. The
  * progress formatter prints a character per example and names only the
  * failures (in "Failures:" and "Failed examples:"): the count then says
@@ -47,7 +47,9 @@ struct rspec_state {
 	struct flaky_buf groups[DEPTH_MAX];
 	size_t		 depth;
 	int		 tree;		/* in the tree (before Failures:) */
-	int		 section;	/* 'f' Failures, 'p' Pending, 'l' load */
+	int		 section;	/* 'f' Failures, 'p' Pending, 'l' load,
+					 * 'T' --profile's slowest examples */
+	long		 slow;		/* the example --profile timed */
 	long		 msg;		/* the message goes to this result */
 	size_t		 first;		/* this run's first result */
 	long		 total;		/* examples counted, -1 */
@@ -130,12 +132,12 @@ init(struct parse_ctx *ctx)
 	return 0;
 }
 
-/* Join a title to a description as RSpec does. */
+/* Join a title to its group's description as RSpec does (a blank; a
+ * group's own arguments, "Cart, '#total'", are one title already). */
 static void
 join(struct flaky_buf *b, const char *t, size_t n)
 {
-	if (b->len > 0 && !(n > 0 && (t[0] == '#' || t[0] == '.' ||
-	    parse_starts(t, n, "::"))))
+	if (b->len > 0)
 		flaky_buf_addc(b, ' ');
 	flaky_buf_add(b, t, n);
 }
@@ -280,6 +282,33 @@ line(struct parse_ctx *ctx, const char *s, size_t n)
 			    FLAKY_ERROR)) < 0)
 				return (int)r;
 			st->msg = r;
+		}
+		return 0;
+	}
+	if (parse_starts(s, n, "Top ") && memmem(s, n, " slowest example",
+	    16) != NULL) {
+		/* --profile: "  Cart adds items" then "    0.03 seconds ..." */
+		if (st->tree && (e = emit_held(st, ctx)) < 0)
+			return e;
+		st->tree = 0;
+		st->msg = -1;
+		st->slow = -1;
+		st->section = memmem(s, n, "example groups", 14) ? 'g' : 'T';
+		return 0;
+	}
+	if (st->section == 'T') {
+		size_t	 in = parse_indent(s, n);
+
+		if (in == 2)
+			st->slow = find(st, ctx, s + 2, n - 2);
+		else if (in == 4 && st->slow >= 0) {
+			const char *sp = memchr(s + 4, ' ', n - 4);
+			int64_t	 us = sp ? parse_seconds_us(s + 4,
+			    (size_t)(sp - s - 4)) : -1;
+
+			if (us >= 0)
+				ctx->res->v[st->slow].duration_us = us;
+			st->slow = -1;
 		}
 		return 0;
 	}

@@ -58,7 +58,7 @@ const char *cmd_native_complete(struct cmd_vec *a, int kind, size_t args,
 int	 cmd_native_shuffle(const struct flaky_command *c, const char *seed,
 	    char ***argv, char ***envp, char *err, size_t errlen);
 int	 cmd_native_select(const struct flaky_command *c, char *const *tests,
-	    size_t n, struct cmd_vec *a);
+	    size_t n, struct cmd_vec *a, char *err, size_t errlen);
 /* Directory mode (detect_native.c): the runner whose project file is in
  * dir ("cargo": Cargo.toml; "gtest": CMakeLists.txt with a ctest build
  * directory; "rspec": .rspec or spec/ *_spec.rb; "phpunit":

@@ -460,9 +460,16 @@ replace_opt(struct cmd_vec *a, char *const *argv, size_t from,
 		cmd_vec_add(a, value);
 }
 
+/* A doctest's name as rustdoc gives it: "src/lib.rs - item (line 7)". */
+static int
+doctest(const char *id)
+{
+	return strstr(id, " - ") != NULL && strstr(id, "(line ") != NULL;
+}
+
 int
 cmd_native_select(const struct flaky_command *c, char *const *tests,
-    size_t n, struct cmd_vec *a)
+    size_t n, struct cmd_vec *a, char *err, size_t errlen)
 {
 	static const char *const ctest_re[] = { "-R", "--tests-regex", NULL };
 	static const char *const rspec_e[] = { "-e", "--example", NULL };
@@ -472,6 +479,12 @@ cmd_native_select(const struct flaky_command *c, char *const *tests,
 
 	switch (kind_of(c, &args)) {
 	case CMD_N_CARGO:
+		for (size_t k = 0; k < n; k++)
+			if (doctest(tests[k]))
+				return flaky_error(err, errlen, ENOTSUP, "cargo "
+				    "cannot select the doctest \"%s\": rustdoc "
+				    "splits its filters at blanks, and a "
+				    "doctest's name holds them", tests[k]);
 		select_cargo(a, c->argv, args, tests, n);
 		return 0;
 	case CMD_N_GTEST:
@@ -502,5 +515,6 @@ cmd_native_select(const struct flaky_command *c, char *const *tests,
 		free(re);
 		return 0;
 	}
-	return -ENOTSUP;
+	return flaky_error(err, errlen, ENOTSUP, "%s: the command is not one "
+	    "flakyctl can select tests of", c->runner ? c->runner : "?");
 }

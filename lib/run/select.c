@@ -330,6 +330,7 @@ flaky_command_select(const struct flaky_command *c, const char *dir,
 	struct cmd_vec	 a, e;
 	const char	*r = c->runner ? c->runner : "";
 	size_t		 bytes = 0;
+	int		 rc;
 
 	*argv = *envp = NULL;
 	memset(&a, 0, sizeof a);
@@ -361,10 +362,10 @@ flaky_command_select(const struct flaky_command *c, const char *dir,
 		select_prove(&a, c->argv, tests, ntests);
 	else if (strcmp(r, "go") == 0)
 		select_go(&a, c->argv, tests, ntests);
-	else if (cmd_native_select(c, tests, ntests, &a) < 0) {
+	else if ((rc = cmd_native_select(c, tests, ntests, &a, err,
+	    errlen)) < 0) {
 		cmd_vec_free(&a);
-		return flaky_error(err, errlen, ENOTSUP, "%s: the command is "
-		    "not one flakyctl can select tests of", r);
+		return rc;
 	}
 	for (size_t i = 0; c->envp != NULL && c->envp[i] != NULL; i++)
 		cmd_vec_add(&e, c->envp[i]);
