@@ -47,6 +47,8 @@ struct rspec_state {
 	struct flaky_buf groups[DEPTH_MAX];
 	size_t		 depth;
 	int		 tree;		/* in the tree (before Failures:) */
+	int		 open;		/* a top-level group began it */
+	int		 after_blank;	/* the last line was blank */
 	int		 section;	/* 'f' Failures, 'p' Pending, 'l' load,
 					 * 'T' --profile's slowest examples */
 	long		 slow;		/* the example --profile timed */
@@ -122,6 +124,7 @@ init(struct parse_ctx *ctx)
 	if ((st = calloc(1, sizeof *st)) == NULL)
 		return -ENOMEM;
 	st->tree = 1;
+	st->after_blank = 1;
 	st->msg = -1;
 	st->total = -1;
 	flaky_buf_init(&st->clean);
@@ -191,22 +194,52 @@ emit_held(struct rspec_state *st, struct parse_ctx *ctx)
 	return e;
 }
 
-/* A line of the documentation tree (blank lines end an example). */
+/* Forget the tree read so far: it was not RSpec's (lines that came
+ * before RSpec's output, replayed from detection's window). */
+static void
+tree_reset(struct rspec_state *st, struct parse_ctx *ctx)
+{
+	struct flaky_results *r = ctx->res;
+
+	while (r->n > st->first) {
+		r->n--;
+		free(r->v[r->n].test);
+		free(r->v[r->n].message);
+	}
+	st->have_held = 0;
+	st->depth = 0;
+	st->open = 0;
+}
+
+/* A line of the documentation tree. RSpec prints a blank line before
+ * each top-level group, and nests by two blanks: a line at the margin
+ * without a blank line before it, in an open tree, means the tree was
+ * something else's (a setup script's output replayed to us), and a line
+ * indented deeper than the tree allows is not part of it. */
 static int
 tree_line(struct rspec_state *st, struct parse_ctx *ctx, const char *s,
     size_t n)
 {
 	size_t	 in = parse_indent(s, n), lvl;
-	int	 e;
+	int	 e, blank = st->after_blank;
 
+	st->after_blank = n == in;
 	if (n == in)
 		return emit_held(st, ctx);
-	/* the progress formatter's characters */
-	if (in == 0 && strspn(s, ".F*E") == n)
-		return 0;
-	if (in % 2 != 0 || parse_starts(s, n, "Run options:") ||
+	/* the progress formatter's characters; options and odd indents */
+	if ((in == 0 && strspn(s, ".F*E") == n) || in % 2 != 0 ||
+	    parse_starts(s, n, "Run options:") ||
 	    parse_starts(s, n, "All examples were filtered out"))
 		return 0;
+	if (in == 0 && !blank) {
+		if (st->open)
+			tree_reset(st, ctx);
+		return 0;
+	}
+	if (in > 0 && (!st->open || (st->have_held ? in > st->held_indent +
+	    2 : in / 2 > st->depth)))
+		return 0;
+	st->open = 1;
 	if (st->have_held && in > st->held_indent &&
 	    (lvl = st->held_indent / 2) < DEPTH_MAX) {
 		/* the held line was a group */
@@ -261,8 +294,9 @@ line(struct parse_ctx *ctx, const char *s, size_t n)
 	if ((e = parse_strip_colour(&st->clean, &s, &n)) < 0)
 		return e;
 	if (parse_starts(s, n, "Randomized with seed ")) {
-		if (st->tree && (e = emit_held(st, ctx)) < 0)
-			return e;
+		/* at the start, RSpec's first line: nothing before is ours */
+		if (st->tree)
+			tree_reset(st, ctx);
 		return parse_set_seed(ctx, s + 21, n - 21);
 	}
 	if (parse_starts(s, n, "Pending: ") || (n == 9 &&
@@ -375,6 +409,11 @@ finish(struct parse_ctx *ctx)
 		return parse_incomplete(ctx, "the run ended before RSpec's "
 		    "summary (N examples, M failures): it was killed or "
 		    "stopped early");
+	if (st->errors_outside)
+		return parse_incomplete(ctx, "an error occurred outside of "
+		    "examples (a spec file failed to load, or a hook around "
+		    "all of them failed), and RSpec then runs none of them: "
+		    "the run holds only that error");
 	if (st->short_by > 0)
 		return parse_incomplete(ctx, "RSpec printed only failing "
 		    "examples (%ld in its summary, %zu parsed): run it with "
