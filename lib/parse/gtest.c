@@ -140,7 +140,8 @@ detect(const char *s, size_t n)
 	long	 k;
 
 	if (parse_starts(s, n, "[==========] Running ") ||
-	    parse_starts(s, n, "[ RUN      ] ") ||
+	    (parse_starts(s, n, "[==========] ") && memmem(s, n,
+	    " ran. (", 7) != NULL) || parse_starts(s, n, "[ RUN      ] ") ||
 	    (parse_starts(s, n, "[  FAILED  ] ") && tag(s, n, &r) != NULL &&
 	    n > 18 && memcmp(s + n - 4, " ms)", 4) == 0))
 		return 2;
