@@ -172,33 +172,6 @@ init(struct parse_ctx *ctx)
 	return 0;
 }
 
-/* The result of this name in the current block, else -1. */
-static long
-find(struct cargo_state *st, struct parse_ctx *ctx, const char *name,
-    size_t n)
-{
-	size_t	 pos = 0;
-	long	 i, best = -1;
-
-	while ((i = parse_ids_next(&st->ids, ctx->res, name, n, &pos)) >= 0)
-		if ((size_t)i >= st->first && i > best)
-			best = i;
-	return best;
-}
-
-/* A result for name, indexed; its index or -ENOMEM. */
-static long
-add(struct cargo_state *st, struct parse_ctx *ctx, const char *name,
-    size_t n, int outcome, int64_t dur)
-{
-	long	 i = parse_add(ctx, name, n, outcome, dur);
-	int	 e;
-
-	if (i >= 0 && (e = parse_ids_add(&st->ids, ctx->res, (size_t)i)) < 0)
-		return e;
-	return i;
-}
-
 /* The end of a binary's block: its summary against what was named. */
 static void
 block_end(struct cargo_state *st, struct parse_ctx *ctx, long count)
@@ -218,7 +191,7 @@ static int
 test_result(struct cargo_state *st, struct parse_ctx *ctx, const char *name,
     size_t n, int o, int64_t dur)
 {
-	long	 i = add(st, ctx, name, n, o, dur);
+	long	 i = parse_add_indexed(ctx, &st->ids, name, n, o, dur);
 
 	return i < 0 ? (int)i : 0;
 }
@@ -299,8 +272,9 @@ line(struct parse_ctx *ctx, const char *s, size_t n)
 		st->msg = -1;
 		if (st->section != 'f')
 			return 0;
-		if ((i = find(st, ctx, name, nl)) < 0 &&
-		    (i = add(st, ctx, name, nl, FLAKY_FAIL, -1)) < 0)
+		if ((i = parse_ids_last(&st->ids, ctx->res, name, nl,
+		    st->first)) < 0 && (i = parse_add_indexed(ctx, &st->ids,
+		    name, nl, FLAKY_FAIL, -1)) < 0)
 			return (int)i;
 		if (FLAKY_FAILED(ctx->res->v[i].outcome))
 			st->msg = i;
@@ -309,12 +283,14 @@ line(struct parse_ctx *ctx, const char *s, size_t n)
 	if (st->section == 'f' && parse_starts(s, n, "    ") && n > 4 &&
 	    s[4] != ' ' && st->msg < 0) {
 		/* the failures list: terse output named no failure before */
-		if (find(st, ctx, s + 4, n - 4) < 0 &&
-		    (i = add(st, ctx, s + 4, n - 4, FLAKY_FAIL, -1)) < 0)
+		if (parse_ids_last(&st->ids, ctx->res, s + 4, n - 4,
+		    st->first) < 0 && (i = parse_add_indexed(ctx, &st->ids,
+		    s + 4, n - 4, FLAKY_FAIL, -1)) < 0)
 			return (int)i;
 		return 0;
 	}
-	if (st->msg >= 0 && n > 0 && !(n == 9 && memcmp(s, "failures:", 9) == 0))
+	if (st->msg >= 0 && n > 0 &&
+	    !(n == 9 && memcmp(s, "failures:", 9) == 0))
 		return parse_message(ctx, st->msg, s, n);
 	return 0;
 }
@@ -330,18 +306,18 @@ finish(struct parse_ctx *ctx)
 	if (st->total >= 0)
 		ctx->res->summary_total = st->total;
 	if (st->in_block)
-		e = parse_incomplete(ctx, "a test binary ended before libtest's "
-		    "summary (test result:): it crashed, was killed or aborted "
-		    "(a test that aborts ends its whole binary)");
+		e = parse_incomplete(ctx, "a test binary ended before "
+		    "libtest's summary (test result:): it crashed, was killed "
+		    "or aborted (a test that aborts ends its whole binary)");
 	else if (st->short_by > 0)
 		e = parse_incomplete(ctx, "libtest printed only failing tests "
 		    "(%ld in its summaries, %zu parsed): run it without -q or "
 		    "with -- --format pretty", ctx->res->summary_total,
 		    ctx->res->n);
 	if (e == 0 && st->stopped && !st->all_failed) {
-		e = parse_incomplete(ctx, "cargo test stopped at the first test "
-		    "binary that failed, so the binaries after it did not run: "
-		    "add --no-fail-fast");
+		e = parse_incomplete(ctx, "cargo test stopped at the first "
+		    "test binary that failed, so the binaries after it did "
+		    "not run: add --no-fail-fast");
 		if (e == 0 && ctx->res->n == 0) {
 			free(ctx->res->warning);
 			if ((ctx->res->warning = strdup(ctx->res->incomplete))

@@ -10,7 +10,7 @@
  *
  *	Test project /tmp/build			(ctest)
  *	    Start 2: Cart.RetriesPayment
- *	2: [ RUN      ] Cart.RetriesPayment	(-V: the test's output, numbered)
+ *	2: [ RUN      ] Cart.RetriesPayment	(-V: its output, numbered)
  *	2/9 Test #2: Cart.RetriesPayment ......***Failed    0.00 sec
  *	75% tests passed, 2 tests failed out of 8
  *
@@ -416,9 +416,9 @@ finish(struct parse_ctx *ctx)
 		ctx->res->summary_total = st->total;
 	if (st->ctest) {
 		if (st->total < 0 && ctx->res->n > 0)
-			e = parse_incomplete(ctx, "the run ended before ctest's "
-			    "summary (N%% tests passed ... out of N): it was "
-			    "killed or stopped early");
+			e = parse_incomplete(ctx, "the run ended before "
+			    "ctest's summary (N%% tests passed ... out of "
+			    "N): it was killed or stopped early");
 		return e;
 	}
 	if (st->cur.len > 0) {

@@ -80,6 +80,30 @@ parse_ids_next(const struct parse_ids *ids, const struct flaky_results *r,
 	return -1;
 }
 
+long
+parse_ids_last(const struct parse_ids *ids, const struct flaky_results *r,
+    const char *s, size_t n, size_t from)
+{
+	size_t	 pos = 0;
+	long	 i, best = -1;
+
+	while ((i = parse_ids_next(ids, r, s, n, &pos)) >= 0)
+		if ((size_t)i >= from && i > best)
+			best = i;
+	return best;
+}
+
+long
+parse_add_indexed(struct parse_ctx *ctx, struct parse_ids *ids,
+    const char *test, size_t len, int outcome, int64_t duration_us)
+{
+	long	 i = parse_add(ctx, test, len, outcome, duration_us);
+
+	if (i >= 0 && parse_ids_add(ids, ctx->res, (size_t)i) < 0)
+		return -ENOMEM;
+	return i;
+}
+
 void
 parse_ids_free(struct parse_ids *ids)
 {

@@ -189,32 +189,6 @@ init(struct parse_ctx *ctx)
 	return 0;
 }
 
-/* The result of this id in the run, else -1. */
-static long
-find(struct phpunit_state *st, struct parse_ctx *ctx, const char *s,
-    size_t n)
-{
-	size_t	 pos = 0;
-	long	 i, best = -1;
-
-	while ((i = parse_ids_next(&st->ids, ctx->res, s, n, &pos)) >= 0)
-		if ((size_t)i >= st->first && i > best)
-			best = i;
-	return best;
-}
-
-/* Add an indexed result; its index or -ENOMEM. */
-static long
-add(struct phpunit_state *st, struct parse_ctx *ctx, const char *s,
-    size_t n, int outcome)
-{
-	long	 i = parse_add(ctx, s, n, outcome, -1);
-
-	if (i >= 0 && parse_ids_add(&st->ids, ctx->res, (size_t)i) < 0)
-		return -ENOMEM;
-	return i;
-}
-
 /* "1) ID" in a list: the result it names gets the list's outcome. */
 static int
 list_item(struct phpunit_state *st, struct parse_ctx *ctx, const char *s,
@@ -234,12 +208,13 @@ list_item(struct phpunit_state *st, struct parse_ctx *ctx, const char *s,
 		st->msg = -1;	/* a warning of the run, not of a test */
 		return 1;
 	}
-	if ((r = find(st, ctx, s, len)) < 0) {
+	if ((r = parse_ids_last(&st->ids, ctx->res, s, len, st->first)) < 0) {
 		if (st->list == FLAKY_PASS) {
 			st->msg = -1;
 			return 1;
 		}
-		if ((r = add(st, ctx, s, len, st->list)) < 0)
+		if ((r = parse_add_indexed(ctx, &st->ids, s, len, st->list,
+		    -1)) < 0)
 			return (int)r;
 	}
 	if (st->list != FLAKY_PASS)
@@ -275,11 +250,13 @@ line(struct parse_ctx *ctx, const char *s, size_t n)
 		st->debug = 1;
 		len = without_data(id, len);
 		if (w == 2) {
-			st->ended = find(st, ctx, id, len);
+			st->ended = parse_ids_last(&st->ids, ctx->res, id, len,
+			    st->first);
 			return 0;
 		}
 		st->ended = -1;
-		return add(st, ctx, id, len, FLAKY_PASS) < 0 ? -ENOMEM : 0;
+		return parse_add_indexed(ctx, &st->ids, id, len, FLAKY_PASS,
+		    -1) < 0 ? -ENOMEM : 0;
 	}
 	if (parse_starts(s, n, "Summary of non-successful tests:")) {
 		st->dox_summary = 1;
@@ -301,8 +278,8 @@ line(struct parse_ctx *ctx, const char *s, size_t n)
 		flaky_buf_add(&st->id, st->cls.data, st->cls.len);
 		flaky_buf_adds(&st->id, " > ");
 		flaky_buf_add(&st->id, s + t, n - t);
-		if (st->id.oom || (r = add(st, ctx, st->id.data, st->id.len,
-		    o)) < 0)
+		if (st->id.oom || (r = parse_add_indexed(ctx, &st->ids,
+		    st->id.data, st->id.len, o, -1)) < 0)
 			return -ENOMEM;
 		st->prose = 1;
 		st->msg = FLAKY_FAILED(o) ? r : -1;

@@ -145,31 +145,6 @@ join(struct flaky_buf *b, const char *t, size_t n)
 	flaky_buf_add(b, t, n);
 }
 
-/* The result whose id is name in this run, else -1. */
-static long
-find(struct rspec_state *st, struct parse_ctx *ctx, const char *s, size_t n)
-{
-	size_t	 pos = 0;
-	long	 i, best = -1;
-
-	while ((i = parse_ids_next(&st->ids, ctx->res, s, n, &pos)) >= 0)
-		if ((size_t)i >= st->first && i > best)
-			best = i;
-	return best;
-}
-
-/* Add a result and index it; its index or -ENOMEM. */
-static long
-add(struct rspec_state *st, struct parse_ctx *ctx, const char *s, size_t n,
-    int outcome)
-{
-	long	 i = parse_add(ctx, s, n, outcome, -1);
-
-	if (i >= 0 && parse_ids_add(&st->ids, ctx->res, (size_t)i) < 0)
-		return -ENOMEM;
-	return i;
-}
-
 /* The held tree line is an example: its result under the groups. */
 static int
 emit_held(struct rspec_state *st, struct parse_ctx *ctx)
@@ -188,7 +163,8 @@ emit_held(struct rspec_state *st, struct parse_ctx *ctx)
 	join(&id, st->held.data, title);
 	if (id.oom)
 		e = -ENOMEM;
-	else if (title > 0 && add(st, ctx, id.data, id.len, o) < 0)
+	else if (title > 0 && parse_add_indexed(ctx, &st->ids, id.data, id.len,
+	    o, -1) < 0)
 		e = -ENOMEM;
 	flaky_buf_free(&id);
 	return e;
@@ -276,8 +252,9 @@ failure_head(struct rspec_state *st, struct parse_ctx *ctx, const char *s,
 		return 1;
 	s += j + 2;
 	n -= j + 2;
-	if ((r = find(st, ctx, s, n)) < 0 &&
-	    (r = add(st, ctx, s, n, FLAKY_FAIL)) < 0)
+	if ((r = parse_ids_last(&st->ids, ctx->res, s, n, st->first)) < 0 &&
+	    (r = parse_add_indexed(ctx, &st->ids, s, n, FLAKY_FAIL,
+	    -1)) < 0)
 		return (int)r;
 	st->msg = r;
 	return 1;
@@ -312,8 +289,8 @@ line(struct parse_ctx *ctx, const char *s, size_t n)
 			size_t	 k = strlen("An error occurred while loading ");
 			long	 r;
 
-			if ((r = add(st, ctx, s + k, n - k - (s[n - 1] == '.'),
-			    FLAKY_ERROR)) < 0)
+			if ((r = parse_add_indexed(ctx, &st->ids, s + k, n - k -
+			    (s[n - 1] == '.'), FLAKY_ERROR, -1)) < 0)
 				return (int)r;
 			st->msg = r;
 		}
@@ -334,7 +311,8 @@ line(struct parse_ctx *ctx, const char *s, size_t n)
 		size_t	 in = parse_indent(s, n);
 
 		if (in == 2)
-			st->slow = find(st, ctx, s + 2, n - 2);
+			st->slow = parse_ids_last(&st->ids, ctx->res, s + 2,
+			    n - 2, st->first);
 		else if (in == 4 && st->slow >= 0) {
 			const char *sp = memchr(s + 4, ' ', n - 4);
 			int64_t	 us = sp ? parse_seconds_us(s + 4,
@@ -379,9 +357,11 @@ line(struct parse_ctx *ctx, const char *s, size_t n)
 		const char *h = memmem(s, n, " # ", 3);
 		long	 r;
 
-		if (h != NULL && find(st, ctx, h + 3, (size_t)(s + n - h - 3))
-		    < 0 && (r = add(st, ctx, h + 3, (size_t)(s + n - h - 3),
-		    FLAKY_FAIL)) < 0)
+		size_t	 hl = h != NULL ? (size_t)(s + n - h - 3) : 0;
+
+		if (h != NULL && parse_ids_last(&st->ids, ctx->res, h + 3, hl,
+		    st->first) < 0 && (r = parse_add_indexed(ctx, &st->ids,
+		    h + 3, hl, FLAKY_FAIL, -1)) < 0)
 			return (int)r;
 		return 0;
 	}

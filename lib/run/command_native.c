@@ -481,10 +481,11 @@ cmd_native_select(const struct flaky_command *c, char *const *tests,
 	case CMD_N_CARGO:
 		for (size_t k = 0; k < n; k++)
 			if (doctest(tests[k]))
-				return flaky_error(err, errlen, ENOTSUP, "cargo "
-				    "cannot select the doctest \"%s\": rustdoc "
-				    "splits its filters at blanks, and a "
-				    "doctest's name holds them", tests[k]);
+				return flaky_error(err, errlen, ENOTSUP,
+				    "cargo cannot select the doctest \"%s\": "
+				    "rustdoc splits its filters at blanks, "
+				    "and a doctest's name holds them",
+				    tests[k]);
 		select_cargo(a, c->argv, args, tests, n);
 		return 0;
 	case CMD_N_GTEST:

@@ -341,8 +341,8 @@ START_TEST(phpunit_demo)
 		{ "Demo\\Tests\\CartTest::testTalksToLegacyApi", FLAKY_FAIL,
 		    "the legacy API answered 1" },
 		{ "Demo\\Tests\\CartTest::testRefunds", FLAKY_SKIP, NULL },
-		{ "Demo\\Tests\\CartTest::testCounts with data set \"one item\"",
-		    FLAKY_PASS, NULL },
+		{ "Demo\\Tests\\CartTest::testCounts with data set "
+		    "\"one item\"", FLAKY_PASS, NULL },
 		{ "Demo\\Tests\\CartTest::testCounts with data set "
 		    "\"two items\"", FLAKY_PASS, NULL },
 		{ "Demo\\Tests\\CartTest::testPrices with data set #0",
@@ -378,7 +378,8 @@ START_TEST(phpunit_demo)
 	/* --testdox alone: prose, once (its summary repeats failures) */
 	r = fx("phpunit/demo-testdox.txt");
 	ck_assert_uint_eq(r.n, 9);
-	ck_assert_str_eq(r.v[2].test, "Demo\\Tests\\Cart > Talks to legacy api");
+	ck_assert_str_eq(r.v[2].test,
+	    "Demo\\Tests\\Cart > Talks to legacy api");
 	ck_assert_int_eq(r.v[2].outcome, FLAKY_FAIL);
 	ck_assert_ptr_nonnull(strstr(r.incomplete, "add --debug"));
 	flaky_results_free(&r);
@@ -416,7 +417,8 @@ START_TEST(cut_short)
 		const char	*rel;
 		size_t		 lines;
 	} cuts[] = {
-		{ "cargo/strsim.txt", 50 }, { "cargo/demo-no-fail-fast.txt", 30 },
+		{ "cargo/strsim.txt", 50 },
+		{ "cargo/demo-no-fail-fast.txt", 30 },
 		{ "gtest/demo.txt", 20 }, { "gtest/demo-ctest.txt", 8 },
 		{ "rspec/demo-doc-rand.txt", 8 },
 		{ "phpunit/demo-debug.txt", 9 },
