@@ -59,6 +59,10 @@ def test_cargo(demo, tmp_path):
     assert cmd.endswith("cargo test -- --exact cart::tests::retries_payment")
     assert "test cart::tests::retries_payment ... ok" in out, out
     assert len(re.findall(r"^test .* \.\.\. ", out, re.M)) == 1, out
+    # flakyctl init's isolate: (confirm's one test alone)
+    out = isolate(d, tmp_path, "words::finds_a_word")
+    assert "test words::finds_a_word ... ok" in out, out
+    assert len(re.findall(r"^test .* \.\.\. ", out, re.M)) == 1, out
 
 
 def build_gtest(d):
@@ -88,6 +92,8 @@ def test_gtest(demo, tmp_path):
     assert "-R '^Cart\\.RetriesPayment$'" in cmd, cmd
     assert "0% tests passed, 1 tests failed out of 1" in out, out
     assert "payment gateway timed out (run 3)" in out, out
+    out = isolate(d, tmp_path, "Amounts.StartAtZero<int>")
+    assert "100% tests passed, 0 tests failed out of 1" in out, out
 
     # The binary itself, shuffled with a seed: GoogleTest's own ids.
     b = os.path.join(d, "build")
@@ -152,4 +158,35 @@ def test_phpunit(demo, tmp_path):
     cmd, out = reproduce(db, c + 'testCounts with data set "one item"',
                          "demo-phpunit-phpunit", d)
     assert "--filter '/^Demo" in cmd, cmd
+    assert "OK (1 test, 1 assertion)" in out, out
+
+
+def isolate(d, tmp_path, test_id):
+    """flakyctl init's isolate: template for directory d, run as confirm
+    runs it ({test} outside quotes is "$FLAKY_TEST"); its output."""
+    import yaml
+    out = str(tmp_path / (os.path.basename(d) + ".yaml"))
+    p = ctl(["init", "--force", "--output", out, d])
+    assert p.returncode == 0, p.stderr
+    t = yaml.safe_load(open(out))["targets"][0]
+    cmd = t["isolate"].replace("{test}", '"$FLAKY_TEST"')
+    p = subprocess.run(["/bin/sh", "-c", cmd], cwd=t["dir"],
+                       env=env({"FLAKY_TEST": test_id}),
+                       capture_output=True, text=True, timeout=300)
+    return p.stdout + p.stderr
+
+
+def test_init_isolate(demo, tmp_path):
+    """confirm's one test alone, per runner, from flakyctl init: an id
+    with blanks, quotes and regular expression characters stays one."""
+    need("rspec", "phpunit")
+    out = isolate(demo("demo-rspec"), tmp_path, "Cart counts 1 item")
+    assert "1 example, 0 failures" in out, out
+    php = demo("demo-phpunit")
+    out = isolate(php, tmp_path,
+                  'Demo\\Tests\\CartTest::testCounts with data set '
+                  '"one item"')
+    assert "OK (1 test, 1 assertion)" in out, out
+    out = isolate(php, tmp_path,
+                  "Demo\\Tests\\CartTest::testPrices with data set #1")
     assert "OK (1 test, 1 assertion)" in out, out
