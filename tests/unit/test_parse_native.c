@@ -69,6 +69,23 @@ START_TEST(cargo_demo)
 }
 END_TEST
 
+/* unittest -v prints a docstring's first line before the status: one
+ * that starts with "test" is not libtest's line. */
+START_TEST(cargo_not_unittest)
+{
+	struct flaky_results	 r;
+
+	pt_text("test_add (calc.TestCalc.test_add)\n"
+	    "test that it adds ... ok\n"
+	    "test_sub (calc.TestCalc.test_sub) ... ok\n"
+	    "\n----------------------------------------------------------"
+	    "------------\nRan 2 tests in 0.001s\n\nOK\n", &r);
+	ck_assert_str_eq(r.runner, "unittest");
+	ck_assert_uint_eq(r.n, 2);
+	flaky_results_free(&r);
+}
+END_TEST
+
 /* A failing unit test stops cargo before the other binaries: stdout
  * alone looks whole, and cargo's stderr says it stopped; as a run reads
  * both streams (run.c merges them), the run is incomplete. */
@@ -447,6 +464,7 @@ add(TCase *tc)
 {
 	tcase_add_test(tc, cargo_demo);
 	tcase_add_test(tc, cargo_fail_fast);
+	tcase_add_test(tc, cargo_not_unittest);
 	tcase_add_test(tc, cargo_strsim);
 	tcase_add_test(tc, gtest_demo);
 	tcase_add_test(tc, gtest_ctest);
