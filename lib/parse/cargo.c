@@ -251,6 +251,10 @@ line(struct parse_ctx *ctx, const char *s, size_t n)
 		}
 		if ((o = status_word(s + at, n - at, &dur)) >= 0)
 			return test_result(st, ctx, s + 5, nl, o, dur);
+		/* --nocapture: the test's own output, then the status */
+		flaky_buf_reset(&st->pending);
+		flaky_buf_add(&st->pending, s + 5, nl);
+		return st->pending.oom ? -ENOMEM : 0;
 	}
 	if (st->pending.len > 0 && (o = status_word(s, n, &dur)) >= 0) {
 		int	 e = test_result(st, ctx, st->pending.data,

@@ -86,6 +86,28 @@ START_TEST(cargo_not_unittest)
 }
 END_TEST
 
+/* --nocapture --test-threads=1: a test's own output breaks its line;
+ * the status comes on a line of its own. */
+START_TEST(cargo_nocapture)
+{
+	struct flaky_results	 r;
+
+	pt_text("\nrunning 2 tests\n"
+	    "test a ... hello from a\nok\n"
+	    "test b ... thread 'b' panicked at 'boom', src/lib.rs:3:5\n"
+	    "FAILED\n\nfailures:\n\nfailures:\n    b\n\n"
+	    "test result: FAILED. 1 passed; 1 failed; 0 ignored; 0 measured; "
+	    "0 filtered out; finished in 0.00s\n", &r);
+	ck_assert_uint_eq(r.n, 2);
+	ck_assert_str_eq(r.v[0].test, "a");
+	ck_assert_int_eq(r.v[0].outcome, FLAKY_PASS);
+	ck_assert_str_eq(r.v[1].test, "b");
+	ck_assert_int_eq(r.v[1].outcome, FLAKY_FAIL);
+	ck_assert_ptr_null(r.incomplete);
+	flaky_results_free(&r);
+}
+END_TEST
+
 /* A failing unit test stops cargo before the other binaries: stdout
  * alone looks whole, and cargo's stderr says it stopped; as a run reads
  * both streams (run.c merges them), the run is incomplete. */
@@ -465,6 +487,7 @@ add(TCase *tc)
 	tcase_add_test(tc, cargo_demo);
 	tcase_add_test(tc, cargo_fail_fast);
 	tcase_add_test(tc, cargo_not_unittest);
+	tcase_add_test(tc, cargo_nocapture);
 	tcase_add_test(tc, cargo_strsim);
 	tcase_add_test(tc, gtest_demo);
 	tcase_add_test(tc, gtest_ctest);
