@@ -2,8 +2,10 @@
 flakyctl, with the real runners on the seeded demos (examples/demo-*):
 directory mode finds each runner, completion makes a plain command print
 every test, each demo's flaky test fails on the first of two runs and
-passes on the second (its counter file), the broken one fails both, and a
-ticket's reproduce command runs just its test."""
+passes on the second (its counter file), the broken one fails both, a
+ticket's reproduce command and init's isolate: template run just their
+test, and --until-settled reruns only the open tests through the
+runner's own selection."""
 import os
 import re
 import subprocess
@@ -109,6 +111,15 @@ def test_gtest(demo, tmp_path):
     assert cmd.endswith("./shop_test --gtest_filter=Cart.TalksToLegacyApi")
     assert "[==========] 1 test from 1 test suite ran." in out, out
 
+    # --until-settled: after 10 runs, ctest -R reruns the open test only
+    os.unlink(os.path.join(b, ".demo-runs"))
+    db3 = str(tmp_path / "s.db")
+    p = analyze(db3, ["--until-settled", "--max-runs", "12", d],
+                cwd=str(tmp_path))
+    assert "12 runs, 2 of only some tests" in p.stdout, p.stdout
+    assert selected(db3) == [(11, "Cart.RetriesPayment", FAIL),
+                             (12, "Cart.RetriesPayment", PASS)]
+
 
 def test_rspec(demo, tmp_path):
     need("rspec")
@@ -190,3 +201,32 @@ def test_init_isolate(demo, tmp_path):
     out = isolate(php, tmp_path,
                   "Demo\\Tests\\CartTest::testPrices with data set #1")
     assert "OK (1 test, 1 assertion)" in out, out
+
+
+def selected(db):
+    """(run, test, outcome) of the runs of only some tests."""
+    import sqlite3
+    con = sqlite3.connect(db)
+    rows = con.execute(
+        "SELECT r.id, t.name, x.outcome FROM runs r JOIN results x ON "
+        "x.run_id = r.id JOIN tests t ON t.id = x.test_id WHERE "
+        "r.selected = 1 AND r.incomplete IS NULL ORDER BY r.id").fetchall()
+    con.close()
+    return rows
+
+
+def test_until_settled_selects(demo, tmp_path):
+    """After its first 10 runs, analyze --until-settled reruns only the
+    tests still open, through the runner's own selection (rspec -e,
+    phpunit --filter): one result per run, the flaky test's."""
+    need("rspec", "phpunit")
+    for name, test in (("demo-rspec", "Cart checkout retries the payment"),
+                       ("demo-phpunit",
+                        "Demo\\Tests\\CartTest::testRetriesPayment")):
+        d = demo(name)
+        db = str(tmp_path / (name + ".db"))
+        p = analyze(db, ["--until-settled", "--max-runs", "12", d],
+                    cwd=str(tmp_path))
+        assert "12 runs, 2 of only some tests" in p.stdout, p.stdout
+        # runs 11 and 12 of the counter: fail, then pass
+        assert selected(db) == [(11, test, FAIL), (12, test, PASS)]
