@@ -192,6 +192,7 @@ repro_phpunit(const struct flaky_diagnosis *d, char **w, int n,
 	}
 }
 
+/* The reproduce command of a native runner's test (diagnose_int.h). */
 int
 diag_repro_native(const struct flaky_diagnosis *d, const char *runner,
     struct flaky_buf *b)

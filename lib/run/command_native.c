@@ -99,6 +99,7 @@ has_prefix(char *const *argv, size_t from, const char *p)
 	return 0;
 }
 
+/* Which native runner argv runs (command_int.h). */
 int
 cmd_native_identify(char *const *argv, size_t *args)
 {
@@ -131,6 +132,7 @@ cmd_native_identify(char *const *argv, size_t *args)
 	return 0;
 }
 
+/* The runner's name for a kind. */
 const char *
 cmd_native_runner(int kind)
 {
@@ -260,6 +262,7 @@ complete_phpunit(struct cmd_vec *a, size_t args, struct flaky_buf *note)
 		    "-v");
 }
 
+/* Complete a native runner's command (command_int.h). */
 const char *
 cmd_native_complete(struct cmd_vec *a, int kind, size_t args,
     struct flaky_buf *note)
@@ -295,6 +298,7 @@ kind_of(const struct flaky_command *c, size_t *args)
 	return k;
 }
 
+/* The runner's own shuffling with seed, or why it has none. */
 int
 cmd_native_shuffle(const struct flaky_command *c, const char *seed,
     char ***argv, char ***envp, char *err, size_t errlen)
@@ -467,6 +471,7 @@ doctest(const char *id)
 	return strstr(id, " - ") != NULL && strstr(id, "(line ") != NULL;
 }
 
+/* The command of a run of only these tests (command_int.h). */
 int
 cmd_native_select(const struct flaky_command *c, char *const *tests,
     size_t n, struct cmd_vec *a, char *err, size_t errlen)

@@ -91,6 +91,7 @@ ctest_build(const char *root, char *buf, size_t len)
 	return 0;
 }
 
+/* The native runner whose project file is in dir (command_int.h). */
 const char *
 cmd_native_project(const char *dir, const char **reason)
 {
@@ -144,6 +145,7 @@ below(const char *root, const char *abs)
 	return abs + n + (strcmp(root, "/") != 0);
 }
 
+/* Directory mode's command for a native runner (command_int.h). */
 int
 cmd_native_command(const char *runner, struct cmd_vec *a, const char *root,
     const char *abs, char *const *envp, char *err, size_t errlen)

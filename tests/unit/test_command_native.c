@@ -428,6 +428,7 @@ START_TEST(reproduce_native)
 }
 END_TEST
 
+/* The suite. */
 static Suite *
 command_native_suite(void)
 {
