@@ -144,6 +144,26 @@ isolate_template(const struct flaky_command *c)
 		xasprintf(&t, "t={test}; p=${t%%%%/Test*}; go test -v -count=1 "
 		    "\"$p\" -run \"^$(printf '%%s' \"${t#\"$p\"/}\" | "
 		    "sed 's|/|$/^|g')\\$\"");
+	else if (strcmp(r, "cargo") == 0)
+		/* libtest's name, exactly (a doctest's cannot be given) */
+		xasprintf(&t, "cargo test --no-fail-fast -- --exact {test}");
+	else if (strcmp(r, "rspec") == 0)
+		/* the full description (-e matches a part of it) */
+		xasprintf(&t, "rspec --format documentation -e {test}");
+	else if (strcmp(r, "gtest") == 0 || strcmp(r, "phpunit") == 0) {
+		/* ctest's name or PHPUnit's, anchored and escaped */
+		const char *dir = argv_flag(c->argv, "--test-dir");
+		char	*q = dir != NULL ? sh_quote(dir) : NULL;
+		int	 ct = strcmp(r, "gtest") == 0;
+
+		xasprintf(&t, "t={test}; %s%s%s %s \"%s$(printf '%%s' \"$t\" | "
+		    "sed 's#[][\\\\.^$*+?(){}|/]#\\\\&#g')\\$%s\"",
+		    ct ? "ctest --output-on-failure" : c->argv[0],
+		    ct && q ? " --test-dir " : ct ? "" : " --debug -v",
+		    ct && q ? q : "", ct ? "-R" : "--filter", ct ? "^" : "/^",
+		    ct ? "" : "/");
+		free(q);
+	}
 	return t;
 }
 

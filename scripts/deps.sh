@@ -1,6 +1,9 @@
 #!/bin/sh
 # Install what flaky needs to build, test and run its examples on Debian 12.
-# Idempotent; needs root (or sudo). Node.js 20 and its npm must already be
+# Idempotent; needs root (or sudo). The runners of the native demos
+# (examples/demo-{cargo,gtest,rspec,phpunit}) are Debian's: cargo and rustc
+# (not a rustup toolchain), libgtest-dev with cmake, ruby-rspec, phpunit.
+# Node.js 20 and its npm must already be
 # on the machine: Debian's npm package conflicts with it, so Jest comes from
 # the npm registry at the version pinned in examples/demo-jest.
 set -eu
@@ -14,6 +17,7 @@ python3 python3-pytest python3-pytest-timeout python3-pytest-random-order python
 python3-pytest-xdist python3-numpy python3-scipy python3-sklearn
 valgrind clang libclang-rt-14-dev procps hyperfine golang-go perl
 chromium bsdutils systemd libxml2-utils zsh
+cmake libgtest-dev cargo rustc ruby-rspec phpunit
 dpkg-dev debhelper fakeroot lintian debootstrap systemd-container"
 
 missing=""

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "diagnose/diagnose.h"
+#include "diagnose_int.h"
 #include "run/run.h"
 
 #define WORDS_MAX	64
@@ -26,7 +27,10 @@ flaky_repro_runner(const char *runner, const char *command)
 		const char	*word, *name;
 	} guess[] = {
 		{ "pytest", "pytest" }, { "unittest", "unittest" },
-		{ "jest", "jest" }, { "go test", "gotest" }, { "prove", "tap" },
+		{ "jest", "jest" }, { "cargo test", "cargo" },
+		{ "go test", "gotest" }, { "prove", "tap" }, { "ctest", "gtest" },
+		{ "--gtest_", "gtest" }, { "rspec", "rspec" },
+		{ "phpunit", "phpunit" },
 	};
 
 	if (runner != NULL && *runner != '\0')
@@ -600,6 +604,8 @@ flaky_repro(const struct flaky_diagnosis *d, const char *isolate,
 		repro_prove(d, b, w, n, k);
 		return;
 	}
+	if (diag_repro_native(d, runner, b))
+		return;
 	if (is_runner(runner, "pytest") && strstr(d->test, "::") != NULL)
 		repro_pytest(d, b);
 	else if (is_runner(runner, "unittest"))

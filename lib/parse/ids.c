@@ -1,6 +1,7 @@
 /* What several runners share beyond the result list: the table that finds
  * a result by its test id (pytest and unittest name a test again after its
- * line, in summaries and failure blocks), and the removal of colours. */
+ * line, in summaries and failure blocks), the removal of colours, and
+ * durations in seconds. */
 #include "buildconf.h"
 
 #include <errno.h>
@@ -79,6 +80,30 @@ parse_ids_next(const struct parse_ids *ids, const struct flaky_results *r,
 	return -1;
 }
 
+long
+parse_ids_last(const struct parse_ids *ids, const struct flaky_results *r,
+    const char *s, size_t n, size_t from)
+{
+	size_t	 pos = 0;
+	long	 i, best = -1;
+
+	while ((i = parse_ids_next(ids, r, s, n, &pos)) >= 0)
+		if ((size_t)i >= from && i > best)
+			best = i;
+	return best;
+}
+
+long
+parse_add_indexed(struct parse_ctx *ctx, struct parse_ids *ids,
+    const char *test, size_t len, int outcome, int64_t duration_us)
+{
+	long	 i = parse_add(ctx, test, len, outcome, duration_us);
+
+	if (i >= 0 && parse_ids_add(ids, ctx->res, (size_t)i) < 0)
+		return -ENOMEM;
+	return i;
+}
+
 void
 parse_ids_free(struct parse_ids *ids)
 {
@@ -111,4 +136,23 @@ parse_strip_colour(struct flaky_buf *clean, const char **sp, size_t *np)
 	*sp = clean->data ? clean->data : "";
 	*np = clean->len;
 	return 0;
+}
+
+int64_t
+parse_seconds_us(const char *s, size_t n)
+{
+	int64_t	 us = 0, scale = 1000000;
+	size_t	 i = 0;
+
+	for (; i < n && s[i] >= '0' && s[i] <= '9'; i++)
+		if ((us = us * 10 + (s[i] - '0')) > 100000000)
+			return -1;
+	if (i == 0)
+		return -1;
+	us *= 1000000;
+	if (i < n && s[i] == '.')
+		for (i++; i < n && s[i] >= '0' && s[i] <= '9'; i++)
+			if (scale > 1)
+				us += (s[i] - '0') * (scale /= 10);
+	return i == n ? us : -1;
 }

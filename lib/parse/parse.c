@@ -15,6 +15,10 @@ static const struct runner *const runners[] = {
 	&runner_jest,
 	&runner_gotest,
 	&runner_tap,
+	&runner_cargo,
+	&runner_gtest,
+	&runner_rspec,
+	&runner_phpunit,
 };
 #define NRUNNERS FLAKY_ARRAY_SIZE(runners)
 

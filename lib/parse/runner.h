@@ -70,6 +70,13 @@ int	 parse_ids_add(struct parse_ids *, const struct flaky_results *,
 long	 parse_ids_next(const struct parse_ids *, const struct flaky_results *,
 	    const char *, size_t, size_t *pos);
 void	 parse_ids_free(struct parse_ids *);
+/* The last result with this id at index from or later, else -1 (a run's
+ * results when an output holds several runs or binaries). */
+long	 parse_ids_last(const struct parse_ids *, const struct flaky_results *,
+	    const char *, size_t, size_t from);
+/* parse_add, then index the result: its index or -ENOMEM. */
+long	 parse_add_indexed(struct parse_ctx *, struct parse_ids *,
+	    const char *test, size_t len, int outcome, int64_t duration_us);
 /* The table's hash of an id, also for runners' own lookups by name. */
 uint64_t parse_id_hash(const char *, size_t);
 /* --color=yes: when the line holds escapes, point *s and *n at a copy
@@ -77,6 +84,9 @@ uint64_t parse_id_hash(const char *, size_t);
  * -ENOMEM. */
 int	 parse_strip_colour(struct flaky_buf *clean, const char **s,
 	    size_t *n);
+/* "12", "0.013" (seconds, as cargo, ctest and RSpec print them) ->
+ * microseconds; -1 when s is not such a number. */
+int64_t	 parse_seconds_us(const char *s, size_t n);
 
 /* Whether s (n bytes, not NUL-terminated) starts with p. */
 static inline int
@@ -103,5 +113,9 @@ extern const struct runner runner_unittest;
 extern const struct runner runner_jest;
 extern const struct runner runner_gotest;
 extern const struct runner runner_tap;
+extern const struct runner runner_cargo;
+extern const struct runner runner_gtest;
+extern const struct runner runner_rspec;
+extern const struct runner runner_phpunit;
 
 #endif

@@ -608,7 +608,7 @@ flaky_command_complete(char *const *argv, char *const *envp,
 	struct pyopts	 o;
 	char		*add = NULL;
 	const char	*runner = NULL;
-	int		 want_note;
+	int		 want_note, nk;
 
 	memset(ret, 0, sizeof *ret);
 	if (argv == NULL || argv[0] == NULL || argv[0][0] == '\0')
@@ -652,6 +652,8 @@ flaky_command_complete(char *const *argv, char *const *envp,
 		complete_prove(&a, &note);
 		break;
 	case K_NONE:
+		if ((nk = cmd_native_identify(argv, &id.args)) != 0)
+			runner = cmd_native_complete(&a, nk, id.args, &note);
 		break;
 	}
 	if (add != NULL) {
@@ -703,6 +705,9 @@ flaky_command_shuffle(const struct flaky_command *c, const char *seed,
 	*argv = *envp = NULL;
 	memset(&a, 0, sizeof a);
 	memset(&e, 0, sizeof e);
+	if (!strcmp(r, "cargo") || !strcmp(r, "gtest") || !strcmp(r, "rspec") ||
+	    !strcmp(r, "phpunit"))
+		return cmd_native_shuffle(c, seed, argv, envp, err, errlen);
 	if (strcmp(r, "pytest") && strcmp(r, "jest") && strcmp(r, "go"))
 		return flaky_error(err, errlen, ENOTSUP, "--shuffle: %s%s "
 		    "cannot shuffle its tests' order (pytest with "

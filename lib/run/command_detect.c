@@ -42,6 +42,7 @@ enum project {
 	P_JEST,
 	P_GO,
 	P_PERL,
+	P_NATIVE,	/* cargo, ctest, RSpec, PHPUnit: detect_native.c */
 };
 
 /* Where the Python test files are, from the search below a directory. */
@@ -267,6 +268,8 @@ project_in(const char *dir, const char **reason)
 	}
 	if ((*reason = perl_project(dir)) != NULL)
 		return P_PERL;
+	if (cmd_native_project(dir, reason) != NULL)
+		return P_NATIVE;
 	if ((*reason = python_project(dir)) != NULL)
 		return P_PYPROJECT;
 	return P_NONE;
@@ -647,7 +650,7 @@ flaky_command_detect(const char *path, char *const *envp,
 	struct flaky_command c;
 	struct stat	 st;
 	char		 abs[PATH_MAX], root[PATH_MAX];
-	const char	*runner = NULL;
+	const char	*runner = NULL, *reason;
 	enum project	 p;
 	int		 r = 0;
 
@@ -684,9 +687,14 @@ flaky_command_detect(const char *path, char *const *envp,
 		runner = "prove";
 		r = perl_command(&a, root, abs, envp, err, errlen);
 		break;
+	case P_NATIVE:
+		runner = cmd_native_project(root, &reason);
+		r = cmd_native_command(runner, &a, root, abs, envp, err, errlen);
+		break;
 	case P_NONE:
 		r = flaky_error(err, errlen, ENOENT, "%s: no test runner "
-		    "recognized; looked for " LOOKED_FOR, path);
+		    "recognized; looked for " LOOKED_FOR ", "
+		    CMD_NATIVE_LOOKED_FOR, path);
 		break;
 	}
 	if (r < 0)
@@ -744,6 +752,7 @@ flaky_command_project(const char *dir, char *const *envp, char **ret_root,
 	struct flaky_buf why;
 	char		 abs[PATH_MAX], root[PATH_MAX];
 	enum project	 p = P_NONE;
+	const char	*reason;
 	int		 r;
 
 	*ret_root = NULL;
@@ -770,6 +779,9 @@ flaky_command_project(const char *dir, char *const *envp, char **ret_root,
 		break;
 	case P_PERL:
 		*ret_runner = "prove";
+		break;
+	case P_NATIVE:
+		*ret_runner = cmd_native_project(root, &reason);
 		break;
 	case P_NONE:
 		break;

@@ -7,6 +7,8 @@
 
 #include "util/util.h"
 
+struct flaky_command;
+
 /* A growing NULL-terminated vector of malloc'd strings; an allocation
  * failure sticks in oom, so callers check once at the end. */
 struct cmd_vec {
@@ -33,6 +35,43 @@ int	 cmd_vec_hand(struct cmd_vec *a, struct cmd_vec *e, char ***argv,
 /* Where the runner's own arguments begin in argv: after `pytest`,
  * `python -m unittest`, `go test`, Jest's script. */
 size_t	 cmd_runner_args(char *const *argv);
+
+/* cargo test, GoogleTest (a binary, or ctest), RSpec and PHPUnit
+ * (command_native.c). */
+#define CMD_N_CARGO	1
+#define CMD_N_GTEST	2	/* a test binary with a --gtest_ option */
+#define CMD_N_CTEST	3
+#define CMD_N_RSPEC	4
+#define CMD_N_PHPUNIT	5
+/* Which of them argv runs (0: none), its own arguments from *args. */
+int	 cmd_native_identify(char *const *argv, size_t *args);
+/* The runner's name for flaky_command.runner ("cargo", "gtest", "rspec",
+ * "phpunit"), NULL for 0. */
+const char *cmd_native_runner(int kind);
+/* Add to a what the runner needs to print every outcome, saying so in
+ * note; returns the runner's name. */
+const char *cmd_native_complete(struct cmd_vec *a, int kind, size_t args,
+	    struct flaky_buf *note);
+/* flaky_command_shuffle and flaky_command_select for these runners: 0,
+ * or -ENOTSUP (err filled for shuffle) when the command is none of
+ * them, or it cannot. */
+int	 cmd_native_shuffle(const struct flaky_command *c, const char *seed,
+	    char ***argv, char ***envp, char *err, size_t errlen);
+int	 cmd_native_select(const struct flaky_command *c, char *const *tests,
+	    size_t n, struct cmd_vec *a, char *err, size_t errlen);
+/* Directory mode (detect_native.c): the runner whose project file is in
+ * dir ("cargo": Cargo.toml; "gtest": CMakeLists.txt with a ctest build
+ * directory; "rspec": .rspec or spec/ *_spec.rb; "phpunit":
+ * phpunit.xml[.dist]), with the reason; NULL when none. */
+const char *cmd_native_project(const char *dir, const char **reason);
+/* Its command for the tests of abs (at or below root): 0, or -ENOENT
+ * with err filled (the runner not installed, no build directory). */
+int	 cmd_native_command(const char *runner, struct cmd_vec *a,
+	    const char *root, const char *abs, char *const *envp, char *err,
+	    size_t errlen);
+#define CMD_NATIVE_LOOKED_FOR "Cargo.toml, CMakeLists.txt with a " \
+	"ctest build directory, .rspec or spec/*_spec.rb, phpunit.xml or " \
+	"phpunit.xml.dist"
 
 /* A Python project with no pytest configuration, for the choice between
  * pytest and unittest (command_python.c). */

@@ -330,15 +330,18 @@ flaky_command_select(const struct flaky_command *c, const char *dir,
 	struct cmd_vec	 a, e;
 	const char	*r = c->runner ? c->runner : "";
 	size_t		 bytes = 0;
+	int		 rc;
 
 	*argv = *envp = NULL;
 	memset(&a, 0, sizeof a);
 	memset(&e, 0, sizeof e);
 	if (strcmp(r, "pytest") && strcmp(r, "jest") && strcmp(r, "go") &&
-	    strcmp(r, "unittest") && strcmp(r, "prove"))
+	    strcmp(r, "unittest") && strcmp(r, "prove") && strcmp(r, "cargo")
+	    && strcmp(r, "gtest") && strcmp(r, "rspec") && strcmp(r, "phpunit"))
 		return flaky_error(err, errlen, ENOTSUP, "%s%s cannot be "
 		    "told which tests to run (pytest, unittest, Jest, go "
-		    "test and prove can)", *r ? r : "the command's runner",
+		    "test, prove, cargo test, GoogleTest, ctest, RSpec and "
+		    "PHPUnit can)", *r ? r : "the command's runner",
 		    *r ? "" : " (not recognized)");
 	if (ntests == 0)
 		return flaky_error(err, errlen, EINVAL, "no tests to select");
@@ -357,8 +360,13 @@ flaky_command_select(const struct flaky_command *c, const char *dir,
 		select_jest(&a, c->argv, tests, ntests);
 	else if (strcmp(r, "prove") == 0)
 		select_prove(&a, c->argv, tests, ntests);
-	else
+	else if (strcmp(r, "go") == 0)
 		select_go(&a, c->argv, tests, ntests);
+	else if ((rc = cmd_native_select(c, tests, ntests, &a, err,
+	    errlen)) < 0) {
+		cmd_vec_free(&a);
+		return rc;
+	}
 	for (size_t i = 0; c->envp != NULL && c->envp[i] != NULL; i++)
 		cmd_vec_add(&e, c->envp[i]);
 	return cmd_vec_hand(&a, &e, argv, envp, err, errlen);

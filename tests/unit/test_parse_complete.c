@@ -140,6 +140,71 @@ static const struct verdict verdicts[] = {
 	/* Without -v prove prints its verdicts only. */
 	{ "tap/prove3-quiet.txt", "tap", 0, 9, "prove counts 9 tests "
 	    "(Tests=), 0 were parsed: run it with -v" },
+
+	/* cargo test: the summaries of each test binary add up (strsim-rs:
+	 * 88 unit tests, 8 integration tests, 11 doctests). Ignored tests
+	 * are counted; -q names only failures. */
+	{ "cargo/strsim.txt", "cargo", 107, 107, NULL },
+	{ "cargo/strsim-merged.txt", "cargo", 107, 107, NULL },
+	{ "cargo/strsim-threads1.txt", "cargo", 107, 107, NULL },
+	{ "cargo/strsim-report-time.txt", "cargo", 107, 107, NULL },
+	{ "cargo/strsim-shuffle.txt", "cargo", 107, 107, NULL },
+	{ "cargo/strsim-exact.txt", "cargo", 1, 1, NULL },
+	{ "cargo/demo-no-fail-fast.txt", "cargo", 8, 8, NULL },
+	{ "cargo/demo-nocapture.txt", "cargo", 8, 8, NULL },
+	{ "cargo/demo-rust-1.95.txt", "cargo", 8, 8, NULL },
+	{ "cargo/strsim-q.txt", "cargo", 0, 107, "libtest printed only "
+	    "failing tests (107 in its summaries, 0 parsed)" },
+	{ "cargo/demo-q.txt", "cargo", 2, 8, "run it without -q or with -- "
+	    "--format pretty" },
+	/* cargo's stderr after a failing binary without --no-fail-fast */
+	{ "cargo/demo.stderr.txt", "cargo", 0, -1, "add --no-fail-fast" },
+
+	/* GoogleTest counts what ran, not its disabled tests (which are
+	 * skips here); ctest counts them neither. */
+	{ "gtest/demo.txt", "gtest", 9, 8, NULL },
+	{ "gtest/demo-ctest.txt", "gtest", 9, 8, NULL },
+	{ "gtest/demo-ctest-V.txt", "gtest", 9, 8, NULL },
+	{ "gtest/demo-ctest-oof.txt", "gtest", 9, 8, NULL },
+	{ "gtest/demo-ctest-j2.txt", "gtest", 9, 8, NULL },
+	{ "gtest/demo-brief.txt", "gtest", 2, 8, "run it without "
+	    "--gtest_brief" },
+	/* jbeder/yaml-cpp: 1054 tests and 8 disabled; under ctest the
+	 * binary is one test (add_test) */
+	{ "gtest/yaml-cpp.txt", "gtest", 1062, 1054, NULL },
+	{ "gtest/yaml-cpp-shuffle.txt", "gtest", 1062, 1054, NULL },
+	{ "gtest/yaml-cpp-filter.txt", "gtest", 1, 1, NULL },
+	{ "gtest/yaml-cpp-ctest.txt", "gtest", 1, 1, NULL },
+	{ "gtest/yaml-cpp-ctest-V.txt", "gtest", 1, 1, NULL },
+	{ "gtest/yaml-cpp-brief.txt", "gtest", 0, 1054, "GoogleTest printed "
+	    "only failing tests (1054 in its summary, 0 parsed)" },
+
+	/* RSpec counts pending examples; a file that does not load stops
+	 * every example. */
+	{ "rspec/demo-doc.txt", "rspec", 9, 9, NULL },
+	{ "rspec/demo-doc-rand.txt", "rspec", 9, 9, NULL },
+	{ "rspec/demo-line.txt", "rspec", 1, 1, NULL },
+	{ "rspec/tty-color-doc.txt", "rspec", 60, 60, NULL },
+	{ "rspec/tty-color-doc-defined.txt", "rspec", 60, 60, NULL },
+	{ "rspec/demo.txt", "rspec", 2, 9, "RSpec printed only failing "
+	    "examples (9 in its summary, 2 parsed)" },
+	{ "rspec/tty-color.txt", "rspec", 0, 60, "run it with --format "
+	    "documentation" },
+	{ "rspec/load-error.txt", "rspec", 1, 0, "outside of examples" },
+
+	/* PHPUnit counts skipped tests and every data set. */
+	{ "phpunit/demo-debug.txt", "phpunit", 9, 9, NULL },
+	{ "phpunit/demo-testdox-debug.txt", "phpunit", 9, 9, NULL },
+	{ "phpunit/parsedown-debug.txt", "phpunit", 68, 68, NULL },
+	{ "phpunit/parsedown-testdox-debug.txt", "phpunit", 68, 68, NULL },
+	{ "phpunit/parsedown-random.txt", "phpunit", 68, 68, NULL },
+	{ "phpunit/demo.txt", "phpunit", 2, 9, "PHPUnit printed only the "
+	    "tests that did not pass (9 in its summary, 2 parsed)" },
+	{ "phpunit/parsedown.txt", "phpunit", 0, 68, "run it with --debug "
+	    "-v" },
+	{ "phpunit/demo-debug-no-v.txt", "phpunit", 9, 9, "run it with -v" },
+	{ "phpunit/demo-testdox.txt", "phpunit", 9, 9, "add --debug" },
+	{ "phpunit/parsedown-testdox.txt", "phpunit", 68, 68, "add --debug" },
 };
 
 START_TEST(every_fixture)

@@ -135,6 +135,12 @@ START_TEST(preamble_each_runner)
 	check_behind_preamble("tap/node.txt", "tap", 8);
 	check_behind_preamble("tap/prove3.txt", "tap", 11);
 	check_behind_preamble("tap/perl.txt", "tap", 9);
+	check_behind_preamble("cargo/strsim-merged.txt", "cargo", 107);
+	check_behind_preamble("gtest/demo.txt", "gtest", 9);
+	check_behind_preamble("gtest/demo-ctest-V.txt", "gtest", 9);
+	check_behind_preamble("rspec/demo-doc-rand.txt", "rspec", 9);
+	check_behind_preamble("rspec/tty-color-doc-defined.txt", "rspec", 60);
+	check_behind_preamble("phpunit/demo-testdox-debug.txt", "phpunit", 9);
 }
 END_TEST
 
