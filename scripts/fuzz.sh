@@ -42,7 +42,10 @@ run_target() {
 	case $t in
 	fuzz_parse) seeds=$(seed "$src/tests/fixtures/pytest" \
 	    "$src/tests/fixtures/unittest" "$src/tests/fixtures/jest" \
-	    "$src/tests/fixtures/gotest" "$src/tests/fixtures/tap" -name '*.txt') ;;
+	    "$src/tests/fixtures/gotest" "$src/tests/fixtures/tap" \
+	    "$src/tests/fixtures/vitest" "$src/tests/fixtures/playwright" \
+	    "$src/tests/fixtures/mocha" "$src/tests/fixtures/nodetest" \
+	    -name '*.txt') ;;
 	fuzz_junit) seeds=$(seed "$src/tests/fixtures/junit" -name '*.xml') ;;
 	fuzz_config) seeds=$(seed "$src/tests/fixtures/config" "$src/examples" -name '*.yaml') ;;
 	fuzz_pyscan) seeds=$(seed "$src/tests/pyscan/corpus" -name '*.py') ;;
