@@ -30,4 +30,11 @@ int	 diag_boxes(struct flaky_store *, const struct flaky_query *,
 	    const int64_t *ids, size_t n, struct flaky_diagnosis **,
 	    char *err, size_t errlen);
 
+/* The reproduce command of a Vitest, Playwright, Mocha or node:test
+ * test (repro_js.c): 1 when runner is one of them (b filled), else 0;
+ * and the test's name without its file, or NULL. */
+int	 flaky_repro_js(const struct flaky_diagnosis *, const char *runner,
+	    struct flaky_buf *b);
+const char *flaky_repro_js_short(const char *runner, const char *id);
+
 #endif

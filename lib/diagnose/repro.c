@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "diagnose/diagnose.h"
+#include "diagnose_int.h"
 #include "run/run.h"
 
 #define WORDS_MAX	64
@@ -27,6 +28,8 @@ flaky_repro_runner(const char *runner, const char *command)
 	} guess[] = {
 		{ "pytest", "pytest" }, { "unittest", "unittest" },
 		{ "jest", "jest" }, { "go test", "gotest" }, { "prove", "tap" },
+		{ "vitest", "vitest" }, { "playwright", "playwright" },
+		{ "mocha", "mocha" }, { "--test", "nodetest" },
 	};
 
 	if (runner != NULL && *runner != '\0')
@@ -72,6 +75,8 @@ flaky_repro_short_name(const char *runner, const char *id)
 {
 	const char *p;
 
+	if ((p = flaky_repro_js_short(runner, id)) != NULL)
+		return p;
 	if (is_runner(runner, "pytest") && (p = strstr(id, "::")) != NULL)
 		return p + 2;
 	if (is_runner(runner, "jest") && (p = strstr(id, jest_sep)) != NULL)
@@ -592,6 +597,8 @@ flaky_repro(const struct flaky_diagnosis *d, const char *isolate,
 		repro_suite(d, b);
 		return;
 	}
+	if (flaky_repro_js(d, runner, b))
+		return;
 	if (is_runner(runner, "tap") &&
 	    (k = prove_word(d->command, copy, w, &n)) >= 0) {
 		repro_prove(d, b, w, n, k);

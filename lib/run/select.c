@@ -335,11 +335,14 @@ flaky_command_select(const struct flaky_command *c, const char *dir,
 	memset(&a, 0, sizeof a);
 	memset(&e, 0, sizeof e);
 	if (strcmp(r, "pytest") && strcmp(r, "jest") && strcmp(r, "go") &&
-	    strcmp(r, "unittest") && strcmp(r, "prove"))
+	    strcmp(r, "unittest") && strcmp(r, "prove") && strcmp(r,
+	    "vitest") && strcmp(r, "playwright") && strcmp(r, "mocha") &&
+	    strcmp(r, "nodetest"))
 		return flaky_error(err, errlen, ENOTSUP, "%s%s cannot be "
-		    "told which tests to run (pytest, unittest, Jest, go "
-		    "test and prove can)", *r ? r : "the command's runner",
-		    *r ? "" : " (not recognized)");
+		    "told which tests to run (pytest, unittest, Jest, Vitest, "
+		    "Playwright, Mocha, node:test, go test and prove can)",
+		    *r ? r : "the command's runner", *r ? "" :
+		    " (not recognized)");
 	if (ntests == 0)
 		return flaky_error(err, errlen, EINVAL, "no tests to select");
 	for (size_t i = 0; i < ntests; i++)
@@ -357,6 +360,8 @@ flaky_command_select(const struct flaky_command *c, const char *dir,
 		select_jest(&a, c->argv, tests, ntests);
 	else if (strcmp(r, "prove") == 0)
 		select_prove(&a, c->argv, tests, ntests);
+	else if (cmd_js_select(c, tests, ntests, &a))
+		;
 	else
 		select_go(&a, c->argv, tests, ntests);
 	for (size_t i = 0; c->envp != NULL && c->envp[i] != NULL; i++)
