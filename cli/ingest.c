@@ -419,8 +419,8 @@ ingest_raw(struct ingest *u, char *buf, struct flaky_buf *line, char *err,
 	}
 	if (res.n == 0) {
 		r = flaky_error(err, errlen, EINVAL, "%s: no test results "
-		    "recognized (expected JUnit XML, or pytest, unittest, Jest, "
-		    "go test or TAP output)", x.path);
+		    "recognized (expected JUnit XML, or the output of one of "
+		    FLAKY_PARSE_RUNNERS ")", x.path);
 		goto out;
 	}
 	if ((r = ingest_raw_keep(&x, &keep)) < 0) {

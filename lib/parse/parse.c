@@ -639,8 +639,8 @@ flaky_parser_finish(struct flaky_parser *p, struct flaky_results *out)
 		return p->error = e;
 	if ((p->runner == NULL || p->res.n == 0) && p->res.warning == NULL) {
 		p->res.warning = strdup(p->runner == NULL ?
-		    "no known test runner output (pytest, unittest, Jest, "
-		    "go test, TAP) was recognized" :
+		    "no known test runner output (" FLAKY_PARSE_RUNNERS ") was "
+		    "recognized" :
 		    "the runner was recognized but no test result was found");
 	}
 	if ((e = parse_dedupe(&p->res)) < 0)

@@ -2,9 +2,10 @@
  *
  * A parser is fed a run's output as it arrives, in chunks of any size, one
  * parser per stream (stdout, stderr). It splits lines itself, detects the
- * runner from the lines it sees (pytest, unittest, Jest, go test, TAP) and
- * hands each line to that runner's state machine, so memory is bounded by the
- * number of tests, not by the size of the output. JUnit XML is a file, read
+ * runner from the lines it sees (pytest, unittest, Jest, Vitest,
+ * Playwright, Mocha, node:test, go test, TAP) and hands each line to that
+ * runner's state machine, so memory is bounded by the number of tests, not
+ * by the size of the output. JUnit XML is a file, read
  * with expat by flaky_parse_junit(). */
 #ifndef FLAKY_PARSE_H
 #define FLAKY_PARSE_H
@@ -68,6 +69,10 @@ struct flaky_results {
 	struct flaky_attempt	*attempts;
 	size_t			 nattempts, acap;
 };
+
+/* The runners whose output the parsers know, for messages. */
+#define FLAKY_PARSE_RUNNERS	"pytest, unittest, Jest, Vitest, " \
+	"Playwright, Mocha, node:test, go test, TAP"
 
 struct flaky_parser;
 
