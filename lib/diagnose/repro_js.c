@@ -237,8 +237,8 @@ with_pattern(struct flaky_buf *b, const struct flaky_diagnosis *d,
 
 		for (k = 0; drop[k] != NULL; k++) {
 			l = strlen(drop[k]);
-			if (strncmp(w[i], drop[k], l) == 0 && (w[i][l] == '\0' ||
-			    w[i][l] == '='))
+			if (strncmp(w[i], drop[k], l) == 0 &&
+			    (w[i][l] == '\0' || w[i][l] == '='))
 				break;
 		}
 		if (drop[k] != NULL) {
@@ -326,6 +326,7 @@ repro_nodetest(const struct flaky_diagnosis *d, struct flaky_buf *b)
 	flaky_buf_free(&pat);
 }
 
+/* The reproduce command of a JavaScript runner's test (diagnose_int.h). */
 int
 flaky_repro_js(const struct flaky_diagnosis *d, const char *runner,
     struct flaky_buf *b)
@@ -350,6 +351,7 @@ flaky_repro_js(const struct flaky_diagnosis *d, const char *runner,
 	return 1;
 }
 
+/* The test's name without its file (diagnose_int.h). */
 const char *
 flaky_repro_js_short(const char *runner, const char *id)
 {

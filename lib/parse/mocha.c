@@ -49,7 +49,7 @@ struct mocha_state {
 	int			 block_at;
 	unsigned		 ntests;	/* test lines */
 	unsigned		 nsummary;	/* "N passing" lines */
-	long			 counted;	/* passing + pending + failing */
+	long			 counted;	/* passing, pending, failing */
 };
 
 /* "✔ " (log-symbols' "√" is Windows'): its length, else 0. */
@@ -288,8 +288,8 @@ finish(struct parse_ctx *ctx)
 		    "summary): its reporter is not spec; run it with "
 		    "--reporter spec", st->counted);
 	if ((long)r->n != st->counted)
-		return parse_incomplete(ctx, "Mocha's summary counts %ld tests, "
-		    "%zu were parsed: %s", st->counted, r->n,
+		return parse_incomplete(ctx, "Mocha's summary counts %ld "
+		    "tests, %zu were parsed: %s", st->counted, r->n,
 		    (long)r->n < st->counted ? "the run stopped early" :
 		    "more than it ran (output of another process mixed in, or "
 		    "a test printed lines that look like Mocha's); report the "

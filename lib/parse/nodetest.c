@@ -7,7 +7,7 @@
  *	        at TestContext.<anonymous> (/app/test/cart.test.js:18:14)
  *	  ﹣ refunds (0.10ms) # SKIP
  *	  ✔ later (0.08ms) # TODO
- *	✖ cart (32.57ms)			(its end, at its own indentation)
+ *	✖ cart (32.57ms)		(its end, at its own indentation)
  *	ℹ tests 7
  *	ℹ suites 3
  *	...
@@ -310,7 +310,8 @@ line(struct parse_ctx *ctx, const char *raw, size_t rawlen)
 		return failing_line(ctx, st, s, n);
 	i = parse_indent(s, n);
 	if ((o = mark(s + i, n - i, &k)) == -1) {
-		int	 e = parse_tree_push(&st->tree, i, s + i + k, n - i - k);
+		int	 e = parse_tree_push(&st->tree, i, s + i + k,
+		    n - i - k);
 
 		if (st->tree.depth > 0)
 			st->failed_below[st->tree.depth - 1] = 0;
@@ -355,8 +356,9 @@ finish(struct parse_ctx *ctx)
 	if (st->suites > 0)
 		drop_groups(ctx, st);
 	if (st->ninfo == 0)
-		return parse_incomplete(ctx, "the run ended without node:test's "
-		    "summary (ℹ tests N): it was killed or stopped early");
+		return parse_incomplete(ctx, "the run ended without "
+		    "node:test's summary (ℹ tests N): it was killed or "
+		    "stopped early");
 	if (n != st->counted)
 		return parse_incomplete(ctx, "node:test counts %ld tests and "
 		    "suites, %ld were parsed: %s", st->counted, n,

@@ -231,7 +231,8 @@ retried(struct parse_ctx *ctx, struct pw_state *st, int attempt)
 	while ((idx = parse_ids_next(&st->ids, ctx->res, st->id.data,
 	    st->id.len, &pos)) >= 0)
 		if (st->t[idx].attempt == attempt - 1 &&
-		    FLAKY_FAILED(st->t[idx].outcome) && (best < 0 || idx < best))
+		    FLAKY_FAILED(st->t[idx].outcome) &&
+		    (best < 0 || idx < best))
 			best = idx;
 	return best;
 }
@@ -268,7 +269,8 @@ add_test(struct parse_ctx *ctx, struct pw_state *st, int outcome,
 			return e;
 		st->t[idx].attempt = attempt;
 		st->t[idx].outcome = outcome;
-		if ((e = parse_attempt(ctx, idx, attempt, outcome, NULL, 0)) < 0)
+		if ((e = parse_attempt(ctx, idx, attempt, outcome, NULL,
+		    0)) < 0)
 			return e;
 		if (outcome == FLAKY_PASS) {
 			char	 msg[64];

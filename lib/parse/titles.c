@@ -10,12 +10,14 @@
 
 #include "runner.h"
 
+/* A runner's zeroed state (runner.h). */
 void *
 parse_state(struct parse_ctx *ctx, size_t size)
 {
 	return ctx->state = calloc(1, size);
 }
 
+/* detect() on the line without its colours (runner.h). */
 int
 parse_detect_clean(const char *line, size_t len,
     int (*score)(const char *, size_t))
@@ -32,6 +34,7 @@ parse_detect_clean(const char *line, size_t len,
 	return v;
 }
 
+/* "5ms", "3.0s", "0.64ms" as µs (runner.h). */
 int64_t
 parse_duration_us(const char *s, size_t n)
 {
@@ -66,6 +69,7 @@ parse_duration_us(const char *s, size_t n)
 	return -1;
 }
 
+/* A trailing " (TEXT)" cut off (runner.h). */
 int
 parse_cut_paren(const char *s, size_t *n, const char **in, size_t *inlen)
 {
@@ -83,6 +87,7 @@ parse_cut_paren(const char *s, size_t *n, const char **in, size_t *inlen)
 	return 1;
 }
 
+/* A path made relative to the run's directory (runner.h). */
 void
 parse_relative(const struct parse_ctx *ctx, const char **pp, size_t *np)
 {
@@ -102,6 +107,7 @@ parse_relative(const struct parse_ctx *ctx, const char **pp, size_t *np)
 	*np = n - rl;
 }
 
+/* Leave the titles indented at or beyond indent. */
 void
 parse_tree_pop(struct parse_tree *t, size_t indent)
 {
@@ -109,6 +115,7 @@ parse_tree_pop(struct parse_tree *t, size_t indent)
 		free(t->v[--t->depth].title);
 }
 
+/* A title at its indentation (runner.h). */
 int
 parse_tree_push(struct parse_tree *t, size_t indent, const char *s,
     size_t n)
@@ -125,6 +132,7 @@ parse_tree_push(struct parse_tree *t, size_t indent, const char *s,
 	return 0;
 }
 
+/* The open titles joined by sep (runner.h). */
 void
 parse_tree_path(const struct parse_tree *t, const char *sep,
     struct flaky_buf *b)
@@ -136,6 +144,7 @@ parse_tree_path(const struct parse_tree *t, const char *sep,
 	}
 }
 
+/* An id cut at a character boundary (runner.h). */
 void
 parse_id_bound(struct flaky_buf *b, size_t max)
 {

@@ -55,13 +55,13 @@ struct vitest_state {
 	struct flaky_buf	 id;
 	struct parse_ids	 ids;
 	enum vitest_mode	 mode;
-	char			*file;		/* the default reporter's file */
+	char			*file;		/* the default reporter's */
 	long			 last;		/* "→" lines go to it, -1 */
 	long			 detail;	/* the result of a block, -1 */
 	int			 detail_new;	/* its message not yet reset */
-	unsigned		 nverbose;	/* tests named with their file */
+	unsigned		 nverbose;	/* tests named with a file */
 	unsigned		 nplain;	/* tests under a file line */
-	unsigned		 nsuite;	/* files failed outside a test */
+	unsigned		 nsuite;	/* files that failed alone */
 	unsigned		 ntotals;	/* "Tests  N" lines */
 	long			 files_failed;	/* "Test Files  N failed" */
 };

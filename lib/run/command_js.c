@@ -37,6 +37,7 @@ one_of(const char *const *v, const char *s)
 	return 0;
 }
 
+/* The runner's name of a CMD_JS_* (command_int.h). */
 const char *
 cmd_js_name(int js)
 {
@@ -71,6 +72,7 @@ js_word(char *const *argv, size_t i, size_t *args)
 	return 0;
 }
 
+/* Which JavaScript runner argv starts (command_int.h). */
 int
 cmd_js_identify(char *const *argv, size_t *args)
 {
@@ -132,6 +134,7 @@ js_given(const struct cmd_vec *a, size_t args, const char *name)
 	return 0;
 }
 
+/* The reporter that names every test, added (command_int.h). */
 const char *
 cmd_js_complete(int js, struct cmd_vec *a, size_t args,
     struct flaky_buf *note)
@@ -159,6 +162,7 @@ cmd_js_complete(int js, struct cmd_vec *a, size_t args,
 	return cmd_js_name(js);
 }
 
+/* Whether the runner has a random order (command_int.h). */
 int
 cmd_js_shuffles(const char *runner)
 {
@@ -166,6 +170,7 @@ cmd_js_shuffles(const char *runner)
 	    strcmp(runner, "playwright") == 0;
 }
 
+/* The command of a run in the order of seed (command_int.h). */
 int
 cmd_js_shuffle(const struct flaky_command *c, const char *seed,
     char ***argv, char ***envp, char *err, size_t errlen)

@@ -163,6 +163,7 @@ read_pkg(const char *dir, struct js_pkg *p)
 	return 0;
 }
 
+/* The JavaScript runner of dir's package.json (command_int.h). */
 const char *
 cmd_js_project(const char *dir, const char **runner)
 {
@@ -245,9 +246,10 @@ script_args(struct cmd_vec *a, const char *script, int runner)
 			if (strcmp(w, "npx") == 0 || (runner ==
 			    CMD_JS_NODETEST && strcmp(w, "node") == 0))
 				continue;
-			if ((runner == CMD_JS_NODETEST && strcmp(w, "--test")) ||
-			    (runner != CMD_JS_NODETEST && strcmp(w,
-			    cmd_js_name(runner)) && strcmp(w, "_mocha")))
+			if (runner == CMD_JS_NODETEST ?
+			    strcmp(w, "--test") != 0 :
+			    strcmp(w, cmd_js_name(runner)) != 0 &&
+			    strcmp(w, "_mocha") != 0)
 				break;
 			at = 1;
 			ok = 1;
@@ -270,6 +272,7 @@ script_args(struct cmd_vec *a, const char *script, int runner)
 	return ok;
 }
 
+/* DIR as a path pattern of Jest's and Playwright's (command_int.h). */
 void
 cmd_js_path_pattern(struct cmd_vec *a, const char *abs)
 {
@@ -289,6 +292,7 @@ cmd_js_path_pattern(struct cmd_vec *a, const char *abs)
 	flaky_buf_free(&b);
 }
 
+/* Directory mode's command of the runner (command_int.h). */
 int
 cmd_js_command(struct cmd_vec *a, const char *root, const char *abs,
     const char **runner, char *err, size_t errlen)

@@ -109,8 +109,8 @@ select_vitest(struct cmd_vec *a, char *const *argv, size_t args,
 		const char *t = tests[k], *bar, *sep;
 		size_t	 len = id_len(t);
 
-		if (t[0] == '|' && (bar = memchr(t + 1, '|', len - 1)) != NULL &&
-		    bar[1] == ' ') {
+		if (t[0] == '|' && (bar = memchr(t + 1, '|', len - 1)) !=
+		    NULL && bar[1] == ' ') {
 			flaky_buf_reset(&w);
 			flaky_buf_printf(&w, "--project=%.*s",
 			    (int)(bar - t - 1), t + 1);
@@ -179,8 +179,8 @@ select_playwright(struct cmd_vec *a, char *const *argv, size_t args,
 		if (t < e && *t == '[' && (sep = memmem(t, (size_t)(e - t),
 		    "]" PW_SEP, 6)) != NULL) {
 			flaky_buf_reset(&w);
-			flaky_buf_printf(&w, "--project=%.*s", (int)(sep - t - 1),
-			    t + 1);
+			flaky_buf_printf(&w, "--project=%.*s",
+			    (int)(sep - t - 1), t + 1);
 			add_once(a, args, &at, flaky_buf_cstr(&w));
 			t = sep + 6;
 		}
@@ -243,6 +243,7 @@ select_pattern(struct cmd_vec *a, char *const *argv, size_t args,
 	flaky_buf_free(&pat);
 }
 
+/* A run of only the given tests (command_int.h). */
 int
 cmd_js_select(const struct flaky_command *c, char *const *tests, size_t n,
     struct cmd_vec *a)
