@@ -30,9 +30,10 @@ def chromium():
 def test_playwright(demo, tmp_path):
     d, e = demo("demo-playwright", "playwright")
     db = str(tmp_path / "f.db")
-    # Playwright's own retries: attempt 0 fails on executions 1 and 4
+    # Playwright's own retries; one worker each, two runs at once: two
+    # chromiums, not four, on a shared two-CPU machine
     doc, err = analyze(db, ["--", "npx", "playwright", "test",
-                            "--retries=1"], d, e, runs=3)
+                            "--retries=1", "--workers=1"], d, e, runs=3)
     assert "added --reporter=list (Playwright's dot, line and html " \
         "reporters name only failing tests)" in err, err
     assert doc["target"] == "demo-playwright-playwright"
