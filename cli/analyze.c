@@ -417,7 +417,7 @@ static const struct cmd_option analyze_options[] = {
 	{ "stress", 0, 'S', "KIND[:LEVEL]", "cpu, memory, io or all load "
 	    "beside each run, LEVEL workers of each (default one per CPU)" },
 	{ "shuffle", 0, 'O', NULL, "shuffle the tests' order, a fresh seed "
-	    "each run, recorded (pytest, Jest, go)" },
+	    "each run, recorded (pytest, Jest, Vitest, Playwright, go)" },
 	{ "seed", 0, 'Q', "N", "shuffle every run with this seed (one "
 	    "recorded in runs.seed): the order of that run again (default "
 	    "none)" },

@@ -111,6 +111,70 @@ sh_quote(const char *s)
 	return flaky_buf_steal(&b);
 }
 
+/* The sed program that escapes a regular expression's metacharacters. */
+#define SED_ESCAPE	"sed 's/[][\\\\.^$*+?(){}|]/\\\\&/g'"
+
+/* The command's words from index from on, each quoted for sh, after a
+ * blank. */
+static void
+argv_words(struct flaky_buf *b, char **argv, int from)
+{
+	for (int i = from; argv[i] != NULL; i++) {
+		char	*q = sh_quote(argv[i]);
+
+		flaky_buf_printf(b, "%s%s", b->len > 0 ? " " : "", q);
+		free(q);
+	}
+}
+
+/* The isolate: of Vitest, Playwright, Mocha and node:test, from the
+ * command directory mode built: each selects the one test of its id as
+ * docs/runners.md ("Selecting tests") says. NULL for another runner. */
+static char *
+isolate_js(const struct flaky_command *c)
+{
+	const char	*r = c->runner;
+	struct flaky_buf b;
+
+	flaky_buf_init(&b);
+	if (strcmp(r, "vitest") == 0) {
+		/* "file > describe > test": the file, -t with the titles */
+		flaky_buf_adds(&b, "t={test}; n=$(printf '%s' \"${t#* > }\" | "
+		    "sed 's/ > / /g' | " SED_ESCAPE ");");
+		argv_words(&b, c->argv, 0);
+		flaky_buf_adds(&b, " \"${t%% > *}\" -t \"^$n\\$\"");
+	} else if (strcmp(r, "playwright") == 0) {
+		/* "file:line › [project] › titles" */
+		flaky_buf_adds(&b, "t={test}; r=${t#* › }; p=; case $r in "
+		    "'['*) p=${r%%] › *}; p=--project=${p#[}; "
+		    "r=${r#*] › };; esac; g=$(printf '%s' \"$r\" | "
+		    "sed 's/ › / /g' | " SED_ESCAPE ");");
+		argv_words(&b, c->argv, 0);
+		flaky_buf_adds(&b, " ${p:+\"$p\"} \"${t%% › *}\" "
+		    "--grep=\"(^| )$g( @|\\$)\"");
+	} else if (strcmp(r, "mocha") == 0) {
+		/* the full title */
+		argv_words(&b, c->argv, 0);
+		flaky_buf_adds(&b, " --grep=\"^$(printf '%s' {test} | "
+		    SED_ESCAPE ")\\$\"");
+	} else if (strcmp(r, "nodetest") == 0) {
+		/* the test's own name, before node's files */
+		char	*q = sh_quote(c->argv[0]);
+
+		flaky_buf_printf(&b, "n=$(printf '%%s' {test} | sed "
+		    "'s/.* > //' | %s); %s --test-name-pattern=\"^$n\\$\"",
+		    SED_ESCAPE, q);
+		argv_words(&b, c->argv, 1);
+		free(q);
+	} else {
+		flaky_buf_free(&b);
+		return NULL;
+	}
+	if (b.oom)
+		fatalx("out of memory");
+	return flaky_buf_steal(&b);
+}
+
 /* An isolate: template that reruns one test alone, per runner: the
  * runner's own way of selecting a test by its stored id (docs/runners.md
  * has the ids). The id reaches the shell only as {test}. */
@@ -164,6 +228,8 @@ isolate_template(const struct flaky_command *c)
 		    ct ? "" : "/");
 		free(q);
 	}
+	else
+		t = isolate_js(c);
 	return t;
 }
 

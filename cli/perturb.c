@@ -142,6 +142,11 @@ perturb_replay(const char *runner, const char *command, const char *dir,
 		flaky_buf_printf(b, "%s --randomize --seed=%s", command, seed);
 	else if (strncmp(r, "go", 2) == 0)
 		flaky_buf_printf(b, "%s -shuffle=%s", command, seed);
+	else if (strcmp(r, "vitest") == 0)
+		flaky_buf_printf(b, "%s --sequence.shuffle --sequence.seed=%s",
+		    command, seed);
+	else if (strcmp(r, "playwright") == 0)
+		flaky_buf_printf(b, "%s --shuffle=%s", command, seed);
 	else
 		flaky_buf_printf(b, "flakyctl analyze --runs 1 --seed %s -- %s",
 		    seed, command);

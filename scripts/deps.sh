@@ -3,9 +3,9 @@
 # Idempotent; needs root (or sudo). The runners of the native demos
 # (examples/demo-{cargo,gtest,rspec,phpunit}) are Debian's: cargo and rustc
 # (not a rustup toolchain), libgtest-dev with cmake, ruby-rspec, phpunit.
-# Node.js 20 and its npm must already be
-# on the machine: Debian's npm package conflicts with it, so Jest comes from
-# the npm registry at the version pinned in examples/demo-jest.
+# Node.js 20 and its npm must already be on the machine: Debian's npm
+# package conflicts with it, so Jest, Vitest, Playwright Test and Mocha
+# come from the npm registry at the versions pinned in examples/demo-*.
 set -eu
 cd "$(dirname "$0")/.."
 
@@ -42,6 +42,16 @@ if [ ! -x examples/demo-jest/node_modules/.bin/jest ]; then
 	echo "deps: installing Jest (pinned in examples/demo-jest/package-lock.json)"
 	(cd examples/demo-jest && npm ci --no-audit --no-fund --loglevel=error)
 fi
+# The demos of Vitest, Playwright Test and Mocha (node:test needs none),
+# pinned by their package-lock.json. Playwright drives Debian's chromium
+# (PKGS): no browser is downloaded.
+for d in demo-vitest:vitest demo-playwright:playwright demo-mocha:mocha; do
+	if [ ! -x "examples/${d%%:*}/node_modules/.bin/${d##*:}" ]; then
+		echo "deps: installing ${d##*:} (pinned in examples/${d%%:*}/package-lock.json)"
+		(cd "examples/${d%%:*}" && PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 \
+		    npm ci --no-audit --no-fund --loglevel=error)
+	fi
+done
 if [ ! -d tests/integration/web/node_modules/puppeteer-core ]; then
 	echo "deps: installing puppeteer-core (pinned in tests/integration/web/package-lock.json)"
 	(cd tests/integration/web && npm ci --no-audit --no-fund --loglevel=error)

@@ -45,6 +45,8 @@ run_target() {
 	    "$src/tests/fixtures/gotest" "$src/tests/fixtures/tap" \
 	    "$src/tests/fixtures/cargo" "$src/tests/fixtures/gtest" \
 	    "$src/tests/fixtures/rspec" "$src/tests/fixtures/phpunit" \
+	    "$src/tests/fixtures/vitest" "$src/tests/fixtures/playwright" \
+	    "$src/tests/fixtures/mocha" "$src/tests/fixtures/nodetest" \
 	    -name '*.txt') ;;
 	fuzz_junit) seeds=$(seed "$src/tests/fixtures/junit" -name '*.xml') ;;
 	fuzz_config) seeds=$(seed "$src/tests/fixtures/config" "$src/examples" -name '*.yaml') ;;

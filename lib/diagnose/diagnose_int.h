@@ -34,5 +34,11 @@ int	 diag_boxes(struct flaky_store *, const struct flaky_query *,
  * tests (repro_native.c): 1 when runner is one of them, b filled. */
 int	 diag_repro_native(const struct flaky_diagnosis *, const char *runner,
 	    struct flaky_buf *b);
+/* The reproduce command of a Vitest, Playwright, Mocha or node:test
+ * test (repro_js.c): 1 when runner is one of them (b filled), else 0;
+ * and the test's name without its file, or NULL. */
+int	 flaky_repro_js(const struct flaky_diagnosis *, const char *runner,
+	    struct flaky_buf *b);
+const char *flaky_repro_js_short(const char *runner, const char *id);
 
 #endif

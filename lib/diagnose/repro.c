@@ -31,6 +31,8 @@ flaky_repro_runner(const char *runner, const char *command)
 		{ "go test", "gotest" }, { "prove", "tap" }, { "ctest", "gtest" },
 		{ "--gtest_", "gtest" }, { "rspec", "rspec" },
 		{ "phpunit", "phpunit" },
+		{ "vitest", "vitest" }, { "playwright", "playwright" },
+		{ "mocha", "mocha" }, { "--test", "nodetest" },
 	};
 
 	if (runner != NULL && *runner != '\0')
@@ -76,6 +78,8 @@ flaky_repro_short_name(const char *runner, const char *id)
 {
 	const char *p;
 
+	if ((p = flaky_repro_js_short(runner, id)) != NULL)
+		return p;
 	if (is_runner(runner, "pytest") && (p = strstr(id, "::")) != NULL)
 		return p + 2;
 	if (is_runner(runner, "jest") && (p = strstr(id, jest_sep)) != NULL)
@@ -599,6 +603,8 @@ flaky_repro(const struct flaky_diagnosis *d, const char *isolate,
 		repro_suite(d, b);
 		return;
 	}
+	if (flaky_repro_js(d, runner, b))
+		return;
 	if (is_runner(runner, "tap") &&
 	    (k = prove_word(d->command, copy, w, &n)) >= 0) {
 		repro_prove(d, b, w, n, k);

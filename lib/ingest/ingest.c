@@ -448,8 +448,8 @@ ingest_raw(const struct flaky_ingest *in, struct flaky_ingest_file *f,
 	}
 	if (res.n == 0) {
 		r = flaky_error(err, errlen, EINVAL, "%s: no test results "
-		    "recognized (expected JUnit XML, or pytest, unittest, Jest, "
-		    "go test or TAP output)", x.path);
+		    "recognized (expected JUnit XML, or the output of one of "
+		    FLAKY_PARSE_RUNNERS ")", x.path);
 		goto out;
 	}
 	if ((r = raw_keep(&x, &keep)) < 0) {

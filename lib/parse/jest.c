@@ -181,8 +181,12 @@ file_line(const char *s, size_t len, size_t *ret_len)
 		    len - j - 2) || ends(s, len, " heap size)")))
 			len = j - 1;
 	}
+	/* Vitest's " FAIL  file > test" and " FAIL  file [ file ]" are
+	 * no Jest file. */
 	if (len <= i || memchr(s + i, '\t', len - i) != NULL ||
-	    memchr(s + i, '.', len - i) == NULL)
+	    memchr(s + i, '.', len - i) == NULL ||
+	    memmem(s + i, len - i, " > ", 3) != NULL ||
+	    (len - i > 2 && memcmp(s + len - 2, " ]", 2) == 0))
 		return NULL;
 	*ret_len = len - i;
 	return s + i;

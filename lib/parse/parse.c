@@ -12,7 +12,12 @@
 static const struct runner *const runners[] = {
 	&runner_pytest,
 	&runner_unittest,
+	/* before Jest: their lines have Jest's tick marks too */
+	&runner_vitest,
+	&runner_playwright,
 	&runner_jest,
+	&runner_mocha,
+	&runner_nodetest,
 	&runner_gotest,
 	&runner_tap,
 	&runner_cargo,
@@ -90,6 +95,9 @@ flaky_results_free(struct flaky_results *r)
 		free(r->v[i].signature);
 	}
 	free(r->v);
+	for (size_t i = 0; i < r->nattempts; i++)
+		free(r->attempts[i].message);
+	free(r->attempts);
 	free(r->version);
 	free(r->seed);
 	free(r->warning);
@@ -102,6 +110,7 @@ flaky_results_merge(struct flaky_results *dst, struct flaky_results *src)
 {
 	struct flaky_result	*v;
 	unsigned		 base = 0;
+	size_t			 first = dst->n;
 
 	if (src->n == 0)
 		goto meta;
@@ -122,6 +131,15 @@ flaky_results_merge(struct flaky_results *dst, struct flaky_results *src)
 		dst->n++;
 	}
 	src->n = 0;
+	/* The attempts follow their results to their new indices. */
+	for (size_t i = 0; i < src->nattempts; i++) {
+		if (flaky_array_grow(&dst->attempts, &dst->acap,
+		    dst->nattempts, sizeof *dst->attempts) < 0)
+			return -ENOMEM;
+		dst->attempts[dst->nattempts] = src->attempts[i];
+		dst->attempts[dst->nattempts++].result += first;
+		src->attempts[i].message = NULL;
+	}
 meta:
 	if (dst->runner[0] == '\0')
 		memcpy(dst->runner, src->runner, sizeof dst->runner);
@@ -168,6 +186,31 @@ parse_add(struct parse_ctx *ctx, const char *test, size_t len, int outcome,
 	v->signature = NULL;
 	v->position = (unsigned)r->n;
 	return (long)r->n++;
+}
+
+int
+parse_attempt(struct parse_ctx *ctx, long idx, int attempt, int outcome,
+    const char *msg, size_t len)
+{
+	struct flaky_results	*r = ctx->res;
+	struct flaky_attempt	*a;
+
+	if (flaky_array_grow(&r->attempts, &r->acap, r->nattempts,
+	    sizeof *r->attempts) < 0)
+		return -ENOMEM;
+	a = &r->attempts[r->nattempts];
+	a->result = (size_t)idx;
+	a->attempt = attempt;
+	a->outcome = outcome;
+	a->message = NULL;
+	if (len > 1024)		/* cut at a character boundary */
+		for (len = 1024; len > 0 &&
+		    ((unsigned char)msg[len] & 0xc0) == 0x80; len--)
+			;
+	if (msg != NULL && (a->message = flaky_strndup(msg, len)) == NULL)
+		return -ENOMEM;
+	r->nattempts++;
+	return 0;
 }
 
 int
@@ -349,6 +392,28 @@ window_add(struct flaky_parser *p, const char *s, size_t n, const int *v)
 	return p->held.oom ? -ENOMEM : 0;
 }
 
+/* Does one of the window's oldest lines vote? A choice made on votes then
+ * replays the lines just before the first vote too: Mocha's suite title
+ * comes before its first test line, which is its first vote. */
+#define HEADER_LINES	16
+static int
+window_votes_soon(const struct flaky_parser *p)
+{
+	const char	*s = p->held.data + p->head;
+	size_t		 k = 0;
+
+	for (; k < p->nheld && k <= HEADER_LINES; k++) {
+		struct held_line h;
+
+		memcpy(&h, s, sizeof h);
+		for (size_t i = 0; i < NRUNNERS; i++)
+			if (h.votes[i] > 0)
+				return 1;
+		s += sizeof h + h.len;
+	}
+	return 0;
+}
+
 /* The runner with most votes in the window (the first on a tie). */
 static size_t
 window_best(const struct flaky_parser *p)
@@ -446,14 +511,9 @@ detect_line(struct flaky_parser *p, const char *s, size_t n)
 		return e;
 	while (p->nheld > WINDOW_LINES ||
 	    (p->held.len - p->head > WINDOW_BYTES && p->nheld > 1)) {
-		struct held_line h = window_oldest(p);
-		int		 voted = 0;
-		size_t		 best;
+		size_t	 best = window_best(p);
 
-		for (size_t i = 0; i < NRUNNERS; i++)
-			voted |= h.votes[i] > 0;
-		best = window_best(p);
-		if (voted && p->votes[best] >= VOTES_MIN)
+		if (p->votes[best] >= VOTES_MIN && window_votes_soon(p))
 			return choose(p, runners[best], 1);
 		window_drop(p);
 	}
@@ -583,8 +643,8 @@ flaky_parser_finish(struct flaky_parser *p, struct flaky_results *out)
 		return p->error = e;
 	if ((p->runner == NULL || p->res.n == 0) && p->res.warning == NULL) {
 		p->res.warning = strdup(p->runner == NULL ?
-		    "no known test runner output (pytest, unittest, Jest, "
-		    "go test, TAP) was recognized" :
+		    "no known test runner output (" FLAKY_PARSE_RUNNERS ") was "
+		    "recognized" :
 		    "the runner was recognized but no test result was found");
 	}
 	if ((e = parse_dedupe(&p->res)) < 0)

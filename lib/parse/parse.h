@@ -2,9 +2,10 @@
  *
  * A parser is fed a run's output as it arrives, in chunks of any size, one
  * parser per stream (stdout, stderr). It splits lines itself, detects the
- * runner from the lines it sees (pytest, unittest, Jest, go test, TAP) and
- * hands each line to that runner's state machine, so memory is bounded by the
- * number of tests, not by the size of the output. JUnit XML is a file, read
+ * runner from the lines it sees (pytest, unittest, Jest, Vitest,
+ * Playwright, Mocha, node:test, go test, TAP) and hands each line to that
+ * runner's state machine, so memory is bounded by the number of tests, not
+ * by the size of the output. JUnit XML is a file, read
  * with expat by flaky_parse_junit(). */
 #ifndef FLAKY_PARSE_H
 #define FLAKY_PARSE_H
@@ -39,6 +40,16 @@ struct flaky_result {
 	char		*signature;	/* failed results: "TIMEOUT", ... */
 };
 
+/* One attempt of a test its runner retried itself (JUnit's flakyFailure,
+ * Playwright's retries). Attempt 0 is the first (the result's own
+ * outcome). */
+struct flaky_attempt {
+	size_t		 result;	/* index into flaky_results.v */
+	int		 attempt;
+	int		 outcome;
+	char		*message;	/* bounded, or NULL */
+};
+
 struct flaky_results {
 	char			 runner[16];	/* "pytest", ..., "" if unknown */
 	char			*version;	/* runner version or NULL */
@@ -52,7 +63,17 @@ struct flaky_results {
 	 * it served results from a cache), with the fix; NULL when they
 	 * are complete. An incomplete run gives no test a rate. */
 	char			*incomplete;
+	/* Every attempt of the tests the runner retried itself, from its
+	 * output (Playwright's retries, Vitest's "(retry x2)"); empty when
+	 * none was. The store keeps them beside the results (attempts). */
+	struct flaky_attempt	*attempts;
+	size_t			 nattempts, acap;
 };
+
+/* The runners whose output the parsers know, for messages. */
+#define FLAKY_PARSE_RUNNERS	"pytest, unittest, Jest, Vitest, " \
+	"Playwright, Mocha, node:test, go test, TAP, cargo test, GoogleTest, " \
+	"RSpec, PHPUnit"
 
 struct flaky_parser;
 
@@ -80,13 +101,7 @@ int	 flaky_parse_junit_buffer(const char *name, const char *, size_t,
 /* What a JUnit file holds beyond the results, for ingest: the first
  * <testsuite timestamp=> and each attempt of a retried test (Surefire's and
  * pytest-rerunfailures' flakyFailure, flakyError, rerunFailure, rerunError).
- * Attempt 0 is the first (the result's own outcome). */
-struct flaky_attempt {
-	size_t		 result;	/* index into flaky_results.v */
-	int		 attempt;
-	int		 outcome;
-	char		*message;	/* bounded, or NULL */
-};
+ * struct flaky_attempt is above. */
 struct flaky_junit_extra {
 	int64_t			 timestamp_ms;	/* -1: none or unreadable */
 	struct flaky_attempt	*attempts;

@@ -39,6 +39,11 @@ long	 parse_add(struct parse_ctx *, const char *test, size_t testlen,
 	    int outcome, int64_t duration_us);
 /* Set or append to a result's message, keeping FLAKY_MESSAGE_MAX. */
 int	 parse_message(struct parse_ctx *, long idx, const char *, size_t);
+/* Record attempt number attempt (0: the first) of result idx, with its
+ * outcome and message (NULL, or len bytes kept up to 1 KiB). 0 or
+ * -ENOMEM. */
+int	 parse_attempt(struct parse_ctx *, long idx, int attempt, int outcome,
+	    const char *msg, size_t len);
 int	 parse_set_version(struct parse_ctx *, const char *, size_t);
 int	 parse_set_seed(struct parse_ctx *, const char *, size_t);
 /* Say why the results are incomplete (flaky_results.incomplete): one
@@ -108,6 +113,51 @@ parse_indent(const char *s, size_t n)
 	return i;
 }
 
+/* What the JavaScript runners' reporters share (titles.c). */
+/* A runner's zeroed state of size bytes in ctx->state; NULL when out of
+ * memory. */
+void	*parse_state(struct parse_ctx *, size_t);
+/* detect() of a runner whose lines may be coloured: score's verdict on
+ * the line without its escapes (0 when out of memory). */
+int	 parse_detect_clean(const char *line, size_t len,
+	    int (*score)(const char *, size_t));
+/* Test ids repeat their parents' titles: cut at this many bytes. */
+#define PARSE_ID_MAX	(8 * 1024)
+/* "5ms", "3.0s", "1.5m", "0.648903ms", "2h": the duration in µs, or -1
+ * when s (n bytes) is not one. */
+int64_t	 parse_duration_us(const char *s, size_t n);
+/* When s[0..*n) ends with " (TEXT)", cut it: *n shortened, the text in
+ * *in and *inlen; 1 when cut, else 0. */
+int	 parse_cut_paren(const char *s, size_t *n, const char **in,
+	    size_t *inlen);
+/* A path made relative to the run's directory when it lies below it
+ * (runners print some paths absolute): *p and *n moved past it. */
+void	 parse_relative(const struct parse_ctx *, const char **p, size_t *n);
+/* Describe blocks by indentation, for reporters that print a tree
+ * (Mocha's spec, node:test's spec): a title at an indentation is the
+ * parent of the lines indented deeper that follow it. */
+#define PARSE_TREE_DEPTH	64
+struct parse_tree {
+	struct {
+		size_t	 indent;
+		char	*title;
+	}		 v[PARSE_TREE_DEPTH];
+	int		 depth;
+};
+/* Forget the titles indented at or beyond indent. */
+void	 parse_tree_pop(struct parse_tree *, size_t indent);
+/* A title at indent (after popping those at or beyond it); 0 or -ENOMEM.
+ * Past PARSE_TREE_DEPTH levels titles are not kept. */
+int	 parse_tree_push(struct parse_tree *, size_t indent, const char *,
+	    size_t);
+/* The titles, outermost first, each followed by sep, into b (reset
+ * first). */
+void	 parse_tree_path(const struct parse_tree *, const char *sep,
+	    struct flaky_buf *b);
+/* Ids repeat their parents' titles: cut b at max bytes, at a UTF-8
+ * character boundary. */
+void	 parse_id_bound(struct flaky_buf *b, size_t max);
+
 extern const struct runner runner_pytest;
 extern const struct runner runner_unittest;
 extern const struct runner runner_jest;
@@ -117,5 +167,9 @@ extern const struct runner runner_cargo;
 extern const struct runner runner_gtest;
 extern const struct runner runner_rspec;
 extern const struct runner runner_phpunit;
+extern const struct runner runner_vitest;
+extern const struct runner runner_playwright;
+extern const struct runner runner_mocha;
+extern const struct runner runner_nodetest;
 
 #endif

@@ -19,7 +19,9 @@
  * each file's stream with "file .. "; then ids are "file > description",
  * as numbering and descriptions restart per file. summary_total is the sum
  * of the top-level plans (or prove's "Tests=N"): it counts top-level
- * points, while subtests are results of their own. */
+ * points, while subtests are results of their own. A point that node's
+ * TAP marks "type: 'suite'" (a describe block) is no result: node counts
+ * its tests, not its suites. */
 #include "buildconf.h"
 
 #include <ctype.h>
@@ -45,6 +47,7 @@ struct tap_point {
 	int		 outcome;
 	int64_t		 duration_us;
 	struct flaky_buf msg;
+	int		 suite;		/* node's describe: no result */
 };
 
 struct tap_state {
@@ -226,6 +229,8 @@ flush(struct parse_ctx *ctx, struct tap_state *st, size_t upto)
 		struct tap_point	*p = &st->v[i];
 		long			 idx;
 
+		if (p->suite)
+			continue;
 		if (e == 0) {
 			full_name(st, i, &name);
 			if (p->msg.oom || name.oom)
@@ -397,6 +402,13 @@ yaml_line(struct parse_ctx *ctx, struct tap_state *st, const char *s,
 	}
 	s += ind;
 	len -= ind;
+	/* node's TAP marks a describe block: a suite is no test (as node
+	 * counts them), its points stay its tests' parents */
+	if (parse_starts(s, len, "type: 'suite'") && st->last >= 0 &&
+	    (size_t)st->last < st->n) {
+		st->v[st->last].suite = 1;
+		return 0;
+	}
 	if (parse_starts(s, len, "duration_ms: ")) {
 		double	 ms = strtod(s + 13, NULL);
 

@@ -24,12 +24,14 @@ enum kind {
 	K_GO,
 	K_PROVE,
 	K_SHELL,
+	K_JS,		/* Vitest, Playwright, Mocha, node --test */
 };
 
 /* Where a command's runner and its arguments are. */
 struct ident {
 	enum kind	 kind;
 	size_t		 args;		/* index of the runner's first arg */
+	int		 js;		/* CMD_JS_* of K_JS */
 };
 
 /* pytest's verbosity and report characters, as its options leave them. */
@@ -253,10 +255,12 @@ shell_script(char *const *argv, size_t *args)
 static struct ident
 identify(char *const *argv)
 {
-	struct ident	 id = { K_NONE, 1 };
+	struct ident	 id = { K_NONE, 1, 0 };
 	const char	*b = cmd_base(argv[0]);
 
-	if (is_pytest(b))
+	if ((id.js = cmd_js_identify(argv, &id.args)) != 0)
+		id.kind = K_JS;
+	else if (is_pytest(b))
 		id.kind = K_PYTEST;
 	else if (strcmp(b, "jest") == 0)
 		id.kind = K_JEST;
@@ -651,6 +655,9 @@ flaky_command_complete(char *const *argv, char *const *envp,
 		runner = "prove";
 		complete_prove(&a, &note);
 		break;
+	case K_JS:
+		runner = cmd_js_complete(id.js, &a, id.args, &note);
+		break;
 	case K_NONE:
 		if ((nk = cmd_native_identify(argv, &id.args)) != 0)
 			runner = cmd_native_complete(&a, nk, id.args, &note);
@@ -708,11 +715,14 @@ flaky_command_shuffle(const struct flaky_command *c, const char *seed,
 	if (!strcmp(r, "cargo") || !strcmp(r, "gtest") || !strcmp(r, "rspec") ||
 	    !strcmp(r, "phpunit"))
 		return cmd_native_shuffle(c, seed, argv, envp, err, errlen);
+	if (cmd_js_shuffles(r))
+		return cmd_js_shuffle(c, seed, argv, envp, err, errlen);
 	if (strcmp(r, "pytest") && strcmp(r, "jest") && strcmp(r, "go"))
 		return flaky_error(err, errlen, ENOTSUP, "--shuffle: %s%s "
 		    "cannot shuffle its tests' order (pytest with "
-		    "pytest-random-order, Jest and go test can)", *r ? r :
-		    "the command's runner", *r ? "" : " (not recognized)");
+		    "pytest-random-order, Jest, Vitest, Playwright and go test "
+		    "can)", *r ? r : "the command's runner", *r ? "" :
+		    " (not recognized)");
 	for (size_t i = 0; c->argv[i] != NULL; i++)
 		cmd_vec_add(&a, c->argv[i]);
 	for (size_t i = 0; c->envp != NULL && c->envp[i] != NULL; i++)

@@ -3,9 +3,9 @@
  *
  * The root is the nearest directory, from the one given upwards, holding a
  * project file: a pytest configuration (pytest's own rootdir rules), a
- * package.json that uses Jest, or a go.mod. The run starts there, as the
- * project's own tooling would, with the given directory as the test path
- * when it lies below. Without a project file, Python test files in the
+ * package.json that uses a JavaScript runner (detect_js.c), or a go.mod.
+ * The run starts there, as the project's own tooling would, with the given
+ * directory as the test path when it lies below. Without a project file, Python test files in the
  * directory make it the root of a pytest (or unittest) suite. */
 #include "buildconf.h"
 
@@ -21,7 +21,6 @@
 
 #include "run/run.h"
 #include "command_int.h"
-#include "json/json.h"
 #include "util/util.h"
 
 #define MAX_READ	(1 << 20)	/* a project file read at most */
@@ -30,7 +29,8 @@
 
 #define LOOKED_FOR "pytest.ini, pyproject.toml with [tool.pytest.ini_options], " \
 	"tox.ini with [pytest], setup.cfg with [tool:pytest], package.json " \
-	"with jest, go.mod, Makefile.PL, Build.PL, dist.ini or cpanfile with " \
+	"with jest, vitest, mocha, @playwright/test or a node --test script, " \
+	"go.mod, Makefile.PL, Build.PL, dist.ini or cpanfile with " \
 	"t/*.t, pyproject.toml, setup.py, setup.cfg or tox.ini with Python " \
 	"tests (here and in the parent directories), conftest.py, test_*.py " \
 	"or *_test.py files (here and up to 3 levels below), t/*.t files"
@@ -40,6 +40,7 @@ enum project {
 	P_PYTHON,	/* with a pytest configuration */
 	P_PYPROJECT,	/* a Python project without one */
 	P_JEST,
+	P_JS,		/* Vitest, Playwright, Mocha, node:test (detect_js.c) */
 	P_GO,
 	P_PERL,
 	P_NATIVE,	/* cargo, ctest, RSpec, PHPUnit: detect_native.c */
@@ -152,39 +153,6 @@ pytest_config(const char *dir)
 	return NULL;
 }
 
-/* Does dir/package.json use Jest? The reason, or NULL. Malformed JSON is
- * no project: npm would refuse it too. */
-static const char *
-jest_project(const char *dir)
-{
-	static const char *const lists[] = { "dependencies",
-	    "devDependencies" };
-	/* package.json nests little, but its values are many. */
-	const struct flaky_json_limits lim = { MAX_READ, 64, MAX_READ };
-	const char	*reason = NULL;
-	struct flaky_json *pkg;
-	char		*text;
-	int		 rc;
-
-	if ((text = read_small(dir, "package.json")) == NULL)
-		return NULL;
-	rc = flaky_json_parse(text, strlen(text), &lim, &pkg, NULL, 0);
-	free(text);
-	if (rc < 0)
-		return NULL;
-	if (flaky_json_get(pkg, "jest") != NULL)
-		reason = "package.json has a jest configuration";
-	for (size_t i = 0; reason == NULL && i < FLAKY_ARRAY_SIZE(lists);
-	    i++)
-		if (flaky_json_get(flaky_json_get(pkg, lists[i]), "jest") !=
-		    NULL)
-			reason = i == 0 ? "package.json lists jest in "
-			    "dependencies" : "package.json lists jest in "
-			    "devDependencies";
-	flaky_json_free(pkg);
-	return reason;
-}
-
 /* Does dir hold Perl tests, t/ *.t as prove runs them by default? */
 static int
 perl_tests(const char *dir)
@@ -258,10 +226,12 @@ python_project(const char *dir)
 static enum project
 project_in(const char *dir, const char **reason)
 {
+	const char	*js;
+
 	if ((*reason = pytest_config(dir)) != NULL)
 		return P_PYTHON;
-	if ((*reason = jest_project(dir)) != NULL)
-		return P_JEST;
+	if ((*reason = cmd_js_project(dir, &js)) != NULL)
+		return strcmp(js, "jest") == 0 ? P_JEST : P_JS;
 	if (has_file(dir, "go.mod")) {
 		*reason = "found go.mod";
 		return P_GO;
@@ -492,29 +462,6 @@ perl_command(struct cmd_vec *a, const char *root, const char *abs,
 	return 0;
 }
 
-/* Jest's test path is a regular expression matched against absolute
- * paths: "src" would match every file of a project under ~/src. So the
- * directory's absolute path, its metacharacters escaped, and a slash. */
-static int
-jest_pattern(struct cmd_vec *a, const char *abs)
-{
-	struct flaky_buf b;
-
-	flaky_buf_init(&b);
-	for (const char *p = abs; *p; p++) {
-		if (strchr("\\^$.|?*+()[]{}", *p) != NULL)
-			flaky_buf_addc(&b, '\\');
-		flaky_buf_addc(&b, *p);
-	}
-	flaky_buf_addc(&b, '/');
-	if (b.oom)
-		a->oom = 1;
-	else
-		cmd_vec_add(a, flaky_buf_cstr(&b));
-	flaky_buf_free(&b);
-	return 0;
-}
-
 /* The project's own Jest: node_modules/.bin/jest in the root or above. */
 static int
 jest_command(struct cmd_vec *a, const char *root, const char *abs,
@@ -538,7 +485,7 @@ jest_command(struct cmd_vec *a, const char *root, const char *abs,
 	    bin);
 	cmd_vec_add(a, "--verbose");
 	if (strcmp(root, abs) != 0)
-		return jest_pattern(a, abs);
+		cmd_js_path_pattern(a, abs);
 	return 0;
 }
 
@@ -679,6 +626,9 @@ flaky_command_detect(const char *path, char *const *envp,
 		runner = "jest";
 		r = jest_command(&a, root, abs, err, errlen);
 		break;
+	case P_JS:
+		r = cmd_js_command(&a, root, abs, &runner, err, errlen);
+		break;
 	case P_GO:
 		runner = "go";
 		go_command(&a, root, abs);
@@ -773,6 +723,9 @@ flaky_command_project(const char *dir, char *const *envp, char **ret_root,
 		break;
 	case P_JEST:
 		*ret_runner = "jest";
+		break;
+	case P_JS:
+		(void)cmd_js_project(root, ret_runner);
 		break;
 	case P_GO:
 		*ret_runner = "go";

@@ -72,6 +72,44 @@ int	 cmd_native_command(const char *runner, struct cmd_vec *a,
 #define CMD_NATIVE_LOOKED_FOR "Cargo.toml, CMakeLists.txt with a " \
 	"ctest build directory, .rspec or spec/*_spec.rb, phpunit.xml or " \
 	"phpunit.xml.dist"
+/* The JavaScript runners besides Jest (command_js.c, detect_js.c,
+ * select_js.c). */
+struct flaky_command;
+#define CMD_JS_VITEST		1
+#define CMD_JS_PLAYWRIGHT	2
+#define CMD_JS_MOCHA		3
+#define CMD_JS_NODETEST		4
+/* The runner's name ("vitest", "playwright", "mocha", "nodetest"). */
+const char *cmd_js_name(int js);
+/* Which of them argv starts (`vitest`, `npx playwright test`, `node
+ * [options] --test`, `node .../mocha`...) with *args where its own
+ * arguments begin; 0 for none of them. */
+int	 cmd_js_identify(char *const *argv, size_t *args);
+/* Add what makes the runner name every test to a (its reporter), saying
+ * so in note; returns the runner's name. */
+const char *cmd_js_complete(int js, struct cmd_vec *a, size_t args,
+	    struct flaky_buf *note);
+/* Can the runner shuffle (Vitest, Playwright), and its shuffled command
+ * (as flaky_command_shuffle). */
+int	 cmd_js_shuffles(const char *runner);
+int	 cmd_js_shuffle(const struct flaky_command *, const char *seed,
+	    char ***argv, char ***envp, char *err, size_t errlen);
+/* Directory mode: the JavaScript project in dir (package.json's test
+ * script, its dependencies, Jest's configuration): the reason, the runner
+ * in *runner ("jest", "vitest", ...; runner may be NULL), or NULL. */
+const char *cmd_js_project(const char *dir, const char **runner);
+/* Its command, run in root for the tests of abs (at or below root). 0,
+ * or -ENOENT with err filled when the runner is not installed. */
+int	 cmd_js_command(struct cmd_vec *a, const char *root, const char *abs,
+	    const char **runner, char *err, size_t errlen);
+/* Jest's and Playwright's test paths are regular expressions matched
+ * against absolute paths ("src" would match every file of a project under
+ * ~/src): the directory abs, escaped, and a slash, added to a. */
+void	 cmd_js_path_pattern(struct cmd_vec *a, const char *abs);
+/* The command of a run of only the given tests (select_js.c): 1 when the
+ * runner is one of them (a filled), else 0. */
+int	 cmd_js_select(const struct flaky_command *, char *const *tests,
+	    size_t n, struct cmd_vec *a);
 
 /* A Python project with no pytest configuration, for the choice between
  * pytest and unittest (command_python.c). */

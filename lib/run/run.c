@@ -100,7 +100,7 @@ run_collect(struct run_priv *rp)
 		    "ended; ");
 	else if (!any)
 		flaky_buf_adds(&rp->error, "no known test runner output "
-		    "(pytest, unittest, Jest, go test, TAP) was recognized; ");
+		    "(" FLAKY_PARSE_RUNNERS ") was recognized; ");
 	if (rp->error.len >= 2) {
 		rp->error.len -= 2;	/* the last "; " */
 		rp->error.data[rp->error.len] = '\0';

@@ -157,7 +157,9 @@ struct flaky_command {
 	char		 *dir;		/* directory mode: where to run;
 					 * else NULL (the caller's) */
 	char		 *runner;	/* "pytest", "unittest", "jest", "go",
-					 * "prove"; NULL when not recognized */
+					 * "prove", "vitest", "playwright",
+					 * "mocha", "nodetest"; NULL when not
+					 * recognized */
 	char		 *note;		/* what was added, or why this
 					 * command: one sentence; NULL when
 					 * nothing was added */
@@ -193,9 +195,10 @@ int	 flaky_command_project(const char *dir, char *const *envp,
 	    char **root, const char **runner);
 
 /* The version of the command's runner where its installation tells it
- * without running anything (Jest's package.json, go's GOROOT/VERSION, the
- * Python interpreter's name for unittest): "jest 29.7.0", "go1.19.8",
- * "Python 3.11". malloc'd, or NULL. pytest prints its own. */
+ * without running anything (the package.json of Jest, Vitest, Mocha and
+ * @playwright/test, go's GOROOT/VERSION, the Python interpreter's name for
+ * unittest): "jest 29.7.0", "go1.19.8", "Python 3.11". malloc'd, or NULL.
+ * pytest prints its own. */
 char	*flaky_runner_version(const struct flaky_command *, const char *dir);
 
 /* The command of one shuffled run (issue 18): the runner's own shuffling

@@ -57,10 +57,11 @@ package_version(const char *path)
 	return flaky_strndup(p, (size_t)(q - p));
 }
 
-/* Jest: node_modules/jest/package.json in dir or the nearest parent that
- * has one, as node's module resolution finds it. */
+/* A runner from npm (Jest, Vitest, Mocha, Playwright):
+ * node_modules/MODULE/package.json in dir or the nearest parent that has
+ * one, as node's module resolution finds it; "NAME 1.2.3". */
 static char *
-jest_version(const char *dir)
+npm_version(const char *dir, const char *module, const char *name)
 {
 	char	 path[PATH_MAX + 64], cur[PATH_MAX], *v, *slash;
 
@@ -68,11 +69,11 @@ jest_version(const char *dir)
 		return NULL;
 	for (;;) {
 		snprintf(path, sizeof path,
-		    "%s/node_modules/jest/package.json", cur);
+		    "%s/node_modules/%s/package.json", cur, module);
 		if ((v = package_version(path)) != NULL) {
 			char	*r;
 
-			if (asprintf(&r, "jest %s", v) < 0)
+			if (asprintf(&r, "%s %s", name, v) < 0)
 				r = NULL;
 			free(v);
 			return r;
@@ -141,8 +142,11 @@ flaky_runner_version(const struct flaky_command *c, const char *dir)
 			path_env = *e + 5;
 	if (c->envp == NULL)
 		path_env = getenv("PATH");
-	if (strcmp(c->runner, "jest") == 0)
-		return jest_version(dir);
+	if (strcmp(c->runner, "jest") == 0 || strcmp(c->runner, "vitest") ==
+	    0 || strcmp(c->runner, "mocha") == 0)
+		return npm_version(dir, c->runner, c->runner);
+	if (strcmp(c->runner, "playwright") == 0)
+		return npm_version(dir, "@playwright/test", "playwright");
 	if (strcmp(c->runner, "go") == 0)
 		return go_version(dir, path_env);
 	if (strcmp(c->runner, "unittest") == 0)

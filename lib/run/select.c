@@ -14,6 +14,11 @@
 #include "run/run.h"
 #include "util/util.h"
 
+/* The runners flaky_command_select knows, for its refusal. */
+#define FLAKY_SELECT_RUNNERS	"pytest, unittest, Jest, Vitest, Playwright, " \
+	"Mocha, node:test, go test, prove, cargo test, GoogleTest, ctest, " \
+	"RSpec and PHPUnit"
+
 /* " › ": between a Jest id's file and titles, and between titles. */
 #define JEST_SEP	" \xe2\x80\xba "
 
@@ -337,12 +342,13 @@ flaky_command_select(const struct flaky_command *c, const char *dir,
 	memset(&e, 0, sizeof e);
 	if (strcmp(r, "pytest") && strcmp(r, "jest") && strcmp(r, "go") &&
 	    strcmp(r, "unittest") && strcmp(r, "prove") && strcmp(r, "cargo")
-	    && strcmp(r, "gtest") && strcmp(r, "rspec") && strcmp(r, "phpunit"))
+	    && strcmp(r, "gtest") && strcmp(r, "rspec") && strcmp(r, "phpunit")
+	    && strcmp(r, "vitest") && strcmp(r, "playwright") &&
+	    strcmp(r, "mocha") && strcmp(r, "nodetest"))
 		return flaky_error(err, errlen, ENOTSUP, "%s%s cannot be "
-		    "told which tests to run (pytest, unittest, Jest, go "
-		    "test, prove, cargo test, GoogleTest, ctest, RSpec and "
-		    "PHPUnit can)", *r ? r : "the command's runner",
-		    *r ? "" : " (not recognized)");
+		    "told which tests to run (%s can)", *r ? r :
+		    "the command's runner", *r ? "" : " (not recognized)",
+		    FLAKY_SELECT_RUNNERS);
 	if (ntests == 0)
 		return flaky_error(err, errlen, EINVAL, "no tests to select");
 	for (size_t i = 0; i < ntests; i++)
@@ -360,6 +366,8 @@ flaky_command_select(const struct flaky_command *c, const char *dir,
 		select_jest(&a, c->argv, tests, ntests);
 	else if (strcmp(r, "prove") == 0)
 		select_prove(&a, c->argv, tests, ntests);
+	else if (cmd_js_select(c, tests, ntests, &a))
+		;
 	else if (strcmp(r, "go") == 0)
 		select_go(&a, c->argv, tests, ntests);
 	else if ((rc = cmd_native_select(c, tests, ntests, &a, err,

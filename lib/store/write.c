@@ -657,6 +657,16 @@ flaky_store_run_finish(struct flaky_store *s, struct flaky_run_record *rec,
 		if (r < 0)
 			goto fail;
 	}
+	/* A runner's own retries (Playwright's): every attempt, beside the
+	 * result that keeps the first one's outcome. */
+	if (res != NULL && res->nattempts > 0) {
+		struct flaky_junit_extra x = { -1, res->attempts,
+		    res->nattempts, res->acap };
+
+		if ((r = flaky_store_add_attempts(s, rec->id, res, &x, err,
+		    errlen)) < 0)
+			goto fail;
+	}
 	/* A counted run's outcomes at its revision: flips (flips.c). An
 	 * ingested run's results are in already (ingest.c), its failures
 	 * counted there. */

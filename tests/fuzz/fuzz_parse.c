@@ -34,6 +34,16 @@ same(const struct flaky_results *a, const struct flaky_results *b)
 		    a->v[i].position != b->v[i].position ||
 		    !same_str(a->v[i].message, b->v[i].message))
 			return 0;
+	/* a runner's own retries (Playwright's, Vitest's) */
+	if (a->nattempts != b->nattempts)
+		return 0;
+	for (size_t i = 0; i < a->nattempts; i++)
+		if (a->attempts[i].result != b->attempts[i].result ||
+		    a->attempts[i].result >= a->n ||
+		    a->attempts[i].attempt != b->attempts[i].attempt ||
+		    a->attempts[i].outcome != b->attempts[i].outcome ||
+		    !same_str(a->attempts[i].message, b->attempts[i].message))
+			return 0;
 	return 1;
 }
 

@@ -27,6 +27,15 @@ pt_same(const struct flaky_results *a, const struct flaky_results *b,
 		ck_assert_msg(tu_str_eq(a->v[i].message, b->v[i].message),
 		    "%s: message of %s", what, a->v[i].test);
 	}
+	ck_assert_msg(a->nattempts == b->nattempts, "%s: %zu != %zu attempts",
+	    what, a->nattempts, b->nattempts);
+	for (size_t i = 0; i < a->nattempts; i++) {
+		ck_assert_uint_eq(a->attempts[i].result, b->attempts[i].result);
+		ck_assert_int_eq(a->attempts[i].attempt, b->attempts[i].attempt);
+		ck_assert_int_eq(a->attempts[i].outcome, b->attempts[i].outcome);
+		ck_assert_msg(tu_str_eq(a->attempts[i].message,
+		    b->attempts[i].message), "%s: attempt message", what);
+	}
 }
 
 void
@@ -152,4 +161,20 @@ pt_run(const char *name, void (*add)(TCase *))
 	failed = srunner_ntests_failed(sr);
 	srunner_free(sr);
 	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
+
+const struct flaky_result *
+pt_find_trimmed(const struct flaky_results *r, const char *id)
+{
+	char	*t = strdup(id);
+	size_t	 n;
+	const struct flaky_result *v;
+
+	ck_assert_ptr_nonnull(t);
+	n = strlen(t);
+	while (n > 0 && t[n - 1] == ' ')
+		t[--n] = '\0';
+	v = pt_find(r, t);
+	free(t);
+	return v;
 }

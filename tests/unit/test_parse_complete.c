@@ -15,6 +15,7 @@
 #include "test_helper.h"
 
 #define SEP	" \xe2\x80\xba "	/* Jest's " › " */
+#define TURBO_TESTS	481	/* playwright/turbo-list.txt */
 
 /* A fixture, whole and a byte at a time: the same verdict. */
 static void
@@ -131,7 +132,7 @@ static const struct verdict verdicts[] = {
 	    "failing tests (not -v): run it with -v" },
 
 	/* Totals count top-level points; subtests are results too. */
-	{ "tap/node.txt", "tap", 8, 5, NULL },
+	{ "tap/node.txt", "tap", 6, 5, NULL },
 	{ "tap/perl.txt", "tap", 9, 7, NULL },
 	{ "tap/perl-merged.txt", "tap", 9, 7, NULL },
 	{ "tap/prove.txt", "tap", 9, 7, NULL },
@@ -205,6 +206,65 @@ static const struct verdict verdicts[] = {
 	{ "phpunit/demo-debug-no-v.txt", "phpunit", 9, 9, "run it with -v" },
 	{ "phpunit/demo-testdox.txt", "phpunit", 9, 9, "add --debug" },
 	{ "phpunit/parsedown-testdox.txt", "phpunit", 68, 68, "add --debug" },
+	/* Vitest: verbose names every test; the default reporter the tests
+	 * of failing files; a file that fails to load shows only on stderr
+	 * (merged: an error result, which Vitest does not count). */
+	{ "vitest/demo-verbose.txt", "vitest", 7, 7, NULL },
+	{ "vitest/demo-merged.txt", "vitest", 7, 7, NULL },
+	{ "vitest/demo-shuffle.txt", "vitest", 7, 7, NULL },
+	{ "vitest/v4-retry.txt", "vitest", 7, 7, NULL },
+	{ "vitest/ufo-verbose.txt", "vitest", 485, 485, NULL },
+	{ "vitest/broken-merged.txt", "vitest", 8, 7, NULL },
+	{ "vitest/demo-plain.txt", "vitest", 4, 7, "Vitest printed only the "
+	    "tests of failing files (7 in its summary, 4 parsed): run it with "
+	    "--reporter=verbose" },
+	{ "vitest/ufo-plain.txt", "vitest", 0, 485, "run it with "
+	    "--reporter=verbose" },
+	{ "vitest/broken-verbose.txt", "vitest", 7, 7, "Vitest counts 2 "
+	    "failed test files, 1 had a failing test" },
+
+	/* Playwright: the list reporter (its own retries are attempts, not
+	 * results); dot and line name no test; --max-failures. */
+	{ "playwright/demo-list.txt", "playwright", 6, 6, NULL },
+	{ "playwright/demo-retries.txt", "playwright", 12, 12, NULL },
+	{ "playwright/demo-shuffle.txt", "playwright", 6, 6, NULL },
+	{ "playwright/demo-xfail.txt", "playwright", 7, 7, NULL },
+	{ "playwright/turbo-list.txt", "playwright", TURBO_TESTS,
+	    TURBO_TESTS, NULL },
+	{ "playwright/demo-dot.txt", "playwright", 0, 6, "Playwright printed "
+	    "only failing tests (6 tests ran, its reporter is not list)" },
+	{ "playwright/demo-line.txt", "playwright", 0, 6, "its reporter is "
+	    "not list" },
+	{ "playwright/demo-maxfail.txt", "playwright", 4, 6, "Playwright did "
+	    "not run 2 of its 6 tests" },
+	{ "playwright/turbo-dot.txt", "playwright", 0, 58, "(58 tests ran, "
+	    "its reporter is not list)" },
+
+	/* Mocha: spec (its default) with passing, pending and failing, and
+	 * hooks among the failing; dot names no test; its TAP reporter goes
+	 * to the TAP parser. */
+	{ "mocha/demo-spec.txt", "mocha", 7, 7, NULL },
+	{ "mocha/hook.txt", "mocha", 9, 9, NULL },
+	{ "mocha/express-spec.txt", "mocha", 1260, 1260, NULL },
+	{ "mocha/express-plain.txt", "mocha", 1260, 1260, NULL },
+	{ "mocha/express-parallel.txt", "mocha", 1260, 1260, NULL },
+	{ "mocha/express-tap.txt", "tap", 1260, 1260, NULL },
+	{ "mocha/express-dot.txt", "mocha", 0, 1260, "Mocha named no test "
+	    "(1260 in its summary): its reporter is not spec; run it with "
+	    "--reporter spec" },
+
+	/* node:test: spec gives node's tests (its suites are no results;
+	 * edge's test with subtests is no result either, beside a suite);
+	 * TAP, node's reporter into a pipe, counts top-level points. */
+	{ "nodetest/demo-spec.txt", "nodetest", 7, 7, NULL },
+	{ "nodetest/edge-spec.txt", "nodetest", 7, 8, NULL },
+	{ "nodetest/marked-unit-spec.txt", "nodetest", 190, 190, NULL },
+	{ "nodetest/marked-specs-spec.txt", "nodetest", 1779, 1779, NULL },
+	{ "nodetest/fastify-cors-spec.txt", "nodetest", 71, 71, NULL },
+	{ "nodetest/demo-tap.txt", "tap", 7, 3, NULL },
+	{ "nodetest/edge-tap.txt", "tap", 8, 4, NULL },
+	{ "nodetest/marked-unit-tap.txt", "tap", 190, 7, NULL },
+	{ "nodetest/fastify-cors-tap.txt", "tap", 71, 71, NULL },
 };
 
 START_TEST(every_fixture)
@@ -273,6 +333,10 @@ START_TEST(killed_midway)
 	check_cut("tap/node.txt", 20);
 	check_cut("tap/prove3.txt", 9);
 	check_cut("tap/perl.txt", 5);
+	check_cut("vitest/ufo-verbose.txt", 300);
+	check_cut("playwright/turbo-list.txt", 200);
+	check_cut("mocha/express-spec.txt", 1000);
+	check_cut("nodetest/marked-unit-spec.txt", 150);
 }
 END_TEST
 

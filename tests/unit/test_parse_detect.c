@@ -132,7 +132,7 @@ START_TEST(preamble_each_runner)
 	check_behind_preamble("unittest/quiet.txt", "unittest", 8);
 	check_behind_preamble("jest/verbose-multi.txt", "jest", 13);
 	check_behind_preamble("gotest/verbose.txt", "gotest", 8);
-	check_behind_preamble("tap/node.txt", "tap", 8);
+	check_behind_preamble("tap/node.txt", "tap", 6);
 	check_behind_preamble("tap/prove3.txt", "tap", 11);
 	check_behind_preamble("tap/perl.txt", "tap", 9);
 	check_behind_preamble("cargo/strsim-merged.txt", "cargo", 107);
@@ -141,6 +141,10 @@ START_TEST(preamble_each_runner)
 	check_behind_preamble("rspec/demo-doc-rand.txt", "rspec", 9);
 	check_behind_preamble("rspec/tty-color-doc-defined.txt", "rspec", 60);
 	check_behind_preamble("phpunit/demo-testdox-debug.txt", "phpunit", 9);
+	check_behind_preamble("vitest/demo-verbose.txt", "vitest", 7);
+	check_behind_preamble("playwright/demo-list.txt", "playwright", 6);
+	check_behind_preamble("mocha/demo-spec.txt", "mocha", 7);
+	check_behind_preamble("nodetest/demo-spec.txt", "nodetest", 7);
 }
 END_TEST
 

@@ -21,8 +21,8 @@ START_TEST(tap_node)
 		{ "suite > inner passes", FLAKY_PASS, -2, NULL },
 		{ "suite > deeper > inner fails", FLAKY_FAIL, -2,
 		    "connection refused" },
-		{ "suite > deeper", FLAKY_FAIL, -2, "1 subtest failed" },
-		{ "suite", FLAKY_FAIL, -2, "1 subtest failed" },
+		/* "suite" and "suite > deeper" are describe blocks ("type:
+		 * 'suite'"): node counts them as suites, not tests */
 	};
 	struct flaky_results	 r;
 

@@ -380,6 +380,51 @@ START_TEST(junit_attempts)
 }
 END_TEST
 
+/* A runner's own retries parsed from its output (Playwright's --retries,
+ * tests/fixtures/playwright/demo-retries.txt) are stored with the run:
+ * each attempt beside the result, which keeps the first one's outcome. */
+START_TEST(run_attempts)
+{
+	struct flaky_store *s;
+	struct flaky_results res;
+	struct flaky_run_record rec;
+	sqlite3	*db;
+	char	 path[128], err[256], *text;
+	size_t	 len;
+	int64_t	 t;
+
+	s = fresh(path, sizeof path);
+	ck_assert_int_eq(flaky_store_target(s, "pw", NULL, NULL, &t, err,
+	    sizeof err), 0);
+	ck_assert_int_eq(flaky_read_file(FIXTURES
+	    "/playwright/demo-retries.txt", 1 << 20, &text, &len, err,
+	    sizeof err), 0);
+	ck_assert_int_eq(flaky_parse_buffer(text, len, NULL, &res), 0);
+	free(text);
+	ck_assert_uint_eq(res.nattempts, 8);
+	memset(&rec, 0, sizeof rec);
+	rec.target_id = t;
+	rec.status = FLAKY_RUN_DONE;
+	rec.started_ms = DAY0 * FLAKY_DAY_MS;
+	rec.loadavg = -1;
+	rec.kind = FLAKY_KIND_SUITE;
+	ck_assert_msg(flaky_store_run_finish(s, &rec, &res, err,
+	    sizeof err) == 0, "%s", err);
+	flaky_results_free(&res);
+	flaky_store_close(s);
+	ck_assert_int_eq(sqlite3_open(path, &db), SQLITE_OK);
+	/* the payment failed, then passed; its result keeps the failure */
+	tu_rows_eq(db, "SELECT a.attempt, a.outcome, r.outcome, "
+	    "a.message LIKE 'Error: expect(received)%' FROM attempts a "
+	    "JOIN results r USING (run_id, position) JOIN tests t ON t.id = "
+	    "r.test_id WHERE t.name LIKE '%retries the payment' ORDER BY 1",
+	    "0|1|1|1\n1|0|1|NULL\n");
+	ck_assert_int_eq(tu_q1(db, "SELECT count(*) FROM attempts"), 8);
+	sqlite3_close(db);
+	unlink(path);
+}
+END_TEST
+
 START_TEST(junit_timestamp)
 {
 	struct flaky_results res;
@@ -420,6 +465,7 @@ main(void)
 	tcase_add_test(tc, budget_migrate);
 	tcase_add_test(tc, junit_attempts);
 	tcase_add_test(tc, junit_timestamp);
+	tcase_add_test(tc, run_attempts);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
