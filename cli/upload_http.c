@@ -16,11 +16,13 @@
 #include <unistd.h>
 
 #include <event2/buffer.h>
+#include <event2/bufferevent_ssl.h>
 #include <event2/dns.h>
 #include <event2/event.h>
 #include <event2/http.h>
 
 #include <openssl/ssl.h>
+#include <openssl/x509.h>
 
 #include "flakyctl.h"
 #include "http/http.h"
@@ -37,7 +39,9 @@ struct attempt {
 	struct evhttp_connection *conn;
 	struct event		*timer;
 	SSL_CTX			*ctx;
+	struct bufferevent	*tls;		/* https: its connection's */
 	int			 done;
+	int			 fatal;		/* no use trying again */
 	int			 status;	/* 0: no answer */
 	int64_t			 retry_after_ms;	/* -1: none said */
 	struct flaky_buf	*body;
@@ -80,7 +84,18 @@ static void
 error_cb(enum evhttp_request_error e, void *arg)
 {
 	struct attempt	*a = arg;
+	SSL		*ssl = a->tls != NULL ?
+			    bufferevent_openssl_get_ssl(a->tls) : NULL;
+	long		 v = ssl != NULL ? SSL_get_verify_result(ssl) : X509_V_OK;
 
+	if (v != X509_V_OK) {
+		/* the same certificate the next time: said once */
+		snprintf(a->why, sizeof a->why, "TLS: the server's "
+		    "certificate is not trusted: %s (--ca-file names the CA "
+		    "that signed it)", X509_verify_cert_error_string(v));
+		a->fatal = 1;
+		return;
+	}
 	snprintf(a->why, sizeof a->why, "%s", e == EVREQ_HTTP_TIMEOUT ?
 	    "timed out" : e == EVREQ_HTTP_EOF ? "the connection closed "
 	    "before an answer" : e == EVREQ_HTTP_INVALID_HEADER ?
@@ -192,8 +207,8 @@ attempt_once(struct event_base *base, struct evdns_base *dns,
 	if (https && (a->ctx = flaky_tls_client_ctx(u->ca_file, err,
 	    errlen)) == NULL)
 		goto out;
-	if (https && (bev = flaky_tls_client_bev(base, a->ctx, host, err,
-	    errlen)) == NULL)
+	if (https && (a->tls = bev = flaky_tls_client_bev(base, a->ctx, host,
+	    err, errlen)) == NULL)
 		goto out;
 	if ((a->conn = evhttp_connection_base_bufferevent_new(base, dns, bev,
 	    host, (unsigned short)port)) == NULL) {
@@ -263,6 +278,7 @@ attempt_free(struct attempt *a)
 		SSL_CTX_free(a->ctx);
 	a->timer = NULL;
 	a->conn = NULL;
+	a->tls = NULL;
 	a->ctx = NULL;
 }
 
@@ -301,6 +317,10 @@ upload_post(struct event_base *base, const struct upload_req *u,
 		}
 		attempt_free(&a);
 		*status = a.status;
+		if (a.fatal) {
+			flaky_error(err, errlen, EPERM, "%s", a.why);
+			break;
+		}
 		if (a.status != 0 && a.status != 408 && a.status != 429 &&
 		    a.status < 500) {
 			r = 0;

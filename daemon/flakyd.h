@@ -214,7 +214,7 @@ void	 control_close(void);
 struct flaky_http;
 int	 http_start(struct flakyd *, const struct flaky_config *, char *err,
 	    size_t errlen);
-void	 http_reload_check(const struct flaky_config *old,
+void	 http_reload_check(struct flakyd *, const struct flaky_config *old,
 	    const struct flaky_config *);
 void	 http_close(struct flakyd *);
 

@@ -187,7 +187,7 @@ flakyd_reload(struct flakyd *d, char *err, size_t errlen)
 		    strcmp(cfg->socket, old->socket) != 0))
 			log_warnx("reload: socket: changed; that takes a "
 			    "restart (still on %s)", d->socket_path);
-		http_reload_check(old, cfg);
+		http_reload_check(d, old, cfg);
 		ship_reload_check(old, cfg);
 		if ((r = sched_apply(d, cfg, err, errlen)) < 0)
 			flaky_config_free(cfg);

@@ -342,6 +342,7 @@ flaky_config_parse_buffer(const char *name, const char *buf, size_t len,
 	c.cfg = cfg;
 	cfg->jobs = 1;
 	cfg->kill_grace_ms = 10 * 1000;
+	flaky_uploads_conf_default(&cfg->http_uploads);
 	cfg->notify_window = FLAKY_NOTIFY_WINDOW_DEFAULT;
 	if (!yaml_parser_initialize(&parser)) {
 		r = cfg_nomem(&c);
@@ -467,6 +468,8 @@ flaky_config_free(struct flaky_config *cfg)
 	free(cfg->http_listen);
 	free(cfg->http_token_file);
 	free(cfg->http_database);
+	free(cfg->http_tls_cert);
+	free(cfg->http_tls_key);
 	free(cfg->timezone);
 	free(cfg->box);
 	free(cfg->fleet_url);

@@ -120,6 +120,24 @@ struct flaky_receiver {
 	int		 line;
 };
 
+/* Uploads of CI results to the HTTP server (issue 29, docs/api.md):
+ * http: uploads: true with its limits, or serve --uploads. */
+struct flaky_uploads_conf {
+	int		 on;
+	int64_t		 max_bytes;	/* a request's body (max_upload:) */
+	int		 max_seconds;	/* to send it */
+	int		 in_flight;	/* uploads at once in all */
+	int		 per_token;	/* at once per token */
+	int		 per_minute;	/* a token's rate */
+};
+#define FLAKY_UPLOAD_MAX_BYTES		(256LL * 1024 * 1024)
+#define FLAKY_UPLOAD_MAX_SECONDS	600
+#define FLAKY_UPLOAD_IN_FLIGHT		16
+#define FLAKY_UPLOAD_PER_TOKEN		4
+#define FLAKY_UPLOAD_PER_MINUTE		120
+/* The defaults into u (off). */
+void	 flaky_uploads_conf_default(struct flaky_uploads_conf *u);
+
 struct flaky_config {
 	char		*path;		/* the file name as given */
 	char		*database;	/* absolute, or NULL: not set */
@@ -137,6 +155,10 @@ struct flaky_config {
 	size_t		 nsignatures;
 	struct flaky_target *targets;
 	size_t		 ntargets;
+	struct flaky_uploads_conf http_uploads;	/* http: uploads: ... */
+	char		*http_tls_cert;	/* http: tls_cert:, absolute, or NULL */
+	char		*http_tls_key;
+	int		 http_behind_proxy;	/* http: behind_proxy: true */
 	char		*http_listen;	/* http: ADDR:PORT, or NULL: off */
 	char		*http_token_file; /* absolute, or NULL: no token */
 	char		*http_database;	/* absolute, a URI, or NULL: the

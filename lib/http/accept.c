@@ -15,8 +15,11 @@
 #include <unistd.h>
 
 #include <event2/bufferevent.h>
+#include <event2/bufferevent_ssl.h>
 #include <event2/event.h>
 #include <event2/http.h>
+
+#include <openssl/ssl.h>
 
 #include "http_int.h"
 #include "util/util.h"
@@ -28,6 +31,7 @@
 struct http_pending {
 	LIST_ENTRY(http_pending) entry;
 	struct bufferevent	*bev;		/* our reference */
+	struct http_door	*door;		/* with uploads on */
 	int64_t			 deadline_ms;	/* monotonic */
 	int			 refuse;	/* past the cap */
 };
@@ -38,6 +42,7 @@ pending_free(struct flaky_http *h, struct http_pending *p)
 {
 	LIST_REMOVE(p, entry);
 	h->npending--;
+	http_door_free(p->door);
 	bufferevent_decref(p->bev);
 	free(p);
 }
@@ -80,6 +85,28 @@ sweep_cb(evutil_socket_t fd, short ev, void *arg)
 		evtimer_add(h->sweep_ev, &tv);
 }
 
+/* A connection's bufferevent for evhttp: the socket's, or TLS's over it
+ * (the handshake first). */
+static struct bufferevent *
+connection_bev(struct flaky_http *h, struct event_base *base)
+{
+	struct bufferevent *bev;
+	SSL		*ssl;
+
+	if (h->tls != NULL) {
+		if ((ssl = SSL_new(h->tls)) == NULL)
+			return NULL;
+		bev = bufferevent_openssl_socket_new(base, -1, ssl,
+		    BUFFEREVENT_SSL_ACCEPTING, BEV_OPT_CLOSE_ON_FREE);
+		if (bev == NULL) {
+			SSL_free(ssl);
+			return NULL;
+		}
+	} else
+		bev = bufferevent_socket_new(base, -1, BEV_OPT_CLOSE_ON_FREE);
+	return bev;
+}
+
 /* evhttp accepted a connection: its bufferevent, counted. */
 static struct bufferevent *
 bev_cb(struct event_base *base, void *arg)
@@ -89,9 +116,14 @@ bev_cb(struct event_base *base, void *arg)
 	struct bufferevent *bev;
 	struct timeval	 tv = { 1, 0 };
 
-	if ((bev = bufferevent_socket_new(base, -1, BEV_OPT_CLOSE_ON_FREE)) ==
-	    NULL || (p = calloc(1, sizeof *p)) == NULL)
+	if ((bev = connection_bev(h, base)) == NULL ||
+	    (p = calloc(1, sizeof *p)) == NULL)
 		return bev;
+	/* with uploads, the door sees the input first (door.c) */
+	if (h->up.on && (p->door = http_door_new(h, bev)) == NULL) {
+		free(p);
+		return bev;
+	}
 	p->bev = bev;
 	bufferevent_incref(bev);
 	p->deadline_ms = flaky_mono_us() / 1000 + h->timeout_s * 1000LL;
@@ -106,21 +138,40 @@ bev_cb(struct event_base *base, void *arg)
 }
 
 /* A connection's first request: -1 when it is to be refused, else 0
- * (it leaves the accepted for the counted, http.c). */
+ * (it leaves the accepted for the counted, http.c), its door handed
+ * over unless it stepped aside. */
 int
-http_pending_claim(struct flaky_http *h, struct evhttp_connection *evcon)
+http_pending_claim(struct flaky_http *h, struct evhttp_connection *evcon,
+    struct http_door **door)
 {
 	struct bufferevent *bev = evhttp_connection_get_bufferevent(evcon);
 	struct http_pending *p;
 	int		 r;
 
+	*door = NULL;
 	LIST_FOREACH(p, &h->pending, entry)
 		if (p->bev == bev) {
 			r = p->refuse ? -1 : 0;
+			if (p->door != NULL && !http_door_aside(p->door)) {
+				*door = p->door;
+				p->door = NULL;
+			}
 			pending_free(h, p);
 			return r;
 		}
 	return h->nconns + h->npending >= h->max_conns ? -1 : 0;
+}
+
+/* An upload's connection may take until deadline_ms for its request. */
+void
+http_pending_extend(struct flaky_http *h, struct bufferevent *bev,
+    int64_t deadline_ms)
+{
+	struct http_pending *p;
+
+	LIST_FOREACH(p, &h->pending, entry)
+		if (p->bev == bev && p->deadline_ms < deadline_ms)
+			p->deadline_ms = deadline_ms;
 }
 
 /* Count connections from their accept. */

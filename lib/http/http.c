@@ -19,8 +19,11 @@
 #include <event2/http.h>
 #include <event2/keyvalq_struct.h>
 
+#include <openssl/ssl.h>
+
 #include "config/config.h"
 #include "http_int.h"
+#include "store/store.h"
 #include "util/util.h"
 #include "web/web.h"
 
@@ -44,11 +47,17 @@ reason(int status)
 {
 	switch (status) {
 	case 200:	return "OK";
+	case 201:	return "Created";
 	case 400:	return "Bad Request";
 	case 401:	return "Unauthorized";
 	case 403:	return "Forbidden";
 	case 404:	return "Not Found";
 	case 405:	return "Method Not Allowed";
+	case 408:	return "Request Timeout";
+	case 411:	return "Length Required";
+	case 413:	return "Content Too Large";
+	case 415:	return "Unsupported Media Type";
+	case 429:	return "Too Many Requests";
 	case 501:	return "Not Implemented";
 	case 503:	return "Service Unavailable";
 	default:	return "Internal Server Error";
@@ -91,11 +100,31 @@ send_text(struct evhttp_request *req, int status, const char *text)
 	    n < 0 ? 0 : (size_t)n >= sizeof line ? sizeof line - 1 : (size_t)n);
 }
 
-/* Equal, in a time that depends on the token's length only. The scheme
- * is case-insensitive and one or more spaces may follow it (RFC 9110
- * 11.1 and 11.4: "bearer t0ken" is the same credential). */
+/* Is got a token of the database's with scope read or write (flakyctl
+ * token create)? Its hash among the valid ones (upload_worker.c reads
+ * them again every few seconds). */
 static int
-token_ok(const struct flaky_http *h, const char *got)
+db_token_reads(struct flaky_http *h, const char *got)
+{
+	char	 hash[FLAKY_TOKEN_HASH];
+	int	 ok = 0;
+
+	flaky_token_hash(got, strlen(got), hash);
+	pthread_mutex_lock(&h->mtx);
+	for (size_t i = 0; i < h->ntokens; i++)
+		if (strcmp(h->tokens[i].name, hash) == 0)
+			ok = h->tokens[i].scope == FLAKY_SCOPE_READ ||
+			    h->tokens[i].scope == FLAKY_SCOPE_WRITE;
+	pthread_mutex_unlock(&h->mtx);
+	return ok;
+}
+
+/* The token file's, equal in a time that depends on the token's length
+ * only, or the database's of scope read or write. The scheme is
+ * case-insensitive and one or more spaces may follow it (RFC 9110 11.1
+ * and 11.4: "bearer t0ken" is the same credential). */
+static int
+token_ok(struct flaky_http *h, const char *got)
 {
 	size_t		 glen;
 	unsigned	 d;
@@ -104,6 +133,8 @@ token_ok(const struct flaky_http *h, const char *got)
 		return 0;
 	for (got += 7; *got == ' '; got++)
 		;
+	if (h->ntokens > 0 && db_token_reads(h, got))
+		return 1;
 	glen = strlen(got);
 	d = glen != h->tokenlen;
 	for (size_t i = 0; i < h->tokenlen; i++)
@@ -171,6 +202,7 @@ conn_closed(struct evhttp_connection *evcon, void *arg)
 		j->conn = NULL;
 		http_pool_cancel(c->h, j);
 	}
+	http_door_free(c->door);
 	LIST_REMOVE(c, entry);
 	c->h->nconns--;
 	free(c);
@@ -182,13 +214,17 @@ conn_get(struct flaky_http *h, struct evhttp_request *req)
 {
 	struct evhttp_connection *evcon = evhttp_request_get_connection(req);
 	struct http_conn *c;
+	struct http_door *door;
 
 	LIST_FOREACH(c, &h->conns, entry)
 		if (c->evcon == evcon)
 			return c;
-	if (http_pending_claim(h, evcon) < 0 ||
-	    (c = calloc(1, sizeof *c)) == NULL)
+	if (http_pending_claim(h, evcon, &door) < 0 ||
+	    (c = calloc(1, sizeof *c)) == NULL) {
+		http_door_free(door);
 		return NULL;
+	}
+	c->door = door;
 	c->h = h;
 	c->evcon = evcon;
 	LIST_INSERT_HEAD(&h->conns, c, entry);
@@ -263,6 +299,74 @@ job_new(struct flaky_http *h, struct evhttp_request *req)
 	return j;
 }
 
+/* A refused upload's JSON answer, with Retry-After when it has one. */
+static void
+send_refusal(struct evhttp_request *req, const struct http_upload *u)
+{
+	struct flaky_buf b;
+	char	 ra[16];
+	int	 status, after;
+
+	flaky_buf_init(&b);
+	status = http_upload_refusal(u, &b, &after);
+	if (after > 0) {
+		snprintf(ra, sizeof ra, "%d", after);
+		evhttp_add_header(evhttp_request_get_output_headers(req),
+		    "Retry-After", ra);
+	}
+	if (status == 401)
+		evhttp_add_header(evhttp_request_get_output_headers(req),
+		    "WWW-Authenticate", "Bearer realm=\"flaky\"");
+	send_reply(req, status, "application/json", b.data, b.len);
+	flaky_buf_free(&b);
+}
+
+/* POST /api/v1/uploads: what its door received goes to the upload
+ * worker, or its refusal back. */
+static void
+upload_request(struct flaky_http *h, struct evhttp_request *req,
+    struct http_conn *c)
+{
+	struct http_upload *u;
+	struct http_job	*j;
+
+	if (!h->up.on) {
+		send_text(req, 404, "not found: uploads are off on this server "
+		    "(http: uploads: true, flakyctl serve --uploads)");
+		return;
+	}
+	if ((u = http_door_take(c->door)) == NULL) {
+		send_text(req, 400, "bad request: an upload must be the first "
+		    "request of its connection");
+		return;
+	}
+	if (http_upload_refused(u)) {
+		send_refusal(req, u);
+		http_upload_drop(u);
+		return;
+	}
+	if ((j = job_new(h, req)) == NULL) {
+		http_upload_drop(u);
+		send_text(req, 500, "out of memory");
+		return;
+	}
+	j->upload = u;
+	http_upload_submit(h, j);
+	j->req = req;
+	j->conn = c;
+	c->job = j;
+}
+
+/* Is the request's path /api/v1/uploads? */
+static int
+is_upload_path(struct evhttp_request *req)
+{
+	const struct evhttp_uri *u = evhttp_request_get_evhttp_uri(req);
+	const char *path = u != NULL ? evhttp_uri_get_path(u) : NULL;
+
+	return path != NULL && strcmp(path, "/api/v1/uploads") == 0;
+}
+
 /* Every request: the checks at the door, then a worker. */
 static void
 request_cb(struct evhttp_request *req, void *arg)
@@ -294,6 +398,10 @@ request_cb(struct evhttp_request *req, void *arg)
 	host = host_header(ih, &many);
 	if (many < 0) {
 		send_text(req, 400, "bad request: more than one Host header");
+		return;
+	}
+	if (cmd == EVHTTP_REQ_POST && is_upload_path(req)) {
+		upload_request(h, req, c);
 		return;
 	}
 	if (!(cmd & HTTP_METHODS)) {
@@ -424,8 +532,8 @@ http_bind(struct flaky_http *h, const struct flaky_listen *l, char *err,
 		port = ntohs(ss.ss_family == AF_INET6 ?
 		    ((struct sockaddr_in6 *)&ss)->sin6_port :
 		    ((struct sockaddr_in *)&ss)->sin_port);
-	snprintf(h->url, sizeof h->url, "http://%s%s%s:%u/", v6 ? "[" : "",
-	    l->host, v6 ? "]" : "", port);
+	snprintf(h->url, sizeof h->url, "%s://%s%s%s:%u/", h->tls != NULL ?
+	    "https" : "http", v6 ? "[" : "", l->host, v6 ? "]" : "", port);
 	return 0;
 }
 
@@ -457,10 +565,26 @@ flaky_http_start(struct event_base *base, const struct flaky_http_conf *conf,
 	h->targets_arg = conf->targets_arg;
 	h->db_state = conf->db_state;
 	h->db_state_arg = conf->db_state_arg;
+	h->up = conf->uploads;
+	h->cls = conf->cls;
+	if (h->up.on && !l.loopback && conf->tls_cert == NULL &&
+	    !conf->behind_proxy) {
+		r = flaky_error(err, errlen, EINVAL, "%s is not a loopback "
+		    "address: uploads need TLS (a certificate and its key), or "
+		    "a proxy in front that serves it (behind_proxy)",
+		    conf->listen);
+		goto fail;
+	}
+	if (conf->tls_cert != NULL && (h->tls = flaky_tls_server_ctx(
+	    conf->tls_cert, conf->tls_key, err, errlen)) == NULL) {
+		r = -EINVAL;
+		goto fail;
+	}
 	if ((conf->token_file != NULL &&
 	    (r = token_read(h, conf->token_file, err, errlen)) < 0) ||
 	    (r = http_pool_start(h, conf->db_path, conf->threads > 0 ?
-	    conf->threads : FLAKY_HTTP_THREADS, err, errlen)) < 0)
+	    conf->threads : FLAKY_HTTP_THREADS, err, errlen)) < 0 ||
+	    (r = http_upload_start(h, err, errlen)) < 0)
 		goto fail;
 	if ((h->http = evhttp_new(base)) == NULL) {
 		r = flaky_error(err, errlen, ENOMEM, "out of memory");
@@ -493,6 +617,23 @@ flaky_http_url(const struct flaky_http *h)
 	return h->url;
 }
 
+/* New connections get the certificate and key read again. */
+int
+flaky_http_tls_reload(struct flaky_http *h, const char *cert,
+    const char *key, char *err, size_t errlen)
+{
+	struct ssl_ctx_st *ctx;
+
+	if (cert == NULL || h->tls == NULL)
+		return 0;
+	if ((ctx = flaky_tls_server_ctx(cert, key, err, errlen)) == NULL)
+		return -EINVAL;
+	/* connections made with the old one hold a reference to it */
+	SSL_CTX_free(h->tls);
+	h->tls = ctx;
+	return 0;
+}
+
 /* Close the listener and every connection, then stop the workers: what
  * they finish goes to nobody. */
 void
@@ -503,7 +644,10 @@ flaky_http_free(struct flaky_http *h)
 	if (h->http != NULL)
 		evhttp_free(h->http);
 	http_accept_free(h);
+	http_upload_stop(h);
 	http_pool_stop(h);
+	if (h->tls != NULL)
+		SSL_CTX_free(h->tls);
 	free(h->token);
 	free(h);
 }

@@ -10,7 +10,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "config/config.h"
+
 struct event_base;
+struct flaky_classifier;
 struct flaky_http;
 struct flaky_web_target;
 
@@ -51,6 +54,16 @@ struct flaky_http_conf {
 	void			*targets_arg;
 	flaky_http_db_fn	 db_state;	/* NULL: not told */
 	void			*db_state_arg;
+	/* Uploads (docs/api.md, "Uploads"): POST /api/v1/uploads with a
+	 * token of scope upload, stored by a worker of their own with the
+	 * classifier given (NULL: the built-in signatures; the caller keeps
+	 * it for the server's life). On a listener that is not loopback
+	 * they need TLS (tls_cert and tls_key, PEM) or behind_proxy. */
+	struct flaky_uploads_conf uploads;
+	const struct flaky_classifier *cls;
+	const char		*tls_cert;	/* TLS for every request */
+	const char		*tls_key;
+	int			 behind_proxy;
 };
 
 /* Listen on conf->listen and serve from base's loop. A non-loopback
@@ -61,8 +74,13 @@ struct flaky_http_conf {
  * at once. The same after a server restart or outage while serving. */
 int	 flaky_http_start(struct event_base *, const struct flaky_http_conf *,
 	    struct flaky_http **ret, char *err, size_t errlen);
-/* "http://127.0.0.1:8470/", with the port bound (listen: port 0). */
+/* "http://127.0.0.1:8470/" ("https://" with TLS), with the port bound
+ * (listen: port 0). */
 const char *flaky_http_url(const struct flaky_http *);
+/* Read the TLS certificate and key again (flakyd's SIGHUP): new
+ * connections get them; 0, or -errno with err and the old ones kept. */
+int	 flaky_http_tls_reload(struct flaky_http *, const char *cert,
+	    const char *key, char *err, size_t errlen);
 /* Stop listening, let the workers finish, free; NULL is fine. */
 void	 flaky_http_free(struct flaky_http *);
 /* A copy of n targets in one malloc'd block (free() frees it all). */

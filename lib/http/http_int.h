@@ -5,6 +5,7 @@
 #ifndef FLAKY_HTTP_INT_H
 #define FLAKY_HTTP_INT_H
 
+#include <limits.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <sys/queue.h>
@@ -17,8 +18,12 @@ struct evhttp_request;
 struct evhttp_connection;
 struct event;
 struct flaky_store;
+struct flaky_token_row;
+struct bufferevent;
 struct http_conn;
 struct http_pending;
+struct http_upload;
+struct http_door;
 
 struct http_job {
 	TAILQ_ENTRY(http_job)	 entry;
@@ -34,6 +39,7 @@ struct http_job {
 	struct flaky_web_reply	 reply;		/* the worker's */
 	int			 rc;
 	int			 cancelled;	/* under h->mtx */
+	struct http_upload	*upload;	/* an upload's job, or NULL */
 };
 TAILQ_HEAD(http_jobq, http_job);
 
@@ -43,6 +49,7 @@ struct http_conn {
 	struct flaky_http	*h;
 	struct evhttp_connection *evcon;
 	struct http_job		*job;		/* in flight, or NULL */
+	struct http_door	*door;		/* an upload's, or NULL */
 };
 
 struct flaky_http {
@@ -82,6 +89,36 @@ struct flaky_http {
 	char			 db_why[512];
 	flaky_http_db_fn	 db_state;
 	void			*db_state_arg;
+
+	/* uploads: door.c (loop), upload.c (loop), upload_worker.c */
+	struct flaky_uploads_conf up;
+	const struct flaky_classifier *cls;
+	char			 spool_dir[512];
+	struct flaky_token_row	*tokens;	/* valid ones; name: hash */
+	size_t			 ntokens;	/* (under mtx) */
+	int			 tokens_read;
+	void			*rates;		/* upload.c's, loop only */
+	size_t			 nrates;
+	int			 up_in_flight;	/* loop only */
+	struct http_jobq	 up_todo;
+	pthread_cond_t		 up_cond;
+	int			 up_cond_init;
+	pthread_t		 up_thread;
+	int			 up_started;
+	struct ssl_ctx_st	*tls;		/* NULL: plain HTTP */
+};
+
+/* An upload's body taken apart (upload_body.c): its files on disk. */
+#define HTTP_BODY_FILES	64
+struct http_body_file {
+	char		 path[PATH_MAX];
+	char		 name[256];
+	int		 gzip;
+};
+struct http_body {
+	char		 dir[1024];
+	struct http_body_file f[HTTP_BODY_FILES];
+	size_t		 n;
 };
 
 /* pool.c */
@@ -97,7 +134,51 @@ void	 http_job_free(struct http_job *);
 /* accept.c */
 int	 http_accept_init(struct flaky_http *);
 void	 http_accept_free(struct flaky_http *);
-int	 http_pending_claim(struct flaky_http *, struct evhttp_connection *);
+/* A connection's first request: -1 when it is refused, else 0 with its
+ * door (NULL: none, or stepped aside) handed over in *door. */
+int	 http_pending_claim(struct flaky_http *, struct evhttp_connection *,
+	    struct http_door **door);
+/* An upload's body takes long: its connection's deadline moves. */
+void	 http_pending_extend(struct flaky_http *, struct bufferevent *,
+	    int64_t deadline_ms);
+
+/* door.c: a connection's input seen before evhttp reads it (uploads'
+ * bodies go to a spool), and the upload it received. */
+struct http_door *http_door_new(struct flaky_http *, struct bufferevent *);
+void	 http_door_free(struct http_door *);
+int	 http_door_aside(const struct http_door *);
+struct http_upload *http_door_take(struct http_door *);
+const char *http_head_header(const char *head, const char *name, char *buf,
+	    size_t len, int *many);
+
+/* upload.c: an upload from its head to its worker (loop thread). */
+struct http_upload *http_upload_admit(struct flaky_http *, const char *head);
+void	 http_upload_refuse(struct http_upload *, int status, const char *);
+int	 http_upload_refused(const struct http_upload *);
+int	 http_upload_spool(struct http_upload *, const char *, size_t);
+int64_t	 http_upload_bytes(const struct http_upload *);
+void	 http_upload_received(struct http_upload *);
+int	 http_upload_is_received(const struct http_upload *);
+int	 http_upload_refusal(const struct http_upload *, struct flaky_buf *,
+	    int *retry_after);
+void	 http_upload_drop(struct http_upload *);
+int	 http_upload_type_ok(const char *content_type);
+const char *http_upload_spool_path(const struct http_upload *);
+const char *http_upload_query(const struct http_upload *);
+const char *http_upload_ctype(const struct http_upload *);
+int	 http_upload_gzipped(const struct http_upload *);
+const char *http_upload_key(const struct http_upload *);
+int64_t	 http_upload_token(const struct http_upload *);
+/* upload_worker.c */
+int	 http_upload_start(struct flaky_http *, char *err, size_t errlen);
+int	 http_upload_submit(struct flaky_http *, struct http_job *);
+void	 http_upload_stop(struct flaky_http *);
+/* upload_body.c */
+int	 http_body_is_gzip(const char *path);
+int	 http_body_gunzip(const char *src, const char *dst, int64_t max,
+	    char *err, size_t errlen);
+int	 http_body_split(const char *path, const char *content_type,
+	    struct http_body *, int64_t max, char *err, size_t errlen);
 
 /* http.c: a worker's reply, on the loop thread. */
 void	 http_job_done(struct http_job *);

@@ -39,6 +39,7 @@ http_job_free(struct http_job *j)
 	free(j->query);
 	free(j->targets);
 	flaky_web_reply_free(&j->reply);
+	http_upload_drop(j->upload);
 	free(j);
 }
 

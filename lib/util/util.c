@@ -576,6 +576,16 @@ flaky_read_file_head(const char *path, size_t max, char **ret,
 	return r;
 }
 
+/* A target's name (util.h). */
+int
+flaky_target_name_ok(const char *s)
+{
+	size_t	 n = strlen(s);
+
+	return n > 0 && n <= 128 && strspn(s, "abcdefghijklmnopqrstuvwxyz"
+	    "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-") == n;
+}
+
 /* The value of a hex digit, or -1 (util.h). */
 int
 flaky_hexval(int c)

@@ -16,6 +16,8 @@
 int	 flaky_array_grow(void *vp, size_t *cap, size_t n, size_t size);
 /* The value of a hex digit (either case), or -1. */
 int	 flaky_hexval(int c);
+/* Is s a target's name: 1 to 128 letters, digits, '.', '_' and '-'? */
+int	 flaky_target_name_ok(const char *s);
 
 /* A byte buffer that grows; always NUL-terminated when len > 0 or after
  * flaky_buf_cstr(). An allocation failure sticks: later appends do nothing
