@@ -296,6 +296,7 @@ diag_json(FILE *f, const struct flaky_diagnosis *d, int with_failures)
 	json_key(f, "seed", d->seed);
 	diag_json_stress(f, d);
 	diag_json_boxes(f, d);
+	diag_json_flips(f, d);
 	json_key(f, "command", d->command);
 	json_key(f, "dir", d->dir);
 	if (with_failures) {

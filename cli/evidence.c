@@ -84,6 +84,7 @@ evidence_free(struct report_evidence *ev)
 	flaky_clusters_free(&ev->clusters);
 	flaky_perturb_rows_free(ev->perturbs, ev->nperturbs);
 	free(ev->boxes);
+	evidence_free_flips(ev);
 	memset(ev, 0, sizeof *ev);
 }
 

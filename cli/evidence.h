@@ -12,6 +12,13 @@
 #include "store/store.h"
 #include "util/util.h"
 
+/* A test's flips in the report's window (issue 29), newest first. */
+struct report_flips {
+	int64_t			 test_id;
+	struct flaky_flip	*v;
+	size_t			 n;
+};
+
 struct report_evidence {
 	struct flaky_test_sig	*sigs;
 	size_t			 nsigs;
@@ -22,6 +29,9 @@ struct report_evidence {
 	size_t			 nperturbs;
 	struct flaky_box_row	*boxes;		/* by test id (issue 15) */
 	size_t			 nboxes;
+	struct report_flips	*flips;		/* by test id (issue 29) */
+	size_t			 nflips;
+	int64_t			 flip_since, flip_until;
 };
 
 /* Load the signatures of the rows that failed (every == 0: those above
@@ -91,5 +101,24 @@ void	 evidence_json_boxes(FILE *, const struct report_evidence *,
  * INFRA evidence, and its JSON members boxes and box_evidence. */
 void	 diag_box_words(const struct flaky_diagnosis *, struct flaky_buf *);
 void	 diag_json_boxes(FILE *, const struct flaky_diagnosis *);
+
+/* flips.c (issue 29). The flips of the rows' tests in the window of q
+ * (a failure is said on stderr and the report goes on). */
+void	 evidence_load_flips(struct report_evidence *, struct flaky_store *,
+	    const struct flaky_query *, const struct flaky_test_row *,
+	    size_t);
+void	 evidence_free_flips(struct report_evidence *);
+/* A test's flips, or NULL when it has none in the window. */
+const struct report_flips *evidence_flips(const struct report_evidence *,
+	    int64_t test_id);
+/* "flipped on 3 revisions in 14 days: ...": 1, or 0 (nothing) when none. */
+int	 evidence_flip_words(const struct report_evidence *, int64_t test_id,
+	    struct flaky_buf *);
+/* The JSON member flips of a report row: how many revisions. */
+void	 evidence_json_flips(FILE *, const struct report_evidence *,
+	    int64_t test_id);
+/* The JSON members flips, flip_revisions and flip_summary of a
+ * diagnosis (show, triage, ticket). */
+void	 diag_json_flips(FILE *, const struct flaky_diagnosis *);
 
 #endif

@@ -316,6 +316,7 @@ print_json(const struct report_head *h, const struct report_evidence *ev,
 		evidence_json_cluster(stdout, ev, r);
 		evidence_json_perturbs(stdout, ev, r->test_id);
 		evidence_json_boxes(stdout, ev, r->test_id);
+		evidence_json_flips(stdout, ev, r->test_id);
 		if (need < 0)
 			printf(", \"runs_needed\": null");
 		else
@@ -474,9 +475,12 @@ print_report(struct ctl *ctl, const struct report_head *h,
 	 * test. */
 	if (ctl->format == FORMAT_JSON || ctl->format == FORMAT_TABLE ||
 	    ctl->format == FORMAT_GITHUB || ctl->format == FORMAT_JUNIT)
+	{
 		evidence_load(&ev, h->store, &q, h->target,
 		    ctl->format == FORMAT_JSON || ctl->format == FORMAT_JUNIT,
 		    v, n);
+		evidence_load_flips(&ev, h->store, &q, v, n);
+	}
 	switch (ctl->format) {
 	case FORMAT_JSON:
 		r = print_json(h, &ev, v, n);

@@ -56,21 +56,25 @@ struct cells {
 };
 
 /* Is the row one the table lists: unstable (not noise, not stable, not
- * a test without a counted run)? */
+ * a test without a counted run), or noise that flipped on a revision
+ * (issue 29: failed and passed on the same code, flaky whatever its
+ * rate)? */
 static int
-row_listed(const struct flaky_test_row *r)
+row_listed(const struct report_evidence *ev, const struct flaky_test_row *r)
 {
 	int	 t = flaky_tier(r->failures, r->runs);
 
 	return t == FLAKY_TIER_CRITICAL || t == FLAKY_TIER_WARNING ||
-	    t == FLAKY_TIER_BROKEN;
+	    t == FLAKY_TIER_BROKEN || (t == FLAKY_TIER_NOISE &&
+	    evidence_flips(ev, r->test_id) != NULL);
 }
 
 static const char *
 tier_word(int t)
 {
 	return t == FLAKY_TIER_CRITICAL ? "CRITICAL" :
-	    t == FLAKY_TIER_WARNING ? "WARNING" : "BROKEN";
+	    t == FLAKY_TIER_WARNING ? "WARNING" :
+	    t == FLAKY_TIER_NOISE ? "NOISE" : "BROKEN";
 }
 
 static void
@@ -119,7 +123,7 @@ size_columns(struct table *t, const struct flaky_test_row *v, size_t n)
 	 * the lines under the rows and "noise", "stable" line up with it */
 	t->w[C_TIER] = INDENT - 2;
 	for (size_t i = 0; i < n; i++) {
-		if (!row_listed(&v[i]))
+		if (!row_listed(t->ev, &v[i]))
 			continue;
 		row_cells(t, &v[i], &c);
 		for (int k = 0; k < C_MAX; k++)
@@ -290,6 +294,9 @@ put_perturbs(struct table *t, const struct flaky_test_row *r)
 	flaky_buf_reset(&b);
 	if (evidence_box_words(t->ev, r->test_id, &b))
 		put_note(t, flaky_buf_cstr(&b));
+	flaky_buf_reset(&b);
+	if (evidence_flip_words(t->ev, r->test_id, &b))
+		put_note(t, flaky_buf_cstr(&b));
 	flaky_buf_free(&b);
 }
 
@@ -343,7 +350,8 @@ put_test(struct table *t, const struct flaky_test_row *r)
 	row_cells(t, r, &c);
 	if (t->ctl->color)
 		color = tier == FLAKY_TIER_CRITICAL ? COLOR_RED :
-		    tier == FLAKY_TIER_WARNING ? COLOR_YELLOW : COLOR_MAGENTA;
+		    tier == FLAKY_TIER_WARNING ? COLOR_YELLOW :
+		    tier == FLAKY_TIER_NOISE ? COLOR_DIM : COLOR_MAGENTA;
 	put_row(t, c.v, color);
 	put_details(t, r);
 	if (r->top_message != NULL) {
@@ -484,7 +492,7 @@ report_table(struct ctl *ctl, const struct report_head *h,
 		int	 tier = flaky_tier_skips(v[i].failures, v[i].runs,
 		    v[i].skips);
 
-		if (tier == FLAKY_TIER_NOISE)
+		if (tier == FLAKY_TIER_NOISE && !row_listed(ev, &v[i]))
 			noise++;
 		else if (tier == FLAKY_TIER_STABLE)
 			stable++;

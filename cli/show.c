@@ -84,6 +84,11 @@ print_show(const struct flaky_diagnosis *d, int full)
 	diag_box_words(d, &b);
 	if (b.len > 0)
 		printf("boxes: %s\n", flaky_buf_cstr(&b));
+	flaky_buf_reset(&b);
+	flaky_flip_words(d->flips, d->nflips, d->since_ms, d->until_ms,
+	    FLAKY_FLIP_DETAILS, &b);
+	if (b.len > 0)
+		printf("%s\n", flaky_buf_cstr(&b));
 	if (d->nfailed == 0)
 		printf("no failure in this window\n");
 	for (size_t i = 0; i < d->nfailed; i++) {

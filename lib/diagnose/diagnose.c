@@ -267,6 +267,17 @@ oom:
 	return flaky_error(err, errlen, ENOMEM, "out of memory");
 }
 
+/* The revisions it failed and passed on in the window (issue 29). */
+static int
+diagnose_flips(struct flaky_store *s, const struct flaky_query *q,
+    struct flaky_diagnosis *d, char *err, size_t errlen)
+{
+	d->since_ms = q->since_ms;
+	d->until_ms = q->until_ms;
+	return flaky_store_test_flips(s, d->test_id, q->since_ms, q->until_ms,
+	    &d->flips, &d->nflips, err, errlen);
+}
+
 /* Why a test has no result in the window: its target's runs there, and
  * how many of them were incomplete (their outcomes count for nothing). */
 static int
@@ -396,7 +407,8 @@ flaky_diagnose_tests(struct flaky_store *s, const int64_t *ids, size_t n,
 	for (size_t i = 0; i < n; i++)
 		if ((r = diagnose_stress(s, q, ret[i], err, errlen)) < 0 ||
 		    (r = diagnose_unrun(s, q, ret[i], err, errlen)) < 0 ||
-		    (r = diagnose_polluters(s, ret[i], err, errlen)) < 0)
+		    (r = diagnose_polluters(s, ret[i], err, errlen)) < 0 ||
+		    (r = diagnose_flips(s, q, ret[i], err, errlen)) < 0)
 			goto fail;
 	free(b);
 	flaky_test_refs_free(refs, nrefs);

@@ -237,6 +237,13 @@ struct flaky_diagnosis {
 	size_t		 nboxes;
 	struct flaky_box_evidence box;
 	int		 box_infra;	/* INFRA because of one box */
+	/* issue 29: the revisions it failed and passed on in the window,
+	 * newest first (flaky_store_test_flips): flaky with no rate
+	 * needed. A break and its fix (every run of a revision failed, the
+	 * next revision passed) is none. */
+	struct flaky_flip *flips;
+	size_t		 nflips;
+	int64_t		 since_ms, until_ms;	/* the window asked for */
 };
 
 /* The trigger flakyctl confirm records; what makes a run alone is its kind
@@ -467,6 +474,22 @@ void	 flaky_timing_words(const struct flaky_diagnosis *,
 /* "0/60 at abc123, at most 6% at 95%" for the latest revision. */
 void	 flaky_revision_words(const struct flaky_diagnosis *,
 	    struct flaky_buf *);
+
+/* Flips in words (flips.c), the one sentence report, show, triage, the
+ * ticket and the dashboard print: "flipped on 3 revisions in 14 days:
+ * a1b2c3d failed in job unit#2, passed in unit#3" (a run without CI
+ * metadata is named by its id: "failed in run 12, passed in run 14").
+ * Only the newest detail flips are spelt out (the rest counted). since
+ * INT64_MIN: "since the first run". Nothing for n 0. */
+#define FLAKY_FLIP_DETAILS	3
+void	 flaky_flip_words(const struct flaky_flip *, size_t n, int64_t since_ms,
+	    int64_t until_ms, size_t details, struct flaky_buf *);
+/* "flipped on 3 revisions in 14 days" alone (no detail), for a count. */
+void	 flaky_flip_count_words(int64_t revisions, int64_t since_ms,
+	    int64_t until_ms, struct flaky_buf *);
+/* A revision as the words show it: a hex hash of 12 or more digits cut
+ * to its first 7 (git's short form), anything else whole. */
+void	 flaky_flip_revision(const char *rev, struct flaky_buf *);
 
 /* A test as its runner names and selects it (repro.c). A shell command
  * that reproduces the failure: the runner's selection of this one test

@@ -231,6 +231,44 @@ START_TEST(order_stored)
 	close_store(s, dir);
 }
 END_TEST
+
+/* Flips in words (issue 29): jobs with attempts, run ids without CI, a
+ * long hash cut to 7, other revisions whole, the newest few spelt out. */
+START_TEST(flip_words)
+{
+	struct flaky_flip v[4] = {
+		{ .revision = "a1b2c3d4e5f60718293a4b5c6d7e8f9012345678",
+		  .fail_job = "unit", .fail_attempt = 2, .pass_job = "unit",
+		  .pass_attempt = 3, .fail_run = 5, .pass_run = 6 },
+		{ .revision = "v2.0-rc1", .fail_run = 12, .pass_run = 14 },
+		{ .revision = "abc", .fail_run = 1, .pass_job = "lint",
+		  .pass_run = 2 },
+		{ .revision = "def", .fail_run = 3, .pass_run = 4 },
+	};
+	struct flaky_buf b;
+	int64_t	 until = 20 * FLAKY_DAY_MS, since = until - 14 * FLAKY_DAY_MS;
+
+	flaky_buf_init(&b);
+	flaky_flip_words(v, 1, since, until, 3, &b);
+	ck_assert_str_eq(flaky_buf_cstr(&b), "flipped on 1 revision in 14 "
+	    "days: a1b2c3d failed in job unit#2, passed in unit#3");
+	flaky_buf_reset(&b);
+	flaky_flip_words(v, 4, INT64_MIN, until, 3, &b);
+	ck_assert_str_eq(flaky_buf_cstr(&b), "flipped on 4 revisions since "
+	    "the first run: a1b2c3d failed in job unit#2, passed in unit#3; "
+	    "v2.0-rc1 failed in run 12, passed in run 14; abc failed in run "
+	    "1, passed in job lint; and 1 more");
+	flaky_buf_reset(&b);
+	flaky_flip_words(v, 0, since, until, 3, &b);
+	ck_assert_uint_eq(b.len, 0);
+	flaky_flip_revision("0123456789ab", &b);
+	flaky_buf_adds(&b, " ");
+	flaky_flip_revision("0123456789a", &b);
+	ck_assert_str_eq(flaky_buf_cstr(&b), "0123456 0123456789a");
+	flaky_buf_free(&b);
+}
+END_TEST
+
 static Suite *
 suite(void)
 {
@@ -239,6 +277,7 @@ suite(void)
 
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, order_stored);
+	tcase_add_test(tc, flip_words);
 	suite_add_tcase(s, tc);
 	return s;
 }
