@@ -73,8 +73,15 @@ flaky_store_run_ci(struct flaky_store *s, int64_t run_id,
     size_t errlen)
 {
 	struct sql_stmt	*st;
+	int64_t		 had = 0;
 	int		 r;
 
+	/* branch_rollups (notes.c) count a run once, under the branch its
+	 * row is first written with */
+	if (m->branch != NULL && (r = store_scalar(s, "SELECT count(*) FROM "
+	    "run_ci WHERE run_id = ?1 AND branch IS NOT NULL", run_id, 0, &had,
+	    err, errlen)) < 0)
+		return r;
 	if ((r = store_prepare(s, "INSERT INTO run_ci (run_id, branch, pr, "
 	    "job, job_url, attempt, ci, upload_id) VALUES (?1, ?2, ?3, ?4, "
 	    "?5, ?6, ?7, ?8) ON CONFLICT (run_id) DO UPDATE SET branch = "
@@ -96,6 +103,8 @@ flaky_store_run_ci(struct flaky_store *s, int64_t run_id,
 		r = store_sql_error(s, err, errlen, "recording where a run "
 		    "came from");
 	sql_finalize(st);
+	if (r == 0 && m->branch != NULL && had == 0)
+		r = store_branch_rollup(s, run_id, m->branch, err, errlen);
 	return r;
 }
 

@@ -1,0 +1,339 @@
+/* A test's whole story for its dashboard page (issue 32): its first and
+ * last failure, its durations passing and failing as two distributions,
+ * its rates per branch; and what the overview and the tests page read of
+ * branches and of the newest flips. */
+#include "buildconf.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "store/store.h"
+#include "store_int.h"
+#include "util/util.h"
+
+/* The window's whole days, as the rollups count them. */
+static void
+window_days(const struct flaky_query *q, int64_t *from, int64_t *to)
+{
+	*from = q->since_ms == INT64_MIN ? INT64_MIN / FLAKY_DAY_MS :
+	    q->since_ms >= 0 ? q->since_ms / FLAKY_DAY_MS :
+	    -((-q->since_ms + FLAKY_DAY_MS - 1) / FLAKY_DAY_MS);
+	*to = q->until_ms == INT64_MAX ? INT64_MAX / FLAKY_DAY_MS :
+	    q->until_ms > 0 ? (q->until_ms - 1) / FLAKY_DAY_MS + 1 : 0;
+}
+
+int
+flaky_store_test_failed_span(struct flaky_store *s, int64_t test_id,
+    int64_t *first_ms, int64_t *last_ms, char *err, size_t errlen)
+{
+	struct sql_stmt	*st;
+	int		 r;
+
+	*first_ms = *last_ms = 0;
+	/* the partial index of failed results: two seeks; a run alone
+	 * (confirm) is evidence too, but not of the test in the suite */
+	if ((r = store_prepare(s, "SELECT (SELECT min(ru.started_ms) FROM runs "
+	    "ru WHERE ru.id = (SELECT min(r.run_id) FROM results r JOIN runs "
+	    "u ON u.id = r.run_id WHERE r.test_id = ?1 AND r.outcome IN (1, 2) "
+	    "AND u.kind <> 'alone')), (SELECT max(ru.started_ms) FROM runs ru "
+	    "WHERE ru.id = (SELECT max(r.run_id) FROM results r JOIN runs u ON "
+	    "u.id = r.run_id WHERE r.test_id = ?1 AND r.outcome IN (1, 2) AND "
+	    "u.kind <> 'alone'))", &st, err, errlen)) < 0)
+		return r;
+	sql_bind_int64(st, 1, test_id);
+	if (sql_step(st) == SQL_ROW) {
+		*first_ms = sql_column_int64(st, 0);
+		*last_ms = sql_column_int64(st, 1);
+	} else
+		r = store_sql_error(s, err, errlen, "reading failures");
+	sql_finalize(st);
+	return r;
+}
+
+int
+flaky_store_test_hists(struct flaky_store *s, int64_t test_id,
+    const struct flaky_query *q, uint64_t *pass, uint64_t *fail, char *err,
+    size_t errlen)
+{
+	struct sql_stmt	*st;
+	int64_t		 from, to;
+	int		 r, rc;
+
+	memset(pass, 0, FLAKY_HIST_BUCKETS * sizeof *pass);
+	memset(fail, 0, FLAKY_HIST_BUCKETS * sizeof *fail);
+	window_days(q, &from, &to);
+	if ((r = store_prepare(s, "SELECT pass_hist, fail_hist FROM rollups "
+	    "WHERE test_id = ?1 AND day >= ?2 AND day < ?3", &st, err,
+	    errlen)) < 0)
+		return r;
+	sql_bind_int64(st, 1, test_id);
+	sql_bind_int64(st, 2, from);
+	sql_bind_int64(st, 3, to);
+	while ((rc = sql_step(st)) == SQL_ROW) {
+		store_hist_merge_col(st, 0, pass);
+		store_hist_merge_col(st, 1, fail);
+	}
+	if (rc != SQL_DONE)
+		r = store_sql_error(s, err, errlen, "reading durations");
+	sql_finalize(st);
+	return r;
+}
+
+void
+flaky_branch_rows_free(struct flaky_branch_row *v, size_t n)
+{
+	for (size_t i = 0; v != NULL && i < n; i++)
+		free(v[i].branch);
+	free(v);
+}
+
+int
+flaky_store_branch_stats(struct flaky_store *s, const struct flaky_query *q,
+    int64_t test_id, struct flaky_branch_row **ret, size_t *ret_n,
+    char *err, size_t errlen)
+{
+	struct flaky_branch_row *v = NULL;
+	struct sql_stmt	*st;
+	int64_t		 from, to;
+	size_t		 n = 0, cap = 0;
+	int		 r, rc, oom = 0;
+
+	*ret = NULL;
+	*ret_n = 0;
+	window_days(q, &from, &to);
+	if ((r = store_prepare(s, "SELECT b.test_id, b.branch, sum(b.runs), "
+	    "sum(b.failures) FROM branch_rollups b JOIN tests t ON t.id = "
+	    "b.test_id JOIN targets tg ON tg.id = t.target_id WHERE b.day >= ?1 "
+	    "AND b.day < ?2 AND (?3 = 0 OR b.test_id = ?3) AND (tg.name = ?4 "
+	    "OR ?4 IS NULL) GROUP BY b.test_id, b.branch ORDER BY b.test_id, "
+	    "b.branch", &st, err, errlen)) < 0)
+		return r;
+	sql_bind_int64(st, 1, from);
+	sql_bind_int64(st, 2, to);
+	sql_bind_int64(st, 3, test_id);
+	if (q->target != NULL)
+		sql_bind_text(st, 4, q->target, -1, SQL_STATIC);
+	while (!oom && (rc = sql_step(st)) == SQL_ROW) {
+		if (flaky_array_grow(&v, &cap, n + 1, sizeof *v) < 0) {
+			oom = 1;
+			break;
+		}
+		v[n].test_id = sql_column_int64(st, 0);
+		v[n].branch = store_col_dup(st, 1, &oom);
+		v[n].runs = sql_column_int64(st, 2);
+		v[n].failures = sql_column_int64(st, 3);
+		n++;
+	}
+	sql_finalize(st);
+	if (oom || rc != SQL_DONE) {
+		flaky_branch_rows_free(v, n);
+		return oom ? flaky_error(err, errlen, ENOMEM, "out of memory") :
+		    store_sql_error(s, err, errlen, "reading branches");
+	}
+	*ret = v;
+	*ret_n = n;
+	return 0;
+}
+
+int
+flaky_store_branch_names(struct flaky_store *s, int64_t since_ms,
+    char ***ret, size_t *ret_n, char *err, size_t errlen)
+{
+	struct sql_stmt	*st;
+	char		**v = NULL;
+	size_t		 n = 0, cap = 0;
+	int		 r, rc;
+
+	*ret = NULL;
+	*ret_n = 0;
+	/* runs_by_time holds the window; few branches have rollups */
+	if ((r = store_prepare(s, "SELECT DISTINCT c.branch FROM runs ru JOIN "
+	    "run_ci c ON c.run_id = ru.id WHERE ru.started_ms >= ?1 AND "
+	    "c.branch IS NOT NULL ORDER BY c.branch", &st, err, errlen)) < 0)
+		return r;
+	sql_bind_int64(st, 1, since_ms);
+	while ((rc = sql_step(st)) == SQL_ROW) {
+		const char *t = (const char *)sql_column_text(st, 0);
+
+		if (flaky_array_grow(&v, &cap, n + 2, sizeof *v) < 0 ||
+		    (v[n] = strdup(t != NULL ? t : "")) == NULL) {
+			r = -ENOMEM;
+			break;
+		}
+		v[++n] = NULL;
+	}
+	if (r == 0 && rc != SQL_DONE)
+		r = store_sql_error(s, err, errlen, "listing branches");
+	sql_finalize(st);
+	if (r == 0 && v == NULL && (v = calloc(1, sizeof *v)) == NULL)
+		r = -ENOMEM;
+	if (r < 0) {
+		if (r == -ENOMEM)
+			flaky_error(err, errlen, ENOMEM, "out of memory");
+		flaky_store_names_free(v);
+		return r;
+	}
+	*ret = v;
+	*ret_n = n;
+	return 0;
+}
+
+int
+flaky_store_branch_known(struct flaky_store *s, const char *branch,
+    char *err, size_t errlen)
+{
+	struct sql_stmt	*st;
+	int		 r, rc;
+
+	if ((r = store_prepare(s, "SELECT 1 FROM run_ci WHERE branch = ?1 "
+	    "LIMIT 1", &st, err, errlen)) < 0)
+		return r;
+	sql_bind_text(st, 1, branch, -1, SQL_STATIC);
+	rc = sql_step(st);
+	sql_finalize(st);
+	if (rc != SQL_ROW && rc != SQL_DONE)
+		return store_sql_error(s, err, errlen, "reading branches");
+	return rc == SQL_ROW;
+}
+
+int
+flaky_store_branch_counts(struct flaky_store *s, const struct flaky_query *q,
+    const char *branch, struct flaky_test_row **ret, size_t *ret_n,
+    char *err, size_t errlen)
+{
+	struct flaky_test_row *v = NULL;
+	struct sql_stmt	*st;
+	int64_t		 from, to;
+	size_t		 n = 0, cap = 0;
+	int		 r, rc, oom = 0;
+
+	*ret = NULL;
+	*ret_n = 0;
+	window_days(q, &from, &to);
+	if ((r = store_prepare(s, "SELECT b.test_id, t.name, tg.name, "
+	    "sum(b.runs), sum(b.failures), min(b.day), max(b.day) FROM "
+	    "branch_rollups b JOIN tests t ON t.id = b.test_id JOIN targets tg "
+	    "ON tg.id = t.target_id WHERE b.day >= ?1 AND b.day < ?2 AND "
+	    "b.branch = ?3 AND (tg.name = ?4 OR ?4 IS NULL) GROUP BY "
+	    "b.test_id, t.name, tg.name ORDER BY b.test_id", &st, err,
+	    errlen)) < 0)
+		return r;
+	sql_bind_int64(st, 1, from);
+	sql_bind_int64(st, 2, to);
+	sql_bind_text(st, 3, branch, -1, SQL_STATIC);
+	if (q->target != NULL)
+		sql_bind_text(st, 4, q->target, -1, SQL_STATIC);
+	while (!oom && (rc = sql_step(st)) == SQL_ROW) {
+		struct flaky_test_row *x;
+
+		if (flaky_array_grow(&v, &cap, n + 1, sizeof *v) < 0) {
+			oom = 1;
+			break;
+		}
+		x = &v[n++];
+		memset(x, 0, sizeof *x);
+		x->test_id = sql_column_int64(st, 0);
+		x->test = store_col_dup(st, 1, &oom);
+		x->target = store_col_dup(st, 2, &oom);
+		x->runs = sql_column_int64(st, 3);
+		x->failures = sql_column_int64(st, 4);
+		x->first_ms = sql_column_int64(st, 5) * FLAKY_DAY_MS;
+		x->last_ms = sql_column_int64(st, 6) * FLAKY_DAY_MS;
+		x->median_ms_pass = x->median_ms_fail = NAN;
+		x->p90_ms_pass = x->p90_ms_fail = NAN;
+	}
+	sql_finalize(st);
+	if (oom || rc != SQL_DONE) {
+		flaky_test_rows_free(v, n);
+		return oom ? flaky_error(err, errlen, ENOMEM, "out of memory") :
+		    store_sql_error(s, err, errlen, "reading a branch's rates");
+	}
+	*ret = v;
+	*ret_n = n;
+	return 0;
+}
+
+void
+flaky_flip_rows_free(struct flaky_flip_row *v, size_t n)
+{
+	for (size_t i = 0; v != NULL && i < n; i++) {
+		free(v[i].target);
+		free(v[i].test);
+		free(v[i].f.revision);
+		free(v[i].f.fail_job);
+		free(v[i].f.pass_job);
+	}
+	free(v);
+}
+
+int
+flaky_store_flips_recent(struct flaky_store *s, const char *target,
+    int64_t until_ms, size_t max, struct flaky_flip_row **ret,
+    size_t *ret_n, char *err, size_t errlen)
+{
+	struct flaky_flip_row *v = NULL;
+	struct sql_stmt	*st;
+	size_t		 n = 0, cap = 0;
+	int		 r, rc, oom = 0;
+
+	*ret = NULL;
+	*ret_n = 0;
+	/* revision_outcomes_by_time, newest first */
+	if ((r = store_prepare(s, "SELECT o.test_id, tg.name, t.name, "
+	    "o.revision, o.fails, o.passes, o.first_ms, o.last_ms, o.fail_run, "
+	    "o.pass_run, fc.job, coalesce(fc.attempt, 0), pc.job, "
+	    "coalesce(pc.attempt, 0) FROM revision_outcomes o JOIN tests t ON "
+	    "t.id = o.test_id JOIN targets tg ON tg.id = t.target_id "
+	    "LEFT JOIN run_ci fc ON fc.run_id = o.fail_run LEFT JOIN run_ci pc "
+	    "ON pc.run_id = o.pass_run WHERE o.passes > 0 AND o.fails > 0 AND "
+	    "o.last_ms < ?1 AND (?2 IS NULL OR tg.name = ?2) ORDER BY "
+	    "o.last_ms DESC LIMIT ?3", &st, err, errlen)) < 0)
+		return r;
+	sql_bind_int64(st, 1, until_ms);
+	if (target != NULL)
+		sql_bind_text(st, 2, target, -1, SQL_STATIC);
+	sql_bind_int64(st, 3, (int64_t)max);
+	while (!oom && (rc = sql_step(st)) == SQL_ROW) {
+		struct flaky_flip_row *x;
+
+		if (flaky_array_grow(&v, &cap, n + 1, sizeof *v) < 0) {
+			oom = 1;
+			break;
+		}
+		x = &v[n++];
+		memset(x, 0, sizeof *x);
+		x->test_id = sql_column_int64(st, 0);
+		x->target = store_col_dup(st, 1, &oom);
+		x->test = store_col_dup(st, 2, &oom);
+		x->f.revision = store_col_dup(st, 3, &oom);
+		x->f.fails = sql_column_int64(st, 4);
+		x->f.passes = sql_column_int64(st, 5);
+		x->f.first_ms = sql_column_int64(st, 6);
+		x->f.last_ms = sql_column_int64(st, 7);
+		x->f.fail_run = sql_column_int64(st, 8);
+		x->f.pass_run = sql_column_int64(st, 9);
+		x->f.fail_job = store_col_dup(st, 10, &oom);
+		x->f.fail_attempt = (int)sql_column_int64(st, 11);
+		x->f.pass_job = store_col_dup(st, 12, &oom);
+		x->f.pass_attempt = (int)sql_column_int64(st, 13);
+	}
+	sql_finalize(st);
+	if (oom || rc != SQL_DONE) {
+		flaky_flip_rows_free(v, n);
+		return oom ? flaky_error(err, errlen, ENOMEM, "out of memory") :
+		    store_sql_error(s, err, errlen, "reading flips");
+	}
+	*ret = v;
+	*ret_n = n;
+	return 0;
+}
+
+int
+flaky_store_test_exists(struct flaky_store *s, int64_t test_id,
+    int64_t *found, char *err, size_t errlen)
+{
+	return store_scalar(s, "SELECT count(*) FROM tests WHERE id = ?1",
+	    test_id, 0, found, err, errlen);
+}
