@@ -491,6 +491,31 @@ void	 flaky_flip_count_words(int64_t revisions, int64_t since_ms,
  * to its first 7 (git's short form), anything else whole. */
 void	 flaky_flip_revision(const char *rev, struct flaky_buf *);
 
+/* Owners from CODEOWNERS (owners.c; docs/dashboard.md "Owners"), GitHub's
+ * and GitLab's syntax. */
+struct flaky_codeowners;
+/* The rules of a CODEOWNERS text; -ENOMEM. */
+int	 flaky_codeowners_parse(const char *text, size_t len,
+	    struct flaky_codeowners **ret);
+/* The rules of the repository around dir (a target's directory: up to the
+ * directory with .git, then .github/CODEOWNERS, .gitlab/CODEOWNERS,
+ * CODEOWNERS or docs/CODEOWNERS, the first there, at most 3 MiB): 0 with
+ * *ret NULL when there is none, -errno with err when it cannot be read. */
+int	 flaky_codeowners_load(const char *dir,
+	    struct flaky_codeowners **ret, char *err, size_t errlen);
+/* The owners of path (from the repository's top), space-separated, added
+ * to b: 1, or 0 when no rule gives it one. */
+int	 flaky_codeowners_match(const struct flaky_codeowners *,
+	    const char *path, struct flaky_buf *b);
+/* The same for a test id: its file (pytest's node id, the JavaScript
+ * runners' file, RSpec's, Go's package, unittest's module), in the
+ * target's directory. */
+int	 flaky_codeowners_test(const struct flaky_codeowners *,
+	    const char *test, struct flaky_buf *b);
+/* The file the rules came from (load), or NULL. */
+const char *flaky_codeowners_file(const struct flaky_codeowners *);
+void	 flaky_codeowners_free(struct flaky_codeowners *);
+
 /* A test as its runner names and selects it (repro.c). A shell command
  * that reproduces the failure: the runner's selection of this one test
  * (pytest node id, unittest id, Jest file and -t, go -run), or isolate
