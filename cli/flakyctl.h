@@ -171,6 +171,9 @@ struct flaky_ingest_file;
 int	 ingest_files(struct ctl *, const char *db, const char *who,
 	    struct flaky_ingest *, struct flaky_ingest_file *, size_t n);
 char	*join_argv(const char *env_set, char **argv);
+/* Who takes an action from this command line, as the actions table
+ * records it (mark.c): the login name of the user, else "uid N". */
+const char *ctl_who(void);
 /* git.c: git -C dir ARGS (NULL-ended), run to its end: its exit status
  * (-1: it did not run), its stdout without the last newline in *out
  * when out is not NULL. ctl_git_commit: the full hash of rev, or NULL. */
@@ -194,6 +197,9 @@ extern const struct cmd_entry cmd_token_entry;
 extern const struct cmd_entry cmd_upload_entry;
 extern const struct cmd_entry cmd_trend_entry;
 extern const struct cmd_entry cmd_quarantine_entry;
+/* mark.c: a test's ticket and owner, and the actions taken (issue 32) */
+extern const struct cmd_entry cmd_mark_entry;
+extern const struct cmd_entry cmd_actions_entry;
 extern const struct cmd_entry cmd_gate_entry;
 extern const struct cmd_entry cmd_prune_entry;
 extern const struct cmd_entry cmd_serve_entry;

@@ -47,6 +47,8 @@ const struct cmd_entry *const cmd_table[] = {
 	&cmd_gate_entry,
 	&cmd_metrics_entry,
 	&cmd_quarantine_entry,
+	&cmd_mark_entry,
+	&cmd_actions_entry,
 	&cmd_ingest_entry,
 	&cmd_token_entry,
 	&cmd_upload_entry,

@@ -186,8 +186,9 @@ q_add(struct flaky_store *store, const char *target, const char *query,
 	if (diag_resolve_name(store, "quarantine", target, query, &id, &name,
 	    &tname) < 0)
 		return EXIT_ERROR;
-	if (flaky_store_quarantine_add(store, id, reason, ticket,
-	    flaky_now_ms(), err, sizeof err) < 0)
+	/* an action, recorded with who took it (docs/dashboard.md) */
+	if (flaky_store_act(store, id, FLAKY_ACT_QUARANTINE, reason, ticket,
+	    ctl_who(), "cli", flaky_now_ms(), err, sizeof err) < 0)
 		fprintf(stderr, "flakyctl quarantine: %s\n", err);
 	else {
 		printf("%s (%s) quarantined\n", name, tname);
@@ -239,8 +240,8 @@ q_remove(struct flaky_store *store, const char *target, const char *query,
 	if (diag_resolve_among(refs, n, "quarantine", target, query,
 	    "quarantined tests", &i) < 0)
 		goto out;
-	if (flaky_store_quarantine_remove(store, refs[i].id, err,
-	    sizeof err) < 0) {
+	if (flaky_store_act(store, refs[i].id, FLAKY_ACT_RELEASE, NULL, NULL,
+	    ctl_who(), "cli", flaky_now_ms(), err, sizeof err) < 0) {
 		fprintf(stderr, "flakyctl quarantine: %s\n", err);
 		goto out;
 	}
