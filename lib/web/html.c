@@ -1,6 +1,6 @@
 /* The one HTML escaper, query parameters, and the frame of a page: its
- * style (1400 and 400 px wide), the script that sorts and filters the
- * tests table, the navigation. */
+ * style (style.c), its script with the reply's nonce (script.c), the
+ * navigation, a tier as an icon and a word. */
 #include "buildconf.h"
 
 #include <ctype.h>
@@ -8,7 +8,9 @@
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/random.h>
 
+#include "stats/stats.h"
 #include "web_int.h"
 
 /* Is c written as it is? */
@@ -98,135 +100,101 @@ web_urlenc(struct flaky_buf *b, const char *s)
 	}
 }
 
-/* The style: one column of content; tables scroll sideways inside their
- * box on a narrow screen instead of cutting ids; charts are as wide as
- * their box, their text HTML at a size that reads (12 px) at any width.
- * Text wraps at spaces; only ids, output and messages may break inside a
- * word, and only where a line cannot hold the word (overflow-wrap:
- * anywhere, never word-break: break-all). */
-static const char style[] =
-    "<style>\n"
-    "body{font-family:sans-serif;margin:0;color:#222;background:#fff}\n"
-    "header{background:#234;color:#fff;padding:.5em 1em}\n"
-    "header a{color:#fff;margin-right:1.2em;text-decoration:none}\n"
-    "main{padding:0 1em 2em;max-width:1360px}\n"
-    "h1{font-size:1.4em;overflow-wrap:anywhere}"
-    "h2{font-size:1.15em;margin-top:1.4em}\n"
-    ".scroll{overflow-x:auto;max-width:100%}\n"
-    ".nw{white-space:nowrap}\n"
-    "table{border-collapse:collapse;font-size:13px}\n"
-    "td,th{border:1px solid #ccc;padding:2px 6px;text-align:left;"
-    "vertical-align:top;white-space:nowrap}\n"
-    "th{background:#eef;cursor:pointer;white-space:nowrap}\n"
-    "td.id{overflow-wrap:anywhere;min-width:12em;white-space:normal}\n"
-    "td.msg pre{margin:0}tr.msg td{border-top:0}td.msg,td.text"
-    "{white-space:normal}\n"
-    "td.num{text-align:right;white-space:nowrap}\n"
-    ".critical{color:#b00}.warning{color:#b60}.broken{color:#707}"
-    ".noise{color:#666}.stable{color:#262}\n"
-    ".pass{color:#262}.fail,.error{color:#b00}\n"
-    "pre{background:#f6f6f6;padding:.5em;overflow-x:auto;"
-    "white-space:pre-wrap;overflow-wrap:anywhere;font-size:12px}\n"
-    "svg{max-width:100%}\n"
-    "form.filters label{margin-right:1em;display:inline-block}\n"
-    "dl.facts{display:grid;grid-template-columns:max-content 1fr;"
-    "gap:2px 1em}dl.facts dd{margin:0;overflow-wrap:anywhere;"
-    "min-width:0}\n"
-    ".chart{font-size:12px;margin:0 0 1em;max-width:980px}\n"
-    ".chart .legend{display:flex;flex-wrap:wrap;gap:.3em 1.5em;"
-    "color:#444;margin:.4em 0 0}\n"
-    ".key{display:inline-block;width:20px;height:10px;margin-right:6px;"
-    "vertical-align:middle}.key.line{height:0;border-top:2px solid #c62828}"
-    ".key.band{background:#90caf9}\n"
-    ".rate .plot{position:relative;height:220px;margin:.9em 3em 2.4em 3.2em;"
-    "border-bottom:1px solid #888}\n"
-    ".rate .area{position:absolute;left:0;top:0;width:100%;height:100%;"
-    "overflow:visible}\n"
-    ".rate .ylab{position:absolute;left:-3.4em;width:2.9em;"
-    "text-align:right;transform:translateY(-50%)}\n"
-    ".rate .date{position:absolute;top:100%;padding-top:6px;"
-    "transform:translateX(-50%);white-space:nowrap}\n"
-    ".rate .date::before{content:\"\";position:absolute;left:50%;top:0;"
-    "height:5px;border-left:1px solid #888}\n"
-    ".rate .pt{position:absolute;width:6px;height:6px;margin:-3px 0 0 -3px;"
-    "border-radius:50%;background:#c62828}\n"
-    ".rate .legend{margin-left:3.2em}\n"
-    ".tiers{max-width:480px}.tiers .bar{display:grid;grid-template-columns:"
-    "5.5em 1fr 3em;gap:6px;align-items:center;margin:3px 0}"
-    ".tiers .tl{text-align:right}.tiers .tb span{display:block;"
-    "height:16px;min-width:1px}\n"
-    "@media (max-width:600px){main{padding:0 .4em}"
-    "td,th{font-size:12px;padding:2px 3px}header a{margin-right:.6em}"
-    ".rate .plot{height:180px}.rate .date.alt{display:none}}\n"
-    "</style>\n";
-
-/* Sorting by a header's column and filtering by the form's fields; the
- * same filters work without it as query parameters. */
-static const char script[] =
-    "<script>\n"
-    "function flakySort(th){var t=th.closest('table'),b=t.tBodies[0],"
-    "i=th.cellIndex,d=th.dataset.dir==='a'?'d':'a';th.dataset.dir=d;"
-    "var r=Array.prototype.slice.call(b.rows);r.sort(function(x,y){"
-    "var p=x.cells[i].dataset.v||x.cells[i].textContent,"
-    "q=y.cells[i].dataset.v||y.cells[i].textContent,"
-    "a=parseFloat(p),c=parseFloat(q),o;"
-    "o=(!isNaN(a)&&!isNaN(c))?a-c:p.localeCompare(q);"
-    "return d==='a'?o:-o});r.forEach(function(e){b.appendChild(e)})}\n"
-    "function flakyFilter(){var f=document.getElementById('filters');"
-    "if(!f)return;var w={target:f.target.value,tier:f.tier.value,"
-    "signature:f.signature.value,q:f.q.value.toLowerCase()};"
-    "var n=0;document.querySelectorAll('#tests tbody tr').forEach("
-    "function(r){var ok=(!w.target||r.dataset.target===w.target)&&"
-    "(!w.tier||r.dataset.tier===w.tier)&&(!w.signature||"
-    "r.dataset.signature===w.signature)&&(!w.q||r.dataset.test."
-    "toLowerCase().indexOf(w.q)>=0);r.hidden=!ok;n+=ok});"
-    "var c=document.getElementById('shown');if(c)c.textContent=n}\n"
-    "document.addEventListener('DOMContentLoaded',function(){"
-    "document.querySelectorAll('th[data-sort]').forEach(function(th){"
-    "th.addEventListener('click',function(){flakySort(th)})});"
-    "var f=document.getElementById('filters');if(f){"
-    "f.addEventListener('input',function(e){if(e.target.name==='box')"
-    "f.submit();else flakyFilter()});"
-    "if(f.dataset.live)f.addEventListener('submit',function(e){"
-    "e.preventDefault();flakyFilter()});flakyFilter()}"
-    "var bf=document.getElementById('boxes');if(bf)bf.box."
-    "addEventListener('change',function(){bf.submit()});"
-    "document.querySelectorAll('button[data-copy]').forEach(function(b){"
-    "b.addEventListener('click',function(){var t=document."
-    "getElementById(b.dataset.copy).textContent;b.textContent='copied';"
-    "if(navigator.clipboard)navigator.clipboard.writeText(t).catch("
-    "function(){b.textContent='select the text to copy'})})})});\n"
-    "</script>\n";
-
 void
 web_doc_begin(struct web_ctx *c, const char *title)
 {
-	flaky_buf_adds(c->b, "<!DOCTYPE html>\n<html lang=\"en\"><head>"
+	const char *nonce = web_nonce(c);
+
+	flaky_buf_printf(c->b, "<!DOCTYPE html>\n<html lang=\"en\"><head>"
 	    "<meta charset=\"utf-8\">\n<meta name=\"viewport\" "
 	    "content=\"width=device-width, initial-scale=1\">\n"
+	    "<meta name=\"color-scheme\" content=\"light dark\">\n"
 	    "<meta http-equiv=\"Content-Security-Policy\" "
 	    "content=\"default-src 'none'; style-src 'unsafe-inline'; "
-	    "script-src 'unsafe-inline'; img-src data:\">\n<title>");
+	    "script-src 'nonce-%s'; img-src data:; connect-src 'self'\">\n"
+	    "<title>", nonce);
 	web_esc(c->b, title);
 	flaky_buf_adds(c->b, "</title>\n");
-	flaky_buf_adds(c->b, style);
-	flaky_buf_adds(c->b, script);
-	flaky_buf_adds(c->b, "</head>\n<body>\n<header><nav>");
+	flaky_buf_adds(c->b, web_style);
+	flaky_buf_printf(c->b, "<script nonce=\"%s\">\n", nonce);
+	flaky_buf_adds(c->b, web_script);
+	flaky_buf_adds(c->b, "</script>\n</head>\n<body>\n<a class=\"skip\" "
+	    "href=\"#main\">Skip to the content</a>\n<header><nav "
+	    "aria-label=\"pages\">");
 	if (c->single)
-		flaky_buf_adds(c->b, "<a href=\"#overview\">Overview</a>"
+		flaky_buf_adds(c->b, "<span class=\"brand\">flaky</span>"
+		    "<a href=\"#overview\">Overview</a>"
 		    "<a href=\"#tests-page\">Tests</a>");
 	else
-		flaky_buf_adds(c->b, "<a href=\"/\">Overview</a>"
+		flaky_buf_adds(c->b, "<a class=\"brand\" href=\"/\">flaky</a>"
+		    "<a href=\"/\">Overview</a>"
 		    "<a href=\"/tests\">Tests</a>"
 		    "<a href=\"/api/v1/tests\">API</a>"
 		    "<a href=\"/metrics\">Metrics</a>");
-	flaky_buf_adds(c->b, "</nav></header>\n<main>\n");
+	flaky_buf_adds(c->b, "</nav></header>\n<main id=\"main\">\n");
 }
 
 void
 web_doc_end(struct web_ctx *c)
 {
 	flaky_buf_adds(c->b, "</main>\n</body></html>\n");
+}
+
+/* The script nonce: the server's for this reply, else (report --html's
+ * one file) one made here, from the same random source as tokens. */
+const char *
+web_nonce(struct web_ctx *c)
+{
+	if (c->o->nonce != NULL && *c->o->nonce != '\0')
+		return c->o->nonce;
+	if (c->nonce[0] == '\0' && flaky_web_nonce(c->nonce,
+	    sizeof c->nonce) < 0)
+		snprintf(c->nonce, sizeof c->nonce, "n%lld",
+		    (long long)c->o->now_ms);
+	return c->nonce;
+}
+
+/* 16 random bytes as base64url, for a reply's script nonce. */
+int
+flaky_web_nonce(char *buf, size_t len)
+{
+	static const char b64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnop"
+	    "qrstuvwxyz0123456789-_";
+	unsigned char r[18];
+	size_t	 o = 0;
+
+	if (len < 25 || getrandom(r, sizeof r, 0) != (ssize_t)sizeof r)
+		return -EIO;
+	for (size_t i = 0; i < sizeof r; i += 3) {
+		uint32_t v = (uint32_t)r[i] << 16 | (uint32_t)r[i + 1] << 8 |
+		    r[i + 2];
+
+		for (int k = 3; k >= 0; k--)
+			buf[o++] = b64[(v >> (6 * k)) & 63];
+	}
+	buf[o] = '\0';
+	return 0;
+}
+
+/* A tier as an icon and a word, in its colour: never the colour alone. */
+void
+web_tier_badge(struct flaky_buf *b, int tier)
+{
+	static const char *const icon[FLAKY_TIER_COUNT] = {
+		[FLAKY_TIER_STABLE] = "\xe2\x9c\x93",	/* check */
+		[FLAKY_TIER_NOISE] = "\xe2\x80\xa2",		/* bullet */
+		[FLAKY_TIER_WARNING] = "\xe2\x96\xb2",	/* triangle */
+		[FLAKY_TIER_CRITICAL] = "\xe2\x97\x86",	/* diamond */
+		[FLAKY_TIER_BROKEN] = "\xe2\x9c\x96",	/* cross */
+		[FLAKY_TIER_SKIPPED] = "\xe2\x80\x93",	/* dash */
+		[FLAKY_TIER_NONE] = "?",
+	};
+	const char *name = flaky_tier_name(tier);
+
+	flaky_buf_printf(b, "<span class=\"tier t-%s\"><span class=\"ic\" "
+	    "aria-hidden=\"true\">%s</span> %s</span>", tier ==
+	    FLAKY_TIER_NONE ? "none" : name, tier >= 0 && tier <
+	    FLAKY_TIER_COUNT ? icon[tier] : "?", name);
 }
 
 void

@@ -1,7 +1,10 @@
-/* /test/N: one test's rate over time with its band, its newest runs, its
- * failures by fingerprint, its signature and the evidence for it, the
- * verdict of its runs alone, its quarantine and flakyctl ticket's ticket
- * to copy. */
+/* /test/N: a test's whole story (issue 32, docs/dashboard.md "A test's
+ * page"): its state, tier and rate, first and last failure, flips,
+ * owners, ticket, quarantine, rates per box and branch, polluter and
+ * cluster; the actions a team takes on it and who took them
+ * (test_story.c); its rate over time, its durations passing and failing,
+ * its failures by message, the command that reproduces it, its newest
+ * runs, and flakyctl ticket's ticket to copy. */
 #include "buildconf.h"
 
 #include <errno.h>
@@ -16,9 +19,9 @@
 
 /* A fact of the list: a label and escaped text. */
 static void
-fact(struct flaky_buf *b, const char *label, const char *text)
+fact(struct flaky_buf *b, const char *id, const char *label, const char *text)
 {
-	flaky_buf_printf(b, "<dt>%s</dt><dd>", label);
+	flaky_buf_printf(b, "<dt>%s</dt><dd id=\"%s\">", label, id);
 	web_esc(b, text != NULL ? text : "-");
 	flaky_buf_adds(b, "</dd>\n");
 }
@@ -58,29 +61,46 @@ rate_over_time(struct web_ctx *c, const struct flaky_diagnosis *d)
 	return r;
 }
 
-/* The facts: rate, signature and its evidence, polluter, runs alone,
- * quarantine. */
+/* The rate, its interval, tier and state. */
 static void
-facts(struct web_ctx *c, const struct flaky_diagnosis *d,
-    const struct flaky_quarantine_row *qr)
+fact_rate(struct web_ctx *c, const struct web_story *s)
 {
+	const struct flaky_diagnosis *d = s->d;
 	struct flaky_buf *b = c->b;
 	double	 lo, hi;
 
 	flaky_wilson(d->failures, d->runs, FLAKY_Z95, &lo, &hi);
-	flaky_buf_adds(b, "<dl class=\"facts\">\n");
-	fact(b, "target", d->target);
-	flaky_buf_printf(b, "<dt>rate</dt><dd id=\"rate\">%" PRId64 " of %"
-	    PRId64 " run%s failed (%.1f%%, 95%% interval %.1f&ndash;%.1f%%), "
-	    "tier %s, ", d->failures, d->runs, flaky_plural(d->runs), d->runs ?
-	    100.0 * d->failures / d->runs : 0.0, 100 * lo, 100 * hi,
-	    flaky_tier_name(flaky_tier_skips(d->failures, d->runs,
-	    d->skips)));
+	flaky_buf_adds(b, "<dt>state</dt><dd id=\"state\">");
+	web_state_badge(b, s->state);
+	flaky_buf_adds(b, "</dd>\n<dt>tier</dt><dd id=\"tier\">");
+	web_tier_badge(b, flaky_tier_skips(d->failures, d->runs, d->skips));
+	flaky_buf_printf(b, "</dd>\n<dt>rate</dt><dd id=\"rate\">%" PRId64
+	    " of %" PRId64 " run%s failed (%.1f%%, 95%% interval "
+	    "%.1f&ndash;%.1f%%), ", d->failures, d->runs, flaky_plural(d->runs),
+	    d->runs ? 100.0 * d->failures / d->runs : 0.0, 100 * lo, 100 * hi);
 	web_window_words(c, b);
+	flaky_buf_adds(b, "</dd>\n<dt>first, last failure</dt><dd "
+	    "id=\"failed-span\">");
+	if (s->first_fail_ms == 0)
+		flaky_buf_adds(b, "never failed");
+	else {
+		web_time(b, s->first_fail_ms);
+		flaky_buf_adds(b, " &ndash; ");
+		web_time(b, s->last_fail_ms);
+		flaky_buf_adds(b, " (UTC)");
+	}
 	flaky_buf_adds(b, "</dd>\n");
-	fact(b, "verdict", flaky_verdict_name(d->verdict));
-	fact(b, "signature", d->signature);
-	flaky_buf_adds(b, "<dt>evidence</dt><dd>");
+}
+
+/* Signature, evidence, polluter, runs alone. */
+static void
+fact_evidence(struct web_ctx *c, const struct flaky_diagnosis *d)
+{
+	struct flaky_buf *b = c->b;
+
+	fact(b, "verdict", "verdict", flaky_verdict_name(d->verdict));
+	fact(b, "signature", "signature", d->signature);
+	flaky_buf_adds(b, "<dt>evidence</dt><dd id=\"evidence\">");
 	for (size_t i = 0; i < d->nsigs; i++) {
 		web_esc(b, d->sigs[i].name);
 		flaky_buf_printf(b, " &times;%" PRId64 "%s", d->sigs[i].count,
@@ -91,12 +111,6 @@ facts(struct web_ctx *c, const struct flaky_diagnosis *d,
 	if (d->stress_race)
 		flaky_buf_adds(b, "; fails more under stress (RACE)");
 	flaky_buf_adds(b, "</dd>\n");
-	if (d->nboxes > 1) {
-		/* where its target ran on more than one box */
-		flaky_buf_adds(b, "<dt>boxes</dt><dd id=\"boxes\">");
-		web_box_words(b, d->boxes, d->nboxes);
-		flaky_buf_adds(b, "</dd>\n");
-	}
 	if (d->npolluters > 0) {
 		/* confirmed by flakyctl polluter; the orders only suspect */
 		flaky_buf_adds(b, "<dt>polluters</dt><dd id=\"polluters\">");
@@ -106,9 +120,9 @@ facts(struct web_ctx *c, const struct flaky_diagnosis *d,
 		}
 		flaky_buf_adds(b, " (confirmed by flakyctl polluter)</dd>\n");
 	} else
-		fact(b, "suspected polluter", d->polluter);
+		fact(b, "polluter", "suspected polluter", d->polluter);
 	if (d->depends_on != NULL)
-		fact(b, "depends on", d->depends_on);
+		fact(b, "depends-on", "depends on", d->depends_on);
 	flaky_buf_printf(b, "<dt>runs alone</dt><dd id=\"alone\">");
 	if (d->alone_runs == 0)
 		flaky_buf_adds(b, "none");
@@ -119,83 +133,25 @@ facts(struct web_ctx *c, const struct flaky_diagnosis *d,
 		    "passes alone: order dependent" : d->fails_alone ?
 		    "fails alone, passes in the suite: order dependent" :
 		    "no verdict of order dependence");
-	flaky_buf_adds(b, "</dd>\n<dt>quarantine</dt><dd id=\"quarantine\">");
-	if (qr == NULL)
-		flaky_buf_adds(b, "not quarantined");
-	else {
-		flaky_buf_adds(b, "quarantined since ");
-		web_time(b, qr->added_ms);
-		flaky_buf_printf(b, ", %" PRId64 " pass%s in a row since; "
-		    "reason: ", qr->passes, flaky_plural_es(qr->passes));
-		web_esc(b, qr->reason != NULL ? qr->reason : "-");
-	}
-	flaky_buf_adds(b, "</dd>\n</dl>\n");
+	flaky_buf_adds(b, "</dd>\n");
 }
 
-/* Its newest runs, each linking to its page. */
-static int
-runs_table(struct web_ctx *c, const struct flaky_diagnosis *d)
-{
-	struct flaky_result_row *v;
-	struct flaky_buf *b = c->b;
-	size_t	 n;
-	int	 boxes = flaky_store_has_boxes(c->st);
-
-	/* one file holds many tests: fewer runs each */
-	if (flaky_store_test_results(c->st, d->test_id, c->single ?
-	    WEB_TEST_RUNS / 4 : WEB_TEST_RUNS, &v, &n, c->err,
-	    sizeof c->err) < 0)
-		return -1;
-	flaky_buf_printf(b, "<h2>Runs</h2>\n<p>The newest %zu, newest first; "
-	    "position: the test's place in its run's order, counted from 1."
-	    "</p>\n<div class=\"scroll\"><table id=\"runs\"><thead><tr>"
-	    "<th>time (UTC)</th><th>run</th>%s<th>kind</th><th>revision</th>"
-	    "<th>outcome</th><th>duration</th><th>position</th></tr></thead>"
-	    "\n<tbody>\n", n, boxes ? "<th>box</th>" : "");
-	for (size_t i = 0; i < n; i++) {
-		const char *o = flaky_outcome_name(v[i].outcome);
-
-		flaky_buf_adds(b, "<tr><td>");
-		web_time(b, v[i].started_ms);
-		flaky_buf_adds(b, "</td><td>");
-		if (!c->single) {
-			flaky_buf_adds(b, "<a ");
-			web_href_run(c, v[i].run_id);
-			flaky_buf_printf(b, ">#%" PRId64 "</a>", v[i].run_id);
-		} else
-			flaky_buf_printf(b, "#%" PRId64, v[i].run_id);
-		if (boxes) {
-			flaky_buf_adds(b, "</td><td>");
-			web_esc(b, v[i].box != NULL ? v[i].box : "-");
-		}
-		flaky_buf_printf(b, "</td><td>%s</td><td>",
-		    flaky_run_kind_name(v[i].kind));
-		web_esc(b, v[i].revision != NULL ? v[i].revision : "-");
-		flaky_buf_printf(b, "</td><td class=\"%s\">%s</td><td "
-		    "class=\"num\">", o, o);
-		web_dur_us(b, v[i].duration_us);
-		flaky_buf_printf(b, "</td><td class=\"num\">%" PRId64
-		    "</td></tr>\n", v[i].position + 1);
-	}
-	flaky_buf_adds(b, "</tbody></table></div>\n");
-	flaky_result_rows_free(v, n);
-	return 0;
-}
-
-/* Failure messages by fingerprint, most first. */
+/* Failure messages by fingerprint, most first, an example each. */
 static void
 modes_table(struct web_ctx *c, const struct flaky_diagnosis *d)
 {
 	struct flaky_buf *b = c->b;
 
-	flaky_buf_adds(b, "<h2>Failures by message</h2>\n");
+	flaky_buf_adds(b, "<h2>Failure modes</h2>\n");
 	if (d->nmodes == 0) {
 		flaky_buf_adds(b, "<p>No failure in the window.</p>\n");
 		return;
 	}
-	flaky_buf_adds(b, "<div class=\"scroll\"><table id=\"modes\"><thead>"
-	    "<tr><th>count</th><th>signature</th><th>message (newest)</th>"
-	    "</tr></thead>\n<tbody>\n");
+	flaky_buf_adds(b, "<div class=\"scroll\" tabindex=\"0\" role=\"region\" "
+	    "aria-label=\"failure modes\"><table id=\"modes\"><thead><tr><th "
+	    "scope=\"col\">count</th><th scope=\"col\">signature</th><th "
+	    "scope=\"col\">message (newest example)</th></tr></thead>\n"
+	    "<tbody>\n");
 	for (size_t i = 0; i < d->nmodes; i++) {
 		const struct flaky_failure_mode *m = &d->modes[i];
 
@@ -209,14 +165,20 @@ modes_table(struct web_ctx *c, const struct flaky_diagnosis *d)
 	flaky_buf_adds(b, "</tbody></table></div>\n");
 }
 
-/* The ticket flakyctl ticket prints (without a config: no isolate:
- * template), in a pre with a copy button. */
+/* The command that reproduces it, and the ticket flakyctl ticket prints
+ * (without a config: no isolate: template), each with a copy button. */
 static int
-ticket(struct web_ctx *c, const struct flaky_diagnosis *d)
+repro_and_ticket(struct web_ctx *c, const struct web_story *s)
 {
+	const struct flaky_diagnosis *d = s->d;
 	struct flaky_buf t, *b = c->b;
 	int	 r;
 
+	flaky_buf_printf(b, "<h2>Reproduce</h2>\n<button type=\"button\" "
+	    "data-copy=\"repro-%" PRId64 "\">copy</button>\n<pre id=\"repro-%"
+	    PRId64 "\">", d->test_id, d->test_id);
+	web_esc(b, flaky_buf_cstr((struct flaky_buf *)&s->repro));
+	flaky_buf_adds(b, "</pre>\n");
 	flaky_buf_init(&t);
 	if ((r = flaky_ticket_markdown(c->st, d, NULL, &t)) == 0) {
 		flaky_buf_printf(b, "<h2>Ticket</h2>\n<p>What <code>flakyctl "
@@ -232,43 +194,37 @@ ticket(struct web_ctx *c, const struct flaky_diagnosis *d)
 	return r;
 }
 
-/* The quarantine row of a test, if any (rows is the caller's). */
-static const struct flaky_quarantine_row *
-quarantine_of(const struct flaky_quarantine_row *v, size_t n, int64_t id)
-{
-	for (size_t i = 0; i < n; i++)
-		if (v[i].test_id == id)
-			return &v[i];
-	return NULL;
-}
-
 int
 web_page_test(struct web_ctx *c, int64_t id)
 {
-	struct flaky_diagnosis *d = NULL;
-	struct flaky_quarantine_row *qv = NULL;
-	size_t	 nq = 0;
+	struct web_story s;
 	char	 sid[40];
 	int	 r;
 
-	if ((r = flaky_diagnose_test(c->st, id, &c->q, &d, c->err,
-	    sizeof c->err)) < 0)
+	if ((r = web_story_load(c, id, &s)) < 0) {
+		web_story_free(&s);
 		return web_fail(c, r == -ENOENT ? 404 : 500, c->err);
-	if (flaky_store_quarantine_list(c->st, &qv, &nq, c->err,
-	    sizeof c->err) < 0) {
-		flaky_diagnosis_free(d);
-		return web_fail(c, 500, c->err);
 	}
 	snprintf(sid, sizeof sid, "test-%" PRId64, id);
-	web_page_begin(c, sid, d->test);
-	facts(c, d, quarantine_of(qv, nq, id));
-	if ((r = rate_over_time(c, d)) == 0 && (r = runs_table(c, d)) == 0) {
-		modes_table(c, d);
-		if ((r = ticket(c, d)) == 0)
+	web_page_begin(c, sid, s.d->test);
+	flaky_buf_adds(c->b, "<dl class=\"facts\">\n");
+	fact(c->b, "target", "target", s.d->target);
+	fact_rate(c, &s);
+	web_story_facts(c, &s);
+	fact_evidence(c, s.d);
+	flaky_buf_adds(c->b, "</dl>\n");
+	if (!c->single)
+		web_story_actions(c, &s);
+	if ((r = rate_over_time(c, s.d)) == 0) {
+		flaky_buf_adds(c->b, "<h2>Durations, passing and failing</h2>\n");
+		web_chart_durations(c->b, s.pass, s.fail);
+		modes_table(c, s.d);
+		web_story_flips(c, &s);
+		if ((r = web_story_runs(c, s.d)) == 0 &&
+		    (r = repro_and_ticket(c, &s)) == 0)
 			web_page_end(c);
 	}
-	flaky_quarantine_rows_free(qv, nq);
-	flaky_diagnosis_free(d);
+	web_story_free(&s);
 	if (r < 0)
 		return web_fail(c, 500, c->err);
 	return 0;

@@ -18,12 +18,14 @@
  * HTML at the page's size, so nothing reads smaller on a narrow screen. */
 #define CH_TICKS	6	/* dated ticks at most */
 
-static const char *const tier_color[] = {
-	[FLAKY_TIER_STABLE] = "#4a9a4a",
-	[FLAKY_TIER_NOISE] = "#999999",
-	[FLAKY_TIER_WARNING] = "#e08a00",
-	[FLAKY_TIER_CRITICAL] = "#c62828",
-	[FLAKY_TIER_BROKEN] = "#7b1fa2",
+/* The fill of a tier's bar: a colour and, for warning and broken, a
+ * pattern (style.c), so that no tier is told by its colour alone. */
+static const char *const tier_fill[] = {
+	[FLAKY_TIER_STABLE] = "fill-stable",
+	[FLAKY_TIER_NOISE] = "fill-noise",
+	[FLAKY_TIER_WARNING] = "fill-warning",
+	[FLAKY_TIER_CRITICAL] = "fill-critical",
+	[FLAKY_TIER_BROKEN] = "fill-broken",
 };
 
 /* "2026-11-01" of a day number. */
@@ -70,8 +72,7 @@ rate_segment(struct flaky_buf *b, int64_t a, int64_t e, int64_t ndays,
 	/* a lone day's band is as wide as 10 px of an 860 px plot */
 	double	 lo, hi, half = e - a == 1 ? 5.0 * (double)ndays / 860 : 0;
 
-	flaky_buf_adds(b, "<polygon class=\"band\" fill=\"#90caf9\" "
-	    "fill-opacity=\"0.6\" points=\"");
+	flaky_buf_adds(b, "<polygon class=\"band\" points=\"");
 	for (int64_t d = a; d < e; d++) {
 		flaky_wilson(failures[d], runs[d], FLAKY_Z95, &lo, &hi);
 		flaky_buf_printf(b, "%.4f,%.2f ", d + 0.5 - half,
@@ -88,9 +89,9 @@ rate_segment(struct flaky_buf *b, int64_t a, int64_t e, int64_t ndays,
 		flaky_buf_printf(b, "%.4f,%.2f ", d + 0.5 - half,
 		    100 - 100 * lo);
 	}
-	flaky_buf_adds(b, "\"/>\n<polyline class=\"rate\" fill=\"none\" "
-	    "stroke=\"#c62828\" stroke-width=\"2\" "
-	    "vector-effect=\"non-scaling-stroke\" points=\"");
+	flaky_buf_adds(b, "\"/>\n<polyline class=\"rl\" fill=\"none\" "
+	    "stroke-width=\"2\" vector-effect=\"non-scaling-stroke\" "
+	    "points=\"");
 	for (int64_t d = a; d < e; d++)
 		flaky_buf_printf(b, "%.1f,%.2f ", d + 0.5,
 		    100 - 100.0 * failures[d] / runs[d]);
@@ -131,8 +132,8 @@ svg_rate_chart(struct flaky_buf *b, int64_t first_day, int64_t ndays,
 	    " 100\" preserveAspectRatio=\"none\" aria-hidden=\"true\">\n",
 	    ndays);
 	for (int p = 25; p <= 100; p += 25)
-		flaky_buf_printf(b, "<line x1=\"0\" y1=\"%d\" x2=\"%" PRId64
-		    "\" y2=\"%d\" stroke=\"#ddd\" "
+		flaky_buf_printf(b, "<line class=\"grid\" x1=\"0\" y1=\"%d\" "
+		    "x2=\"%" PRId64 "\" y2=\"%d\" "
 		    "vector-effect=\"non-scaling-stroke\"/>\n", 100 - p, ndays,
 		    100 - p);
 	for (int64_t d = 0, e; d < ndays; d = e) {
@@ -168,11 +169,12 @@ svg_tier_bars(struct flaky_buf *b, const size_t *counts)
 	for (size_t i = 0; i < 5; i++) {
 		int	 t = order[i];
 
-		flaky_buf_printf(b, "<div class=\"bar\"><span class=\"tl\">%s"
-		    "</span><span class=\"tb\"><span style=\"width:%.1f%%;"
-		    "background:%s\"></span></span><span class=\"tn\">%zu"
-		    "</span></div>\n", flaky_tier_name(t), 100.0 *
-		    (double)counts[t] / (double)max, tier_color[t], counts[t]);
+		flaky_buf_adds(b, "<div class=\"bar\"><span class=\"tl\">");
+		web_tier_badge(b, t);
+		flaky_buf_printf(b, "</span><span class=\"tb\"><span class="
+		    "\"%s\" style=\"width:%.1f%%\"></span></span><span "
+		    "class=\"tn\">%zu</span></div>\n", tier_fill[t], 100.0 *
+		    (double)counts[t] / (double)max, counts[t]);
 	}
 	flaky_buf_adds(b, "<p class=\"legend\">tests per tier in the window; "
 	    "critical above 20%, warning 5-20%</p>\n</div>\n");
@@ -196,10 +198,10 @@ svg_spark(struct flaky_buf *b, int64_t first_day, int64_t ndays,
 	for (int64_t d = 0; d < ndays; d++) {
 		double	 h = runs[d] ? 2 + 16.0 * failures[d] / runs[d] : 2;
 
-		flaky_buf_printf(b, "<rect x=\"%.2f\" y=\"%.1f\" width=\"%.2f\" "
-		    "height=\"%.1f\" fill=\"%s\"/>", d * w, 18 - h,
-		    w > 1.5 ? w - 0.5 : w, h, runs[d] == 0 ? "#ddd" :
-		    failures[d] ? "#c62828" : "#4a9a4a");
+		flaky_buf_printf(b, "<rect class=\"%s\" x=\"%.2f\" "
+		    "y=\"%.1f\" width=\"%.2f\" height=\"%.1f\"/>",
+		    runs[d] == 0 ? "sn" : failures[d] ? "sf" : "sp", d * w,
+		    18 - h, w > 1.5 ? w - 0.5 : w, h);
 	}
 	flaky_buf_adds(b, "</svg>");
 }

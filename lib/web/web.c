@@ -127,7 +127,8 @@ route(struct web_ctx *c, const char *path, const char *query,
 	}
 	if (strncmp(path, "/api/v1/", 8) == 0)
 		return web_api_fail(c, 404, NULL, NULL, "not found: the API's "
-		    "paths are targets, tests, test/ID, runs, run/ID and trend");
+		    "paths are targets, tests, test/ID, test/ID/actions, runs, "
+		    "run/ID, trend, trends, flips and actions");
 	return web_fail(c, 404, "not found");
 }
 
@@ -166,7 +167,7 @@ report_tests(struct web_ctx *c)
 	size_t	 k = 0;
 	int	 r = 0;
 
-	if (web_tests_load(c, &t, 0) < 0) {
+	if (web_tests_load(c, &t, 0, NULL) < 0) {
 		web_tests_free(&t);
 		return -1;
 	}

@@ -287,7 +287,8 @@ START_TEST(page_tests_filters)
 	    "&lt;/<wbr>script&gt;</a>"));
 	ck_assert_ptr_nonnull(strstr(r.body.data, "66.7%"));
 	ck_assert_ptr_nonnull(strstr(r.body.data, "quarantined"));
-	ck_assert_ptr_nonnull(strstr(r.body.data, "<th data-sort>"));
+	ck_assert_ptr_nonnull(strstr(r.body.data, "<th data-sort scope=\"col\">"
+	    "<button type=\"button\">"));
 	ck_assert_ptr_nonnull(strstr(r.body.data, "id=\"filters\""));
 	flaky_web_reply_free(&r);
 	/* the filters as query parameters */
@@ -621,7 +622,7 @@ START_TEST(boxes_when_recorded)
 	ck_assert_int_eq(sqlite3_exec(db, sql, NULL, NULL, NULL), SQLITE_OK);
 	sqlite3_close(db);
 	get(p, NULL, &r);
-	ck_assert_ptr_nonnull(strstr(r.body.data, "<th>box</th>"));
+	ck_assert_ptr_nonnull(strstr(r.body.data, "<th scope=\"col\">box</th>"));
 	ck_assert_uint_eq(count(r.body.data, "<td>box&lt;a&gt;</td>"), 1);
 	assert_clean(r.body.data);
 	flaky_web_reply_free(&r);

@@ -123,7 +123,8 @@ START_TEST(api_bad_requests)
 	/* issue 28: ?tier=bogus was 200 with an empty list */
 	bad("/api/v1/tests", "tier=bogus", "tier", "critical, warning");
 	/* unknown parameters were ignored */
-	bad("/api/v1/tests", "teir=critical", "teir", "target, tier or box");
+	bad("/api/v1/tests", "teir=critical", "teir", "target, tier, box, q, "
+	    "branch, owner, signature, cluster or state");
 	bad("/api/v1/targets", "x=1", "x", "no parameters");
 	bad("/api/v1/run/1", "full=1", "full", "no parameters");
 	bad("/api/v1/trend", "id=1&week=2", "week", "id or weeks");
@@ -308,10 +309,10 @@ START_TEST(pages_box)
 	char	 p[64];
 
 	get("/", NULL, &r);
-	ck_assert_ptr_nonnull(strstr(r.body.data, "<th>target</th><th>box"
-	    "</th>"));
+	ck_assert_ptr_nonnull(strstr(r.body.data, "<th scope=\"col\">target"
+	    "</th><th scope=\"col\">box</th>"));
 	ck_assert_uint_eq(count(r.body.data, "<td>box-a</td>"), 4);
-	ck_assert_ptr_nonnull(strstr(r.body.data, "id=\"boxes\""));
+	ck_assert_ptr_nonnull(strstr(r.body.data, "<select name=\"box\">"));
 	ck_assert_ptr_nonnull(strstr(r.body.data, "<option value=\"box-b\">"));
 	flaky_web_reply_free(&r);
 	get("/", "box=box-b", &r);
@@ -323,7 +324,8 @@ START_TEST(pages_box)
 	ck_assert_ptr_nonnull(strstr(r.body.data, "runs of box box-b"));
 	flaky_web_reply_free(&r);
 	get("/tests", NULL, &r);
-	ck_assert_ptr_nonnull(strstr(r.body.data, "<th data-sort>boxes</th>"));
+	ck_assert_ptr_nonnull(strstr(r.body.data, "<th data-sort scope=\"col\">"
+	    "<button type=\"button\">boxes</button></th>"));
 	ck_assert_ptr_nonnull(strstr(r.body.data, "50% on box-a (2/4), 0% on "
 	    "box-b (0/4)"));
 	flaky_web_reply_free(&r);
