@@ -1,8 +1,10 @@
 /* The dashboard over HTTP: evhttp on the caller's loop. Each request is
  * checked here (method, token, Host, connection cap), then rendered by a
  * worker (pool.c) and answered back on the loop with the security
- * headers. Nothing over HTTP changes anything: the workers' stores are
- * read-only and only GET and HEAD get past the door. */
+ * headers. The pages' workers have read-only stores and only GET and
+ * HEAD reach them; the one change over HTTP is a dashboard's action (a
+ * POST with a token of scope write, act.c), taken by a worker of its
+ * own. */
 #include "buildconf.h"
 
 #include <arpa/inet.h>
@@ -28,9 +30,11 @@
 #include "web/web.h"
 
 /* Every reply: no network loads, no framing, no sniffing, no caching.
- * The pages' own CSS and JavaScript are inline; charts are inline SVG. */
+ * The pages' own CSS is inline, their one script carries the reply's
+ * nonce (no other script runs, inline or not); charts are inline SVG;
+ * the actions' fetch goes to this server only. */
 #define HTTP_CSP	"default-src 'none'; style-src 'unsafe-inline'; " \
-			"script-src 'unsafe-inline'; img-src data:; " \
+			"script-src %s; img-src data:; connect-src 'self'; " \
 			"base-uri 'none'; form-action 'self'; " \
 			"frame-ancestors 'none'"
 
@@ -53,6 +57,7 @@ reason(int status)
 	case 403:	return "Forbidden";
 	case 404:	return "Not Found";
 	case 405:	return "Method Not Allowed";
+	case 409:	return "Conflict";
 	case 408:	return "Request Timeout";
 	case 411:	return "Length Required";
 	case 413:	return "Content Too Large";
@@ -64,16 +69,23 @@ reason(int status)
 	}
 }
 
-/* Send status, type and body with the headers every reply carries. */
-static void
-send_reply(struct evhttp_request *req, int status, const char *type,
-    const void *body, size_t len)
+/* Send status, type and body with the headers every reply carries; the
+ * CSP lets a script with nonce run (NULL: none). */
+void
+http_send_reply(struct evhttp_request *req, int status, const char *type,
+    const void *body, size_t len, const char *nonce)
 {
 	struct evkeyvalq *oh = evhttp_request_get_output_headers(req);
 	struct evbuffer	*b;
+	char		 csp[512], src[64];
 
+	if (nonce != NULL && *nonce != '\0')
+		snprintf(src, sizeof src, "'nonce-%s'", nonce);
+	else
+		snprintf(src, sizeof src, "'none'");
+	snprintf(csp, sizeof csp, HTTP_CSP, src);
 	evhttp_add_header(oh, "Content-Type", type);
-	evhttp_add_header(oh, "Content-Security-Policy", HTTP_CSP);
+	evhttp_add_header(oh, "Content-Security-Policy", csp);
 	evhttp_add_header(oh, "X-Content-Type-Options", "nosniff");
 	evhttp_add_header(oh, "X-Frame-Options", "DENY");
 	evhttp_add_header(oh, "Referrer-Policy", "no-referrer");
@@ -89,15 +101,16 @@ send_reply(struct evhttp_request *req, int status, const char *type,
 }
 
 /* A one-line text reply. */
-static void
-send_text(struct evhttp_request *req, int status, const char *text)
+void
+http_send_text(struct evhttp_request *req, int status, const char *text)
 {
 	char	 line[256];
 	int	 n;
 
 	n = snprintf(line, sizeof line, "%s\n", text);
-	send_reply(req, status, "text/plain; charset=utf-8", line,
-	    n < 0 ? 0 : (size_t)n >= sizeof line ? sizeof line - 1 : (size_t)n);
+	http_send_reply(req, status, "text/plain; charset=utf-8", line,
+	    n < 0 ? 0 : (size_t)n >= sizeof line ? sizeof line - 1 : (size_t)n,
+	    NULL);
 }
 
 /* Is got a token of the database's with scope read or write (flakyctl
@@ -123,8 +136,8 @@ db_token_reads(struct flaky_http *h, const char *got)
  * only, or the database's of scope read or write. The scheme is
  * case-insensitive and one or more spaces may follow it (RFC 9110 11.1
  * and 11.4: "bearer t0ken" is the same credential). */
-static int
-token_ok(struct flaky_http *h, const char *got)
+int
+http_token_ok(struct flaky_http *h, const char *got)
 {
 	size_t		 glen;
 	unsigned	 d;
@@ -165,8 +178,8 @@ host_header(struct evkeyvalq *ih, int *many)
 /* Without a token, a page asked for by a name other than the loopback's
  * is a DNS rebinding attack: a web page's name made to point here. Host
  * names are case-insensitive (RFC 9110 4.2.3): LOCALHOST is localhost. */
-static int
-host_ok(const char *host)
+int
+http_host_ok(const char *host)
 {
 	static const char *const ok[] = {
 		"127.0.0.1", "localhost", "[::1]",
@@ -242,11 +255,11 @@ http_job_done(struct http_job *j)
 		if (j->conn == NULL)
 			evhttp_request_free(j->req);
 		else if (j->rc < 0 || j->reply.status == 0)
-			send_text(j->req, 500, "out of memory");
+			http_send_text(j->req, 500, "out of memory");
 		else
-			send_reply(j->req, j->reply.status,
+			http_send_reply(j->req, j->reply.status,
 			    j->reply.content_type, j->reply.body.data,
-			    j->reply.body.len);
+			    j->reply.body.len, j->nonce);
 	}
 	if (j->conn != NULL && j->conn->job == j)
 		j->conn->job = NULL;
@@ -263,7 +276,7 @@ job_timeout(int fd, short ev, void *arg)
 	(void)fd;
 	(void)ev;
 	if (j->req != NULL && j->conn != NULL)
-		send_text(j->req, 503, "the page took too long");
+		http_send_text(j->req, 503, "the page took too long");
 	else if (j->req != NULL)
 		evhttp_request_free(j->req);
 	j->req = NULL;
@@ -272,9 +285,10 @@ job_timeout(int fd, short ev, void *arg)
 	j->conn = NULL;
 }
 
-/* A request's path and query into a job for the workers. */
-static struct http_job *
-job_new(struct flaky_http *h, struct evhttp_request *req)
+/* A request's path and query into a job for the workers, with the
+ * nonce its page's script gets. */
+struct http_job *
+http_job_new(struct flaky_http *h, struct evhttp_request *req)
 {
 	const struct evhttp_uri *u = evhttp_request_get_evhttp_uri(req);
 	const char	*path = u != NULL ? evhttp_uri_get_path(u) : NULL;
@@ -289,6 +303,10 @@ job_new(struct flaky_http *h, struct evhttp_request *req)
 	j->now_ms = flaky_now_ms();
 	if (h->targets != NULL)
 		j->targets = h->targets(h->targets_arg, &j->ntargets);
+	if (flaky_web_nonce(j->nonce, sizeof j->nonce) < 0) {
+		http_job_free(j);
+		return NULL;
+	}
 	if ((j->path = strdup(path != NULL && *path != '\0' ? path : "/")) ==
 	    NULL || (query != NULL && (j->query = strdup(query)) == NULL) ||
 	    (j->timeout_ev = evtimer_new(h->base, job_timeout, j)) == NULL ||
@@ -317,7 +335,8 @@ send_refusal(struct evhttp_request *req, const struct http_upload *u)
 	if (status == 401)
 		evhttp_add_header(evhttp_request_get_output_headers(req),
 		    "WWW-Authenticate", "Bearer realm=\"flaky\"");
-	send_reply(req, status, "application/json", b.data, b.len);
+	http_send_reply(req, status, "application/json", b.data, b.len,
+	    NULL);
 	flaky_buf_free(&b);
 }
 
@@ -331,13 +350,13 @@ upload_request(struct flaky_http *h, struct evhttp_request *req,
 	struct http_job	*j;
 
 	if (!h->up.on) {
-		send_text(req, 404, "not found: uploads are off on this server "
-		    "(http: uploads: true, flakyctl serve --uploads)");
+		http_send_text(req, 404, "not found: uploads are off on this "
+		    "server (http: uploads: true, flakyctl serve --uploads)");
 		return;
 	}
 	if ((u = http_door_take(c->door)) == NULL) {
-		send_text(req, 400, "bad request: an upload must be the first "
-		    "request of its connection");
+		http_send_text(req, 400, "bad request: an upload must be the "
+		    "first request of its connection");
 		return;
 	}
 	if (http_upload_refused(u)) {
@@ -345,9 +364,9 @@ upload_request(struct flaky_http *h, struct evhttp_request *req,
 		http_upload_drop(u);
 		return;
 	}
-	if ((j = job_new(h, req)) == NULL) {
+	if ((j = http_job_new(h, req)) == NULL) {
 		http_upload_drop(u);
-		send_text(req, 500, "out of memory");
+		http_send_text(req, 500, "out of memory");
 		return;
 	}
 	j->upload = u;
@@ -365,6 +384,16 @@ is_upload_path(struct evhttp_request *req)
 	const char *path = u != NULL ? evhttp_uri_get_path(u) : NULL;
 
 	return path != NULL && strcmp(path, "/api/v1/uploads") == 0;
+}
+
+/* Is the request's path one of the actions' (/api/v1/test/ID/VERB)? */
+static int
+is_act_path(struct evhttp_request *req)
+{
+	const struct evhttp_uri *u = evhttp_request_get_evhttp_uri(req);
+	const char *path = u != NULL ? evhttp_uri_get_path(u) : NULL;
+
+	return path != NULL && flaky_web_act_path(path);
 }
 
 /* Every request: the checks at the door, then a worker. */
@@ -386,22 +415,34 @@ request_cb(struct evhttp_request *req, void *arg)
 		c->job->req = NULL;
 		c->job->conn = NULL;
 		c->job = NULL;
-		send_text(req, 400, "bad request");
+		http_send_text(req, 400, "bad request");
 		return;
 	}
 	if (c == NULL) {
 		evhttp_add_header(evhttp_request_get_output_headers(req),
 		    "Connection", "close");
-		send_text(req, 503, "too many connections");
+		http_send_text(req, 503, "too many connections");
 		return;
 	}
 	host = host_header(ih, &many);
 	if (many < 0) {
-		send_text(req, 400, "bad request: more than one Host header");
+		http_send_text(req, 400, "bad request: more than one Host "
+		    "header");
 		return;
 	}
 	if (cmd == EVHTTP_REQ_POST && is_upload_path(req)) {
 		upload_request(h, req, c);
+		return;
+	}
+	if (is_act_path(req)) {
+		/* the dashboard's actions: POST alone (act.c) */
+		if (cmd == EVHTTP_REQ_POST)
+			http_act_request(h, req, c, host);
+		else {
+			evhttp_add_header(evhttp_request_get_output_headers(
+			    req), "Allow", "POST");
+			http_send_text(req, 405, "an action: POST only");
+		}
 		return;
 	}
 	if (!(cmd & HTTP_METHODS)) {
@@ -409,7 +450,7 @@ request_cb(struct evhttp_request *req, void *arg)
 		 * 15.6.2), and Allow says which are */
 		evhttp_add_header(evhttp_request_get_output_headers(req),
 		    "Allow", "GET, HEAD");
-		send_text(req, 501, "not implemented: only GET and HEAD");
+		http_send_text(req, 501, "not implemented: only GET and HEAD");
 		return;
 	}
 	if (cmd != EVHTTP_REQ_GET && cmd != EVHTTP_REQ_HEAD) {
@@ -419,35 +460,35 @@ request_cb(struct evhttp_request *req, void *arg)
 		/* a path that is not there is 404 whatever the method */
 		if (!flaky_web_path_known(path != NULL && *path != '\0' ?
 		    path : "/")) {
-			send_text(req, 404, "not found");
+			http_send_text(req, 404, "not found");
 			return;
 		}
 		evhttp_add_header(evhttp_request_get_output_headers(req),
 		    "Allow", "GET, HEAD");
-		send_text(req, 405, "only GET and HEAD: nothing over HTTP "
-		    "changes anything");
+		http_send_text(req, 405, "only GET and HEAD here: the one "
+		    "change over HTTP is an action, POST /api/v1/test/ID/VERB");
 		return;
 	}
 	if (h->token != NULL &&
-	    !token_ok(h, evhttp_find_header(ih, "Authorization"))) {
+	    !http_token_ok(h, evhttp_find_header(ih, "Authorization"))) {
 		evhttp_add_header(evhttp_request_get_output_headers(req),
 		    "WWW-Authenticate", "Bearer realm=\"flaky\"");
-		send_text(req, 401, "a bearer token is required "
+		http_send_text(req, 401, "a bearer token is required "
 		    "(Authorization: Bearer TOKEN)");
 		return;
 	}
-	if (h->token == NULL && !host_ok(host)) {
-		send_text(req, 403, "expected Host: 127.0.0.1, localhost or "
-		    "[::1] (no token file: loopback only)");
+	if (h->token == NULL && !http_host_ok(host)) {
+		http_send_text(req, 403, "expected Host: 127.0.0.1, localhost "
+		    "or [::1] (no token file: loopback only)");
 		return;
 	}
-	if ((j = job_new(h, req)) == NULL) {
-		send_text(req, 500, "out of memory");
+	if ((j = http_job_new(h, req)) == NULL) {
+		http_send_text(req, 500, "out of memory");
 		return;
 	}
 	if (http_pool_submit(h, j) < 0) {
 		http_job_free(j);
-		send_text(req, 503, "busy: too many requests wait for a "
+		http_send_text(req, 503, "busy: too many requests wait for a "
 		    "worker");
 		return;
 	}
@@ -584,7 +625,8 @@ flaky_http_start(struct event_base *base, const struct flaky_http_conf *conf,
 	    (r = token_read(h, conf->token_file, err, errlen)) < 0) ||
 	    (r = http_pool_start(h, conf->db_path, conf->threads > 0 ?
 	    conf->threads : FLAKY_HTTP_THREADS, err, errlen)) < 0 ||
-	    (r = http_upload_start(h, err, errlen)) < 0)
+	    (r = http_upload_start(h, err, errlen)) < 0 ||
+	    (r = http_act_start(h, err, errlen)) < 0)
 		goto fail;
 	if ((h->http = evhttp_new(base)) == NULL) {
 		r = flaky_error(err, errlen, ENOMEM, "out of memory");
@@ -644,6 +686,7 @@ flaky_http_free(struct flaky_http *h)
 	if (h->http != NULL)
 		evhttp_free(h->http);
 	http_accept_free(h);
+	http_act_stop(h);
 	http_upload_stop(h);
 	http_pool_stop(h);
 	if (h->tls != NULL)

@@ -23,7 +23,7 @@ struct flaky_web_target;
 #define FLAKY_HTTP_CONNS	256	/* open connections */
 #define FLAKY_HTTP_TIMEOUT_S	10	/* read, write, and a reply's render */
 #define FLAKY_HTTP_HEADERS	8192	/* bytes of a request's headers */
-#define FLAKY_HTTP_BODY		1024	/* bytes of a request's body */
+#define FLAKY_HTTP_BODY		8192	/* bytes of a request's body (an action's) */
 #define FLAKY_HTTP_TOKEN_MAX	1024	/* bytes of the token file */
 /* A database server that cannot be reached is tried again after this,
  * doubling up to the last; meanwhile pages answer 503 at once. */

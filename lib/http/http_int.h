@@ -40,6 +40,12 @@ struct http_job {
 	int			 rc;
 	int			 cancelled;	/* under h->mtx */
 	struct http_upload	*upload;	/* an upload's job, or NULL */
+	char			 nonce[32];	/* its page's script's */
+	/* an action's (act.c): its body and the token that sent it */
+	int			 act;
+	char			*body;
+	size_t			 body_len;
+	int64_t			 token_id;
 };
 TAILQ_HEAD(http_jobq, http_job);
 
@@ -106,6 +112,14 @@ struct flaky_http {
 	pthread_t		 up_thread;
 	int			 up_started;
 	struct ssl_ctx_st	*tls;		/* NULL: plain HTTP */
+
+	/* act.c: the actions' worker, its writable store, its queue; it
+	 * reads the tokens again when uploads are off */
+	struct http_jobq	 act_todo;
+	pthread_cond_t		 act_cond;
+	int			 act_cond_init;
+	pthread_t		 act_thread;
+	int			 act_started;
 };
 
 /* An upload's body taken apart (upload_body.c): its files on disk. */
@@ -182,5 +196,24 @@ int	 http_body_split(const char *path, const char *content_type,
 
 /* http.c: a worker's reply, on the loop thread. */
 void	 http_job_done(struct http_job *);
+/* A request's job (path, query, targets, the nonce of its page). */
+struct http_job *http_job_new(struct flaky_http *, struct evhttp_request *);
+/* A reply with the headers every reply carries (nonce: the script's its
+ * CSP lets run, NULL none); a one-line text reply. */
+void	 http_send_reply(struct evhttp_request *, int status, const char *type,
+	    const void *body, size_t len, const char *nonce);
+void	 http_send_text(struct evhttp_request *, int status, const char *);
+/* Is the Authorization header the token file's, or a token of the
+ * database's of scope read or write? Is Host a loopback's name? */
+int	 http_token_ok(struct flaky_http *, const char *authorization);
+int	 http_host_ok(const char *host);
+
+/* act.c: the dashboard's actions. */
+int	 http_act_start(struct flaky_http *, char *err, size_t errlen);
+void	 http_act_stop(struct flaky_http *);
+/* A POST to an action's path: checked here (origin, type, a token of
+ * scope write, Host), then taken by the actions' worker. */
+void	 http_act_request(struct flaky_http *, struct evhttp_request *,
+	    struct http_conn *, const char *host);
 
 #endif

@@ -38,6 +38,7 @@ http_job_free(struct http_job *j)
 	free(j->path);
 	free(j->query);
 	free(j->targets);
+	free(j->body);
 	flaky_web_reply_free(&j->reply);
 	http_upload_drop(j->upload);
 	free(j);
@@ -139,6 +140,7 @@ render(struct flaky_http *h, struct flaky_store **stp, struct http_job *j)
 	o.now_ms = j->now_ms;
 	o.targets = j->targets;
 	o.ntargets = j->ntargets;
+	o.nonce = j->nonce;
 	for (int attempt = 0; attempt < 2; attempt++) {
 		if (store_ready(h, stp, j))
 			return;
