@@ -52,7 +52,8 @@ for d in demo-vitest:vitest demo-playwright:playwright demo-mocha:mocha; do
 		    npm ci --no-audit --no-fund --loglevel=error)
 	fi
 done
-if [ ! -d tests/integration/web/node_modules/puppeteer-core ]; then
-	echo "deps: installing puppeteer-core (pinned in tests/integration/web/package-lock.json)"
+if [ ! -d tests/integration/web/node_modules/puppeteer-core ] ||
+    [ ! -d tests/integration/web/node_modules/axe-core ]; then
+	echo "deps: installing puppeteer-core and axe-core (pinned in tests/integration/web/package-lock.json)"
 	(cd tests/integration/web && npm ci --no-audit --no-fund --loglevel=error)
 fi
