@@ -51,8 +51,8 @@ const struct cmd_entry cmd_mark_entry = {
 	.usage = "mark TEST [--ticket URL] [--owner NAME] [--target NAME]",
 	.summary = "Link a test's ticket or name its owner (recorded as an "
 	    "action).",
-	.example = "flakyctl mark test_login_retry --owner @shop/web "
-	    "--ticket https://tracker.example/FLAKY-12",
+	.example = "flakyctl mark test_login --owner @shop/web\n"
+	    "flakyctl mark test_login --ticket https://t.example/FLAKY-12",
 	.options = mark_options,
 	.flags = CMD_WRITES,
 	.exec = cmd_mark,

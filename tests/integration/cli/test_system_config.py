@@ -99,6 +99,7 @@ WRITERS = [
     (["prune", "--older-than", "1d"], None),
     (["quarantine", "add", "a", "--reason", "r", "--target", "sys"], UNKNOWN),
     (["quarantine", "remove", "a", "--target", "sys"], UNKNOWN),
+    (["mark", "a", "--owner", "@x", "--target", "sys"], UNKNOWN),
     (["confirm", "a", "--target", "sys", "--max-runs", "1"], UNKNOWN),
     (["polluter", "a", "--target", "sys"], UNKNOWN),
     (["verify", "a", "--target", "sys"] + TAP,
