@@ -288,7 +288,7 @@ flaky_store_flips_recent(struct flaky_store *s, const char *target,
 	    "t.id = o.test_id JOIN targets tg ON tg.id = t.target_id "
 	    "LEFT JOIN run_ci fc ON fc.run_id = o.fail_run LEFT JOIN run_ci pc "
 	    "ON pc.run_id = o.pass_run WHERE o.passes > 0 AND o.fails > 0 AND "
-	    "o.last_ms < ?1 AND (?2 IS NULL OR tg.name = ?2) ORDER BY "
+	    "o.last_ms < ?1 AND (tg.name = ?2 OR ?2 IS NULL) ORDER BY "
 	    "o.last_ms DESC LIMIT ?3", &st, err, errlen)) < 0)
 		return r;
 	sql_bind_int64(st, 1, until_ms);

@@ -59,16 +59,17 @@ static const char flips_sql[] =
     "WHERE o.passes > 0 AND o.fails > 0 AND o.last_ms >= ?1 AND "
     "o.test_id IN (SELECT value FROM json_each(?2)) ORDER BY o.test_id";
 
-/* The counted runs with a failure, by day: each run once. */
+/* The counted runs with a failure, by day: each run once. A parameter is
+ * compared before it is tested for NULL: PostgreSQL takes its type from
+ * its first use. */
 static const char lost_sql[] =
     "SELECT ru.started_ms / 86400000, sum(coalesce(ru.duration_us, 0)), "
     "count(*) FROM runs ru WHERE ru.started_ms >= ?1 AND ru.started_ms < "
     "?2 AND ru.failures > 0 AND ru.kind <> 'alone' AND ru.incomplete IS "
-    "NULL AND ru.status <> 'running' AND (?3 IS NULL OR ru.target_id IN "
-    "(SELECT id FROM targets WHERE name = ?3)) AND (?4 IS NULL OR "
-    "coalesce(ru.box, ?5) = ?4) AND (?6 IS NULL OR ru.id IN (SELECT "
-    "run_id FROM run_ci WHERE branch = ?6)) GROUP BY ru.started_ms / "
-    "86400000";
+    "NULL AND ru.status <> 'running' AND (ru.target_id IN (SELECT id FROM "
+    "targets WHERE name = ?3) OR ?3 IS NULL) AND (coalesce(ru.box, ?5) = "
+    "?4 OR ?4 IS NULL) AND (ru.id IN (SELECT run_id FROM run_ci WHERE "
+    "branch = ?6) OR ?6 IS NULL) GROUP BY ru.started_ms / 86400000";
 
 int
 flaky_trend_tier_index(int tier)
