@@ -47,7 +47,7 @@ const char web_script[] =
     "'Content-Type':'application/json'},body:JSON.stringify(body)})."
     "then(function(r){return r.json().then(function(j){if(r.ok){"
     "st.textContent='Done: '+j.action+' by '+j.who+'.';"
-    "location.hash='actions';location.reload()}else st.textContent="
+    "location.reload()}else st.textContent="
     "'Refused ('+r.status+'): '+(j.error||'')})}).catch(function(e){"
     "st.textContent='Failed: '+e})}\n"
     "document.addEventListener('DOMContentLoaded',function(){"

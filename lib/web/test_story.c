@@ -60,9 +60,9 @@ web_story_facts(struct web_ctx *c, const struct web_story *s)
 	web_esc(b, s->owners.len > 0 ? flaky_buf_cstr((struct flaky_buf *)
 	    &s->owners) : "none known");
 	if (s->codeowners != NULL) {
-		flaky_buf_adds(b, " <span class=\"hint\">(CODEOWNERS: ");
-		web_esc(b, s->codeowners);
-		flaky_buf_adds(b, ")</span>");
+		flaky_buf_adds(b, " <span class=\"hint\">(CODEOWNERS: <code>");
+		web_esc_id(b, s->codeowners);
+		flaky_buf_adds(b, "</code>)</span>");
 	} else
 		flaky_buf_adds(b, " <span class=\"hint\">(no CODEOWNERS in "
 		    "its target's repository here)</span>");
