@@ -7,7 +7,15 @@
 // {"base": URL, "token": T|null, "pages": [PATH...],
 //  "follow": {PATH_PREFIX: N...}: at most N same-origin links under each
 //  prefix, "followText": only links whose text holds it,
-//  "shots": DIR|null, "actions": [{"path": P, "width": W, "js": EXPR}...]}
+//  "shots": DIR|null, "actions": [{"path": P, "width": W, "js": EXPR}...],
+//  "axe": true (axe-core on every page, its serious and critical
+//  violations in "axe"), "dark": true (each page once more at 1400 px in
+//  the dark scheme, path suffixed "#dark"), "steps": [{"path": P, "width":
+//  W, "do": [STEP...]}] where a STEP is ["type", SELECTOR, TEXT],
+//  ["click", SELECTOR], ["clickNav", SELECTOR] (and wait for the page to
+//  load again), ["press", KEY], ["eval", EXPR] (its value goes to the
+//  page's "steps"), ["wait", EXPR] (until it is true, 10 s at most)},
+//  "shotHeight": N (screenshots of the page's top N pixels at most)
 // (an action's value goes to the page's "actions"). Each page's "layout"
 // measures what a narrow screen shows badly: chart text in rendered
 // pixels, titles wider than their box, message cells' widths, words
@@ -20,6 +28,7 @@ const puppeteer = require('puppeteer-core');
 
 const CHROMIUM = process.env.CHROMIUM || '/usr/bin/chromium';
 const WIDTHS = [1400, 400];
+const AXE = path.join(__dirname, 'node_modules', 'axe-core', 'axe.min.js');
 
 function shotName(p, width) {
   const base = p.replace(/[^A-Za-z0-9]+/g, '_').replace(/^_|_$/g, '') ||
@@ -93,12 +102,47 @@ const LAYOUT = () => {
   return out;
 };
 
+// axe-core's serious and critical violations of the page, one line each
+// (run through the DevTools protocol, as a script of the page's own
+// would be refused by its CSP).
+async function axeRun(page) {
+  await page.evaluate(fs.readFileSync(AXE, 'utf8'));
+  const r = await page.evaluate(() => axe.run(document,
+    { resultTypes: ['violations'] }));
+  return r.violations.filter((v) => v.impact === 'serious' ||
+    v.impact === 'critical').map((v) => v.id + ' (' + v.impact + '): ' +
+    v.nodes.slice(0, 3).map((n) => n.target.join(' ')).join(' | '));
+}
+
+// A step of an interaction (see the usage above).
+async function step(page, s, seen) {
+  const [op, a, b] = s;
+  if (op === 'type')
+    await page.type(a, b);
+  else if (op === 'click')
+    await page.click(a);
+  else if (op === 'clickNav')
+    await Promise.all([page.waitForNavigation({ waitUntil: 'load',
+      timeout: 20000 }), page.click(a)]);
+  else if (op === 'press')
+    await page.keyboard.press(a);
+  else if (op === 'eval')
+    seen.steps.push(await page.evaluate(a));
+  else if (op === 'wait')
+    await page.waitForFunction(a, { timeout: 10000 });
+  else
+    throw new Error('unknown step ' + op);
+}
+
 // One page at one width: what loading it gave.
-async function visit(browser, spec, p, width, report) {
+async function visit(browser, spec, p, width, report, dark) {
   const page = await browser.newPage();
-  const seen = { path: p, width, console: [], errors: [], external: [],
-    dialogs: [], requests: 0 };
+  const seen = { path: dark ? p + '#dark' : p, width, console: [],
+    errors: [], external: [], dialogs: [], requests: 0 };
   await page.setViewport({ width, height: 900 });
+  if (dark)
+    await page.emulateMediaFeatures([{ name: 'prefers-color-scheme',
+      value: 'dark' }]);
   if (spec.token)
     await page.setExtraHTTPHeaders({ Authorization: 'Bearer ' + spec.token });
   await page.setRequestInterception(true);
@@ -137,14 +181,31 @@ async function visit(browser, spec, p, width, report) {
   seen.innerWidth = await page.evaluate(() => window.innerWidth);
   seen.layout = await page.evaluate(LAYOUT);
   for (const a of spec.actions || []) {
-    if (a.path !== p || a.width !== undefined && a.width !== width)
+    if (dark || a.path !== p || a.width !== undefined && a.width !== width)
       continue;
     seen.actions = seen.actions || [];
     seen.actions.push(await page.evaluate(a.js));
   }
+  if (spec.axe)
+    seen.axe = await axeRun(page);
+  for (const st of spec.steps || []) {
+    if (dark || st.path !== p || st.width !== undefined &&
+        st.width !== width)
+      continue;
+    seen.steps = seen.steps || [];
+    for (const s of st.do)
+      await step(page, s, seen);
+  }
   if (spec.shots) {
-    seen.shot = path.join(spec.shots, shotName(p, width));
-    await page.screenshot({ path: seen.shot, fullPage: true });
+    seen.shot = path.join(spec.shots, shotName(p, width)
+      .replace(/\.png$/, dark ? '-dark.png' : '.png'));
+    if (spec.shotHeight) {
+      const h = await page.evaluate(() =>
+        document.documentElement.scrollHeight);
+      await page.screenshot({ path: seen.shot, captureBeyondViewport: true,
+        clip: { x: 0, y: 0, width, height: Math.min(h, spec.shotHeight) } });
+    } else
+      await page.screenshot({ path: seen.shot, fullPage: true });
   }
   await page.close();
   report.push(seen);
@@ -172,7 +233,9 @@ async function main() {
       const p = queue.shift();
       let links = [];
       for (const w of WIDTHS)
-        links = (await visit(browser, spec, p, w, report)).links;
+        links = (await visit(browser, spec, p, w, report, false)).links;
+      if (spec.dark)
+        await visit(browser, spec, p, WIDTHS[0], report, true);
       for (const l of links) {
         const u = new URL(l.href);
         const lp = u.pathname + u.search;
