@@ -4,6 +4,7 @@ listed even at a noise rate), show, triage and their JSON, with the CI
 job and attempt of each side, or the run ids of runs without CI metadata.
 A test that failed in every job of a revision and passed at the next
 revision is a break and its fix: never called a flip."""
+import hashlib
 import json
 import os
 import re
@@ -148,3 +149,82 @@ def test_triage(flips_db):
     by = {t["test"]: t for t in tri["tests"]}
     assert by["shop.test_cache"]["flips"] == 1
     assert by["shop.test_cache"]["flip_revisions"][0]["revision"] == R2
+
+
+def REV40(r):
+    """The revision r of the forty: a hash, as git names it."""
+    return hashlib.sha1(b"rev%d" % r).hexdigest()
+
+
+@pytest.fixture(scope="module")
+def forty_db(tmp_path_factory):
+    """The issue's history: 40 revisions, each run by jobs unit and lint
+    (and a rerun of a failed job), in which three tests flip and one
+    breaks and is fixed:
+      test_retry fails in unit#1 at revisions 5, 17 and 33, its rerun
+      unit#2 passes; test_cache fails in lint#1 at 9 and 28 while unit#1
+      passes; test_local fails in lint#1 at 12, its rerun lint#2 passes;
+      test_break fails in every job of revisions 20 to 22 (and in their
+      reruns unit#2) and passes from 23 on: a break and its fix."""
+    d = tmp_path_factory.mktemp("forty")
+    db = str(d / "flaky.db")
+    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+           "HOME": str(d), "NO_COLOR": "1"}
+    n = [0]
+
+    def up(rev, job, attempt, fails):
+        n[0] += 1
+        f = junit(d / ("u%d.xml" % n[0]), fails, n[0])
+        ctl(["upload", "--server", db, "--target", "shop", "--revision",
+             rev, "--job", job, "--attempt", str(attempt),
+             "--idempotency-key", "f%d" % n[0], f], env=env)
+
+    for r in range(40):
+        rev = REV40(r)
+        unit, lint = set(), set()
+        if r in (5, 17, 33):
+            unit.add("test_retry")
+        if r in (9, 28):
+            lint.add("test_cache")
+        if r == 12:
+            lint.add("test_local")
+        if 20 <= r <= 22:
+            unit.add("test_break")
+            lint.add("test_break")
+        up(rev, "unit", 1, unit)
+        up(rev, "lint", 1, lint)
+        if unit:	# CI reruns a failed job
+            up(rev, "unit", 2, {"test_break"} & unit)
+        if lint and "test_break" not in lint:
+            up(rev, "lint", 2, set())
+    return db
+
+
+def test_forty_revisions(forty_db):
+    """The three flipping tests flagged, with their revisions; the break
+    and its fix (9 failures on 3 revisions in a row, a warning rate) not."""
+    rep = json_of(forty_db, "report")
+    flips = {t["test"]: t["flips"] for t in rep["tests"]}
+    assert flips.get("shop.test_retry") == 3, flips
+    assert flips.get("shop.test_cache") == 2, flips
+    assert flips.get("shop.test_local") == 1, flips
+    assert flips.get("shop.test_break", 0) == 0, flips
+    assert sorted(t for t, f in flips.items() if f > 0) == [
+        "shop.test_cache", "shop.test_local", "shop.test_retry"], flips
+    out = ctl(["--db", forty_db, "report"],
+              env={"NO_COLOR": "1", "PATH": os.environ["PATH"]}).stdout
+    flipped = [x.strip() for x in out.splitlines() if "flipped on" in x]
+    assert len(flipped) == 3, out
+    assert all(REV40(r)[:7] in flipped[0] for r in (5, 17, 33)), out
+    # listed for its rate, never for a flip
+    assert "shop.test_break" in out, out
+    for r in range(20, 24):
+        assert REV40(r)[:7] not in out, (r, out)
+    d = json_of(forty_db, "show", "test_retry")
+    assert sorted(f["revision"] for f in d["flip_revisions"]) == sorted(
+        REV40(r) for r in (5, 17, 33)), d["flip_revisions"]
+    assert d["flip_summary"].startswith("flipped on 3 revisions"), d
+    d = json_of(forty_db, "show", "test_break")
+    assert (d["flips"], d["flip_revisions"]) == (0, []), d
+    tri = json_of(forty_db, "triage", "test_break")
+    assert all(t["flips"] == 0 for t in tri["tests"]), tri
