@@ -124,7 +124,7 @@ files_of(struct flaky_http *h, struct http_upload *up, struct http_body *b,
 	} else {
 		b->n = 1;
 		snprintf(b->f[0].path, sizeof b->f[0].path, "%s", spool);
-		snprintf(b->f[0].name, sizeof b->f[0].name, "body");
+		snprintf(b->f[0].name, sizeof b->f[0].name, "the body");
 		b->f[0].gzip = 1;	/* by its magic, below */
 	}
 	/* a gzip file (or part) is its content */
@@ -199,6 +199,9 @@ store_upload(struct flaky_http *h, struct flaky_store *st, struct http_job *j)
 
 	memset(&u, 0, sizeof u);
 	memset(&m, 0, sizeof m);
+	memset(f, 0, sizeof f);
+	for (size_t i = 0; i < HTTP_BODY_FILES; i++)
+		f[i].fd = -1;	/* ours, not ingest's (own_fd 0): kept open */
 	TAILQ_INIT(&kv);
 	if ((bp = calloc(1, sizeof *bp)) == NULL) {
 		reply_error(&j->reply, 503, "out of memory");
@@ -222,10 +225,16 @@ store_upload(struct flaky_http *h, struct flaky_store *st, struct http_job *j)
 		    r == -E2BIG ? 400 : 503, err);
 		goto out;
 	}
-	memset(f, 0, sizeof f);
+	/* named in messages as the client knows them, not by the spool's
+	 * paths on this server */
 	for (size_t i = 0; i < b.n; i++) {
-		f[i].path = b.f[i].path;
-		f[i].fd = -1;
+		f[i].path = b.f[i].name[0] != '\0' ? b.f[i].name :
+		    "a part";
+		if ((f[i].fd = open(b.f[i].path, O_RDONLY | O_CLOEXEC)) < 0) {
+			reply_error(&j->reply, 503, "cannot read the spooled "
+			    "upload (the server's disk)");
+			goto out;
+		}
 	}
 	if ((buf = malloc(FLAKY_INGEST_CHUNK)) == NULL) {
 		reply_error(&j->reply, 503, "out of memory");
@@ -260,6 +269,9 @@ store_upload(struct flaky_http *h, struct flaky_store *st, struct http_job *j)
 	j->reply.status = u.already ? 200 : 201;
 	j->reply.content_type = "application/json";
 out:
+	for (size_t i = 0; i < HTTP_BODY_FILES; i++)
+		if (f[i].fd >= 0)
+			close(f[i].fd);
 	flaky_known_free(k, nk);
 	flaky_upload_clear(&u);
 	evhttp_clear_headers(&kv);
