@@ -169,6 +169,8 @@ def test_refusals_are_json_with_their_status(server, tmp_path):
     assert status == 415, reply
     status, reply = raw_post(d, body, headers={"Content-Encoding": "br"})
     assert status == 415, reply
+    status, reply = raw_post(d, body, headers={"Idempotency-Key": "k" * 300})
+    assert status == 400 and b"Idempotency-Key" in reply, reply
     # the rate: two a minute per token, then 429 with Retry-After
     assert raw_post(d, body)[0] == 201
     assert raw_post(d, body)[0] in (200, 201)
