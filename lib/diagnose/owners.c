@@ -37,6 +37,7 @@ struct flaky_codeowners {
 	size_t		 nsections;
 	char		 file[PATH_MAX];	/* where it was read */
 	char		 prefix[PATH_MAX];	/* the target's dir in the repo */
+	char		 root[PATH_MAX];	/* the repository's top ("") */
 };
 
 void
@@ -157,18 +158,22 @@ glob_at(const struct rule *r, const char *s)
 }
 
 /* Does a rule match the file at path, or a directory above it (a
- * directory's owners own what is in it)? */
+ * directory's owners own what is in it)? Not for a pattern ending in a
+ * slash and a star: it owns a directory's own files, not deeper ones
+ * (GitHub's documentation). */
 static int
 rule_match(const struct rule *r, const char *path)
 {
 	char	 buf[PATH_MAX], *sl;
-	size_t	 n = strlen(path);
+	size_t	 n = strlen(path), k = strlen(r->pattern);
 
 	if (n >= sizeof buf)
 		return 0;
 	memcpy(buf, path, n + 1);
 	if (!r->dir_only && glob_at(r, buf))
 		return 1;
+	if (k >= 2 && strcmp(r->pattern + k - 2, "/*") == 0)
+		return 0;
 	while ((sl = strrchr(buf, '/')) != NULL) {
 		*sl = '\0';
 		if (glob_at(r, buf))
@@ -403,6 +408,7 @@ flaky_codeowners_load(const char *dir, struct flaky_codeowners **ret,
 	}
 	free(text);
 	snprintf((*ret)->file, sizeof (*ret)->file, "%s", path);
+	snprintf((*ret)->root, sizeof (*ret)->root, "%s", root);
 	len = strlen(root);
 	snprintf((*ret)->prefix, sizeof (*ret)->prefix, "%s",
 	    dir[len] == '/' ? dir + len + 1 : "");
@@ -419,17 +425,27 @@ has_ext(const char *s, size_t n)
 	return 0;
 }
 
-/* Match path (the target's directory in the repository, then file). */
+/* file's path from the repository's top (the target's directory, then
+ * file) in buf; "" when too long. */
+static const char *
+in_repo(const struct flaky_codeowners *c, const char *file, char *buf,
+    size_t len)
+{
+	if ((size_t)snprintf(buf, len, "%s%s%s", c->prefix, c->prefix[0] ?
+	    "/" : "", file) >= len)
+		buf[0] = '\0';
+	return buf;
+}
+
+/* Match file in the target's directory. */
 static int
 match_in(const struct flaky_codeowners *c, const char *file,
     struct flaky_buf *b)
 {
 	char	 path[PATH_MAX];
 
-	if ((size_t)snprintf(path, sizeof path, "%s%s%s", c->prefix,
-	    c->prefix[0] ? "/" : "", file) >= sizeof path)
-		return 0;
-	return flaky_codeowners_match(c, path, b);
+	return *in_repo(c, file, path, sizeof path) != '\0' &&
+	    flaky_codeowners_match(c, path, b);
 }
 
 int
@@ -471,11 +487,16 @@ flaky_codeowners_test(const struct flaky_codeowners *c, const char *test,
 		if (*q == '.')
 			*q = '/';
 	for (size_t k = strlen(file); k > 0; k--) {
-		char	 mod[PATH_MAX];
+		char	 mod[PATH_MAX], rel[PATH_MAX], at[PATH_MAX];
 
 		if (file[k] != '/' && file[k] != '\0')
 			continue;
 		snprintf(mod, sizeof mod, "%.*s.py", (int)k, file);
+		/* the module that is there, when the checkout is known: a
+		 * rule for every file ("*") would match the first guess */
+		if (c->root[0] != '\0' && !exists(c->root, in_repo(c, mod, rel,
+		    sizeof rel), at, sizeof at))
+			continue;
 		if (match_in(c, mod, b))
 			return 1;
 	}
