@@ -657,12 +657,16 @@ flaky_store_ingest_finish(struct flaky_store_ingest *w,
 		 * results only now, so flaky_store_run_finish found none
 		 * (and counted nothing); count them here. */
 		if ((r = is_pg_move(w, rec->started_ms, err, errlen)) < 0 ||
-		    rec->kind == FLAKY_KIND_ALONE || rec->incomplete != NULL ||
-		    rec->revision == NULL)
+		    (r = store_branch_rollup_run(w->s, w->run_id, err,
+		    errlen)) < 0 || rec->kind == FLAKY_KIND_ALONE ||
+		    rec->incomplete != NULL || rec->revision == NULL)
 			return r;
 		return store_flips_run(w->s, w->run_id, w->target_id,
 		    rec->revision, rec->started_ms, w->failures, err, errlen);
 	}
+	/* its CI row came first, while the run had no result (ingest.c) */
+	if (r == 0)
+		r = store_branch_rollup_run(w->s, w->run_id, err, errlen);
 	/* The budget and failure rollups count a run of any kind
 	 * (write_sql.c) */
 	for (int i = 0; r == 0 && w->failures > 0 && i < 2; i++) {

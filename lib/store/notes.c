@@ -407,6 +407,32 @@ flaky_note_find(const struct flaky_note *v, size_t n, int64_t test_id)
 	return NULL;
 }
 
+/* A finished run's results under the branch of its run_ci row, if it
+ * has one: for an upload whose CI row was written before its results
+ * (lib/ingest/ingest.c writes it first, when the run is still running
+ * and store_branch_rollup adds nothing). */
+int
+store_branch_rollup_run(struct flaky_store *s, int64_t run_id, char *err,
+    size_t errlen)
+{
+	struct sql_stmt	*st;
+	char		*branch = NULL;
+	int		 r, oom = 0;
+
+	if ((r = store_prepare(s, "SELECT branch FROM run_ci WHERE run_id = "
+	    "?1 AND branch IS NOT NULL", &st, err, errlen)) < 0)
+		return r;
+	sql_bind_int64(st, 1, run_id);
+	if (sql_step(st) == SQL_ROW)
+		branch = store_col_dup(st, 0, &oom);
+	sql_finalize(st);
+	if (oom)
+		return flaky_error(err, errlen, ENOMEM, "out of memory");
+	r = store_branch_rollup(s, run_id, branch, err, errlen);
+	free(branch);
+	return r;
+}
+
 /* A counted run's results under its branch, once: the caller writes its
  * run_ci row for the first time with a branch. */
 int

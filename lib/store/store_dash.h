@@ -85,6 +85,9 @@ const struct flaky_note *flaky_note_find(const struct flaky_note *,
  * (store_ci.h, flaky_store_run_ci), in that transaction. */
 int	 store_branch_rollup(struct flaky_store *, int64_t run_id,
 	    const char *branch, char *err, size_t errlen);
+/* The same for a finished run, under its run_ci row's branch if any. */
+int	 store_branch_rollup_run(struct flaky_store *, int64_t run_id,
+	    char *, size_t);
 /* Rates per branch in the window of q (whole days, as the rollups hold
  * them) of test_id (0: every test of q's target, or of every target):
  * sorted by test id, then branch. */
