@@ -233,13 +233,56 @@ flaky_actions_free(struct flaky_action *v, size_t n)
 }
 
 int
+store_rows(struct flaky_store *s, struct sql_stmt *st, size_t sz,
+    void (*fill)(struct sql_stmt *, void *, int *), const char *what,
+    void *retp, size_t *ret_n, char *err, size_t errlen)
+{
+	char	*v = NULL;
+	size_t	 n = 0, cap = 0;
+	int	 rc = SQL_DONE, oom = 0;
+
+	while (!oom && (rc = sql_step(st)) == SQL_ROW) {
+		if (flaky_array_grow(&v, &cap, n + 1, sz) < 0) {
+			oom = 1;
+			break;
+		}
+		memset(v + n * sz, 0, sz);
+		fill(st, v + n * sz, &oom);
+		n++;
+	}
+	sql_finalize(st);
+	memcpy(retp, &v, sizeof v);
+	*ret_n = n;
+	if (oom)
+		return flaky_error(err, errlen, ENOMEM, "out of memory");
+	if (rc != SQL_DONE)
+		return store_sql_error(s, err, errlen, what);
+	return 0;
+}
+
+/* An action of a row of flaky_store_actions' statement. */
+static void
+action_fill(struct sql_stmt *st, void *p, int *oom)
+{
+	struct flaky_action *a = p;
+
+	a->id = sql_column_int64(st, 0);
+	a->test_id = sql_column_int64(st, 1);
+	a->kind = flaky_action_parse((const char *)sql_column_text(st, 2));
+	a->value = store_col_dup(st, 3, oom);
+	a->who = store_col_dup(st, 4, oom);
+	a->via = store_col_dup(st, 5, oom);
+	a->at_ms = sql_column_int64(st, 6);
+	a->target = store_col_dup(st, 7, oom);
+	a->test = store_col_dup(st, 8, oom);
+}
+
+int
 flaky_store_actions(struct flaky_store *s, int64_t test_id, size_t max,
     struct flaky_action **ret, size_t *ret_n, char *err, size_t errlen)
 {
-	struct flaky_action *v = NULL;
 	struct sql_stmt	*st;
-	size_t		 n = 0, cap = 0;
-	int		 r, rc, oom = 0;
+	int		 r;
 
 	*ret = NULL;
 	*ret_n = 0;
@@ -251,35 +294,13 @@ flaky_store_actions(struct flaky_store *s, int64_t test_id, size_t max,
 		return r;
 	sql_bind_int64(st, 1, test_id);
 	sql_bind_int64(st, 2, (int64_t)max);
-	while (!oom && (rc = sql_step(st)) == SQL_ROW) {
-		struct flaky_action *a;
-
-		if (flaky_array_grow(&v, &cap, n + 1, sizeof *v) < 0) {
-			oom = 1;
-			break;
-		}
-		a = &v[n++];
-		memset(a, 0, sizeof *a);
-		a->id = sql_column_int64(st, 0);
-		a->test_id = sql_column_int64(st, 1);
-		a->kind = flaky_action_parse((const char *)
-		    sql_column_text(st, 2));
-		a->value = store_col_dup(st, 3, &oom);
-		a->who = store_col_dup(st, 4, &oom);
-		a->via = store_col_dup(st, 5, &oom);
-		a->at_ms = sql_column_int64(st, 6);
-		a->target = store_col_dup(st, 7, &oom);
-		a->test = store_col_dup(st, 8, &oom);
+	if ((r = store_rows(s, st, sizeof **ret, action_fill, "reading "
+	    "actions", ret, ret_n, err, errlen)) < 0) {
+		flaky_actions_free(*ret, *ret_n);
+		*ret = NULL;
+		*ret_n = 0;
 	}
-	sql_finalize(st);
-	if (oom || rc != SQL_DONE) {
-		flaky_actions_free(v, n);
-		return oom ? flaky_error(err, errlen, ENOMEM, "out of memory") :
-		    store_sql_error(s, err, errlen, "reading actions");
-	}
-	*ret = v;
-	*ret_n = n;
-	return 0;
+	return r;
 }
 
 int
@@ -321,15 +342,25 @@ flaky_notes_free(struct flaky_note *v, size_t n)
 	free(v);
 }
 
+/* A note of a row of notes_read's statement. */
+static void
+note_fill(struct sql_stmt *st, void *p, int *oom)
+{
+	struct flaky_note *x = p;
+
+	x->test_id = sql_column_int64(st, 0);
+	x->ticket = store_col_dup(st, 1, oom);
+	x->owner = store_col_dup(st, 2, oom);
+	x->updated_ms = sql_column_int64(st, 3);
+}
+
 /* Notes of one test (test_id > 0) or all, by test id. */
 static int
 notes_read(struct flaky_store *s, int64_t test_id, struct flaky_note **ret,
     size_t *ret_n, char *err, size_t errlen)
 {
-	struct flaky_note *v = NULL;
 	struct sql_stmt	*st;
-	size_t		 n = 0, cap = 0;
-	int		 r, rc, oom = 0;
+	int		 r;
 
 	*ret = NULL;
 	*ret_n = 0;
@@ -339,27 +370,13 @@ notes_read(struct flaky_store *s, int64_t test_id, struct flaky_note **ret,
 	    errlen)) < 0)
 		return r;
 	sql_bind_int64(st, 1, test_id);
-	while (!oom && (rc = sql_step(st)) == SQL_ROW) {
-		if (flaky_array_grow(&v, &cap, n + 1, sizeof *v) < 0) {
-			oom = 1;
-			break;
-		}
-		memset(&v[n], 0, sizeof v[n]);
-		v[n].test_id = sql_column_int64(st, 0);
-		v[n].ticket = store_col_dup(st, 1, &oom);
-		v[n].owner = store_col_dup(st, 2, &oom);
-		v[n].updated_ms = sql_column_int64(st, 3);
-		n++;
+	if ((r = store_rows(s, st, sizeof **ret, note_fill, "reading notes",
+	    ret, ret_n, err, errlen)) < 0) {
+		flaky_notes_free(*ret, *ret_n);
+		*ret = NULL;
+		*ret_n = 0;
 	}
-	sql_finalize(st);
-	if (oom || rc != SQL_DONE) {
-		flaky_notes_free(v, n);
-		return oom ? flaky_error(err, errlen, ENOMEM, "out of memory") :
-		    store_sql_error(s, err, errlen, "reading notes");
-	}
-	*ret = v;
-	*ret_n = n;
-	return 0;
+	return r;
 }
 
 int

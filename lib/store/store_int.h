@@ -85,6 +85,13 @@ int	 store_scalar(struct flaky_store *, const char *sql, int64_t bind,
 /* A copy of column i of a row, NULL for NULL; *oom set when out of
  * memory. */
 char	*store_col_dup(struct sql_stmt *, int i, int *oom);
+/* The rows of st (prepared and bound; finalized here), each read by
+ * fill into a new zeroed element of size sz of the array at retp (a T **),
+ * fill setting *oom when out of memory. On failure the rows read so far
+ * stay in *retp and *ret_n for the caller to free (notes.c). */
+int	 store_rows(struct flaky_store *, struct sql_stmt *st, size_t sz,
+	    void (*fill)(struct sql_stmt *, void *, int *), const char *what,
+	    void *retp, size_t *ret_n, char *, size_t);
 /* The same with a text bound to its parameter. */
 int	 store_scalar_text(struct flaky_store *, const char *sql,
 	    const char *bind, int64_t def, int64_t *ret, char *, size_t);

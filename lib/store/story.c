@@ -89,16 +89,26 @@ flaky_branch_rows_free(struct flaky_branch_row *v, size_t n)
 	free(v);
 }
 
+/* A test's runs on a branch, of flaky_store_branch_stats' statement. */
+static void
+branch_fill(struct sql_stmt *st, void *p, int *oom)
+{
+	struct flaky_branch_row *x = p;
+
+	x->test_id = sql_column_int64(st, 0);
+	x->branch = store_col_dup(st, 1, oom);
+	x->runs = sql_column_int64(st, 2);
+	x->failures = sql_column_int64(st, 3);
+}
+
 int
 flaky_store_branch_stats(struct flaky_store *s, const struct flaky_query *q,
     int64_t test_id, struct flaky_branch_row **ret, size_t *ret_n,
     char *err, size_t errlen)
 {
-	struct flaky_branch_row *v = NULL;
 	struct sql_stmt	*st;
 	int64_t		 from, to;
-	size_t		 n = 0, cap = 0;
-	int		 r, rc, oom = 0;
+	int		 r;
 
 	*ret = NULL;
 	*ret_n = 0;
@@ -115,26 +125,13 @@ flaky_store_branch_stats(struct flaky_store *s, const struct flaky_query *q,
 	sql_bind_int64(st, 3, test_id);
 	if (q->target != NULL)
 		sql_bind_text(st, 4, q->target, -1, SQL_STATIC);
-	while (!oom && (rc = sql_step(st)) == SQL_ROW) {
-		if (flaky_array_grow(&v, &cap, n + 1, sizeof *v) < 0) {
-			oom = 1;
-			break;
-		}
-		v[n].test_id = sql_column_int64(st, 0);
-		v[n].branch = store_col_dup(st, 1, &oom);
-		v[n].runs = sql_column_int64(st, 2);
-		v[n].failures = sql_column_int64(st, 3);
-		n++;
+	if ((r = store_rows(s, st, sizeof **ret, branch_fill, "reading "
+	    "branches", ret, ret_n, err, errlen)) < 0) {
+		flaky_branch_rows_free(*ret, *ret_n);
+		*ret = NULL;
+		*ret_n = 0;
 	}
-	sql_finalize(st);
-	if (oom || rc != SQL_DONE) {
-		flaky_branch_rows_free(v, n);
-		return oom ? flaky_error(err, errlen, ENOMEM, "out of memory") :
-		    store_sql_error(s, err, errlen, "reading branches");
-	}
-	*ret = v;
-	*ret_n = n;
-	return 0;
+	return r;
 }
 
 int
@@ -198,16 +195,31 @@ flaky_store_branch_known(struct flaky_store *s, const char *branch,
 	return rc == SQL_ROW;
 }
 
+/* A test's counts on a branch, of flaky_store_branch_counts'. */
+static void
+branch_count_fill(struct sql_stmt *st, void *p, int *oom)
+{
+	struct flaky_test_row *x = p;
+
+	x->test_id = sql_column_int64(st, 0);
+	x->test = store_col_dup(st, 1, oom);
+	x->target = store_col_dup(st, 2, oom);
+	x->runs = sql_column_int64(st, 3);
+	x->failures = sql_column_int64(st, 4);
+	x->first_ms = sql_column_int64(st, 5) * FLAKY_DAY_MS;
+	x->last_ms = sql_column_int64(st, 6) * FLAKY_DAY_MS;
+	x->median_ms_pass = x->median_ms_fail = NAN;
+	x->p90_ms_pass = x->p90_ms_fail = NAN;
+}
+
 int
 flaky_store_branch_counts(struct flaky_store *s, const struct flaky_query *q,
     const char *branch, struct flaky_test_row **ret, size_t *ret_n,
     char *err, size_t errlen)
 {
-	struct flaky_test_row *v = NULL;
 	struct sql_stmt	*st;
 	int64_t		 from, to;
-	size_t		 n = 0, cap = 0;
-	int		 r, rc, oom = 0;
+	int		 r;
 
 	*ret = NULL;
 	*ret_n = 0;
@@ -225,34 +237,13 @@ flaky_store_branch_counts(struct flaky_store *s, const struct flaky_query *q,
 	sql_bind_text(st, 3, branch, -1, SQL_STATIC);
 	if (q->target != NULL)
 		sql_bind_text(st, 4, q->target, -1, SQL_STATIC);
-	while (!oom && (rc = sql_step(st)) == SQL_ROW) {
-		struct flaky_test_row *x;
-
-		if (flaky_array_grow(&v, &cap, n + 1, sizeof *v) < 0) {
-			oom = 1;
-			break;
-		}
-		x = &v[n++];
-		memset(x, 0, sizeof *x);
-		x->test_id = sql_column_int64(st, 0);
-		x->test = store_col_dup(st, 1, &oom);
-		x->target = store_col_dup(st, 2, &oom);
-		x->runs = sql_column_int64(st, 3);
-		x->failures = sql_column_int64(st, 4);
-		x->first_ms = sql_column_int64(st, 5) * FLAKY_DAY_MS;
-		x->last_ms = sql_column_int64(st, 6) * FLAKY_DAY_MS;
-		x->median_ms_pass = x->median_ms_fail = NAN;
-		x->p90_ms_pass = x->p90_ms_fail = NAN;
+	if ((r = store_rows(s, st, sizeof **ret, branch_count_fill, "reading "
+	    "a branch's rates", ret, ret_n, err, errlen)) < 0) {
+		flaky_test_rows_free(*ret, *ret_n);
+		*ret = NULL;
+		*ret_n = 0;
 	}
-	sql_finalize(st);
-	if (oom || rc != SQL_DONE) {
-		flaky_test_rows_free(v, n);
-		return oom ? flaky_error(err, errlen, ENOMEM, "out of memory") :
-		    store_sql_error(s, err, errlen, "reading a branch's rates");
-	}
-	*ret = v;
-	*ret_n = n;
-	return 0;
+	return r;
 }
 
 void
@@ -268,15 +259,35 @@ flaky_flip_rows_free(struct flaky_flip_row *v, size_t n)
 	free(v);
 }
 
+/* A flip of flaky_store_flips_recent's statement. */
+static void
+flip_row_fill(struct sql_stmt *st, void *p, int *oom)
+{
+	struct flaky_flip_row *x = p;
+
+	x->test_id = sql_column_int64(st, 0);
+	x->target = store_col_dup(st, 1, oom);
+	x->test = store_col_dup(st, 2, oom);
+	x->f.revision = store_col_dup(st, 3, oom);
+	x->f.fails = sql_column_int64(st, 4);
+	x->f.passes = sql_column_int64(st, 5);
+	x->f.first_ms = sql_column_int64(st, 6);
+	x->f.last_ms = sql_column_int64(st, 7);
+	x->f.fail_run = sql_column_int64(st, 8);
+	x->f.pass_run = sql_column_int64(st, 9);
+	x->f.fail_job = store_col_dup(st, 10, oom);
+	x->f.fail_attempt = (int)sql_column_int64(st, 11);
+	x->f.pass_job = store_col_dup(st, 12, oom);
+	x->f.pass_attempt = (int)sql_column_int64(st, 13);
+}
+
 int
 flaky_store_flips_recent(struct flaky_store *s, const char *target,
     int64_t until_ms, size_t max, struct flaky_flip_row **ret,
     size_t *ret_n, char *err, size_t errlen)
 {
-	struct flaky_flip_row *v = NULL;
 	struct sql_stmt	*st;
-	size_t		 n = 0, cap = 0;
-	int		 r, rc, oom = 0;
+	int		 r;
 
 	*ret = NULL;
 	*ret_n = 0;
@@ -295,39 +306,13 @@ flaky_store_flips_recent(struct flaky_store *s, const char *target,
 	if (target != NULL)
 		sql_bind_text(st, 2, target, -1, SQL_STATIC);
 	sql_bind_int64(st, 3, (int64_t)max);
-	while (!oom && (rc = sql_step(st)) == SQL_ROW) {
-		struct flaky_flip_row *x;
-
-		if (flaky_array_grow(&v, &cap, n + 1, sizeof *v) < 0) {
-			oom = 1;
-			break;
-		}
-		x = &v[n++];
-		memset(x, 0, sizeof *x);
-		x->test_id = sql_column_int64(st, 0);
-		x->target = store_col_dup(st, 1, &oom);
-		x->test = store_col_dup(st, 2, &oom);
-		x->f.revision = store_col_dup(st, 3, &oom);
-		x->f.fails = sql_column_int64(st, 4);
-		x->f.passes = sql_column_int64(st, 5);
-		x->f.first_ms = sql_column_int64(st, 6);
-		x->f.last_ms = sql_column_int64(st, 7);
-		x->f.fail_run = sql_column_int64(st, 8);
-		x->f.pass_run = sql_column_int64(st, 9);
-		x->f.fail_job = store_col_dup(st, 10, &oom);
-		x->f.fail_attempt = (int)sql_column_int64(st, 11);
-		x->f.pass_job = store_col_dup(st, 12, &oom);
-		x->f.pass_attempt = (int)sql_column_int64(st, 13);
+	if ((r = store_rows(s, st, sizeof **ret, flip_row_fill, "reading "
+	    "flips", ret, ret_n, err, errlen)) < 0) {
+		flaky_flip_rows_free(*ret, *ret_n);
+		*ret = NULL;
+		*ret_n = 0;
 	}
-	sql_finalize(st);
-	if (oom || rc != SQL_DONE) {
-		flaky_flip_rows_free(v, n);
-		return oom ? flaky_error(err, errlen, ENOMEM, "out of memory") :
-		    store_sql_error(s, err, errlen, "reading flips");
-	}
-	*ret = v;
-	*ret_n = n;
-	return 0;
+	return r;
 }
 
 int
