@@ -5,7 +5,6 @@
  * line here can name it one. */
 #include "buildconf.h"
 
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 

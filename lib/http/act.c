@@ -16,10 +16,6 @@
  * when they are on), so a token made or revoked counts within seconds. */
 #include "buildconf.h"
 
-#include <errno.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
 #include <strings.h>
 #include <time.h>
 #include <unistd.h>

@@ -5,9 +5,13 @@
 #ifndef FLAKY_HTTP_INT_H
 #define FLAKY_HTTP_INT_H
 
+#include <errno.h>
 #include <limits.h>
 #include <pthread.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 #include <sys/queue.h>
 
 #include "http/http.h"

@@ -217,37 +217,35 @@ out:
 #define BOX_LOCAL_SQL	"(box = ?1 OR box IS NULL)"
 
 int
-flaky_store_box_names(struct flaky_store *s, int64_t since_ms, char ***ret,
-    size_t *ret_n, char *err, size_t errlen)
+store_names(struct flaky_store *s, const char *sql, const char *text,
+    int64_t since_ms, const char *what, char ***ret, size_t *ret_n,
+    char *err, size_t errlen)
 {
 	struct sql_stmt	*st = NULL;
-	const char	*local = flaky_store_box(s), *t;
+	const char	*t;
 	char		**v = NULL;
 	size_t		 n = 0, cap = 0;
 	int		 rc = SQL_DONE, r = 0;
 
 	*ret = NULL;
 	*ret_n = 0;
-	/* runs_by_time holds the window; DISTINCT is of a few boxes */
-	if (flaky_store_has_boxes(s) && (r = store_prepare(s,
-	    "SELECT DISTINCT coalesce(box, ?1) AS b FROM runs "
-	    "WHERE started_ms >= ?2 ORDER BY b", &st, err, errlen)) < 0)
+	if (sql != NULL && (r = store_prepare(s, sql, &st, err, errlen)) < 0)
 		return r;
 	if (st != NULL) {
-		sql_bind_text(st, 1, local, -1, SQL_STATIC);
+		sql_bind_text(st, 1, text, -1, SQL_STATIC);
 		sql_bind_int64(st, 2, since_ms);
 	}
 	while (r == 0 && (st != NULL ? (rc = sql_step(st)) == SQL_ROW :
 	    n == 0)) {
-		t = st != NULL ? (const char *)sql_column_text(st, 0) : local;
+		t = st != NULL ? (const char *)sql_column_text(st, 0) : text;
 		if (flaky_array_grow(&v, &cap, n + 2, sizeof *v) < 0 ||
-		    (v[n] = strdup(t != NULL ? t : local)) == NULL)
+		    (v[n] = strdup(t != NULL ? t : text)) == NULL)
 			r = -ENOMEM;
 		else
 			v[++n] = NULL;
 	}
 	if (r == 0 && rc != SQL_DONE)
-		r = store_sql_error(s, err, errlen, "listing boxes");
+		r = store_sql_error(s, err, errlen, what);
 	if (r == 0 && v == NULL && (v = calloc(1, sizeof *v)) == NULL)
 		r = -ENOMEM;
 	sql_finalize(st);
@@ -260,6 +258,17 @@ flaky_store_box_names(struct flaky_store *s, int64_t since_ms, char ***ret,
 	*ret = v;
 	*ret_n = n;
 	return 0;
+}
+
+int
+flaky_store_box_names(struct flaky_store *s, int64_t since_ms, char ***ret,
+    size_t *ret_n, char *err, size_t errlen)
+{
+	/* runs_by_time holds the window; DISTINCT is of a few boxes */
+	return store_names(s, flaky_store_has_boxes(s) ? "SELECT DISTINCT "
+	    "coalesce(box, ?1) AS b FROM runs WHERE started_ms >= ?2 ORDER BY "
+	    "b" : NULL, flaky_store_box(s), since_ms, "listing boxes", ret,
+	    ret_n, err, errlen);
 }
 
 int

@@ -4,11 +4,6 @@
  * a run's branch is recorded (branch_rollups). schema/0018-web32.sql. */
 #include "buildconf.h"
 
-#include <errno.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-
 #include "json/json.h"
 #include "store/store.h"
 #include "store_int.h"

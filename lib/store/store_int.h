@@ -5,6 +5,11 @@
 #ifndef FLAKY_STORE_INT_H
 #define FLAKY_STORE_INT_H
 
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -92,6 +97,11 @@ char	*store_col_dup(struct sql_stmt *, int i, int *oom);
 int	 store_rows(struct flaky_store *, struct sql_stmt *st, size_t sz,
 	    void (*fill)(struct sql_stmt *, void *, int *), const char *what,
 	    void *retp, size_t *ret_n, char *, size_t);
+/* The names sql lists (?1 text, ?2 since_ms) as a NULL-ended array
+ * (flaky_store_names_free); sql NULL: text alone (box.c). */
+int	 store_names(struct flaky_store *, const char *sql, const char *text,
+	    int64_t since_ms, const char *what, char ***ret, size_t *ret_n,
+	    char *, size_t);
 /* The same with a text bound to its parameter. */
 int	 store_scalar_text(struct flaky_store *, const char *sql,
 	    const char *bind, int64_t def, int64_t *ret, char *, size_t);

@@ -4,10 +4,7 @@
  * branches and of the newest flips. */
 #include "buildconf.h"
 
-#include <errno.h>
 #include <math.h>
-#include <stdlib.h>
-#include <string.h>
 
 #include "store/store.h"
 #include "store_int.h"
@@ -89,6 +86,25 @@ flaky_branch_rows_free(struct flaky_branch_row *v, size_t n)
 	free(v);
 }
 
+/* A statement over branch_rollups with q's window of days bound to ?1
+ * and ?2 and its target to ?4 (?3 the caller's). */
+static int
+branch_prepare(struct flaky_store *s, const struct flaky_query *q,
+    const char *sql, struct sql_stmt **st, char *err, size_t errlen)
+{
+	int64_t	 from, to;
+	int	 r;
+
+	window_days(q, &from, &to);
+	if ((r = store_prepare(s, sql, st, err, errlen)) < 0)
+		return r;
+	sql_bind_int64(*st, 1, from);
+	sql_bind_int64(*st, 2, to);
+	if (q->target != NULL)
+		sql_bind_text(*st, 4, q->target, -1, SQL_STATIC);
+	return 0;
+}
+
 /* A test's runs on a branch, of flaky_store_branch_stats' statement. */
 static void
 branch_fill(struct sql_stmt *st, void *p, int *oom)
@@ -107,24 +123,18 @@ flaky_store_branch_stats(struct flaky_store *s, const struct flaky_query *q,
     char *err, size_t errlen)
 {
 	struct sql_stmt	*st;
-	int64_t		 from, to;
 	int		 r;
 
 	*ret = NULL;
 	*ret_n = 0;
-	window_days(q, &from, &to);
-	if ((r = store_prepare(s, "SELECT b.test_id, b.branch, sum(b.runs), "
-	    "sum(b.failures) FROM branch_rollups b JOIN tests t ON t.id = "
-	    "b.test_id JOIN targets tg ON tg.id = t.target_id WHERE b.day >= ?1 "
-	    "AND b.day < ?2 AND (?3 = 0 OR b.test_id = ?3) AND (tg.name = ?4 "
-	    "OR ?4 IS NULL) GROUP BY b.test_id, b.branch ORDER BY b.test_id, "
-	    "b.branch", &st, err, errlen)) < 0)
+	if ((r = branch_prepare(s, q, "SELECT b.test_id, b.branch, "
+	    "sum(b.runs), sum(b.failures) FROM branch_rollups b JOIN tests t "
+	    "ON t.id = b.test_id JOIN targets tg ON tg.id = t.target_id WHERE "
+	    "b.day >= ?1 AND b.day < ?2 AND (?3 = 0 OR b.test_id = ?3) AND "
+	    "(tg.name = ?4 OR ?4 IS NULL) GROUP BY b.test_id, b.branch ORDER BY "
+	    "b.test_id, b.branch", &st, err, errlen)) < 0)
 		return r;
-	sql_bind_int64(st, 1, from);
-	sql_bind_int64(st, 2, to);
 	sql_bind_int64(st, 3, test_id);
-	if (q->target != NULL)
-		sql_bind_text(st, 4, q->target, -1, SQL_STATIC);
 	if ((r = store_rows(s, st, sizeof **ret, branch_fill, "reading "
 	    "branches", ret, ret_n, err, errlen)) < 0) {
 		flaky_branch_rows_free(*ret, *ret_n);
@@ -138,43 +148,11 @@ int
 flaky_store_branch_names(struct flaky_store *s, int64_t since_ms,
     char ***ret, size_t *ret_n, char *err, size_t errlen)
 {
-	struct sql_stmt	*st;
-	char		**v = NULL;
-	size_t		 n = 0, cap = 0;
-	int		 r, rc;
-
-	*ret = NULL;
-	*ret_n = 0;
 	/* runs_by_time holds the window; few branches have rollups */
-	if ((r = store_prepare(s, "SELECT DISTINCT c.branch FROM runs ru JOIN "
-	    "run_ci c ON c.run_id = ru.id WHERE ru.started_ms >= ?1 AND "
-	    "c.branch IS NOT NULL ORDER BY c.branch", &st, err, errlen)) < 0)
-		return r;
-	sql_bind_int64(st, 1, since_ms);
-	while ((rc = sql_step(st)) == SQL_ROW) {
-		const char *t = (const char *)sql_column_text(st, 0);
-
-		if (flaky_array_grow(&v, &cap, n + 2, sizeof *v) < 0 ||
-		    (v[n] = strdup(t != NULL ? t : "")) == NULL) {
-			r = -ENOMEM;
-			break;
-		}
-		v[++n] = NULL;
-	}
-	if (r == 0 && rc != SQL_DONE)
-		r = store_sql_error(s, err, errlen, "listing branches");
-	sql_finalize(st);
-	if (r == 0 && v == NULL && (v = calloc(1, sizeof *v)) == NULL)
-		r = -ENOMEM;
-	if (r < 0) {
-		if (r == -ENOMEM)
-			flaky_error(err, errlen, ENOMEM, "out of memory");
-		flaky_store_names_free(v);
-		return r;
-	}
-	*ret = v;
-	*ret_n = n;
-	return 0;
+	return store_names(s, "SELECT DISTINCT c.branch FROM runs ru JOIN "
+	    "run_ci c ON c.run_id = ru.id WHERE ru.started_ms >= ?2 AND "
+	    "c.branch IS NOT NULL AND c.branch <> ?1 ORDER BY c.branch", "",
+	    since_ms, "listing branches", ret, ret_n, err, errlen);
 }
 
 int
@@ -218,13 +196,11 @@ flaky_store_branch_counts(struct flaky_store *s, const struct flaky_query *q,
     char *err, size_t errlen)
 {
 	struct sql_stmt	*st;
-	int64_t		 from, to;
 	int		 r;
 
 	*ret = NULL;
 	*ret_n = 0;
-	window_days(q, &from, &to);
-	if ((r = store_prepare(s, "SELECT b.test_id, t.name, tg.name, "
+	if ((r = branch_prepare(s, q, "SELECT b.test_id, t.name, tg.name, "
 	    "sum(b.runs), sum(b.failures), min(b.day), max(b.day) FROM "
 	    "branch_rollups b JOIN tests t ON t.id = b.test_id JOIN targets tg "
 	    "ON tg.id = t.target_id WHERE b.day >= ?1 AND b.day < ?2 AND "
@@ -232,11 +208,7 @@ flaky_store_branch_counts(struct flaky_store *s, const struct flaky_query *q,
 	    "b.test_id, t.name, tg.name ORDER BY b.test_id", &st, err,
 	    errlen)) < 0)
 		return r;
-	sql_bind_int64(st, 1, from);
-	sql_bind_int64(st, 2, to);
 	sql_bind_text(st, 3, branch, -1, SQL_STATIC);
-	if (q->target != NULL)
-		sql_bind_text(st, 4, q->target, -1, SQL_STATIC);
 	if ((r = store_rows(s, st, sizeof **ret, branch_count_fill, "reading "
 	    "a branch's rates", ret, ret_n, err, errlen)) < 0) {
 		flaky_test_rows_free(*ret, *ret_n);

@@ -10,10 +10,6 @@
  * test or result. */
 #include "buildconf.h"
 
-#include <errno.h>
-#include <stdlib.h>
-#include <string.h>
-
 #include "stats/stats.h"
 #include "store/store.h"
 #include "store_int.h"
@@ -218,15 +214,24 @@ struct flip_day {
 	int64_t		 test_id, day;
 };
 
+/* A flip day of flip_days' statement. */
+static void
+flip_day_fill(struct sql_stmt *st, void *p, int *oom)
+{
+	struct flip_day	*x = p;
+
+	x->test_id = sql_column_int64(st, 0);
+	x->day = sql_column_int64(st, 1);
+	(void)oom;
+}
+
 /* The flip days of the listed tests since from. */
 static int
 flip_days(struct flaky_store *s, const char *list, int64_t from,
     struct flip_day **ret, size_t *ret_n, char *err, size_t errlen)
 {
 	struct sql_stmt	*st;
-	struct flip_day	*v = NULL;
-	size_t		 n = 0, cap = 0;
-	int		 r, rc;
+	int		 r;
 
 	*ret = NULL;
 	*ret_n = 0;
@@ -234,24 +239,13 @@ flip_days(struct flaky_store *s, const char *list, int64_t from,
 		return r;
 	sql_bind_int64(st, 1, from * FLAKY_DAY_MS);
 	sql_bind_text(st, 2, list, -1, SQL_STATIC);
-	while ((rc = sql_step(st)) == SQL_ROW) {
-		if (flaky_array_grow(&v, &cap, n + 1, sizeof *v) < 0) {
-			r = flaky_error(err, errlen, ENOMEM, "out of memory");
-			break;
-		}
-		v[n].test_id = sql_column_int64(st, 0);
-		v[n++].day = sql_column_int64(st, 1);
+	if ((r = store_rows(s, st, sizeof **ret, flip_day_fill, "reading "
+	    "flips", ret, ret_n, err, errlen)) < 0) {
+		free(*ret);
+		*ret = NULL;
+		*ret_n = 0;
 	}
-	if (r == 0 && rc != SQL_DONE)
-		r = store_sql_error(s, err, errlen, "reading flips");
-	sql_finalize(st);
-	if (r < 0) {
-		free(v);
-		return r;
-	}
-	*ret = v;
-	*ret_n = n;
-	return 0;
+	return r;
 }
 
 /* Fold the test whose days are in runs and fails, with its flips from

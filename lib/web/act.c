@@ -5,12 +5,6 @@
  * origin and the type before a request gets here (lib/http/act.c). */
 #include "buildconf.h"
 
-#include <errno.h>
-#include <inttypes.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-
 #include "json/json.h"
 #include "store/store.h"
 #include "web_int.h"
@@ -175,17 +169,8 @@ flaky_web_act(struct flaky_store *st, const struct flaky_web_opts *o,
 	struct flaky_web_opts opts = *o;
 	struct web_ctx c;
 
-	if (opts.now_ms == 0)
-		opts.now_ms = flaky_now_ms();
-	memset(&c, 0, sizeof c);
-	c.st = st;
-	c.o = &opts;
-	c.b = &r->body;
-	flaky_buf_reset(&r->body);
+	web_ctx_begin(&c, st, &opts, r);
 	if (act(&c, path, body, len, who) < 0 || r->body.oom)
 		return -ENOMEM;
-	r->status = c.status != 0 ? c.status : 200;
-	r->content_type = "application/json";
-	(void)flaky_buf_cstr(&r->body);
-	return r->body.oom ? -ENOMEM : 0;
+	return web_ctx_end(&c, r, "application/json");
 }

@@ -6,12 +6,6 @@
  * a 400 whose JSON names the parameter and what was expected. */
 #include "buildconf.h"
 
-#include <errno.h>
-#include <inttypes.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-
 #include "diagnose/diagnose.h"
 #include "json/json.h"
 #include "stats/stats.h"

@@ -3,12 +3,6 @@
  * and flips, and the overview's trends (docs/api.md). */
 #include "buildconf.h"
 
-#include <errno.h>
-#include <inttypes.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-
 #include "diagnose/diagnose.h"
 #include "json/json.h"
 #include "stats/stats.h"

@@ -7,11 +7,6 @@
  * numbers go into a chart; no stored string reaches one. */
 #include "buildconf.h"
 
-#include <inttypes.h>
-#include <math.h>
-#include <stdio.h>
-#include <string.h>
-
 #include "json/json.h"
 #include "stats/stats.h"
 #include "web_int.h"

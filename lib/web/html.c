@@ -4,10 +4,6 @@
 #include "buildconf.h"
 
 #include <ctype.h>
-#include <errno.h>
-#include <inttypes.h>
-#include <stdio.h>
-#include <string.h>
 #include <sys/random.h>
 
 #include "stats/stats.h"

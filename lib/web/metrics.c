@@ -3,10 +3,6 @@
  * for scraping. One writer for both. */
 #include "buildconf.h"
 
-#include <errno.h>
-#include <stdlib.h>
-#include <string.h>
-
 #include "stats/stats.h"
 #include "web_int.h"
 

@@ -4,9 +4,6 @@
  * runs. ?box=NAME keeps all but the targets to one box's runs. */
 #include "buildconf.h"
 
-#include <inttypes.h>
-#include <string.h>
-
 #include "stats/stats.h"
 #include "web_int.h"
 

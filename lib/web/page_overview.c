@@ -7,11 +7,6 @@
  * targets with their schedule, and the newest runs. */
 #include "buildconf.h"
 
-#include <inttypes.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-
 #include "config/config.h"
 #include "diagnose/diagnose.h"
 #include "stats/stats.h"

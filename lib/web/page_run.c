@@ -2,11 +2,6 @@
  * it was stored) and its tests in the order they ran. */
 #include "buildconf.h"
 
-#include <errno.h>
-#include <inttypes.h>
-#include <stdio.h>
-#include <string.h>
-
 #include "web_int.h"
 
 /* One line of the facts: label, then what the caller writes. */

@@ -7,12 +7,6 @@
  * runs, and flakyctl ticket's ticket to copy. */
 #include "buildconf.h"
 
-#include <errno.h>
-#include <inttypes.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-
 #include "diagnose/diagnose.h"
 #include "stats/stats.h"
 #include "web_int.h"

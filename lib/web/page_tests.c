@@ -7,11 +7,6 @@
  * form filters the rows in place. */
 #include "buildconf.h"
 
-#include <inttypes.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-
 #include "stats/stats.h"
 #include "web_int.h"
 

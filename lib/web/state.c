@@ -14,8 +14,6 @@
  *   skipped, no evidence: no counted run (docs/statistics.md). */
 #include "buildconf.h"
 
-#include <string.h>
-
 #include "stats/stats.h"
 #include "web_int.h"
 

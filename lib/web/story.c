@@ -6,10 +6,6 @@
  * reproduces it and the actions taken on it. */
 #include "buildconf.h"
 
-#include <errno.h>
-#include <stdlib.h>
-#include <string.h>
-
 #include "stats/stats.h"
 #include "web_int.h"
 

@@ -5,10 +5,6 @@
  * in them is dates and numbers only; no stored string reaches a chart. */
 #include "buildconf.h"
 
-#include <inttypes.h>
-#include <stdio.h>
-#include <string.h>
-
 #include "stats/stats.h"
 #include "web_int.h"
 

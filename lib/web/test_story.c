@@ -6,10 +6,6 @@
  * revisions it flipped on; its newest runs. */
 #include "buildconf.h"
 
-#include <inttypes.h>
-#include <stdio.h>
-#include <string.h>
-
 #include "diagnose/diagnose.h"
 #include "stats/stats.h"
 #include "web_int.h"

@@ -5,10 +5,6 @@
  * (docs/dashboard.md "Find anything"), read from the same parameters. */
 #include "buildconf.h"
 
-#include <errno.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
 #include <strings.h>
 
 #include "stats/stats.h"

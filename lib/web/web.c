@@ -1,11 +1,6 @@
 /* Routing a request to its page (web.h), and report --html's one file. */
 #include "buildconf.h"
 
-#include <errno.h>
-#include <inttypes.h>
-#include <stdlib.h>
-#include <string.h>
-
 #include "stats/stats.h"
 #include "web/web.h"
 #include "web_int.h"
@@ -140,21 +135,32 @@ flaky_web_handle(struct flaky_store *st, const struct flaky_web_opts *o,
 	struct web_ctx c;
 	const char *type = "text/html; charset=utf-8";
 
-	if (opts.now_ms == 0)
-		opts.now_ms = flaky_now_ms();
-	memset(&c, 0, sizeof c);
-	c.st = st;
-	c.o = &opts;
-	c.b = &r->body;
+	web_ctx_begin(&c, st, &opts, r);
 	web_window(&c, opts.now_ms);
+	if (route(&c, path, query, &type) < 0 || r->body.oom)
+		return -ENOMEM;
+	return web_ctx_end(&c, r, c.status == 0 ? type : c.json_err ?
+	    "application/json" : "text/plain; charset=utf-8");
+}
+
+void
+web_ctx_begin(struct web_ctx *c, struct flaky_store *st,
+    struct flaky_web_opts *opts, struct flaky_web_reply *r)
+{
+	if (opts->now_ms == 0)
+		opts->now_ms = flaky_now_ms();
+	memset(c, 0, sizeof *c);
+	c->st = st;
+	c->o = opts;
+	c->b = &r->body;
 	flaky_buf_reset(&r->body);
-	if (route(&c, path, query, &type) < 0)
-		return -ENOMEM;
-	if (r->body.oom)
-		return -ENOMEM;
-	r->status = c.status != 0 ? c.status : 200;
-	r->content_type = c.status == 0 ? type : c.json_err ?
-	    "application/json" : "text/plain; charset=utf-8";
+}
+
+int
+web_ctx_end(struct web_ctx *c, struct flaky_web_reply *r, const char *type)
+{
+	r->status = c->status != 0 ? c->status : 200;
+	r->content_type = type;
 	(void)flaky_buf_cstr(&r->body);
 	return r->body.oom ? -ENOMEM : 0;
 }

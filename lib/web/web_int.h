@@ -3,6 +3,11 @@
 #ifndef FLAKY_WEB_INT_H
 #define FLAKY_WEB_INT_H
 
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 #include <stdint.h>
 
 #include "diagnose/diagnose.h"
@@ -297,5 +302,12 @@ struct web_story {
 /* 0; -ENOENT (no such test) or another negative errno with c->err. */
 int	 web_story_load(struct web_ctx *, int64_t test_id, struct web_story *);
 void	 web_story_free(struct web_story *);
+
+/* A context that renders into r's body at opts' time (now, when 0), and
+ * the reply's status and type once it has (web.c). */
+void	 web_ctx_begin(struct web_ctx *, struct flaky_store *,
+	    struct flaky_web_opts *, struct flaky_web_reply *);
+int	 web_ctx_end(struct web_ctx *, struct flaky_web_reply *,
+	    const char *type);
 
 #endif
