@@ -476,7 +476,8 @@ def test_html_report(history_db, tmp_path):
         assert dom.returncode == 0, dom.stderr[-2000:]
         out = dom.stdout
         assert out.count('id="rate-chart"') == 3
-        assert out.count('class="rate"') >= 3
+        # each chart's line (class rl since issue 32's style sheet)
+        assert out.count('class="rl"') >= 3
         for w in (1400, 400):
             shot = str(tmp_path / ("r%d.png" % w))
             s = subprocess.run([CHROMIUM] + CHROME_FLAGS +
