@@ -150,7 +150,7 @@ web_nonce(struct web_ctx *c)
 	return c->nonce;
 }
 
-/* 16 random bytes as base64url, for a reply's script nonce. */
+/* 18 random bytes as 24 base64url characters, a reply's script nonce. */
 int
 flaky_web_nonce(char *buf, size_t len)
 {
