@@ -783,6 +783,9 @@ void	 flaky_target_views_free(struct flaky_target_view *, size_t);
 #include "store/store_ship.h"
 /* Evidence from CI jobs (ci.c, tokens.c, flips.c), apart in store_ci.h. */
 #include "store/store_ci.h"
+
+/* The stacks of hung runs (stacks.c, issue 33), apart in store_stacks.h. */
+#include "store/store_stacks.h"
 /* A quarantined test's passing runs in a row (quarantine.c). */
 int	 flaky_store_pass_streak(struct flaky_store *, int64_t test_id,
 	    int64_t *ret, char *err, size_t errlen);
