@@ -78,6 +78,9 @@ struct flaky_run_record {
 					 * NULL: the store's (runs.box) */
 	int		 selected;	/* tests the runner was asked for
 					 * (issue 18); 0: the whole suite */
+	const struct flaky_stacks *stacks;	/* issue 33: taken before
+					 * the kill at its time limit, and
+					 * folded; NULL: none */
 };
 
 /* path: a SQLite file, or a PostgreSQL connection URI (postgresql:// or

@@ -34,8 +34,10 @@ struct flaky_hang {
 	char		*file;		/* its file (relative to the run's
 					 * directory when under it), */
 	int		 line;		/* its line (0: unknown) */
-	char		*call;		/* the innermost frame of that
-					 * thread: the call it waits in */
+	char		*call;		/* the frame inside that one: the
+					 * call it waits in (Go: the
+					 * goroutine's state) */
+	char		*code;		/* the source line at file:line */
 	char		*site;		/* the key runs are grouped by: the
 					 * function and file, no line */
 	char		*deadlock;	/* the cycle in words, or NULL */
@@ -58,6 +60,7 @@ struct flaky_stacks {
 	/* The test running at the kill, as the results name it (the
 	 * pipeline's, from the TIMEOUT failure); NULL: none known. */
 	const char	*test;
+	char		*test_name;	/* read back: the test's name */
 };
 
 void	 flaky_stacks_free(struct flaky_stacks *);
@@ -88,6 +91,7 @@ struct flaky_hang_site {
 	char		*func, *file;	/* NULL when only the call is known */
 	int		 line;		/* the newest run's */
 	char		*call;
+	char		*code;		/* the newest run's source line */
 	char		*kind;
 	char		*deadlock;	/* the newest run's, if any */
 	int64_t		 count;
