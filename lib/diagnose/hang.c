@@ -88,6 +88,8 @@ own_frame(const struct stk_text *t, int kind, const struct stk_frame *fr,
 	    "/dist-packages/", "/node_modules/", "/lib/python", "/go/pkg/mod/",
 	    "/usr/lib/go", "/usr/local/go", "/src/runtime/", "/.venv/",
 	    "/venv/", NULL };
+	static const char *const sys[] = { "/usr/", "/lib/", "/lib64/",
+	    "/opt/", "/nix/store/", "/snap/", NULL };
 
 	if (begins(file, "file://")) {
 		file.p += 7;
@@ -102,8 +104,10 @@ own_frame(const struct stk_text *t, int kind, const struct stk_frame *fr,
 			return 0;
 	switch (kind) {
 	case STK_GO:
+		/* _testmain.go is go test's generated main */
 		if (begins(func, "runtime.") || begins(func, "testing.") ||
-		    begins(func, "syscall.") || begins(func, "internal/"))
+		    begins(func, "syscall.") || begins(func, "internal/") ||
+		    begins(func, "main.main") || has(file, "_testmain.go"))
 			return 0;
 		break;
 	case STK_JAVA:
@@ -120,10 +124,14 @@ own_frame(const struct stk_text *t, int kind, const struct stk_frame *fr,
 			return 0;
 		break;
 	}
-	/* With the run's directory known, an absolute path must be under
-	 * it; a relative one is the project's (gdb's, Go's builds). */
-	if (dir != NULL && file.p[0] == '/' && !under)
-		return 0;
+	/* An absolute path outside the run's directory is the project's
+	 * unless the system's (a build tree beside the sources, a package
+	 * run from a subdirectory); a relative one is the project's (gdb's,
+	 * Go's builds). */
+	if (file.p[0] == '/' && !under)
+		for (size_t i = 0; sys[i] != NULL; i++)
+			if (begins(file, sys[i]))
+				return 0;
 	return 1;
 }
 
@@ -346,11 +354,12 @@ hang_thread(const struct stk_text *t, const struct stk_thread *th,
 		free(h->file);
 		h->file = NULL;
 		h->line = 0;
-	} else if (own > 0)
+	} else if (th->kind == STK_GO && st.n > 0)
+		/* "chan receive", "select", "sync.Mutex.Lock" */
+		h->call = flaky_strndup(st.p, st.n);
+	else if (own > 0)
 		h->call = call_name(t, th->kind, &t->f[th->first +
 		    (size_t)own - 1]);
-	else if (th->kind == STK_GO && st.n > 0)
-		h->call = flaky_strndup(st.p, st.n);
 	if (own >= 0 && th->kind != STK_JAVA)
 		h->code = source_line(h->file, dir, h->line);
 	h->kind = strdup(th->idle ? "idle" : blocked(t, th, own, h->code) ?
@@ -430,8 +439,25 @@ flaky_hang_fold(struct flaky_stacks *s, const char *dir)
 		r = hang_thread(&c[bd].t, &c[bd].t.t[c[bd].best], dir, h);
 	if (h->pid == 0 && bd >= 0)
 		h->pid = s->v[bd].pid;
+	/* the test the capture named (Jest's): "file › title path" */
+	for (size_t d = 0; d < s->n && h->test == NULL; d++) {
+		const struct stk_text *t = &c[d].t;
+		struct str f = rel_file(sp(t, t->test_file), dir);
+		struct str nm = sp(t, t->test_name);
+
+		if (nm.n > 0 && f.n > 0 && asprintf(&h->test,
+		    "%.*s \xe2\x80\xba %.*s", (int)f.n, f.p, (int)nm.n,
+		    nm.p) == -1) {
+			h->test = NULL;
+			r = -ENOMEM;
+		}
+	}
+	/* the key of the place: no line, no directory outside the run's
+	 * (two checkouts of one project group together) */
 	if (h->func != NULL && h->file != NULL && h->site == NULL &&
-	    asprintf(&h->site, "%s@%s", h->func, h->file) == -1) {
+	    asprintf(&h->site, "%s@%s", h->func, h->file[0] == '/' &&
+	    strrchr(h->file, '/') != NULL ? strrchr(h->file, '/') + 1 :
+	    h->file) == -1) {
 		h->site = NULL;
 		r = -ENOMEM;
 	}

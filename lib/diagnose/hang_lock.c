@@ -75,17 +75,32 @@ thread_of(const struct stk_text *t, long tid)
 	return NULL;
 }
 
-/* A lock as named: its symbol, the JVM's class, else its address. */
+/* A lock as named: gdb's symbol of a mutex, else its address; a JVM
+ * monitor by its class and address. */
 static void
-lock_name(const struct stk_text *t, const struct edge *e,
+lock_name(const struct stk_text *t, int java, const struct edge *e,
     struct flaky_buf *b)
 {
-	if (e->sym.len > 0)
-		flaky_buf_printf(b, "%s%.*s", t->t != NULL &&
-		    t->t[0].kind == STK_JAVA ? "a " : "", (int)e->sym.len,
-		    t->s + e->sym.off);
+	if (java && e->sym.len > 0)
+		flaky_buf_printf(b, "the %.*s <0x%" PRIx64 ">",
+		    (int)e->sym.len, t->s + e->sym.off, e->addr);
+	else if (e->sym.len > 0)
+		flaky_buf_printf(b, "%.*s", (int)e->sym.len, t->s + e->sym.off);
 	else
-		flaky_buf_printf(b, "the mutex at 0x%" PRIx64, e->addr);
+		flaky_buf_printf(b, "the %s at 0x%" PRIx64, java ? "monitor" :
+		    "mutex", e->addr);
+}
+
+/* A thread as named: the JVM's name, else its id. */
+static void
+thread_name(const struct stk_text *t, const struct stk_thread *th,
+    long tid, struct flaky_buf *b)
+{
+	if (th != NULL && th->kind == STK_JAVA && th->name.len > 0)
+		flaky_buf_printf(b, "thread \"%.*s\"", (int)th->name.len,
+		    t->s + th->name.off);
+	else
+		flaky_buf_printf(b, "thread %ld", tid);
 }
 
 /* A cycle of edges through the thread of e[start], lowest tid first:
@@ -127,8 +142,8 @@ name_cycle(const struct stk_text *t, const struct edge *e, size_t n,
     const long *tids, size_t k, const char *dir, struct flaky_hang *h)
 {
 	const struct stk_thread *th0 = thread_of(t, tids[0]);
-	struct flaky_buf b;
-	int	 r;
+	struct flaky_buf b, b2;
+	int	 r, java = th0 != NULL && th0->kind == STK_JAVA;
 
 	if (th0 != NULL && (r = hang_thread(t, th0, dir, h)) < 0)
 		return r;
@@ -147,20 +162,22 @@ name_cycle(const struct stk_text *t, const struct edge *e, size_t n,
 		if (i > 0)
 			flaky_buf_adds(&b, "; ");
 		if (p.func != NULL)
-			flaky_buf_printf(&b, "`%s` (%s:%d) in thread %ld holds ",
-			    p.func, p.file ? p.file : "?", p.line, tids[i]);
-		else
-			flaky_buf_printf(&b, "thread %ld holds ", tids[i]);
-		lock_name(t, held, &b);
+			flaky_buf_printf(&b, "`%s` (%s:%d) in ", p.func,
+			    p.file ? p.file : "?", p.line);
+		thread_name(t, th, tids[i], &b);
+		flaky_buf_adds(&b, " holds ");
+		lock_name(t, java, held, &b);
 		flaky_buf_adds(&b, " and waits for ");
-		lock_name(t, wants, &b);
+		lock_name(t, java, wants, &b);
 		flaky_hang_clear(&p);
 	}
 	free(h->kind);
 	h->kind = strdup("deadlock");
 	free(h->thread);
-	if (asprintf(&h->thread, "thread %ld", tids[0]) == -1)
-		h->thread = NULL;
+	flaky_buf_init(&b2);
+	thread_name(t, th0, tids[0], &b2);
+	h->thread = b2.oom ? NULL : flaky_buf_steal(&b2);
+	flaky_buf_free(&b2);
 	h->deadlock = b.oom ? NULL : flaky_buf_steal(&b);
 	flaky_buf_free(&b);
 	return h->kind == NULL || h->deadlock == NULL ? -ENOMEM : 1;

@@ -67,6 +67,11 @@ struct stk_text {
 	size_t		 nf;
 	struct stk_lock	*l;
 	size_t		 nl;
+	struct stk_lock	*sym;		/* gdb's names of addresses: addr,
+					 * sym */
+	size_t		 nsym;
+	struct stk_str	 test_file;	/* the capture's "flaky: test file:" */
+	struct stk_str	 test_name;	/* ... and "flaky: test name:" */
 	int		 java_deadlock;	/* "Found one Java-level deadlock" */
 	int		 go_deadlock;	/* "all goroutines are asleep" */
 };

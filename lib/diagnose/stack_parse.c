@@ -111,7 +111,7 @@ hex_at(const struct line *l, size_t i)
 
 struct parser {
 	struct stk_text	*t;
-	size_t		 tcap, fcap, lcap;
+	size_t		 tcap, fcap, lcap, scap;
 	struct stk_thread *cur;		/* NULL: not in a thread */
 	int		 reverse;	/* frames come outermost first */
 	int		 go_func;	/* a Go function line waits for its
@@ -265,17 +265,40 @@ java_lock(struct parser *ps, const struct line *l, int hold, size_t at)
 }
 
 /* gdb's "SYMBOL in section .bss ..." after our "flaky-lock 0xA: " echo
- * names the mutex at A. */
+ * names the mutex at A (the lock wait lines come after gdb's output:
+ * named once all is read). */
 static void
 lock_symbol(struct parser *ps, uint64_t addr, const struct line *l)
 {
-	long	 e = find_s(l, 0, " in section ");
+	struct stk_text	*t = ps->t;
+	long		 e = find_s(l, 0, " in section ");
 
-	if (e <= 0 || find_c(l, 0, ' ') < e)
+	if (e <= 0 || find_c(l, 0, ' ') < e || t->nsym >= STK_LOCKS_MAX)
 		return;
-	for (size_t i = 0; i < ps->t->nl; i++)
-		if (ps->t->l[i].addr == addr)
-			ps->t->l[i].sym = piece(l, 0, (size_t)e);
+	if (t->nsym == ps->scap) {
+		size_t	 nc = ps->scap ? ps->scap * 2 : 8;
+		void	*v = realloc(t->sym, nc * sizeof *t->sym);
+
+		if (v == NULL) {
+			ps->oom = 1;
+			return;
+		}
+		t->sym = v;
+		ps->scap = nc;
+	}
+	memset(&t->sym[t->nsym], 0, sizeof *t->sym);
+	t->sym[t->nsym].addr = addr;
+	t->sym[t->nsym++].sym = piece(l, 0, (size_t)e);
+}
+
+/* Each lock without a name gets gdb's for its address. */
+static void
+lock_names(struct stk_text *t)
+{
+	for (size_t i = 0; i < t->nl; i++)
+		for (size_t k = 0; t->l[i].sym.len == 0 && k < t->nsym; k++)
+			if (t->sym[k].addr == t->l[i].addr)
+				t->l[i].sym = t->sym[k].sym;
 }
 
 /* A thread's first line, of any format: 1 when it was one. */
@@ -542,6 +565,14 @@ parse_line(struct parser *ps, const struct line *l, uint64_t *echo_addr)
 		lock_line(ps, l);
 		return;
 	}
+	if (starts(l, "flaky: test file: ")) {
+		ps->t->test_file = piece(l, 18, l->n);
+		return;
+	}
+	if (starts(l, "flaky: test name: ")) {
+		ps->t->test_name = piece(l, 18, l->n);
+		return;
+	}
 	if (starts(l, "flaky-lock 0x")) {
 		*echo_addr = hex_at(l, 11);
 		return;
@@ -612,6 +643,7 @@ stk_parse(const char *s, size_t len, struct stk_text *t)
 		parse_line(&ps, &l, &echo);
 	}
 	thread_end(&ps);
+	lock_names(t);
 	if (ps.oom) {
 		stk_free(t);
 		return -ENOMEM;
@@ -625,5 +657,6 @@ stk_free(struct stk_text *t)
 	free(t->t);
 	free(t->f);
 	free(t->l);
+	free(t->sym);
 	memset(t, 0, sizeof *t);
 }

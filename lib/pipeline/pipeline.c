@@ -293,12 +293,61 @@ timeout_test(const struct flaky_results *r)
 	return -1;
 }
 
-/* Where a hung run was stuck (issue 33): the stacks taken before its
- * kill, or else the runner's own dump of the test's timeout
- * (pytest-timeout, go test -timeout) in its failure or its output,
- * folded and linked to the test that was running. */
+/* A failed result for the test the stacks name (Jest prints a file's
+ * results when the file ends: a run killed in it names no test), unless
+ * the runner reported it; it is then the last failure, the TIMEOUT. */
+static int
+add_hung_test(struct flaky_results *r, const char *test)
+{
+	static const char msg[] = "no outcome: killed at its time limit "
+	    "while this test ran (named by its stacks: the runner had not "
+	    "reported it yet)";
+	struct flaky_results one;
+	int	 e;
+
+	for (size_t i = 0; i < r->n; i++)
+		if (strcmp(r->v[i].test, test) == 0)
+			return 0;
+	flaky_results_init(&one);
+	if ((one.v = calloc(1, sizeof *one.v)) == NULL)
+		return -ENOMEM;
+	one.cap = one.n = 1;
+	one.v[0].outcome = FLAKY_FAIL;
+	one.v[0].duration_us = -1;
+	if ((one.v[0].test = strdup(test)) == NULL ||
+	    (one.v[0].message = strdup(msg)) == NULL) {
+		flaky_results_free(&one);
+		return -ENOMEM;
+	}
+	e = flaky_results_merge(r, &one);
+	flaky_results_free(&one);
+	return e;
+}
+
+/* Where a hung run was stuck (issue 33), before classification: the
+ * stacks taken before its kill, folded; a test they name that the runner
+ * did not report becomes its failure. */
 static void
-item_stacks(struct item *it)
+item_stacks_fold(struct item *it)
+{
+	struct flaky_run *run = it->run;
+
+	if (run->stacks == NULL)
+		return;
+	if (flaky_hang_fold(run->stacks, it->dir) < 0 ||
+	    (run->stacks->hang.test != NULL &&
+	    run->rec.status == FLAKY_RUN_TIMEOUT &&
+	    add_hung_test(&run->results, run->stacks->hang.test) < 0))
+		run->rec.error = run->rec.error ? run->rec.error :
+		    "folding the stacks ran out of memory";
+}
+
+/* After classification: the stacks linked to the test that was running
+ * (its TIMEOUT failure); without stacks, the runner's own dump of that
+ * test's timeout (pytest-timeout, go test -timeout) in its failure or the
+ * run's output, folded. */
+static void
+item_stacks_link(struct item *it)
 {
 	struct flaky_run *run = it->run;
 	long		 t = timeout_test(&run->results);
@@ -314,12 +363,13 @@ item_stacks(struct item *it)
 		if (run->stacks == NULL && run->rec.out != NULL)
 			run->stacks = flaky_hang_from_text(run->rec.out,
 			    run->rec.out_len);
+		if (run->stacks != NULL &&
+		    flaky_hang_fold(run->stacks, it->dir) < 0)
+			run->rec.error = run->rec.error ? run->rec.error :
+			    "folding the stacks ran out of memory";
 	}
 	if (run->stacks == NULL)
 		return;
-	if (flaky_hang_fold(run->stacks, it->dir) < 0)
-		run->rec.error = run->rec.error ? run->rec.error :
-		    "folding the stacks ran out of memory";
 	run->stacks->test = t >= 0 ? run->results.v[t].test : NULL;
 	run->rec.stacks = run->stacks;
 }
@@ -339,10 +389,11 @@ item_end(struct item *it, int tell)
 	if (it->by_budget && run->rec.status == FLAKY_RUN_INTERRUPTED)
 		run->rec.status = FLAKY_RUN_STOPPED;
 	ev.timed_out = run->rec.status == FLAKY_RUN_TIMEOUT;
+	item_stacks_fold(it);
 	if (flaky_classify_results(pl->o.classifier, &run->results, &ev) < 0)
 		run->rec.error = run->rec.error ? run->rec.error :
 		    "classifying the failures ran out of memory";
-	item_stacks(it);
+	item_stacks_link(it);
 	run->rec.incomplete = incomplete_reason(run);
 	if (run->rec.incomplete == NULL)
 		run->rec.incomplete = it->evidence_only;

@@ -59,10 +59,11 @@ window_now(struct stacks_run *sr, uint64_t *total, int64_t *last_us)
 	pthread_mutex_unlock(&sr->lock);
 }
 
-/* Go and the JVM: SIGQUIT, then the run's output until the dump is over:
- * for Go once the process is gone (the runtime exits after its dump; go
- * test relays it then), for the JVM (which carries on) once the output
- * grew and then stayed still. The part of the window is [*from, *to). */
+/* Go and a JVM without jcmd: SIGQUIT, then the run's output until the
+ * dump is over: for Go once the process is gone (the runtime exits after
+ * its dump; go test relays it then), for the JVM (which carries on) once
+ * the output grew and then stayed still. The part of the window is
+ * [*from, *to). */
 static int
 take_sigquit(struct stacks_run *sr, const struct stacks_member *m,
     int64_t deadline_us, uint64_t *from, uint64_t *to, char *note,
@@ -139,13 +140,26 @@ member_cmp(const void *a, const void *b)
 	return (x->pid > y->pid) - (x->pid < y->pid);
 }
 
+/* The jcmd beside the JVM's java (the same JDK), into buf: 0, or -1
+ * when there is none (a JRE). */
+static int
+jcmd_of(const struct stacks_member *m, char *buf, size_t len)
+{
+	const char	*slash = m->exe != NULL ? strrchr(m->exe, '/') : NULL;
+
+	if (slash == NULL || (size_t)snprintf(buf, len, "%.*s/jcmd",
+	    (int)(slash - m->exe), m->exe) >= len)
+		return -1;
+	return access(buf, X_OK);
+}
+
 /* One process's dump into d; bytes of text it added. */
 static void
 take_one(struct stacks_run *sr, const struct stacks_member *m,
     int64_t deadline_us, struct flaky_stack_dump *d, size_t *seg)
 {
 	struct flaky_buf out;
-	char		 note[256] = "";
+	char		 note[256] = "", jcmd[4096];
 	int64_t		 t0 = flaky_mono_us(), cap;
 	uint64_t	 from = 0, to = 0;
 
@@ -155,8 +169,10 @@ take_one(struct stacks_run *sr, const struct stacks_member *m,
 	snprintf(d->runtime, sizeof d->runtime, "%s",
 	    runtime_names[m->runtime]);
 	d->command = m->command != NULL ? strdup(m->command) : NULL;
+	/* a tool (gdb, jcmd: a JVM of its own) takes longest */
 	cap = m->runtime == RT_NODE ? STACKS_NODE_MS : m->runtime ==
-	    RT_NATIVE ? STACKS_TOOL_MS : STACKS_SIGNAL_MS;
+	    RT_NATIVE || m->runtime == RT_JAVA ? STACKS_TOOL_MS :
+	    STACKS_SIGNAL_MS;
 	if (t0 + cap * 1000 < deadline_us)
 		deadline_us = t0 + cap * 1000;
 	if (m->skip)
@@ -177,8 +193,15 @@ take_one(struct stacks_run *sr, const struct stacks_member *m,
 		stacks_node(m->pid, deadline_us, &sr->cancel, &out, note,
 		    sizeof note);
 		break;
-	case RT_GO:
 	case RT_JAVA:
+		if (jcmd_of(m, jcmd, sizeof jcmd) == 0) {
+			snprintf(d->tool, sizeof d->tool, "jcmd");
+			stacks_jcmd(jcmd, m->pid, deadline_us, &sr->cancel,
+			    &out, note, sizeof note);
+			break;
+		}
+		/* FALLTHROUGH */
+	case RT_GO:
 		snprintf(d->tool, sizeof d->tool, "sigquit");
 		take_sigquit(sr, m, deadline_us, &from, &to, note,
 		    sizeof note);
@@ -212,8 +235,7 @@ capture_thread(void *arg)
 	int		 all = 0;
 
 	if (stacks_members(sr->pgid, sr->pgid, sr->dir, &mv, &nm,
-	    &all) == 0 &&
-	    nm > 0)
+	    &all) == 0 && nm > 0)
 		qsort(mv, nm, sizeof *mv, member_cmp);
 	res->procs = all;
 	if ((res->v = calloc(nm > 0 ? nm : 1, sizeof *res->v)) != NULL &&

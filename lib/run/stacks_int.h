@@ -130,6 +130,9 @@ int	 stacks_tool(const char *tool, int gdb, pid_t,
 	    const struct stacks_lockwait *, size_t nwaits,
 	    int64_t deadline_us, atomic_int *cancel, struct flaky_buf *out,
 	    char *note, size_t notelen);
+int	 stacks_jcmd(const char *jcmd, pid_t, int64_t deadline_us,
+	    atomic_int *cancel, struct flaky_buf *out, char *note,
+	    size_t notelen);
 int	 stacks_python(const char *dir, pid_t, int64_t deadline_us,
 	    atomic_int *cancel, struct flaky_buf *out, char *note,
 	    size_t notelen);

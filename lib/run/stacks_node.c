@@ -411,6 +411,66 @@ format_paused(const struct flaky_json *msg, const struct script *s,
 	}
 }
 
+/* Which Jest test runs, asked of jest-circus in the paused frame: the
+ * test file and the titles from its describe blocks down ("a › b").
+ * Jest prints a file's results once the file ends, so a run killed in
+ * it names none; this does (the pipeline makes it the TIMEOUT test).
+ * jest-circus keeps its state under a symbol of its own (not Symbol.for),
+ * found among the global's symbols by its description. */
+static const char jest_expr[] =
+"(function(){try{var g=globalThis,k=Object.getOwnPropertySymbols(g)"
+".filter(function(x){return String(x)==='Symbol(JEST_STATE_SYMBOL)';})[0];"
+"var t=k&&g[k]&&g[k].currentlyRunningTest,p=[];while(t&&t.parent){"
+"p.unshift(t.name);t=t.parent;}var f=typeof expect!=='undefined'&&"
+"expect.getState?expect.getState().testPath:'';return p.length&&f?"
+"f+'\\n'+p.join(' \\u203a '):'';}catch(e){return '';}})()";
+
+/* Ask it in the top frame of paused; "flaky: test file:" and "flaky: test
+ * name:" lines into out when it answers. msg is scratch. */
+static void
+jest_test(struct conn *c, const struct flaky_json *paused,
+    struct flaky_buf *msg, struct flaky_buf *out)
+{
+	struct flaky_json_limits lim = { 1 << 20, 32, 65536 };
+	const struct flaky_json *fr = flaky_json_get(flaky_json_get(paused,
+	    "params"), "callFrames");
+	const char	*id, *v, *nl;
+	struct flaky_buf req;
+	struct flaky_json *j;
+	char		 err[64];
+
+	if (fr == NULL || fr->type != FLAKY_JSON_ARRAY || fr->len == 0 ||
+	    (id = flaky_json_get_str(&fr->items[0], "callFrameId")) == NULL)
+		return;
+	flaky_buf_init(&req);
+	flaky_buf_adds(&req, "{\"id\":4,\"method\":\"Debugger."
+	    "evaluateOnCallFrame\",\"params\":{\"callFrameId\":");
+	flaky_json_escape_str(&req, id);
+	flaky_buf_adds(&req, ",\"expression\":");
+	flaky_json_escape_str(&req, jest_expr);
+	flaky_buf_adds(&req, ",\"returnByValue\":true,\"silent\":true}}");
+	if (req.oom || ws_send(c, flaky_buf_cstr(&req)) < 0) {
+		flaky_buf_free(&req);
+		return;
+	}
+	flaky_buf_free(&req);
+	while (ws_recv(c, msg) == 0) {
+		if (strncmp(msg->data, "{\"id\":4,", 8) != 0)
+			continue;
+		if (flaky_json_parse(msg->data, msg->len, &lim, &j, err,
+		    sizeof err) < 0)
+			return;
+		v = flaky_json_get_str(flaky_json_get(flaky_json_get(j,
+		    "result"), "result"), "value");
+		if (v != NULL && (nl = strchr(v, '\n')) != NULL &&
+		    strchr(nl + 1, '\n') == NULL && strlen(v) < 4096)
+			flaky_buf_printf(out, "flaky: test file: %.*s\n"
+			    "flaky: test name: %s\n", (int)(nl - v), v, nl + 1);
+		flaky_json_free(j);
+		return;
+	}
+}
+
 /* Talk to the inspector on port until the main thread pauses. */
 static int
 inspect(struct conn *c, int port, struct flaky_buf *out, char *note,
@@ -476,8 +536,10 @@ inspect(struct conn *c, int port, struct flaky_buf *out, char *note,
 			continue;
 		if (!paused)
 			script_add(scripts, &ns, j);
-		else
+		else {
 			format_paused(j, scripts, ns, out);
+			jest_test(c, j, &msg, out);
+		}
 		flaky_json_free(j);
 		if (paused) {
 			r = 0;

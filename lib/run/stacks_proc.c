@@ -241,6 +241,23 @@ waits_for_child(pid_t pid)
 	    strcmp(buf, "do_wait") == 0;
 }
 
+/* Is m a runner or a shell that only waits for the processes that run
+ * the tests (ctest, make, sh)? Taking its stacks would cost time (gdb
+ * reads ctest's symbols for most of a second) and say so. */
+static int
+is_wrapper(const struct stacks_member *m)
+{
+	static const char *const names[] = { "ctest", "make", "gmake",
+	    "ninja", "sh", "bash", "dash", "zsh", "env", "timeout", "xargs",
+	    "prove", "script", "setsid", "nice", "ionice", "stdbuf", NULL };
+	const char	*b = base_of(m->exe);
+
+	for (size_t i = 0; names[i] != NULL; i++)
+		if (strcmp(b, names[i]) == 0 || strcmp(m->comm, names[i]) == 0)
+			return 1;
+	return 0;
+}
+
 /* What runtime m runs, from its program and the signals it catches:
  * Python is one whose sitecustomize opened its file in dir and caught the
  * signal (Go catches every signal). */
@@ -320,6 +337,12 @@ stacks_members(pid_t pgid, pid_t root, const char *dir,
 		v[n++] = m;
 	}
 	closedir(proc);
+	/* A wrapper with a child in the group only waits for it. */
+	for (size_t i = 0; i < n; i++)
+		for (size_t j = 0; j < n && !v[i].waits_child; j++)
+			if (v[j].ppid == v[i].pid && v[i].runtime ==
+			    RT_NATIVE && is_wrapper(&v[i]))
+				v[i].waits_child = 1;
 	/* Depth: steps up the parents within the group to root. */
 	for (size_t i = 0; i < n; i++) {
 		pid_t	 p = v[i].pid;

@@ -203,25 +203,23 @@ tool_start(char **argv, int *rfd)
 	return pid;
 }
 
-/* Native: the tool's output for pid, read until it ends or the deadline
- * (then it is killed). A tracee the tool left stopped is continued. */
-int
-stacks_tool(const char *tool, int gdb, pid_t pid,
-    const struct stacks_lockwait *w, size_t nw, int64_t deadline_us,
-    atomic_int *cancel, struct flaky_buf *out, char *note, size_t notelen)
+/* argv's output (its stdout and stderr), read until it ends or the
+ * deadline (then it is killed with its group); a pid it left stopped (a
+ * tracer killed while attached can) is continued. 0, or -ETIMEDOUT with
+ * note saying so. */
+static int
+run_argv(char **argv, pid_t pid, int64_t deadline_us, atomic_int *cancel,
+    struct flaky_buf *out, char *note, size_t notelen)
 {
-	char	**argv = NULL, buf[8192];
+	char	 buf[8192];
 	char	 before = stacks_state(pid);
 	size_t	 kept = 0;
 	pid_t	 tp;
-	int	 fd = -1, r, ended = 0;
+	int	 fd = -1, ended = 0;
 
-	if ((r = tool_argv(tool, gdb, pid, w, nw, &argv)) < 0)
-		return r;
 	if ((tp = tool_start(argv, &fd)) < 0) {
-		snprintf(note, notelen, "%s: %s", tool, strerror((int)-tp));
-		r = (int)tp;
-		goto out;
+		snprintf(note, notelen, "%s: %s", argv[0], strerror((int)-tp));
+		return (int)tp;
 	}
 	while (!atomic_load(cancel)) {
 		struct pollfd pfd = { fd, POLLIN, 0 };
@@ -252,18 +250,48 @@ stacks_tool(const char *tool, int gdb, pid_t pid,
 	if (!ended) {
 		kill(-tp, SIGKILL);
 		snprintf(note, notelen, "%s did not end within the bound",
-		    tool);
+		    argv[0]);
 	}
 	close(fd);
 	while (waitpid(tp, NULL, 0) == -1 && errno == EINTR)
 		;
-	r = ended ? 0 : -ETIMEDOUT;
-	/* A tracer killed while attached can leave its tracee stopped. */
 	if (before != 'T' && before != 't' && stacks_state(pid) == 'T')
 		kill(pid, SIGCONT);
-out:
-	for (size_t i = 0; argv != NULL && argv[i] != NULL; i++)
+	return ended ? 0 : -ETIMEDOUT;
+}
+
+/* Native: gdb's or eu-stack's backtraces of pid's threads. */
+int
+stacks_tool(const char *tool, int gdb, pid_t pid,
+    const struct stacks_lockwait *w, size_t nw, int64_t deadline_us,
+    atomic_int *cancel, struct flaky_buf *out, char *note, size_t notelen)
+{
+	char	**argv = NULL;
+	int	 r;
+
+	if ((r = tool_argv(tool, gdb, pid, w, nw, &argv)) < 0)
+		return r;
+	r = run_argv(argv, pid, deadline_us, cancel, out, note, notelen);
+	for (size_t i = 0; argv[i] != NULL; i++)
 		free(argv[i]);
 	free(argv);
 	return r;
+}
+
+/* The JVM: jcmd's Thread.print, through the attach mechanism, so the dump
+ * comes to us whoever reads the JVM's stdout (ctest, Maven, Gradle hold
+ * it until the test ends). */
+int
+stacks_jcmd(const char *jcmd, pid_t pid, int64_t deadline_us,
+    atomic_int *cancel, struct flaky_buf *out, char *note, size_t notelen)
+{
+	char	 ps[24], *argv[5];
+
+	snprintf(ps, sizeof ps, "%d", (int)pid);
+	argv[0] = (char *)jcmd;
+	argv[1] = ps;
+	argv[2] = (char *)"Thread.print";
+	argv[3] = (char *)"-l";
+	argv[4] = NULL;
+	return run_argv(argv, pid, deadline_us, cancel, out, note, notelen);
 }

@@ -28,6 +28,7 @@ flaky_hang_clear(struct flaky_hang *h)
 	free(h->deadlock);
 	free(h->frames);
 	free(h->thread);
+	free(h->test);
 	memset(h, 0, sizeof *h);
 }
 

@@ -46,6 +46,9 @@ struct flaky_hang {
 					 * line, bounded */
 	char		*thread;	/* "MainThread", "goroutine 7", ... */
 	int		 pid;		/* of its process; 0: none */
+	char		*test;		/* the test its runner ran, as the
+					 * runner's id, when the stacks say
+					 * (Jest's); not stored: test_id */
 };
 
 /* A capture: one dump per process of the group, in the order taken. */
