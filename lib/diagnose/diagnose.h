@@ -449,6 +449,9 @@ void	 flaky_hang_words(const struct flaky_hangs *, struct flaky_buf *);
 /* The first patch the newest hang points at: a lock order, a timeout on
  * the call it waited in, a bound on a loop. Nothing without stacks. */
 void	 flaky_hang_patch(const struct flaky_hangs *, struct flaky_buf *);
+/* The cause the newest hang names (a deadlock, a wait without a bound, a
+ * loop that never ends, a promise never settled), or NULL. */
+const char *flaky_hang_cause(const struct flaky_hangs *);
 /* The newest hung thread's frames, trimmed to about max lines around the
  * test's own (tickets, the test page). */
 void	 flaky_hang_stack(const char *frames, int max, struct flaky_buf *);
@@ -460,6 +463,11 @@ const char *flaky_sig_cause(const char *signature);
 const char *flaky_sig_patch(const char *signature);
 /* The same for one test: broken, or relying on a set-up test, first. */
 const char *flaky_test_cause(const struct flaky_diagnosis *);
+/* The patch of its signature: where its timeouts hung when their stacks
+ * say, else the triage table's, with the polluter (flaky_test_patch's
+ * last case; ticket and JSON use it for a test not broken). */
+void	 flaky_sig_test_patch(const struct flaky_diagnosis *,
+	    struct flaky_buf *);
 void	 flaky_test_patch(const struct flaky_diagnosis *, struct flaky_buf *);
 /* The reason the newest incomplete run of a target in the window of q
  * gave (of q's kinds, among its newest FLAKY_WHY_RUNS runs): a copy in

@@ -10,6 +10,7 @@
  * says what each kind of hang gets as its first patch. */
 #include "buildconf.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -206,33 +207,56 @@ call_name(const struct stk_text *t, int kind, const struct stk_frame *fr)
 	return s;
 }
 
-/* Line n of file (under dir when relative), trimmed, or NULL. */
-static char *
-source_line(const char *file, const char *dir, int n)
+/* The head of file (under dir when relative) into *text, or -1. */
+static int
+source_text(const char *file, const char *dir, char **text, size_t *len)
 {
-	char	 path[4096], err[64], *text = NULL, *s, *e, *res = NULL;
-	size_t	 len, size;
+	char	 path[4096], err[64];
+	size_t	 size;
 	int	 r;
 
-	if (n <= 0 || file == NULL)
-		return NULL;
+	*text = NULL;
+	if (file == NULL)
+		return -1;
 	if (file[0] == '/')
 		snprintf(path, sizeof path, "%s", file);
 	else
 		snprintf(path, sizeof path, "%s/%s", dir != NULL ? dir : ".",
 		    file);
 	/* the head of a bigger file holds the line, or not */
-	r = flaky_read_file_head(path, SOURCE_MAX, &text, &len, &size, err,
+	r = flaky_read_file_head(path, SOURCE_MAX, text, len, &size, err,
 	    sizeof err);
 	if (r < 0 && r != -EFBIG) {
-		free(text);
-		return NULL;
+		free(*text);
+		*text = NULL;
+		return -1;
 	}
-	s = text;
+	return 0;
+}
+
+/* The start of line n (from 1) of text, or NULL. */
+static const char *
+line_at(const char *text, size_t len, int n)
+{
+	const char *s = text;
+
 	for (int i = 1; i < n && s != NULL; i++)
 		if ((s = memchr(s, '\n', len - (size_t)(s - text))) != NULL)
 			s++;
-	if (s != NULL && s < text + len) {
+	return s != NULL && s < text + len ? s : NULL;
+}
+
+/* Line n of file (under dir when relative), trimmed, or NULL. */
+static char *
+source_line(const char *file, const char *dir, int n)
+{
+	char	*text, *res = NULL;
+	const char *s, *e;
+	size_t	 len;
+
+	if (n <= 0 || source_text(file, dir, &text, &len) < 0)
+		return NULL;
+	if ((s = line_at(text, len, n)) != NULL) {
 		while (*s == ' ' || *s == '\t')
 			s++;
 		e = s;
@@ -243,6 +267,51 @@ source_line(const char *file, const char *dir, int n)
 		if (e > s)
 			res = flaky_strndup(s, (size_t)(e - s) > CODE_MAX ?
 			    CODE_MAX : (size_t)(e - s));
+	}
+	free(text);
+	return res;
+}
+
+/* The function whose body holds line n of file, when a runner's dump
+ * names only the place (pytest's "test_x.py:10: Failed"): the nearest
+ * "def NAME(" (Python), "func NAME(" or "func (r T) NAME(" (Go) or
+ * "function NAME(" (JavaScript) at or above it. NULL when none. */
+static char *
+enclosing_function(const char *file, const char *dir, int n)
+{
+	static const char *const kw[] = { "async def ", "def ", "func ",
+	    "function ", "async function " };
+	char	*text, *res = NULL;
+	size_t	 len;
+
+	if (n <= 0 || source_text(file, dir, &text, &len) < 0)
+		return NULL;
+	for (int i = n; i > 0 && res == NULL; i--) {
+		const char *s = line_at(text, len, i), *e;
+
+		if (s == NULL)
+			continue;
+		while (*s == ' ' || *s == '\t')
+			s++;
+		for (size_t k = 0; k < sizeof kw / sizeof kw[0]; k++) {
+			size_t	 kl = strlen(kw[k]);
+
+			if ((size_t)(text + len - s) <= kl ||
+			    strncmp(s, kw[k], kl) != 0)
+				continue;
+			s += kl;
+			/* a Go method: skip its receiver */
+			if (*s == '(' && (e = memchr(s, ')', (size_t)(text +
+			    len - s))) != NULL)
+				for (s = e + 1; *s == ' '; s++)
+					;
+			for (e = s; e < text + len && (isalnum((unsigned char)
+			    *e) || *e == '_' || *e == '$'); e++)
+				;
+			if (e > s && e < text + len && *e == '(')
+				res = flaky_strndup(s, (size_t)(e - s));
+			break;
+		}
 	}
 	free(text);
 	return res;
@@ -362,6 +431,10 @@ hang_thread(const struct stk_text *t, const struct stk_thread *th,
 		    (size_t)own - 1]);
 	if (own >= 0 && th->kind != STK_JAVA)
 		h->code = source_line(h->file, dir, h->line);
+	if (own >= 0 && (h->func == NULL || *h->func == '\0')) {
+		free(h->func);
+		h->func = enclosing_function(h->file, dir, h->line);
+	}
 	h->kind = strdup(th->idle ? "idle" : blocked(t, th, own, h->code) ?
 	    "blocked" : "busy");
 	h->frames = hang_frames_text(t, th, dir);

@@ -59,6 +59,16 @@ flaky_hang_words(const struct flaky_hangs *h, struct flaky_buf *b)
 		flaky_buf_printf(b, ": %s", top->deadlock);
 }
 
+/* A sleep, not a wait for an event: time.sleep, Thread.sleep,
+ * time.Sleep, nanosleep. Its hang is the clock's (the limit too tight
+ * for a slow path), not a wait without a bound. */
+static int
+site_sleeps(const struct flaky_hang_site *s)
+{
+	return (s->call != NULL && strcasestr(s->call, "sleep") != NULL) ||
+	    (s->code != NULL && strcasestr(s->code, "sleep") != NULL);
+}
+
 /* How a wait gets a timeout in the language of file. */
 static const char *
 timeout_idiom(const char *file)
@@ -116,6 +126,16 @@ flaky_hang_patch(const struct flaky_hangs *h, struct flaky_buf *b)
 		    "wait on the event it polls instead of spinning");
 		return;
 	}
+	if (site_sleeps(s)) {
+		flaky_buf_adds(b, "the test sleeps in ");
+		site_words(s, b);
+		if (s->code != NULL)
+			flaky_buf_printf(b, " (`%s`)", s->code);
+		flaky_buf_adds(b, " past its limit: wait on the event it sleeps "
+		    "for instead of the clock, or raise the limit with a "
+		    "justified bound");
+		return;
+	}
 	if (s->func == NULL) {
 		flaky_buf_adds(b, "the test waits in ");
 		site_words(s, b);
@@ -169,4 +189,27 @@ flaky_hang_stack(const char *frames, int max, struct flaky_buf *b)
 	if (*p != '\0')
 		flaky_buf_printf(b, "  ... (%d more frame%s)\n", lines - n,
 		    lines - n == 1 ? "" : "s");
+}
+
+/* The cause of the newest hang in the triage table's words. */
+const char *
+flaky_hang_cause(const struct flaky_hangs *h)
+{
+	const char *k;
+
+	if (h == NULL || h->n == 0 || (k = h->v[0].kind) == NULL ||
+	    site_sleeps(&h->v[0]))
+		return NULL;
+	if (strcmp(k, "deadlock") == 0)
+		return "a deadlock: two threads each hold a lock the other "
+		    "waits for";
+	if (strcmp(k, "blocked") == 0)
+		return "a wait with no bound whose event never came (a reply, "
+		    "a lock, a message)";
+	if (strcmp(k, "busy") == 0)
+		return "a loop that never ends (polling for a state that "
+		    "never comes)";
+	if (strcmp(k, "idle") == 0)
+		return "an awaited promise that never settles";
+	return NULL;
 }
