@@ -145,39 +145,30 @@ elf_has_section(int fd, const char *const *names)
 	    memcmp(id, ELFMAG, SELFMAG) != 0)
 		return 0;
 	is64 = id[EI_CLASS] == ELFCLASS64;
-	if (is64) {
-		Elf64_Ehdr	 eh;
-		Elf64_Shdr	 sh;
-
-		if (pread(fd, &eh, sizeof eh, 0) != (ssize_t)sizeof eh)
-			return 0;
-		shoff = eh.e_shoff;
-		shnum = eh.e_shnum;
-		shentsize = eh.e_shentsize;
-		shstrndx = eh.e_shstrndx;
-		if (shentsize != sizeof sh || shnum == 0 || shnum > 4096 ||
-		    shstrndx >= shnum || pread(fd, &sh, sizeof sh, (off_t)
-		    (shoff + (uint64_t)shstrndx * shentsize)) != sizeof sh)
-			return 0;
-		stroff = sh.sh_offset;
-		strsize = sh.sh_size;
-	} else {
-		Elf32_Ehdr	 eh;
-		Elf32_Shdr	 sh;
-
-		if (pread(fd, &eh, sizeof eh, 0) != (ssize_t)sizeof eh)
-			return 0;
-		shoff = eh.e_shoff;
-		shnum = eh.e_shnum;
-		shentsize = eh.e_shentsize;
-		shstrndx = eh.e_shstrndx;
-		if (shentsize != sizeof sh || shnum == 0 || shnum > 4096 ||
-		    shstrndx >= shnum || pread(fd, &sh, sizeof sh, (off_t)
-		    (shoff + (uint64_t)shstrndx * shentsize)) != sizeof sh)
-			return 0;
-		stroff = sh.sh_offset;
-		strsize = sh.sh_size;
-	}
+	/* the section names' table, by the class's own structs */
+#define SHSTRTAB(Ehdr, Shdr) do {					\
+		Ehdr	 eh;						\
+		Shdr	 sh;						\
+									\
+		if (pread(fd, &eh, sizeof eh, 0) != (ssize_t)sizeof eh)	\
+			return 0;					\
+		shoff = eh.e_shoff;					\
+		shnum = eh.e_shnum;					\
+		shentsize = eh.e_shentsize;				\
+		shstrndx = eh.e_shstrndx;				\
+		if (shentsize != sizeof sh || shnum == 0 ||		\
+		    shnum > 4096 || shstrndx >= shnum || pread(fd, &sh,	\
+		    sizeof sh, (off_t)(shoff + (uint64_t)shstrndx *	\
+		    shentsize)) != sizeof sh)				\
+			return 0;					\
+		stroff = sh.sh_offset;					\
+		strsize = sh.sh_size;					\
+	} while (0)
+	if (is64)
+		SHSTRTAB(Elf64_Ehdr, Elf64_Shdr);
+	else
+		SHSTRTAB(Elf32_Ehdr, Elf32_Shdr);
+#undef SHSTRTAB
 	if (strsize == 0 || strsize > 65536 ||
 	    (strtab = malloc((size_t)strsize + 1)) == NULL)
 		return 0;
