@@ -208,3 +208,24 @@ def test_capture_environment_changes_nothing(tmp_path, name):
         assert query(db, "SELECT count(*) FROM run_stacks") == [(0,)]
     assert got["stacks"][0], "no results"
     assert got["stacks"] == got["no-stacks"]
+
+
+PROBE = ('case "$NODE_OPTIONS|$PYTHONPATH" in '
+         '*--inspect-port=0*flaky-stacks-*) echo "ok 1 - set";; '
+         '*) echo "ok 1 - unset";; esac; echo 1..1')
+
+
+@pytest.mark.parametrize("mode", ["stacks", "no-stacks", "no-timeout"])
+def test_capture_environment_is_set(tmp_path, mode):
+    """The comparison above compares something: a run with a time limit
+    and stacks gets the entries, one with --no-stacks or without a time
+    limit does not."""
+    db = str(tmp_path / "flaky.db")
+    args = {"stacks": ["--timeout", "1m"],
+            "no-stacks": ["--timeout", "1m", "--no-stacks"],
+            "no-timeout": []}[mode]
+    r = ctl(["--db", db, "analyze", "--runs", "1"] + args +
+            ["--", "/bin/sh", "-c", PROBE], cwd=str(tmp_path))
+    assert r.returncode == 0, r.stderr
+    assert [n for n, in query(db, "SELECT name FROM tests")] == \
+        ["set" if mode == "stacks" else "unset"]
