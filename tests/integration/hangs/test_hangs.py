@@ -229,3 +229,27 @@ def test_capture_environment_is_set(tmp_path, mode):
     assert r.returncode == 0, r.stderr
     assert [n for n, in query(db, "SELECT name FROM tests")] == \
         ["set" if mode == "stacks" else "unset"]
+
+
+def test_capture_cut_at_its_bound(demo, tmp_path):
+    """gdb takes a second or more; with --stacks-bound 300ms the capture
+    stops there, says what it cut, and the run is killed as before with
+    nothing left running (a process gdb was reading is not left
+    stopped)."""
+    need("gdb")
+    src = demo("c")
+    build = cmake_build(src)
+    with open(os.path.join(build, ".hang-count"), "w") as f:
+        f.write("2")                    # the next run is the third: hangs
+    db = str(tmp_path / "flaky.db")
+    r = ctl(["--db", db, "analyze", "--runs", "1", "--timeout", "2s",
+             "--stacks-bound", "300ms", "--", "ctest"], cwd=build)
+    assert r.returncode in (0, 1), r.stderr
+    assert query(db, "SELECT status FROM runs") == [("timeout",)]
+    (ms, bound, note), = query(db, "SELECT capture_ms, bound_ms, note "
+                                   "FROM run_stacks")
+    assert bound == 300
+    assert ms < 300 + 1000, ms          # the bound, and the loop's turn
+    assert "bound" in (note or "") + "".join(
+        n or "" for n, in query(db, "SELECT note FROM stack_dumps")), note
+    assert live_under(src) == []
