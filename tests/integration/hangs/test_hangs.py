@@ -37,6 +37,7 @@ def jest_cmd(d):
 
 
 def ctest_cmd(d):
+    need("gdb")
     return cmake_build(d), ["ctest"]
 
 
