@@ -120,5 +120,9 @@ void	 evidence_json_flips(FILE *, const struct report_evidence *,
 /* The JSON members flips, flip_revisions and flip_summary of a
  * diagnosis (show, triage, ticket). */
 void	 diag_json_flips(FILE *, const struct flaky_diagnosis *);
+/* hangs.c (issue 33): where its timeouts hung, show's lines (full: the
+ * whole thread) and the JSON member hangs of a diagnosis. */
+void	 diag_hang_print(const struct flaky_diagnosis *, int full);
+void	 diag_json_hangs(FILE *, const struct flaky_diagnosis *);
 
 #endif

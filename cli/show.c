@@ -89,6 +89,7 @@ print_show(const struct flaky_diagnosis *d, int full)
 	    FLAKY_FLIP_DETAILS, &b);
 	if (b.len > 0)
 		printf("%s\n", flaky_buf_cstr(&b));
+	diag_hang_print(d, full);
 	if (d->nfailed == 0)
 		printf("no failure in this window\n");
 	for (size_t i = 0; i < d->nfailed; i++) {

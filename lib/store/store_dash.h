@@ -171,4 +171,8 @@ void	 flaky_flip_rows_free(struct flaky_flip_row *, size_t);
 int	 flaky_store_test_exists(struct flaky_store *, int64_t test_id,
 	    int64_t *found, char *err, size_t errlen);
 
+/* A quarantined test's passing runs in a row (quarantine.c). */
+int	 flaky_store_pass_streak(struct flaky_store *, int64_t test_id,
+	    int64_t *ret, char *err, size_t errlen);
+
 #endif

@@ -405,10 +405,11 @@ api_run(struct web_ctx *c, struct flaky_jw *w, int64_t id)
 		flaky_jw_object_end(w);
 	}
 	flaky_jw_array_end(w);
+	r = web_api_run_stacks(c, w, id);
 	flaky_jw_object_end(w);
 	flaky_run_results_free(res, n);
 	flaky_run_view_clear(&v);
-	return 0;
+	return r;
 }
 
 /* flakyctl trend --format json for a test id: weekly rates. */

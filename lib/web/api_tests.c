@@ -287,6 +287,7 @@ api_diagnosis(struct flaky_jw *w, const struct flaky_diagnosis *d)
 		flaky_jw_object_end(w);
 	}
 	web_jw_boxes(w, d->boxes, d->nboxes > 1 ? d->nboxes : 0, 0);
+	web_api_hangs(w, &d->hangs);
 	flaky_jw_key(w, "failure_modes");
 	flaky_jw_array_begin(w);
 	for (size_t i = 0; i < d->nmodes; i++) {

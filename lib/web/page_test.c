@@ -213,6 +213,7 @@ web_page_test(struct web_ctx *c, int64_t id)
 		flaky_buf_adds(c->b, "<h2>Durations, passing and failing</h2>\n");
 		web_chart_durations(c->b, s.pass, s.fail);
 		modes_table(c, s.d);
+		web_test_hangs(c, &s.d->hangs);
 		web_story_flips(c, &s);
 		if ((r = web_story_runs(c, s.d)) == 0 &&
 		    (r = repro_and_ticket(c, &s)) == 0)

@@ -310,4 +310,14 @@ void	 web_ctx_begin(struct web_ctx *, struct flaky_store *,
 int	 web_ctx_end(struct web_ctx *, struct flaky_web_reply *,
 	    const char *type);
 
+/* stacks.c (issue 33): where a test's timeouts hung, on its page and as
+ * the member "hangs" of /api/v1/test/ID (null without stacks); a run's
+ * stacks on its page and as the member "stacks" of /api/v1/run/ID. The
+ * int ones: 0, or -1 with c->err filled. */
+void	 web_test_hangs(struct web_ctx *, const struct flaky_hangs *);
+void	 web_api_hangs(struct flaky_jw *, const struct flaky_hangs *);
+int	 web_run_stacks(struct web_ctx *, int64_t run_id);
+int	 web_api_run_stacks(struct web_ctx *, struct flaky_jw *,
+	    int64_t run_id);
+
 #endif
