@@ -2,10 +2,12 @@
  * line that can be pasted into a shell (analyze, bisect, verify). */
 #include "buildconf.h"
 
+#include <errno.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "flakyctl.h"
@@ -90,4 +92,33 @@ join_argv(const char *env_set, char **argv)
 	if (b.oom)
 		fatalx("out of memory");
 	return flaky_buf_steal(&b);
+}
+
+int
+ctl_is_dir(const char *s)
+{
+	struct stat	 st;
+
+	return stat(s, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+int
+ctl_prepare_command(const char *who, const char *dir, char **argv,
+    const struct flaky_command_opts *opts, struct flaky_command *cmd)
+{
+	extern char	**environ;
+	char		  err[2048];
+	int		  r;
+
+	if (dir != NULL)
+		r = flaky_command_detect(dir, environ, opts, cmd, err,
+		    sizeof err);
+	else
+		r = flaky_command_complete(argv, environ, opts, cmd, err,
+		    sizeof err);
+	if (r == -ENOMEM)
+		fatalx("out of memory");
+	if (r < 0)
+		fprintf(stderr, "flakyctl: %s: %s\n", who, err);
+	return r;
 }
