@@ -532,11 +532,8 @@ again:
 	if (settled_check(a.until_settled, runs_set, &a.runs) < 0)
 		return EXIT_ERROR;
 	flaky_settle_init(&a.settle, FLAKY_CS_ALPHA);
-	if (optind < argc && dir_arg == NULL &&
-	    strcmp(argv[optind - 1], "--") != 0 && ctl_is_dir(argv[optind])) {
-		dir_arg = argv[optind++];
+	if (ctl_dir_operand(argc, argv, &dir_arg))
 		goto again;
-	}
 	argc -= optind;
 	argv += optind;
 	if (dir_arg != NULL && argc > 0) {

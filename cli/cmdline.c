@@ -103,6 +103,16 @@ ctl_is_dir(const char *s)
 }
 
 int
+ctl_dir_operand(int argc, char **argv, const char **dir)
+{
+	if (optind >= argc || *dir != NULL ||
+	    strcmp(argv[optind - 1], "--") == 0 || !ctl_is_dir(argv[optind]))
+		return 0;
+	*dir = argv[optind++];
+	return 1;
+}
+
+int
 ctl_prepare_command(const char *who, const char *dir, char **argv,
     const struct flaky_command_opts *opts, struct flaky_command *cmd)
 {

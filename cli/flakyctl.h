@@ -177,6 +177,9 @@ char	*join_argv(const char *env_set, char **argv);
  * -1 after "flakyctl: WHO: why" on stderr. */
 struct flaky_command_opts;
 int	 ctl_is_dir(const char *s);
+/* Is the next operand a directory (not after --)? Then it is taken into
+ * *dir (once) and options may follow it: `analyze tests/ --runs 50`. */
+int	 ctl_dir_operand(int argc, char **argv, const char **dir);
 int	 ctl_prepare_command(const char *who, const char *dir, char **argv,
 	    const struct flaky_command_opts *, struct flaky_command *);
 /* git.c: git -C dir ARGS (NULL-ended), run to its end: its exit status
@@ -200,6 +203,8 @@ extern const struct cmd_entry cmd_ingest_entry;
 /* token.c, upload.c: CI evidence (docs/ci.md, docs/api.md) */
 extern const struct cmd_entry cmd_token_entry;
 extern const struct cmd_entry cmd_upload_entry;
+/* ci.c: the retry button that keeps the evidence (docs/ci.md) */
+extern const struct cmd_entry cmd_ci_entry;
 extern const struct cmd_entry cmd_trend_entry;
 extern const struct cmd_entry cmd_quarantine_entry;
 extern const struct cmd_entry cmd_gate_entry;
