@@ -76,8 +76,8 @@ const struct cmd_entry cmd_ci_entry = {
 	.summary = "Run a CI step's tests, retry the failed ones alone, keep "
 	    "every attempt.",
 	.example = "flakyctl ci -- pytest tests/\n"
-	    "flakyctl ci --format github --new-tests 10 --server "
-	    "https://flaky.example:8470 -- npx jest",
+	    "flakyctl ci --format github --new-tests 10 -- npx jest\n"
+	    "flakyctl ci --server https://flaky.example:8470 tests/",
 	.options = ci_options,
 	.flags = CMD_STOP_AT_OPERAND | CMD_WRITES,
 	.exec = cmd_ci,
@@ -258,6 +258,7 @@ rounds(struct ci *c)
 		    err, sizeof err) < 0) {
 			xasprintf(&c->incomplete, "retry round %d: %s",
 			    c->retry.rounds + 1, err);
+			c->no_retry_why = "its retry was refused";
 			break;
 		}
 	}

@@ -237,9 +237,37 @@ ci_runs_flush(struct ci *c)
 	return 0;
 }
 
+/* A failure that is a file, a module or a package rather than a test:
+ * it did not load, so its tests did not run (pytest's "ERROR collecting",
+ * Jest's "Test suite failed to run", unittest's _FailedTest, a go package
+ * that did not build). Its id, or NULL. */
+static const char *
+collection_error(const struct flaky_results *res)
+{
+	const char *runner = res->runner;
+
+	for (size_t i = 0; i < res->n; i++) {
+		const char *id = res->v[i].test;
+
+		if (!FLAKY_FAILED(res->v[i].outcome))
+			continue;
+		if ((strcmp(runner, "pytest") == 0 && strstr(id, "::") == NULL) ||
+		    (strcmp(runner, "jest") == 0 &&
+		    strstr(id, " \xe2\x80\xba ") == NULL) ||
+		    (strcmp(runner, "unittest") == 0 &&
+		    strncmp(id, "unittest.loader.", 16) == 0) ||
+		    (strcmp(runner, "gotest") == 0 && strstr(id, "/Test") ==
+		    NULL && strstr(id, "/Example") == NULL &&
+		    strstr(id, "/Fuzz") == NULL))
+			return id;
+	}
+	return NULL;
+}
+
 char *
 ci_run_problem(const struct ci *c, const struct ci_run *r)
 {
+	const char *coll = collection_error(&r->res);
 	size_t	 failed = 0;
 	char	*s = NULL;
 
@@ -259,6 +287,9 @@ ci_run_problem(const struct ci *c, const struct ci_run *r)
 		    "crash", r->signal, strsignal(r->signal));
 	else if (r->incomplete != NULL)
 		xasprintf(&s, "the results are incomplete: %s", r->incomplete);
+	else if (coll != NULL)
+		xasprintf(&s, "a collection error: %s did not load, its tests "
+		    "did not run", coll);
 	else if (r->res.n == 0)
 		xasprintf(&s, "the runner reported no test (exit code %d)",
 		    r->exit_code);
