@@ -72,7 +72,8 @@ flaky_store_branch_tests(struct flaky_store *s, const char *target,
 		goto out;
 	}
 	if (rc != SQL_DONE) {
-		r = store_sql_error(s, err, errlen, "reading the branch's runs");
+		r = store_sql_error(s, err, errlen, "reading the branch's "
+		    "runs");
 		goto out;
 	}
 	/* each name once */

@@ -60,9 +60,9 @@ START_TEST(branch_tests)
 	char	 err[512];
 
 	run_on(s, t, T0, "ab", "main");
-	run_on(s, t, T0 + 1000, "c", NULL);		/* flakyd's, analyze's */
+	run_on(s, t, T0 + 1000, "c", NULL);	/* flakyd's, analyze's */
 	run_on(s, t, T0 + 2000, "abn", "feature");	/* n: new there */
-	run_on(s, o, T0 + 3000, "xy", "main");		/* another target */
+	run_on(s, o, T0 + 3000, "xy", "main");	/* another target */
 	ck_assert_int_eq(flaky_store_branch_tests(s, "shop", "main", 50, &b,
 	    err, sizeof err), 0);
 	ck_assert_int_eq(b.runs, 2);
