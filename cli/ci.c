@@ -353,6 +353,7 @@ ci_free(struct ci *c)
 	free(c->command);
 	free(c->revision);
 	free(c->branch);
+	free(c->incomplete);
 	flaky_command_clear(&c->cmd);
 }
 
