@@ -35,7 +35,8 @@ ci_sort_unique(char **v, size_t *n)
 {
 	size_t	 k = 0;
 
-	qsort(v, *n, sizeof *v, name_cmp);
+	if (*n > 1)
+		qsort(v, *n, sizeof *v, name_cmp);
 	for (size_t i = 0; i < *n; i++) {
 		if (k > 0 && strcmp(v[k - 1], v[i]) == 0) {
 			free(v[i]);

@@ -115,7 +115,8 @@ flaky_retry_first(struct flaky_retry *r, const struct flaky_results *res,
 		for (size_t i = 0; i < r->nt; i++)
 			if (r->t[i].failures > 0 && !r->t[i].is_new)
 				r->t[i].skipped_out = 1;
-	qsort(r->t, r->nt, sizeof *r->t, test_cmp);
+	if (r->nt > 1)
+		qsort(r->t, r->nt, sizeof *r->t, test_cmp);
 	/* one id twice in a run (" #2" is not selectable): keep the first */
 	for (size_t i = 1; i < r->nt; i++)
 		if (strcmp(r->t[i].name, r->t[i - 1].name) == 0)

@@ -77,7 +77,8 @@ flaky_store_branch_tests(struct flaky_store *s, const char *target,
 		goto out;
 	}
 	/* each name once */
-	qsort(out->names, out->n, sizeof *out->names, name_cmp);
+	if (out->n > 1)
+		qsort(out->names, out->n, sizeof *out->names, name_cmp);
 	{
 		size_t	 k = 0;
 
