@@ -103,6 +103,21 @@ def test_a_retry_of_other_tests_is_exit_2(fake):
     assert "did not report '%s'" % OTHER in p.stdout, p
 
 
+def test_the_budget(fake):
+    # the first round starts within the budget and ends; none after it
+    p, rows = fake({"first": first({OK: "PASSED", BAD: "FAILED"}),
+                    "retry": first({BAD: "FAILED"}, sleep=0.3)},
+                   "--budget", "100ms")
+    assert p.returncode == 1, p
+    assert ("broken: %s: failed 2 of 2" % BAD) in p.stdout, p
+    assert "stopped: the budget ran out" in p.stdout, p
+    assert len(rows) == 2
+    # the default: a quarter of the first run, at least 10 s
+    p, _ = fake({"first": first({OK: "PASSED", BAD: "FAILED"}),
+                 "retry": first({BAD: "PASSED"})}, "--format", "json")
+    assert json.loads(p.stdout)["budget_s"] == 10, p
+
+
 def test_retries_zero_only_records(fake):
     p, rows = fake({"first": first({OK: "PASSED", BAD: "FAILED"})},
                    "--retries", "0")

@@ -30,7 +30,8 @@ def runs(tmp_path_factory):
         db = str(tmp / ("%s.db" % fmt))
         subprocess.run(["cp", s.seed_db, db], check=True)
         p = s.ctl(["--db", db, "--format", fmt, "ci", "--target", s.target,
-                   "--branch", "feature", "--new-tests", "10", "--"] +
+                   "--branch", "feature", "--new-tests", "10"] +
+                  ["--budget", "5m", "--"] +
                   s.spec["full"], "out-" + fmt, SEED,
                   extra_env={"GITHUB_STEP_SUMMARY": str(summary)})
         out[fmt] = (p, summary.read_text() if summary.exists() else None,

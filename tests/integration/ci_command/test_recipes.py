@@ -150,7 +150,7 @@ def test_github_action_and_gitlab_template(shop, server, tmp_path):
     pr.mkdir()
     p = run_action(s, pr, {"command": "/usr/bin/pytest", "server": srv.url,
                            "token": up, "read-token": rd, "target": "shop",
-                           "new-tests": "4"},
+                           "new-tests": "4", "budget": "5m"},
                    {"event": {"repository": {"default_branch": "main"}}},
                    {"GITHUB_EVENT_NAME": "pull_request",
                     "GITHUB_REF": "refs/pull/7/merge",
@@ -185,7 +185,8 @@ def test_github_action_and_gitlab_template(shop, server, tmp_path):
     p, tpl = run_gitlab(s, gl, ".flaky-ci", {
         "FLAKY_SERVER": srv.url, "FLAKY_TOKEN": up, "FLAKY_READ_TOKEN": rd,
         "FLAKY_CI_COMMAND": "/usr/bin/pytest", "FLAKY_CI_TARGET": "shop",
-        "FLAKY_CI_NEW_TESTS": "10", "CI_JOB_NAME": "unit",
+        "FLAKY_CI_NEW_TESTS": "10", "FLAKY_CI_BUDGET": "5m",
+        "CI_JOB_NAME": "unit",
         "CI_JOB_URL": "https://gitlab.example.com/acme/shop/-/jobs/777",
         "CI_COMMIT_REF_NAME": "coupons", "CI_MERGE_REQUEST_IID": "12",
         "CI_MERGE_REQUEST_SOURCE_BRANCH_NAME": "coupons"}, seed=4)

@@ -49,8 +49,8 @@ def test_lists_and_tokens(shop, server, tmp_path):
     # the flaky test passes, the broken one is on a --quarantine-file)
     env_over = {"FLAKY_TOKEN": up}
     p = s.ctl(["--format", "json", "ci", "--server", srv.url, "--target",
-               s.target, "--quarantine-file", s.qfile, "--"] +
-              s.spec["base"], "noread", 1, extra_env=env_over)
+               s.target, "--quarantine-file", s.qfile, "--budget", "5m",
+               "--"] + s.spec["base"], "noread", 1, extra_env=env_over)
     assert p.returncode == 0, (p.stdout, p.stderr)
     assert "the server's quarantine was not read (HTTP 401" in p.stderr
     t = {x["test"]: x for x in json.loads(p.stdout)["tests"]}
@@ -66,7 +66,7 @@ def test_lists_and_tokens(shop, server, tmp_path):
     # with it, the new test is found and rerun
     p = s.ctl(["--format", "json", "ci", "--server", srv.url, "--target",
                s.target, "--new-tests", "3", "--quarantine-file", s.qfile,
-               "--"] + s.spec["full"], "read", 1,
+               "--budget", "5m", "--"] + s.spec["full"], "read", 1,
               extra_env=dict(env_over, FLAKY_READ_TOKEN=rd))
     j = json.loads(p.stdout)
     new = {x["test"]: x for x in j["tests"]}[s.spec["ids"]["new"]]
