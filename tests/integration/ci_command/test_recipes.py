@@ -175,8 +175,13 @@ def test_github_action_and_gitlab_template(shop, server, tmp_path):
                     "r.test_id WHERE t.name = ? AND r.run_id IN (SELECT "
                     "run_id FROM ci_runs WHERE pr = '7')",
                     (qf["broken"],)).fetchone()[0]
+    # the flaky test failed and passed at the job's revision: a flip
+    flips = con.execute("SELECT test, revision, failed_job, passed_job FROM "
+                        "flips").fetchall()
     con.close()
     assert n == 1
+    assert flips == [(qf["flaky"], "a1b2c3d4e5f6", "tests/unit",
+                      "tests/unit")], flips
 
     # GitLab, a merge request's pipeline: seed 4, the new test fails its
     # 4th run: exit 1, the report in flaky-junit.xml
