@@ -20,6 +20,8 @@ outcomes, our attempts stored where its JUnit keeps none.
 
     bench/ci_trials.py [--runner R]... [--trials N] [--first-seed S]
         [--flakyctl PATH] [--json FILE] [--catalog N] [--no-compare]
+    bench/ci_trials.py --merge FILE...     # the figures of earlier --json
+    bench/ci_trials.py --predict N         # what seeds 1..N should give
 
 prints the rates with their bounds and the retries' cost against rerunning
 the whole suite, and exits 1 when a verdict differs from its prediction or
@@ -359,6 +361,75 @@ def rate(res, key, names):
     return sum(d.get(n, 0) for n in names) / max(res["trials"], 1)
 
 
+def compared(runner, cmp):
+    """The comparison with pytest-rerunfailures in a line: one seed's, or
+    the sums and mean times of many."""
+    n = len(cmp)
+    same = sum(1 for c in cmp if c["same_retried"] and c["same_verdicts"])
+    exits = sum(1 for c in cmp if c["ours_exit"] == c["theirs_exit"])
+    ours = sum(c["ours_failed_attempts_stored"] for c in cmp)
+    theirs = sum(c["theirs_failed_attempts_in_junit"] for c in cmp)
+    what = "seed %d" % cmp[0]["seed"] if n == 1 else "%d seeds" % n
+    return ("%-8s %s vs pytest-rerunfailures: same tests retried to the "
+            "same verdicts in %d, same exit in %d; failed attempts kept: "
+            "ours %d (in %d runs), theirs in JUnit %d; mean %.2f s vs "
+            "%.2f s" % (runner, what, same, exits, ours,
+                        sum(c["ours_runs"] for c in cmp), theirs,
+                        sum(c["ours_s"] for c in cmp) / n,
+                        sum(c["theirs_s"] for c in cmp) / n))
+
+
+def merged(files):
+    """The results of several --json files (chunks of seeds), one per
+    runner, as if one call had run them all."""
+    by = {}
+    for path in files:
+        with open(path) as f:
+            for res in json.load(f):
+                # JSON made the exit codes strings
+                res["exit"] = {c: {int(k): v for k, v in d.items()}
+                               for c, d in res["exit"].items()}
+                m = by.setdefault(res["runner"], None)
+                if m is None:
+                    by[res["runner"]] = res
+                    continue
+                for k in ("trials", "first_s", "retries_s", "whole_s",
+                          "rounds", "wall_s"):
+                    m[k] += res[k]
+                m["mismatches"] += res["mismatches"]
+                m["rerunfailures"] = (m.get("rerunfailures", []) +
+                                      res.get("rerunfailures", []))
+                for table in ("exit", "verdicts"):
+                    for key, d in res[table].items():
+                        t = m[table].setdefault(key, {})
+                        for name, k in d.items():
+                            t[name] = t.get(name, 0) + k
+    return list(by.values())
+
+
+def wilson(p, n, z=1.96):
+    """The 95% Wilson interval of a rate p of n trials, as [lo-hi]."""
+    if not n:
+        return "[-]"
+    d = 1 + z * z / n
+    c = (p + z * z / (2 * n)) / d
+    h = z * ((p * (1 - p) / n + z * z / (4 * n * n)) ** 0.5) / d
+    return "[%.3f-%.3f]" % (max(c - h, 0.0), min(c + h, 1.0))
+
+
+def predicted(first, n):
+    """The rates the seeds first..first+n-1 give, from predict() alone:
+    how lucky a sample of seeds is against 1-0.3^4 and 1-0.8^10."""
+    seeds = range(first, first + n)
+    flaky = sum(1 for s in seeds if predict(s, "new")[0]["flaky"] is None
+                or predict(s, "new")[0]["flaky"][0] != "broken")
+    caught = sum(1 for s in seeds
+                 if predict(s, "new")[0]["new"][0] == "new failed")
+    return ("seeds %d-%d, predicted: flaky passed the step %.4f (1-0.3^4 = "
+            "0.9919), new flaky caught %.4f (1-0.8^10 = 0.8926)" % (
+                first, first + n - 1, flaky / n, caught / n))
+
+
 def report(res, bounds):
     """Lines of figures, and the bounds missed."""
     n = res["trials"]
@@ -371,25 +442,22 @@ def report(res, bounds):
     exit1 = res["exit"]["new"].get(1, 0) / max(n, 1)
     ratio = res["retries_s"] / res["whole_s"] if res["whole_s"] else 0.0
     lines.append("%-8s %3d trials: broken failed the step %.3f, quarantined "
-                 "never counted %.3f, flaky passed the step %.3f (>= 0.97), "
-                 "new flaky caught %.3f (>= 0.85)" % (
-                     res["runner"], n, broken_ok, quar_ok, flaky_ok, caught))
+                 "never counted %.3f, flaky passed the step %.3f %s (>= "
+                 "0.97), new flaky caught %.3f %s (>= 0.85)" % (
+                     res["runner"], n, broken_ok, quar_ok, flaky_ok,
+                     wilson(flaky_ok, n), caught, wilson(caught, n)))
     lines.append("%-8s exit 1 with the broken test %.3f; exit 0 with it "
                  "quarantined %.3f (1-0.3^4 x 1-0.2^4 = 0.990); retries %.1f s "
                  "against %.1f s for rerunning the suite as often: ratio "
                  "%.2f; %.0f s in all" % (
                      res["runner"], exit1, exit0, res["retries_s"],
                      res["whole_s"], ratio, res["wall_s"]))
-    for c in res.get("rerunfailures", []):
-        lines.append("%-8s seed %d vs pytest-rerunfailures: same tests "
-                     "retried %s, same verdicts %s, exit %d vs %d; failed "
-                     "attempts kept: ours %d (in %d runs), theirs in JUnit "
-                     "%d; %.2f s vs %.2f s" % (
-                         res["runner"], c["seed"], c["same_retried"],
-                         c["same_verdicts"], c["ours_exit"],
-                         c["theirs_exit"], c["ours_failed_attempts_stored"],
-                         c["ours_runs"], c["theirs_failed_attempts_in_junit"],
-                         c["ours_s"], c["theirs_s"]))
+    cmp = res.get("rerunfailures", [])
+    if len(cmp) > 3:
+        lines.append(compared(res["runner"], cmp))
+    for c in cmp:
+        if len(cmp) <= 3:
+            lines.append(compared(res["runner"], [c]))
         if not (c["same_retried"] and c["same_verdicts"]):
             missed.append("seed %d: not as pytest-rerunfailures: %s" % (
                 c["seed"], c))
@@ -408,8 +476,9 @@ def report(res, bounds):
             missed.append("%s: flaky passed %.3f < 0.97" % (res["runner"],
                                                            flaky_ok))
         if caught < 0.85:
-            missed.append("%s: new caught %.3f < 0.85" % (res["runner"],
-                                                         caught))
+            missed.append("%s: new caught %.3f < 0.85%s" % (
+                res["runner"], caught, "" if res["mismatches"] else
+                ", every verdict as its seed predicts (--predict)"))
         if exit1 < 1:
             missed.append("%s: exit 1 in %.3f of trials" % (res["runner"],
                                                            exit1))
@@ -428,11 +497,25 @@ def main():
     ap.add_argument("--catalog", type=int, default=0,
                     help="N more stable tests of 10 ms each (the cost of "
                     "retries in a larger suite)")
+    ap.add_argument("--merge", nargs="+", metavar="JSON",
+                    help="run nothing: the figures of --json files of "
+                    "earlier calls (chunks of seeds), summed per runner")
+    ap.add_argument("--predict", type=int, metavar="N",
+                    help="run nothing: the rates seeds --first-seed.. of N "
+                    "trials give, predicted")
     a = ap.parse_args()
+    if a.predict:
+        print(predicted(a.first_seed, a.predict))
+        return 0
     flakyctl = os.path.abspath(a.flakyctl)
     seeds = range(a.first_seed, a.first_seed + a.trials)
     all_res, missed = [], []
-    for runner in a.runner or ["pytest", "unittest", "jest", "go"]:
+    for res in merged(a.merge or []):
+        lines, m = report(res, res["trials"] >= 200)
+        print("\n".join(lines), flush=True)
+        missed += m
+    for runner in [] if a.merge else a.runner or ["pytest", "unittest",
+                                                  "jest", "go"]:
         tmp = tempfile.mkdtemp(prefix="flaky-ci-trials-")
         try:
             res = run_runner(runner, flakyctl, seeds, tmp,

@@ -5,6 +5,8 @@ does, the 30% flaky test passes on the retry the seed says, the new 20%
 test is caught on the run the seed says; and pytest-rerunfailures on the
 same seed retries the same tests to the same verdicts, keeping none of
 the failed attempts that flakyctl ci stores."""
+import json
+
 import ci_trials
 import pytest
 
@@ -64,3 +66,26 @@ def test_against_pytest_rerunfailures(shop):
         assert c["theirs_failed_attempts_in_junit"] == 0, c
         retried = sum(c["ours_retried"].values())
         assert c["ours_failed_attempts_stored"] >= retried, c
+
+
+def test_chunks_merged_as_one_call(tmp_path):
+    """--merge sums chunks of seeds per runner; the exit codes JSON made
+    strings count again, and the bounds are checked from 200 trials."""
+    def chunk(seeds, exit1):
+        return {"runner": "unittest", "trials": seeds, "mismatches": [],
+                "exit": {"new": {"1": exit1, "0": seeds - exit1},
+                         "flaky": {"0": seeds}},
+                "verdicts": {"new/new": {"new failed": seeds}},
+                "first_s": 1.0, "retries_s": 2.0, "whole_s": 4.0,
+                "rounds": 3, "wall_s": 5.0}
+    paths = []
+    for i, (n, e) in enumerate(((150, 150), (50, 49))):
+        paths.append(str(tmp_path / ("c%d.json" % i)))
+        with open(paths[-1], "w") as f:
+            json.dump([chunk(n, e)], f)
+    (res,) = ci_trials.merged(paths)
+    assert res["trials"] == 200 and res["retries_s"] == 4.0, res
+    assert res["exit"]["new"] == {1: 199, 0: 1}, res
+    lines, missed = ci_trials.report(res, True)
+    assert "exit 1 with the broken test 0.995" in lines[1], lines
+    assert "unittest: exit 1 in 0.995 of trials" in missed, missed
