@@ -5,7 +5,6 @@
  * with it (docs/ci.md, "New tests"). */
 #include "buildconf.h"
 
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

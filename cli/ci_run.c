@@ -6,17 +6,14 @@
 
 #include <errno.h>
 #include <signal.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
-#include <time.h>
 
 #include <event2/event.h>
 
 #include "ci.h"
 #include "classify/classify.h"
-#include "diag.h"
 #include "flakyctl.h"
 #include "log.h"
 

@@ -5,8 +5,6 @@
  * and what the server or the database knew of each failed test. */
 #include "buildconf.h"
 
-#include <errno.h>
-#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,7 +12,6 @@
 #include <unistd.h>
 
 #include <event2/event.h>
-#include <event2/http.h>
 
 #include "ci.h"
 #include "flakyctl.h"

@@ -3,12 +3,10 @@
 #include "buildconf.h"
 
 #include <errno.h>
-#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <unistd.h>
 
 #include "flakyctl.h"
 #include "log.h"

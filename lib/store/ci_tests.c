@@ -10,7 +10,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "store/store.h"
 #include "store_int.h"
 #include "util/util.h"
 
