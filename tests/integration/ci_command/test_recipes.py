@@ -235,3 +235,20 @@ def test_github_action_and_gitlab_template(shop, server, tmp_path):
     assert "the upload was refused (HTTP 403)" in p.stdout, p.stdout
     assert json.loads(ctl(["--db", srv.db, "--format", "json", "token",
                            "list"]).stdout)[0]["scope"] == "upload"
+
+
+def test_gitlab_variables_are_never_shell(shop, tmp_path):
+    """A CI/CD variable's value reaches flakyctl as one word: a target or
+    budget with a command substitution in it runs nothing (the template
+    once built its options in a string it evaluated)."""
+    s = shop("unittest")
+    mark = tmp_path / "ran"
+    p, _ = run_gitlab(s, tmp_path, ".flaky-ci", {
+        "FLAKY_CI_COMMAND": "/usr/bin/python3 -m unittest test_shop",
+        "FLAKY_CI_TARGET": "shop $(touch %s)" % mark,
+        "FLAKY_CI_BUDGET": "5m`touch %s`" % mark,
+        "FLAKY_CI_RETRIES": "0"}, seed=1)
+    assert not mark.exists(), (p.stdout, p.stderr)
+    # the value came through whole, and was refused as a budget
+    assert "5m`touch" in p.stderr, p.stderr
+    assert p.returncode == 2, (p.returncode, p.stdout, p.stderr)
