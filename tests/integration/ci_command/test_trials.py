@@ -89,3 +89,23 @@ def test_chunks_merged_as_one_call(tmp_path):
     lines, missed = ci_trials.report(res, True)
     assert "exit 1 with the broken test 0.995" in lines[1], lines
     assert "unittest: exit 1 in 0.995 of trials" in missed, missed
+
+
+def test_a_directory_as_analyze_takes_it(shop):
+    """`flakyctl ci DIR`: the runner found in the directory, its command
+    completed as analyze's is, to the verdicts the seed predicts."""
+    s = shop("pytest")
+    seed = 51   # the flaky test passes on retry 2
+    want, want_exit = ci_trials.predict(seed, "flaky")
+    # the database that knows the quarantine, and the same target
+    p = s.ctl(["--db", s.seed_db, "--format", "json", "ci",
+               "--target", s.target, "--budget", "10m",
+               "--quarantine-file", s.qfile, s.dir], "dir", seed)
+    out = json.loads(p.stdout)
+    by_id = {t["test"]: t for t in out["tests"]}
+    got = {role: None if tid not in by_id else (
+        by_id[tid]["verdict"], by_id[tid]["attempts"],
+        by_id[tid]["passed_on_retry"])
+        for role, tid in s.spec["ids"].items()}
+    assert (p.returncode, got) == (want_exit, want), (p.stderr, out)
+    assert out["incomplete"] is None and out["passed"] == 4, out
