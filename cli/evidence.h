@@ -92,4 +92,9 @@ void	 evidence_json_boxes(FILE *, const struct report_evidence *,
 void	 diag_box_words(const struct flaky_diagnosis *, struct flaky_buf *);
 void	 diag_json_boxes(FILE *, const struct flaky_diagnosis *);
 
+/* hangs.c (issue 33): where its timeouts hung, show's lines (full: the
+ * whole thread) and the JSON member hangs of a diagnosis. */
+void	 diag_hang_print(const struct flaky_diagnosis *, int full);
+void	 diag_json_hangs(FILE *, const struct flaky_diagnosis *);
+
 #endif

@@ -6,6 +6,8 @@
 # python3-pytest-rerunfailures is what flakyctl ci is compared with
 # (tests/integration/ci_command, docs/ci.md); xmllint (libxml2-utils)
 # checks its JUnit against a schema.
+# gdb and elfutils (eu-stack) take the stacks of a hung native run (issue
+# 33, tests/integration/hangs); a JDK is used by its Java demo when present.
 # Node.js 20 and its npm must already be on the machine: Debian's npm
 # package conflicts with it, so Jest, Vitest, Playwright Test and Mocha
 # come from the npm registry at the versions pinned in examples/demo-*.
@@ -22,6 +24,7 @@ python3-pytest-rerunfailures
 valgrind clang libclang-rt-14-dev procps hyperfine golang-go perl
 chromium bsdutils systemd libxml2-utils zsh
 cmake libgtest-dev cargo rustc ruby-rspec phpunit
+gdb elfutils
 dpkg-dev debhelper fakeroot lintian debootstrap systemd-container"
 
 missing=""

@@ -87,6 +87,10 @@ struct flaky_target {
 	int		 perturb_line;	/* of its first shuffle, 1-based */
 	int		 perturb_col;
 	int		 line;		/* where the target starts, 1-based */
+	int		 stacks;	/* default 1: the stacks of a run it
+					 * kills at its timeout first (issue
+					 * 33); false: kill at once */
+	int64_t		 stacks_bound_ms; /* their time, 0: the default */
 };
 
 /* A receiver of alerts (notify:, config_notify.c, docs/alerts.md): a

@@ -78,6 +78,7 @@ struct flaky_run_record {
 					 * NULL: the store's (runs.box) */
 	int		 selected;	/* tests the runner was asked for
 					 * (issue 18); 0: the whole suite */
+	const struct flaky_stacks *stacks; /* issue 33; NULL: none */
 };
 
 /* path: a SQLite file, or a PostgreSQL connection URI (postgresql:// or
@@ -722,7 +723,6 @@ int	 flaky_store_polluter_get(struct flaky_store *, int64_t test_id,
 	    struct flaky_polluter_row *ret, char *err, size_t errlen);
 void	 flaky_polluter_row_clear(struct flaky_polluter_row *);
 
-
 /* The runs as the dashboard shows them (runs.c). */
 struct flaky_run_view {
 	int64_t		 id, target_id;
@@ -792,6 +792,7 @@ void	 flaky_target_views_free(struct flaky_target_view *, size_t);
 #include "store/store_ship.h"
 /* Evidence from CI jobs (ci.c, tokens.c, flips.c), apart in store_ci.h. */
 #include "store/store_ci.h"
+#include "store/store_stacks.h"	/* hung runs' stacks (issue 33) */
 /* A quarantined test's passing runs in a row (quarantine.c). */
 int	 flaky_store_pass_streak(struct flaky_store *, int64_t test_id,
 	    int64_t *ret, char *err, size_t errlen);
