@@ -10,7 +10,6 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <time.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <event2/event.h>
@@ -352,38 +351,6 @@ end_strays(struct analyze *a)
 	flaky_spawner_reap(a->sp);
 }
 
-/* Is s an existing directory (and so not a command)? */
-static int
-is_dir(const char *s)
-{
-	struct stat	 st;
-
-	return stat(s, &st) == 0 && S_ISDIR(st.st_mode);
-}
-
-/* The command the runs execute: built for a directory, or the user's
- * completed so that the runner prints every test's outcome. */
-static int
-prepare_command(const char *dir, char **argv,
-    const struct flaky_command_opts *opts, struct flaky_command *cmd)
-{
-	extern char	**environ;
-	char		  err[2048];
-	int		  r;
-
-	if (dir != NULL)
-		r = flaky_command_detect(dir, environ, opts, cmd, err,
-		    sizeof err);
-	else
-		r = flaky_command_complete(argv, environ, opts, cmd, err,
-		    sizeof err);
-	if (r == -ENOMEM)
-		fatalx("out of memory");
-	if (r < 0)
-		fprintf(stderr, "flakyctl: analyze: %s\n", err);
-	return r;
-}
-
 static int	cmd_analyze(struct ctl *, int, char **);
 
 /* Options stop at the first word: a command's own options are its own. */
@@ -576,11 +543,8 @@ again:
 	if (settled_check(a.until_settled, runs_set, &a.runs) < 0)
 		return EXIT_ERROR;
 	flaky_settle_init(&a.settle, FLAKY_CS_ALPHA);
-	if (optind < argc && dir_arg == NULL &&
-	    strcmp(argv[optind - 1], "--") != 0 && is_dir(argv[optind])) {
-		dir_arg = argv[optind++];
+	if (ctl_dir_operand(argc, argv, &dir_arg))
 		goto again;
-	}
 	argc -= optind;
 	argv += optind;
 	if (dir_arg != NULL && argc > 0) {
@@ -607,7 +571,7 @@ again:
 	}
 	if (getcwd(cwd, sizeof cwd) == NULL)
 		fatal("getcwd");
-	if (prepare_command(dir_arg, argv, &copts, &cmd) < 0 ||
+	if (ctl_prepare_command("analyze", dir_arg, argv, &copts, &cmd) < 0 ||
 	    perturb_check(&a.pt, &cmd) < 0)
 		goto out;
 	a.job.spec.argv = cmd.argv;

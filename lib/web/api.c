@@ -505,7 +505,8 @@ web_api_known(const char *path)
 	    strcmp(path, "runs") == 0 || strcmp(path, "trend") == 0 ||
 	    strcmp(path, "trends") == 0 || strcmp(path, "flips") == 0 ||
 	    strcmp(path, "actions") == 0 ||
-	    strncmp(path, "test/", 5) == 0 || strncmp(path, "run/", 4) == 0;
+	    strncmp(path, "test/", 5) == 0 || strncmp(path, "run/", 4) == 0 ||
+	    web_api_ci_known(path);
 }
 
 /* test/ID and test/ID/actions: the id, and whether it is the latter;
@@ -572,10 +573,13 @@ web_api(struct web_ctx *c, const char *path, const char *query,
 	else if (id > 0)
 		r = web_api_params(c, query, no_params) ? 1 :
 		    api_run(c, &w, id);
+	else if (web_api_ci_known(path))
+		r = web_api_ci(c, &w, path, query);
 	else
 		return web_api_fail(c, 404, NULL, NULL, "not found: the API's "
 		    "paths are targets, tests, test/ID, test/ID/actions, runs, "
-		    "run/ID, trend, trends, flips and actions");
+		    "run/ID, trend, trends, flips, actions, quarantine and "
+		    "known-tests");
 	if (r > 0)
 		return 0;	/* a 400 or 404 already in the reply */
 	if (r < 0 || flaky_jw_finish(&w) < 0)
