@@ -76,4 +76,29 @@ int	 flaky_cs_band(int64_t k, int64_t n);
 int	 flaky_cs_settled(int64_t k, int64_t n, double alpha, double *lo,
 	    double *hi);
 
+/* Tolerance headroom (issue 34, gev.c, docs/triage.md): the generalized
+ * extreme value distribution fitted by maximum likelihood to the margin
+ * an assertion used in each run, G(z) = exp(-(1 + xi (z - mu) /
+ * sigma)^(-1/xi)). Under FLAKY_GEV_MIN_RUNS margins no fit is made. */
+#define FLAKY_GEV_MIN_RUNS	20
+struct flaky_gev {
+	double		 mu, sigma, xi;
+	double		 nll;		/* -log likelihood at the fit */
+	double		 shift, scale;	/* the data's mean and sd */
+	size_t		 n;
+};
+/* Fit x[n]: 0; -EINVAL under 3 values, -EDOM when they are all equal or
+ * no fit is found, -ENOMEM. */
+int	 flaky_gev_fit(const double *x, size_t n, struct flaky_gev *);
+double	 flaky_gev_cdf(const struct flaky_gev *, double z);
+/* 1 - G(z), exact for rates as small as 1e-300. */
+double	 flaky_gev_exceed(const struct flaky_gev *, double z);
+/* The z that is exceeded with probability exceed. */
+double	 flaky_gev_quantile(const struct flaky_gev *, double exceed);
+/* The 95% profile likelihood interval of 1 - G(bound) for the fit g of
+ * x[n] (Coles 2001, 2.6.6): lo 0 below 1e-16, hi 1 when nothing bounds
+ * it. 0, -EINVAL, -ENOMEM. */
+int	 flaky_gev_exceed_interval(const double *x, size_t n,
+	    const struct flaky_gev *, double bound, double *lo, double *hi);
+
 #endif
