@@ -85,6 +85,8 @@ flaky_store_prune(struct flaky_store *s, int64_t before_ms,
 			    ids[i], 0, &ps->results, err, errlen)) < 0 ||
 			    (r = exec2(s, "DELETE FROM attempts WHERE "
 			    "run_id = ?1", ids[i], 0, NULL, err, errlen)) < 0 ||
+			    (r = exec2(s, "DELETE FROM headroom WHERE "
+			    "run_id = ?1", ids[i], 0, NULL, err, errlen)) < 0 ||
 			    (r = exec2(s, "UPDATE runs SET stdout_id = NULL, "
 			    "stderr_id = NULL WHERE id = ?1", ids[i], 0, NULL, err,
 			    errlen)) < 0)

@@ -783,6 +783,8 @@ void	 flaky_target_views_free(struct flaky_target_view *, size_t);
 #include "store/store_ship.h"
 /* Evidence from CI jobs (ci.c, tokens.c, flips.c), apart in store_ci.h. */
 #include "store/store_ci.h"
+/* Seed sweeps and tolerance headroom (seed.c), apart in store_seed.h. */
+#include "store/store_seed.h"
 /* A quarantined test's passing runs in a row (quarantine.c). */
 int	 flaky_store_pass_streak(struct flaky_store *, int64_t test_id,
 	    int64_t *ret, char *err, size_t errlen);

@@ -667,6 +667,10 @@ flaky_store_run_finish(struct flaky_store *s, struct flaky_run_record *rec,
 		    errlen)) < 0)
 			goto fail;
 	}
+	/* A seeded run's margins of its approximate assertions (seed.c) */
+	if (res != NULL && res->nheadroom > 0 && (r = store_add_headroom(s,
+	    rec->id, res, err, errlen)) < 0)
+		goto fail;
 	/* A counted run's outcomes at its revision: flips (flips.c). An
 	 * ingested run's results are in already (ingest.c), its failures
 	 * counted there. */
