@@ -22,6 +22,7 @@
 #include "output.h"
 #include "progress.h"
 #include "perturb.h"
+#include "analyze.h"
 #include "subset.h"
 #include "pipeline/pipeline.h"
 #include "run_why.h"
@@ -222,14 +223,16 @@ run_ended(struct flaky_run *run, void *job_arg, void *arg)
 	a->finished++;
 	run_why_note(&a->why, a->finished, &run->rec);
 	settle_ended(a, run);
+	perturb_ended(&a->pt, run);
 	a->selected_runs += run->rec.selected > 0;
 	launch(a);
 	if (a->running == 0)
 		perturb_idle(&a->pt);
-	if (run->rec.incomplete != NULL) {
+	if (run->rec.incomplete != NULL && (run->rec.perturbation == NULL ||
+	    strcmp(run->rec.perturbation, FLAKY_PERTURB_REPLAY) != 0)) {
 		if (a->incomplete++ == 0)
 			a->incomplete_why = xstrdup(run->rec.incomplete);
-	} else
+	} else if (run->rec.incomplete == NULL)
 		tally_run(a, &run->results);
 	progress_draw(&a->prog);
 	if (a->running == 0 && (a->stopping || a->started >= a->runs))
@@ -281,11 +284,15 @@ launch(struct analyze *a)
 		a->stopped = a->stopped ? a->stopped : "budget";
 		a->stopping = 1;
 	}
+	/* a seed sweep's runs all ended: its replays, if any */
+	if (!a->stopping && a->started >= a->runs && a->running == 0)
+		a->runs += (int)perturb_replays(&a->pt);
 	while (!a->stopping && a->started < a->runs && a->running < a->jobs) {
 		a->started++;
 		a->job.spec.more = a->runs - a->started;
 		perturb_job(&a->pt, &a->job, a->job.spec.dir);
-		subset_job(&a->sub, &a->job, &a->settle);
+		subset_job(&a->sub, &a->job, &a->settle, a->pt.only,
+		    a->pt.nonly);
 		rc = flaky_pipeline_start(a->pl, &a->job, &run, err, sizeof err);
 		perturb_started(&a->pt);
 		subset_started(&a->sub, &a->job);
@@ -352,38 +359,6 @@ end_strays(struct analyze *a)
 	flaky_spawner_reap(a->sp);
 }
 
-/* Is s an existing directory (and so not a command)? */
-static int
-is_dir(const char *s)
-{
-	struct stat	 st;
-
-	return stat(s, &st) == 0 && S_ISDIR(st.st_mode);
-}
-
-/* The command the runs execute: built for a directory, or the user's
- * completed so that the runner prints every test's outcome. */
-static int
-prepare_command(const char *dir, char **argv,
-    const struct flaky_command_opts *opts, struct flaky_command *cmd)
-{
-	extern char	**environ;
-	char		  err[2048];
-	int		  r;
-
-	if (dir != NULL)
-		r = flaky_command_detect(dir, environ, opts, cmd, err,
-		    sizeof err);
-	else
-		r = flaky_command_complete(argv, environ, opts, cmd, err,
-		    sizeof err);
-	if (r == -ENOMEM)
-		fatalx("out of memory");
-	if (r < 0)
-		fprintf(stderr, "flakyctl: analyze: %s\n", err);
-	return r;
-}
-
 static int	cmd_analyze(struct ctl *, int, char **);
 
 /* Options stop at the first word: a command's own options are its own. */
@@ -419,8 +394,12 @@ static const struct cmd_option analyze_options[] = {
 	{ "shuffle", 0, 'O', NULL, "shuffle the tests' order, a fresh seed "
 	    "each run, recorded (pytest, Jest, Vitest, Playwright, go)" },
 	{ "seed", 0, 'Q', "N", "shuffle every run with this seed (one "
-	    "recorded in runs.seed): the order of that run again (default "
+	    "recorded in runs.seed): the order of that run again; with "
+	    "--perturb seed, every run's seed, or A-B in turn (default "
 	    "none)" },
+	{ "perturb", 0, 'P', "KIND", "seed: a seed sweep, each run's Python "
+	    "tests seeded with its own seed (pytest, unittest); shuffle, "
+	    "stress:KIND[:LEVEL], calm (default calm)" },
 	CMD_OPTION_BOX,
 	{ "risky", 0, 'X', NULL, "rerun only the Python tests with "
 	    "approximate assertions (flakyctl scan) in DIRECTORY" },
@@ -433,13 +412,14 @@ const struct cmd_entry cmd_analyze_entry = {
 	    "[--target NAME] [--junit PATH] [--fail-on TIERS] [--revision REV] "
 	    "[--capture BYTES] [--no-runner-cache] [--wide] [--until-settled "
 	    "[--max-runs N]] [--budget D] [--stress KIND[:LEVEL]] [--shuffle] "
-	    "[--seed N] [--box NAME] [--risky] "
+	    "[--seed N] [--perturb KIND] [--box NAME] [--risky] "
 	    "(DIRECTORY | [--] COMMAND...)",
 	.summary = "Rerun a test command N times, store every run, rank "
 	    "the tests.",
 	.example = "flakyctl analyze --runs 50 --jobs 4 tests/\n"
 	    "flakyctl analyze --runs 20 --timeout 10m -- pytest -x tests/api\n"
-	    "flakyctl analyze --risky --until-settled tests/",
+	    "flakyctl analyze --risky --until-settled tests/\n"
+	    "flakyctl analyze --risky --perturb seed --runs 100 tests/",
 	.options = analyze_options,
 	.flags = CMD_STOP_AT_OPERAND | CMD_WRITES,
 	.exec = cmd_analyze,
@@ -549,7 +529,11 @@ again:
 				return EXIT_ERROR;
 			break;
 		case 'O':
-			a.pt.shuffle = 1;
+			a.pt.shuffle = a.pt.asked_shuffle = 1;
+			break;
+		case 'P':
+			if (perturb_kind_option(&a.pt, optarg) < 0)
+				return EXIT_ERROR;
 			break;
 		case 'X':
 			a.risky = 1;
@@ -564,9 +548,10 @@ again:
 		return g.exit;
 	if (settled_check(a.until_settled, runs_set, &a.runs) < 0)
 		return EXIT_ERROR;
+	perturb_runs(&a.pt, &a.runs, runs_set & 1);
 	flaky_settle_init(&a.settle, FLAKY_CS_ALPHA);
 	if (optind < argc && dir_arg == NULL &&
-	    strcmp(argv[optind - 1], "--") != 0 && is_dir(argv[optind])) {
+	    strcmp(argv[optind - 1], "--") != 0 && analyze_is_dir(argv[optind])) {
 		dir_arg = argv[optind++];
 		goto again;
 	}
@@ -596,7 +581,7 @@ again:
 	}
 	if (getcwd(cwd, sizeof cwd) == NULL)
 		fatal("getcwd");
-	if (prepare_command(dir_arg, argv, &copts, &cmd) < 0 ||
+	if (analyze_command(dir_arg, argv, &copts, &cmd) < 0 ||
 	    perturb_check(&a.pt, &cmd) < 0)
 		goto out;
 	a.job.spec.argv = cmd.argv;
@@ -605,6 +590,8 @@ again:
 	if (subset_check(&a.sub, &cmd, a.job.spec.dir, a.until_settled,
 	    a.risky) < 0)
 		goto out;
+	if (a.pt.seeded)
+		subset_replays(&a.sub);
 	target = target_arg ? xstrdup(target_arg) :
 	    default_target(&cmd, a.job.spec.dir);
 	command = join_argv(cmd.env_set, cmd.argv);

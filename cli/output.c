@@ -253,9 +253,11 @@ print_json(const struct report_head *h, const struct report_evidence *ev,
 	    (long long)h->runs.runs, (long long)h->runs.done,
 	    (long long)h->runs.timeout, (long long)h->runs.error,
 	    (long long)h->runs.interrupted, (long long)h->runs.skipped);
-	printf(", \"stopped\": %lld, \"incomplete\": %lld, \"by_kind\": "
-	    "{\"suite\": %lld, \"alone\": %lld, \"ingested\": %lld}}",
+	printf(", \"stopped\": %lld, \"incomplete\": %lld, \"replays\": "
+	    "%lld, \"by_kind\": {\"suite\": %lld, \"alone\": %lld, "
+	    "\"ingested\": %lld}}",
 	    (long long)h->runs.stopped, (long long)h->runs.incomplete,
+	    (long long)h->runs.replays,
 	    (long long)h->runs.suite, (long long)h->runs.alone,
 	    (long long)h->runs.ingested);
 	if (h->hist != NULL) {

@@ -375,6 +375,10 @@ head_counts(struct ctl *ctl, const struct report_head *h,
 	if (c->incomplete)
 		flaky_buf_printf(b, "; %lld incomplete (some outcomes "
 		    "missing), counted in no rate", (long long)c->incomplete);
+	if (c->replays)
+		flaky_buf_printf(b, "; %lld replay%s of failing seeds, "
+		    "evidence only", (long long)c->replays,
+		    plural(c->replays));
 	/* runs alone never count in the rates unless --kind asks */
 	if (c->alone && !(ctl->kinds & FLAKY_KIND_MASK(FLAKY_KIND_ALONE)))
 		flaky_buf_printf(b, "; and %lld run%s alone, shown beside the "

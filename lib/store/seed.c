@@ -196,7 +196,7 @@ flaky_store_seed_replays(struct flaky_store *s, const struct flaky_query *q,
 	*ret_n = 0;
 	/* replays are few and small (the tests of one seed each) */
 	if (sql_prepare_v2(store_db(s), "SELECT r.test_id, ru.id, ru.seed, "
-	    "r.outcome IN (1, 2) FROM runs ru JOIN targets tg ON tg.id = "
+	    "CASE WHEN r.outcome IN (1, 2) THEN 1 ELSE 0 END FROM runs ru JOIN targets tg ON tg.id = "
 	    "ru.target_id CROSS JOIN results r ON r.run_id = ru.id WHERE "
 	    "ru.perturbation = 'seed:replay' AND ru.kind = 'suite' AND "
 	    "ru.id BETWEEN ?1 AND ?2 AND ru.started_ms >= ?4 AND "

@@ -239,6 +239,7 @@ struct flaky_run_counts {
 	int64_t		 stopped, incomplete;
 	int64_t		 suite, alone, ingested;
 	int64_t		 first_ms, last_ms;
+	int64_t		 replays;	/* of failing seeds: not incomplete */
 };
 int	 flaky_store_run_counts(struct flaky_store *, const struct flaky_query *,
 	    struct flaky_run_counts *, char *err, size_t errlen);
