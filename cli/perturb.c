@@ -4,7 +4,6 @@
  * pipeline records both with the run: runs.perturbation and runs.seed. */
 #include "buildconf.h"
 
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,8 +31,7 @@ perturb_kind_option(struct perturb *p, const char *arg)
 		/* --seed N given before: the seed of every run, not an order */
 		p->seeded = 1;
 		p->shuffle = 0;
-	}
-	else if (strcmp(arg, "shuffle") == 0)
+	} else if (strcmp(arg, "shuffle") == 0)
 		p->shuffle = p->asked_shuffle = 1;
 	else if (strncmp(arg, "stress:", 7) == 0)
 		return perturb_stress_option(p, arg + 7);
@@ -49,6 +47,7 @@ int
 perturb_check(struct perturb *p, const struct flaky_command *cmd)
 {
 	char	**argv, **envp, err[512];
+	int	 r;
 
 	p->cmd = cmd;
 	if (p->seed_to > 0 && !p->seeded) {
@@ -70,20 +69,16 @@ perturb_check(struct perturb *p, const struct flaky_command *cmd)
 		    p->stress.kinds ? "--stress" : "--shuffle");
 		return -1;
 	}
-	if (p->seeded) {
-		if (flaky_command_seed(cmd, "1", NULL, 0, &argv, &envp, err,
-		    sizeof err) < 0) {
-			fprintf(stderr, "flakyctl: analyze: %s\n", err);
-			return -1;
-		}
-		flaky_command_free_vec(argv);
-		flaky_command_free_vec(envp);
+	/* the command must take the perturbation: tried on a seed of 1 */
+	if (p->seeded)
+		r = flaky_command_seed(cmd, "1", NULL, 0, &argv, &envp, err,
+		    sizeof err);
+	else if (p->shuffle)
+		r = flaky_command_shuffle(cmd, "1", &argv, &envp, err,
+		    sizeof err);
+	else
 		return 0;
-	}
-	if (!p->shuffle)
-		return 0;
-	if (flaky_command_shuffle(cmd, "1", &argv, &envp, err,
-	    sizeof err) < 0) {
+	if (r < 0) {
 		fprintf(stderr, "flakyctl: analyze: %s\n", err);
 		return -1;
 	}

@@ -139,8 +139,8 @@ seed_value(const char *seed)
 }
 
 /* Set NAME=VALUE in e, replacing NAME's value. */
-static void
-env_set(struct cmd_vec *e, const char *name, const char *value)
+void
+cmd_env_set(struct cmd_vec *e, const char *name, const char *value)
 {
 	size_t	 n = strlen(name), i;
 	char	*s;
@@ -170,7 +170,7 @@ env_join(struct cmd_vec *e, char *const *envp, const char *name,
 	char	*s;
 
 	if (old == NULL || *old == '\0') {
-		env_set(e, name, first);
+		cmd_env_set(e, name, first);
 		return;
 	}
 	if (asprintf(&s, "%s%s%s", first_first ? first : old, sep,
@@ -178,7 +178,7 @@ env_join(struct cmd_vec *e, char *const *envp, const char *name,
 		e->oom = 1;
 		return;
 	}
-	env_set(e, name, s);
+	cmd_env_set(e, name, s);
 	free(s);
 }
 
@@ -213,26 +213,26 @@ flaky_command_seed(const struct flaky_command *c, const char *seed,
 	for (size_t i = 0; c->envp != NULL && c->envp[i] != NULL; i++)
 		cmd_vec_add(&e, c->envp[i]);
 	snprintf(num, sizeof num, "%lu", v);
-	env_set(&e, "FLAKY_SEED", num);
-	env_set(&e, "PYTHONHASHSEED", num);
+	cmd_env_set(&e, "FLAKY_SEED", num);
+	cmd_env_set(&e, "PYTHONHASHSEED", num);
 	env_join(&e, c->envp, "PYTHONPATH", hook, ":", 1);
 	if (strcmp(r, "pytest") == 0)
 		env_join(&e, c->envp, "PYTEST_PLUGINS",
 		    FLAKY_SEED_PYTEST_PLUGIN, ",", 0);
 	if (headroom)
-		env_set(&e, "FLAKY_HEADROOM", FLAKY_HEADROOM_FILE);
+		cmd_env_set(&e, "FLAKY_HEADROOM", FLAKY_HEADROOM_FILE);
 	for (size_t i = 0; i < FLAKY_ARRAY_SIZE(seed_vars); i++) {
 		const struct seed_var *sv = &seed_vars[i];
 
 		if (!project_has(sv, dir))
 			continue;
 		snprintf(num, sizeof num, "%lu", v % sv->range);
-		env_set(&e, sv->name, num);
+		cmd_env_set(&e, sv->name, num);
 		flaky_buf_printf(&ids, "%s%s=%s", ids.len ? "," : "",
 		    sv->fixture, sv->id);
 	}
 	if (ids.len > 0)
-		env_set(&e, "FLAKY_SEED_IDS", flaky_buf_cstr(&ids));
+		cmd_env_set(&e, "FLAKY_SEED_IDS", flaky_buf_cstr(&ids));
 	if (ids.oom)
 		e.oom = 1;
 	flaky_buf_free(&ids);
