@@ -3,7 +3,9 @@
  * approximate assertion used, one per run, to tell how often the bound
  * would be crossed and which bound would hold; the interval of that rate
  * from the profile likelihood (Coles, "An Introduction to Statistical
- * Modeling of Extreme Values", 2001, sections 3.3 and 2.6.6).
+ * Modeling of Extreme Values", 2001, sections 3.3 and 2.6.6). The lowest
+ * share of the values may be censored (known only to lie at or below
+ * the highest of them): the tail is fitted, not the bulk.
  *
  * G(z) = exp(-(1 + xi (z - mu) / sigma)^(-1/xi)), exp(-exp(-(z - mu) /
  * sigma)) at xi = 0. The data are standardized first (mean 0, sd 1), so
@@ -28,21 +30,42 @@
 /* What the optimizer minimizes: -log likelihood at three parameters,
  * or at two of them with the third fixed by a rate (the profile). */
 struct nll {
-	const double	*y;
+	const double	*y;		/* the values above the threshold */
 	size_t		 n;
+	size_t		 below;		/* censored: at or below u */
+	double		 u;
 	int		 profile;
 	double		 bound, yp;	/* profile: G(bound) = exp(-yp) */
 };
 
-/* -log likelihood of y under (mu, sigma, xi); BIG when a point lies
- * outside the support or the parameters are out of bounds. */
+/* -log G(u) under (mu, sigma, xi): what each censored value adds. */
 static double
-gev_nll(const double *y, size_t n, double mu, double sigma, double xi)
+censored_nll(double u, double mu, double sigma, double xi)
 {
+	double	 z = (u - mu) / sigma, t;
+
+	if (fabs(xi) < XI_ZERO)
+		return exp(-z);
+	t = 1 + xi * z;
+	if (!(t > 0))
+		return xi > 0 ? BIG : 0;
+	return pow(t, -1 / xi);
+}
+
+/* -log likelihood of y under (mu, sigma, xi), with below values known
+ * only to be at or below u; BIG when a point lies outside the support or
+ * the parameters are out of bounds. */
+static double
+gev_nll(const struct nll *f, double mu, double sigma, double xi)
+{
+	const double *y = f->y;
+	size_t	 n = f->n;
 	double	 s = 0;
 
 	if (!(sigma > 0) || xi < XI_MIN || xi > XI_MAX || !isfinite(mu))
 		return BIG;
+	if (f->below > 0)
+		s += (double)f->below * censored_nll(f->u, mu, sigma, xi);
 	for (size_t i = 0; i < n; i++) {
 		double z = (y[i] - mu) / sigma;
 
@@ -86,7 +109,7 @@ objective(const struct nll *f, const double *x)
 		sigma = exp(x[1]);
 		xi = x[2];
 	}
-	return gev_nll(f->y, f->n, mu, sigma, xi);
+	return gev_nll(f, mu, sigma, xi);
 }
 
 /* Nelder-Mead from x (d <= 3 dimensions, initial steps step), restarted
@@ -192,24 +215,55 @@ moments(const double *x, size_t n, double *m, double *s)
 	*s = n > 1 ? sqrt(q / (double)(n - 1)) : 0;
 }
 
+/* qsort order of doubles. */
+static int
+cmp_double(const void *a, const void *b)
+{
+	double	 x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* x[n] standardized by (shift, scale) and sorted into a new array, the
+ * lowest censor * n of them censored at the highest of them: f set up;
+ * the array (for free) or NULL. */
+static double *
+standardize(const double *x, size_t n, double shift, double scale,
+    double censor, struct nll *f)
+{
+	double	*y;
+	size_t	 k = (size_t)(censor * (double)n);
+
+	if ((y = malloc(n * sizeof *y)) == NULL)
+		return NULL;
+	for (size_t i = 0; i < n; i++)
+		y[i] = (x[i] - shift) / scale;
+	qsort(y, n, sizeof *y, cmp_double);
+	if (k >= n)
+		k = n - 1;
+	f->below = k;
+	f->u = k > 0 ? y[k - 1] : 0;
+	f->y = y + k;
+	f->n = n - k;
+	return y;
+}
+
 int
-flaky_gev_fit(const double *x, size_t n, struct flaky_gev *g)
+flaky_gev_fit(const double *x, size_t n, double censor, struct flaky_gev *g)
 {
 	static const double xis[] = { -0.2, 0.0, 0.2 };
-	struct nll f = { NULL, n, 0, 0, 0 };
+	struct nll f;
 	double	*y, m, s, best = BIG, step[3] = { 0.3, 0.3, 0.1 };
 
 	memset(g, 0, sizeof *g);
-	if (n < 3)
+	memset(&f, 0, sizeof f);
+	if (n < 3 || censor < 0 || censor >= 1)
 		return -EINVAL;
 	moments(x, n, &m, &s);
 	if (!(s > 0) || !isfinite(s))
 		return -EDOM;
-	if ((y = malloc(n * sizeof *y)) == NULL)
+	if ((y = standardize(x, n, m, s, censor, &f)) == NULL)
 		return -ENOMEM;
-	for (size_t i = 0; i < n; i++)
-		y[i] = (x[i] - m) / s;
-	f.y = y;
 	/* Gumbel's moments at sd 1, with three shapes to start from */
 	for (size_t k = 0; k < sizeof xis / sizeof xis[0]; k++) {
 		double	 p[3] = { -0.5772 * 0.7797, log(0.7797), xis[k] };
@@ -227,9 +281,10 @@ flaky_gev_fit(const double *x, size_t n, struct flaky_gev *g)
 		return -EDOM;
 	g->scale = s;
 	g->shift = m;
-	/* back in the data's units: the log likelihood of x is that of y
-	 * less n log s (the Jacobian) */
-	g->nll = best + (double)n * log(s);
+	g->censor = censor;
+	/* back in the data's units: the density of each value not censored
+	 * takes log s (the Jacobian) */
+	g->nll = best + (double)f.n * log(s);
 	g->mu = m + s * g->mu;
 	g->sigma *= s;
 	g->n = n;
@@ -305,21 +360,20 @@ flaky_gev_exceed_interval(const double *x, size_t n,
 {
 	/* chi-squared with one degree of freedom at 95%, halved */
 	const double crit = 3.841458820694124 / 2;
-	struct nll f = { NULL, n, 1, 0, 0 };
+	struct nll f;
 	double	*y, nll0, b, uh, a, c, w[2], p;
 	int	 r = 0;
 
 	*lo = 0;
 	*hi = 1;
+	memset(&f, 0, sizeof f);
 	if (g->n != n || n < 3 || !(g->scale > 0))
 		return -EINVAL;
-	if ((y = malloc(n * sizeof *y)) == NULL)
+	if ((y = standardize(x, n, g->shift, g->scale, g->censor, &f)) ==
+	    NULL)
 		return -ENOMEM;
-	for (size_t i = 0; i < n; i++)
-		y[i] = (x[i] - g->shift) / g->scale;
-	f.y = y;
 	b = (bound - g->shift) / g->scale;
-	nll0 = g->nll - (double)n * log(g->scale);
+	nll0 = g->nll - (double)f.n * log(g->scale);
 	p = flaky_gev_exceed(g, bound);
 	uh = p > 0 ? log10(p) : U_MIN;
 	if (uh < U_MIN)

@@ -85,11 +85,16 @@ struct flaky_gev {
 	double		 mu, sigma, xi;
 	double		 nll;		/* -log likelihood at the fit */
 	double		 shift, scale;	/* the data's mean and sd */
+	double		 censor;	/* the share censored */
 	size_t		 n;
 };
-/* Fit x[n]: 0; -EINVAL under 3 values, -EDOM when they are all equal or
- * no fit is found, -ENOMEM. */
-int	 flaky_gev_fit(const double *x, size_t n, struct flaky_gev *);
+/* Fit x[n], its lowest censor * n values (0 <= censor < 1) known only to
+ * lie at or below the highest of them: 0; -EINVAL under 3 values or for
+ * a bad censor, -EDOM when they are all equal or no fit is found,
+ * -ENOMEM. */
+#define FLAKY_GEV_CENSOR	0.5	/* what headroom censors */
+int	 flaky_gev_fit(const double *x, size_t n, double censor,
+	    struct flaky_gev *);
 double	 flaky_gev_cdf(const struct flaky_gev *, double z);
 /* 1 - G(z), exact for rates as small as 1e-300. */
 double	 flaky_gev_exceed(const struct flaky_gev *, double z);
