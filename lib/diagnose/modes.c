@@ -428,5 +428,6 @@ flaky_diagnosis_free(struct flaky_diagnosis *d)
 	flaky_result_rows_free(d->failed, d->nfailed);
 	flaky_perturb_rows_free(d->perturbs, d->nperturbs);
 	free(d->boxes);
+	flaky_headroom_sites_free(d->headroom, d->nheadroom);
 	free(d);
 }

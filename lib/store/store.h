@@ -436,6 +436,7 @@ struct flaky_result_row {
 	char		*message;
 	char		*box;			/* runs.box as stored (issue
 						 * 15); NULL: none recorded */
+	char		*perturbation;		/* the run's; NULL: calm */
 };
 void	 flaky_result_rows_free(struct flaky_result_row *, size_t);
 
