@@ -318,6 +318,7 @@ print_json(const struct report_head *h, const struct report_evidence *ev,
 		evidence_json_cluster(stdout, ev, r);
 		evidence_json_perturbs(stdout, ev, r->test_id);
 		evidence_json_boxes(stdout, ev, r->test_id);
+		evidence_json_seeds(stdout, ev, r->test_id);
 		if (need < 0)
 			printf(", \"runs_needed\": null");
 		else
