@@ -652,8 +652,17 @@ flaky_store_ingest_finish(struct flaky_store_ingest *w,
 	sql_bind_int64(st, 3, w->failures);
 	r = is_done(w, st, "completing the run", err, errlen);
 	sql_finalize(st);
-	if (r == 0 && sql_is_pg(w->db))
-		return is_pg_move(w, rec->started_ms, err, errlen);
+	if (r == 0 && sql_is_pg(w->db)) {
+		/* Flips read the run's results: on the server they are in
+		 * results only now, so flaky_store_run_finish found none
+		 * (and counted nothing); count them here. */
+		if ((r = is_pg_move(w, rec->started_ms, err, errlen)) < 0 ||
+		    rec->kind == FLAKY_KIND_ALONE || rec->incomplete != NULL ||
+		    rec->revision == NULL)
+			return r;
+		return store_flips_run(w->s, w->run_id, w->target_id,
+		    rec->revision, rec->started_ms, w->failures, err, errlen);
+	}
 	/* The budget and failure rollups count a run of any kind
 	 * (write_sql.c) */
 	for (int i = 0; r == 0 && w->failures > 0 && i < 2; i++) {
