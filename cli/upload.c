@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <event2/event.h>
 #include <event2/http.h>
 
 #include "classify/classify.h"
@@ -242,6 +243,7 @@ upload_http(struct ctl *ctl, struct upload_args *a, char **files, size_t n)
 {
 	struct upload_req u;
 	struct flaky_buf body;
+	struct event_base *base = NULL;
 	char		 err[512], *query, *token;
 	int		 status, ret = EXIT_ERROR;
 
@@ -259,8 +261,8 @@ upload_http(struct ctl *ctl, struct upload_args *a, char **files, size_t n)
 	u.timeout_ms = a->timeout_ms;
 	u.backoff_ms = 1000;
 	flaky_buf_init(&body);
-	if (upload_post(ctl_event_base(), &u, &status, &body, err,
-	    sizeof err) < 0) {
+	base = ctl_event_base();
+	if (upload_post(base, &u, &status, &body, err, sizeof err) < 0) {
 		fprintf(stderr, "flakyctl upload: nothing stored: %s\n", err);
 		goto out;
 	}
@@ -273,6 +275,8 @@ upload_http(struct ctl *ctl, struct upload_args *a, char **files, size_t n)
 	    "%.*s\n", status, (int)(body.len < 1000 ? body.len : 1000),
 	    body.len ? flaky_buf_cstr(&body) : "no reason given");
 out:
+	if (base != NULL)
+		event_base_free(base);
 	if (token != NULL)
 		explicit_bzero(token, strlen(token));
 	free(token);

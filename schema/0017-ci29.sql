@@ -40,14 +40,17 @@ CREATE TABLE IF NOT EXISTS tokens (
 
 -- Each upload once: its key is the request's Idempotency-Key, else the
 -- hash of its content with the target, job and attempt. Its runs have
--- run_ci.upload_id.
+-- run_ci.upload_id. A large upload to a server is committed in parts
+-- (so that the daemon's own writes never wait long): until stored_ms is
+-- set it is being stored, and its last run is still running.
 CREATE TABLE IF NOT EXISTS uploads (
 	id		INTEGER PRIMARY KEY,
 	key		TEXT NOT NULL UNIQUE,
 	token_id	INTEGER,		-- tokens(id); NULL: a local write
 	received_ms	INTEGER NOT NULL,
 	bytes		INTEGER NOT NULL,	-- the body as received
-	files		INTEGER NOT NULL
+	files		INTEGER NOT NULL,
+	stored_ms	INTEGER			-- NULL: being stored
 );
 
 -- The outcomes of a test at one revision, for the tests that failed at

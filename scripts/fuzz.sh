@@ -1,7 +1,8 @@
 #!/bin/sh
 # Bounded libFuzzer runs (clang, with ASan and UBSan) of everything that
 # parses untrusted text: runner output, JUnit XML, the YAML schedule,
-# Python source, and the control protocol's JSON and request lines. A crash, leak, hang or sanitizer report fails the script and
+# Python source, the control protocol's JSON and request lines, and what
+# an upload's client sends (its request, query and body). A crash, leak, hang or sanitizer report fails the script and
 # leaves the input in $FUZZ_OUT/<target>/.
 #
 # The runs are deterministic: a fixed seed and a fixed number of inputs per
@@ -28,7 +29,7 @@ scale=${SCALE:-1}
 src=$(cd "$(dirname "$0")/.." && pwd)
 out=${FUZZ_OUT:-/tmp/flaky-fuzz}
 # The longest first (the config's), so the others fill the other CPUs.
-targets="fuzz_config fuzz_parse fuzz_junit fuzz_pyscan fuzz_control"
+targets="fuzz_config fuzz_parse fuzz_junit fuzz_pyscan fuzz_control fuzz_upload"
 
 # Up to 200 seed files of the given folders.
 seed() {
@@ -52,11 +53,13 @@ run_target() {
 	fuzz_config) seeds=$(seed "$src/tests/fixtures/config" "$src/examples" -name '*.yaml') ;;
 	fuzz_pyscan) seeds=$(seed "$src/tests/pyscan/corpus" -name '*.py') ;;
 	fuzz_control) seeds= ;;
+	fuzz_upload) seeds= ;;
 	esac
 	for f in $seeds; do cp "$f" "$out/$t/corpus/" 2>/dev/null || true; done
 	case $t in
 	fuzz_parse) runs=20000 ;;
 	fuzz_pyscan) runs=150000 ;;
+	fuzz_upload) runs=150000 ;;
 	*) runs=400000 ;;
 	esac
 	runs=$((runs * scale))
@@ -123,6 +126,10 @@ build fuzz_pyscan "$src"/lib/scan/*.c "$out/inc/scan-codecs.c" \
     "$src/lib/util/util.c" & pids="$pids $!"
 build fuzz_control "$src/lib/json/json.c" "$src/lib/json/json_read.c" \
     "$src/lib/control/control.c" "$src/lib/util/util.c" & pids="$pids $!"
+# The upload's door and body: their partners in the server are the
+# harness's own (tests/fuzz/fuzz_upload.c).
+build fuzz_upload "$src/lib/http/door.c" "$src/lib/http/upload_body.c" \
+    "$src/lib/util/util.c" "$src/lib/util/box.c" -levent -lz & pids="$pids $!"
 built=0
 for p in $pids; do
 	wait "$p" || built=1
@@ -136,6 +143,14 @@ printf '{"ok":false,"error":"no target named \\"x\\" \\u00e9\\ud83d\\ude00 \\uff
 printf '[1,-0.5e-3,true,false,null,"\\/\\b\\f\\n\\r\\t",{},[]]' >"$c/types.json"
 printf 'run manual 3' >"$c/run.txt"
 printf 'status' >"$c/status.txt"
+# The upload target's: the first byte chooses the part (0, 1: a
+# connection's bytes; 2: a query; 3: a body on disk).
+c="$out/fuzz_upload/corpus"
+printf '\000POST /api/v1/uploads?target=x HTTP/1.1\r\nHost: a\r\nContent-Length: 10\r\n\r\n0123456789' >"$c/length"
+printf '\001POST /api/v1/uploads HTTP/1.1\r\nTransfer-Encoding: chunked\r\nExpect: 100-continue\r\n\r\n5\r\nhello\r\n0\r\n\r\n' >"$c/chunked"
+printf '\000GET /healthz HTTP/1.1\r\n\r\nGET / HTTP/1.1\r\n\r\n' >"$c/get"
+printf '\002target=web&revision=abc&branch=main&pr=5&job=unit&job_url=https://ci/1&attempt=2&box=b1&at=2026-01-01T00:00:00Z&ci=github' >"$c/query"
+printf '\003--abcd\r\nContent-Disposition: form-data; name="f"; filename="a.xml"\r\n\r\n<x/>\r\n--abcd--\r\n' >"$c/multipart"
 
 status=0
 # ASan keeps 256 MB of freed memory in quarantine by default, and that

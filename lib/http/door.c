@@ -220,7 +220,7 @@ body(struct http_door *d, struct evbuffer *src)
 	struct evbuffer_iovec v[8];
 	int64_t	 now = flaky_mono_us() / 1000, max = d->h->up.max_bytes;
 	size_t	 total, used = 0;
-	int	 n, r = 0;
+	int	 n, r = !d->chunked && d->left == 0;	/* no body */
 
 	while (r == 0 && evbuffer_get_length(src) > 0) {
 		n = evbuffer_peek(src, -1, NULL, v, 8);
@@ -254,7 +254,8 @@ body(struct http_door *d, struct evbuffer *src)
 	}
 	if (r > 0)
 		return 1;
-	if (d->seen > (d->state == D_BODY ? max + max / 64 + 65536 : 2 * max))
+	if (d->state == D_BODY ? http_upload_bytes(d->up) > max :
+	    d->seen > 2 * max)
 		return http_upload_refuse(d->up, 413, NULL), -1;
 	if (now - d->window_ms >= RATE_WINDOW_MS) {
 		if (d->window_bytes < RATE_MIN_BYTES)

@@ -108,6 +108,15 @@ struct flaky_http {
 	struct ssl_ctx_st	*tls;		/* NULL: plain HTTP */
 };
 
+/* An upload's query taken apart (upload_body.c): into u and m, its strings
+ * in kv, a salt of its job and attempt. 0, or -EINVAL with err (a 400). */
+struct evkeyvalq;
+struct flaky_upload;
+struct flaky_ci_meta;
+int	 http_upload_metadata(const char *query, struct evkeyvalq *kv,
+	    struct flaky_upload *u, struct flaky_ci_meta *m, char *salt,
+	    size_t saltlen, char *err, size_t errlen);
+
 /* An upload's body taken apart (upload_body.c): its files on disk. */
 #define HTTP_BODY_FILES	64
 struct http_body_file {

@@ -138,7 +138,7 @@ no(struct http_upload *u, int status, const char *msg)
 static int
 admit(struct flaky_http *h, struct http_upload *u, const char *head)
 {
-	char	 auth[FLAKY_TOKEN_LEN + 64];
+	char	 auth[FLAKY_TOKEN_LEN + 64], key[1024];
 	const char *tok, *q, *sp;
 	struct rate *r;
 	int64_t	 now = flaky_mono_us() / 1000;
@@ -164,7 +164,11 @@ admit(struct flaky_http *h, struct http_upload *u, const char *head)
 		    "required: this one may not upload");
 	header(head, "Content-Type", u->ctype, sizeof u->ctype);
 	header(head, "Content-Encoding", u->cenc, sizeof u->cenc);
-	header(head, "Idempotency-Key", u->key, sizeof u->key);
+	header(head, "Idempotency-Key", key, sizeof key);
+	if (strlen(key) >= sizeof u->key)
+		return no(u, 400, "Idempotency-Key: expected at most 255 "
+		    "bytes");
+	memcpy(u->key, key, strlen(key) + 1);
 	if (u->cenc[0] != '\0' && strcasecmp(u->cenc, "gzip") != 0 &&
 	    strcasecmp(u->cenc, "identity") != 0)
 		return no(u, 415, "Content-Encoding: expected "

@@ -1,8 +1,10 @@
-/* An upload's body taken apart on disk, in the upload worker: gzip
+/* An upload taken apart in the upload worker: its query's metadata
+ * (strict: a key we do not know is a 400), and its body on disk: gzip
  * (Content-Encoding, a gzip file or part) inflated with zlib, and
  * multipart/form-data split into its files, each streamed from the spool
  * into a file of its own. Memory stays a few buffers whatever the sizes;
- * every file written is bounded (a gzip bomb stops at the bound). */
+ * every file written is bounded (a gzip bomb stops at the bound). What
+ * comes from the client here is fuzzed (tests/fuzz/fuzz_upload.c). */
 #include "buildconf.h"
 
 #include <errno.h>
@@ -15,7 +17,11 @@
 
 #include <zlib.h>
 
+#include <event2/http.h>
+#include <event2/keyvalq_struct.h>
+
 #include "http_int.h"
+#include "ingest/ingest.h"
 #include "util/util.h"
 
 #define BUF	(64 * 1024)
@@ -221,7 +227,7 @@ http_body_split(const char *path, const char *ctype, struct http_body *b,
 	buf[1] = '\n';
 	have = 2;
 	for (;;) {
-		char	*p;
+		char	*p, *nl;
 		size_t	 used = 0;
 
 		if ((n = read(fd, buf + have, BUF + 128 - have)) < 0) {
@@ -302,20 +308,24 @@ http_body_split(const char *path, const char *ctype, struct http_body *b,
 				out = -1;
 			}
 			used = (size_t)(p - buf) + dl;
-			/* "--" closes the body; CRLF starts a part */
-			if (have - used < 2 && n > 0) {
-				used -= dl;
-				break;
-			}
+			/* "--" closes the body; the end of the delimiter's line
+			 * starts a part */
+			nl = memchr(buf + used, '\n', have - used);
 			if (have - used >= 2 && buf[used] == '-' &&
 			    buf[used + 1] == '-')
 				state = 3;
-			else {
+			else if (nl != NULL) {
 				state = 1;
 				hl = 0;
-				while (used < have && buf[used] != '\n')
-					used++;
-				used++;
+				used = (size_t)(nl - buf) + 1;
+			} else if (n > 0) {
+				used -= dl;	/* its line is still coming */
+				break;
+			} else {
+				r = flaky_error(err, errlen, EINVAL, "multipart/"
+				    "form-data: a delimiter's line without its "
+				    "end");
+				goto out;
 			}
 		}
 		memmove(buf, buf + used, have - used);
@@ -332,4 +342,75 @@ out:
 	close(fd);
 	free(buf);
 	return r;
+}
+
+/* The query's metadata, checked (its strings in kv): 0, or -EINVAL with
+ * err (a 400). */
+int
+http_upload_metadata(const char *query, struct evkeyvalq *kv, struct flaky_upload *u,
+    struct flaky_ci_meta *m, char *salt, size_t saltlen, char *err,
+    size_t errlen)
+{
+	static const char *const keys[] = { "target", "revision", "branch",
+	    "pr", "job", "job_url", "attempt", "box", "at", "ci" };
+	struct evkeyval	*e;
+	const char	*v;
+	long long	 a;
+
+	if (query != NULL && evhttp_parse_query_str(query, kv) < 0)
+		return flaky_error(err, errlen, EINVAL, "the query: expected "
+		    "key=value pairs");
+	TAILQ_FOREACH(e, kv, next) {
+		size_t	 i, n = 0;
+
+		for (i = 0; i < FLAKY_ARRAY_SIZE(keys); i++)
+			if (strcmp(e->key, keys[i]) == 0)
+				break;
+		if (i == FLAKY_ARRAY_SIZE(keys))
+			return flaky_error(err, errlen, EINVAL, "unknown "
+			    "parameter '%.64s': expected target, revision, "
+			    "branch, pr, job, job_url, attempt, box, at, ci",
+			    e->key);
+		for (struct evkeyval *o = TAILQ_FIRST(kv); o != NULL;
+		    o = TAILQ_NEXT(o, next))
+			n += strcmp(o->key, e->key) == 0;
+		if (n > 1)
+			return flaky_error(err, errlen, EINVAL, "parameter "
+			    "'%s' given %zu times", e->key, n);
+	}
+	if ((v = evhttp_find_header(kv, "target")) == NULL || *v == '\0' ||
+	    !flaky_target_name_ok(v))
+		return flaky_error(err, errlen, EINVAL, "target: expected a "
+		    "name of letters, digits, '.', '_' and '-'");
+	u->in.target = v;
+	u->in.revision = evhttp_find_header(kv, "revision");
+	m->branch = evhttp_find_header(kv, "branch");
+	m->pr = evhttp_find_header(kv, "pr");
+	m->job = evhttp_find_header(kv, "job");
+	m->job_url = evhttp_find_header(kv, "job_url");
+	m->ci = evhttp_find_header(kv, "ci");
+	if ((v = evhttp_find_header(kv, "attempt")) != NULL) {
+		if (flaky_parse_int(v, 1, 10000, &a) < 0)
+			return flaky_error(err, errlen, EINVAL, "attempt: "
+			    "expected 1 to 10000");
+		m->attempt = (int)a;
+	}
+	if ((v = evhttp_find_header(kv, "box")) != NULL &&
+	    flaky_box_check(v, err, errlen) < 0)
+		return -EINVAL;
+	u->in.box = v;
+	u->in.at_ms = -1;
+	if ((v = evhttp_find_header(kv, "at")) != NULL &&
+	    flaky_parse_time(v, &u->in.at_ms) < 0)
+		return flaky_error(err, errlen, EINVAL, "at: expected an ISO "
+		    "8601 time");
+	if (u->in.revision != NULL && (strlen(u->in.revision) > 256 ||
+	    *u->in.revision == '\0'))
+		return flaky_error(err, errlen, EINVAL, "revision: expected 1 "
+		    "to 256 bytes");
+	if (flaky_ci_meta_check(m, err, errlen) < 0)
+		return -EINVAL;
+	snprintf(salt, saltlen, "%s\n%d\n%s", m->job ? m->job : "",
+	    m->attempt, m->job_url ? m->job_url : "");
+	return 0;
 }

@@ -27,76 +27,6 @@
 #define TOKENS_EVERY_MS	5000
 #define KNOWN_DAYS	30
 
-/* The query's metadata, checked: 0 or 400 with err. */
-static int
-metadata(const char *query, struct evkeyvalq *kv, struct flaky_upload *u,
-    struct flaky_ci_meta *m, char *salt, size_t saltlen, char *err,
-    size_t errlen)
-{
-	static const char *const keys[] = { "target", "revision", "branch",
-	    "pr", "job", "job_url", "attempt", "box", "at", "ci" };
-	struct evkeyval	*e;
-	const char	*v;
-	long long	 a;
-
-	if (query != NULL && evhttp_parse_query_str(query, kv) < 0)
-		return flaky_error(err, errlen, EINVAL, "the query: expected "
-		    "key=value pairs");
-	TAILQ_FOREACH(e, kv, next) {
-		size_t	 i, n = 0;
-
-		for (i = 0; i < FLAKY_ARRAY_SIZE(keys); i++)
-			if (strcmp(e->key, keys[i]) == 0)
-				break;
-		if (i == FLAKY_ARRAY_SIZE(keys))
-			return flaky_error(err, errlen, EINVAL, "unknown "
-			    "parameter '%.64s': expected target, revision, "
-			    "branch, pr, job, job_url, attempt, box, at, ci",
-			    e->key);
-		for (struct evkeyval *o = TAILQ_FIRST(kv); o != NULL;
-		    o = TAILQ_NEXT(o, next))
-			n += strcmp(o->key, e->key) == 0;
-		if (n > 1)
-			return flaky_error(err, errlen, EINVAL, "parameter "
-			    "'%s' given %zu times", e->key, n);
-	}
-	if ((v = evhttp_find_header(kv, "target")) == NULL || *v == '\0' ||
-	    !flaky_target_name_ok(v))
-		return flaky_error(err, errlen, EINVAL, "target: expected a "
-		    "name of letters, digits, '.', '_' and '-'");
-	u->in.target = v;
-	u->in.revision = evhttp_find_header(kv, "revision");
-	m->branch = evhttp_find_header(kv, "branch");
-	m->pr = evhttp_find_header(kv, "pr");
-	m->job = evhttp_find_header(kv, "job");
-	m->job_url = evhttp_find_header(kv, "job_url");
-	m->ci = evhttp_find_header(kv, "ci");
-	if ((v = evhttp_find_header(kv, "attempt")) != NULL) {
-		if (flaky_parse_int(v, 1, 10000, &a) < 0)
-			return flaky_error(err, errlen, EINVAL, "attempt: "
-			    "expected 1 to 10000");
-		m->attempt = (int)a;
-	}
-	if ((v = evhttp_find_header(kv, "box")) != NULL &&
-	    flaky_box_check(v, err, errlen) < 0)
-		return -EINVAL;
-	u->in.box = v;
-	u->in.at_ms = -1;
-	if ((v = evhttp_find_header(kv, "at")) != NULL &&
-	    flaky_parse_time(v, &u->in.at_ms) < 0)
-		return flaky_error(err, errlen, EINVAL, "at: expected an ISO "
-		    "8601 time");
-	if (u->in.revision != NULL && (strlen(u->in.revision) > 256 ||
-	    *u->in.revision == '\0'))
-		return flaky_error(err, errlen, EINVAL, "revision: expected 1 "
-		    "to 256 bytes");
-	if (flaky_ci_meta_check(m, err, errlen) < 0)
-		return -EINVAL;
-	snprintf(salt, saltlen, "%s\n%d\n%s", m->job ? m->job : "",
-	    m->attempt, m->job_url ? m->job_url : "");
-	return 0;
-}
-
 /* The files of the body: gzip inflated, multipart split. */
 static int
 files_of(struct flaky_http *h, struct http_upload *up, struct http_body *b,
@@ -124,7 +54,7 @@ files_of(struct flaky_http *h, struct http_upload *up, struct http_body *b,
 	} else {
 		b->n = 1;
 		snprintf(b->f[0].path, sizeof b->f[0].path, "%s", spool);
-		snprintf(b->f[0].name, sizeof b->f[0].name, "body");
+		snprintf(b->f[0].name, sizeof b->f[0].name, "the body");
 		b->f[0].gzip = 1;	/* by its magic, below */
 	}
 	/* a gzip file (or part) is its content */
@@ -199,6 +129,9 @@ store_upload(struct flaky_http *h, struct flaky_store *st, struct http_job *j)
 
 	memset(&u, 0, sizeof u);
 	memset(&m, 0, sizeof m);
+	memset(f, 0, sizeof f);
+	for (size_t i = 0; i < HTTP_BODY_FILES; i++)
+		f[i].fd = -1;	/* ours, not ingest's (own_fd 0): kept open */
 	TAILQ_INIT(&kv);
 	if ((bp = calloc(1, sizeof *bp)) == NULL) {
 		reply_error(&j->reply, 503, "out of memory");
@@ -212,7 +145,7 @@ store_upload(struct flaky_http *h, struct flaky_store *st, struct http_job *j)
 		    "server's disk)");
 		goto out;
 	}
-	if ((r = metadata(http_upload_query(up), &kv, &u, &m, salt,
+	if ((r = http_upload_metadata(http_upload_query(up), &kv, &u, &m, salt,
 	    sizeof salt, err, sizeof err)) < 0) {
 		reply_error(&j->reply, 400, err);
 		goto out;
@@ -222,10 +155,16 @@ store_upload(struct flaky_http *h, struct flaky_store *st, struct http_job *j)
 		    r == -E2BIG ? 400 : 503, err);
 		goto out;
 	}
-	memset(f, 0, sizeof f);
+	/* named in messages as the client knows them, not by the spool's
+	 * paths on this server */
 	for (size_t i = 0; i < b.n; i++) {
-		f[i].path = b.f[i].path;
-		f[i].fd = -1;
+		f[i].path = b.f[i].name[0] != '\0' ? b.f[i].name :
+		    "a part";
+		if ((f[i].fd = open(b.f[i].path, O_RDONLY | O_CLOEXEC)) < 0) {
+			reply_error(&j->reply, 503, "cannot read the spooled "
+			    "upload (the server's disk)");
+			goto out;
+		}
 	}
 	if ((buf = malloc(FLAKY_INGEST_CHUNK)) == NULL) {
 		reply_error(&j->reply, 503, "out of memory");
@@ -239,10 +178,13 @@ store_upload(struct flaky_http *h, struct flaky_store *st, struct http_job *j)
 	u.key = http_upload_key(up);
 	u.token_id = http_upload_token(up);
 	u.bytes = http_upload_bytes(up);
+	/* in parts beside the daemon's writes (SQLite's one writer) */
+	u.parts = !flaky_store_is_server(h->db_path);
 	if ((r = flaky_upload_store(&u, f, b.n, buf, err, sizeof err)) < 0) {
-		/* a file refused: the client's to fix; else the store's */
-		reply_error(&j->reply, !u.store_failed ? 400 : r == -EBUSY ?
-		    503 : 500, err);
+		/* a file refused: the client's to fix; else the store's, or
+		 * the same upload in flight: to try again */
+		reply_error(&j->reply, r == -EINPROGRESS ? 503 :
+		    !u.store_failed ? 400 : r == -EBUSY ? 503 : 500, err);
 		goto out;
 	}
 	if (flaky_store_known(st, u.runs, u.nruns, j->now_ms -
@@ -260,6 +202,9 @@ store_upload(struct flaky_http *h, struct flaky_store *st, struct http_job *j)
 	j->reply.status = u.already ? 200 : 201;
 	j->reply.content_type = "application/json";
 out:
+	for (size_t i = 0; i < HTTP_BODY_FILES; i++)
+		if (f[i].fd >= 0)
+			close(f[i].fd);
 	flaky_known_free(k, nk);
 	flaky_upload_clear(&u);
 	evhttp_clear_headers(&kv);
@@ -312,6 +257,8 @@ upload_worker(void *arg)
 				flaky_store_close(st);
 				st = NULL;
 			}
+			if (st != NULL)
+				flaky_store_set_yielding(st, 1);
 			tokens_refresh(h, st);
 			next = flaky_mono_us() / 1000 + TOKENS_EVERY_MS;
 			pthread_mutex_lock(&h->mtx);

@@ -188,6 +188,8 @@ junit_case(void *arg, const struct flaky_result *r,
 	struct flaky_result c = *r;
 	int		 sig, e;
 
+	if (u->w == NULL)
+		return 0;	/* only read (flaky_ingest_check) */
 	c.signature = NULL;
 	if (FLAKY_FAILED(c.outcome)) {
 		/* As flaky_classify_run, result by result. */
@@ -200,7 +202,9 @@ junit_case(void *arg, const struct flaky_result *r,
 	}
 	if (c.duration_us > 0)
 		u->dur_us += c.duration_us;
-	if ((e = flaky_store_ingest_add(u->w, &c, a, na, err, errlen)) < 0)
+	if ((e = flaky_store_ingest_add(u->w, &c, a, na, err, errlen)) < 0 ||
+	    (u->in->yield != NULL && (e = u->in->yield(u->in->yield_arg, err,
+	    errlen)) < 0))
 		u->f->store_failed = 1;
 	return e;
 }
@@ -285,26 +289,30 @@ junit_finish(struct junit_run *u, const struct flaky_junit_info *info,
 	    errlen)) < 0)
 		return r;
 	u->f->run_id = rec.id;
-	if ((r = run_ci(in, u->f, err, errlen)) < 0)
-		return r;
 	u->f->store_failed = 0;
 	return 0;
 }
 
-/* A JUnit file, parsed and stored as it is read. */
+/* A JUnit file, parsed and stored as it is read (only parsed: dry). */
 static int
 ingest_junit(const struct flaky_ingest *in, struct flaky_ingest_file *f,
-    char *buf, char *err, size_t errlen)
+    char *buf, int dry, char *err, size_t errlen)
 {
 	struct junit_run u = { in, f, NULL, NULL, 0 };
 	struct flaky_junit_info info;
 	int		 r;
 
-	if ((r = flaky_store_ingest_start(in->store, in->target_id,
+	if (!dry && (r = flaky_store_ingest_start(in->store, in->target_id,
 	    in->now_ms, &u.w, err, errlen)) < 0) {
 		f->store_failed = 1;
 		return r;
 	}
+	if (!dry && in->yield != NULL)
+		flaky_store_ingest_set_yield(u.w, in->yield, in->yield_arg);
+	/* where it came from, before any part of it may be committed */
+	if (!dry && (f->run_id = flaky_store_ingest_run(u.w), r = run_ci(in,
+	    f, err, errlen)) < 0)
+		goto out;
 	if ((r = flaky_junit_stream_new(&u.js, f->path, junit_case, &u)) < 0) {
 		r = flaky_error(err, errlen, -r, "out of memory");
 		goto out;
@@ -318,6 +326,8 @@ ingest_junit(const struct flaky_ingest *in, struct flaky_ingest_file *f,
 		    "one <testcase>", f->path);
 		goto out;
 	}
+	if (dry)
+		goto out;
 	if ((r = junit_finish(&u, &info, err, errlen)) < 0)
 		goto out;
 	f->tests = info.n;
@@ -418,10 +428,10 @@ raw_store(const struct flaky_ingest *in, struct flaky_ingest_file *f,
 	return 0;
 }
 
-/* Raw runner output: parsed as it is read, then stored. */
+/* Raw runner output: parsed as it is read, then stored (not: dry). */
 static int
 ingest_raw(const struct flaky_ingest *in, struct flaky_ingest_file *f,
-    char *buf, char *err, size_t errlen)
+    char *buf, int dry, char *err, size_t errlen)
 {
 	struct raw	 x;
 	struct flaky_results res;
@@ -452,6 +462,8 @@ ingest_raw(const struct flaky_ingest *in, struct flaky_ingest_file *f,
 		    FLAKY_PARSE_RUNNERS ")", x.path);
 		goto out;
 	}
+	if (dry)
+		goto out;
 	if ((r = raw_keep(&x, &keep)) < 0) {
 		r = flaky_error(err, errlen, ENOMEM, "out of memory");
 		goto out;
@@ -486,6 +498,15 @@ flaky_ingest_store(const struct flaky_ingest *in, struct flaky_ingest_file *f,
 	}
 	f->store_failed = 0;
 	if (f->junit)
-		return ingest_junit(in, f, buf, err, errlen);
-	return ingest_raw(in, f, buf, err, errlen);
+		return ingest_junit(in, f, buf, 0, err, errlen);
+	return ingest_raw(in, f, buf, 0, err, errlen);
+}
+
+int
+flaky_ingest_check(const struct flaky_ingest *in, struct flaky_ingest_file *f,
+    char *buf, char *err, size_t errlen)
+{
+	if (f->junit)
+		return ingest_junit(in, f, buf, 1, err, errlen);
+	return ingest_raw(in, f, buf, 1, err, errlen);
 }

@@ -39,6 +39,11 @@ struct flaky_ingest {
 	const struct flaky_ci_meta *ci;
 	int64_t			 upload_id;
 	const char		*hash_salt;
+	/* Called after each result of a JUnit file is stored (NULL: never),
+	 * with the run being stored: an upload's writer may commit there
+	 * (upload.c). Non-zero fails the file with err. */
+	int			(*yield)(void *, char *err, size_t errlen);
+	void			*yield_arg;
 };
 
 /* One file: its path (or an open fd, with path naming it in messages),
@@ -72,6 +77,12 @@ int	 flaky_ingest_hash(const struct flaky_ingest *,
  * errno with err and f->store_failed. */
 int	 flaky_ingest_store(const struct flaky_ingest *,
 	    struct flaky_ingest_file *, char *buf, char *err, size_t errlen);
+/* Read a hashed file through its parser without storing anything: 0 when
+ * flaky_ingest_store would find nothing wrong with it (JUnit well formed,
+ * with a testcase; raw output with results), else a negative errno with
+ * err as flaky_ingest_store would say it. */
+int	 flaky_ingest_check(const struct flaky_ingest *,
+	    struct flaky_ingest_file *, char *buf, char *err, size_t errlen);
 /* Close what the file holds open. */
 void	 flaky_ingest_file_close(struct flaky_ingest_file *);
 
@@ -86,6 +97,13 @@ struct flaky_upload {
 						 * files' content, salted */
 	int64_t			 token_id;	/* 0: none (a local write) */
 	int64_t			 bytes;		/* as received */
+	/* Commit in parts whenever another writer of this process waits
+	 * for the lock (the server's worker, beside the daemon's loop):
+	 * every file is read through first, so that only the store can
+	 * fail once a part is committed; the upload is stored (its row's
+	 * stored_ms) with its last part. */
+	int			 parts;
+	int			 committed;	/* a part was */
 	/* What became of it. */
 	int64_t			 upload_id;
 	int			 already;	/* stored before, as upload_id */
@@ -96,7 +114,9 @@ struct flaky_upload {
 };
 /* 0 (u->already when it was stored before), or a negative errno with
  * err: a file refused (not recognized, malformed, too big:
- * !u->store_failed) or the store's error. buf: FLAKY_INGEST_CHUNK. */
+ * !u->store_failed), -EINPROGRESS when the same upload is being stored
+ * (by a writer in parts: try again), or the store's error. buf:
+ * FLAKY_INGEST_CHUNK. */
 int	 flaky_upload_store(struct flaky_upload *, struct flaky_ingest_file *,
 	    size_t n, char *buf, char *err, size_t errlen);
 void	 flaky_upload_clear(struct flaky_upload *);

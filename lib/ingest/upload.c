@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "ingest/ingest.h"
 #include "json/json.h"
@@ -48,7 +49,30 @@ find(struct flaky_upload *u, const char *key, char *err, size_t errlen)
 	if ((r = flaky_store_upload_find(u->in.store, key, &u->upload_id,
 	    &u->runs, &u->nruns, err, errlen)) == 1)
 		u->already = 1;
+	if (r == 2)
+		return flaky_error(err, errlen, EINPROGRESS, "this upload is "
+		    "being stored by another request: try again");
 	return r;
+}
+
+/* After each result of an upload stored in parts: when the daemon's loop
+ * (or another writer of the process) waits for the lock, commit what is
+ * there and let it in before going on. */
+static int
+yield(void *arg, char *err, size_t errlen)
+{
+	struct flaky_upload *u = arg;
+	struct timespec	 ts = { 0, 2 * 1000 * 1000 };
+	int		 r;
+
+	if (!flaky_store_others_wait())
+		return 0;
+	if ((r = flaky_store_commit(u->in.store, err, errlen)) < 0)
+		return r;
+	u->committed = 1;
+	/* the waiter polls every millisecond (open.c): it is in by now */
+	nanosleep(&ts, NULL);
+	return flaky_store_begin(u->in.store, err, errlen);
 }
 
 int
@@ -68,8 +92,12 @@ flaky_upload_store(struct flaky_upload *u, struct flaky_ingest_file *files,
 		    "file");
 	for (size_t i = 0; i < n; i++)
 		if ((r = flaky_ingest_hash(in, &files[i], buf, err,
-		    errlen)) < 0)
+		    errlen)) < 0 || (u->parts && (r = flaky_ingest_check(in,
+		    &files[i], buf, err, errlen)) < 0))
 			return r;
+	u->committed = 0;
+	in->yield = u->parts ? yield : NULL;
+	in->yield_arg = u;
 	if (u->bytes == 0)
 		for (size_t i = 0; i < n; i++)
 			u->bytes += files[i].size;
@@ -112,13 +140,23 @@ flaky_upload_store(struct flaky_upload *u, struct flaky_ingest_file *files,
 			u->runs[u->nruns++] = files[i].run_id;
 	}
 	u->store_failed = 1;
-	if ((r = flaky_store_commit(in->store, err, errlen)) < 0)
+	if ((r = flaky_store_upload_done(in->store, in->upload_id, in->now_ms,
+	    err, errlen)) < 0 || (r = flaky_store_commit(in->store, err,
+	    errlen)) < 0)
 		goto fail;
 	u->upload_id = in->upload_id;
 	u->store_failed = 0;
 	return 0;
 fail:
 	flaky_store_rollback(in->store);
+	if (u->committed) {
+		/* a part is in: the upload goes, its runs stay interrupted */
+		char	 e2[256];
+
+		if (flaky_store_upload_abandon(in->store, in->upload_id, e2,
+		    sizeof e2) < 0)
+			u->store_failed = 1;
+	}
 	free(u->runs);
 	u->runs = NULL;
 	u->nruns = 0;

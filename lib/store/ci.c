@@ -15,6 +15,8 @@
 
 /* Is s (NULL is) printable UTF-8 of at most max bytes? The field's name
  * and what is wrong into err. */
+static int	upload_forget(struct flaky_store *, int64_t, char *, size_t);
+
 static int
 field_check(const char *name, const char *s, size_t max, char *err,
     size_t errlen)
@@ -107,18 +109,22 @@ flaky_store_upload_find(struct flaky_store *s, const char *key,
 	struct sql_stmt	*st;
 	int64_t		*v = NULL, id = 0;
 	size_t		 n = 0, cap = 0;
-	int		 r, rc;
+	int		 r, rc, partial = 0, running = 0;
 
 	*ret_id = 0;
 	*ret_runs = NULL;
 	*ret_n = 0;
-	if ((r = store_prepare(s, "SELECT u.id, c.run_id FROM uploads u LEFT "
-	    "JOIN run_ci c ON c.upload_id = u.id WHERE u.key = ?1 ORDER BY "
-	    "c.run_id", &st, err, errlen)) < 0)
+	if ((r = store_prepare(s, "SELECT u.id, c.run_id, u.stored_ms IS "
+	    "NULL, r.status = 'running' FROM uploads u LEFT JOIN run_ci c ON "
+	    "c.upload_id = u.id LEFT JOIN runs r ON r.id = c.run_id WHERE "
+	    "u.key = ?1 ORDER BY c.run_id", &st, err, errlen)) < 0)
 		return r;
 	sql_bind_text(st, 1, key, -1, SQL_STATIC);
 	while ((rc = sql_step(st)) == SQL_ROW) {
 		id = sql_column_int64(st, 0);
+		partial = sql_column_int(st, 2);
+		running |= sql_column_type(st, 3) != SQL_NULL &&
+		    sql_column_int(st, 3);
 		if (sql_column_type(st, 1) == SQL_NULL)
 			continue;
 		if (flaky_array_grow(&v, &cap, n, sizeof *v) < 0) {
@@ -135,10 +141,72 @@ flaky_store_upload_find(struct flaky_store *s, const char *key,
 	}
 	if (id == 0)
 		return 0;
+	if (partial) {
+		free(v);
+		/* being stored by a live writer, or left by one gone (its
+		 * run interrupted): then it was never stored */
+		if (running)
+			return 2;
+		return (r = upload_forget(s, id, err, errlen)) < 0 ? r : 0;
+	}
 	*ret_id = id;
 	*ret_runs = v;
 	*ret_n = n;
 	return 1;
+}
+
+/* An upload that was not stored whole: its row goes (its runs stay, an
+ * unfinished one interrupted, a whole one evidence as any), so that the
+ * same upload may be stored again. Its own transaction. */
+static int
+upload_forget(struct flaky_store *s, int64_t id, char *err, size_t errlen)
+{
+	int	 r;
+
+	if ((r = flaky_store_begin(s, err, errlen)) < 0)
+		return r;
+	if ((r = store_exec_ints(s, "UPDATE runs SET status = 'interrupted', "
+	    "error = coalesce(error, 'interrupted: the upload was not "
+	    "stored whole') WHERE status = 'running' AND id IN (SELECT run_id "
+	    "FROM run_ci WHERE upload_id = ?1)", id, 0, NULL, err,
+	    errlen)) < 0 ||
+	    (r = store_exec_ints(s, "UPDATE run_ci SET upload_id = NULL WHERE "
+	    "upload_id = ?1", id, 0, NULL, err, errlen)) < 0 ||
+	    (r = store_exec_ints(s, "DELETE FROM uploads WHERE id = ?1 AND "
+	    "stored_ms IS NULL", id, 0, NULL, err, errlen)) < 0) {
+		flaky_store_rollback(s);
+		return r;
+	}
+	return flaky_store_commit(s, err, errlen);
+}
+
+int
+flaky_store_upload_abandon(struct flaky_store *s, int64_t id, char *err,
+    size_t errlen)
+{
+	return upload_forget(s, id, err, errlen);
+}
+
+int
+flaky_store_upload_done(struct flaky_store *s, int64_t id, int64_t ms,
+    char *err, size_t errlen)
+{
+	struct sql_stmt	*st;
+	int		 r = 0;
+
+	if ((r = store_prepare(s, "UPDATE uploads SET stored_ms = ?2 WHERE "
+	    "id = ?1 AND stored_ms IS NULL", &st, err, errlen)) < 0)
+		return r;
+	sql_bind_int64(st, 1, id);
+	sql_bind_int64(st, 2, ms);
+	if (sql_step(st) != SQL_DONE)
+		r = store_sql_error(s, err, errlen, "completing an upload");
+	else if (sql_changes(store_db(s)) != 1)
+		r = flaky_error(err, errlen, ESTALE, "upload %lld: its row went "
+		    "while it was stored (another server of this database "
+		    "gave it up)", (long long)id);
+	sql_finalize(st);
+	return r;
 }
 
 int

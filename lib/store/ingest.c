@@ -32,6 +32,8 @@
  * does with its CHUNK); the batch's texts are copied, bounded. */
 #define IS_BATCH	64
 #define IS_COLS		8
+/* Results whose rollups a writer that yields adds at once. */
+#define IS_ROLLUP_PART	4096
 
 enum {
 	IS_RUN,
@@ -46,9 +48,11 @@ enum {
 };
 
 static const char *const is_sql[IS_COUNT] = {
+	/* with its owner: a run committed in parts (an upload's) whose
+	 * writer is gone is interrupted by the next writer (owner.c) */
 	[IS_RUN] = "INSERT INTO runs (target_id, status, trigger, "
-	    "started_ms, kind, box) VALUES (?1, 'running', 'ingest', ?2, "
-	    "'ingested', ?3)",
+	    "started_ms, kind, box, owner_boot, owner_pid, owner_start) "
+	    "VALUES (?1, 'running', 'ingest', ?2, 'ingested', ?3, ?4, ?5, ?6)",
 	[IS_TEST_FIND] = "SELECT id FROM tests WHERE target_id = ?1 AND "
 	    "name = ?2",
 	[IS_TEST_ADD] = "INSERT INTO tests (target_id, name) VALUES (?1, ?2)",
@@ -89,6 +93,8 @@ struct flaky_store_ingest {
 	struct is_row		 rows[IS_BATCH];
 	size_t			 nrows;
 	struct flaky_buf	 text;		/* their messages, signatures */
+	int			(*yield)(void *, char *, size_t);
+	void			*yield_arg;
 };
 
 /* Prepare sql; on PostgreSQL the results go to the temporary table
@@ -162,6 +168,7 @@ flaky_store_ingest_start(struct flaky_store *s, int64_t target_id,
     char *err, size_t errlen)
 {
 	struct flaky_store_ingest *w;
+	struct store_owner me;
 	struct sql_stmt	*st;
 	int		 r;
 
@@ -196,6 +203,11 @@ flaky_store_ingest_start(struct flaky_store *s, int64_t target_id,
 	sql_bind_int64(st, 1, target_id);
 	sql_bind_int64(st, 2, started_ms);
 	sql_bind_text(st, 3, flaky_store_box(s), -1, SQL_STATIC);
+	if (store_owner_self(&me) == 0) {
+		sql_bind_text(st, 4, me.boot, -1, SQL_TRANSIENT);
+		sql_bind_int64(st, 5, me.pid);
+		sql_bind_int64(st, 6, me.start);
+	}
 	if ((r = is_done(w, st, "adding the run", err, errlen)) < 0)
 		goto fail;
 	w->run_id = sql_last_insert_rowid(w->db);
@@ -493,13 +505,14 @@ flaky_store_ingest_resign(struct flaky_store_ingest *w, const char *sig,
 	return r;
 }
 
-/* The rollups of the run's results, added to their tests' day at once:
- * what flaky_store_run_finish adds result by result, read back from the
- * results (a run's rows are neighbours). Done at the end, when the run's
- * time is known (a JUnit file may name it after its first testcase). */
+/* The rollups of the run's results at positions [from, to), added to
+ * their tests' day at once: what flaky_store_run_finish adds result by
+ * result, read back from the results (a run's rows are neighbours). Done
+ * at the end, when the run's time is known (a JUnit file may name it
+ * after its first testcase). */
 static int
-is_rollups(struct flaky_store_ingest *w, int64_t day, char *err,
-    size_t errlen)
+is_rollups_part(struct flaky_store_ingest *w, int64_t day, int64_t from,
+    int64_t to, char *err, size_t errlen)
 {
 	struct sql_stmt	*st;
 	int		 r;
@@ -513,7 +526,8 @@ is_rollups(struct flaky_store_ingest *w, int64_t day, char *err,
 	    "flaky_hist_add(NULL, CASE WHEN c AND NOT f THEN duration_us END), "
 	    "flaky_hist_add(NULL, CASE WHEN f THEN duration_us END) "
 	    "FROM (SELECT test_id, duration_us, outcome IN (1, 2) AS f, "
-	    "outcome IN (0, 1, 2, 5) AS c FROM results WHERE run_id = ?1) "
+	    "outcome IN (0, 1, 2, 5) AS c FROM results WHERE run_id = ?1 "
+	    "AND position >= ?3 AND position < ?4) "
 	    "WHERE true ON CONFLICT (test_id, day) DO UPDATE SET "
 	    "runs = runs + excluded.runs, "
 	    "failures = failures + excluded.failures, "
@@ -528,6 +542,8 @@ is_rollups(struct flaky_store_ingest *w, int64_t day, char *err,
 		return store_sql_error(w->s, err, errlen, "preparing");
 	sql_bind_int64(st, 1, w->run_id);
 	sql_bind_int64(st, 2, day);
+	sql_bind_int64(st, 3, from);
+	sql_bind_int64(st, 4, to);
 	r = is_done(w, st, "updating the rollups", err, errlen);
 	sql_finalize(st);
 	if (r < 0)
@@ -539,7 +555,8 @@ is_rollups(struct flaky_store_ingest *w, int64_t day, char *err,
 	    "SELECT ?2, r.test_id, coalesce(ru.box, ''), "
 	    "sum(r.outcome IN (0, 1, 2, 5)), sum(r.outcome IN (1, 2)) "
 	    "FROM runs ru JOIN results r ON r.run_id = ru.id "
-	    "WHERE ru.id = ?1 GROUP BY r.test_id, ru.box "
+	    "WHERE ru.id = ?1 AND r.position >= ?3 AND r.position < ?4 "
+	    "GROUP BY r.test_id, ru.box "
 	    "ON CONFLICT (day, test_id, box) DO UPDATE SET "
 	    "runs = box_rollups.runs + excluded.runs, "
 	    "failures = box_rollups.failures + excluded.failures", -1, &st,
@@ -547,9 +564,37 @@ is_rollups(struct flaky_store_ingest *w, int64_t day, char *err,
 		return store_sql_error(w->s, err, errlen, "preparing");
 	sql_bind_int64(st, 1, w->run_id);
 	sql_bind_int64(st, 2, day);
+	sql_bind_int64(st, 3, from);
+	sql_bind_int64(st, 4, to);
 	r = is_done(w, st, "updating the rollups per box", err, errlen);
 	sql_finalize(st);
 	return r;
+}
+
+/* The rollups of the whole run, a part of its positions at a time for a
+ * writer that yields between them (each test has one result in a run:
+ * the parts add up to the whole). */
+static int
+is_rollups(struct flaky_store_ingest *w, int64_t day, char *err,
+    size_t errlen)
+{
+	int64_t	 part = w->yield != NULL ? IS_ROLLUP_PART : INT64_MAX / 2;
+	int	 r = 0;
+
+	for (int64_t from = 0; r == 0 && from < w->tests; from += part) {
+		if (from > 0 && (r = w->yield(w->yield_arg, err, errlen)) < 0)
+			break;
+		r = is_rollups_part(w, day, from, from + part, err, errlen);
+	}
+	return r;
+}
+
+void
+flaky_store_ingest_set_yield(struct flaky_store_ingest *w,
+    int (*fn)(void *, char *, size_t), void *arg)
+{
+	w->yield = fn;
+	w->yield_arg = arg;
 }
 
 /* PostgreSQL: the run is final, its results go over in one statement,
@@ -584,6 +629,14 @@ flaky_store_ingest_finish(struct flaky_store_ingest *w,
 	 * results to add: they are in. */
 	if ((r = is_flush(w, err, errlen)) < 0)
 		return r;
+	/* Rates count complete runs, as flaky_store_run_finish has it.
+	 * First, while the run is still running: a writer that yields
+	 * commits between their parts, and a run of an upload that is
+	 * still running says the upload is being stored (store/ci.c). */
+	if (!sql_is_pg(w->db) && rec->kind != FLAKY_KIND_ALONE &&
+	    rec->incomplete == NULL && (r = is_rollups(w, rec->started_ms /
+	    86400000, err, errlen)) < 0)
+		return r;
 	none = *meta;
 	none.v = NULL;
 	none.n = none.cap = 0;
@@ -599,8 +652,17 @@ flaky_store_ingest_finish(struct flaky_store_ingest *w,
 	sql_bind_int64(st, 3, w->failures);
 	r = is_done(w, st, "completing the run", err, errlen);
 	sql_finalize(st);
-	if (r == 0 && sql_is_pg(w->db))
-		return is_pg_move(w, rec->started_ms, err, errlen);
+	if (r == 0 && sql_is_pg(w->db)) {
+		/* Flips read the run's results: on the server they are in
+		 * results only now, so flaky_store_run_finish found none
+		 * (and counted nothing); count them here. */
+		if ((r = is_pg_move(w, rec->started_ms, err, errlen)) < 0 ||
+		    rec->kind == FLAKY_KIND_ALONE || rec->incomplete != NULL ||
+		    rec->revision == NULL)
+			return r;
+		return store_flips_run(w->s, w->run_id, w->target_id,
+		    rec->revision, rec->started_ms, w->failures, err, errlen);
+	}
 	/* The budget and failure rollups count a run of any kind
 	 * (write_sql.c) */
 	for (int i = 0; r == 0 && w->failures > 0 && i < 2; i++) {
@@ -612,10 +674,7 @@ flaky_store_ingest_finish(struct flaky_store_ingest *w,
 		    "updating the failure rollups", err, errlen);
 		sql_finalize(st);
 	}
-	/* Rates count complete runs, as flaky_store_run_finish has it. */
-	if (r < 0 || rec->kind == FLAKY_KIND_ALONE || rec->incomplete != NULL)
-		return r;
-	return is_rollups(w, rec->started_ms / 86400000, err, errlen);
+	return r;
 }
 
 void

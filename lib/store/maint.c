@@ -17,28 +17,6 @@
  * and must not hold the write lock for long. */
 #define PRUNE_BATCH		50
 
-/* Run a statement with one or two integer parameters; changes in *ret. */
-static int
-exec2(struct flaky_store *s, const char *sql, int64_t a, int64_t b,
-    int64_t *ret, char *err, size_t errlen)
-{
-	struct sql_stmt	*st;
-	int		 r;
-
-	if ((r = store_prepare(s, sql, &st, err, errlen)) < 0)
-		return r;
-	if (sql_bind_parameter_count(st) >= 1)
-		sql_bind_int64(st, 1, a);
-	if (sql_bind_parameter_count(st) >= 2)
-		sql_bind_int64(st, 2, b);
-	if (sql_step(st) != SQL_DONE)
-		r = store_sql_error(s, err, errlen, "pruning");
-	else if (ret != NULL)
-		*ret += sql_changes(store_db(s));
-	sql_finalize(st);
-	return r;
-}
-
 int
 flaky_store_prune(struct flaky_store *s, int64_t before_ms,
     struct flaky_prune_stats *ps, char *err, size_t errlen)
@@ -81,20 +59,20 @@ flaky_store_prune(struct flaky_store *s, int64_t before_ms,
 		for (int i = 0; i < n && r == 0; i++) {
 			/* The run's budget outlives its results: it is in
 			 * budget since the run was stored (0015-budget15). */
-			if ((r = exec2(s, "DELETE FROM results WHERE run_id = ?1",
+			if ((r = store_exec_ints(s, "DELETE FROM results WHERE run_id = ?1",
 			    ids[i], 0, &ps->results, err, errlen)) < 0 ||
-			    (r = exec2(s, "DELETE FROM attempts WHERE "
+			    (r = store_exec_ints(s, "DELETE FROM attempts WHERE "
 			    "run_id = ?1", ids[i], 0, NULL, err, errlen)) < 0 ||
-			    (r = exec2(s, "DELETE FROM headroom WHERE "
+			    (r = store_exec_ints(s, "DELETE FROM headroom WHERE "
 			    "run_id = ?1", ids[i], 0, NULL, err, errlen)) < 0 ||
-			    (r = exec2(s, "UPDATE runs SET stdout_id = NULL, "
+			    (r = store_exec_ints(s, "UPDATE runs SET stdout_id = NULL, "
 			    "stderr_id = NULL WHERE id = ?1", ids[i], 0, NULL, err,
 			    errlen)) < 0)
 				break;
 			ps->runs++;
 		}
 		if (r == 0)
-			r = exec2(s, "INSERT INTO store_meta (key, value) VALUES "
+			r = store_exec_ints(s, "INSERT INTO store_meta (key, value) VALUES "
 			    "('pruned_before_ms', ?1) ON CONFLICT (key) DO UPDATE "
 			    "SET value = max(store_meta.value, ?1)", before_ms, 0,
 			    NULL, err,
@@ -113,15 +91,15 @@ flaky_store_prune(struct flaky_store *s, int64_t before_ms,
 		return r;
 	/* Messages are referenced by failed results only. */
 	dummy = 0;
-	if ((r = exec2(s, "DELETE FROM messages WHERE id NOT IN (SELECT "
+	if ((r = store_exec_ints(s, "DELETE FROM messages WHERE id NOT IN (SELECT "
 	    "message_id FROM results WHERE outcome IN (1, 2) AND message_id "
 	    "IS NOT NULL)", 0, 0, &ps->messages, err, errlen)) < 0 ||
 	    /* Output is shared between runs: kept while any run names it. */
-	    (r = exec2(s, "DELETE FROM outputs WHERE id NOT IN (SELECT "
+	    (r = store_exec_ints(s, "DELETE FROM outputs WHERE id NOT IN (SELECT "
 	    "stdout_id FROM runs WHERE stdout_id IS NOT NULL UNION ALL "
 	    "SELECT stderr_id FROM runs WHERE stderr_id IS NOT NULL)", 0, 0,
 	    &dummy, err, errlen)) < 0 ||
-	    (r = exec2(s, "INSERT INTO store_meta (key, value) VALUES "
+	    (r = store_exec_ints(s, "INSERT INTO store_meta (key, value) VALUES "
 	    "('pruned_before_ms', ?1) ON CONFLICT (key) DO UPDATE SET "
 	    "value = max(store_meta.value, ?1)", before_ms, 0, &dummy, err,
 	    errlen)) < 0) {

@@ -4,6 +4,7 @@
 #include "buildconf.h"
 
 #include <errno.h>
+#include <stdatomic.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <stdint.h>
@@ -367,6 +368,11 @@ out:
  * passed since this wait began; then the statement fails with SQL_BUSY
  * (-EBUSY from the store). SQLite's own handler sleeps a fixed ladder and
  * is not bounded by the clock. */
+/* The stores of this process that yield, and whether one that does not
+ * has waited for the lock (flaky_store_others_wait). */
+static atomic_int	 yielders;
+static atomic_int	 others_waited;
+
 static int
 busy_wait(void *arg, int count)
 {
@@ -378,6 +384,14 @@ busy_wait(void *arg, int count)
 	left = (int64_t)s->busy_ms * 1000 - (now - s->busy_start_us);
 	if (left <= 0)
 		return 0;
+	if (!s->yielding)
+		atomic_store(&others_waited, 1);
+	if (atomic_load(&yielders) > 0) {
+		/* a yielding writer commits as soon as it sees us: be there
+		 * when it does */
+		usleep((useconds_t)(left < 1000 ? left : 1000));
+		return 1;
+	}
 	us = 1000LL << (count < 6 ? count : 6);
 	/* xorshift: cheap, and each store has its own sequence */
 	s->rnd ^= s->rnd << 13;
@@ -388,6 +402,21 @@ busy_wait(void *arg, int count)
 		us = left;
 	usleep((useconds_t)us);
 	return 1;
+}
+
+void
+flaky_store_set_yielding(struct flaky_store *s, int on)
+{
+	if (!s->yielding == !on)
+		return;
+	s->yielding = on != 0;
+	atomic_fetch_add(&yielders, on ? 1 : -1);
+}
+
+int
+flaky_store_others_wait(void)
+{
+	return atomic_exchange(&others_waited, 0);
 }
 
 int
@@ -647,6 +676,7 @@ flaky_store_close(struct flaky_store *s)
 {
 	if (s == NULL)
 		return;
+	flaky_store_set_yielding(s, 0);
 	for (int i = 0; i < ST_COUNT; i++)
 		sql_finalize(s->st[i]);
 	store_output_finalize(&s->output);

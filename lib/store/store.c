@@ -133,6 +133,27 @@ store_sql_error(struct flaky_store *s, char *err, size_t errlen,
 }
 
 int
+store_exec_ints(struct flaky_store *s, const char *sql, int64_t a, int64_t b,
+    int64_t *changes, char *err, size_t errlen)
+{
+	struct sql_stmt	*st;
+	int		 r;
+
+	if ((r = store_prepare(s, sql, &st, err, errlen)) < 0)
+		return r;
+	if (sql_bind_parameter_count(st) >= 1)
+		sql_bind_int64(st, 1, a);
+	if (sql_bind_parameter_count(st) >= 2)
+		sql_bind_int64(st, 2, b);
+	if (sql_step(st) != SQL_DONE)
+		r = store_sql_error(s, err, errlen, "writing");
+	else if (changes != NULL)
+		*changes += sql_changes(store_db(s));
+	sql_finalize(st);
+	return r;
+}
+
+int
 store_exec(struct flaky_store *s, const char *sql, char *err, size_t errlen)
 {
 	if (sql_exec(s->db, sql, NULL, NULL, NULL) != SQL_OK)

@@ -134,6 +134,15 @@ int	 flaky_store_add_redaction(struct flaky_store *, const char *regex,
  * once. -EINVAL when negative. */
 int	 flaky_store_set_busy_timeout(struct flaky_store *, int ms);
 int	 flaky_store_busy_timeout(const struct flaky_store *);
+/* A writer that yields (the upload worker of flakyd and serve): its long
+ * transactions are committed in parts whenever another store of this
+ * process waits for the write lock (flaky_store_others_wait), so that the
+ * daemon's loop never waits long. While one exists, every store of the
+ * process polls a busy lock every millisecond rather than backing off. */
+void	 flaky_store_set_yielding(struct flaky_store *, int);
+/* Has a store of this process that does not yield waited for the write
+ * lock since the last call? Cleared by the call. */
+int	 flaky_store_others_wait(void);
 
 /* Group several writes into one transaction (BEGIN IMMEDIATE). Without
  * them each write is its own transaction. */

@@ -84,7 +84,9 @@ void	 flaky_token_rows_free(struct flaky_token_row *, size_t);
 /* Uploads, each stored once by its key (an Idempotency-Key, or the hash
  * of its content with the target, job and attempt). */
 /* The upload of that key: 1 with *ret_id and its runs' ids (malloc'd,
- * oldest first), 0 when there is none. */
+ * oldest first), 0 when there is none, 2 when it is being stored (by a
+ * writer that commits in parts). One whose writer is gone is forgotten
+ * (0). */
 int	 flaky_store_upload_find(struct flaky_store *, const char *key,
 	    int64_t *ret_id, int64_t **ret_runs, size_t *ret_n, char *err,
 	    size_t errlen);
@@ -93,6 +95,14 @@ int	 flaky_store_upload_find(struct flaky_store *, const char *key,
 int	 flaky_store_upload_add(struct flaky_store *, const char *key,
 	    int64_t token_id, int64_t received_ms, int64_t bytes, int files,
 	    int64_t *ret_id, char *err, size_t errlen);
+/* The upload is whole (uploads.stored_ms), in the open transaction:
+ * -ESTALE when its row went meanwhile. */
+int	 flaky_store_upload_done(struct flaky_store *, int64_t id, int64_t ms,
+	    char *err, size_t errlen);
+/* An upload committed in parts that failed: its row goes, an unfinished
+ * run of it is interrupted (its own transaction). */
+int	 flaky_store_upload_abandon(struct flaky_store *, int64_t id, char *err,
+	    size_t errlen);
 
 /* What the store knows of the tests that failed in these runs (an
  * upload's), each test once: its counted runs and failures in the window

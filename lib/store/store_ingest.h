@@ -30,6 +30,11 @@ int	 flaky_store_ingest_start(struct flaky_store *, int64_t target_id,
 	    int64_t started_ms, struct flaky_store_ingest **ret,
 	    char *err, size_t errlen);
 int64_t	 flaky_store_ingest_run(const struct flaky_store_ingest *);
+/* A writer that commits in parts (an upload's, lib/ingest/upload.c): fn is
+ * called between the parts of the run's last step (its rollups, a few
+ * thousand results each), where it may commit and begin again. */
+void	 flaky_store_ingest_set_yield(struct flaky_store_ingest *,
+	    int (*fn)(void *, char *, size_t), void *arg);
 int	 flaky_store_ingest_add(struct flaky_store_ingest *,
 	    const struct flaky_result *, const struct flaky_attempt *attempts,
 	    size_t nattempts, char *err, size_t errlen);

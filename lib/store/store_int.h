@@ -71,6 +71,10 @@ struct sql	*store_db(struct flaky_store *);
 int	 store_sql_error(struct flaky_store *, char *, size_t, const char *);
 /* Run sql; an error from SQLite names it. */
 int	 store_exec(struct flaky_store *, const char *sql, char *, size_t);
+/* Run sql with its integer parameters ?1 and ?2 (those it has); the rows
+ * it changed added to *changes (NULL: not counted). */
+int	 store_exec_ints(struct flaky_store *, const char *sql, int64_t a,
+	    int64_t b, int64_t *changes, char *, size_t);
 /* Prepare sql, or fill err (and set *st to NULL). */
 int	 store_prepare(struct flaky_store *, const char *sql, struct sql_stmt **st,
 	    char *, size_t);
@@ -257,6 +261,7 @@ struct flaky_store {
 	int			 orphans;	/* marked by the open */
 	int64_t			 busy_start_us;	/* this wait's start */
 	uint64_t		 rnd;		/* backoff jitter */
+	int			 yielding;	/* flaky_store_set_yielding */
 	struct sql_stmt		*st[ST_COUNT];
 	struct idcache		 tests, msgs;
 	struct flaky_redactor	*redact;

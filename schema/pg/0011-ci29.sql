@@ -36,7 +36,8 @@ CREATE TABLE IF NOT EXISTS uploads (
 	token_id	bigint,
 	received_ms	bigint NOT NULL,
 	bytes		bigint NOT NULL,
-	files		integer NOT NULL
+	files		integer NOT NULL,
+	stored_ms	bigint
 );
 
 CREATE TABLE IF NOT EXISTS revision_outcomes (

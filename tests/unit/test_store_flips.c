@@ -213,11 +213,23 @@ START_TEST(tokens_and_uploads)
 	    err, sizeof err), 0);
 	ck_assert_int_eq(flaky_store_upload_add(s, "k1", id, T0, 10, 1, &up,
 	    err, sizeof err), -EEXIST);
+	ck_assert_int_eq(flaky_store_upload_done(s, up, T0, err, sizeof err),
+	    0);
 	ck_assert_int_eq(flaky_store_upload_find(s, "k1", &id, &runs, &n, err,
 	    sizeof err), 1);
 	ck_assert_int_eq(id, up);
 	ck_assert_uint_eq(n, 0);
 	free(runs);
+	/* one never stored whole, with no run still running (its writer
+	 * gone): forgotten, so that it may be stored again */
+	ck_assert_int_eq(flaky_store_upload_add(s, "k2", 0, T0, 10, 1, &up,
+	    err, sizeof err), 0);
+	ck_assert_int_eq(flaky_store_upload_find(s, "k2", &id, &runs, &n, err,
+	    sizeof err), 0);
+	ck_assert_int_eq(flaky_store_upload_done(s, up, T0, err, sizeof err),
+	    -ESTALE);
+	ck_assert_int_eq(flaky_store_upload_add(s, "k2", 0, T0, 10, 1, &up,
+	    err, sizeof err), 0);
 	sqlite3_close(db);
 	flaky_store_close(s);
 }
