@@ -2,13 +2,14 @@
  * diagnosis (issue 34): the words and the JSON members "seeds" and
  * "headroom" (docs/json.md). */
 #include "buildconf.h"
+/* its own header first: it must stand alone */
+#include "evidence.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "evidence.h"
 #include "flakyctl.h"
 #include "log.h"
 

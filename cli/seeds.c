@@ -1,16 +1,15 @@
 /* analyze's seed sweep: failing seeds per test, and their replays
  * (seeds.h). */
 #include "buildconf.h"
+/* its own header first: it must stand alone */
+#include "seeds.h"
 
-#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "flakyctl.h"
 #include "log.h"
-#include "seeds.h"
-#include "store/store.h"
 
 struct seeds_test {
 	char	*name;

@@ -4,6 +4,8 @@
  * the margin towards failure (lib/stats/gev.c): how often the bound would
  * be crossed, and which bound would hold. */
 #include "buildconf.h"
+/* its own header first: it must stand alone */
+#include "diagnose/diagnose.h"
 
 #include <errno.h>
 #include <math.h>
@@ -11,7 +13,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "diagnose/diagnose.h"
 #include "diagnose_int.h"
 #include "parse/parse.h"
 

@@ -10,6 +10,8 @@
  * hold, or one that does not parse, is passed over: the margins are
  * evidence beside the results, never a reason to lose them. */
 #include "buildconf.h"
+/* its own header first: it must stand alone */
+#include "parse/parse.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -18,7 +20,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "parse/parse.h"
 #include "util/util.h"
 
 /* The file is bounded: a hook gone wrong must not fill memory. */

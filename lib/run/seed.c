@@ -4,6 +4,8 @@
  * put on PYTHONPATH for these runs only; and the words that set the same
  * seed again for a reproduce command. */
 #include "buildconf.h"
+/* its own header first: it must stand alone */
+#include "run/run.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -13,7 +15,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "run/run.h"
 #include "command_int.h"
 
 /* Projects with a seed variable of their own: it is set (to the seed

@@ -2,6 +2,8 @@
  * run's approximate assertions used, written with the run, and read back
  * per test; the outcomes of the replays of failing seeds. */
 #include "buildconf.h"
+/* its own header first: it must stand alone */
+#include "store/store.h"
 
 #include <errno.h>
 #include <math.h>
@@ -9,7 +11,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "store/store.h"
 #include "store_int.h"
 #include "util/util.h"
 
