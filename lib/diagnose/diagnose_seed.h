@@ -63,6 +63,11 @@ void	 flaky_seed_patch(const struct flaky_diagnosis *, struct flaky_buf *);
 /* A margin of fewer distinct values is not fitted (a counter, a step has
  * no tail); failures seen this often are counted, not extrapolated. */
 #define FLAKY_HEADROOM_MIN_VALUES	10
+/* The fit's shape is 0 or above: tens of runs cannot tell a finite end
+ * of the tail (a negative shape) from chance, and one fitted by chance
+ * says "never" of a bound that fails, and suggests a bound tighter than
+ * the one that does (docs/triage.md, "Tolerance headroom"). */
+#define FLAKY_HEADROOM_XI_MIN	0.0
 #define FLAKY_HEADROOM_COUNTED		5
 struct flaky_headroom_site {
 	char		*path;

@@ -132,7 +132,8 @@ fit_site(struct flaky_headroom_site *st, const double *z, size_t n)
 	}
 	if (n >= FLAKY_GEV_MIN_RUNS && finite &&
 	    st->distinct >= FLAKY_HEADROOM_MIN_VALUES &&
-	    flaky_gev_fit(z, n, FLAKY_GEV_CENSOR, &st->gev) == 0) {
+	    flaky_gev_fit_min(z, n, FLAKY_GEV_CENSOR,
+	    FLAKY_HEADROOM_XI_MIN, &st->gev) == 0) {
 		st->fitted = 1;
 		st->rate = flaky_gev_exceed(&st->gev, B);
 		if (flaky_gev_exceed_interval(z, n, &st->gev, B, &lo,

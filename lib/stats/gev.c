@@ -36,6 +36,7 @@ struct nll {
 	double		 u;
 	int		 profile;
 	double		 bound, yp;	/* profile: G(bound) = exp(-yp) */
+	double		 xi_min;	/* the lowest shape searched */
 };
 
 /* -log G(u) under (mu, sigma, xi): what each censored value adds. */
@@ -62,7 +63,7 @@ gev_nll(const struct nll *f, double mu, double sigma, double xi)
 	size_t	 n = f->n;
 	double	 s = 0;
 
-	if (!(sigma > 0) || xi < XI_MIN || xi > XI_MAX || !isfinite(mu))
+	if (!(sigma > 0) || xi < f->xi_min || xi > XI_MAX || !isfinite(mu))
 		return BIG;
 	if (f->below > 0)
 		s += (double)f->below * censored_nll(f->u, mu, sigma, xi);
@@ -251,14 +252,23 @@ standardize(const double *x, size_t n, double shift, double scale,
 int
 flaky_gev_fit(const double *x, size_t n, double censor, struct flaky_gev *g)
 {
+	return flaky_gev_fit_min(x, n, censor, XI_MIN, g);
+}
+
+int
+flaky_gev_fit_min(const double *x, size_t n, double censor, double xi_min,
+    struct flaky_gev *g)
+{
 	static const double xis[] = { -0.2, 0.0, 0.2 };
 	struct nll f;
 	double	*y, m, s, best = BIG, step[3] = { 0.3, 0.3, 0.1 };
 
 	memset(g, 0, sizeof *g);
 	memset(&f, 0, sizeof f);
-	if (n < 3 || censor < 0 || censor >= 1)
+	if (n < 3 || censor < 0 || censor >= 1 || !(xi_min >= XI_MIN) ||
+	    xi_min >= XI_MAX)
 		return -EINVAL;
+	f.xi_min = xi_min;
 	moments(x, n, &m, &s);
 	if (!(s > 0) || !isfinite(s))
 		return -EDOM;
@@ -266,7 +276,8 @@ flaky_gev_fit(const double *x, size_t n, double censor, struct flaky_gev *g)
 		return -ENOMEM;
 	/* Gumbel's moments at sd 1, with three shapes to start from */
 	for (size_t k = 0; k < sizeof xis / sizeof xis[0]; k++) {
-		double	 p[3] = { -0.5772 * 0.7797, log(0.7797), xis[k] };
+		double	 p[3] = { -0.5772 * 0.7797, log(0.7797),
+		    fmax(xis[k], xi_min + 0.01) };
 		double	 v = minimize(&f, p, step, 3);
 
 		if (v < best) {
@@ -282,6 +293,7 @@ flaky_gev_fit(const double *x, size_t n, double censor, struct flaky_gev *g)
 	g->scale = s;
 	g->shift = m;
 	g->censor = censor;
+	g->xi_min = xi_min;
 	/* back in the data's units: the density of each value not censored
 	 * takes log s (the Jacobian) */
 	g->nll = best + (double)f.n * log(s);
@@ -345,7 +357,7 @@ profile_at(struct nll *f, double b, double u, double *x)
 	best = minimize(f, x, step, 2);
 	/* a second start: the warm one may sit in a far basin */
 	y[0] = x[0];
-	y[1] = x[1] > 0 ? -0.1 : 0.2;
+	y[1] = x[1] > 0 ? fmax(-0.1, f->xi_min + 0.01) : 0.2;
 	if (minimize(f, y, step, 2) < best) {
 		best = objective(f, y);
 		x[0] = y[0];
@@ -369,6 +381,7 @@ flaky_gev_exceed_interval(const double *x, size_t n,
 	memset(&f, 0, sizeof f);
 	if (g->n != n || n < 3 || !(g->scale > 0))
 		return -EINVAL;
+	f.xi_min = g->xi_min;
 	if ((y = standardize(x, n, g->shift, g->scale, g->censor, &f)) ==
 	    NULL)
 		return -ENOMEM;

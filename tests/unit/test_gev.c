@@ -104,6 +104,34 @@ START_TEST(tails)
 }
 END_TEST
 
+/* The same data with the shape held at 0 or above (what headroom fits):
+ * no finite end, so a bound beyond the data is crossed now and then, and
+ * the bound suggested for 1e-6 lies beyond the one the free fit calls
+ * never crossed. */
+START_TEST(shape_floor)
+{
+	double	 x[40], lo, hi;
+	struct flaky_gev g, free_fit;
+
+	for (size_t i = 0; i < 40; i++)
+		x[i] = quantile(0.5, 0.01, -0.3, ((double)i + 0.5) / 40);
+	ck_assert_int_eq(flaky_gev_fit(x, 40, 0.5, &free_fit), 0);
+	ck_assert(free_fit.xi < 0);
+	ck_assert_int_eq(flaky_gev_fit_min(x, 40, 0.5, 0, &g), 0);
+	ck_assert(g.xi >= 0);
+	ck_assert(flaky_gev_exceed(&g, 0.56) > 0);
+	ck_assert(flaky_gev_exceed(&g, 0.56) >
+	    flaky_gev_exceed(&free_fit, 0.56));
+	ck_assert(flaky_gev_quantile(&g, 1e-6) >
+	    flaky_gev_quantile(&free_fit, 1e-6));
+	ck_assert_int_eq(flaky_gev_exceed_interval(x, 40, &g, 0.56, &lo,
+	    &hi), 0);
+	ck_assert(lo <= flaky_gev_exceed(&g, 0.56));
+	ck_assert(hi >= flaky_gev_exceed(&g, 0.56));
+	ck_assert_int_eq(flaky_gev_fit_min(x, 40, 0.5, -2, &g), -EINVAL);
+}
+END_TEST
+
 START_TEST(degenerate)
 {
 	double	 same[30], x[2] = { 1, 2 };
@@ -128,6 +156,7 @@ main(void)
 	tcase_set_timeout(tc, 30);
 	tcase_add_test(tc, fit_matches_scipy);
 	tcase_add_test(tc, tails);
+	tcase_add_test(tc, shape_floor);
 	tcase_add_test(tc, degenerate);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
