@@ -153,7 +153,8 @@ headroom_json(FILE *f, const struct flaky_headroom_site *v, size_t n)
 		    "\"count\"" : h->fitted ? "\"gev\"" : h->constant ?
 		    "\"constant\"" : "null");
 		if (h->fitted) {
-			fprintf(f, "{\"model\": \"gev\"");
+			fprintf(f, "{\"model\": \"%s\"", h->gev.xi_max == 0 ?
+			    "gumbel" : "gev");
 			json_rate(f, "mu", h->gev.mu);
 			json_rate(f, "sigma", h->gev.sigma);
 			json_rate(f, "xi", h->gev.xi);
@@ -211,13 +212,13 @@ diag_json_seeds(FILE *f, const struct flaky_diagnosis *d)
 
 void
 diag_seed_lines(const struct flaky_diagnosis *d, const char *seeds,
-    const char *headroom, const char *repro)
+    const char *headroom, const char *repro, int evidence_shown)
 {
 	struct flaky_buf b;
 
 	flaky_buf_init(&b);
-	/* SEED's evidence says it already */
-	if (d->seed_ev.runs > 0 && !d->seed_sig) {
+	/* SEED's evidence line, where there is one, says it already */
+	if (d->seed_ev.runs > 0 && !(d->seed_sig && evidence_shown)) {
 		if (d->seed_ev.failures == 0)
 			flaky_buf_printf(&b, "passes for all %lld seed%s",
 			    (long long)d->seed_ev.runs, d->seed_ev.runs == 1 ?

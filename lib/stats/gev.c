@@ -36,7 +36,8 @@ struct nll {
 	double		 u;
 	int		 profile;
 	double		 bound, yp;	/* profile: G(bound) = exp(-yp) */
-	double		 xi_min;	/* the lowest shape searched */
+	double		 xi_min, xi_max;	/* the shapes searched; equal:
+					 * the shape is fixed there */
 };
 
 /* -log G(u) under (mu, sigma, xi): what each censored value adds. */
@@ -63,7 +64,7 @@ gev_nll(const struct nll *f, double mu, double sigma, double xi)
 	size_t	 n = f->n;
 	double	 s = 0;
 
-	if (!(sigma > 0) || xi < f->xi_min || xi > XI_MAX || !isfinite(mu))
+	if (!(sigma > 0) || xi < f->xi_min || xi > f->xi_max || !isfinite(mu))
 		return BIG;
 	if (f->below > 0)
 		s += (double)f->below * censored_nll(f->u, mu, sigma, xi);
@@ -103,13 +104,16 @@ objective(const struct nll *f, const double *x)
 
 	if (f->profile) {
 		sigma = exp(x[0]);
-		xi = x[1];
+		xi = f->xi_min == f->xi_max ? f->xi_min : x[1];
 		mu = profile_mu(f->bound, f->yp, sigma, xi);
 	} else {
 		mu = x[0];
 		sigma = exp(x[1]);
 		xi = x[2];
 	}
+	/* a fixed shape: the search's third coordinate is left flat */
+	if (f->xi_min == f->xi_max)
+		xi = f->xi_min;
 	return gev_nll(f, mu, sigma, xi);
 }
 
@@ -249,6 +253,9 @@ standardize(const double *x, size_t n, double shift, double scale,
 	return y;
 }
 
+static int fit_shapes(const double *, size_t, double, double, double,
+    struct flaky_gev *);
+
 int
 flaky_gev_fit(const double *x, size_t n, double censor, struct flaky_gev *g)
 {
@@ -259,6 +266,21 @@ int
 flaky_gev_fit_min(const double *x, size_t n, double censor, double xi_min,
     struct flaky_gev *g)
 {
+	return fit_shapes(x, n, censor, xi_min, XI_MAX, g);
+}
+
+int
+flaky_gumbel_fit(const double *x, size_t n, double censor,
+    struct flaky_gev *g)
+{
+	return fit_shapes(x, n, censor, 0, 0, g);
+}
+
+/* The fit with the shape within [xi_min, xi_max] (equal: fixed). */
+static int
+fit_shapes(const double *x, size_t n, double censor, double xi_min,
+    double xi_max, struct flaky_gev *g)
+{
 	static const double xis[] = { -0.2, 0.0, 0.2 };
 	struct nll f;
 	double	*y, m, s, best = BIG, step[3] = { 0.3, 0.3, 0.1 };
@@ -266,9 +288,10 @@ flaky_gev_fit_min(const double *x, size_t n, double censor, double xi_min,
 	memset(g, 0, sizeof *g);
 	memset(&f, 0, sizeof f);
 	if (n < 3 || censor < 0 || censor >= 1 || !(xi_min >= XI_MIN) ||
-	    xi_min >= XI_MAX)
+	    !(xi_max <= XI_MAX) || xi_min > xi_max)
 		return -EINVAL;
 	f.xi_min = xi_min;
+	f.xi_max = xi_max;
 	moments(x, n, &m, &s);
 	if (!(s > 0) || !isfinite(s))
 		return -EDOM;
@@ -277,14 +300,14 @@ flaky_gev_fit_min(const double *x, size_t n, double censor, double xi_min,
 	/* Gumbel's moments at sd 1, with three shapes to start from */
 	for (size_t k = 0; k < sizeof xis / sizeof xis[0]; k++) {
 		double	 p[3] = { -0.5772 * 0.7797, log(0.7797),
-		    fmax(xis[k], xi_min + 0.01) };
+		    xi_min == xi_max ? xi_min : fmax(xis[k], xi_min + 0.01) };
 		double	 v = minimize(&f, p, step, 3);
 
 		if (v < best) {
 			best = v;
 			g->mu = p[0];
 			g->sigma = exp(p[1]);
-			g->xi = p[2];
+			g->xi = xi_min == xi_max ? xi_min : p[2];
 		}
 	}
 	free(y);
@@ -294,6 +317,7 @@ flaky_gev_fit_min(const double *x, size_t n, double censor, double xi_min,
 	g->shift = m;
 	g->censor = censor;
 	g->xi_min = xi_min;
+	g->xi_max = xi_max;
 	/* back in the data's units: the density of each value not censored
 	 * takes log s (the Jacobian) */
 	g->nll = best + (double)f.n * log(s);
@@ -382,6 +406,7 @@ flaky_gev_exceed_interval(const double *x, size_t n,
 	if (g->n != n || n < 3 || !(g->scale > 0))
 		return -EINVAL;
 	f.xi_min = g->xi_min;
+	f.xi_max = g->xi_max;
 	if ((y = standardize(x, n, g->shift, g->scale, g->censor, &f)) ==
 	    NULL)
 		return -ENOMEM;

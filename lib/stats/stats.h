@@ -86,7 +86,7 @@ struct flaky_gev {
 	double		 nll;		/* -log likelihood at the fit */
 	double		 shift, scale;	/* the data's mean and sd */
 	double		 censor;	/* the share censored */
-	double		 xi_min;	/* the lowest shape allowed */
+	double		 xi_min, xi_max;	/* the shapes allowed */
 	size_t		 n;
 };
 /* Fit x[n], its lowest censor * n values (0 <= censor < 1) known only to
@@ -100,6 +100,9 @@ int	 flaky_gev_fit(const double *x, size_t n, double censor,
  * tail, Gumbel's or heavier), -EINVAL for xi_min under -0.95. */
 int	 flaky_gev_fit_min(const double *x, size_t n, double censor,
 	    double xi_min, struct flaky_gev *);
+/* The same with the shape fixed at 0: Gumbel's. */
+int	 flaky_gumbel_fit(const double *x, size_t n, double censor,
+	    struct flaky_gev *);
 double	 flaky_gev_cdf(const struct flaky_gev *, double z);
 /* 1 - G(z), exact for rates as small as 1e-300. */
 double	 flaky_gev_exceed(const struct flaky_gev *, double z);

@@ -132,6 +132,29 @@ START_TEST(shape_floor)
 }
 END_TEST
 
+/* Gumbel's fit: the shape stays 0, its interval holds the estimate, and
+ * it fits the GEV's own Gumbel data about as well as a free shape. */
+START_TEST(gumbel)
+{
+	double	 x[40], lo, hi, p;
+	struct flaky_gev g, free_fit;
+
+	for (size_t i = 0; i < 40; i++)
+		x[i] = quantile(1, 2, 0, ((double)i + 0.5) / 40);
+	ck_assert_int_eq(flaky_gumbel_fit(x, 40, 0.5, &g), 0);
+	ck_assert_double_eq(g.xi, 0);
+	ck_assert(fabs(g.mu - 1) < 0.3 && fabs(g.sigma - 2) < 0.4);
+	ck_assert_int_eq(flaky_gev_fit_min(x, 40, 0.5, 0, &free_fit), 0);
+	ck_assert(2 * (g.nll - free_fit.nll) < 3.84);
+	p = flaky_gev_exceed(&g, 12);
+	ck_assert(p > 0 && p < 0.01);
+	ck_assert_int_eq(flaky_gev_exceed_interval(x, 40, &g, 12, &lo, &hi),
+	    0);
+	ck_assert(lo < p && p < hi);
+	ck_assert_double_eq(g.xi, 0);
+}
+END_TEST
+
 START_TEST(degenerate)
 {
 	double	 same[30], x[2] = { 1, 2 };
@@ -157,6 +180,7 @@ main(void)
 	tcase_add_test(tc, fit_matches_scipy);
 	tcase_add_test(tc, tails);
 	tcase_add_test(tc, shape_floor);
+	tcase_add_test(tc, gumbel);
 	tcase_add_test(tc, degenerate);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
