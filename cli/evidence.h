@@ -126,9 +126,10 @@ void	 seed_json(FILE *, const struct flaky_seed_evidence *,
 	    const char *reproduce);
 void	 headroom_json(FILE *, const struct flaky_headroom_site *, size_t);
 /* A diagnosis' seeds and headroom: JSON members, and text lines after
- * the prefixes given ("  seeds:       "). */
+ * the prefixes given ("  seeds:       "); no seeds line for SEED when
+ * evidence_shown (its evidence line says the same). */
 void	 diag_json_seeds(FILE *, const struct flaky_diagnosis *);
 void	 diag_seed_lines(const struct flaky_diagnosis *, const char *seeds,
-	    const char *headroom, const char *repro);
+	    const char *headroom, const char *repro, int evidence_shown);
 
 #endif

@@ -84,7 +84,7 @@ print_show(const struct flaky_diagnosis *d, int full)
 	diag_box_words(d, &b);
 	if (b.len > 0)
 		printf("boxes: %s\n", flaky_buf_cstr(&b));
-	diag_seed_lines(d, "seeds: ", "headroom: ", "reproduce: ");
+	diag_seed_lines(d, "seeds: ", "headroom: ", "reproduce: ", 0);
 	if (d->nfailed == 0)
 		printf("no failure in this window\n");
 	for (size_t i = 0; i < d->nfailed; i++) {

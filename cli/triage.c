@@ -45,7 +45,7 @@ print_triage(const struct flaky_diagnosis *d)
 	if (b.len > 0)
 		printf("  boxes:       %s\n", flaky_buf_cstr(&b));
 	diag_seed_lines(d, "  seeds:       ", "  headroom:    ",
-	    "  reproduce:   ");
+	    "  reproduce:   ", 1);
 	if (d->nmodes > 1)
 		printf("  modes:       %zu distinct failures (most common "
 		    "%lld time%s)\n", d->nmodes, (long long)d->modes[0].count,
