@@ -122,8 +122,9 @@ fit_tail(const double *z, size_t n, struct flaky_gev *g)
 	if ((r = flaky_gumbel_fit(z, n, FLAKY_GEV_CENSOR, g)) < 0)
 		return flaky_gev_fit_min(z, n, FLAKY_GEV_CENSOR,
 		    FLAKY_HEADROOM_XI_MIN, g);
+	/* chi-squared with one degree of freedom at 95% */
 	if (flaky_gev_fit_min(z, n, FLAKY_GEV_CENSOR, FLAKY_HEADROOM_XI_MIN,
-	    &free_shape) == 0 && 2 * (g->nll - free_shape.nll) > 3.841458820694124)
+	    &free_shape) == 0 && 2 * (g->nll - free_shape.nll) > 3.8414588)
 		*g = free_shape;
 	return 0;
 }
