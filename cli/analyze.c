@@ -393,10 +393,9 @@ static const struct cmd_option analyze_options[] = {
 	    "beside each run, LEVEL workers of each (default one per CPU)" },
 	{ "shuffle", 0, 'O', NULL, "shuffle the tests' order, a fresh seed "
 	    "each run, recorded (pytest, Jest, Vitest, Playwright, go)" },
-	{ "seed", 0, 'Q', "N", "shuffle every run with this seed (one "
-	    "recorded in runs.seed): the order of that run again; with "
-	    "--perturb seed, every run's seed, or A-B in turn (default "
-	    "none)" },
+	{ "seed", 0, 'Q', "N", "shuffle every run with this seed (default "
+	    "none: a fresh one a run, in runs.seed), the order of that run "
+	    "again; in a seed sweep, every run's seed, or A-B in turn" },
 	{ "perturb", 0, 'P', "KIND", "seed: a seed sweep, each run's Python "
 	    "tests seeded with its own seed (pytest, unittest); shuffle, "
 	    "stress:KIND[:LEVEL], calm (default calm)" },
