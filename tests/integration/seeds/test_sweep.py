@@ -171,3 +171,40 @@ def test_hook_keeps_ids_and_outcomes(tmp_path):
         outcomes.append(sorted(x for x in p.stdout.splitlines()
                                if x.startswith(("PASSED", "FAILED"))))
     assert outcomes[0] == outcomes[1] and len(outcomes[0]) == 3, outcomes
+
+
+def test_page_shows_seeds_and_headroom(sweep):
+    """The test page (flakyctl serve) has the sweep and the headroom."""
+    import socket
+    import sqlite3
+    import time
+    import urllib.request
+    from conftest import FLAKYCTL
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    con = sqlite3.connect(sweep.db)
+    tid = con.execute("SELECT id FROM tests WHERE name LIKE "
+                      "'%::test_mean_estimate'").fetchone()[0]
+    con.close()
+    srv = subprocess.Popen([FLAKYCTL, "--db", sweep.db, "serve", "--listen",
+                            "127.0.0.1:%d" % port], env=clean_env(),
+                           stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                page = urllib.request.urlopen(
+                    "http://127.0.0.1:%d/test/%d" % (port, tid),
+                    timeout=10).read().decode()
+                break
+            except OSError:
+                assert srv.poll() is None, srv.stderr.read()
+                assert time.monotonic() < deadline, "serve did not answer"
+                time.sleep(0.05)
+    finally:
+        srv.terminate()
+        srv.wait(timeout=30)
+    assert '<dd id="seeds">fails for ' in page, page
+    assert "FLAKY_SEED=" in page
+    assert '<dd id="headroom"><ul><li class="risk">test_models.py:15 ' in page
