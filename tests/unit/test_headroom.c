@@ -11,6 +11,7 @@
 
 #include <sqlite3.h>
 
+#include "diagnose/diagnose.h"
 #include "parse/parse.h"
 #include "store/store.h"
 #include "test_db.h"
@@ -220,6 +221,95 @@ START_TEST(store_round_trip)
 }
 END_TEST
 
+/* SEED from a sweep's counts and its replays: a failing seed that fails
+ * again is SEED; one replay that passes is randomness no seed controls;
+ * failing for every seed, or no sweep at all, is not SEED. */
+START_TEST(seed_evidence)
+{
+	struct flaky_perturb_row v[] = {
+		{ 1, NULL, 10, 0 }, { 1, (char *)"seed", 20, 3 },
+	};
+	struct flaky_replay_row rp[] = {
+		{ 1, 50, (char *)"7", 1 }, { 1, 51, (char *)"9", 1 },
+	};
+	struct flaky_seed_evidence ev;
+
+	ck_assert_int_eq(flaky_seed_evidence(v, 2, rp, 2, &ev), 1);
+	ck_assert(ev.sensitive && !ev.not_seed);
+	ck_assert_int_eq(ev.runs, 20);
+	ck_assert_int_eq(ev.failures, 3);
+	ck_assert_str_eq(ev.seed, "7");
+	ck_assert(ev.lo < 0.15 && 0.15 < ev.hi);
+	ck_assert_str_eq(flaky_seed_signature("UNKNOWN"), "SEED");
+	ck_assert_str_eq(flaky_seed_signature("TIMEOUT"), "TIMEOUT");
+	rp[1].failed = 0;
+	ck_assert_int_eq(flaky_seed_evidence(v, 2, rp, 2, &ev), 0);
+	ck_assert(ev.not_seed && !ev.sensitive);
+	/* no replay made (flakyd): the sweep alone */
+	ck_assert_int_eq(flaky_seed_evidence(v, 2, NULL, 0, &ev), 1);
+	v[1].failures = 20;
+	ck_assert_int_eq(flaky_seed_evidence(v, 2, NULL, 0, &ev), 0);
+	ck_assert_int_eq(flaky_seed_evidence(v, 1, NULL, 0, &ev), 0);
+	ck_assert_int_eq(ev.runs, 0);
+}
+END_TEST
+
+/* Sites from rows: a tolerance whose margins spread is fitted (Gumbel's,
+ * a rate and a wider bound than the one it nearly crosses), one the test
+ * seeds itself is constant, a comparison of few values is not fitted. */
+START_TEST(headroom_sites)
+{
+	struct flaky_headroom_row r[70];
+	struct flaky_headroom_site *v;
+	size_t	 n;
+
+	memset(r, 0, sizeof r);
+	for (int i = 0; i < 30; i++) {
+		/* a share of the tolerance used: Gumbel quantiles, 0.3 to
+		 * about 0.9 */
+		double	 p = (i + 0.5) / 30;
+
+		r[i].run_id = i + 1;
+		r[i].path = (char *)"t.py";
+		r[i].line = 10;
+		memcpy(r[i].kind, "tol", 4);
+		r[i].quantity = 0.4 - 0.1 * log(-log(p));
+		r[i].bound = 1;
+		r[i].tolerance = (char *)"rtol=0.05, atol=0";
+		r[i].abs_err = r[i].rel_err = NAN;
+	}
+	for (int i = 30; i < 50; i++) {
+		r[i] = r[0];
+		r[i].run_id = i + 1;
+		r[i].line = 20;
+		r[i].quantity = 0.25;
+	}
+	for (int i = 50; i < 70; i++) {
+		r[i] = r[0];
+		r[i].run_id = i + 1;
+		r[i].line = 30;
+		memcpy(r[i].kind, "gt", 3);
+		r[i].quantity = 0.93 + 0.005 * (i % 5);
+		r[i].bound = 0.9;
+		r[i].tolerance = NULL;
+	}
+	ck_assert_int_eq(flaky_headroom_sites(r, 70, &v, &n), 0);
+	ck_assert_uint_eq(n, 3);
+	ck_assert(v[0].fitted && !v[0].counted && !v[0].constant);
+	ck_assert_double_eq(v[0].gev.xi, 0);
+	ck_assert(v[0].rate > 0 && v[0].rate < 1e-2);
+	ck_assert(v[0].rate_lo <= v[0].rate && v[0].rate <= v[0].rate_hi);
+	ck_assert(v[0].suggest > 1);
+	ck_assert_msg(strncmp(v[0].suggest_text, "rtol=", 5) == 0, "%s",
+	    v[0].suggest_text);
+	ck_assert(v[0].used_median > 0.4 && v[0].used_median < 0.5);
+	ck_assert(v[1].constant && v[1].rate == 0 && !v[1].at_risk);
+	ck_assert(!v[2].fitted && v[2].distinct == 5 && isnan(v[2].rate));
+	ck_assert(!v[2].at_risk);
+	flaky_headroom_sites_free(v, n);
+}
+END_TEST
+
 int
 main(void)
 {
@@ -233,6 +323,8 @@ main(void)
 	tcase_add_test(tc, parse_lines);
 	tcase_add_test(tc, fails);
 	tcase_add_test(tc, store_round_trip);
+	tcase_add_test(tc, seed_evidence);
+	tcase_add_test(tc, headroom_sites);
 	suite_add_tcase(su, tc);
 	sr = srunner_create(su);
 	srunner_run_all(sr, CK_NORMAL);
