@@ -378,6 +378,11 @@ line(struct parse_ctx *ctx, const char *s, size_t n)
 		n--;
 	if ((e = header_line(ctx, s, n)) < 0)
 		return e;
+	if (parse_starts(s, n, "INTERNALERROR> ")) {
+		flaky_buf_reset(&st->internal);
+		flaky_buf_add(&st->internal, s + 15, n - 15);
+		return st->internal.oom ? -ENOMEM : 0;
+	}
 	if (section_title(s, n, &a, &b)) {
 		const char	*t = s + a;
 		size_t		 tl = b - a;
@@ -459,6 +464,20 @@ finish(struct parse_ctx *ctx)
 	}
 	if ((e = pytest_match_blocks(ctx, st)) < 0)
 		return e;
+	if (st->internal.len > 0 && ctx->res->n == 0 &&
+	    ctx->res->warning == NULL) {
+		/* a plugin that fails to load stops pytest before any test:
+		 * its exception is the reason, not "no test result" */
+		struct flaky_buf w;
+
+		flaky_buf_init(&w);
+		flaky_buf_printf(&w, "pytest stopped with an internal error: "
+		    "%.*s", (int)(st->internal.len > 300 ? 300 :
+		    st->internal.len), st->internal.data);
+		if (w.oom)
+			return -ENOMEM;
+		ctx->res->warning = flaky_buf_steal(&w);
+	}
 	return pytest_completeness(ctx, st);
 }
 
@@ -495,6 +514,7 @@ state_free(struct parse_ctx *ctx)
 	flaky_buf_free(&st->btail);
 	flaky_buf_free(&st->clean);
 	flaky_buf_free(&st->pend_id);
+	flaky_buf_free(&st->internal);
 	free(st->flags);
 	parse_ids_free(&st->ids);
 	free(st);

@@ -69,6 +69,8 @@ struct pytest {
 	 * -v lines, -rA's PASSED lines, and skips -rA counts by place. */
 	unsigned	 nfinal;
 	size_t		 nverbose, npassed, place_skips;
+	/* The last "INTERNALERROR>" line: why pytest stopped, if it did. */
+	struct flaky_buf internal;
 };
 
 /* An ASCII digit, whatever the locale says. */

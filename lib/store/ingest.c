@@ -505,6 +505,26 @@ flaky_store_ingest_resign(struct flaky_store_ingest *w, const char *sig,
 	return r;
 }
 
+/* One statement over the run's results at positions [from, to):
+ * ?1 the run, ?2 the day, ?3 and ?4 the positions. */
+static int
+is_rollup_sql(struct flaky_store_ingest *w, int64_t day, int64_t from,
+    int64_t to, const char *sql, const char *what, char *err, size_t errlen)
+{
+	struct sql_stmt	*st;
+	int		 r;
+
+	if (sql_prepare_v2(w->db, sql, -1, &st, NULL) != SQL_OK)
+		return store_sql_error(w->s, err, errlen, "preparing");
+	sql_bind_int64(st, 1, w->run_id);
+	sql_bind_int64(st, 2, day);
+	sql_bind_int64(st, 3, from);
+	sql_bind_int64(st, 4, to);
+	r = is_done(w, st, what, err, errlen);
+	sql_finalize(st);
+	return r;
+}
+
 /* The rollups of the run's results at positions [from, to), added to
  * their tests' day at once: what flaky_store_run_finish adds result by
  * result, read back from the results (a run's rows are neighbours). Done
@@ -514,10 +534,9 @@ static int
 is_rollups_part(struct flaky_store_ingest *w, int64_t day, int64_t from,
     int64_t to, char *err, size_t errlen)
 {
-	struct sql_stmt	*st;
-	int		 r;
+	int	 r;
 
-	if (sql_prepare_v2(w->db,
+	r = is_rollup_sql(w, day, from, to,
 	    "INSERT INTO rollups (test_id, day, runs, failures, skips, "
 	    "pass_us, fail_us, pass_hist, fail_hist) "
 	    "SELECT test_id, ?2, c, f, 1 - c, "
@@ -537,20 +556,13 @@ is_rollups_part(struct flaky_store_ingest *w, int64_t day, int64_t from,
 	    "pass_hist = CASE WHEN excluded.pass_hist IS NULL THEN pass_hist "
 	    "ELSE flaky_hist_add(pass_hist, excluded.pass_hist) END, "
 	    "fail_hist = CASE WHEN excluded.fail_hist IS NULL THEN fail_hist "
-	    "ELSE flaky_hist_add(fail_hist, excluded.fail_hist) END", -1, &st,
-	    NULL) != SQL_OK)
-		return store_sql_error(w->s, err, errlen, "preparing");
-	sql_bind_int64(st, 1, w->run_id);
-	sql_bind_int64(st, 2, day);
-	sql_bind_int64(st, 3, from);
-	sql_bind_int64(st, 4, to);
-	r = is_done(w, st, "updating the rollups", err, errlen);
-	sql_finalize(st);
+	    "ELSE flaky_hist_add(fail_hist, excluded.fail_hist) END",
+	    "updating the rollups", err, errlen);
 	if (r < 0)
 		return r;
 	/* and per box (schema/0014-boxrollups15.sql): the run's box as
 	 * stored, a row for each test it had, as for the rollups */
-	if (sql_prepare_v2(w->db,
+	return is_rollup_sql(w, day, from, to,
 	    "INSERT INTO box_rollups (day, test_id, box, runs, failures) "
 	    "SELECT ?2, r.test_id, coalesce(ru.box, ''), "
 	    "sum(r.outcome IN (0, 1, 2, 5)), sum(r.outcome IN (1, 2)) "
@@ -559,16 +571,8 @@ is_rollups_part(struct flaky_store_ingest *w, int64_t day, int64_t from,
 	    "GROUP BY r.test_id, ru.box "
 	    "ON CONFLICT (day, test_id, box) DO UPDATE SET "
 	    "runs = box_rollups.runs + excluded.runs, "
-	    "failures = box_rollups.failures + excluded.failures", -1, &st,
-	    NULL) != SQL_OK)
-		return store_sql_error(w->s, err, errlen, "preparing");
-	sql_bind_int64(st, 1, w->run_id);
-	sql_bind_int64(st, 2, day);
-	sql_bind_int64(st, 3, from);
-	sql_bind_int64(st, 4, to);
-	r = is_done(w, st, "updating the rollups per box", err, errlen);
-	sql_finalize(st);
-	return r;
+	    "failures = box_rollups.failures + excluded.failures",
+	    "updating the rollups per box", err, errlen);
 }
 
 /* The rollups of the whole run, a part of its positions at a time for a

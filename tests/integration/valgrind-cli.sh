@@ -42,4 +42,21 @@ run --db "$db" analyze --runs 2 -- /bin/sh -c 'echo no runner; exit 3'
 run --db "$db" report --target nosuch
 run --db "$db" report --since yesterday
 run --db /proc/nope/x.db analyze true
+# tokens and uploads (issue 29): to a file, twice (stored once), a bad
+# file refused whole, a server that is not there (the HTTP client)
+run --db "$db" token create --scope upload --name ci
+run --db "$db" --format json token list
+run --db "$db" token revoke ci
+cat >"$tmp/r.xml" <<EOF
+<testsuite name="s" tests="2"><testcase classname="s" name="a" time="0.1"/>
+<testcase classname="s" name="b"><failure message="x">y</failure></testcase>
+</testsuite>
+EOF
+printf '<testsuite><testcase name="a">' >"$tmp/bad.xml"
+run upload --server "$db" --target up --revision r1 --job unit "$tmp/r.xml"
+run upload --server "$db" --target up --revision r1 --job unit \
+    --format json "$tmp/r.xml"
+run upload --server "$db" --target up "$tmp/r.xml" "$tmp/bad.xml"
+FLAKY_TOKEN=flaky_x run upload --server http://127.0.0.1:9 --target up --retries 0 \
+    "$tmp/r.xml"
 echo "valgrind: no leaks, no errors"

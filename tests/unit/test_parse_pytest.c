@@ -323,6 +323,23 @@ START_TEST(pytest_collect_error)
 }
 END_TEST
 
+/* A plugin that fails to load stops pytest before any test: its
+ * exception is the reason given, not "no test result was found". */
+START_TEST(pytest_internal_error)
+{
+	struct flaky_results	 r;
+
+	pt_fixture("pytest/internal_error.txt", NULL, &r);
+	ck_assert_uint_eq(r.n, 0);
+	ck_assert_ptr_nonnull(r.warning);
+	ck_assert_str_eq(r.warning, "pytest stopped with an internal error: "
+	    "pluggy._manager.PluginValidationError: unknown hook "
+	    "'pytest_configure_node' in plugin <module 'pytest_rerunfailures' "
+	    "from '/usr/lib/python3/dist-packages/pytest_rerunfailures.py'>");
+	flaky_results_free(&r);
+}
+END_TEST
+
 /* The run died inside a test (pytest-timeout's thread method ends the
  * process): that test is the one to blame, not lost. */
 START_TEST(pytest_killed)
@@ -528,6 +545,7 @@ add_tests(TCase *tc)
 	tcase_add_test(tc, pytest_durations);
 	tcase_add_test(tc, pytest_tb_native);
 	tcase_add_test(tc, pytest_collect_error);
+	tcase_add_test(tc, pytest_internal_error);
 	tcase_add_test(tc, pytest_killed);
 	tcase_add_test(tc, pytest_big);
 	tcase_add_test(tc, pytest_handwritten);

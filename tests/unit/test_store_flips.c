@@ -202,6 +202,7 @@ START_TEST(tokens_and_uploads)
 	    0);
 	ck_assert_uint_eq(n, 0);
 	flaky_token_rows_free(v, n);
+	free(tok2);
 	ck_assert_int_eq(flaky_store_token_create(s, "gha", FLAKY_SCOPE_UPLOAD,
 	    T0, &tok2, NULL, err, sizeof err) == 0 ? 0 : 1, 0);
 	free(tok);

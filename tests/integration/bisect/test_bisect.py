@@ -18,7 +18,9 @@ import make_repo  # noqa: E402
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", ".."))
 FLAKYCTL = os.environ.get("FLAKYCTL", os.path.join(ROOT, "build", "cli", "flakyctl"))
 TEST = "tests/test_demo.py::test_flaky"
-PYTEST = ["pytest", "-p", "no:random_order", "-p", "no:xdist"]
+# rerunfailures 10.2 fails to load without xdist: blocked with it
+PYTEST = ["pytest", "-p", "no:random_order", "-p", "no:xdist",
+          "-p", "no:rerunfailures"]
 
 
 class Repo:

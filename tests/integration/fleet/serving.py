@@ -3,6 +3,7 @@ for the fleet tests: started on port 0 (the URL from the line each
 prints), requests that return errors as replies, and polling with a
 deadline."""
 import os
+import re
 import select
 import signal
 import subprocess
@@ -51,16 +52,18 @@ class Serve:
     """flakyctl --db DB serve on port 0; stderr into a file the test
     reads (what the program logs)."""
 
-    def __init__(self, db, tmp, env=None):
+    def __init__(self, db, tmp, env=None, args=()):
         self.errpath = os.path.join(str(tmp), "serve.err")
         self.err = open(self.errpath, "w")
         self.proc = subprocess.Popen(
-            [FLAKYCTL, "--db", db, "serve", "--listen", "127.0.0.1:0"],
-            stdout=subprocess.PIPE, stderr=self.err,
+            [FLAKYCTL, "--db", db, "serve", "--listen", "127.0.0.1:0"] +
+            list(args), stdout=subprocess.PIPE, stderr=self.err,
             env=dict(env or os.environ, NO_COLOR="1"))
         self.banner = self._line()
         assert self.banner.startswith("serving "), self.banner
-        self.url = self.banner.split()[-1].rstrip("/")
+        # "serving DB at URL" and, with --uploads, "(uploads at ...)"
+        self.url = re.search(r" at (https?://\S+)", self.banner).group(
+            1).rstrip("/")
 
     def _line(self, timeout=30.0):
         deadline = time.monotonic() + timeout
