@@ -369,6 +369,10 @@ static const struct cmd_option analyze_options[] = {
 	    "(90s, 10m, 1h30m; default none)" },
 	{ "grace", 0, 'g', "D", "from SIGTERM to SIGKILL at the timeout "
 	    "(default 10s)" },
+	{ "no-stacks", 0, 'N', NULL, "at the timeout kill at once, without "
+	    "taking the stacks first" },
+	{ "stacks-bound", 0, 'P', "D", "the time a hung run's stacks may "
+	    "take (default 10s)" },
 	{ "target", 'T', 0, "NAME", "the runs' target (default the "
 	    "project's name and its runner)" },
 	{ "junit", 0, 'J', "PATH", "a JUnit XML file the command writes "
@@ -396,7 +400,7 @@ static const struct cmd_option analyze_options[] = {
 	{ "seed", 0, 'Q', "N", "shuffle every run with this seed (default "
 	    "none: a fresh one a run, in runs.seed), the order of that run "
 	    "again; in a seed sweep, every run's seed, or A-B in turn" },
-	{ "perturb", 0, 'P', "KIND", "seed: a seed sweep, each run's Python "
+	{ "perturb", 0, 'E', "KIND", "seed: a seed sweep, each run's Python "
 	    "tests seeded with its own seed (pytest, unittest); shuffle, "
 	    "stress:KIND[:LEVEL], calm (default calm)" },
 	CMD_OPTION_BOX,
@@ -408,6 +412,7 @@ static const struct cmd_option analyze_options[] = {
 const struct cmd_entry cmd_analyze_entry = {
 	.name = "analyze",
 	.usage = "analyze [--runs N] [--jobs J] [--timeout D] [--grace D] "
+	    "[--no-stacks] [--stacks-bound D] "
 	    "[--target NAME] [--junit PATH] [--fail-on TIERS] [--revision REV] "
 	    "[--capture BYTES] [--no-runner-cache] [--wide] [--until-settled "
 	    "[--max-runs N]] [--budget D] [--stress KIND[:LEVEL]] [--shuffle] "
@@ -474,19 +479,25 @@ again:
 			}
 			a.jobs = (int)v;
 			break;
+		case 'N':
+			a.job.spec.no_stacks = 1;
+			break;
 		case 't':
 		case 'g':
+		case 'P':
 			if (flaky_parse_duration(optarg, &ms) < 0 || ms <= 0) {
 				ctl_usage_error("analyze", "--%s: expected a "
 				    "duration such as 90s, 10m or 1h30m, got "
-				    "'%s'", c == 't' ? "timeout" : "grace",
-				    optarg);
+				    "'%s'", c == 't' ? "timeout" : c == 'g' ?
+				    "grace" : "stacks-bound", optarg);
 				return EXIT_ERROR;
 			}
 			if (c == 't')
 				a.job.spec.timeout_ms = ms;
-			else
+			else if (c == 'g')
 				a.job.spec.grace_ms = ms;
+			else
+				a.job.spec.stacks_ms = ms;
 			break;
 		case 'T':
 			target_arg = optarg;
@@ -530,7 +541,7 @@ again:
 		case 'O':
 			a.pt.shuffle = a.pt.asked_shuffle = 1;
 			break;
-		case 'P':
+		case 'E':
 			if (perturb_kind_option(&a.pt, optarg) < 0)
 				return EXIT_ERROR;
 			break;

@@ -33,6 +33,8 @@ struct confirm {
 	struct flaky_classifier	*cls;
 	struct flaky_confirm	 cf;
 	int64_t			 deadline_us;
+	int64_t			 timeout_ms;	/* each run's; 0: none */
+	int			 no_stacks;	/* kill at once at it */
 	int			 stopping, failed, store_told;
 	int			 signal;	/* SIGINT or SIGTERM came */
 	struct flaky_run	*live;
@@ -133,8 +135,11 @@ confirm_next(struct confirm *c)
 		job.kind = FLAKY_KIND_ALONE;
 		job.trigger = FLAKY_TRIGGER_CONFIRM;
 		job.revision = t->revision;
-		/* The budget ends a run as stopped, not as a timeout. */
+		/* The budget ends a run as stopped, not as a timeout;
+		 * --timeout ends it as one, its stacks taken first. */
 		job.budget_end_us = c->deadline_us;
+		job.spec.timeout_ms = c->timeout_ms;
+		job.spec.no_stacks = c->no_stacks;
 		job.arg = t;
 		if (flaky_pipeline_start(c->pl, &job, &c->live, err,
 		    sizeof err) == 0) {
@@ -268,6 +273,10 @@ static const struct cmd_option confirm_options[] = {
 	{ "budget", 'b', 0, "D", "stop after this long (default 10m)" },
 	{ "max-runs", 'n', 0, "N", "at most N runs alone of each test "
 	    "(default 100)" },
+	{ "timeout", 0, 'O', "D", "end a run alone after D, its stacks "
+	    "taken first (default none: the budget ends it)" },
+	{ "no-stacks", 0, 'N', NULL, "at the timeout kill at once, without "
+	    "taking the stacks first" },
 	CMD_OPTION_BOX,
 	{ NULL, 0, 0, NULL, NULL }
 };
@@ -275,7 +284,8 @@ static const struct cmd_option confirm_options[] = {
 const struct cmd_entry cmd_confirm_entry = {
 	.name = "confirm",
 	.usage = "confirm [TEST] [--since D|all] [--until DATE] [--target NAME] "
-	    "[--budget D] [--max-runs N] [--box NAME]",
+	    "[--budget D] [--max-runs N] [--timeout D] [--no-stacks] "
+	    "[--box NAME]",
 	.summary = "Rerun unsettled tests alone until each one's tier "
 	    "settles.",
 	.example = "flakyctl confirm --budget 30m\nflakyctl confirm "
@@ -304,14 +314,18 @@ cmd_confirm(struct ctl *ctl, int argc, char **argv)
 	while ((ch = cmd_getopt(&g)) > 0) {
 		if (diag_option(&o, ch, optarg))
 			continue;
-		if (ch == 'b') {
-			if (flaky_parse_duration(optarg, &budget_ms) < 0 ||
-			    budget_ms <= 0) {
-				ctl_usage_error("confirm", "--budget: expected "
-				    "a duration such as 10m, got '%s'", optarg);
+		if (ch == 'b' || ch == 'O') {
+			if (flaky_parse_duration(optarg, ch == 'b' ?
+			    &budget_ms : &c.timeout_ms) < 0 || (ch == 'b' ?
+			    budget_ms : c.timeout_ms) <= 0) {
+				ctl_usage_error("confirm", "--%s: expected "
+				    "a duration such as 10m, got '%s'", ch ==
+				    'b' ? "budget" : "timeout", optarg);
 				return EXIT_ERROR;
 			}
-		} else if (ch == 'n') {
+		} else if (ch == 'N')
+			c.no_stacks = 1;
+		else if (ch == 'n') {
 			if (flaky_parse_int(optarg, 1, 100000, &v) < 0) {
 				ctl_usage_error("confirm", "--max-runs: "
 				    "expected a number from 1 to 100000, got "

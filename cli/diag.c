@@ -244,10 +244,8 @@ diag_json(FILE *f, const struct flaky_diagnosis *d, int with_failures)
 	if (d->verdict == FLAKY_VERDICT_BROKEN || d->depends_on != NULL ||
 	    d->signature == NULL)
 		flaky_test_patch(d, &b);
-	else {
-		flaky_buf_adds(&b, flaky_sig_patch(d->signature));
-		flaky_polluter_patch(d, &b);
-	}
+	else
+		flaky_sig_test_patch(d, &b);
 	json_key(f, "patch", flaky_buf_cstr(&b));
 	fprintf(f, ",\n  \"timing\": {\"passes\": %lld, \"failures\": %lld",
 	    (long long)d->timing.n_pass, (long long)d->timing.n_fail);
@@ -297,6 +295,7 @@ diag_json(FILE *f, const struct flaky_diagnosis *d, int with_failures)
 	diag_json_stress(f, d);
 	diag_json_seeds(f, d);
 	diag_json_boxes(f, d);
+	diag_json_hangs(f, d);
 	json_key(f, "command", d->command);
 	json_key(f, "dir", d->dir);
 	if (with_failures) {

@@ -131,5 +131,9 @@ void	 headroom_json(FILE *, const struct flaky_headroom_site *, size_t);
 void	 diag_json_seeds(FILE *, const struct flaky_diagnosis *);
 void	 diag_seed_lines(const struct flaky_diagnosis *, const char *seeds,
 	    const char *headroom, const char *repro, int evidence_shown);
+/* hangs.c (issue 33): where its timeouts hung, show's lines (full: the
+ * whole thread) and the JSON member hangs of a diagnosis. */
+void	 diag_hang_print(const struct flaky_diagnosis *, int full);
+void	 diag_json_hangs(FILE *, const struct flaky_diagnosis *);
 
 #endif

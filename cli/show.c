@@ -85,6 +85,7 @@ print_show(const struct flaky_diagnosis *d, int full)
 	if (b.len > 0)
 		printf("boxes: %s\n", flaky_buf_cstr(&b));
 	diag_seed_lines(d, "seeds: ", "headroom: ", "reproduce: ", 0);
+	diag_hang_print(d, full);
 	if (d->nfailed == 0)
 		printf("no failure in this window\n");
 	for (size_t i = 0; i < d->nfailed; i++) {

@@ -46,6 +46,10 @@ print_triage(const struct flaky_diagnosis *d)
 		printf("  boxes:       %s\n", flaky_buf_cstr(&b));
 	diag_seed_lines(d, "  seeds:       ", "  headroom:    ",
 	    "  reproduce:   ", 1);
+	flaky_buf_reset(&b);
+	flaky_hang_words(&d->hangs, &b);
+	if (b.len > 0)
+		printf("  stacks:      %s\n", flaky_buf_cstr(&b));
 	if (d->nmodes > 1)
 		printf("  modes:       %zu distinct failures (most common "
 		    "%lld time%s)\n", d->nmodes, (long long)d->modes[0].count,

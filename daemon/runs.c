@@ -439,6 +439,8 @@ confirm_start(struct flakyd *d, struct trigger *tr)
 	job.spec.envp = envp;
 	job.spec.timeout_ms = tr->def->timeout_ms;
 	job.spec.grace_ms = tr->cref->cfg->kill_grace_ms;
+	job.spec.no_stacks = !tr->def->stacks;
+	job.spec.stacks_ms = tr->def->stacks_bound_ms;
 	job.target_id = tr->ts->id;
 	job.kind = FLAKY_KIND_ALONE;
 	job.trigger = FLAKY_TRIGGER_CONFIRM;
@@ -686,6 +688,8 @@ trigger_next_ev(evutil_socket_t fd, short what, void *arg)
 	job.spec.envp = tr->envp;
 	job.spec.timeout_ms = tr->def->timeout_ms;
 	job.spec.grace_ms = tr->cref->cfg->kill_grace_ms;
+	job.spec.no_stacks = !tr->def->stacks;
+	job.spec.stacks_ms = tr->def->stacks_bound_ms;
 	job.spec.junit_path = tr->def->junit;
 	job.spec.more = tr->runs - tr->started;	/* TMPDIRs made ahead */
 	job.target_id = tr->ts->id;

@@ -10,25 +10,20 @@ if [ "$1" = "-n" ]; then
 	prefix=$2; names=1; shift 2
 fi
 out=$1; shift
-# The schema version is a migration's position: names must say it, in
-# order. A number may skip ahead only where a branch was given numbers
-# that the branches merged before it take (this round: seed34's 0020 and
-# pg 0014, docs/schema.md); the merge renumbers them back to positions.
-i=0
+# The schema version is a migration's position. Names number them in
+# order; a number may be skipped (a branch keeps the number it was given
+# while an earlier one is still being merged), never repeated or out of
+# order.
 last=0
 for f in "$@"; do
-	i=$((i + 1))
-	b=$(basename "$f")
-	n=$(printf %s "$b" | sed -n 's/^\([0-9][0-9][0-9][0-9]\)-.*\.sql$/\1/p')
-	case "$b" in
-	"$(printf %04d $i)"-*.sql) ;;
-	*-seeds34.sql) ;;
-	*) echo "embed.sh: $f: expected migration number $(printf %04d $i)" >&2
-	   exit 1 ;;
+	# the number without its leading zeros (sh has no base 10#)
+	n=$(basename "$f" | sed -n 's/^0*\([0-9][0-9]*\)-.*\.sql$/\1/p')
+	case "$(basename "$f")" in
+	[0-9][0-9][0-9][0-9]-*.sql) ;;
+	*) n= ;;
 	esac
-	n=$(printf %s "$n" | sed 's/^0*//')
 	if [ -z "$n" ] || [ "$n" -le "$last" ]; then
-		echo "embed.sh: $f: expected a number above $(printf %04d $last)" >&2
+		echo "embed.sh: $f: expected a migration number after $(printf %04d $last)" >&2
 		exit 1
 	fi
 	last=$n

@@ -3,6 +3,8 @@
 # Idempotent; needs root (or sudo). The runners of the native demos
 # (examples/demo-{cargo,gtest,rspec,phpunit}) are Debian's: cargo and rustc
 # (not a rustup toolchain), libgtest-dev with cmake, ruby-rspec, phpunit.
+# gdb and elfutils (eu-stack) take the stacks of a hung native run (issue
+# 33, tests/integration/hangs); a JDK is used by its Java demo when present.
 # Node.js 20 and its npm must already be on the machine: Debian's npm
 # package conflicts with it, so Jest, Vitest, Playwright Test and Mocha
 # come from the npm registry at the versions pinned in examples/demo-*.
@@ -18,6 +20,7 @@ python3-pytest-xdist python3-numpy python3-scipy python3-sklearn
 valgrind clang libclang-rt-14-dev procps hyperfine golang-go perl
 chromium bsdutils systemd libxml2-utils zsh
 cmake libgtest-dev cargo rustc ruby-rspec phpunit
+gdb elfutils
 dpkg-dev debhelper fakeroot lintian debootstrap systemd-container"
 
 missing=""

@@ -90,6 +90,10 @@ struct flaky_target {
 	int		 seed_line;	/* of its first seed (issue 34) */
 	int		 seed_col;
 	int		 line;		/* where the target starts, 1-based */
+	int		 stacks;	/* default 1: the stacks of a run it
+					 * kills at its timeout first (issue
+					 * 33); false: kill at once */
+	int64_t		 stacks_bound_ms; /* their time, 0: the default */
 };
 
 /* A receiver of alerts (notify:, config_notify.c, docs/alerts.md): a

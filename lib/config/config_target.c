@@ -51,6 +51,8 @@ static const char *const target_keys[] = {
 	"scan", "junit", "confirm_budget", "until_settled", "stress",
 	"risky",
 	"perturb",
+	"stacks",
+	"stacks_bound",
 };
 enum {
 	T_NAME, T_COMMAND, T_DIR, T_SCHEDULE, T_RUNS, T_TIMEOUT, T_ENV,
@@ -58,6 +60,8 @@ enum {
 	T_SCAN, T_JUNIT, T_CONFIRM_BUDGET, T_UNTIL_SETTLED, T_STRESS,
 	T_RISKY,
 	T_PERTURB,
+	T_STACKS,
+	T_STACKS_BOUND,
 	T_NKEYS
 };
 
@@ -319,6 +323,7 @@ cfg_parse_target(struct ctx *c, const yaml_node_t *n, struct flaky_target *t)
 
 	t->runs = 1;
 	t->timeout_ms = 30 * 60 * 1000;
+	t->stacks = 1;
 	t->confirm_budget_ms = 10 * 60 * 1000;
 	t->catch_up = 1;
 	t->line = (int)n->start_mark.line + 1;
@@ -414,8 +419,12 @@ cfg_parse_target(struct ctx *c, const yaml_node_t *n, struct flaky_target *t)
 	    v[T_CONFIRM_BUDGET], "confirm_budget", 1,
 	    &t->confirm_budget_ms)) < 0)
 		return r;
-	if (v[T_SCAN] != NULL &&
-	    (r = cfg_get_bool(c, v[T_SCAN], "scan", &t->scan)) < 0)
+	if ((v[T_SCAN] != NULL &&
+	    (r = cfg_get_bool(c, v[T_SCAN], "scan", &t->scan)) < 0) ||
+	    (v[T_STACKS] != NULL &&
+	    (r = cfg_get_bool(c, v[T_STACKS], "stacks", &t->stacks)) < 0) ||
+	    (v[T_STACKS_BOUND] != NULL && (r = cfg_get_duration(c,
+	    v[T_STACKS_BOUND], "stacks_bound", 1, &t->stacks_bound_ms)) < 0))
 		return r;
 	/* until_settled: runs: is the most a trigger makes */
 	if (v[T_UNTIL_SETTLED] != NULL && (r = cfg_get_bool(c,

@@ -398,7 +398,9 @@ flaky_diagnose_tests(struct flaky_store *s, const int64_t *ids, size_t n,
 		if ((r = diagnose_stress(s, q, ret[i], err, errlen)) < 0 ||
 		    (r = diag_seeds(s, q, ret[i], err, errlen)) < 0 ||
 		    (r = diagnose_unrun(s, q, ret[i], err, errlen)) < 0 ||
-		    (r = diagnose_polluters(s, ret[i], err, errlen)) < 0)
+		    (r = diagnose_polluters(s, ret[i], err, errlen)) < 0 ||
+		    (r = flaky_store_test_hangs(s, ret[i]->test_id, q,
+		    &ret[i]->hangs, err, errlen)) < 0)
 			goto fail;
 	free(b);
 	flaky_test_refs_free(refs, nrefs);

@@ -246,6 +246,8 @@ struct flaky_diagnosis {
 	int		 seed_sig;	/* SEED because of the sweep */
 	struct flaky_headroom_site *headroom;
 	size_t		 nheadroom;
+	/* issue 33: where its timeouts hung, from their stored stacks */
+	struct flaky_hangs hangs;
 };
 
 /* The trigger flakyctl confirm records; what makes a run alone is its kind
@@ -441,6 +443,29 @@ int	 flaky_minimize(size_t ncand, size_t max_calls,
 void	 flaky_minimize_free(struct flaky_minimize *);
 
 
+/* Stacks of hung runs (hang.c, hang_lock.c, hang_words.c; issue 33,
+ * docs/triage.md). Where the run of s was stuck, into s->hang: the
+ * test's thread among all, its innermost frame of the test's own code
+ * (files under dir, the run's directory; NULL: ours), the call it waited
+ * in, waiting or running, or a deadlock. 0 or -ENOMEM. */
+int	 flaky_hang_fold(struct flaky_stacks *, const char *dir);
+/* A runner's own dump of a hung test (pytest-timeout's, go test
+ * -timeout's) in text: a capture holding it, or NULL when there is none
+ * (flaky_stacks_free). */
+struct flaky_stacks *flaky_hang_from_text(const char *text, size_t len);
+/* "hung in `wait_for_reply` (client.py:88) in 7 of 8 timeouts; 1 in
+ * `socket.recv`", a deadlock named; nothing when no stacks are stored. */
+void	 flaky_hang_words(const struct flaky_hangs *, struct flaky_buf *);
+/* The first patch the newest hang points at: a lock order, a timeout on
+ * the call it waited in, a bound on a loop. Nothing without stacks. */
+void	 flaky_hang_patch(const struct flaky_hangs *, struct flaky_buf *);
+/* The cause the newest hang names (a deadlock, a wait without a bound, a
+ * loop that never ends, a promise never settled), or NULL. */
+const char *flaky_hang_cause(const struct flaky_hangs *);
+/* The newest hung thread's frames, trimmed to about max lines around the
+ * test's own (tickets, the test page). */
+void	 flaky_hang_stack(const char *frames, int max, struct flaky_buf *);
+
 /* The words of a diagnosis (words.c), shared by flakyctl show, triage and
  * ticket and the dashboard. The triage table (DESIGN.md): most likely
  * cause and first patch of a signature. */
@@ -448,6 +473,11 @@ const char *flaky_sig_cause(const char *signature);
 const char *flaky_sig_patch(const char *signature);
 /* The same for one test: broken, or relying on a set-up test, first. */
 const char *flaky_test_cause(const struct flaky_diagnosis *);
+/* The patch of its signature: where its timeouts hung when their stacks
+ * say, else the triage table's, with the polluter (flaky_test_patch's
+ * last case; ticket and JSON use it for a test not broken). */
+void	 flaky_sig_test_patch(const struct flaky_diagnosis *,
+	    struct flaky_buf *);
 void	 flaky_test_patch(const struct flaky_diagnosis *, struct flaky_buf *);
 /* The reason the newest incomplete run of a target in the window of q
  * gave (of q's kinds, among its newest FLAKY_WHY_RUNS runs): a copy in

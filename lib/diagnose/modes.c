@@ -427,6 +427,7 @@ flaky_diagnosis_free(struct flaky_diagnosis *d)
 	free(d->dir);
 	flaky_result_rows_free(d->failed, d->nfailed);
 	flaky_perturb_rows_free(d->perturbs, d->nperturbs);
+	flaky_hangs_clear(&d->hangs);
 	free(d->boxes);
 	flaky_headroom_sites_free(d->headroom, d->nheadroom);
 	free(d);

@@ -238,6 +238,22 @@ ticket_diagnosis(const struct flaky_diagnosis *d, const char *isolate,
 		    "failures do not cluster at one long duration, so this "
 		    "is not a timeout.\n\n", flaky_buf_cstr(&w));
 	}
+	if (d->hangs.n > 0) {
+		flaky_buf_reset(&w);
+		flaky_hang_words(&d->hangs, &w);
+		flaky_buf_printf(b, "### Where it hung\n\nFrom the stacks "
+		    "taken before the time limit killed the run: %s.\n\n",
+		    flaky_buf_cstr(&w));
+		flaky_buf_reset(&w);
+		flaky_hang_stack(d->hangs.frames, 12, &w);
+		if (w.len > 0) {
+			flaky_buf_printf(b, "The hung thread of run %lld, "
+			    "innermost first (`>` the test's own code):\n\n",
+			    (long long)d->hangs.newest_run);
+			md_code(b, "", flaky_buf_cstr(&w), 14);
+			flaky_buf_adds(b, "\n");
+		}
+	}
 
 	ticket_seeds(d, b);
 
@@ -263,10 +279,8 @@ repro:
 	if (broken || d->depends_on != NULL || d->signature == NULL ||
 	    d->seed_sig)
 		flaky_test_patch(d, &w);
-	else {
-		flaky_buf_adds(&w, flaky_sig_patch(d->signature));
-		flaky_polluter_patch(d, &w);
-	}
+	else
+		flaky_sig_test_patch(d, &w);
 	flaky_buf_printf(b, "\n### Likely cause and first patch to try\n\n"
 	    "- cause: %s\n- first patch: %s\n", broken ? "the test or the "
 	    "code under test is broken (it fails every run), not flaky" :

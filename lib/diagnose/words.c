@@ -104,7 +104,24 @@ flaky_test_cause(const struct flaky_diagnosis *d)
 	if (d->box_infra)
 		return "something of that one box: its image, packages, "
 		    "network or hardware";
+	if (d->signature != NULL && strcmp(d->signature, "TIMEOUT") == 0 &&
+	    flaky_hang_cause(&d->hangs) != NULL)
+		return flaky_hang_cause(&d->hangs);
 	return flaky_sig_cause(d->signature);
+}
+
+/* The patch of a test's signature: where its timeouts hung when their
+ * stacks say (issue 33), else the triage table's, and the polluter. */
+void
+flaky_sig_test_patch(const struct flaky_diagnosis *d, struct flaky_buf *b)
+{
+	if (d->signature != NULL && strcmp(d->signature, "TIMEOUT") == 0 &&
+	    d->hangs.n > 0) {
+		flaky_hang_patch(&d->hangs, b);
+		return;
+	}
+	flaky_buf_adds(b, flaky_sig_patch(d->signature));
+	flaky_polluter_patch(d, b);
 }
 
 /* First patch to try for one test, naming the test the order points at. */
@@ -142,10 +159,8 @@ flaky_test_patch(const struct flaky_diagnosis *d, struct flaky_buf *b)
 		    "of the pool until they agree", d->box.box);
 	else if (d->seed_sig)
 		flaky_seed_patch(d, b);
-	else {
-		flaky_buf_adds(b, flaky_sig_patch(d->signature));
-		flaky_polluter_patch(d, b);
-	}
+	else
+		flaky_sig_test_patch(d, b);
 }
 
 /* The polluter in a patch: the set flakyctl polluter confirmed, else

@@ -14,7 +14,8 @@
  * Output lines go to the test named by the last RUN/CONT/NAME line (-v) or
  * by the last result line (plain); they become the message of a failed
  * test. A test that started but never got a result (a panic, go's own
- * timeout, a killed run) fails with the panic as its message. */
+ * timeout, a killed run) fails with the panic as its message ("SIGQUIT:
+ * quit" when flaky took the goroutines before the kill). */
 #include "buildconf.h"
 
 #include <errno.h>
@@ -365,7 +366,10 @@ line(struct parse_ctx *ctx, const char *s, size_t len)
 		}
 		return flush(ctx, st, p, n, o);
 	}
-	if (parse_starts(s, len, "panic: ")) {
+	/* A panic, or the SIGQUIT flaky sends before killing a run at its
+	 * time limit (issue 33): a goroutine dump follows, not messages. */
+	if (parse_starts(s, len, "panic: ") ||
+	    parse_starts(s, len, "SIGQUIT: quit")) {
 		st->panicking = 1;
 		parse_msg_line(&st->panic, s, len);
 		if (st->after >= 0 && st->v[st->after].outcome == FLAKY_FAIL)

@@ -34,6 +34,8 @@
 
 /* Messages held for ctest -V's numbered tests, by number. */
 #define HELD_MAX	4096
+/* Tests ctest runs at once, at most (-j), that a cut run names. */
+#define STARTED_MAX	64
 
 struct gtest_state {
 	int		 ctest;		/* ctest's output */
@@ -47,6 +49,13 @@ struct gtest_state {
 	long		 short_by;	/* counted, not named */
 	long		 after;		/* ctest: output of a failed test */
 	struct flaky_buf held[HELD_MAX];/* ctest -V: output per number */
+	/* ctest: tests started and not ended ("Start 2: NAME"), the ones a
+	 * killed run was running (ctest -j runs several) */
+	struct {
+		long		 k;
+		char		*name;
+	}		 started[STARTED_MAX];
+	size_t		 nstarted;
 };
 
 /* "[ RUN      ] ", "[       OK ] ", ...: the tag's text, or NULL. */
@@ -331,6 +340,61 @@ noise(const char *s, size_t n)
 	return n == 0;
 }
 
+/* "Start 2: NAME" (after "Start "): the test runs until its result. */
+static int
+ctest_started(struct gtest_state *st, const char *s, size_t n)
+{
+	const char	*c = memchr(s, ':', n);
+	long		 k = strtol(s, NULL, 10);
+
+	if (c == NULL || c + 2 > s + n || st->nstarted == STARTED_MAX)
+		return 0;
+	st->started[st->nstarted].k = k;
+	if ((st->started[st->nstarted].name = flaky_strndup(c + 2,
+	    (size_t)(s + n - c - 2))) == NULL)
+		return -ENOMEM;
+	st->nstarted++;
+	return 0;
+}
+
+/* Test number k has its result. */
+static void
+ctest_ended(struct gtest_state *st, long k)
+{
+	for (size_t i = 0; i < st->nstarted; i++)
+		if (st->started[i].k == k) {
+			free(st->started[i].name);
+			st->started[i] = st->started[--st->nstarted];
+			return;
+		}
+}
+
+/* The tests ctest was running when its output ended: failures of their
+ * own, so that a run killed at its limit names the test that hung. */
+static int
+ctest_cut(struct gtest_state *st, struct parse_ctx *ctx)
+{
+	static const char cut[] = "no result printed: ctest's output "
+	    "ended while this test ran (killed, or ctest crashed)";
+	long	 i;
+	int	 e;
+
+	for (size_t j = 0; j < st->nstarted; j++) {
+		long	 k = st->started[j].k;
+
+		if ((i = parse_add(ctx, st->started[j].name,
+		    strlen(st->started[j].name), FLAKY_FAIL, -1)) < 0)
+			return (int)i;
+		if ((e = parse_message(ctx, i, cut, sizeof cut - 1)) < 0)
+			return e;
+		if (k >= 0 && k < HELD_MAX && st->held[k].len > 0 &&
+		    (e = parse_message(ctx, i, st->held[k].data,
+		    st->held[k].len)) < 0)
+			return e;
+	}
+	return 0;
+}
+
 /* One line of ctest's output. */
 static int
 ctest_line(struct gtest_state *st, struct parse_ctx *ctx, const char *s,
@@ -350,6 +414,7 @@ ctest_line(struct gtest_state *st, struct parse_ctx *ctx, const char *s,
 		if (FLAKY_FAILED(o) && !parse_starts(status, sl, "Failed") &&
 		    (i = parse_message(ctx, i, status, sl)) < 0)
 			return (int)i;
+		ctest_ended(st, k);
 		if (k >= 0 && k < HELD_MAX) {
 			if (FLAKY_FAILED(o) && st->held[k].len > 0 &&
 			    parse_message(ctx, st->after, st->held[k].data,
@@ -362,7 +427,8 @@ ctest_line(struct gtest_state *st, struct parse_ctx *ctx, const char *s,
 	if (parse_starts(s + parse_indent(s, n), n - parse_indent(s, n),
 	    "Start ")) {
 		st->after = -1;
-		return 0;
+		return ctest_started(st, s + parse_indent(s, n) + 6, n -
+		    parse_indent(s, n) - 6);
 	}
 	if (n > 0 && s[n - 1] >= '0' && s[n - 1] <= '9' &&
 	    memmem(s, n, "% tests passed, ", 16) != NULL) {
@@ -415,6 +481,8 @@ finish(struct parse_ctx *ctx)
 	if (st->total >= 0)
 		ctx->res->summary_total = st->total;
 	if (st->ctest) {
+		if ((e = ctest_cut(st, ctx)) < 0)
+			return e;
 		if (st->total < 0 && ctx->res->n > 0)
 			e = parse_incomplete(ctx, "the run ended before "
 			    "ctest's summary (N%% tests passed ... out of "
@@ -455,6 +523,8 @@ gtest_free(struct parse_ctx *ctx)
 	flaky_buf_free(&st->msg);
 	for (size_t i = 0; i < HELD_MAX; i++)
 		flaky_buf_free(&st->held[i]);
+	for (size_t i = 0; i < st->nstarted; i++)
+		free(st->started[i].name);
 	free(st);
 	ctx->state = NULL;
 }

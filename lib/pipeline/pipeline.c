@@ -9,6 +9,7 @@
 #include <string.h>
 #include <sys/queue.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <event2/event.h>
 
@@ -26,6 +27,7 @@ struct item {
 	char			*trigger, *revision, *error, *version;
 	char			*evidence_only;	/* the job's, or NULL */
 	char			*perturbation, *seed;
+	char			*dir;		/* where it runs: own code */
 	int64_t			 target_id;
 	int			 kind;
 	int			 selected;	/* the job's (issue 18) */
@@ -91,6 +93,7 @@ item_free(struct item *it)
 	free(it->evidence_only);
 	free(it->perturbation);
 	free(it->seed);
+	free(it->dir);
 	free(it);
 }
 
@@ -278,6 +281,99 @@ incomplete_reason(const struct flaky_run *run)
 	return run->results.incomplete;
 }
 
+/* The test running at the kill: the failure classified TIMEOUT (the
+ * last, as flaky_classify_run marks it), or -1. */
+static long
+timeout_test(const struct flaky_results *r)
+{
+	for (size_t i = r->n; i-- > 0;)
+		if (r->v[i].signature != NULL &&
+		    strcmp(r->v[i].signature, "TIMEOUT") == 0)
+			return (long)i;
+	return -1;
+}
+
+/* A failed result for the test the stacks name (Jest prints a file's
+ * results when the file ends: a run killed in it names no test), unless
+ * the runner reported it; it is then the last failure, the TIMEOUT. */
+static int
+add_hung_test(struct flaky_results *r, const char *test)
+{
+	static const char msg[] = "no outcome: killed at its time limit "
+	    "while this test ran (named by its stacks: the runner had not "
+	    "reported it yet)";
+	struct flaky_results one;
+	int	 e;
+
+	for (size_t i = 0; i < r->n; i++)
+		if (strcmp(r->v[i].test, test) == 0)
+			return 0;
+	flaky_results_init(&one);
+	if ((one.v = calloc(1, sizeof *one.v)) == NULL)
+		return -ENOMEM;
+	one.cap = one.n = 1;
+	one.v[0].outcome = FLAKY_FAIL;
+	one.v[0].duration_us = -1;
+	if ((one.v[0].test = strdup(test)) == NULL ||
+	    (one.v[0].message = strdup(msg)) == NULL) {
+		flaky_results_free(&one);
+		return -ENOMEM;
+	}
+	e = flaky_results_merge(r, &one);
+	flaky_results_free(&one);
+	return e;
+}
+
+/* Where a hung run was stuck (issue 33), before classification: the
+ * stacks taken before its kill, folded; a test they name that the runner
+ * did not report becomes its failure. */
+static void
+item_stacks_fold(struct item *it)
+{
+	struct flaky_run *run = it->run;
+
+	if (run->stacks == NULL)
+		return;
+	if (flaky_hang_fold(run->stacks, it->dir) < 0 ||
+	    (run->stacks->hang.test != NULL &&
+	    run->rec.status == FLAKY_RUN_TIMEOUT &&
+	    add_hung_test(&run->results, run->stacks->hang.test) < 0))
+		run->rec.error = run->rec.error ? run->rec.error :
+		    "folding the stacks ran out of memory";
+}
+
+/* After classification: the stacks linked to the test that was running
+ * (its TIMEOUT failure); without stacks, the runner's own dump of that
+ * test's timeout (pytest-timeout, go test -timeout) in its failure or the
+ * run's output, folded. */
+static void
+item_stacks_link(struct item *it)
+{
+	struct flaky_run *run = it->run;
+	long		 t = timeout_test(&run->results);
+	const char	*msg;
+
+	if (run->stacks == NULL && t >= 0) {
+		msg = run->results.v[t].message;
+		if (msg != NULL)
+			run->stacks = flaky_hang_from_text(msg, strlen(msg));
+		if (run->stacks == NULL && run->rec.err != NULL)
+			run->stacks = flaky_hang_from_text(run->rec.err,
+			    run->rec.err_len);
+		if (run->stacks == NULL && run->rec.out != NULL)
+			run->stacks = flaky_hang_from_text(run->rec.out,
+			    run->rec.out_len);
+		if (run->stacks != NULL &&
+		    flaky_hang_fold(run->stacks, it->dir) < 0)
+			run->rec.error = run->rec.error ? run->rec.error :
+			    "folding the stacks ran out of memory";
+	}
+	if (run->stacks == NULL)
+		return;
+	run->stacks->test = t >= 0 ? run->results.v[t].test : NULL;
+	run->rec.stacks = run->stacks;
+}
+
 /* The run ended and its output is parsed: classify it and queue it. */
 static void
 item_end(struct item *it, int tell)
@@ -293,9 +389,11 @@ item_end(struct item *it, int tell)
 	if (it->by_budget && run->rec.status == FLAKY_RUN_INTERRUPTED)
 		run->rec.status = FLAKY_RUN_STOPPED;
 	ev.timed_out = run->rec.status == FLAKY_RUN_TIMEOUT;
+	item_stacks_fold(it);
 	if (flaky_classify_results(pl->o.classifier, &run->results, &ev) < 0)
 		run->rec.error = run->rec.error ? run->rec.error :
 		    "classifying the failures ran out of memory";
+	item_stacks_link(it);
 	run->rec.incomplete = incomplete_reason(run);
 	if (run->rec.incomplete == NULL)
 		run->rec.incomplete = it->evidence_only;
@@ -393,6 +491,10 @@ flaky_pipeline_start(struct flaky_pipeline *pl, const struct flaky_job *job,
 		return flaky_error(err, errlen, ENOMEM, "out of memory");
 	}
 	it->selected = job->selected;
+	if (job->spec.dir != NULL)
+		it->dir = strdup(job->spec.dir);
+	else
+		it->dir = getcwd(NULL, 0);
 	r = flaky_run_start(pl->o.sp, &job->spec, item_ended, it, &it->run,
 	    err, errlen);
 	if (it->run == NULL) {

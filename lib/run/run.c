@@ -156,6 +156,7 @@ run_done(void *arg, struct flaky_proc *proc)
 	run->rec.maxrss_kb = pi->maxrss_kb;
 	run->rec.output_bytes = pi->bytes[0] + pi->bytes[1];
 	run->rec.output_dropped = pi->dropped[0] + pi->dropped[1];
+	run->stacks = flaky_proc_take_stacks(proc);
 	flaky_proc_output(proc, FLAKY_STDOUT, &rp->out);
 	flaky_proc_output(proc, FLAKY_STDERR, &rp->err);
 	run->rec.out = rp->out.data;
@@ -188,6 +189,7 @@ flaky_run_start(struct flaky_spawner *sp, const struct flaky_run_spec *spec,
     size_t errlen)
 {
 	struct flaky_spawn_opts	 o;
+	struct flaky_stacks_opts so;
 	struct flaky_run	*run;
 	struct run_priv		*rp;
 	int			 r;
@@ -243,6 +245,10 @@ flaky_run_start(struct flaky_spawner *sp, const struct flaky_run_spec *spec,
 	o.capture_max = spec->capture_max;
 	o.path = spec->path;
 	o.more = spec->more;
+	so.bound_ms = spec->stacks_ms;
+	so.native = spec->stacks_native;
+	if (!spec->no_stacks)
+		o.stacks = &so;
 	run->rec.started_ms = flaky_now_ms();
 	r = flaky_spawn(sp, &o, run_data, run_done, rp, &rp->proc, err,
 	    errlen);
@@ -291,5 +297,6 @@ flaky_run_free(struct flaky_run *run)
 		free(rp);
 	}
 	flaky_results_free(&run->results);
+	flaky_stacks_free(run->stacks);
 	free(run);
 }

@@ -27,6 +27,23 @@ struct flaky_proc;
 #define FLAKY_GRACE_DEFAULT	(10 * 1000)	/* ms, SIGTERM -> SIGKILL */
 #define FLAKY_DRAIN_MS		500		/* pipes after the reap */
 
+/* Stacks of a hung run (issue 33, lib/run/stacks*.c): before a run with
+ * a time limit is killed there, each process of its group is asked where
+ * it is, in the way its runtime answers (Python's faulthandler, Node's
+ * inspector, SIGQUIT for Go and the JVM, gdb or eu-stack for anything
+ * else), within one bound for all; then it is killed as before. A run
+ * with stacks gets PYTHONPATH and NODE_OPTIONS entries for it (its
+ * Python and Node must be ready to answer); docs/runners.md. */
+#define FLAKY_STACKS_BOUND_DEFAULT	(10 * 1000)	/* ms, all of it */
+#define FLAKY_STACKS_PROC_BYTES		(256 * 1024)	/* one process */
+#define FLAKY_STACKS_BYTES		(1024 * 1024)	/* all */
+#define FLAKY_STACKS_PROCS		32		/* processes */
+struct flaky_stacks_opts {
+	int64_t		 bound_ms;	/* 0: FLAKY_STACKS_BOUND_DEFAULT */
+	const char	*native;	/* "gdb" or "eu-stack" first; NULL:
+					 * gdb, else eu-stack */
+};
+
 enum flaky_stream {
 	FLAKY_STDOUT = 0,
 	FLAKY_STDERR = 1,
@@ -52,6 +69,8 @@ struct flaky_spawn_opts {
 					 * TMPDIRs are made meanwhile */
 	int		 stdin_fd;	/* > 2: the child's stdin (the
 					 * caller keeps it); else /dev/null */
+	const struct flaky_stacks_opts *stacks;	/* with timeout_ms: take
+					 * the stacks first; NULL: no */
 };
 
 /* What a finished process left. */
@@ -102,6 +121,9 @@ const struct flaky_proc_info *flaky_proc_info(const struct flaky_proc *);
  * kept, the tail. Appends to out. */
 int	 flaky_proc_output(const struct flaky_proc *, int stream,
 	    struct flaky_buf *out);
+/* The stacks taken at the time limit, handed over (flaky_stacks_free);
+ * NULL when none were taken. */
+struct flaky_stacks *flaky_proc_take_stacks(struct flaky_proc *);
 /* The run's private TMPDIR. When the proc is freed it is removed by the
  * spawner's helper thread, and at the latest by flaky_spawner_free. */
 const char *flaky_proc_tmpdir(const struct flaky_proc *);
@@ -306,11 +328,19 @@ struct flaky_run_spec {
 	/* Issue 34: read the seed hook's margins from the run's TMPDIR
 	 * (FLAKY_HEADROOM_FILE) into results.headroom when it ends. */
 	int		 headroom;
+	/* Stacks at the time limit: on unless no_stacks; stacks_ms bounds
+	 * them (0: FLAKY_STACKS_BOUND_DEFAULT), stacks_native as
+	 * flaky_stacks_opts.native. */
+	int		 no_stacks;
+	int64_t		 stacks_ms;
+	const char	*stacks_native;
 };
 
 struct flaky_run {
 	struct flaky_run_record	 rec;		/* out/err point into the run */
 	struct flaky_results	 results;
+	struct flaky_stacks	*stacks;	/* taken at the time limit, or
+						 * NULL; the run's */
 	void			*priv;
 };
 

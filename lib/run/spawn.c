@@ -20,6 +20,7 @@
 #include <event2/event.h>
 
 #include "spawn_int.h"
+#include "stacks_int.h"
 
 extern char **environ;
 
@@ -73,7 +74,8 @@ proc_finish(struct flaky_proc *p)
 static void
 proc_check_done(struct flaky_proc *p)
 {
-	if (p->pid == 0 && p->rfd[0] == -1 && p->rfd[1] == -1)
+	if (p->pid == 0 && p->rfd[0] == -1 && p->rfd[1] == -1 &&
+	    !p->capturing)
 		proc_finish(p);
 }
 
@@ -90,6 +92,8 @@ proc_read(struct flaky_proc *p, int stream)
 	for (int i = 0; i < 4; i++) {
 		n = read(p->rfd[stream], buf, sizeof p->sp->rbuf);
 		if (n > 0) {
+			if (p->capturing)
+				stacks_window_feed(p->stk, buf, (size_t)n);
 			if (p->data_cb != NULL)
 				p->data_cb(p->arg, stream, buf, (size_t)n);
 			if (capture_feed(&p->cap[stream], buf, (size_t)n) < 0)
@@ -127,17 +131,13 @@ proc_kill_cb(evutil_socket_t fd, short what, void *arg)
 		killpg(p->pid, SIGKILL);
 }
 
-/* SIGTERM to the whole group, SIGKILL after the grace. */
+/* SIGTERM to the group (SIGCONT too: a stopped process must see it),
+ * SIGKILL after the grace. */
 static void
-proc_terminate(struct flaky_proc *p, int why)
+proc_signal_end(struct flaky_proc *p)
 {
 	struct timeval	 tv;
 
-	/* Once reaped the run ended on its own; the drain finishes it. */
-	if (p->ending || p->done || p->pid == 0)
-		return;
-	p->ending = why;
-	p->info.end = why;
 	killpg(p->pid, SIGTERM);
 	killpg(p->pid, SIGCONT);
 	tv.tv_sec = p->grace_ms / 1000;
@@ -145,18 +145,73 @@ proc_terminate(struct flaky_proc *p, int why)
 	event_add(p->kill_ev, &tv);
 }
 
+/* End the run for why: SIGTERM to the whole group, SIGKILL after the
+ * grace. */
+static void
+proc_terminate(struct flaky_proc *p, int why)
+{
+	/* Once reaped the run ended on its own; the drain finishes it. */
+	if (p->ending || p->done || p->pid == 0)
+		return;
+	p->ending = why;
+	p->info.end = why;
+	proc_signal_end(p);
+}
+
+static void	proc_after_reap(struct flaky_proc *);
+
+/* The capture of the stacks ended: kill as a time limit does, or finish
+ * the reap that came meanwhile. */
+static void
+proc_stacks_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct flaky_proc	*p = arg;
+
+	(void)fd;
+	(void)what;
+	stacks_capture_finish(p->stk);
+	p->capturing = 0;
+	if (p->pid > 0)
+		proc_signal_end(p);
+	else
+		proc_after_reap(p);
+}
+
+/* The time limit: the stacks first when asked for (issue 33), then the
+ * kill. */
 static void
 proc_timeout_cb(evutil_socket_t fd, short what, void *arg)
 {
+	struct flaky_proc	*p = arg;
+
 	(void)fd;
 	(void)what;
-	proc_terminate(arg, FLAKY_PROC_TIMEOUT);
+	if (p->stk != NULL && !p->ending && !p->done && p->pid > 0 &&
+	    stacks_capture_start(p, p->stk, p->sp->base, proc_stacks_cb) ==
+	    0) {
+		p->ending = FLAKY_PROC_TIMEOUT;
+		p->info.end = FLAKY_PROC_TIMEOUT;
+		p->capturing = 1;
+		return;
+	}
+	proc_terminate(p, FLAKY_PROC_TIMEOUT);
 }
 
 void
 flaky_proc_stop(struct flaky_proc *p)
 {
+	/* A capture stops at its next step; the kill follows it. */
+	if (p->capturing) {
+		atomic_store(&p->stk->cancel, 1);
+		return;
+	}
 	proc_terminate(p, FLAKY_PROC_STOPPED);
+}
+
+struct flaky_stacks *
+flaky_proc_take_stacks(struct flaky_proc *p)
+{
+	return stacks_take(p->stk);
 }
 
 /* The drain after the reap ran out: a grandchild holds the pipe. */
@@ -213,9 +268,6 @@ proc_close_pidfd(struct flaky_proc *p)
 static void
 proc_reaped(struct flaky_proc *p, int status, const struct rusage *ru)
 {
-	struct timeval	 tv = { 0, FLAKY_DRAIN_MS * 1000 };
-	pid_t		 pgid = p->pid;
-
 	p->pid = 0;
 	p->status = status;
 	p->info.wall_us = flaky_mono_us() - p->start_mono;
@@ -232,6 +284,19 @@ proc_reaped(struct flaky_proc *p, int status, const struct rusage *ru)
 		p->info.exit_code = -1;
 		p->info.signal = WTERMSIG(status);
 	}
+	/* The rest waits while the stacks are taken (the go command ends
+	 * once its test binary dumped: its group is still the run's). */
+	if (!p->capturing)
+		proc_after_reap(p);
+}
+
+/* After the reap: the group killed, the pipes' last bytes read. */
+static void
+proc_after_reap(struct flaky_proc *p)
+{
+	struct timeval	 tv = { 0, FLAKY_DRAIN_MS * 1000 };
+	pid_t		 pgid = p->info.pid;
+
 	/* Whatever is left of the group goes now; nothing of a finished run
 	 * may keep running. */
 	killpg(pgid, SIGKILL);
@@ -522,6 +587,11 @@ flaky_spawn(struct flaky_spawner *sp, const struct flaky_spawn_opts *o,
 		r = -ENOMEM;
 		goto out;
 	}
+	/* The stacks at the time limit (issue 33): their directory and
+	 * environment; without them the run still runs, as before. */
+	if (o->stacks != NULL && o->timeout_ms > 0 &&
+	    stacks_prepare(&p->stk, o->stacks, tmp_parent, env) < 0)
+		p->stk = NULL;
 
 	/* Both ends close on exec; only our (read) ends are non-blocking: a
 	 * test writing to a non-blocking stdout would see EAGAIN. */
@@ -551,7 +621,7 @@ flaky_spawn(struct flaky_spawner *sp, const struct flaky_spawn_opts *o,
 	memset(&plan, 0, sizeof plan);
 	plan.path = path;
 	plan.argv = o->argv;
-	plan.envp = env;
+	plan.envp = p->stk != NULL ? p->stk->env : env;
 	/* Not when it is ours already (analyze: the current directory): a
 	 * path lookup in the child, 2.5 us a run here, for nothing. */
 	plan.dir = o->dir != NULL && !is_cwd(&st) ? o->dir : NULL;
@@ -569,6 +639,11 @@ flaky_spawn(struct flaky_spawner *sp, const struct flaky_spawn_opts *o,
 		r = flaky_error(err, errlen, -pid, "%s: %s", o->argv[0],
 		    strerror(-pid));
 		goto out;
+	}
+	/* The child has its environment: our copy of it goes. */
+	if (p->stk != NULL) {
+		free(p->stk->env);
+		p->stk->env = NULL;
 	}
 	/* No setpgid from here: CLONE_VFORK returns once the child has
 	 * exec'd, so it is in its own group already. */
@@ -667,6 +742,17 @@ flaky_proc_free(struct flaky_proc *p)
 	if (!p->done && p->sp != NULL) {
 		p->done = 1;
 		proc_unlink(p);
+	}
+	if (p->stk != NULL) {
+		/* joined first: its thread reads the directory */
+		if (p->capturing)
+			flaky_proc_stop(p);
+		stacks_capture_finish(p->stk);
+		if (p->sp != NULL && p->stk->dir != NULL) {
+			tidy_later(p->sp, p->stk->dir);
+			p->stk->dir = NULL;
+		}
+		stacks_run_free(p->stk);
 	}
 	proc_close_wfd(p);
 	proc_close_pidfd(p);

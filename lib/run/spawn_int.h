@@ -15,6 +15,7 @@
 
 struct event;
 struct event_base;
+struct stacks_run;
 
 /* A run's TMPDIR as the run found it: the next run may take it over when it
  * is still so (reuse_take). */
@@ -63,6 +64,9 @@ struct flaky_proc {
 	flaky_proc_data_cb	 data_cb;
 	flaky_proc_done_cb	 done_cb;
 	void			*arg;
+	struct stacks_run	*stk;		/* stacks at the limit, or NULL */
+	int			 capturing;	/* stk's capture runs: no kill,
+						 * no end yet */
 };
 
 /* Run directories off the event loop. A helper thread removes the TMPDIRs

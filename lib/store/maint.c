@@ -41,7 +41,9 @@ flaky_store_prune(struct flaky_store *s, int64_t before_ms,
 		if ((r = store_prepare(s, "SELECT id FROM runs WHERE id > ?1 "
 		    "AND started_ms < ?2 AND (stdout_id IS NOT NULL OR "
 		    "stderr_id IS NOT NULL OR EXISTS (SELECT 1 FROM results "
-		    "WHERE run_id = runs.id)) ORDER BY id LIMIT 50", &st, err,
+		    "WHERE run_id = runs.id) OR EXISTS (SELECT 1 FROM "
+		    "stack_dumps WHERE run_id = runs.id)) ORDER BY id LIMIT 50",
+		    &st, err,
 		    errlen)) < 0)
 			return r;
 		sql_bind_int64(st, 1, after);
@@ -64,6 +66,9 @@ flaky_store_prune(struct flaky_store *s, int64_t before_ms,
 			    (r = store_exec_ints(s, "DELETE FROM attempts WHERE "
 			    "run_id = ?1", ids[i], 0, NULL, err, errlen)) < 0 ||
 			    (r = store_exec_ints(s, "DELETE FROM headroom WHERE "
+			    "run_id = ?1", ids[i], 0, NULL, err, errlen)) < 0 ||
+			    /* a hung run's stacks; where it hung stays */
+			    (r = store_exec_ints(s, "DELETE FROM stack_dumps WHERE "
 			    "run_id = ?1", ids[i], 0, NULL, err, errlen)) < 0 ||
 			    (r = store_exec_ints(s, "UPDATE runs SET stdout_id = NULL, "
 			    "stderr_id = NULL WHERE id = ?1", ids[i], 0, NULL, err,

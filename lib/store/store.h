@@ -78,6 +78,7 @@ struct flaky_run_record {
 					 * NULL: the store's (runs.box) */
 	int		 selected;	/* tests the runner was asked for
 					 * (issue 18); 0: the whole suite */
+	const struct flaky_stacks *stacks; /* issue 33; NULL: none */
 };
 
 /* path: a SQLite file, or a PostgreSQL connection URI (postgresql:// or
@@ -245,10 +246,9 @@ void	 flaky_test_rows_sort(struct flaky_test_row *, size_t);
  * run in the window by kind, whatever q->kinds. */
 struct flaky_run_counts {
 	int64_t		 runs, done, timeout, error, interrupted, skipped;
-	int64_t		 stopped, incomplete;
+	int64_t		 stopped, incomplete, replays;	/* seeds' replays */
 	int64_t		 suite, alone, ingested;
 	int64_t		 first_ms, last_ms;
-	int64_t		 replays;	/* of failing seeds: not incomplete */
 };
 int	 flaky_store_run_counts(struct flaky_store *, const struct flaky_query *,
 	    struct flaky_run_counts *, char *err, size_t errlen);
@@ -443,8 +443,7 @@ struct flaky_result_row {
 	int64_t		 fingerprint;		/* 0: none */
 	char		*normalized;
 	char		*message;
-	char		*box;			/* runs.box as stored (issue
-						 * 15); NULL: none recorded */
+	char		*box;	/* runs.box (issue 15); NULL: none recorded */
 	char		*perturbation;		/* the run's; NULL: calm */
 };
 void	 flaky_result_rows_free(struct flaky_result_row *, size_t);
@@ -724,7 +723,6 @@ int	 flaky_store_polluter_get(struct flaky_store *, int64_t test_id,
 	    struct flaky_polluter_row *ret, char *err, size_t errlen);
 void	 flaky_polluter_row_clear(struct flaky_polluter_row *);
 
-
 /* The runs as the dashboard shows them (runs.c). */
 struct flaky_run_view {
 	int64_t		 id, target_id;
@@ -792,10 +790,9 @@ void	 flaky_target_views_free(struct flaky_target_view *, size_t);
 /* Shipping to a fleet's server (ship.c), apart in store_ship.h, a part of
  * this header too. */
 #include "store/store_ship.h"
-/* Evidence from CI jobs (ci.c, tokens.c, flips.c), apart in store_ci.h. */
-#include "store/store_ci.h"
-/* Seed sweeps and tolerance headroom (seed.c), apart in store_seed.h. */
-#include "store/store_seed.h"
+#include "store/store_ci.h"	/* CI jobs' evidence: ci.c, tokens.c, flips.c */
+#include "store/store_seed.h"	/* seed sweeps, headroom (issue 34) */
+#include "store/store_stacks.h"	/* hung runs' stacks (issue 33) */
 /* A quarantined test's passing runs in a row (quarantine.c). */
 int	 flaky_store_pass_streak(struct flaky_store *, int64_t test_id,
 	    int64_t *ret, char *err, size_t errlen);

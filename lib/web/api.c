@@ -132,14 +132,14 @@ jw_time(struct flaky_jw *w, const char *key, int64_t ms)
 		flaky_jw_string(w, flaky_format_time(ms, t, sizeof t));
 }
 
-static void
+void
 jw_str(struct flaky_jw *w, const char *key, const char *v)
 {
 	flaky_jw_key(w, key);
 	flaky_jw_string(w, v);
 }
 
-static void
+void
 jw_int(struct flaky_jw *w, const char *key, long long v)
 {
 	flaky_jw_key(w, key);
@@ -497,10 +497,11 @@ api_run(struct web_ctx *c, struct flaky_jw *w, int64_t id)
 		flaky_jw_object_end(w);
 	}
 	flaky_jw_array_end(w);
+	r = web_api_run_stacks(c, w, id);
 	flaky_jw_object_end(w);
 	flaky_run_results_free(res, n);
 	flaky_run_view_clear(&v);
-	return 0;
+	return r;
 }
 
 /* A test's diagnosis: the fields of show --format json that a page
@@ -543,6 +544,7 @@ api_diagnosis(struct flaky_jw *w, const struct flaky_diagnosis *d)
 		flaky_jw_object_end(w);
 	}
 	jw_boxes(w, d->boxes, d->nboxes > 1 ? d->nboxes : 0, 0);
+	web_api_hangs(w, &d->hangs);
 	flaky_jw_key(w, "failure_modes");
 	flaky_jw_array_begin(w);
 	for (size_t i = 0; i < d->nmodes; i++) {

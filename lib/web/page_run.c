@@ -148,7 +148,8 @@ web_page_run(struct web_ctx *c, int64_t id)
 	run_facts(c, &v);
 	output(c->b, "stdout", v.out);
 	output(c->b, "stderr", v.err);
-	r = run_tests(c, id);
+	if ((r = web_run_stacks(c, id)) == 0)
+		r = run_tests(c, id);
 	flaky_run_view_clear(&v);
 	if (r < 0)
 		return web_fail(c, 500, c->err);

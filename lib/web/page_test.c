@@ -310,6 +310,7 @@ web_page_test(struct web_ctx *c, int64_t id)
 	facts(c, d, quarantine_of(qv, nq, id));
 	if ((r = rate_over_time(c, d)) == 0 && (r = runs_table(c, d)) == 0) {
 		modes_table(c, d);
+		web_test_hangs(c, &d->hangs);
 		if ((r = ticket(c, d)) == 0)
 			web_page_end(c);
 	}

@@ -136,4 +136,19 @@ int	 web_box_param(struct web_ctx *, const char *query);
  * when the database knows one box only. */
 char	**web_window_boxes(struct web_ctx *, size_t *n);
 
+/* api.c: a string member (NULL: null) and a number member. */
+struct flaky_jw;
+void	 jw_str(struct flaky_jw *, const char *key, const char *v);
+void	 jw_int(struct flaky_jw *, const char *key, long long v);
+
+/* stacks.c (issue 33): where a test's timeouts hung, on its page and as
+ * the member "hangs" of /api/v1/test/ID (null without stacks); a run's
+ * stacks on its page and as the member "stacks" of /api/v1/run/ID. The
+ * int ones: 0, or -1 with c->err filled. */
+void	 web_test_hangs(struct web_ctx *, const struct flaky_hangs *);
+void	 web_api_hangs(struct flaky_jw *, const struct flaky_hangs *);
+int	 web_run_stacks(struct web_ctx *, int64_t run_id);
+int	 web_api_run_stacks(struct web_ctx *, struct flaky_jw *,
+	    int64_t run_id);
+
 #endif

@@ -16,7 +16,8 @@ db=$tmp/flaky.db
 run() {
 	echo "+ flakyctl $*"
 	rc=0
-	(cd "$tmp/suite" && $vg "$ctl" "$@" >"$tmp/out" 2>"$tmp/err") || rc=$?
+	(cd "${RUN_DIR:-$tmp/suite}" && $vg "$ctl" "$@" >"$tmp/out" \
+	    2>"$tmp/err") || rc=$?
 	if [ "$rc" -eq 99 ]; then
 		cat "$tmp/err"
 		echo "FAIL: valgrind found errors or leaks in: flakyctl $*"
@@ -59,4 +60,13 @@ run upload --server "$db" --target up --revision r1 --job unit \
 run upload --server "$db" --target up "$tmp/r.xml" "$tmp/bad.xml"
 FLAKY_TOKEN=flaky_x run upload --server http://127.0.0.1:9 --target up --retries 0 \
     "$tmp/r.xml"
+# a hung run's stacks (issue 33): taken on the capture's thread, folded,
+# stored, then shown; the third run of the demo hangs
+cp -r "$examples/hangs/pytest" "$tmp/hang"
+RUN_DIR=$tmp/hang run --db "$db" analyze --runs 3 --jobs 1 --timeout 3s \
+    -- /usr/bin/pytest
+RUN_DIR=$tmp/hang run --db "$db" show test_client.py::test_reply
+RUN_DIR=$tmp/hang run --db "$db" --format json show test_client.py::test_reply
+RUN_DIR=$tmp/hang run --db "$db" ticket test_client.py::test_reply
+grep -q 'Where it hung' "$tmp/out" || { echo "FAIL: no stacks in the ticket"; exit 1; }
 echo "valgrind: no leaks, no errors"

@@ -110,6 +110,8 @@ START_TEST(good_full)
 	ck_assert_int_eq(t->confirm_budget_ms, 15 * 60 * 1000);
 	ck_assert_int_eq(t->scan, 1);
 	ck_assert_str_eq(t->junit, "out/junit.xml");
+	ck_assert_int_eq(t->stacks, 0);
+	ck_assert_int_eq(t->stacks_bound_ms, 3000);
 	ck_assert_int_eq(t->line, 19);
 
 	t = &cfg->targets[1];
@@ -137,6 +139,8 @@ START_TEST(good_full)
 	ck_assert_int_eq(t->confirm, 0);
 	ck_assert_int_eq(t->confirm_budget_ms, 10 * 60 * 1000);
 	ck_assert_int_eq(t->scan, 0);
+	ck_assert_int_eq(t->stacks, 1);
+	ck_assert_int_eq(t->stacks_bound_ms, 0);
 	ck_assert_str_eq(t->dir, base);
 
 	t = &cfg->targets[2];
@@ -313,8 +317,8 @@ START_TEST(bad_files)
 		{ "bad-unknown-key.yaml", "3:5: target: unknown key \"comand\", "
 		    "expected name, command, dir, schedule, runs, timeout, env, "
 		    "jitter, overlap, catch_up, isolate, revision, confirm, "
-		    "scan, junit, confirm_budget, until_settled, stress, risky "
-		    "or perturb" },
+		    "scan, junit, confirm_budget, until_settled, stress, risky, "
+		    "perturb, stacks or stacks_bound" },
 		{ "bad-unknown-top.yaml", "1:1: unknown key \"databse\", "
 		    "expected database, jobs, socket, timezone, kill_grace, "
 		    "retention, redact, signatures, targets, box, http, notify, "

@@ -93,11 +93,30 @@ START_TEST(gotest_plain_panic_timeout)
 }
 END_TEST
 
+/* flaky's SIGQUIT before a hung run's kill (issue 33): the goroutine dump
+ * is the test's stacks, not its message, so every timeout has the same
+ * failure mode. */
+START_TEST(gotest_sigquit)
+{
+	static const struct want w[] = {
+		{ "example.com/hangs/TestPing", FLAKY_PASS, 0, NULL },
+		{ "example.com/hangs/TestReply", FLAKY_FAIL, -2, "SIGQUIT: quit" },
+	};
+	struct flaky_results	 r;
+
+	pt_fixture("gotest/sigquit-hung.txt", NULL, &r);
+	pt_check(&r, w, FLAKY_ARRAY_SIZE(w));
+	ck_assert_str_eq(r.v[1].message, "SIGQUIT: quit");
+	flaky_results_free(&r);
+}
+END_TEST
+
 static void
 add_tests(TCase *tc)
 {
 	tcase_add_test(tc, gotest_verbose);
 	tcase_add_test(tc, gotest_plain_panic_timeout);
+	tcase_add_test(tc, gotest_sigquit);
 }
 
 int

@@ -252,6 +252,28 @@ START_TEST(gtest_ctest)
 }
 END_TEST
 
+/* ctest killed at a time limit (issue 33): the test it had started and
+ * not finished is a failure, so that the run's TIMEOUT names it. */
+START_TEST(gtest_ctest_killed)
+{
+	static const struct want w[] = {
+		{ "deposit", FLAKY_PASS, SKIPD, NULL },
+		{ "transfer", FLAKY_FAIL, SKIPD, "no result printed: ctest's "
+		    "output ended while this test ran" },
+	};
+	struct flaky_results	 r;
+
+	pt_text("Test project /src/demo/build\n"
+	    "    Start 1: deposit\n"
+	    "1/3 Test #1: deposit ..........................   Passed    "
+	    "0.01 sec\n"
+	    "    Start 2: transfer\n", &r);
+	pt_check(&r, w, FLAKY_ARRAY_SIZE(w));
+	ck_assert_uint_eq(r.n, 2);
+	flaky_results_free(&r);
+}
+END_TEST
+
 START_TEST(gtest_yaml_cpp)
 {
 	struct flaky_results	 r = fx("gtest/yaml-cpp.txt"), s;
@@ -485,6 +507,7 @@ static void
 add(TCase *tc)
 {
 	tcase_add_test(tc, cargo_demo);
+	tcase_add_test(tc, gtest_ctest_killed);
 	tcase_add_test(tc, cargo_fail_fast);
 	tcase_add_test(tc, cargo_not_unittest);
 	tcase_add_test(tc, cargo_nocapture);

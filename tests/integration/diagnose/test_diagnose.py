@@ -141,6 +141,15 @@ def test_triage(demo):
     assert t[VICTIM]["cause"] == "a test leaks state into another"
     assert t[INFRA]["patch"] == "mock the external service in this test"
     assert t[TIMEOUT]["cause"] == "too little wall-clock allowance, slow I/O"
+    # pytest-timeout's own dump is the stacks (issue 33): a sleep past
+    # the limit is the clock's, not a wait that needs a timeout
+    h = t[TIMEOUT]["hangs"]
+    assert h["timeouts"] == t[TIMEOUT]["failures"]
+    assert [p["function"] for p in h["places"]] == ["test_fetch_report"]
+    assert "time.sleep" in h["places"][0]["code"]
+    assert h["patch"].startswith("the test sleeps in `test_fetch_report` "
+                                 "(test_timeout.py:"), h["patch"]
+    assert t[INFRA]["hangs"] is None
     # a pytest-timeout of 0.2 s: failures cluster at the limit
     assert t[TIMEOUT]["timing"]["near_limit"] is True
     assert t[TIMEOUT]["timing"]["median_ms_fail"] >= 190

@@ -1,0 +1,3 @@
+module example.com/hangs
+
+go 1.19
