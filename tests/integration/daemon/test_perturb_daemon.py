@@ -118,7 +118,7 @@ SEEDED = '''
 import os
 import random
 
-from numpy.testing import assert_allclose
+import pytest
 
 
 def test_seeded():
@@ -130,7 +130,7 @@ def test_seeded():
 
 
 def test_close():
-    assert_allclose(random.random(), 0.5, atol=0.6)
+    assert random.random() == pytest.approx(0.5, abs=0.6)
 '''
 
 
