@@ -10,7 +10,6 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <time.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <event2/event.h>
@@ -22,7 +21,6 @@
 #include "output.h"
 #include "progress.h"
 #include "perturb.h"
-#include "analyze.h"
 #include "subset.h"
 #include "pipeline/pipeline.h"
 #include "run_why.h"
@@ -560,11 +558,8 @@ again:
 		return EXIT_ERROR;
 	perturb_runs(&a.pt, &a.runs, runs_set & 1);
 	flaky_settle_init(&a.settle, FLAKY_CS_ALPHA);
-	if (optind < argc && dir_arg == NULL &&
-	    strcmp(argv[optind - 1], "--") != 0 && analyze_is_dir(argv[optind])) {
-		dir_arg = argv[optind++];
+	if (ctl_dir_operand(argc, argv, &dir_arg))
 		goto again;
-	}
 	argc -= optind;
 	argv += optind;
 	if (dir_arg != NULL && argc > 0) {
@@ -591,7 +586,7 @@ again:
 	}
 	if (getcwd(cwd, sizeof cwd) == NULL)
 		fatal("getcwd");
-	if (analyze_command(dir_arg, argv, &copts, &cmd) < 0 ||
+	if (ctl_prepare_command("analyze", dir_arg, argv, &copts, &cmd) < 0 ||
 	    perturb_check(&a.pt, &cmd) < 0)
 		goto out;
 	a.job.spec.argv = cmd.argv;

@@ -2,11 +2,11 @@
  * line that can be pasted into a shell (analyze, bisect, verify). */
 #include "buildconf.h"
 
-#include <limits.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
+#include <sys/stat.h>
 
 #include "flakyctl.h"
 #include "log.h"
@@ -90,4 +90,43 @@ join_argv(const char *env_set, char **argv)
 	if (b.oom)
 		fatalx("out of memory");
 	return flaky_buf_steal(&b);
+}
+
+int
+ctl_is_dir(const char *s)
+{
+	struct stat	 st;
+
+	return stat(s, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+int
+ctl_dir_operand(int argc, char **argv, const char **dir)
+{
+	if (optind >= argc || *dir != NULL ||
+	    strcmp(argv[optind - 1], "--") == 0 || !ctl_is_dir(argv[optind]))
+		return 0;
+	*dir = argv[optind++];
+	return 1;
+}
+
+int
+ctl_prepare_command(const char *who, const char *dir, char **argv,
+    const struct flaky_command_opts *opts, struct flaky_command *cmd)
+{
+	extern char	**environ;
+	char		  err[2048];
+	int		  r;
+
+	if (dir != NULL)
+		r = flaky_command_detect(dir, environ, opts, cmd, err,
+		    sizeof err);
+	else
+		r = flaky_command_complete(argv, environ, opts, cmd, err,
+		    sizeof err);
+	if (r == -ENOMEM)
+		fatalx("out of memory");
+	if (r < 0)
+		fprintf(stderr, "flakyctl: %s: %s\n", who, err);
+	return r;
 }

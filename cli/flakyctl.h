@@ -171,6 +171,17 @@ struct flaky_ingest_file;
 int	 ingest_files(struct ctl *, const char *db, const char *who,
 	    struct flaky_ingest *, struct flaky_ingest_file *, size_t n);
 char	*join_argv(const char *env_set, char **argv);
+/* cmdline.c, for analyze and ci: is s an existing directory (and so not
+ * a command)? The command the runs execute: built for directory dir, or
+ * argv completed so that the runner prints every test's outcome; 0, or
+ * -1 after "flakyctl: WHO: why" on stderr. */
+struct flaky_command_opts;
+int	 ctl_is_dir(const char *s);
+/* Is the next operand a directory (not after --)? Then it is taken into
+ * *dir (once) and options may follow it: `analyze tests/ --runs 50`. */
+int	 ctl_dir_operand(int argc, char **argv, const char **dir);
+int	 ctl_prepare_command(const char *who, const char *dir, char **argv,
+	    const struct flaky_command_opts *, struct flaky_command *);
 /* git.c: git -C dir ARGS (NULL-ended), run to its end: its exit status
  * (-1: it did not run), its stdout without the last newline in *out
  * when out is not NULL. ctl_git_commit: the full hash of rev, or NULL. */
@@ -192,6 +203,8 @@ extern const struct cmd_entry cmd_ingest_entry;
 /* token.c, upload.c: CI evidence (docs/ci.md, docs/api.md) */
 extern const struct cmd_entry cmd_token_entry;
 extern const struct cmd_entry cmd_upload_entry;
+/* ci.c: the retry button that keeps the evidence (docs/ci.md) */
+extern const struct cmd_entry cmd_ci_entry;
 extern const struct cmd_entry cmd_trend_entry;
 extern const struct cmd_entry cmd_quarantine_entry;
 extern const struct cmd_entry cmd_gate_entry;

@@ -20,6 +20,8 @@
 
 static const char jest_sep[] = " \xe2\x80\xba ";	/* " › " */
 
+static void	md_cell(FILE *, const char *);
+
 /* s escaped for a workflow command's message or (prop) a property. */
 static void
 gh_escape(FILE *f, const char *s, int prop)
@@ -170,6 +172,28 @@ locate(const struct flaky_test_row *r, const struct report_evidence *ev,
 			}
 	*line = source_line(file, r->test);
 	return 0;
+}
+
+int
+github_locate_id(const char *id, char *file, size_t len, int *line)
+{
+	*line = 0;
+	if (test_file(id, file, len) < 0)
+		return -1;
+	*line = source_line(file, id);
+	return 0;
+}
+
+void
+github_md_cell(FILE *f, const char *s)
+{
+	md_cell(f, s);
+}
+
+void
+github_escape(FILE *f, const char *s, int prop)
+{
+	gh_escape(f, s, prop);
 }
 
 /* "3 of 12 runs failed (25.0%, 95% interval 9%-53%)" */

@@ -48,8 +48,8 @@ utf8_len(const unsigned char *s)
 /* s as XML text or an attribute value: markup escaped, characters XML
  * does not allow (controls, invalid UTF-8) as U+FFFD, and in attributes
  * (attr) tabs and newlines as references so that they survive. */
-static void
-xml_escape(FILE *f, const char *str, int attr)
+void
+junit_escape(FILE *f, const char *str, int attr)
 {
 	const unsigned char *s = (const unsigned char *)str;
 
@@ -80,7 +80,7 @@ xml_escape(FILE *f, const char *str, int attr)
 static void
 xml_text(FILE *f, const char *s)
 {
-	xml_escape(f, s, 1);
+	junit_escape(f, s, 1);
 }
 
 /* One <property name="flaky.NAME" value="..."/>. */
@@ -166,7 +166,7 @@ testcase(const struct report_head *h, const struct report_evidence *ev,
 			xml_text(stdout, sig->signature);
 		}
 		printf("\">");
-		xml_escape(stdout, r->top_message, 0);
+		junit_escape(stdout, r->top_message, 0);
 		printf("</failure>\n");
 	} else if (t == FLAKY_TIER_NOISE)
 		printf("      <system-out>flaky: failed %lld of %lld run%s "

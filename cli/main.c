@@ -50,6 +50,7 @@ const struct cmd_entry *const cmd_table[] = {
 	&cmd_ingest_entry,
 	&cmd_token_entry,
 	&cmd_upload_entry,
+	&cmd_ci_entry,
 	&cmd_scan_entry,
 	&cmd_status_entry,
 	&cmd_run_entry,

@@ -184,15 +184,14 @@ print_answer(struct ctl *ctl, const char *s, size_t n)
 	return 0;
 }
 
-/* The token: $FLAKY_TOKEN, else the file's first line. */
-static char *
-read_token(const char *file)
+char *
+upload_token(const char *file, const char *var)
 {
 	char	*s, *nl, err[512];
 	size_t	 n;
 
 	if (file == NULL) {
-		s = getenv("FLAKY_TOKEN");
+		s = getenv(var != NULL ? var : "FLAKY_TOKEN");
 		return s != NULL && *s != '\0' ? xstrdup(s) : NULL;
 	}
 	if (flaky_read_file(file, TOKEN_FILE_MAX, &s, &n, err,
@@ -203,22 +202,22 @@ read_token(const char *file)
 	return s;
 }
 
-/* "target=...&revision=...": the metadata as query parameters. */
-static char *
-query_of(const struct upload_args *a)
+char *
+upload_query(const char *target, const char *revision,
+    const struct flaky_ci_meta *m, const char *box, const char *at)
 {
 	struct flaky_buf b;
 	char		 num[32];
 	const char	*kv[][2] = {
-		{ "target", a->target }, { "revision", a->revision },
-		{ "branch", a->m.branch }, { "pr", a->m.pr },
-		{ "job", a->m.job }, { "job_url", a->m.job_url },
-		{ "ci", a->m.ci }, { "box", a->box }, { "at", a->at_arg },
+		{ "target", target }, { "revision", revision },
+		{ "branch", m->branch }, { "pr", m->pr },
+		{ "job", m->job }, { "job_url", m->job_url },
+		{ "ci", m->ci }, { "box", box }, { "at", at },
 		{ "attempt", NULL },
 	};
 
-	if (a->m.attempt > 0) {
-		snprintf(num, sizeof num, "%d", a->m.attempt);
+	if (m->attempt > 0) {
+		snprintf(num, sizeof num, "%d", m->attempt);
 		kv[FLAKY_ARRAY_SIZE(kv) - 1][1] = num;
 	}
 	flaky_buf_init(&b);
@@ -248,8 +247,9 @@ upload_http(struct ctl *ctl, struct upload_args *a, char **files, size_t n)
 	int		 status, ret = EXIT_ERROR;
 
 	memset(&u, 0, sizeof u);
-	token = read_token(a->token_file);
-	query = query_of(a);
+	token = upload_token(a->token_file, NULL);
+	query = upload_query(a->target, a->revision, &a->m, a->box,
+	    a->at_arg);
 	u.server = a->server;
 	u.query = query;
 	u.token = token;

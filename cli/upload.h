@@ -15,7 +15,10 @@ struct upload_req {
 	const char	*token;		/* NULL: none */
 	const char	*ca_file;	/* https: NULL the system's CAs */
 	const char	*idem_key;	/* Idempotency-Key or NULL */
-	const char *const *files;	/* one: its body; several: multipart */
+	const char	*path;		/* NULL: /api/v1/uploads */
+	const char	*who;		/* in messages; NULL: "upload" */
+	const char *const *files;	/* one: its body; several: multipart;
+					 * none: a GET of path */
 	size_t		 nfiles;
 	int		 retries;	/* after the first attempt */
 	int64_t		 timeout_ms;	/* per attempt */
@@ -28,5 +31,14 @@ struct upload_req {
  * after the retries (the last reason). Each retry is said on stderr. */
 int	 upload_post(struct event_base *, const struct upload_req *,
 	    int *status, struct flaky_buf *body, char *err, size_t errlen);
+/* upload.c: the token of $FLAKY_TOKEN (env NULL) or another variable,
+ * else file's first line (file NULL: the variable only); NULL when
+ * neither. Exits when the file cannot be read. */
+char	*upload_token(const char *file, const char *env);
+/* upload.c: "target=...&revision=...": an upload's metadata as its query
+ * parameters (NULLs left out), malloc'd. */
+struct flaky_ci_meta;
+char	*upload_query(const char *target, const char *revision,
+	    const struct flaky_ci_meta *, const char *box, const char *at);
 
 #endif

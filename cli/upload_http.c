@@ -223,15 +223,16 @@ attempt_once(struct event_base *base, struct evdns_base *dns,
 		goto out;
 	}
 	evhttp_request_set_error_cb(req, error_cb);
-	if (add_files(u, evhttp_request_get_output_buffer(req), ctype,
-	    sizeof ctype, err, errlen) < 0) {
+	if (u->nfiles > 0 && add_files(u, evhttp_request_get_output_buffer(req),
+	    ctype, sizeof ctype, err, errlen) < 0) {
 		evhttp_request_free(req);
 		goto out;
 	}
 	h = evhttp_request_get_output_headers(req);
 	snprintf(hostport, sizeof hostport, "%s:%d", host, port);
 	evhttp_add_header(h, "Host", hostport);
-	evhttp_add_header(h, "Content-Type", ctype);
+	if (u->nfiles > 0)
+		evhttp_add_header(h, "Content-Type", ctype);
 	evhttp_add_header(h, "User-Agent", "flakyctl/" FLAKY_VERSION);
 	evhttp_add_header(h, "Connection", "close");
 	if (u->token != NULL) {
@@ -247,11 +248,13 @@ attempt_once(struct event_base *base, struct evdns_base *dns,
 	plen = path != NULL ? strlen(path) : 0;
 	while (plen > 0 && path[plen - 1] == '/')
 		plen--;
-	xasprintf(&target, "%.*s/api/v1/uploads?%s", (int)plen,
-	    plen > 0 ? path : "", u->query);
+	xasprintf(&target, "%.*s%s%s%s", (int)plen, plen > 0 ? path : "",
+	    u->path != NULL ? u->path : "/api/v1/uploads", u->query ? "?" : "",
+	    u->query ? u->query : "");
 	if ((a->timer = evtimer_new(base, timeout_cb, a)) == NULL ||
 	    evtimer_add(a->timer, &tv) < 0 ||
-	    evhttp_make_request(a->conn, req, EVHTTP_REQ_POST, target) < 0) {
+	    evhttp_make_request(a->conn, req, u->nfiles > 0 ?
+	    EVHTTP_REQ_POST : EVHTTP_REQ_GET, target) < 0) {
 		flaky_error(err, errlen, ENOMEM, "cannot make a request");
 		goto out;
 	}
@@ -336,9 +339,9 @@ upload_post(struct event_base *base, const struct upload_req *u,
 		}
 		if (a.retry_after_ms >= 0)
 			wait = a.retry_after_ms;
-		fprintf(stderr, "flakyctl upload: %s; again in %.1f s "
-		    "(attempt %d of %d)\n", a.why, wait / 1000.0, i + 2,
-		    u->retries + 1);
+		fprintf(stderr, "flakyctl %s: %s; again in %.1f s "
+		    "(attempt %d of %d)\n", u->who ? u->who : "upload", a.why,
+		    wait / 1000.0, i + 2, u->retries + 1);
 		wait_ms(base, wait);
 		wait = wait * 2 > RETRY_MAX_MS ? RETRY_MAX_MS : wait * 2;
 	}

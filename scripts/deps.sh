@@ -3,6 +3,9 @@
 # Idempotent; needs root (or sudo). The runners of the native demos
 # (examples/demo-{cargo,gtest,rspec,phpunit}) are Debian's: cargo and rustc
 # (not a rustup toolchain), libgtest-dev with cmake, ruby-rspec, phpunit.
+# python3-pytest-rerunfailures is what flakyctl ci is compared with
+# (tests/integration/ci_command, docs/ci.md); xmllint (libxml2-utils)
+# checks its JUnit against a schema.
 # gdb and elfutils (eu-stack) take the stacks of a hung native run (issue
 # 33, tests/integration/hangs); a JDK is used by its Java demo when present.
 # Node.js 20 and its npm must already be on the machine: Debian's npm
@@ -17,6 +20,7 @@ libsqlite3-dev zlib1g-dev libevent-dev libyaml-dev libexpat1-dev check sqlite3 t
 libssl-dev openssl
 python3 python3-pytest python3-pytest-timeout python3-pytest-random-order python3-yaml
 python3-pytest-xdist python3-numpy python3-scipy python3-sklearn
+python3-pytest-rerunfailures
 valgrind clang libclang-rt-14-dev procps hyperfine golang-go perl
 chromium bsdutils systemd libxml2-utils zsh
 cmake libgtest-dev cargo rustc ruby-rspec phpunit

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "ingest/ingest.h"
+#include "util/util.h"
 
 /* getenv over an environment array. */
 static const char *
@@ -38,6 +39,31 @@ keep(struct flaky_ci_env *out, const char *s)
 	memcpy(p, s, n + 1);
 	out->used += n + 1;
 	return p;
+}
+
+/* A runner's name as a box name (1 to 64 letters, digits, '.', '-', '_'):
+ * GitHub's hosted runners are "GitHub Actions 2", GitLab's descriptions
+ * are free text; every other byte becomes one '-' a run, none at either
+ * end. NULL when nothing is left. */
+static const char *
+keep_box(struct flaky_ci_env *out, const char *s)
+{
+	char	 b[FLAKY_BOX_MAX + 1];
+	size_t	 n = 0;
+
+	for (; s != NULL && *s != '\0' && n < FLAKY_BOX_MAX; s++) {
+		unsigned char c = (unsigned char)*s;
+
+		if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+		    (c >= '0' && c <= '9') || c == '.' || c == '_' || c == '-')
+			b[n++] = (char)c;
+		else if (n > 0 && b[n - 1] != '-')
+			b[n++] = '-';
+	}
+	while (n > 0 && b[n - 1] == '-')
+		n--;
+	b[n] = '\0';
+	return n > 0 ? keep(out, b) : NULL;
 }
 
 /* The last part of "owner/name" or a path. */
@@ -98,7 +124,7 @@ github(char *const *e, struct flaky_ci_env *o)
 		o->job_url = keep(o, b);
 	}
 	o->attempt = number(att);
-	o->box = keep(o, env(e, "RUNNER_NAME"));
+	o->box = keep_box(o, env(e, "RUNNER_NAME"));
 	o->project = keep(o, last_part(repo));
 }
 
@@ -115,7 +141,7 @@ gitlab(char *const *e, struct flaky_ci_env *o)
 	o->pr = keep(o, env(e, "CI_MERGE_REQUEST_IID"));
 	o->job = keep(o, env(e, "CI_JOB_NAME"));
 	o->job_url = keep(o, env(e, "CI_JOB_URL"));
-	o->box = keep(o, env(e, "CI_RUNNER_DESCRIPTION"));
+	o->box = keep_box(o, env(e, "CI_RUNNER_DESCRIPTION"));
 	o->project = keep(o, env(e, "CI_PROJECT_NAME"));
 }
 
@@ -135,7 +161,7 @@ jenkins(char *const *e, struct flaky_ci_env *o)
 	o->pr = keep(o, env(e, "CHANGE_ID"));
 	o->job = keep(o, env(e, "JOB_NAME"));
 	o->job_url = keep(o, env(e, "BUILD_URL"));
-	o->box = keep(o, env(e, "NODE_NAME"));
+	o->box = keep_box(o, env(e, "NODE_NAME"));
 	o->project = keep(o, env(e, "JOB_NAME") != NULL ? last_part(
 	    env(e, "JOB_NAME")) : NULL);
 }
@@ -163,7 +189,7 @@ buildkite(char *const *e, struct flaky_ci_env *o)
 	if ((retry = env(e, "BUILDKITE_RETRY_COUNT")) != NULL)
 		o->attempt = strcmp(retry, "0") == 0 ? 1 : number(retry) > 0 ?
 		    number(retry) + 1 : 0;
-	o->box = keep(o, env(e, "BUILDKITE_AGENT_NAME"));
+	o->box = keep_box(o, env(e, "BUILDKITE_AGENT_NAME"));
 	o->project = keep(o, env(e, "BUILDKITE_PIPELINE_SLUG"));
 }
 
@@ -181,7 +207,7 @@ circleci(char *const *e, struct flaky_ci_env *o)
 	o->pr = keep(o, pr);
 	o->job = keep(o, env(e, "CIRCLE_JOB"));
 	o->job_url = keep(o, env(e, "CIRCLE_BUILD_URL"));
-	o->box = keep(o, env(e, "CIRCLE_NODE_INDEX") != NULL ?
+	o->box = keep_box(o, env(e, "CIRCLE_NODE_INDEX") != NULL ?
 	    env(e, "HOSTNAME") : NULL);
 	o->project = keep(o, env(e, "CIRCLE_PROJECT_REPONAME"));
 }

@@ -299,4 +299,74 @@ int	 flaky_risky_tests(struct flaky_store *, const char *target,
 	    size_t errlen);
 void	 flaky_risky_tests_free(char **, size_t);
 
+/* CI retries (issue 30, retry.c): flakyctl ci reruns the tests that failed
+ * its first run, each until it passes or had its retries, and the new tests
+ * until one fails or passed new_runs runs, the open ones together in one
+ * run of only them per round. The state and the rules only: the caller
+ * spawns, stores and keeps the budget. See docs/ci.md. */
+#define FLAKY_RETRY_MAX_FAILED	100	/* more: none is retried */
+#define FLAKY_RETRY_MAX_NEW	200	/* more: the rest unchecked */
+
+enum flaky_retry_verdict {
+	FLAKY_RETRY_FLAKY = 0,	/* failed, then passed on a retry */
+	FLAKY_RETRY_BROKEN,		/* failed every attempt */
+	FLAKY_RETRY_NOT_RETRIED,	/* failed once, no retry ran */
+	FLAKY_RETRY_QUARANTINED,	/* failed, not counted */
+	FLAKY_RETRY_NEW_FAILED,	/* a new test failed a run */
+	FLAKY_RETRY_NEW_PASSED,	/* a new test passed every run */
+	FLAKY_RETRY_NEW_UNCHECKED,	/* a new test with runs missing */
+};
+
+struct flaky_retry_test {
+	char		*name;
+	int		 first;		/* its outcome in the first run */
+	int		 is_new;
+	int		 quarantined;
+	int		 runs, failures;	/* the first run included */
+	int		 skips;		/* skipped in a retry */
+	int		 passed_on;	/* the retry it first passed on; 0 */
+	int		 skipped_out;	/* no more runs: past the bounds, a
+					 * skip, or its id twice in a run */
+	int		 in_round;	/* asked for in the round running */
+};
+
+struct flaky_retry {
+	struct flaky_retry_test *t;	/* by name, after the first run */
+	size_t		 nt, cap;
+	int		 retries;	/* per failed test */
+	int		 new_runs;	/* of a new test, the first included */
+	int		 rounds;	/* counted */
+	int		 too_many;	/* over FLAKY_RETRY_MAX_FAILED failed */
+	size_t		 new_unchecked;	/* over FLAKY_RETRY_MAX_NEW */
+};
+
+/* Is this test new (quarantined)? For flaky_retry_first. */
+typedef int	(*flaky_retry_pick_fn)(const char *test, void *arg);
+
+void	 flaky_retry_init(struct flaky_retry *, int retries, int new_runs);
+void	 flaky_retry_free(struct flaky_retry *);
+/* The first run's results: its failed tests (quarantined ones are not
+ * rerun) and, with new_runs, its new tests. 0 or -ENOMEM. */
+int	 flaky_retry_first(struct flaky_retry *, const struct flaky_results *,
+	    flaky_retry_pick_fn is_new, flaky_retry_pick_fn quarantined,
+	    void *arg);
+/* The tests of the next round (borrowed), at most cap, marked as asked
+ * for; 0 when none is open. */
+size_t	 flaky_retry_open_tests(struct flaky_retry *, const char **v,
+	    size_t cap);
+/* Count a round's complete results. -EPROTO with err, and nothing
+ * counted, when it ran a test it was not asked for (a go subtest of one
+ * asked for runs with it; a test skipped, filtered out, did not run), did
+ * not report one it was, or the runner's own count disagrees. */
+int	 flaky_retry_count(struct flaky_retry *, const struct flaky_results *,
+	    char *err, size_t errlen);
+/* No test open any more. */
+int	 flaky_retry_done(const struct flaky_retry *);
+/* enum flaky_retry_verdict of a test, its name ("flaky", "broken", ...),
+ * and whether it fails the step (broken, not retried, new failed). */
+int	 flaky_retry_verdict(const struct flaky_retry *,
+	    const struct flaky_retry_test *);
+const char *flaky_retry_verdict_name(int);
+int	 flaky_retry_fails_step(int verdict);
+
 #endif

@@ -155,4 +155,23 @@ int	 flaky_store_flip_counts(struct flaky_store *, int64_t target_id,
 	    size_t errlen);
 void	 flaky_flips_free(struct flaky_flip *, size_t);
 
+/* The tests a target's branch knows (issue 30, ci_tests.c): every test
+ * its newest max_runs runs reported, runs with no branch recorded
+ * counting as the branch's; flakyctl ci --new-tests calls a test none of
+ * them reported new. names sorted, each once; runs: how many runs there
+ * were (0: none to compare with). A target with no run: 0, none. */
+struct flaky_branch_tests {
+	char		**names;
+	size_t		  n;
+	int		  runs;
+};
+#define FLAKY_BRANCH_RUNS	50
+int	 flaky_store_branch_tests(struct flaky_store *, const char *target,
+	    const char *branch, int max_runs, struct flaky_branch_tests *,
+	    char *err, size_t errlen);
+/* Is name among them (bsearch)? */
+int	 flaky_branch_tests_has(const struct flaky_branch_tests *,
+	    const char *name);
+void	 flaky_branch_tests_free(struct flaky_branch_tests *);
+
 #endif

@@ -119,6 +119,20 @@ check_params(struct web_ctx *c, const char *query, const char *const *known)
 	return 0;
 }
 
+int
+web_api_params(struct web_ctx *c, const char *query,
+    const char *const *known)
+{
+	return check_params(c, query, known);
+}
+
+int
+web_api_bad(struct web_ctx *c, const char *param, const char *expected,
+    const char *got)
+{
+	return bad_param(c, param, expected, got);
+}
+
 /* A key and a time as report --format json writes it, null when none. */
 static void
 jw_time(struct flaky_jw *w, const char *key, int64_t ms)
@@ -689,7 +703,8 @@ web_api_known(const char *path)
 {
 	return strcmp(path, "targets") == 0 || strcmp(path, "tests") == 0 ||
 	    strcmp(path, "runs") == 0 || strcmp(path, "trend") == 0 ||
-	    strncmp(path, "test/", 5) == 0 || strncmp(path, "run/", 4) == 0;
+	    strncmp(path, "test/", 5) == 0 || strncmp(path, "run/", 4) == 0 ||
+	    web_api_ci_known(path);
 }
 
 int
@@ -722,9 +737,12 @@ web_api(struct web_ctx *c, const char *path, const char *query,
 	else if (id > 0)
 		r = check_params(c, query, no_params) ? 1 :
 		    api_run(c, &w, id);
+	else if (web_api_ci_known(path))
+		r = web_api_ci(c, &w, path, query);
 	else
 		return web_api_fail(c, 404, NULL, NULL, "not found: the API's "
-		    "paths are targets, tests, test/ID, runs, run/ID and trend");
+		    "paths are targets, tests, test/ID, runs, run/ID, trend, "
+		    "quarantine and known-tests");
 	if (r > 0)
 		return 0;	/* a 400 or 404 already in the reply */
 	if (r < 0 || flaky_jw_finish(&w) < 0)

@@ -72,6 +72,18 @@ int	 web_fail(struct web_ctx *, int status, const char *msg);
  * "parameter": param, "expected": expected} (NULLs as null). */
 int	 web_api_fail(struct web_ctx *, int status, const char *param,
 	    const char *expected, const char *msg);
+/* api.c's checks for the other API files: every parameter of query one
+ * of known (0, else 1 after a 400), and a 400 about one parameter (1). */
+int	 web_api_params(struct web_ctx *, const char *query,
+	    const char *const *known);
+int	 web_api_bad(struct web_ctx *, const char *param, const char *expected,
+	    const char *got);
+/* api_ci.c: /api/v1/quarantine and /api/v1/known-tests (issue 30): 0, 1
+ * after a 400, -1 on a store error (c->err). Is path one of them? */
+struct flaky_jw;
+int	 web_api_ci(struct web_ctx *, struct flaky_jw *, const char *path,
+	    const char *query);
+int	 web_api_ci_known(const char *path);
 /* Is path (after /api/v1/) one of the API's? */
 int	 web_api_known(const char *path);
 /* A test id with a line break allowed after each '/', '::', '.' and

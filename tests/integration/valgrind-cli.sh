@@ -43,6 +43,51 @@ run --db "$db" analyze --runs 2 -- /bin/sh -c 'echo no runner; exit 3'
 run --db "$db" report --target nosuch
 run --db "$db" report --since yesterday
 run --db /proc/nope/x.db analyze true
+# flakyctl ci (issue 30): retries, every format, new tests, a quarantine
+# file, exit 2 of a retry that is refused, errors; then uploads to serve
+cp -r "$examples/demo-ci/unittest" "$tmp/ci"
+rm -f "$tmp/ci/shop.py"
+cp "$examples/demo-ci/pytest/shop.py" "$tmp/ci/shop.py"
+cid=$tmp/ci.db
+export DEMO_SEED=4 DEMO_STATE="$tmp/state"
+mkdir -p "$DEMO_STATE"
+runci() {
+	echo "+ flakyctl $*"
+	rc=0
+	(cd "$tmp/ci" && $vg "$ctl" "$@" >"$tmp/out" 2>"$tmp/err") || rc=$?
+	if [ "$rc" -eq 99 ]; then
+		cat "$tmp/err"
+		echo "FAIL: valgrind found errors or leaks in: flakyctl $*"
+		exit 1
+	fi
+	echo "  exit $rc"
+}
+runci --db "$cid" ci --branch main --retries 0 -- /usr/bin/python3 -m unittest test_shop
+echo test_shop.ShopTest.test_inventory_sync >"$tmp/q.txt"
+for f in table json github junit; do
+	GITHUB_STEP_SUMMARY=$tmp/summary.md runci --db "$cid" --format "$f" ci \
+	    --branch feature --new-tests 3 --quarantine-file "$tmp/q.txt" \
+	    -- /usr/bin/python3 -m unittest
+done
+runci --db "$cid" ci --retries 1 -- /bin/sh -c "echo 'not ok 1 - a'; echo 1..1; exit 1"
+runci --db "$cid" ci -- nosuchcommand-xyz
+runci --db "$cid" ci --retries 99 -- true
+runci --db "$cid" ci --quarantine-file /nonexistent -- true
+"$ctl" --db "$tmp/srv.db" token create --scope upload >"$tmp/up.token" 2>/dev/null
+"$ctl" --db "$tmp/srv.db" serve --uploads --listen 127.0.0.1:0 >"$tmp/serve.out" 2>&1 &
+srv=$!
+i=0
+until grep -q "^serving" "$tmp/serve.out"; do
+	i=$((i + 1))
+	[ "$i" -lt 500 ] || { echo "FAIL: serve did not start"; kill "$srv"; exit 1; }
+	sleep 0.02
+done
+url=$(sed -n 's|.*\(http://127.0.0.1:[0-9]*\)/.*|\1|p' "$tmp/serve.out")
+FLAKY_TOKEN=$(cat "$tmp/up.token") runci ci --server "$url" --new-tests 2 \
+    --job unit --attempt 1 -- /usr/bin/python3 -m unittest
+FLAKY_TOKEN=nope runci ci --server "$url" -- /usr/bin/python3 -m unittest test_shop
+kill "$srv"
+wait "$srv" || true
 # tokens and uploads (issue 29): to a file, twice (stored once), a bad
 # file refused whole, a server that is not there (the HTTP client)
 run --db "$db" token create --scope upload --name ci

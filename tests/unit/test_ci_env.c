@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "ingest/ingest.h"
+#include "util/util.h"
 
 /* s, or "-" for NULL. */
 static const char *
@@ -43,6 +44,28 @@ START_TEST(github_pull_request)
 	ck_assert_str_eq(line(&o), "github|a1b2c3|fix-login|42|ci/unit|"
 	    "https://github.com/acme/shop/actions/runs/99/attempts/2|2|gh-7|"
 	    "shop");
+}
+END_TEST
+
+/* Runner names that are no box names: made into one, not refused (an
+ * upload with such a box would be refused whole). */
+START_TEST(runner_names)
+{
+	char	*g[] = { "GITHUB_ACTIONS=true", "RUNNER_NAME=GitHub Actions 2",
+	    NULL };
+	char	*l[] = { "GITLAB_CI=true",
+	    "CI_RUNNER_DESCRIPTION=  shared runner (docker) #3 ", NULL };
+	char	*x[] = { "GITLAB_CI=true", "CI_RUNNER_DESCRIPTION=\xc3\xa9 ?",
+	    NULL };
+	struct flaky_ci_env o;
+
+	ck_assert_int_eq(flaky_ci_from_env(g, &o), 1);
+	ck_assert_str_eq(o.box, "GitHub-Actions-2");
+	ck_assert_int_eq(flaky_ci_from_env(l, &o), 1);
+	ck_assert_str_eq(o.box, "shared-runner-docker-3");
+	ck_assert_int_eq(flaky_box_check(o.box, NULL, 0), 0);
+	ck_assert_int_eq(flaky_ci_from_env(x, &o), 1);
+	ck_assert_ptr_null(o.box);
 }
 END_TEST
 
@@ -119,6 +142,7 @@ main(void)
 	tcase_set_timeout(tc, 30);
 	tcase_add_test(tc, github_pull_request);
 	tcase_add_test(tc, github_push);
+	tcase_add_test(tc, runner_names);
 	tcase_add_test(tc, gitlab_merge_request);
 	tcase_add_test(tc, others);
 	suite_add_tcase(s, tc);

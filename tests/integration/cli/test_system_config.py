@@ -94,6 +94,7 @@ def test_the_default_is_etc_flaky():
 UNKNOWN = "unknown target 'sys' (the database has no targets)"
 WRITERS = [
     (["analyze", "--runs", "1"] + TAP, None),
+    (["ci", "--target", "sys"] + TAP, None),
     (["ingest", "--target", "sys", "r.xml"], None),
     (["scan", "--store", "--target", "sys", "."], None),
     (["prune", "--older-than", "1d"], None),

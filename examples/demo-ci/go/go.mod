@@ -1,0 +1,3 @@
+module example.com/democi
+
+go 1.19

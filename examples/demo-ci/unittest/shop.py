@@ -1,0 +1,1 @@
+../pytest/shop.py
