@@ -221,14 +221,16 @@ run_ended(struct flaky_run *run, void *job_arg, void *arg)
 	a->finished++;
 	run_why_note(&a->why, a->finished, &run->rec);
 	settle_ended(a, run);
+	perturb_ended(&a->pt, run);
 	a->selected_runs += run->rec.selected > 0;
 	launch(a);
 	if (a->running == 0)
 		perturb_idle(&a->pt);
-	if (run->rec.incomplete != NULL) {
+	if (run->rec.incomplete != NULL && (run->rec.perturbation == NULL ||
+	    strcmp(run->rec.perturbation, FLAKY_PERTURB_REPLAY) != 0)) {
 		if (a->incomplete++ == 0)
 			a->incomplete_why = xstrdup(run->rec.incomplete);
-	} else
+	} else if (run->rec.incomplete == NULL)
 		tally_run(a, &run->results);
 	progress_draw(&a->prog);
 	if (a->running == 0 && (a->stopping || a->started >= a->runs))
@@ -280,11 +282,15 @@ launch(struct analyze *a)
 		a->stopped = a->stopped ? a->stopped : "budget";
 		a->stopping = 1;
 	}
+	/* a seed sweep's runs all ended: its replays, if any */
+	if (!a->stopping && a->started >= a->runs && a->running == 0)
+		a->runs += (int)perturb_replays(&a->pt);
 	while (!a->stopping && a->started < a->runs && a->running < a->jobs) {
 		a->started++;
 		a->job.spec.more = a->runs - a->started;
 		perturb_job(&a->pt, &a->job, a->job.spec.dir);
-		subset_job(&a->sub, &a->job, &a->settle);
+		subset_job(&a->sub, &a->job, &a->settle, a->pt.only,
+		    a->pt.nonly);
 		rc = flaky_pipeline_start(a->pl, &a->job, &run, err, sizeof err);
 		perturb_started(&a->pt);
 		subset_started(&a->sub, &a->job);
@@ -389,9 +395,12 @@ static const struct cmd_option analyze_options[] = {
 	    "beside each run, LEVEL workers of each (default one per CPU)" },
 	{ "shuffle", 0, 'O', NULL, "shuffle the tests' order, a fresh seed "
 	    "each run, recorded (pytest, Jest, Vitest, Playwright, go)" },
-	{ "seed", 0, 'Q', "N", "shuffle every run with this seed (one "
-	    "recorded in runs.seed): the order of that run again (default "
-	    "none)" },
+	{ "seed", 0, 'Q', "N", "shuffle every run with this seed (default "
+	    "none: a fresh one a run, in runs.seed), the order of that run "
+	    "again; in a seed sweep, every run's seed, or A-B in turn" },
+	{ "perturb", 0, 'E', "KIND", "seed: a seed sweep, each run's Python "
+	    "tests seeded with its own seed (pytest, unittest); shuffle, "
+	    "stress:KIND[:LEVEL], calm (default calm)" },
 	CMD_OPTION_BOX,
 	{ "risky", 0, 'X', NULL, "rerun only the Python tests with "
 	    "approximate assertions (flakyctl scan) in DIRECTORY" },
@@ -405,13 +414,14 @@ const struct cmd_entry cmd_analyze_entry = {
 	    "[--target NAME] [--junit PATH] [--fail-on TIERS] [--revision REV] "
 	    "[--capture BYTES] [--no-runner-cache] [--wide] [--until-settled "
 	    "[--max-runs N]] [--budget D] [--stress KIND[:LEVEL]] [--shuffle] "
-	    "[--seed N] [--box NAME] [--risky] "
+	    "[--seed N] [--perturb KIND] [--box NAME] [--risky] "
 	    "(DIRECTORY | [--] COMMAND...)",
 	.summary = "Rerun a test command N times, store every run, rank "
 	    "the tests.",
 	.example = "flakyctl analyze --runs 50 --jobs 4 tests/\n"
 	    "flakyctl analyze --runs 20 --timeout 10m -- pytest -x tests/api\n"
-	    "flakyctl analyze --risky --until-settled tests/",
+	    "flakyctl analyze --risky --until-settled tests/\n"
+	    "flakyctl analyze --risky --perturb seed --runs 100 tests/",
 	.options = analyze_options,
 	.flags = CMD_STOP_AT_OPERAND | CMD_WRITES,
 	.exec = cmd_analyze,
@@ -527,7 +537,11 @@ again:
 				return EXIT_ERROR;
 			break;
 		case 'O':
-			a.pt.shuffle = 1;
+			a.pt.shuffle = a.pt.asked_shuffle = 1;
+			break;
+		case 'E':
+			if (perturb_kind_option(&a.pt, optarg) < 0)
+				return EXIT_ERROR;
 			break;
 		case 'X':
 			a.risky = 1;
@@ -542,6 +556,7 @@ again:
 		return g.exit;
 	if (settled_check(a.until_settled, runs_set, &a.runs) < 0)
 		return EXIT_ERROR;
+	perturb_runs(&a.pt, &a.runs, runs_set & 1);
 	flaky_settle_init(&a.settle, FLAKY_CS_ALPHA);
 	if (ctl_dir_operand(argc, argv, &dir_arg))
 		goto again;
@@ -580,6 +595,8 @@ again:
 	if (subset_check(&a.sub, &cmd, a.job.spec.dir, a.until_settled,
 	    a.risky) < 0)
 		goto out;
+	if (a.pt.seeded)
+		subset_replays(&a.sub);
 	target = target_arg ? xstrdup(target_arg) :
 	    default_target(&cmd, a.job.spec.dir);
 	command = join_argv(cmd.env_set, cmd.argv);

@@ -293,6 +293,7 @@ diag_json(FILE *f, const struct flaky_diagnosis *d, int with_failures)
 	fprintf(f, "]");
 	json_key(f, "seed", d->seed);
 	diag_json_stress(f, d);
+	diag_json_seeds(f, d);
 	diag_json_boxes(f, d);
 	diag_json_flips(f, d);
 	diag_json_hangs(f, d);

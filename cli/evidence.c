@@ -74,6 +74,7 @@ evidence_load(struct report_evidence *ev, struct flaky_store *s,
 	if (flaky_stress_sigs(ev->sigs, ev->nsigs, ev->perturbs,
 	    ev->nperturbs) < 0)
 		fprintf(stderr, "flakyctl: out of memory\n");
+	evidence_load_seeds(ev, s, q, rows, n);
 }
 
 void
@@ -85,6 +86,7 @@ evidence_free(struct report_evidence *ev)
 	flaky_perturb_rows_free(ev->perturbs, ev->nperturbs);
 	free(ev->boxes);
 	evidence_free_flips(ev);
+	evidence_free_seeds(ev);
 	memset(ev, 0, sizeof *ev);
 }
 
@@ -202,13 +204,17 @@ perturb_words(const struct flaky_perturb_row *v, size_t n,
 	for (size_t i = 0; i < n; i++) {
 		const char *p = v[i].perturbation;
 
-		/* "calm", "shuffled", "under cpu:2", "under shuffle+cpu:2" */
+		/* "calm", "shuffled", "under cpu:2", "under shuffle+cpu:2",
+		 * "over seeds" */
+		int	 plain = p == NULL || strcmp(p, FLAKY_PERTURB_SHUFFLE) ==
+		    0 || strcmp(p, FLAKY_PERTURB_SEED) == 0;
+
 		flaky_buf_printf(b, "%s%.0f%% %s%s (%lld/%lld)", i ? ", " : "",
 		    v[i].runs ? 100.0 * (double)v[i].failures /
 		    (double)v[i].runs : 0.0, p == NULL ? "calm" :
 		    strcmp(p, FLAKY_PERTURB_SHUFFLE) == 0 ? "shuffled" :
-		    "under ", p == NULL || strcmp(p, FLAKY_PERTURB_SHUFFLE) ==
-		    0 ? "" : p, (long long)v[i].failures,
+		    strcmp(p, FLAKY_PERTURB_SEED) == 0 ? "over seeds" :
+		    "under ", plain ? "" : p, (long long)v[i].failures,
 		    (long long)v[i].runs);
 	}
 }
@@ -240,11 +246,21 @@ evidence_json_perturbs(FILE *f, const struct report_evidence *ev,
 	json_perturbs(f, n ? &ev->perturbs[first] : NULL, n);
 }
 
+/* Are the rows calm or seeded only (the seeds' own words say more)? */
+static int
+calm_or_seeded(const struct flaky_perturb_row *v, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (v[i].perturbation != NULL &&
+		    !flaky_perturb_is_seed(v[i].perturbation))
+			return 0;
+	return 1;
+}
+
 void
 diag_stress_words(const struct flaky_diagnosis *d, struct flaky_buf *b)
 {
-	if (d->nperturbs == 0 || (d->nperturbs == 1 &&
-	    d->perturbs[0].perturbation == NULL))
+	if (calm_or_seeded(d->perturbs, d->nperturbs))
 		return;
 	perturb_words(d->perturbs, d->nperturbs, b);
 	if (d->stress.perturbation != NULL)
@@ -279,8 +295,8 @@ evidence_perturb_words(const struct report_evidence *ev, int64_t test_id,
 {
 	size_t	 first, n = evidence_perturbs(ev, test_id, &first);
 
-	/* calm runs only: nothing to compare */
-	if (n == 0 || (n == 1 && ev->perturbs[first].perturbation == NULL))
+	/* calm runs only: nothing to compare; seeded: their own words */
+	if (n == 0 || calm_or_seeded(&ev->perturbs[first], n))
 		return 0;
 	perturb_words(&ev->perturbs[first], n, b);
 	return 1;

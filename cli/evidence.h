@@ -32,6 +32,17 @@ struct report_evidence {
 	struct report_flips	*flips;		/* by test id (issue 29) */
 	size_t			 nflips;
 	int64_t			 flip_since, flip_until;
+	/* issue 34: seed sweeps in the window, their replays (by test
+	 * id) and each listed test's tolerance headroom */
+	int			 seeded;
+	struct flaky_replay_row	*replays;
+	size_t			 nreplays;
+	struct evidence_headroom {
+		int64_t		 test_id;
+		struct flaky_headroom_site *v;
+		size_t		 n;
+	}			*hr;
+	size_t			 nhr;
 };
 
 /* Load the signatures of the rows that failed (every == 0: those above
@@ -120,6 +131,34 @@ void	 evidence_json_flips(FILE *, const struct report_evidence *,
 /* The JSON members flips, flip_revisions and flip_summary of a
  * diagnosis (show, triage, ticket). */
 void	 diag_json_flips(FILE *, const struct flaky_diagnosis *);
+/* evidence_seed.c (issue 34). The window's seed sweeps: replays, SEED in
+ * the signatures, every listed test's headroom (evidence_load calls
+ * it). */
+void	 evidence_load_seeds(struct report_evidence *, struct flaky_store *,
+	    const struct flaky_query *, const struct flaky_test_row *, size_t);
+void	 evidence_free_seeds(struct report_evidence *);
+/* A row's sweep evidence: 1 when its test ran in a sweep (se filled). */
+int	 evidence_seed(const struct report_evidence *, int64_t test_id,
+	    struct flaky_seed_evidence *se);
+/* A row's headroom sites: how many, in *ret. */
+size_t	 evidence_headroom(const struct report_evidence *, int64_t test_id,
+	    const struct flaky_headroom_site **ret);
+/* "fails for 5 of 40 seeds ...": 1, or 0 (nothing) when the test did not
+ * fail in a sweep. */
+int	 evidence_seed_words(const struct report_evidence *, int64_t,
+	    struct flaky_buf *);
+/* The JSON members seeds (null when no sweep ran it) and headroom. */
+void	 evidence_json_seeds(FILE *, const struct report_evidence *,
+	    int64_t test_id);
+void	 seed_json(FILE *, const struct flaky_seed_evidence *,
+	    const char *reproduce);
+void	 headroom_json(FILE *, const struct flaky_headroom_site *, size_t);
+/* A diagnosis' seeds and headroom: JSON members, and text lines after
+ * the prefixes given ("  seeds:       "); no seeds line for SEED when
+ * evidence_shown (its evidence line says the same). */
+void	 diag_json_seeds(FILE *, const struct flaky_diagnosis *);
+void	 diag_seed_lines(const struct flaky_diagnosis *, const char *seeds,
+	    const char *headroom, const char *repro, int evidence_shown);
 /* hangs.c (issue 33): where its timeouts hung, show's lines (full: the
  * whole thread) and the JSON member hangs of a diagnosis. */
 void	 diag_hang_print(const struct flaky_diagnosis *, int full);

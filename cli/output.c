@@ -253,9 +253,11 @@ print_json(const struct report_head *h, const struct report_evidence *ev,
 	    (long long)h->runs.runs, (long long)h->runs.done,
 	    (long long)h->runs.timeout, (long long)h->runs.error,
 	    (long long)h->runs.interrupted, (long long)h->runs.skipped);
-	printf(", \"stopped\": %lld, \"incomplete\": %lld, \"by_kind\": "
-	    "{\"suite\": %lld, \"alone\": %lld, \"ingested\": %lld}}",
+	printf(", \"stopped\": %lld, \"incomplete\": %lld, \"replays\": "
+	    "%lld, \"by_kind\": {\"suite\": %lld, \"alone\": %lld, "
+	    "\"ingested\": %lld}}",
 	    (long long)h->runs.stopped, (long long)h->runs.incomplete,
+	    (long long)h->runs.replays,
 	    (long long)h->runs.suite, (long long)h->runs.alone,
 	    (long long)h->runs.ingested);
 	if (h->hist != NULL) {
@@ -317,6 +319,7 @@ print_json(const struct report_head *h, const struct report_evidence *ev,
 		evidence_json_perturbs(stdout, ev, r->test_id);
 		evidence_json_boxes(stdout, ev, r->test_id);
 		evidence_json_flips(stdout, ev, r->test_id);
+		evidence_json_seeds(stdout, ev, r->test_id);
 		if (need < 0)
 			printf(", \"runs_needed\": null");
 		else

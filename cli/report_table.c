@@ -300,6 +300,62 @@ put_perturbs(struct table *t, const struct flaky_test_row *r)
 	flaky_buf_free(&b);
 }
 
+/* Under a row (issue 34): its seed sweep when it failed in one, and its
+ * headroom sites at risk. */
+static void
+put_seeds(struct table *t, const struct flaky_test_row *r)
+{
+	const struct flaky_headroom_site *v;
+	struct flaky_buf b;
+	size_t	 n = evidence_headroom(t->ev, r->test_id, &v);
+
+	flaky_buf_init(&b);
+	if (evidence_seed_words(t->ev, r->test_id, &b))
+		put_note(t, flaky_buf_cstr(&b));
+	for (size_t i = 0; i < n; i++) {
+		if (!v[i].at_risk)
+			continue;
+		flaky_buf_reset(&b);
+		flaky_buf_adds(&b, "headroom: ");
+		flaky_headroom_words(&v[i], &b);
+		put_note(t, flaky_buf_cstr(&b));
+	}
+	flaky_buf_free(&b);
+}
+
+/* After the table: tests that passed every run, though an assertion of
+ * theirs is estimated to fail now and then (passing by luck). */
+static void
+put_lucky(struct table *t, const struct flaky_test_row *v, size_t n)
+{
+	const struct flaky_headroom_site *h;
+	struct flaky_buf b;
+	size_t	 shown = 0, k;
+
+	flaky_buf_init(&b);
+	for (size_t i = 0; i < n; i++) {
+		if (v[i].failures > 0)
+			continue;
+		k = evidence_headroom(t->ev, v[i].test_id, &h);
+		for (size_t j = 0; j < k; j++) {
+			if (!h[j].at_risk)
+				continue;
+			if (shown++ == 0)
+				printf("passed every run, but an assertion's "
+				    "headroom says it will fail:\n");
+			flaky_buf_reset(&b);
+			flaky_buf_printf(&b, "%s: ", v[i].test);
+			flaky_headroom_words(&h[j], &b);
+			fputs("  ", stdout);
+			table_wrap(&t->b, flaky_buf_cstr(&b), ' ', " ", 4,
+			    t->cols);
+			fputs(flaky_buf_cstr(&t->b), stdout);
+			flaky_buf_reset(&t->b);
+		}
+	}
+	flaky_buf_free(&b);
+}
+
 /* Under a row: the co-failure cluster it belongs to, if any. */
 static void
 put_cluster(struct table *t, const struct flaky_test_row *r)
@@ -361,6 +417,7 @@ put_test(struct table *t, const struct flaky_test_row *r)
 	}
 	put_order(t, r);
 	put_perturbs(t, r);
+	put_seeds(t, r);
 	put_cluster(t, r);
 	put_risks(t, r);
 }
@@ -383,6 +440,10 @@ head_counts(struct ctl *ctl, const struct report_head *h,
 	if (c->incomplete)
 		flaky_buf_printf(b, "; %lld incomplete (some outcomes "
 		    "missing), counted in no rate", (long long)c->incomplete);
+	if (c->replays)
+		flaky_buf_printf(b, "; %lld replay%s of failing seeds, "
+		    "evidence only", (long long)c->replays,
+		    plural(c->replays));
 	/* runs alone never count in the rates unless --kind asks */
 	if (c->alone && !(ctl->kinds & FLAKY_KIND_MASK(FLAKY_KIND_ALONE)))
 		flaky_buf_printf(b, "; and %lld run%s alone, shown beside the "
@@ -526,6 +587,7 @@ report_table(struct ctl *ctl, const struct report_head *h,
 		    "them");
 	if (n == 0)
 		printf("no test results in this window\n");
+	put_lucky(&t, v, n);
 	if (listed > 0 && h->hist != NULL)
 		put_legend(&t);
 	if (h->hist != NULL && h->hist->pruned_before_ms > 0 &&

@@ -89,6 +89,7 @@ print_show(const struct flaky_diagnosis *d, int full)
 	    FLAKY_FLIP_DETAILS, &b);
 	if (b.len > 0)
 		printf("%s\n", flaky_buf_cstr(&b));
+	diag_seed_lines(d, "seeds: ", "headroom: ", "reproduce: ", 0);
 	diag_hang_print(d, full);
 	if (d->nfailed == 0)
 		printf("no failure in this window\n");
@@ -115,7 +116,19 @@ print_show(const struct flaky_diagnosis *d, int full)
 			printf("  seed %s", x->seed);
 		printf("\n    %s  %016llx\n", x->signature ? x->signature :
 		    "UNKNOWN", (unsigned long long)x->fingerprint);
-		if (x->seed != NULL && d->command != NULL) {
+		if (x->seed != NULL && d->command != NULL &&
+		    flaky_perturb_is_seed(x->perturbation)) {
+			/* a seed sweep's run: the same seed, not an order */
+			struct flaky_diagnosis one = *d;
+
+			flaky_buf_reset(&b);
+			snprintf(one.seed_ev.seed, sizeof one.seed_ev.seed,
+			    "%s", x->seed);
+			one.seed_ev.sensitive = 1;
+			one.polluter = one.depends_on = NULL;
+			flaky_repro(&one, NULL, &b);
+			printf("    same seed: %s\n", flaky_buf_cstr(&b));
+		} else if (x->seed != NULL && d->command != NULL) {
 			flaky_buf_reset(&b);
 			perturb_replay(x->runner, d->command, d->dir, x->seed,
 			    &b);

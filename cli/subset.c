@@ -52,6 +52,19 @@ subset_check(struct subset *s, const struct flaky_command *cmd,
 	return 0;
 }
 
+void
+subset_replays(struct subset *s)
+{
+	char	*one[] = { (char *)"t", NULL }, **argv, **envp, err[256];
+
+	if (s->can || flaky_command_select(s->cmd, s->dir, one, 1, &argv,
+	    &envp, err, sizeof err) < 0)
+		return;
+	flaky_command_free_vec(argv);
+	flaky_command_free_vec(envp);
+	s->can = 1;
+}
+
 int
 subset_risky(struct subset *s, struct flaky_store *st, int64_t target_id,
     const char *target, const char *path)
@@ -105,7 +118,7 @@ subset_tests(struct subset *s, const struct flaky_settle *st, size_t *n)
 
 void
 subset_job(struct subset *s, struct flaky_job *job,
-    const struct flaky_settle *st)
+    const struct flaky_settle *st, char *const *only, size_t nonly)
 {
 	struct flaky_command c;
 	char *const	*tests;
@@ -114,7 +127,12 @@ subset_job(struct subset *s, struct flaky_job *job,
 	int		 r;
 
 	job->selected = 0;
-	if (!s->can || (tests = subset_tests(s, st, &n)) == NULL || n == 0)
+	if (nonly > 0) {
+		tests = only;
+		n = nonly;
+	} else
+		tests = subset_tests(s, st, &n);
+	if (!s->can || tests == NULL || n == 0)
 		return;
 	c = *s->cmd;
 	c.argv = (char **)job->spec.argv;

@@ -29,15 +29,19 @@ struct subset {
  * for --risky, which has nothing else to run. */
 int	 subset_check(struct subset *, const struct flaky_command *,
 	    const char *dir, int until, int risky);
+/* A seed sweep's replays select their tests where the runner can (else
+ * a replay runs the whole suite, evidence only all the same). */
+void	 subset_replays(struct subset *);
 /* --risky: scan path's Python tests, store the findings for the target
  * (the report prints them beside the rates) and keep the ids of the tests
  * they lie in. 0, or -1 after saying why (no finding in a test). */
 int	 subset_risky(struct subset *, struct flaky_store *, int64_t target_id,
 	    const char *target, const char *path);
 /* Before a run starts: the command of the tests to run (job->selected
- * their count), or the whole suite's. */
+ * their count), or the whole suite's; only (nonly > 0): those tests (a
+ * seed's replay), whatever else would be run. */
 void	 subset_job(struct subset *, struct flaky_job *,
-	    const struct flaky_settle *);
+	    const struct flaky_settle *, char *const *only, size_t nonly);
 /* After a run started: its copies go, the job has the whole command. */
 void	 subset_started(struct subset *, struct flaky_job *);
 void	 subset_free(struct subset *);

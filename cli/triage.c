@@ -44,6 +44,8 @@ print_triage(const struct flaky_diagnosis *d)
 	diag_box_words(d, &b);
 	if (b.len > 0)
 		printf("  boxes:       %s\n", flaky_buf_cstr(&b));
+	diag_seed_lines(d, "  seeds:       ", "  headroom:    ",
+	    "  reproduce:   ", 1);
 	flaky_buf_reset(&b);
 	flaky_flip_words(d->flips, d->nflips, d->since_ms, d->until_ms,
 	    FLAKY_FLIP_DETAILS, &b);

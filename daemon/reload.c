@@ -96,8 +96,9 @@ cfgref_new(struct flaky_config *cfg)
 }
 
 /* perturb: shuffle needs a runner that shuffles (pytest with
- * pytest-random-order, Jest, go test): told at the shuffle's place in the
- * file, before anything of the file is applied. */
+ * pytest-random-order, Jest, go test), seed a Python one (pytest,
+ * unittest) and the hook: told at the step's place in the file, before
+ * anything of the file is applied. */
 int
 perturb_check_config(const struct flaky_config *cfg, char *err,
     size_t errlen)
@@ -111,16 +112,24 @@ perturb_check_config(const struct flaky_config *cfg, char *err,
 	for (size_t i = 0; r == 0 && i < cfg->ntargets; i++) {
 		const struct flaky_target *t = &cfg->targets[i];
 
-		if (t->perturb_line == 0)
+		if (t->perturb_line == 0 && t->seed_line == 0)
 			continue;
 		memset(&cmd, 0, sizeof cmd);
 		why[0] = '\0';
 		envp = make_envp(cfg, t);
 		if ((r = flaky_command_complete(t->argv, envp, &co, &cmd, why,
-		    sizeof why)) == 0 && (r = flaky_command_shuffle(&cmd, "1",
-		    &av, &ev, why, sizeof why)) == 0) {
-			flaky_command_free_vec(av);
-			flaky_command_free_vec(ev);
+		    sizeof why)) == 0 && (t->perturb_line == 0 ||
+		    (r = flaky_command_shuffle(&cmd, "1", &av, &ev, why,
+		    sizeof why)) == 0)) {
+			if (t->perturb_line != 0) {
+				flaky_command_free_vec(av);
+				flaky_command_free_vec(ev);
+			}
+			if (t->seed_line != 0 && (r = flaky_command_seed(&cmd,
+			    "1", NULL, 0, &av, &ev, why, sizeof why)) == 0) {
+				flaky_command_free_vec(av);
+				flaky_command_free_vec(ev);
+			}
 		}
 		flaky_command_clear(&cmd);
 		flaky_command_free_vec(envp);
@@ -128,9 +137,14 @@ perturb_check_config(const struct flaky_config *cfg, char *err,
 			continue;
 		/* "--shuffle: unittest cannot ..." is analyze's wording */
 		w = strncmp(why, "--shuffle: ", 11) == 0 ? why + 11 : why;
-		r = flaky_error(err, errlen, EINVAL, "%s:%d:%d: perturb: "
-		    "shuffle: %s", cfg->path, t->perturb_line, t->perturb_col,
-		    w);
+		if (strncmp(why, "--perturb seed: ", 16) == 0)
+			r = flaky_error(err, errlen, EINVAL, "%s:%d:%d: "
+			    "perturb: seed: %s", cfg->path, t->seed_line,
+			    t->seed_col, why + 16);
+		else
+			r = flaky_error(err, errlen, EINVAL, "%s:%d:%d: "
+			    "perturb: shuffle: %s", cfg->path, t->perturb_line,
+			    t->perturb_col, w);
 	}
 	return r;
 }

@@ -256,16 +256,24 @@ sweep_cb(evutil_socket_t fd, short what, void *arg)
 		d->sweeps = 0;
 }
 
-/* A shuffled run: the runner's own shuffling with a fresh seed, both
- * recorded (the config was refused if the runner cannot shuffle). */
+/* A shuffled run (the runner's own shuffling, the config refused if the
+ * runner cannot shuffle) or a seed sweep's run (issue 34: the Python
+ * tests seeded through the seed hook, the margins of approximate
+ * assertions read after it; docs/runners.md, "Seed sweeps"): a fresh
+ * seed, recorded with the run. */
 static void
-job_shuffle(struct trigger *tr, struct job *j, struct flaky_job *job)
+job_seeded(struct trigger *tr, struct job *j, struct flaky_job *job,
+    int sweep)
 {
 	char	 err[256];
+	int	 r;
 
 	flaky_shuffle_seed(j->seed, sizeof j->seed);
-	if (flaky_command_shuffle(tr->cmd, j->seed, &j->argv, &j->envp, err,
-	    sizeof err) < 0) {
+	r = sweep ? flaky_command_seed(tr->cmd, j->seed, tr->def->dir, 1,
+	    &j->argv, &j->envp, err, sizeof err) :
+	    flaky_command_shuffle(tr->cmd, j->seed, &j->argv, &j->envp, err,
+	    sizeof err);
+	if (r < 0) {
 		log_warnx("target %s: %s (the run is calm)", tr->ts->name,
 		    err);
 		j->seed[0] = '\0';
@@ -273,8 +281,9 @@ job_shuffle(struct trigger *tr, struct job *j, struct flaky_job *job)
 	}
 	job->spec.argv = j->argv;
 	job->spec.envp = j->envp;
+	job->spec.headroom = sweep;
 	job->seed = j->seed;
-	job->perturbation = FLAKY_PERTURB_SHUFFLE;
+	job->perturbation = sweep ? FLAKY_PERTURB_SEED : FLAKY_PERTURB_SHUFFLE;
 }
 
 /* The run's perturbation, recorded with it: the target's stress: beside
@@ -293,8 +302,8 @@ job_perturb(struct trigger *tr, struct job *j, struct flaky_job *job,
 		step = t->perturb[tr->ts->perturbed++ % t->nperturb];
 	if (step == NULL || strcmp(step, "calm") == 0)
 		return;
-	if (strcmp(step, "shuffle") == 0) {
-		job_shuffle(tr, j, job);
+	if (strcmp(step, "shuffle") == 0 || strcmp(step, "seed") == 0) {
+		job_seeded(tr, j, job, step[1] == 'e');
 		return;
 	}
 	if (flaky_stress_parse(step, spec, err, sizeof err) < 0 ||

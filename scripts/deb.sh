@@ -1,5 +1,6 @@
 #!/bin/sh
-# Build the Debian package from a clean copy of the tree and check it:
+# Build the Debian package from a clean copy of the tree and check it
+# (the seed hook of seed sweeps, issue 34, among its files):
 #   scripts/deb.sh [OUTDIR] [SOURCE.tar.xz]
 #   scripts/deb.sh --check FILE.deb      (only the checks)
 # The tree's tracked files (or the given meson dist tarball) are unpacked
@@ -35,7 +36,13 @@ check() {
 	    /usr/share/doc/flaky/copyright /usr/share/doc/flaky/changelog.gz \
 	    /usr/share/doc/flaky/README.md.gz \
 	    /usr/share/doc/flaky/architecture.md.gz \
-	    /usr/share/doc/flaky/history.md.gz; do
+	    /usr/share/doc/flaky/history.md.gz \
+	    /usr/share/flaky/python/sitecustomize.py \
+	    /usr/share/flaky/python/flaky_seed/__init__.py \
+	    /usr/share/flaky/python/flaky_seed/pytest_plugin.py \
+	    /usr/share/flaky/python/flaky_seed/unittest_hook.py \
+	    /usr/share/flaky/python/flaky_seed/headroom.py \
+	    /usr/share/flaky/python/flaky_seed/sites.py; do
 		grep -qx "$p" "$tmp/files" || {
 			echo "deb: $(basename "$deb") lacks $p"
 			status=1

@@ -19,6 +19,7 @@ static const char *const sig_names[] = {
 	[FLAKY_SIG_ORDER_DEPENDENT] = "ORDER_DEPENDENT",
 	[FLAKY_SIG_INFRA] = "INFRA",
 	[FLAKY_SIG_UNKNOWN] = "UNKNOWN",
+	[FLAKY_SIG_SEED] = "SEED",
 };
 
 const char *

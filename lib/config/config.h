@@ -81,11 +81,14 @@ struct flaky_target {
 	int		 risky;		/* default 0: every other trigger runs
 					 * only the tests with scan findings */
 	/* perturb: a cycle over the target's runs (docs/stress.md): each
-	 * "calm", "shuffle" or a stress as stress: takes it ("cpu:2") */
+	 * "calm", "shuffle", "seed" (a seed sweep's run, issue 34) or a
+	 * stress as stress: takes it ("cpu:2") */
 	char		**perturb;
 	size_t		 nperturb;	/* 0: no cycle */
 	int		 perturb_line;	/* of its first shuffle, 1-based */
 	int		 perturb_col;
+	int		 seed_line;	/* of its first seed (issue 34) */
+	int		 seed_col;
 	int		 line;		/* where the target starts, 1-based */
 	int		 stacks;	/* default 1: the stacks of a run it
 					 * kills at its timeout first (issue

@@ -100,12 +100,12 @@ parse_stress(struct ctx *c, struct flaky_target *t, const yaml_node_t *n)
 	return 0;
 }
 
-#define PERTURB_EXPECT	"calm, shuffle or stress:KIND[:LEVEL] " \
+#define PERTURB_EXPECT	"calm, shuffle, seed or stress:KIND[:LEVEL] " \
 	"(KIND cpu, memory, io or all, LEVEL 1 to 64)"
 
-/* One step of perturb:, kept as "calm", "shuffle" or the stress
- * ("cpu:2"). The first shuffle's place is kept: whether the runner can
- * shuffle is the daemon's check, told at that place. */
+/* One step of perturb:, kept as "calm", "shuffle", "seed" or the stress
+ * ("cpu:2"). The first shuffle's and seed's places are kept: whether the
+ * runner can shuffle, or be seeded, is the daemon's check, told there. */
 static int
 parse_perturb_step(struct ctx *c, struct flaky_target *t, yaml_node_t *n)
 {
@@ -121,6 +121,11 @@ parse_perturb_step(struct ctx *c, struct flaky_target *t, yaml_node_t *n)
 		if (t->perturb_line == 0) {
 			t->perturb_line = (int)n->start_mark.line + 1;
 			t->perturb_col = (int)n->start_mark.column + 1;
+		}
+	} else if (strcmp(s, "seed") == 0) {
+		if (t->seed_line == 0) {
+			t->seed_line = (int)n->start_mark.line + 1;
+			t->seed_col = (int)n->start_mark.column + 1;
 		}
 	} else if (strcmp(s, "calm") != 0)
 		return cfg_err(c, n, "perturb: expected " PERTURB_EXPECT

@@ -121,6 +121,7 @@ scan_cb(const struct flaky_scan_row *x, void *arg)
 	c->seed = dup_or_null(x->r.seed, &oom);
 	c->runner = dup_or_null(x->r.runner, &oom);
 	c->box = dup_or_null(x->r.box, &oom);
+	c->perturbation = dup_or_null(x->r.perturbation, &oom);
 	c->signature = FLAKY_FAILED(x->r.outcome) ?
 	    dup_or_null(x->r.signature, &oom) : NULL;
 	c->normalized = FLAKY_FAILED(x->r.outcome) ?
@@ -406,6 +407,7 @@ flaky_diagnose_tests(struct flaky_store *s, const int64_t *ids, size_t n,
 		goto fail;
 	for (size_t i = 0; i < n; i++)
 		if ((r = diagnose_stress(s, q, ret[i], err, errlen)) < 0 ||
+		    (r = diag_seeds(s, q, ret[i], err, errlen)) < 0 ||
 		    (r = diagnose_unrun(s, q, ret[i], err, errlen)) < 0 ||
 		    (r = diagnose_polluters(s, ret[i], err, errlen)) < 0 ||
 		    (r = diagnose_flips(s, q, ret[i], err, errlen)) < 0 ||

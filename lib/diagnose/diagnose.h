@@ -10,6 +10,9 @@
 #include <stdint.h>
 
 #include "store/store.h"
+/* Seed sweeps and tolerance headroom (seeds.c, headroom.c), apart in
+ * diagnose_seed.h, a part of this header. */
+#include "diagnose/diagnose_seed.h"
 
 /* At most this many tests are examined for order dependence at once. */
 #define FLAKY_ORDER_VICTIMS_MAX	256
@@ -244,6 +247,12 @@ struct flaky_diagnosis {
 	struct flaky_flip *flips;
 	size_t		 nflips;
 	int64_t		 since_ms, until_ms;	/* the window asked for */
+	/* issue 34: seed sweeps and the headroom of approximate
+	 * assertions (diagnose_seed.h) */
+	struct flaky_seed_evidence seed_ev;
+	int		 seed_sig;	/* SEED because of the sweep */
+	struct flaky_headroom_site *headroom;
+	size_t		 nheadroom;
 	/* issue 33: where its timeouts hung, from their stored stacks */
 	struct flaky_hangs hangs;
 };
@@ -295,6 +304,7 @@ struct flaky_test_sig {
 	struct flaky_timing timing;	/* read for UNKNOWN ones only */
 	int		 stress_race;	/* RACE from stress (issue 18) */
 	int		 box_infra;	/* INFRA from one box (issue 15) */
+	int		 seed_sensitive;	/* SEED (issue 34) */
 };
 /* Make the UNKNOWN signatures of tests that fail more under stress RACE
  * (sigs sorted by test id, perturbs as flaky_store_perturb_stats gives

@@ -30,6 +30,11 @@ int	 diag_boxes(struct flaky_store *, const struct flaky_query *,
 	    const int64_t *ids, size_t n, struct flaky_diagnosis **,
 	    char *err, size_t errlen);
 
+/* A diagnosis' seed sweeps (its perturbs read first): SEED evidence and
+ * signature, its tolerance headroom (seeds.c). */
+int	 diag_seeds(struct flaky_store *, const struct flaky_query *,
+	    struct flaky_diagnosis *, char *err, size_t errlen);
+
 /* A reproduce command for cargo, gtest (and ctest), rspec and phpunit
  * tests (repro_native.c): 1 when runner is one of them, b filled. */
 int	 diag_repro_native(const struct flaky_diagnosis *, const char *runner,

@@ -430,5 +430,6 @@ flaky_diagnosis_free(struct flaky_diagnosis *d)
 	flaky_hangs_clear(&d->hangs);
 	free(d->boxes);
 	flaky_flips_free(d->flips, d->nflips);
+	flaky_headroom_sites_free(d->headroom, d->nheadroom);
 	free(d);
 }

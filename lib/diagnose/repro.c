@@ -563,15 +563,22 @@ repro_suite(const struct flaky_diagnosis *d, struct flaky_buf *b)
 	}
 }
 
-/* "cd DIR && " */
+/* "cd DIR && ", and the seed of a SEED test's failing run (issue 34):
+ * "FLAKY_SEED=N PYTHONHASHSEED=N PYTHONPATH=HOOK... " */
 static void
 add_cd(const struct flaky_diagnosis *d, struct flaky_buf *b)
 {
+	const char *runner = flaky_repro_runner(d->runner, d->command);
+
 	if (d->dir != NULL) {
 		flaky_buf_adds(b, "cd ");
 		sh_quote(b, d->dir);
 		flaky_buf_adds(b, " && ");
 	}
+	if (d->seed_ev.sensitive && d->seed_ev.seed[0] != '\0' &&
+	    runner != NULL && (strcmp(runner, "pytest") == 0 ||
+	    strcmp(runner, "unittest") == 0))
+		flaky_seed_env_words(d->seed_ev.seed, d->dir, runner, b);
 }
 
 /* The command that reproduces the failure: the runner's own selection of

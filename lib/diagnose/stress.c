@@ -31,8 +31,10 @@ flaky_stress_sensitive(const struct flaky_perturb_row *v, size_t n,
 		double	 rate = v[i].runs ? (double)v[i].failures /
 		    (double)v[i].runs : 0;
 
-		/* shuffled: order, not stress (order.c tells that) */
+		/* shuffled: order, not stress (order.c tells that); seeded:
+		 * the seed, not stress (seeds.c tells that) */
 		if (flaky_perturb_is_shuffle(v[i].perturbation) ||
+		    flaky_perturb_is_seed(v[i].perturbation) ||
 		    v[i].failures < FLAKY_STRESS_MIN_FAILS ||
 		    rate < FLAKY_STRESS_RATIO * calm)
 			continue;

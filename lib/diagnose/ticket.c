@@ -79,6 +79,33 @@ ticket_timing(const struct flaky_diagnosis *d, struct flaky_buf *b)
 	flaky_buf_adds(b, "\n");
 }
 
+/* A seed sweep's section (issue 34): the share of seeds it fails for,
+ * its replays, and the headroom of each approximate assertion. */
+static void
+ticket_seeds(const struct flaky_diagnosis *d, struct flaky_buf *b)
+{
+	struct flaky_buf w;
+
+	if (d->seed_ev.runs == 0 && d->nheadroom == 0)
+		return;
+	flaky_buf_init(&w);
+	flaky_buf_adds(b, "### Seeds\n\n");
+	if (d->seed_ev.failures > 0) {
+		flaky_seed_words(&d->seed_ev, &w);
+		flaky_buf_printf(b, "It %s.\n\n", flaky_buf_cstr(&w));
+	} else if (d->seed_ev.runs > 0)
+		flaky_buf_printf(b, "It passed for all %lld seeds of the "
+		    "sweep.\n\n", (long long)d->seed_ev.runs);
+	for (size_t i = 0; i < d->nheadroom; i++) {
+		flaky_buf_reset(&w);
+		flaky_headroom_words(&d->headroom[i], &w);
+		flaky_buf_printf(b, "- %s\n", flaky_buf_cstr(&w));
+	}
+	if (d->nheadroom > 0)
+		flaky_buf_adds(b, "\n");
+	flaky_buf_free(&w);
+}
+
 /* The Markdown body of a ticket from the diagnosis alone. */
 static void
 ticket_diagnosis(const struct flaky_diagnosis *d, const char *isolate,
@@ -228,12 +255,18 @@ ticket_diagnosis(const struct flaky_diagnosis *d, const char *isolate,
 		}
 	}
 
+	ticket_seeds(d, b);
+
 repro:
 	flaky_buf_adds(b, "### Reproduce\n\n");
 	flaky_buf_reset(&w);
 	flaky_repro(d, NULL, &w);
 	md_code(b, "sh", flaky_buf_cstr(&w), 5);
-	if (d->seed != NULL)
+	if (d->seed_sig && d->seed_ev.seed[0] != '\0')
+		flaky_buf_printf(b, "\nThe command sets seed %s, with which "
+		    "it failed, through flaky's seed hook (docs/runners.md, "
+		    "\"Seed sweeps\").\n", d->seed_ev.seed);
+	else if (d->seed != NULL)
 		flaky_buf_printf(b, "\nThe newest failing run printed the "
 		    "random-order seed %s.\n", d->seed);
 	if (isolate != NULL) {
@@ -243,7 +276,8 @@ repro:
 		md_code(b, "sh", flaky_buf_cstr(&w), 5);
 	}
 	flaky_buf_reset(&w);
-	if (broken || d->depends_on != NULL || d->signature == NULL)
+	if (broken || d->depends_on != NULL || d->signature == NULL ||
+	    d->seed_sig)
 		flaky_test_patch(d, &w);
 	else
 		flaky_sig_test_patch(d, &w);

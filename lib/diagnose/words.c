@@ -24,6 +24,9 @@ static const struct {
 	  "mock the external service in this test" },
 	{ "UNKNOWN", "nondeterministic algorithm or unseeded randomness",
 	  "capture the seed and reproduce offline" },
+	{ "SEED", "the bound is tighter than the algorithm's spread over "
+	  "seeds", "widen the bound to what its headroom says holds, or fix "
+	  "the seed and say why" },
 };
 
 /* Most likely cause of a signature (the triage table). */
@@ -154,6 +157,8 @@ flaky_test_patch(const struct flaky_diagnosis *d, struct flaky_buf *b)
 		flaky_buf_printf(b, "compare %s with the boxes where it "
 		    "passes (image, packages, network, disk), and take it out "
 		    "of the pool until they agree", d->box.box);
+	else if (d->seed_sig)
+		flaky_seed_patch(d, b);
 	else
 		flaky_sig_test_patch(d, b);
 }
@@ -338,6 +343,10 @@ flaky_evidence_words(const struct flaky_diagnosis *d, struct flaky_buf *b)
 		flaky_box_evidence_words(d, b);
 		return;
 	}
+	if (d->seed_sig) {
+		flaky_seed_words(&d->seed_ev, b);
+		return;
+	}
 	if (d->stress_race) {
 		flaky_buf_printf(b, "fails in %lld of %lld run%s under %s "
 		    "stress, %lld of %lld calm (Fisher p = %.2g)",
@@ -395,4 +404,28 @@ flaky_box_evidence_words(const struct flaky_diagnosis *d, struct flaky_buf *b)
 	    (long long)e->failures, (long long)e->runs, flaky_plural(e->runs),
 	    flaky_plural_es(e->other_boxes), (long long)e->other_runs,
 	    flaky_plural(e->other_runs), e->p);
+}
+
+/* SEED's first patch: "the bound is tighter than the algorithm's spread:
+ * widen it to rtol=2.1e-06 (t.py:27), or fix the seed and say why", with
+ * the bound of its worst site whose headroom was fitted. */
+void
+flaky_seed_patch(const struct flaky_diagnosis *d, struct flaky_buf *b)
+{
+	const struct flaky_headroom_site *w = NULL;
+
+	for (size_t i = 0; i < d->nheadroom; i++) {
+		const struct flaky_headroom_site *h = &d->headroom[i];
+
+		if (h->fitted && h->suggest_text[0] != '\0' &&
+		    (w == NULL || h->rate > w->rate))
+			w = h;
+	}
+	if (w == NULL) {
+		flaky_buf_adds(b, flaky_sig_patch("SEED"));
+		return;
+	}
+	flaky_buf_printf(b, "the bound is tighter than the algorithm's "
+	    "spread: widen it to %s (%s:%d fails 1 in 10^6 runs so), or fix "
+	    "the seed and say why", w->suggest_text, w->path, w->line);
 }

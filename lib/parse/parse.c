@@ -98,6 +98,12 @@ flaky_results_free(struct flaky_results *r)
 	for (size_t i = 0; i < r->nattempts; i++)
 		free(r->attempts[i].message);
 	free(r->attempts);
+	for (size_t i = 0; i < r->nheadroom; i++) {
+		free(r->headroom[i].path);
+		free(r->headroom[i].tolerance);
+		free(r->headroom[i].assertion);
+	}
+	free(r->headroom);
 	free(r->version);
 	free(r->seed);
 	free(r->warning);

@@ -50,6 +50,24 @@ struct flaky_attempt {
 	char		*message;	/* bounded, or NULL */
 };
 
+/* Issue 34: one approximate assertion of a test in a run, measured by
+ * flaky's seed hook (lib/parse/headroom.c reads its file, docs/runners.md
+ * "Seed sweeps"): its worst call at one call site. kind "tol": quantity
+ * is the share of the tolerance used (failing past 1, the bound); "lt",
+ * "le", "gt", "ge": `quantity OP bound` must hold. */
+struct flaky_headroom_obs {
+	size_t		 result;	/* index into flaky_results.v */
+	char		*path;		/* relative to the run's directory
+					 * when below it */
+	int		 line;
+	char		 kind[4];
+	double		 quantity, bound;
+	int		 calls;		/* at the site in the test */
+	double		 abs_err, rel_err;	/* NAN: not known */
+	char		*tolerance;	/* "rtol=1e-07, atol=0"; NULL */
+	char		*assertion;	/* "assert_allclose", "compare" */
+};
+
 struct flaky_results {
 	char			 runner[16];	/* "pytest", ..., "" if unknown */
 	char			*version;	/* runner version or NULL */
@@ -68,6 +86,10 @@ struct flaky_results {
 	 * none was. The store keeps them beside the results (attempts). */
 	struct flaky_attempt	*attempts;
 	size_t			 nattempts, acap;
+	/* Issue 34: the margins of approximate assertions, when the run
+	 * was seeded by flaky's hook; empty otherwise. */
+	struct flaky_headroom_obs *headroom;
+	size_t			 nheadroom;
 };
 
 /* The runners whose output the parsers know, for messages. */
@@ -149,5 +171,16 @@ void	 flaky_results_init(struct flaky_results *);
 void	 flaky_results_free(struct flaky_results *);
 
 const char *flaky_outcome_name(int);	/* "pass", "fail", ... */
+
+/* The seed hook's file of margins (issue 34): each line whose test is
+ * one of r's results goes into r->headroom. Paths below rundir (as given
+ * or real) become relative to it. A missing file is no error (no
+ * approximate assertion ran); 0, or -EFBIG, -ENOMEM, the errno of an
+ * unreadable file, with err filled. At most FLAKY_HEADROOM_MAX lines. */
+#define FLAKY_HEADROOM_MAX	100000
+int	 flaky_parse_headroom(const char *path, const char *rundir,
+	    struct flaky_results *r, char *err, size_t errlen);
+/* Does the kind's observation fail its bound? */
+int	 flaky_headroom_fails(const char *kind, double quantity, double bound);
 
 #endif

@@ -400,6 +400,10 @@ line(struct parse_ctx *ctx, const char *s, size_t n)
 		else if (tl == 23 && memcmp(t, "short test summary info",
 		    23) == 0)
 			next = S_SUMMARY;
+		else if (tl == 16 && memcmp(t, "warnings summary", 16) == 0)
+			/* after the run, even a green one: its bare ids
+			 * are the tests that warned, not tests starting */
+			next = S_WARNINGS;
 		else if (tl == 19 && memcmp(t, "test session starts", 19) == 0)
 			next = S_RUN;
 		else if (parse_starts(t, tl, "slowest ") && tl >= 17 &&
@@ -426,6 +430,7 @@ line(struct parse_ctx *ctx, const char *s, size_t n)
 	case S_SUMMARY:
 		return pytest_summary_line(ctx, st, s, n);
 	case S_PASSES:
+	case S_WARNINGS:
 		return 0;
 	case S_DURATIONS:
 		pytest_duration_line(ctx, st, s, n);

@@ -18,7 +18,8 @@ enum section {
 	S_PASSES,	/* -rA's captured output of passing tests: ignored */
 	S_SUMMARY,	/* "=== short test summary info ===" */
 	S_DURATIONS,	/* --durations: "0.50s call     path::test" */
-	S_OTHER,	/* warnings, plugins' sections */
+	S_WARNINGS,	/* "warnings summary": ids of tests that warned */
+	S_OTHER,	/* plugins' sections */
 };
 
 /* Per-result flags. */

@@ -417,25 +417,19 @@ env_addopts(struct cmd_vec *e, const char *more)
 {
 	const char *old = NULL;
 	char	*s = NULL;
-	size_t	 i;
 
-	for (i = 0; i < e->n; i++)
+	for (size_t i = 0; i < e->n; i++)
 		if (strncmp(e->v[i], "PYTEST_ADDOPTS=", 15) == 0) {
 			old = e->v[i] + 15;
 			break;
 		}
-	if (asprintf(&s, "PYTEST_ADDOPTS=%s%s%s", old ? old : "",
-	    old && *old ? " " : "", more) == -1) {
+	if (asprintf(&s, "%s%s%s", old ? old : "", old && *old ? " " : "",
+	    more) == -1) {
 		e->oom = 1;
 		return;
 	}
-	if (i < e->n) {
-		free(e->v[i]);
-		e->v[i] = s;
-	} else {
-		cmd_vec_add(e, s);
-		free(s);
-	}
+	cmd_env_set(e, "PYTEST_ADDOPTS", s);
+	free(s);
 }
 
 /* The pytest inside `sh -c "... pytest args ..."`: words split at blanks,

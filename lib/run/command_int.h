@@ -27,6 +27,9 @@ char	**cmd_vec_steal(struct cmd_vec *);
 const char *cmd_base(const char *s);
 /* The value of name in envp, or NULL. */
 const char *cmd_env_get(char *const *envp, const char *name);
+/* Set NAME=VALUE in e, replacing NAME's value (oom set on failure). */
+void	 cmd_env_set(struct cmd_vec *, const char *name,
+	    const char *value);
 
 /* Hand both vectors over as a new command's argv and envp: 0, or
  * -ENOMEM with err filled and nothing left to free. */

@@ -108,6 +108,25 @@ run_collect(struct run_priv *rp)
 	}
 }
 
+/* The seed hook's margins, from the run's TMPDIR before it goes. A file
+ * that cannot be read is said in the run's error; the results stay. */
+static void
+run_headroom(struct run_priv *rp, struct flaky_proc *proc)
+{
+	char	 path[4096], err[512];
+	const char *tmp = flaky_proc_tmpdir(proc);
+
+	if (tmp == NULL || snprintf(path, sizeof path, "%s/%s", tmp,
+	    FLAKY_HEADROOM_FILE) >= (int)sizeof path)
+		return;
+	if (flaky_parse_headroom(path, rp->dir, &rp->run->results, err,
+	    sizeof err) < 0) {
+		flaky_buf_printf(&rp->error, "%sseed hook: %s",
+		    rp->error.len ? "; " : "", err);
+		rp->run->rec.error = rp->error.data;
+	}
+}
+
 static void
 run_done(void *arg, struct flaky_proc *proc)
 {
@@ -150,6 +169,8 @@ run_done(void *arg, struct flaky_proc *proc)
 		flaky_buf_adds(&rp->error,
 		    "output not all kept: out of memory; ");
 	run_collect(rp);
+	if (rp->dir != NULL)
+		run_headroom(rp, proc);
 	/* The parsers are done; the caller may keep the run a while. */
 	for (int i = 0; i < 2; i++) {
 		flaky_parser_free(rp->parser[i]);
@@ -203,6 +224,11 @@ flaky_run_start(struct flaky_spawner *sp, const struct flaky_run_spec *spec,
 		}
 		/* A file left by an earlier run must not count for this one. */
 		unlink(rp->junit);
+	}
+	if (spec->headroom && (rp->dir = strdup(spec->dir ? spec->dir :
+	    ".")) == NULL) {
+		flaky_run_free(run);
+		return -ENOMEM;
 	}
 	for (int i = 0; i < 2; i++) {
 		if ((r = flaky_parser_new(&rp->parser[i], spec->dir)) < 0) {

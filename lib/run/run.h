@@ -282,6 +282,34 @@ int	 flaky_stress_start(const struct flaky_stress_spec *, const char *dir,
 /* Stop and join the workers; NULL-safe. */
 void	 flaky_stress_stop(struct flaky_stress *);
 
+/* Seed sweeps (issue 34, lib/run/seed.c, docs/runners.md "Seed
+ * sweeps"): a run whose Python tests are seeded before each one by the
+ * hook flaky ships (python/flaky_seed: random, NumPy, PyTorch, and
+ * PYTHONHASHSEED), which also measures the margins of approximate
+ * assertions into FLAKY_HEADROOM_FILE of the run's TMPDIR. */
+#define FLAKY_SEED_PYTEST_PLUGIN	"flaky_seed.pytest_plugin"
+#define FLAKY_HEADROOM_FILE		"flaky-headroom.tsv"
+/* The directory that holds the hook (put on PYTHONPATH):
+ * $FLAKY_SEED_HOOK_DIR; for a program of the build tree the source
+ * tree's python/; DATADIR/flaky/python; PREFIX/share/flaky/python
+ * beside the program. 0, or -ENOENT with err naming where it looked. */
+int	 flaky_seed_hook_dir(char *buf, size_t len, char *err, size_t errlen);
+/* The command of a run seeded with seed (1 to 2^32-1) in directory dir:
+ * cmd's argv, its envp with FLAKY_SEED, PYTHONHASHSEED, the hook first
+ * on PYTHONPATH, pytest's PYTEST_PLUGINS, FLAKY_HEADROOM when headroom,
+ * and the seed variable of a project that has one (scikit-learn's). New
+ * copies (flaky_command_free_vec). -ENOTSUP with err for a runner that
+ * is not pytest or unittest, -ENOENT when the hook is not installed,
+ * -EINVAL, -ENOMEM. */
+int	 flaky_command_seed(const struct flaky_command *, const char *seed,
+	    const char *dir, int headroom, char ***argv, char ***envp,
+	    char *err, size_t errlen);
+/* The environment words that give a command run in dir the seed again,
+ * for a reproduce command: "FLAKY_SEED=N PYTHONHASHSEED=N PYTHONPATH=..."
+ * and a space, appended to b. */
+void	 flaky_seed_env_words(const char *seed, const char *dir,
+	    const char *runner, struct flaky_buf *b);
+
 /* One run of a target, end to end: spawn, parse both streams as they
  * arrive (and a JUnit file after), hand back a record and results ready for
  * the store. The daemon and flakyctl analyze both run tests through here, so
@@ -297,6 +325,9 @@ struct flaky_run_spec {
 	const char	*junit_path;	/* a JUnit file the command writes */
 	const char	*path;		/* argv[0] resolved, or NULL */
 	int		 more;		/* runs that follow (flaky_spawn_opts) */
+	/* Issue 34: read the seed hook's margins from the run's TMPDIR
+	 * (FLAKY_HEADROOM_FILE) into results.headroom when it ends. */
+	int		 headroom;
 	/* Stacks at the time limit: on unless no_stacks; stacks_ms bounds
 	 * them (0: FLAKY_STACKS_BOUND_DEFAULT), stacks_native as
 	 * flaky_stacks_opts.native. */

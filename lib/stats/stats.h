@@ -76,4 +76,42 @@ int	 flaky_cs_band(int64_t k, int64_t n);
 int	 flaky_cs_settled(int64_t k, int64_t n, double alpha, double *lo,
 	    double *hi);
 
+/* Tolerance headroom (issue 34, gev.c, docs/triage.md): the generalized
+ * extreme value distribution fitted by maximum likelihood to the margin
+ * an assertion used in each run, G(z) = exp(-(1 + xi (z - mu) /
+ * sigma)^(-1/xi)). Under FLAKY_GEV_MIN_RUNS margins no fit is made. */
+#define FLAKY_GEV_MIN_RUNS	20
+struct flaky_gev {
+	double		 mu, sigma, xi;
+	double		 nll;		/* -log likelihood at the fit */
+	double		 shift, scale;	/* the data's mean and sd */
+	double		 censor;	/* the share censored */
+	double		 xi_min, xi_max;	/* the shapes allowed */
+	size_t		 n;
+};
+/* Fit x[n], its lowest censor * n values (0 <= censor < 1) known only to
+ * lie at or below the highest of them: 0; -EINVAL under 3 values or for
+ * a bad censor, -EDOM when they are all equal or no fit is found,
+ * -ENOMEM. */
+#define FLAKY_GEV_CENSOR	0.5	/* what headroom censors */
+int	 flaky_gev_fit(const double *x, size_t n, double censor,
+	    struct flaky_gev *);
+/* The same with the shape at xi_min or above (0: no finite end to the
+ * tail, Gumbel's or heavier), -EINVAL for xi_min under -0.95. */
+int	 flaky_gev_fit_min(const double *x, size_t n, double censor,
+	    double xi_min, struct flaky_gev *);
+/* The same with the shape fixed at 0: Gumbel's. */
+int	 flaky_gumbel_fit(const double *x, size_t n, double censor,
+	    struct flaky_gev *);
+double	 flaky_gev_cdf(const struct flaky_gev *, double z);
+/* 1 - G(z), exact for rates as small as 1e-300. */
+double	 flaky_gev_exceed(const struct flaky_gev *, double z);
+/* The z that is exceeded with probability exceed. */
+double	 flaky_gev_quantile(const struct flaky_gev *, double exceed);
+/* The 95% profile likelihood interval of 1 - G(bound) for the fit g of
+ * x[n] (Coles 2001, 2.6.6): lo 0 below 1e-16, hi 1 when nothing bounds
+ * it. 0, -EINVAL, -ENOMEM. */
+int	 flaky_gev_exceed_interval(const double *x, size_t n,
+	    const struct flaky_gev *, double bound, double *lo, double *hi);
+
 #endif

@@ -190,6 +190,7 @@ flaky_result_rows_free(struct flaky_result_row *v, size_t n)
 		free(v[i].normalized);
 		free(v[i].message);
 		free(v[i].box);
+		free(v[i].perturbation);
 	}
 	free(v);
 }
@@ -249,7 +250,8 @@ flaky_store_scan_target(struct flaky_store *s, int64_t target_id,
 	    "SELECT ru.id, ru.started_ms, ru.duration_us, ru.status, "
 	    "ru.exit_code, ru.signal, ru.revision, ru.seed, ru.runner, "
 	    "ru.trigger, r.test_id, r.position, r.outcome, r.duration_us, "
-	    "r.message_id, r.signature, r.message, ru.kind, %s "
+	    "r.message_id, r.signature, r.message, ru.kind, %s, "
+	    "ru.perturbation "
 	    "FROM runs ru CROSS JOIN results r ON r.run_id = ru.id "
 	    "WHERE +ru.target_id = ?1 AND ru.started_ms >= ?2 "
 	    "AND ru.started_ms < ?3 AND ru.id BETWEEN ?4 AND ?5 "
@@ -296,6 +298,7 @@ flaky_store_scan_target(struct flaky_store *s, int64_t target_id,
 			x.r.signature = (char *)sql_column_text(st, 15);
 			x.r.message = (char *)sql_column_text(st, 16);
 			x.r.box = (char *)sql_column_text(st, 18);
+			x.r.perturbation = (char *)sql_column_text(st, 19);
 			if (sql_column_type(st, 14) != SQL_NULL) {
 				r = message_text(s, &msg,
 				    sql_column_int64(st, 14), &last_msg,

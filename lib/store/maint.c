@@ -65,6 +65,8 @@ flaky_store_prune(struct flaky_store *s, int64_t before_ms,
 			    ids[i], 0, &ps->results, err, errlen)) < 0 ||
 			    (r = store_exec_ints(s, "DELETE FROM attempts WHERE "
 			    "run_id = ?1", ids[i], 0, NULL, err, errlen)) < 0 ||
+			    (r = store_exec_ints(s, "DELETE FROM headroom WHERE "
+			    "run_id = ?1", ids[i], 0, NULL, err, errlen)) < 0 ||
 			    /* a hung run's stacks; where it hung stays */
 			    (r = store_exec_ints(s, "DELETE FROM stack_dumps WHERE "
 			    "run_id = ?1", ids[i], 0, NULL, err, errlen)) < 0 ||

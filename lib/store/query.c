@@ -715,7 +715,7 @@ flaky_store_run_counts(struct flaky_store *s, const struct flaky_query *q,
 {
 	struct sql_stmt	*st;
 	int		 rc;
-	char		 sql[640], box[2 * FLAKY_BOX_MAX + 64];
+	char		 sql[768], box[2 * FLAKY_BOX_MAX + 64];
 
 	unsigned	 kinds = flaky_query_kinds(q);
 
@@ -723,12 +723,14 @@ flaky_store_run_counts(struct flaky_store *s, const struct flaky_query *q,
 	store_box_sql(s, q, box, sizeof box);
 	snprintf(sql, sizeof sql,
 	    "SELECT ru.status, count(*), min(ru.started_ms), "
-	    "max(ru.started_ms), ru.kind, ru.incomplete IS NOT NULL "
+	    "max(ru.started_ms), ru.kind, ru.incomplete IS NOT NULL, "
+	    "CASE WHEN ru.perturbation = 'seed:replay' THEN 1 ELSE 0 END "
 	    "FROM runs ru JOIN targets tg "
 	    "ON tg.id = ru.target_id WHERE ru.started_ms >= ?1 AND "
 	    "ru.started_ms < ?2 AND ru.id BETWEEN ?3 AND ?4 AND "
 	    "(tg.name = ?5 OR ?5 IS NULL)%s GROUP BY ru.status, ru.kind, "
-	    "ru.incomplete IS NOT NULL", box);
+	    "ru.incomplete IS NOT NULL, "
+	    "CASE WHEN ru.perturbation = 'seed:replay' THEN 1 ELSE 0 END", box);
 	if (sql_prepare_v2(store_db(s), sql, -1, &st, NULL) != SQL_OK)
 		return store_sql_error(s, err, errlen, "counting runs");
 	bind_window(st, q);
@@ -755,7 +757,10 @@ flaky_store_run_counts(struct flaky_store *s, const struct flaky_query *q,
 		if (!(kinds & FLAKY_KIND_MASK(kind)))
 			continue;
 		c->runs += n;
-		if (sql_column_int(st, 5))
+		/* a seed's replay is evidence only, not a run gone wrong */
+		if (sql_column_int(st, 6))
+			c->replays += n;
+		else if (sql_column_int(st, 5))
 			c->incomplete += n;
 		if (strcmp(status, "done") == 0)
 			c->done += n;

@@ -246,7 +246,7 @@ void	 flaky_test_rows_sort(struct flaky_test_row *, size_t);
  * run in the window by kind, whatever q->kinds. */
 struct flaky_run_counts {
 	int64_t		 runs, done, timeout, error, interrupted, skipped;
-	int64_t		 stopped, incomplete;
+	int64_t		 stopped, incomplete, replays;	/* seeds' replays */
 	int64_t		 suite, alone, ingested;
 	int64_t		 first_ms, last_ms;
 };
@@ -443,8 +443,8 @@ struct flaky_result_row {
 	int64_t		 fingerprint;		/* 0: none */
 	char		*normalized;
 	char		*message;
-	char		*box;			/* runs.box as stored (issue
-						 * 15); NULL: none recorded */
+	char		*box;	/* runs.box (issue 15); NULL: none recorded */
+	char		*perturbation;		/* the run's; NULL: calm */
 };
 void	 flaky_result_rows_free(struct flaky_result_row *, size_t);
 
@@ -790,9 +790,9 @@ void	 flaky_target_views_free(struct flaky_target_view *, size_t);
 /* Shipping to a fleet's server (ship.c), apart in store_ship.h, a part of
  * this header too. */
 #include "store/store_ship.h"
-/* Evidence from CI jobs (ci.c, tokens.c, flips.c), apart in store_ci.h. */
-#include "store/store_ci.h"
+#include "store/store_ci.h"	/* CI jobs' evidence: ci.c, tokens.c, flips.c */
 #include "store/store_dash.h"	/* the dashboard's notes, actions, trends */
+#include "store/store_seed.h"	/* seed sweeps, headroom (issue 34) */
 #include "store/store_stacks.h"	/* hung runs' stacks (issue 33) */
 
 #endif

@@ -248,6 +248,10 @@ char	*store_ids_json_of(const void *v, size_t n, size_t size, size_t off);
 /* Bind a window as perturb.c and box.c read it: ?1 ?2 run ids, ?3
  * target, ?4 ?5 times. */
 void	 store_bind_window(struct sql_stmt *, const struct flaky_query *);
+/* The margins of a seeded run's results (res->headroom) into headroom,
+ * in the open transaction (seed.c). */
+int	 store_add_headroom(struct flaky_store *, int64_t run_id,
+	    const struct flaky_results *res, char *err, size_t errlen);
 /* A failed run's share of the rerun budget: test, UTC day, runs, wall
  * and CPU time. */
 typedef void (*store_budget_fn)(void *arg, int64_t test_id, int64_t day,

@@ -667,6 +667,10 @@ flaky_store_run_finish(struct flaky_store *s, struct flaky_run_record *rec,
 		    errlen)) < 0)
 			goto fail;
 	}
+	/* A seeded run's margins of its approximate assertions (seed.c) */
+	if (res != NULL && res->nheadroom > 0 && (r = store_add_headroom(s,
+	    rec->id, res, err, errlen)) < 0)
+		goto fail;
 	/* Where a hung run was stuck (issue 33, stacks.c). */
 	if (rec->stacks != NULL && (r = store_stacks_write(s, rec, res, err,
 	    errlen)) < 0)

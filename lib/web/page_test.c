@@ -55,6 +55,48 @@ rate_over_time(struct web_ctx *c, const struct flaky_diagnosis *d)
 	return r;
 }
 
+/* Its seed sweep and the headroom of its approximate assertions
+ * (issue 34). */
+static void
+seed_facts(struct flaky_buf *b, const struct flaky_diagnosis *d)
+{
+	struct flaky_buf w;
+
+	if (d->seed_ev.runs == 0 && d->nheadroom == 0)
+		return;
+	flaky_buf_init(&w);
+	if (d->seed_ev.runs > 0) {
+		if (d->seed_ev.failures > 0)
+			flaky_seed_words(&d->seed_ev, &w);
+		else
+			flaky_buf_printf(&w, "passes for all %" PRId64
+			    " seeds", d->seed_ev.runs);
+		flaky_buf_adds(b, "<dt>seeds</dt><dd id=\"seeds\">");
+		web_esc(b, flaky_buf_cstr(&w));
+		if (d->seed_ev.sensitive && d->seed_ev.seed[0] != '\0') {
+			flaky_buf_reset(&w);
+			flaky_repro(d, NULL, &w);
+			flaky_buf_adds(b, "<br>the failing seed again: <code>");
+			web_esc(b, flaky_buf_cstr(&w));
+			flaky_buf_adds(b, "</code>");
+		}
+		flaky_buf_adds(b, "</dd>\n");
+	}
+	if (d->nheadroom > 0) {
+		flaky_buf_adds(b, "<dt>headroom</dt><dd id=\"headroom\"><ul>");
+		for (size_t i = 0; i < d->nheadroom; i++) {
+			flaky_buf_reset(&w);
+			flaky_headroom_words(&d->headroom[i], &w);
+			flaky_buf_printf(b, "<li%s>", d->headroom[i].at_risk ?
+			    " class=\"risk\"" : "");
+			web_esc(b, flaky_buf_cstr(&w));
+			flaky_buf_adds(b, "</li>");
+		}
+		flaky_buf_adds(b, "</ul></dd>\n");
+	}
+	flaky_buf_free(&w);
+}
+
 /* The rate, its interval, tier and state. */
 static void
 fact_rate(struct web_ctx *c, const struct web_story *s)
@@ -104,7 +146,11 @@ fact_evidence(struct web_ctx *c, const struct flaky_diagnosis *d)
 		flaky_buf_adds(b, "; outcome goes with duration (RACE)");
 	if (d->stress_race)
 		flaky_buf_adds(b, "; fails more under stress (RACE)");
+	if (d->seed_sig)
+		flaky_buf_adds(b, "; fails for some seeds, passes for others "
+		    "(SEED)");
 	flaky_buf_adds(b, "</dd>\n");
+	seed_facts(b, d);
 	if (d->npolluters > 0) {
 		/* confirmed by flakyctl polluter; the orders only suspect */
 		flaky_buf_adds(b, "<dt>polluters</dt><dd id=\"polluters\">");

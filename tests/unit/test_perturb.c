@@ -426,21 +426,22 @@ START_TEST(config_stress)
 }
 END_TEST
 
-/* perturb: a cycle of calm, shuffle and stress:KIND[:LEVEL] steps, kept
- * in order with duplicates (weights); a bad step, an empty or overlong
+/* perturb: a cycle of calm, shuffle, seed and stress:KIND[:LEVEL] steps,
+ * kept in order with duplicates (weights); a bad step, an empty or overlong
  * cycle, and stress:, until_settled: or risky: beside it are refused at their
  * place. Fresh seeds are numbers from 1 to 2^31-1 and differ. */
 START_TEST(config_perturb)
 {
 	static const char good[] = "targets:\n  - name: a\n"
 	    "    command: [sh]\n"
-	    "    perturb: [calm, stress:cpu, calm, shuffle, stress:io:3]\n";
+	    "    perturb: [calm, stress:cpu, calm, shuffle, stress:io:3, "
+	    "seed]\n";
 	static const struct { const char *yaml, *err; } bad[] = {
 		{ "    perturb: [calm, stress]\n", "x.yaml:4:21: perturb: "
-		    "expected calm, shuffle or stress:KIND[:LEVEL] (KIND cpu, "
+		    "expected calm, shuffle, seed or stress:KIND[:LEVEL] (KIND cpu, "
 		    "memory, io or all, LEVEL 1 to 64), got \"stress\"" },
 		{ "    perturb: [stress:cpu:0]\n", "x.yaml:4:15: perturb: "
-		    "expected calm, shuffle or stress:KIND" },
+		    "expected calm, shuffle, seed or stress:KIND" },
 		{ "    perturb: [cpu]\n", "x.yaml:4:15: perturb: expected" },
 		{ "    perturb: []\n", "x.yaml:4:14: perturb: expected 1 to "
 		    "64 steps, got 0" },
@@ -465,14 +466,17 @@ START_TEST(config_perturb)
 	    sizeof good - 1, FLAKY_CONFIG_NO_FS_CHECKS, &cfg, err,
 	    sizeof err) == 0, "%s", err);
 	t = &cfg->targets[0];
-	ck_assert_uint_eq(t->nperturb, 5);
+	ck_assert_uint_eq(t->nperturb, 6);
 	ck_assert_str_eq(t->perturb[0], "calm");
 	ck_assert_str_eq(t->perturb[1], "cpu");
 	ck_assert_str_eq(t->perturb[2], "calm");
 	ck_assert_str_eq(t->perturb[3], "shuffle");
 	ck_assert_str_eq(t->perturb[4], "io:3");
+	ck_assert_str_eq(t->perturb[5], "seed");
 	ck_assert_int_eq(t->perturb_line, 4);
 	ck_assert_int_eq(t->perturb_col, 39);
+	ck_assert_int_eq(t->seed_line, 4);
+	ck_assert_int_eq(t->seed_col, 61);
 	ck_assert_ptr_null(t->stress);
 	flaky_config_free(cfg);
 	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {

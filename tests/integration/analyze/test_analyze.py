@@ -438,10 +438,11 @@ def test_report_migrates_an_older_database(tmp_path):
     db = str(tmp_path / "old.db")
     run(["analyze", "--db", db, "--runs", "1"] + TAP_OK, cwd=tmp_path, check=0)
     con = sqlite3.connect(db)
-    # undo 0017's and 0019's views of runs, 0006 (output in runs again)
-    # and 0003
+    # undo 0017's, 0019's and 0020's views of runs, 0006 (output in runs
+    # again) and 0003
     con.executescript("DROP VIEW ci_runs; DROP VIEW flips; "
                       "DROP VIEW hangs; DROP VIEW stack_text; "
+                      "DROP VIEW headroom_runs; "
                       "DROP VIEW run_output; DROP TABLE outputs; "
                       "ALTER TABLE runs DROP COLUMN stdout_id; "
                       "ALTER TABLE runs DROP COLUMN stderr_id; "

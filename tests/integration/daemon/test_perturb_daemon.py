@@ -112,3 +112,62 @@ def test_shuffle_refused_where_the_runner_cannot(daemon):
     assert daemon.wait_exit(15) != 0
     assert want in daemon.logtext(), daemon.logtext()
     assert daemon.runs() == []
+
+
+SEEDED = '''
+import os
+import random
+
+import pytest
+
+
+def test_seeded():
+    # the hook seeded random with the run's seed before the test (calm
+    # runs have no seed)
+    draw = random.random()
+    random.seed(int(os.environ.get("FLAKY_SEED", "-1")))
+    assert draw == random.random() or "FLAKY_SEED" not in os.environ
+
+
+def test_close():
+    assert random.random() == pytest.approx(0.5, abs=0.6)
+'''
+
+
+def test_seed_steps_recorded_with_headroom(daemon):
+    """Issue 34: perturb: [calm, seed]: every other run is a seed sweep's,
+    with its own seed recorded, the hook seeding its tests and the margin
+    of its approximate assertion stored; the calm runs have none."""
+    daemon.write("test_s.py", SEEDED)
+    daemon.write_config(
+        "targets:\n  - name: s\n    command: [%s, -m, pytest, -v]\n"
+        "    schedule: \"every 1s\"\n    runs: 4\n"
+        "    perturb: [calm, seed]\n" % PYTHON)
+    daemon.start()
+    wait_for("4 finished runs", lambda: len(daemon.runs(
+        "r.status = 'done'")) >= 4, timeout=120)
+    assert daemon.stop() == 0
+    got = suite_runs(daemon.db)
+    assert [p for p, _, _ in got[:4]] == [None, "seed", None, "seed"], got
+    seeds = [s for p, s, st in got if p == "seed" and st == "done"]
+    assert seeds and all(s.isdigit() for s in seeds), got
+    doc = json.loads(daemon.ctl("--format", "json", "report", "--since",
+                                "all").stdout)
+    t = {x["test"]: x for x in doc["tests"]}
+    assert t["test_s.py::test_seeded"]["failures"] == 0, t
+    h = t["test_s.py::test_close"]["headroom"]
+    assert len(h) == 1 and h[0]["runs"] == len(seeds), h
+    assert h[0]["file"] == "test_s.py" and h[0]["line"] == 17, h
+
+
+def test_seed_refused_where_the_runner_is_not_python(daemon):
+    """perturb: seed on a runner the hook cannot seed: the file is refused
+    at the seed's place, and nothing runs."""
+    cfg = daemon.write_config(
+        "targets:\n  - name: g\n    command: [go, test, ./...]\n"
+        "    schedule: \"every 1s\"\n    perturb: [calm, seed]\n")
+    r = subprocess.run([FLAKYD, "--config", cfg, "--check-config"],
+                       capture_output=True, text=True, timeout=30)
+    assert r.returncode == 1, r.stderr
+    assert r.stderr.startswith("%s:10:21: perturb: seed: go is not a "
+                               "Python runner" % cfg), r.stderr
