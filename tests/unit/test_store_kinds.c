@@ -528,7 +528,7 @@ START_TEST(migrate_from_old)
 	    "ORDER BY name", "alone_stats\nci_runs\ndaily_budget\ndaily_trend\n"
 	    "failure_messages\nflaky_tests\nflips\nhangs\nheadroom_runs\n"
 	    "quarantined_tests\nrun_list\nrun_output\nstack_text\n"
-	    "static_risks\ntest_results\ntest_stats\n");
+	    "static_risks\ntest_actions\ntest_results\ntest_stats\n");
 	/* the new status and the chains of comparisons (0004), no IN lists */
 	tu_rows_eq(db, "SELECT count(*) FROM sqlite_schema WHERE sql LIKE "
 	    "'%status IN%' OR sql LIKE '%kind IN%'", "0\n");
