@@ -542,7 +542,11 @@ repro_go(const struct flaky_diagnosis *d, struct flaky_buf *b)
 static void
 repro_suite(const struct flaky_diagnosis *d, struct flaky_buf *b)
 {
-	flaky_buf_adds(b, d->command ? d->command : "(the command)");
+	/* ingested or uploaded results come with no command: a shell
+	 * comment says so where a command would be pasted */
+	flaky_buf_adds(b, d->command ? d->command : "# no command is known: "
+	    "these results were ingested or uploaded (run the test as the "
+	    "job that made them does)");
 	if (d->seed != NULL && is_runner(d->runner, "pytest") &&
 	    d->command != NULL &&
 	    strstr(d->command, "random-order-seed") == NULL &&

@@ -210,3 +210,18 @@ def test_jest_same_name(tmp_path):
     # both ran; the file's other tests were skipped by the name pattern
     assert re.search(r"^Tests:\s+1 failed, \d+ skipped, 1 passed, \d+ total$",
                      out, re.M), out
+
+
+def test_ingested_has_no_command(tmp_path):
+    """Results ingested from JUnit XML come with no command: the ticket
+    says so as a shell comment (it showed a bare "(the command)")."""
+    db = str(tmp_path / "i.db")
+    xml = tmp_path / "r.xml"
+    xml.write_text('<testsuite name="s" tests="1"><testcase classname="s" '
+                   'name="b"><failure message="x">y</failure></testcase>'
+                   '</testsuite>')
+    ctl(["--db", db, "ingest", "--target", "up", str(xml)])
+    _, cmd = ticket(db, "s.b", "up")
+    assert cmd.startswith("# no command is known: these results were "
+                          "ingested or uploaded"), cmd
+    assert run(cmd) == ""
