@@ -170,6 +170,12 @@ door(const uint8_t *data, size_t size, size_t step)
 	    given + 64);
 	/* a plain upload, whole: its body spooled, every byte of it */
 	e = memmem(data, size, "\r\n\r\n", 4);
+	/* evhttp and the door end a head at its first empty line, a bare
+	 * LF one too: only a head that ends at this CRLF one is whole here */
+	if (e != NULL && (memmem(data, (size_t)(e - (const char *)data),
+	    "\n\n", 2) != NULL || memmem(data, (size_t)(e - (const char *)
+	    data) + 2, "\n\r\n", 3) != NULL))
+		e = NULL;
 	if (e != NULL && size > 20 && memcmp(data, "POST /api/v1/uploads",
 	    20) == 0 && (data[20] == ' ' || data[20] == '?') && memmem(data, (size_t)(e - (const char *)data),
 	    "Refuse", 6) == NULL && memmem(data, (size_t)(e - (const char *)
