@@ -32,7 +32,7 @@ static const struct cmd_option ci_options[] = {
 	{ "budget", 'B', 0, "D", "start no retry after D (90s, 10m; default a "
 	    "quarter of the first run's time, at least 10s)" },
 	{ "new-tests", 'N', 0, "N", "rerun new tests until one fails or they "
-	    "passed N runs, 2 to 100 (default none)" },
+	    "passed N runs, 2 to 1000 (default none)" },
 	{ "default-branch", 0, 'D', "NAME", "the branch new tests are new to "
 	    "(default $CI_DEFAULT_BRANCH, $GITHUB_BASE_REF, origin's HEAD, "
 	    "then main)" },

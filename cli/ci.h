@@ -18,7 +18,7 @@
 #include "store/store.h"
 
 #define CI_MAX_RETRIES		20
-#define CI_MAX_NEW_RUNS		100
+#define CI_MAX_NEW_RUNS		1000
 #define CI_BUDGET_MIN_MS	10000	/* the default budget's floor */
 #define CI_WINDOW_DAYS		30	/* of what is known of a test */
 

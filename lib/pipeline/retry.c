@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "pipeline/pipeline.h"
+#include "stats/stats.h"
 #include "util/util.h"
 
 void
@@ -54,15 +55,27 @@ retry_find(const struct flaky_retry *r, const char *name)
 	return bsearch(&key, r->t, r->nt, sizeof *r->t, test_cmp);
 }
 
+/* A new test whose clean runs settle it as --until-settled would (the
+ * confidence sequence's bound under the warning tier: 116 runs at the
+ * default alpha): more runs cannot change its verdict. */
+static int
+retry_new_settled(const struct flaky_retry_test *t)
+{
+	return t->failures == 0 && flaky_cs_settled(0, t->runs,
+	    FLAKY_CS_ALPHA, NULL, NULL);
+}
+
 /* Is t still to run: a failed test that never passed and has retries
- * left, or a new test that never failed and has runs left? */
+ * left, or a new test that never failed, has runs left and is not
+ * settled? */
 static int
 retry_is_open(const struct flaky_retry *r, const struct flaky_retry_test *t)
 {
 	if (t->quarantined || t->skipped_out)
 		return 0;
 	if (t->is_new)
-		return t->failures == 0 && t->runs < r->new_runs;
+		return t->failures == 0 && t->runs < r->new_runs &&
+		    !retry_new_settled(t);
 	return t->failures == t->runs && t->runs < 1 + r->retries;
 }
 
@@ -234,8 +247,8 @@ flaky_retry_verdict(const struct flaky_retry *r,
 	if (t->is_new) {
 		if (t->failures > 0)
 			return FLAKY_RETRY_NEW_FAILED;
-		return t->runs >= r->new_runs ? FLAKY_RETRY_NEW_PASSED :
-		    FLAKY_RETRY_NEW_UNCHECKED;
+		return t->runs >= r->new_runs || retry_new_settled(t) ?
+		    FLAKY_RETRY_NEW_PASSED : FLAKY_RETRY_NEW_UNCHECKED;
 	}
 	if (t->failures < t->runs)
 		return FLAKY_RETRY_FLAKY;

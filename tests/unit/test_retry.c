@@ -242,6 +242,42 @@ START_TEST(new_tests)
 }
 END_TEST
 
+/* With a cap past the settling point, a stable new test stops where the
+ * confidence sequence of --until-settled settles it (116 clean runs at
+ * alpha 0.05), not at the cap; one that fails first is caught. */
+START_TEST(new_tests_settle)
+{
+	static const char *const first[] = { "new_ok=p", "new_fl=p", NULL };
+	static const char *const both[] = { "new_ok=p", "new_fl=p", NULL };
+	static const char *const fail[] = { "new_ok=p", "new_fl=f", NULL };
+	static const char *const one[] = { "new_ok=p", NULL };
+	struct flaky_retry r;
+	struct flaky_results res;
+	char	 err[256];
+	size_t	 asked;
+	int	 rounds = 0;
+
+	flaky_retry_init(&r, 3, 500);
+	results(&res, "pytest", first);
+	ck_assert_int_eq(flaky_retry_first(&r, &res, is_new, NULL, NULL), 0);
+	flaky_results_free(&res);
+	while (!flaky_retry_done(&r) && rounds < 600) {
+		rounds++;
+		ck_assert_int_eq(round_of(&r, "pytest", get(&r, "new_fl")->
+		    failures > 0 ? one : rounds == 40 ? fail : both, &asked,
+		    err), 0);
+	}
+	ck_assert(flaky_retry_done(&r));
+	ck_assert_int_eq(get(&r, "new_ok")->runs, 116);
+	ck_assert_int_eq(flaky_retry_verdict(&r, get(&r, "new_ok")),
+	    FLAKY_RETRY_NEW_PASSED);
+	ck_assert_int_eq(get(&r, "new_fl")->runs, 41);
+	ck_assert_int_eq(flaky_retry_verdict(&r, get(&r, "new_fl")),
+	    FLAKY_RETRY_NEW_FAILED);
+	flaky_retry_free(&r);
+}
+END_TEST
+
 START_TEST(bounds)
 {
 	struct flaky_retry r;
@@ -321,6 +357,7 @@ main(void)
 	tcase_add_test(tc, runner_count);
 	tcase_add_test(tc, go_subtests);
 	tcase_add_test(tc, new_tests);
+	tcase_add_test(tc, new_tests_settle);
 	tcase_add_test(tc, bounds);
 	tcase_add_test(tc, skipped_on_retry);
 	suite_add_tcase(s, tc);
