@@ -274,12 +274,15 @@ web_time(struct flaky_buf *b, int64_t ms)
 		return;
 	}
 	flaky_format_time(ms, t, sizeof t);
-	/* 2026-11-01T12:00:00.000Z: a space, no milliseconds */
+	/* 2026-11-01T12:00:00.000Z: a space, no milliseconds; kept on one
+	 * line (Chromium breaks a date at its hyphens at 400 px) */
 	if (strlen(t) >= 19) {
 		t[10] = ' ';
 		t[19] = '\0';
 	}
+	flaky_buf_adds(b, "<span class=\"nw\">");
 	flaky_buf_adds(b, t);
+	flaky_buf_adds(b, "</span>");
 }
 
 void
