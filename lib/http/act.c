@@ -175,27 +175,6 @@ http_act_request(struct flaky_http *h, struct evhttp_request *req,
 	c->job = j;
 }
 
-/* The valid tokens' hashes, read again (for the pages and the actions
- * when no upload worker does it). */
-static void
-tokens_refresh(struct flaky_http *h, struct flaky_store *st)
-{
-	struct flaky_token_row *v = NULL, *old;
-	size_t		 n = 0, oldn;
-	char		 err[512];
-
-	if (st == NULL || flaky_store_token_hashes(st, &v, &n, err,
-	    sizeof err) < 0)
-		return;
-	pthread_mutex_lock(&h->mtx);
-	old = h->tokens;
-	oldn = h->ntokens;
-	h->tokens = v;
-	h->ntokens = n;
-	pthread_mutex_unlock(&h->mtx);
-	flaky_token_rows_free(old, oldn);
-}
-
 /* A worker's store (flags: 0 writable, or FLAKY_STORE_READONLY), opened
  * or connected again: NULL when the database cannot be reached now. */
 static struct flaky_store *
@@ -267,7 +246,9 @@ act_worker(void *arg)
 	for (;;) {
 		if (!h->up.on && flaky_mono_us() / 1000 >= next) {
 			pthread_mutex_unlock(&h->mtx);
-			tokens_refresh(h, act_store(h, &ro,
+			/* for the pages and the actions when no upload
+			 * worker does it */
+			http_tokens_refresh(h, act_store(h, &ro,
 			    FLAKY_STORE_READONLY));
 			next = flaky_mono_us() / 1000 + ACT_TOKENS_EVERY_MS;
 			pthread_mutex_lock(&h->mtx);

@@ -175,6 +175,7 @@ struct http_door *http_door_new(struct flaky_http *, struct bufferevent *);
 void	 http_door_free(struct http_door *);
 int	 http_door_aside(const struct http_door *);
 struct http_upload *http_door_take(struct http_door *);
+void	 http_tokens_refresh(struct flaky_http *, struct flaky_store *);
 const char *http_head_header(const char *head, const char *name, char *buf,
 	    size_t len, int *many);
 

@@ -215,9 +215,10 @@ out:
 	free(buf);
 }
 
-/* The valid tokens' hashes, read again (store_ci.h). */
-static void
-tokens_refresh(struct flaky_http *h, struct flaky_store *st)
+/* The valid tokens' hashes, read again (store_ci.h): by the upload
+ * worker, else by the actions' worker. */
+void
+http_tokens_refresh(struct flaky_http *h, struct flaky_store *st)
 {
 	struct flaky_token_row *v = NULL, *old;
 	size_t		 n = 0, oldn;
@@ -259,7 +260,7 @@ upload_worker(void *arg)
 			}
 			if (st != NULL)
 				flaky_store_set_yielding(st, 1);
-			tokens_refresh(h, st);
+			http_tokens_refresh(h, st);
 			next = flaky_mono_us() / 1000 + TOKENS_EVERY_MS;
 			pthread_mutex_lock(&h->mtx);
 			pthread_cond_broadcast(&h->up_cond);
