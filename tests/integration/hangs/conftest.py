@@ -27,9 +27,9 @@ def env(extra=None):
     return e
 
 
-def ctl(args, cwd=None, timeout=300):
-    """flakyctl with args; the CompletedProcess."""
-    return subprocess.run([FLAKYCTL] + args, cwd=cwd, env=env(),
+def ctl(args, cwd=None, timeout=300, extra=None):
+    """flakyctl with args (and extra environment); the CompletedProcess."""
+    return subprocess.run([FLAKYCTL] + args, cwd=cwd, env=env(extra),
                           capture_output=True, text=True, timeout=timeout)
 
 

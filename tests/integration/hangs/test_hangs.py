@@ -233,27 +233,43 @@ def test_capture_environment_is_set(tmp_path, mode):
 
 
 def test_capture_cut_at_its_bound(demo, tmp_path):
-    """gdb takes a second or more; with --stacks-bound 300ms the capture
-    stops there, says what it cut, and the run is killed as before with
-    nothing left running (a process gdb was reading is not left
-    stopped)."""
+    """A capture that outlasts its bound is cut there, says what it cut,
+    and the run is killed as before with nothing left running: a process
+    gdb was reading is not left stopped. The real gdb is slowed down
+    where it counts: a wrapper first on PATH runs it with a command that
+    waits 30 s after it attached (gdb runs -ex commands after -p), so the
+    bound is always reached with the process held; the real gdb takes
+    0.2 s on an idle machine, within any bound worth testing."""
     need("gdb")
     src = demo("c")
     build = cmake_build(src)
     with open(os.path.join(build, ".hang-count"), "w") as f:
         f.write("2")                    # the next run is the third: hangs
+    shim = tmp_path / "bin"
+    shim.mkdir()
+    attached = tmp_path / "attached"
+    (shim / "gdb").write_text(
+        "#!/bin/sh\nexec /usr/bin/gdb -ex 'shell touch %s; sleep 30' "
+        "\"$@\"\n" % attached)
+    (shim / "gdb").chmod(0o755)
     db = str(tmp_path / "flaky.db")
     # a limit that ctest reaches the hanging binary well within, even
     # under ASan at a load of 2 per CPU (at 2s CI's run once timed out
-    # with only ctest in the group: no gdb to cut)
+    # with only ctest in the group: no gdb to cut); a bound that gdb
+    # attaches well within at that load
     r = ctl(["--db", db, "analyze", "--runs", "1", "--timeout", "10s",
-             "--stacks-bound", "300ms", "--", "ctest"], cwd=build)
+             "--stacks-bound", "3s", "--", "ctest"], cwd=build,
+            extra={"PATH": "%s:/usr/bin:/bin" % shim})
     assert r.returncode in (0, 1), r.stderr
     assert query(db, "SELECT status FROM runs") == [("timeout",)]
+    assert attached.exists()            # gdb held the process at the bound
     (ms, bound, note), = query(db, "SELECT capture_ms, bound_ms, note "
                                    "FROM run_stacks")
-    assert bound == 300
-    assert ms < 300 + 1000, ms          # the bound, and the loop's turn
-    assert "bound" in (note or "") + "".join(
-        n or "" for n, in query(db, "SELECT note FROM stack_dumps")), note
+    assert bound == 3000
+    assert 3000 <= ms < 3000 + 1000, ms     # the bound, and the loop's turn
+    notes = [n for n, in query(db, "SELECT note FROM stack_dumps "
+                                   "WHERE tool = 'gdb'")]
+    assert notes == ["%s did not end within the bound" % (shim / "gdb")], \
+        notes
+    assert "bound" in (note or ""), note
     assert live_under(src) == []
