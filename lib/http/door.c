@@ -58,7 +58,7 @@ struct http_door {
 	struct evbuffer		*front;		/* what evhttp has not read */
 	enum door_state		 state;
 	int			 busy;		/* our own changes */
-	int			 disk;		/* the spool failed */
+	int			 refused;	/* status for a body cut short */
 	struct http_upload	*up;
 	int64_t			 left;		/* of the body or the chunk */
 	int64_t			 seen;		/* body bytes, framing too */
@@ -149,13 +149,19 @@ head_end(struct evbuffer *dst)
 	evbuffer_add(dst, end, sizeof end - 1);
 }
 
-/* Body bytes into the spool of an upload admitted; dropped when not. */
+/* Body bytes into the spool of an upload admitted; dropped when not.
+ * Never more than the bound on disk: bytes past it refuse the upload. */
 static int
 spool(struct http_door *d, const char *s, size_t n)
 {
-	if (d->state != D_BODY || http_upload_spool(d->up, s, n) == 0)
+	if (d->state != D_BODY)
 		return 0;
-	d->disk = 1;
+	if (http_upload_bytes(d->up) + (int64_t)n > d->h->up.max_bytes)
+		d->refused = 413;
+	else if (http_upload_spool(d->up, s, n) < 0)
+		d->refused = 503;
+	else
+		return 0;
 	return -1;
 }
 
@@ -247,8 +253,9 @@ body(struct http_door *d, struct evbuffer *src)
 	}
 	evbuffer_drain(src, evbuffer_get_length(src));
 	if (r < 0) {
-		http_upload_refuse(d->up, d->disk ? 503 : 400, d->disk ?
-		    "cannot spool the upload (the server's disk)" :
+		http_upload_refuse(d->up, d->refused ? d->refused : 400,
+		    d->refused == 503 ? "cannot spool the upload (the "
+		    "server's disk)" : d->refused ? NULL :
 		    "malformed chunked body");
 		return -1;
 	}
