@@ -103,8 +103,12 @@ cflags="-g -O1 -fsanitize=fuzzer,address,undefined
 # Every parser: a new lib/parse/NAME.c is fuzzed without a change here.
 parse="$src/lib/parse/*.c $src/lib/util/util.c"
 
+# Each target starts from its seeds alone: a corpus left by an earlier
+# run would make this run another one (CI once met an input that a
+# clean run does not reach).
 build() {
 	name=$1; shift
+	rm -rf "${out:?}/$name"
 	mkdir -p "$out/$name/corpus"
 	# shellcheck disable=SC2086
 	clang $cflags -o "$out/$name/fuzz" "$src/tests/fuzz/$name.c" "$@"

@@ -15,6 +15,7 @@
  * leaks. Run with scripts/fuzz.sh. */
 #include "buildconf.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdint.h>
@@ -132,6 +133,47 @@ flaky_ci_meta_check(const struct flaky_ci_meta *m, char *err, size_t errlen)
 	return 0;
 }
 
+/* The Content-Length of a plain upload that is whole in these bytes
+ * (its head, then exactly that many bytes), or -1 when it is not one or
+ * the door may read it otherwise. Sound, not complete: -1 claims
+ * nothing. Headers are matched as the door matches them, without regard
+ * to case; a value counts only when a CRLF ends it (a bare CR inside a
+ * line is part of its value, which the door refuses). */
+static long long
+whole_length(const uint8_t *data, size_t size)
+{
+	const char *e = memmem(data, size, "\r\n\r\n", 4), *c;
+	char	 head[4096], *end;
+	size_t	 hl;
+	long long cl;
+
+	if (e == NULL || size <= 20 || memcmp(data, "POST /api/v1/uploads",
+	    20) != 0 || (data[20] != ' ' && data[20] != '?'))
+		return -1;
+	hl = (size_t)(e - (const char *)data) + 2;	/* its last CRLF too */
+	if (hl >= sizeof head || memchr(data, '\0', hl) != NULL)
+		return -1;
+	for (size_t i = 0; i < hl; i++)
+		head[i] = (char)tolower(data[i]);
+	head[hl] = '\0';
+	/* evhttp and the door end a head at its first empty line, a bare
+	 * LF one too: only a head that ends at this CRLF one is whole */
+	if (strstr(head, "\n\n") != NULL || strstr(head, "\n\r\n") != NULL)
+		return -1;
+	if (strstr(head, "refuse") != NULL ||
+	    strstr(head, "\ntransfer-encoding") != NULL ||
+	    (c = strstr(head, "\ncontent-length: ")) == NULL ||
+	    strstr(c + 1, "\ncontent-length") != NULL)
+		return -1;
+	if (c[17] < '0' || c[17] > '9')
+		return -1;
+	cl = strtoll(c + 17, &end, 10);
+	if (end[0] != '\r' || end[1] != '\n' || cl < 0 || cl > 4096 ||
+	    (size_t)cl != size - hl - 2)
+		return -1;
+	return cl;
+}
+
 /* The door over a connection of these bytes, fed in pieces. */
 static void
 door(const uint8_t *data, size_t size, size_t step)
@@ -143,8 +185,7 @@ door(const uint8_t *data, size_t size, size_t step)
 	struct http_upload *u;
 	size_t	 at = 0;
 	int64_t	 given = 0;
-	long long cl = -1;
-	const char *e;
+	long long cl;
 
 	if (base == NULL && (base = event_base_new()) == NULL)
 		abort();
@@ -169,32 +210,10 @@ door(const uint8_t *data, size_t size, size_t step)
 	check((int64_t)evbuffer_get_length(bufferevent_get_input(pair[1])) <=
 	    given + 64);
 	/* a plain upload, whole: its body spooled, every byte of it */
-	e = memmem(data, size, "\r\n\r\n", 4);
-	/* evhttp and the door end a head at its first empty line, a bare
-	 * LF one too: only a head that ends at this CRLF one is whole here */
-	if (e != NULL && (memmem(data, (size_t)(e - (const char *)data),
-	    "\n\n", 2) != NULL || memmem(data, (size_t)(e - (const char *)
-	    data) + 2, "\n\r\n", 3) != NULL))
-		e = NULL;
-	if (e != NULL && size > 20 && memcmp(data, "POST /api/v1/uploads",
-	    20) == 0 && (data[20] == ' ' || data[20] == '?') && memmem(data, (size_t)(e - (const char *)data),
-	    "Refuse", 6) == NULL && memmem(data, (size_t)(e - (const char *)
-	    data), "\nTransfer-Encoding", 19) == NULL && memchr(data, '\0',
-	    (size_t)(e - (const char *)data)) == NULL) {
-		const char *c = memmem(data, (size_t)(e - (const char *)data),
-		    "\r\nContent-Length: ", 18);
-
-		char	*end;
-
-		if (c != NULL && c[18] >= '0' && c[18] <= '9' &&
-		    (cl = strtoll(c + 18, &end, 10), end[0] == '\r') &&
-		    memmem(c + 18, (size_t)(e - c - 18), "Content-Length",
-		    14) == NULL && cl >= 0 && cl <= 4096 &&
-		    (size_t)cl == size - (size_t)(e + 4 - (const char *)data)) {
-			check((u = http_door_take(d)) != NULL);
-			check(u->received && u->bytes == cl);
-			http_upload_drop(u);
-		}
+	if ((cl = whole_length(data, size)) >= 0) {
+		check((u = http_door_take(d)) != NULL);
+		check(u->received && u->bytes == cl);
+		http_upload_drop(u);
 	}
 	u = http_door_take(d);
 	if (u != NULL) {
@@ -231,12 +250,21 @@ query(const uint8_t *data, size_t size)
 	free(q);
 }
 
+static char	 body_dir[64];
+
+/* The body's folder, empty between inputs, gone when the run ends. */
+static void
+body_dir_remove(void)
+{
+	rmdir(body_dir);
+}
+
 /* The bytes as a body on disk: split as multipart (the boundary its
  * first line's, when it has one) and inflated. */
 static void
 body(const uint8_t *data, size_t size)
 {
-	static char	 dir[64];
+	char	*dir = body_dir;
 	struct http_body b;
 	char	 path[128], out[128], ctype[200], err[512];
 	const char *nl = memchr(data, '\n', size < 80 ? size : 80);
@@ -244,8 +272,8 @@ body(const uint8_t *data, size_t size)
 	struct stat sb;
 
 	if (dir[0] == '\0') {
-		snprintf(dir, sizeof dir, "/tmp/fuzz_upload.XXXXXX");
-		if (mkdtemp(dir) == NULL)
+		snprintf(body_dir, sizeof body_dir, "/tmp/fuzz_upload.XXXXXX");
+		if (mkdtemp(body_dir) == NULL || atexit(body_dir_remove) != 0)
 			abort();
 	}
 	snprintf(path, sizeof path, "%s/body", dir);
