@@ -180,13 +180,15 @@ init(struct parse_ctx *ctx)
 }
 
 /* "NAME (12 ms)" or "NAME, where GetParam() = 1 (0 ms)": the name's
- * length and the duration (-1 when none). */
+ * length, whether a time ends it (*timed: a result's line, not the
+ * summary's) and the duration (-1 when none, or too long to be one). */
 static size_t
-name_and_time(const char *s, size_t n, int64_t *dur)
+name_and_time(const char *s, size_t n, int *timed, int64_t *dur)
 {
 	const char *w = memmem(s, n, ", where ", 8);
 	size_t	 nl = n;
 
+	*timed = 0;
 	*dur = -1;
 	if (n > 6 && memcmp(s + n - 4, " ms)", 4) == 0) {
 		size_t	 k = n - 4;
@@ -194,7 +196,10 @@ name_and_time(const char *s, size_t n, int64_t *dur)
 		while (k > 0 && s[k - 1] >= '0' && s[k - 1] <= '9')
 			k--;
 		if (k >= 2 && s[k - 1] == '(' && s[k - 2] == ' ' && k < n - 4) {
-			*dur = strtoll(s + k, NULL, 10) * 1000;
+			/* more digits than any run's ms: no duration */
+			if (n - 4 - k <= 12)
+				*dur = strtoll(s + k, NULL, 10) * 1000;
+			*timed = 1;
 			nl = k - 2;
 		}
 	}
@@ -209,11 +214,12 @@ gtest_result(struct gtest_state *st, struct parse_ctx *ctx, int outcome,
     const char *s, size_t n)
 {
 	int64_t	 dur;
-	size_t	 nl = name_and_time(s, n, &dur);
+	int	 timed;
+	size_t	 nl = name_and_time(s, n, &timed, &dur);
 	long	 i;
 
 	/* the summary's lists repeat names without a time */
-	if (st->summary || (dur < 0 && outcome != FLAKY_SKIP) || nl == 0)
+	if (st->summary || (!timed && outcome != FLAKY_SKIP) || nl == 0)
 		return 0;
 	if ((i = parse_add(ctx, s, nl, outcome, dur)) < 0)
 		return (int)i;
@@ -246,6 +252,7 @@ binary_line(struct gtest_state *st, struct parse_ctx *ctx, const char *s,
 	const char	*t;
 	size_t		 r;
 	int64_t		 d;
+	int		 timed;
 
 	if ((t = tag(s, n, &r)) == NULL) {
 		const char *seed = "Note: Randomizing tests' orders with a "
@@ -287,7 +294,7 @@ binary_line(struct gtest_state *st, struct parse_ctx *ctx, const char *s,
 	case 'F':		/* [  FAILED  ] */
 		return gtest_result(st, ctx, FLAKY_FAIL, s, n);
 	case 'S':		/* [  SKIPPED ] */
-		return name_and_time(s, n, &d), d < 0 ? 0 :
+		return name_and_time(s, n, &timed, &d), !timed ? 0 :
 		    gtest_result(st, ctx, FLAKY_SKIP, s, n);
 	case 'I':		/* [ DISABLED ] */
 		if (st->summary)

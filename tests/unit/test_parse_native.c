@@ -469,6 +469,29 @@ START_TEST(phpunit_parsedown)
 }
 END_TEST
 
+/* A duration of more digits than any run's milliseconds (the fuzzer's,
+ * once an overflow): no duration, the name still clean. */
+START_TEST(gtest_huge_duration)
+{
+	static const char out[] =
+	    "[==========] Running 2 tests from 1 test suite.\n"
+	    "[ RUN      ] Cart.AddsItems\n"
+	    "[       OK ] Cart.AddsItems (99999999999999999999 ms)\n"
+	    "[ RUN      ] Cart.Pays\n"
+	    "[       OK ] Cart.Pays (12 ms)\n"
+	    "[==========] 2 tests from 1 test suite ran. (12 ms total)\n"
+	    "[  PASSED  ] 2 tests.\n";
+	struct flaky_results r;
+
+	tu_parse_chunked(out, sizeof out - 1, sizeof out - 1, NULL, &r);
+	ck_assert_uint_eq(r.n, 2);
+	ck_assert_str_eq(must(&r, "Cart.AddsItems")->test, "Cart.AddsItems");
+	ck_assert_int_eq(must(&r, "Cart.AddsItems")->duration_us, -1);
+	ck_assert_int_eq(must(&r, "Cart.Pays")->duration_us, 12000);
+	flaky_results_free(&r);
+}
+END_TEST
+
 /* Each runner's output cut short, as when the run is killed: never
  * complete. (RSpec's documentation tree in defined order has no line of
  * its own before "Finished in": cut before it, it is not recognized.) */
@@ -515,6 +538,7 @@ add(TCase *tc)
 	tcase_add_test(tc, gtest_demo);
 	tcase_add_test(tc, gtest_ctest);
 	tcase_add_test(tc, gtest_yaml_cpp);
+	tcase_add_test(tc, gtest_huge_duration);
 	tcase_add_test(tc, rspec_demo);
 	tcase_add_test(tc, rspec_tty_color);
 	tcase_add_test(tc, phpunit_demo);
