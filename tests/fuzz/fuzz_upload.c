@@ -162,10 +162,10 @@ whole_length(const uint8_t *data, size_t size)
 		return -1;
 	if (strstr(head, "refuse") != NULL ||
 	    strstr(head, "\ntransfer-encoding") != NULL ||
-	    (c = strstr(head, "\ncontent-length: ")) == NULL ||
+	    (c = strstr(head, "\ncontent-length")) == NULL ||
 	    strstr(c + 1, "\ncontent-length") != NULL)
 		return -1;
-	if (c[17] < '0' || c[17] > '9')
+	if (memcmp(c + 15, ": ", 2) != 0 || c[17] < '0' || c[17] > '9')
 		return -1;
 	cl = strtoll(c + 17, &end, 10);
 	if (end[0] != '\r' || end[1] != '\n' || cl < 0 || cl > 4096 ||
