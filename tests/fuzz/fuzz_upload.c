@@ -224,6 +224,8 @@ door(const uint8_t *data, size_t size, size_t step)
 	http_door_free(d);
 	bufferevent_free(pair[0]);
 	bufferevent_free(pair[1]);
+	/* a bufferevent is freed by its base's loop (its finalizers) */
+	event_base_loop(base, EVLOOP_NONBLOCK);
 	check(uploads_live == 0);
 }
 
