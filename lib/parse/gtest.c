@@ -125,8 +125,8 @@ ctest_result(const char *s, size_t n, const char **name, size_t *namelen,
 	while (j < n && (s[j] == ' ' || s[j] == '*'))
 		j++;
 	/* "Passed    0.01 sec" */
-	if (n < 4 || memcmp(s + n - 4, " sec", 4) != 0)
-		return 0;
+	if (n < 4 || memcmp(s + n - 4, " sec", 4) != 0 || n - 4 < j)
+		return 0;	/* no status before " sec" */
 	end = n - 4;
 	while (end > j && s[end - 1] != ' ')
 		end--;
