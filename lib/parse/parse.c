@@ -651,7 +651,7 @@ flaky_parser_finish(struct flaky_parser *p, struct flaky_results *out)
 		p->res.warning = strdup(p->runner == NULL ?
 		    "no known test runner output (" FLAKY_PARSE_RUNNERS ") was "
 		    "recognized" :
-		    "the runner was recognized but no test result was found");
+		    FLAKY_PARSE_NO_RESULT);
 	}
 	if ((e = parse_dedupe(&p->res)) < 0)
 		return p->error = e;

@@ -93,6 +93,9 @@ struct flaky_results {
 };
 
 /* The runners whose output the parsers know, for messages. */
+/* The warning of a stream whose runner was known but named no test. */
+#define FLAKY_PARSE_NO_RESULT	"the runner was recognized but no test " \
+	"result was found"
 #define FLAKY_PARSE_RUNNERS	"pytest, unittest, Jest, Vitest, " \
 	"Playwright, Mocha, node:test, go test, TAP, cargo test, GoogleTest, " \
 	"RSpec, PHPUnit"

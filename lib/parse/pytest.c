@@ -238,6 +238,10 @@ header_line(struct parse_ctx *ctx, const char *s, size_t n)
 	const char	*p;
 	size_t		 i;
 
+	if (parse_starts(s, n, "ImportError while loading conftest '") ||
+	    parse_starts(s, n, "ERROR: usage: pytest ") ||
+	    parse_starts(s, n, "ERROR: file or directory not found: "))
+		return 2;
 	if (parse_starts(s, n, "platform ") &&
 	    (p = memmem(s, n, ", pytest-", 9)) != NULL) {
 		p += 9;
@@ -363,6 +367,42 @@ run_line(struct parse_ctx *ctx, struct pytest *st, const char *s, size_t n)
 	return 0;
 }
 
+/* The lines pytest prints when it stops before any test, the reason into
+ * st->stop: a plugin's INTERNALERROR (its last line), a conftest that
+ * cannot be imported (its exception's "E" line), a usage error, a path
+ * not found. 1 when s was one of them, -ENOMEM. */
+static int
+stop_line(struct pytest *st, const char *s, size_t n)
+{
+	static const char conftest[] = "ImportError while loading conftest '";
+	struct flaky_buf *b = &st->stop;
+
+	if (parse_starts(s, n, "INTERNALERROR> ")) {
+		flaky_buf_reset(b);
+		flaky_buf_printf(b, "stopped with an internal error: %.*s",
+		    (int)(n - 15), s + 15);
+	} else if (parse_starts(s, n, conftest)) {
+		flaky_buf_reset(b);
+		flaky_buf_printf(b, "could not import conftest '%.*s",
+		    (int)(n - (sizeof conftest - 1)), s + sizeof conftest - 1);
+		while (b->len > 0 && b->data[b->len - 1] == '.')
+			b->data[--b->len] = '\0';	/* its sentence's end */
+		st->conftest = b->len;
+	} else if (st->conftest > 0 && n > 4 && memcmp(s, "E   ", 4) == 0) {
+		b->data[b->len = st->conftest] = '\0';
+		flaky_buf_printf(b, ": %.*s", (int)(n - 4), s + 4);
+	} else if (parse_starts(s, n, "pytest: error: ") ||
+	    (parse_starts(s, n, "ERROR: ") && !parse_starts(s, n,
+	    "ERROR: usage: "))) {
+		size_t	 k = s[0] == 'p' ? 15 : 7;
+
+		flaky_buf_reset(b);
+		flaky_buf_printf(b, "stopped: %.*s", (int)(n - k), s + k);
+	} else
+		return 0;
+	return b->oom ? -ENOMEM : 1;
+}
+
 /* One line of pytest output: find its section, hand it on. */
 static int
 line(struct parse_ctx *ctx, const char *s, size_t n)
@@ -378,12 +418,10 @@ line(struct parse_ctx *ctx, const char *s, size_t n)
 		n--;
 	if ((e = header_line(ctx, s, n)) < 0)
 		return e;
-	if (parse_starts(s, n, "INTERNALERROR> ")) {
-		flaky_buf_reset(&st->internal);
-		flaky_buf_add(&st->internal, s + 15, n - 15);
-		return st->internal.oom ? -ENOMEM : 0;
-	}
+	if ((e = stop_line(st, s, n)) != 0)
+		return e < 0 ? e : 0;
 	if (section_title(s, n, &a, &b)) {
+		st->conftest = 0;
 		const char	*t = s + a;
 		size_t		 tl = b - a;
 		enum section	 next = st->section == S_RUN ? S_RUN : S_OTHER;
@@ -469,19 +507,12 @@ finish(struct parse_ctx *ctx)
 	}
 	if ((e = pytest_match_blocks(ctx, st)) < 0)
 		return e;
-	if (st->internal.len > 0 && ctx->res->n == 0 &&
+	if (st->stop.len > 0 && ctx->res->n == 0 &&
 	    ctx->res->warning == NULL) {
-		/* a plugin that fails to load stops pytest before any test:
-		 * its exception is the reason, not "no test result" */
-		struct flaky_buf w;
-
-		flaky_buf_init(&w);
-		flaky_buf_printf(&w, "pytest stopped with an internal error: "
-		    "%.*s", (int)(st->internal.len > 300 ? 300 :
-		    st->internal.len), st->internal.data);
-		if (w.oom)
-			return -ENOMEM;
-		ctx->res->warning = flaky_buf_steal(&w);
+		/* pytest stopped before any test: why, not "no test result" */
+		if (st->stop.len > 300)
+			st->stop.data[st->stop.len = 300] = '\0';
+		ctx->res->warning = flaky_buf_steal(&st->stop);
 	}
 	return pytest_completeness(ctx, st);
 }
@@ -519,7 +550,7 @@ state_free(struct parse_ctx *ctx)
 	flaky_buf_free(&st->btail);
 	flaky_buf_free(&st->clean);
 	flaky_buf_free(&st->pend_id);
-	flaky_buf_free(&st->internal);
+	flaky_buf_free(&st->stop);
 	free(st->flags);
 	parse_ids_free(&st->ids);
 	free(st);
@@ -545,6 +576,10 @@ detect(const char *s, size_t n)
 			return 2;
 		return 0;
 	}
+	if (parse_starts(s, n, "ImportError while loading conftest '") ||
+	    parse_starts(s, n, "ERROR: usage: pytest ") ||
+	    parse_starts(s, n, "ERROR: file or directory not found: "))
+		return 2;
 	if (parse_starts(s, n, "platform ") &&
 	    memmem(s, n, " -- Python ", 11) != NULL &&
 	    memmem(s, n, ", pytest-", 9) != NULL)

@@ -70,8 +70,10 @@ struct pytest {
 	 * -v lines, -rA's PASSED lines, and skips -rA counts by place. */
 	unsigned	 nfinal;
 	size_t		 nverbose, npassed, place_skips;
-	/* The last "INTERNALERROR>" line: why pytest stopped, if it did. */
-	struct flaky_buf internal;
+	/* Why pytest stopped before any test, if it did (stop_line()); in
+	 * a conftest's import error, where its exception's line goes. */
+	struct flaky_buf stop;
+	size_t		 conftest;
 };
 
 /* An ASCII digit, whatever the locale says. */

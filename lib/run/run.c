@@ -42,7 +42,7 @@ run_collect(struct run_priv *rp)
 	struct flaky_results	 r;
 	struct flaky_buf	 warn;
 	char			 err[512];
-	int			 any = 0;
+	int			 any = 0, said = 0;
 
 	flaky_buf_init(&warn);
 
@@ -53,11 +53,20 @@ run_collect(struct run_priv *rp)
 		if (flaky_parser_finish(rp->parser[i], &r) == 0) {
 			if (r.n > 0 || r.runner[0] != '\0') {
 				/* A recognized stream's warning says why its
-				 * results are partial or missing. */
-				if (r.warning != NULL)
+				 * results are partial or missing; "no test
+				 * result" is no news beside another's reason
+				 * (pytest's header on stdout, why it stopped
+				 * on stderr). */
+				if (r.warning != NULL && (strcmp(r.warning,
+				    FLAKY_PARSE_NO_RESULT) != 0 || !said)) {
+					if (said < 0)
+						flaky_buf_reset(&warn);
 					flaky_buf_printf(&warn, "%s: %s; ",
 					    r.runner[0] ? r.runner : "output",
 					    r.warning);
+					said = strcmp(r.warning,
+					    FLAKY_PARSE_NO_RESULT) == 0 ? -1 : 1;
+				}
 				flaky_results_merge(&run->results, &r);
 				any = 1;
 			}

@@ -332,11 +332,43 @@ START_TEST(pytest_internal_error)
 	pt_fixture("pytest/internal_error.txt", NULL, &r);
 	ck_assert_uint_eq(r.n, 0);
 	ck_assert_ptr_nonnull(r.warning);
-	ck_assert_str_eq(r.warning, "pytest stopped with an internal error: "
+	ck_assert_str_eq(r.warning, "stopped with an internal error: "
 	    "pluggy._manager.PluginValidationError: unknown hook "
 	    "'pytest_configure_node' in plugin <module 'pytest_rerunfailures' "
 	    "from '/usr/lib/python3/dist-packages/pytest_rerunfailures.py'>");
 	flaky_results_free(&r);
+}
+END_TEST
+
+/* pytest stopped before any test, as pytest 7.2.1 prints it (exit 4):
+ * the reason is said, and a usage error or a conftest's ImportError,
+ * which print no header, are still known as pytest's. */
+START_TEST(pytest_stopped_early)
+{
+	static const struct {
+		const char	*rel, *why;
+	} c[] = {
+		{ "pytest/conftest_import_error.txt", "could not import "
+		    "conftest '/tmp/nu/cf/conftest.py': ModuleNotFoundError: "
+		    "No module named 'no_such_module_for_flaky_conftest'" },
+		{ "pytest/usage_error.txt",
+		    "stopped: unrecognized arguments: --bogus" },
+		{ "pytest/not_found.txt",
+		    "stopped: file or directory not found: nonexist" },
+	};
+
+	for (size_t i = 0; i < FLAKY_ARRAY_SIZE(c); i++) {
+		struct flaky_results	 r;
+
+		pt_fixture(c[i].rel, NULL, &r);
+		ck_assert_msg(r.runner != NULL && strcmp(r.runner, "pytest")
+		    == 0, "%s: runner %s", c[i].rel, r.runner ? r.runner :
+		    "none");
+		ck_assert_uint_eq(r.n, 0);
+		ck_assert_ptr_nonnull(r.warning);
+		ck_assert_str_eq(r.warning, c[i].why);
+		flaky_results_free(&r);
+	}
 }
 END_TEST
 
@@ -546,6 +578,7 @@ add_tests(TCase *tc)
 	tcase_add_test(tc, pytest_tb_native);
 	tcase_add_test(tc, pytest_collect_error);
 	tcase_add_test(tc, pytest_internal_error);
+	tcase_add_test(tc, pytest_stopped_early);
 	tcase_add_test(tc, pytest_killed);
 	tcase_add_test(tc, pytest_big);
 	tcase_add_test(tc, pytest_handwritten);

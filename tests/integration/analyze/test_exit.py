@@ -6,7 +6,7 @@ import sqlite3
 import subprocess
 import time
 
-from conftest import FLAKYCTL, PYTHON, run
+from conftest import FLAKYCTL, PYTEST, PYTHON, run
 
 SLOW = "import time\n\ndef test_slow():\n    time.sleep(0.5)\n"
 
@@ -36,6 +36,32 @@ def test_no_runner_output_exits_2_naming_the_exit_code(tmp_path):
         "  run 1: done, exit code 3: no known test runner output" in p.stderr
     # singular: one run
     assert "1 runs" not in p.stderr
+
+
+def test_pytest_stopped_before_any_test_says_why(tmp_path):
+    """A conftest that cannot be imported, a path not found and a usage
+    error: pytest exits 4 having run nothing. Each run says pytest's own
+    reason, not "no known test runner output"."""
+    broken, plain = tmp_path / "broken", tmp_path / "plain"
+    broken.mkdir()
+    plain.mkdir()
+    (broken / "conftest.py").write_text("import no_such_module_flaky_it\n")
+    (broken / "test_ok.py").write_text("def test_ok():\n    pass\n")
+    cases = [
+        (broken, [], "pytest: could not import conftest '%s': "
+         "ModuleNotFoundError: No module named 'no_such_module_flaky_it'"
+         % (broken / "conftest.py")),
+        (plain, ["missing_dir"],
+         "pytest: stopped: file or directory not found: missing_dir"),
+        (plain, ["--no-such-flag"],
+         "pytest: stopped: unrecognized arguments: --no-such-flag"),
+    ]
+    for cwd, extra, why in cases:
+        p = run(["--db", str(tmp_path / "s.db"), "analyze", "--runs", "1",
+                 "--", PYTEST, "-o", "cache_dir=" + str(tmp_path / "c")]
+                + extra, cwd=cwd, check=2)
+        assert "  run 1: done, exit code 4: %s\n" % why in p.stderr, \
+            p.stderr
 
 
 def test_runs_with_results_still_exit_0(tmp_path):
