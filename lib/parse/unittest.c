@@ -35,7 +35,10 @@ struct unittest {
 	enum block_kind	 block;
 	int		 body;		/* past its "-----" rule */
 	int		 in_tb, in_exc, stdio;
+	int		 report;	/* in a doctest's report, past its rule */
 	struct flaky_buf bid, bsub, bfile, bexc;
+	/* The last line no test took: a doctest file's path, perhaps. */
+	struct flaky_buf prev;
 
 	struct parse_ids ids;		/* so that blocks find their test */
 
@@ -273,6 +276,27 @@ end_block(struct parse_ctx *ctx, struct unittest *st)
 	return e;
 }
 
+/* A doctest file's test (DocFileSuite): unittest prints its path, then
+ * "Doctest: NAME ... ok", NAME the path's last part, and its id() is
+ * NAME with "_" for ".". s is what follows "Doctest: ", prev the line
+ * before. 1 when it is one, its id in b; -ENOMEM. */
+static int
+docfile_id(struct flaky_buf *b, const struct flaky_buf *prev, const char *s,
+    size_t n)
+{
+	const char *e = memmem(s, n, " ...", 4);
+	size_t	 nl = e != NULL ? (size_t)(e - s) : n;
+
+	if (nl == 0 || prev->len < nl || memcmp(prev->data + prev->len - nl,
+	    s, nl) != 0 || (prev->len > nl && prev->data[prev->len - nl -
+	    1] != '/'))
+		return 0;
+	flaky_buf_reset(b);
+	for (size_t i = 0; i < nl; i++)
+		flaky_buf_addc(b, s[i] == '.' ? '_' : s[i]);
+	return b->oom ? -ENOMEM : 1;
+}
+
 /* "FAIL: test_b (pkg.mod.TestA.test_b) (i=1)" starts a block. */
 static int
 block_head(struct unittest *st, const char *s, size_t n)
@@ -295,15 +319,19 @@ block_head(struct unittest *st, const char *s, size_t n)
 	if (k == B_NONE)
 		return 0;
 	st->block = k;
-	st->body = st->in_tb = st->in_exc = st->stdio = 0;
+	st->body = st->in_tb = st->in_exc = st->stdio = st->report = 0;
 	flaky_buf_reset(&st->bid);
 	flaky_buf_reset(&st->bsub);
 	flaky_buf_reset(&st->bfile);
 	flaky_buf_reset(&st->bexc);
 	s += l;
 	n -= l;
-	if (!test_head(s, n, &idn, &da, &db, &after))
-		return 1;
+	if (!test_head(s, n, &idn, &da, &db, &after)) {
+		/* a doctest file's path: its "Doctest:" line comes next */
+		flaky_buf_reset(&st->prev);
+		flaky_buf_add(&st->prev, s, n);
+		return st->prev.oom ? -ENOMEM : 1;
+	}
 	if (make_id(&st->bid, s, idn, da, db) < 0)
 		return -ENOMEM;
 	while (after < n && s[after] == ' ')
@@ -386,10 +414,23 @@ line(struct parse_ctx *ctx, const char *s, size_t n)
 		if (!st->body) {
 			if (is_rule(s, n, '-'))
 				st->body = 1;
+			else if (st->bid.len == 0 && parse_starts(s, n,
+			    "Doctest: ") && (e = docfile_id(&st->bid,
+			    &st->prev, s + 9, n - 9)) < 0)
+				return e;
 			return 0;
 		}
-		if (is_rule(s, n, '-'))
+		if (is_rule(s, n, '-')) {
+			/* a doctest's report (the example, what was
+			 * expected, what came) follows a rule of its own */
+			if (!st->report && parse_starts(st->bexc.data,
+			    st->bexc.len, "AssertionError: Failed doctest "
+			    "test for ")) {
+				st->report = 1;
+				return 0;
+			}
 			return end_block(ctx, st);
+		}
 		return block_line(st, s, n);
 	}
 	if ((e = block_head(st, s, n)) != 0) {
@@ -445,7 +486,28 @@ line(struct parse_ctx *ctx, const char *s, size_t n)
 			p++;
 		return rest_of(ctx, st, p, tn - (size_t)(p - t));
 	}
+	if (!st->pending && parse_starts(s, n, "Doctest: ") &&
+	    memmem(s, n, " ...", 4) != NULL) {
+		if ((e = docfile_id(&st->pend_id, &st->prev, s + 9, n - 9)) < 0)
+			return e;
+		if (e > 0) {
+			st->soft = -1;
+			st->nverbose++;
+			st->pending = 1;
+			st->pend_sub = -1;
+			st->pend_doc = st->pend_doctest = 0;
+			p = (const char *)memmem(s, n, " ...", 4) + 4;
+			if (p < s + n && *p == ' ')
+				p++;
+			return rest_of(ctx, st, p, n - (size_t)(p - s));
+		}
+	}
 	if (!st->pending) {
+		flaky_buf_reset(&st->prev);
+		if (n <= 4096)
+			flaky_buf_add(&st->prev, s, n);
+		if (st->prev.oom)
+			return -ENOMEM;
 		/* A bare status corrects one read from the test's output. */
 		while (n > 0 && s[n - 1] == ' ')
 			n--;
@@ -581,6 +643,7 @@ state_free(struct parse_ctx *ctx)
 	flaky_buf_free(&st->bsub);
 	flaky_buf_free(&st->bfile);
 	flaky_buf_free(&st->bexc);
+	flaky_buf_free(&st->prev);
 	parse_ids_free(&st->ids);
 	free(st);
 	ctx->state = NULL;

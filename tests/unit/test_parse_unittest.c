@@ -162,6 +162,41 @@ START_TEST(unittest_doctests)
 }
 END_TEST
 
+/* Doctest files (doctest.DocFileSuite): unittest prints the file's path,
+ * then "Doctest: NAME ... ok"; the test is its id(), NAME with "_" for
+ * ".", which is what --flaky-ids selects. Ours (bad.txt fails: the
+ * example, what was expected and what came are its message, from past
+ * the report's own rule) and Debian's python3-wadllib, whose index.rst
+ * prints a warning between " ... " and its status. */
+START_TEST(unittest_docfiles)
+{
+	static const struct want w[] = {
+		{ "test_docs.Plain.test_one", FLAKY_PASS, -1, NULL },
+		{ "good_rst", FLAKY_PASS, -1, NULL },
+		{ "bad_txt", FLAKY_FAIL, -1, "Failed doctest test for bad.txt" },
+	};
+	static const struct want wl[] = {
+		{ "NEWS_rst", FLAKY_PASS, -1, NULL },
+		{ "index_rst", FLAKY_PASS, -1, NULL },
+	};
+	struct flaky_results	 r;
+	const char		*m;
+
+	pt_fixture("unittest/docfile.txt", NULL, &r);
+	pt_check(&r, w, FLAKY_ARRAY_SIZE(w));
+	ck_assert_int_eq(r.summary_total, 3);
+	ck_assert_ptr_null(r.incomplete);
+	m = pt_find(&r, "bad_txt")->message;
+	ck_assert_ptr_nonnull(strstr(m, "Expected:\n    5\nGot:\n    4"));
+	flaky_results_free(&r);
+
+	pt_fixture("unittest/wadllib_docfiles.txt", NULL, &r);
+	pt_check(&r, wl, FLAKY_ARRAY_SIZE(wl));
+	ck_assert_ptr_null(r.incomplete);
+	flaky_results_free(&r);
+}
+END_TEST
+
 START_TEST(unittest_handwritten)
 {
 	struct flaky_results	 r;
@@ -216,6 +251,7 @@ add_tests(TCase *tc)
 	tcase_add_test(tc, unittest_verbose);
 	tcase_add_test(tc, unittest_killed);
 	tcase_add_test(tc, unittest_quiet);
+	tcase_add_test(tc, unittest_docfiles);
 	tcase_add_test(tc, unittest_handwritten);
 	tcase_add_test(tc, unittest_doctests);
 }
