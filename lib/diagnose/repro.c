@@ -283,13 +283,15 @@ repro_pytest(const struct flaky_diagnosis *d, struct flaky_buf *b)
 
 /* Is the unittest id a test method's (module.Class.test_x)? Anything
  * else that unittest ran came from a suite: a doctest (module.function),
- * a load_tests() addition; `python -m unittest ID` cannot run those. */
+ * a load_tests() addition, a module that failed to import (unittest's
+ * own _FailedTest); `python -m unittest ID` cannot run those. */
 static int
 unittest_method(const char *id)
 {
 	const char *last = strrchr(id, '.');
 
-	return last != NULL && strncmp(last + 1, "test", 4) == 0;
+	return last != NULL && strncmp(last + 1, "test", 4) == 0 &&
+	    strncmp(id, "unittest.loader._FailedTest.", 28) != 0;
 }
 
 /* python3 -c PROGRAM [the command's unittest arguments] --flaky-ids ID:

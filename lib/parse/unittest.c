@@ -112,17 +112,17 @@ is_ran(const char *s, size_t n)
 	    parse_starts(s + i, n - i, " test in "));
 }
 
-/* The test id: "pkg.mod.TestA.test_b" from either Python's form. */
+/* The test id: "pkg.mod.TestA.test_b" from either Python's form. In
+ * 3.11's, the parentheses hold the id, which ends with "." and the name,
+ * a name with dots too: a module that failed to import is "pkg.test_x
+ * (unittest.loader._FailedTest.pkg.test_x)". */
 static int
 make_id(struct flaky_buf *b, const char *s, size_t idn, size_t da, size_t db)
 {
-	const char	*last = s + db;
-
 	flaky_buf_reset(b);
-	while (last > s + da && last[-1] != '.')
-		last--;
 	flaky_buf_add(b, s + da, db - da);
-	if ((size_t)(s + db - last) != idn || memcmp(last, s, idn) != 0) {
+	if (db - da <= idn || s[db - idn - 1] != '.' ||
+	    memcmp(s + db - idn, s, idn) != 0) {
 		/* Python < 3.11: "(pkg.mod.TestA)" names only the class. */
 		flaky_buf_addc(b, '.');
 		flaky_buf_add(b, s, idn);

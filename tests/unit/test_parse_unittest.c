@@ -197,6 +197,29 @@ START_TEST(unittest_docfiles)
 }
 END_TEST
 
+/* A module that fails to import is a test of unittest's own: "pkg.test_x
+ * (unittest.loader._FailedTest.pkg.test_x) ... ERROR", its id the part
+ * in parentheses (Debian's python3-lazr.restfulclient without
+ * wsgi_intercept and fixtures: 41 tests, 2 errors). */
+START_TEST(unittest_failed_import)
+{
+	struct flaky_results	 r;
+	const struct flaky_result *x;
+
+	pt_fixture("unittest/lazr_restfulclient.txt", NULL, &r);
+	ck_assert_int_eq(r.n, 41);
+	ck_assert_int_eq(r.summary_total, 41);
+	ck_assert_ptr_null(r.incomplete);
+	ck_assert_int_eq(pt_count(&r, FLAKY_ERROR), 2);
+	x = pt_find(&r, "unittest.loader._FailedTest.lazr.restfulclient."
+	    "tests.test_oauth");
+	ck_assert_ptr_nonnull(x);
+	ck_assert_int_eq(x->outcome, FLAKY_ERROR);
+	ck_assert_ptr_nonnull(strstr(x->message, "No module named 'fixtures'"));
+	flaky_results_free(&r);
+}
+END_TEST
+
 START_TEST(unittest_handwritten)
 {
 	struct flaky_results	 r;
@@ -252,6 +275,7 @@ add_tests(TCase *tc)
 	tcase_add_test(tc, unittest_killed);
 	tcase_add_test(tc, unittest_quiet);
 	tcase_add_test(tc, unittest_docfiles);
+	tcase_add_test(tc, unittest_failed_import);
 	tcase_add_test(tc, unittest_handwritten);
 	tcase_add_test(tc, unittest_doctests);
 }

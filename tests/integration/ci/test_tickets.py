@@ -175,6 +175,32 @@ def test_doctest(tmp_path):
     assert cmd.endswith("-m unittest 'tests.test_calc.CalcTest.test_add'"), cmd
 
 
+def test_doctest_file_and_failed_import(tmp_path):
+    """A doctest file (DocFileSuite) is its id(), bad_txt, and a module
+    that fails to import is unittest's _FailedTest: neither can be named
+    to `python3 -m unittest`; the reproduce command runs each alone."""
+    d = str(tmp_path / "docfiles")
+    shutil.copytree(os.path.join(PROJECTS, "docfiles"), d)
+    with open(os.path.join(d, "test_gone.py"), "w") as f:
+        f.write("import no_such_module_flaky_gone\n")
+    db = str(tmp_path / "t.db")
+    ctl(["--db", db, "analyze", "--runs", "1", "--target", "docfiles", "--",
+         "/usr/bin/python3", "-m", "unittest", "discover", "-s", "."],
+        check=None, cwd=d)
+    title, cmd = ticket(db, "bad_txt", "docfiles")
+    assert title.startswith("## bad_txt: broken, "), title
+    assert "--flaky-ids 'bad_txt'" in cmd, cmd
+    out = run(cmd)
+    assert "\nRan 1 test in " in out and "FAILED (failures=1)" in out, out
+    assert "Doctest: bad.txt ... FAIL" in out, out
+    gone = "unittest.loader._FailedTest.test_gone"
+    title, cmd = ticket(db, gone, "docfiles")
+    assert "--flaky-ids '%s'" % gone in cmd, cmd
+    out = run(cmd)
+    assert "\nRan 1 test in " in out and "FAILED (errors=1)" in out, out
+    assert "No module named 'no_such_module_flaky_gone'" in out, out
+
+
 def test_prove(tmp_path):
     """prove runs files: the reproduce command runs the test's file with
     the command's options, and says that the file's other tests run too."""
