@@ -487,7 +487,7 @@ line(struct parse_ctx *ctx, const char *s, size_t n)
 		return rest_of(ctx, st, p, tn - (size_t)(p - t));
 	}
 	if (!st->pending && parse_starts(s, n, "Doctest: ") &&
-	    memmem(s, n, " ...", 4) != NULL) {
+	    (p = memmem(s, n, " ...", 4)) != NULL) {
 		if ((e = docfile_id(&st->pend_id, &st->prev, s + 9, n - 9)) < 0)
 			return e;
 		if (e > 0) {
@@ -496,7 +496,7 @@ line(struct parse_ctx *ctx, const char *s, size_t n)
 			st->pending = 1;
 			st->pend_sub = -1;
 			st->pend_doc = st->pend_doctest = 0;
-			p = (const char *)memmem(s, n, " ...", 4) + 4;
+			p += 4;
 			if (p < s + n && *p == ' ')
 				p++;
 			return rest_of(ctx, st, p, n - (size_t)(p - s));
